@@ -1,0 +1,1 @@
+//! Workloads, runner, metrics and reports for keyed-bench.

@@ -1,0 +1,65 @@
+//! `group-by`: hash-serial groups pinned to one shared pool of `workers` threads.
+//!
+//! # Algorithm
+//!
+//! 1. One pool of `workers` threads for every aggregate type.
+//! 2. `groups_per_worker x workers` serial groups; a message goes to group
+//!    `floor_mod(hash(aggregate id), groups)`, pinned to thread `group % workers`.
+//! 3. A group runs one message at a time; a pending step blocks the group (not the
+//!    thread) until it completes, then the group's backlog runs in order (`groups.rs`).
+//!
+//! # Ordering guarantee
+//!
+//! A key always hashes to the same group and a group is strictly serial, so per-key order
+//! holds (and more: every key of a group is serialised with every other).
+//!
+//! # Trade-offs
+//!
+//! Head-of-line blocking: a key that waits (I/O, a retry backoff) delays every key hashed
+//! to its group for the whole wait, and a long synchronous handler delays every group
+//! pinned to the same thread. No stealing, so a hot group loads one thread.
+//!
+//! # References
+//!
+//! - domain.md section 2 (the `groupBy` hash-serial design on a shared pool).
+//! - Reactor's `groupBy` + `publishOn` + `concatMap`.
+
+use std::sync::Arc;
+
+use crate::executor::{Core, Engine, Threads};
+use crate::groups::GroupPool;
+use crate::{Message, StrategyId};
+
+/// The `group-by` strategy.
+#[derive(Debug)]
+pub(crate) struct GroupBy {
+    pool: GroupPool,
+    threads: Threads,
+}
+
+impl Engine for GroupBy {
+    const ID: StrategyId = StrategyId::GroupBy;
+
+    fn start(core: &Arc<Core>) -> Self {
+        let threads = Threads::default();
+        let pool = GroupPool::start(core, "group-by", &threads);
+        Self { pool, threads }
+    }
+
+    fn dispatch(&self, message: Message) {
+        self.pool.dispatch(message);
+    }
+
+    fn sweep(&self) {
+        self.pool.sweep();
+    }
+
+    fn stop(&self) {
+        self.pool.stop();
+        self.threads.join_all();
+    }
+
+    fn threads_started(&self) -> usize {
+        self.threads.started()
+    }
+}

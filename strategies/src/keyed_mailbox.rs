@@ -1,0 +1,166 @@
+//! `keyed-mailbox`: per-key mailboxes pinned to one worker at creation, fair rounds, waits
+//! that free the worker, the shared bounded window.
+//!
+//! # Algorithm
+//!
+//! 1. One set of `workers` threads for every aggregate type; each worker owns a lock-free
+//!    FIFO of runnable mailboxes (`crossbeam_queue::SegQueue`) and a park slot.
+//! 2. A message goes to the mailbox of its key, created on demand (see `mailbox.rs`).
+//! 3. A new mailbox is bound to a worker, scanning from the next worker in round-robin
+//!    order: the first *running* worker whose queue is empty (waiting briefly behind its
+//!    current message is cheaper than waking a sleeper); else the first *parked* worker;
+//!    else the round-robin worker itself. It stays on that worker for its whole life.
+//! 4. A runnable mailbox is pushed to its worker's FIFO, waking the worker if it is parked
+//!    (`parking.rs`: no lost wake-up).
+//! 5. A worker pops mailboxes in FIFO order and runs at most `throughput` messages of each
+//!    per turn, then pushes a non-empty mailbox to the back of its own FIFO.
+//! 6. A pending step gives the worker back at once; when its future wakes (on any thread)
+//!    the mailbox is pushed to its own worker's FIFO again. An empty mailbox is removed.
+//!
+//! # Ordering guarantee
+//!
+//! One mailbox per active key, FIFO inside; a mailbox is in at most one FIFO and run by
+//! one worker at a time (its phase, `mailbox.rs`); the next message starts only after the
+//! previous step is ready. A removed mailbox is empty, so a new one starts after the old
+//! one's last message finished.
+//!
+//! # Trade-offs
+//!
+//! No stealing: a mailbox queued behind a long synchronous turn waits even when other
+//! workers are idle (`long-sync`). The window is shared by all keys, so one key holding
+//! `max_in_flight - batch + 1` unfinished messages stalls admission for every key
+//! (`hot-backlog`). A mailbox is allocated per activation of a key.
+//!
+//! # References
+//!
+//! - domain.md section 3 (the design this implements, and its test suite).
+//! - Akka/Pekko dispatchers: `throughput` messages per actor per turn; the affinity pool.
+//! - tokio's scheduler docs for the park/unpark protocol.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use crossbeam_queue::SegQueue;
+
+use crate::executor::{Core, Engine, Threads};
+use crate::mailbox::{Mailbox, MailboxSet, Placement, Turn};
+use crate::parking::ParkSlot;
+use crate::{Message, StrategyId};
+
+/// One worker's run queue and sleep state.
+#[derive(Debug, Default)]
+struct Worker {
+    /// Runnable mailboxes bound to this worker, in FIFO order.
+    runnable: SegQueue<Arc<Mailbox>>,
+    park: ParkSlot,
+    /// The worker is inside a turn (not looking for work, not asleep).
+    busy: AtomicBool,
+}
+
+/// Affinity placement: a mailbox always runs on the worker chosen when it was created.
+#[derive(Debug)]
+pub(crate) struct Affinity {
+    workers: Vec<Worker>,
+    /// Where the next binding scan starts.
+    next: AtomicUsize,
+    shutdown: AtomicBool,
+}
+
+impl Placement for Affinity {
+    fn bind(&self) -> usize {
+        let count = self.workers.len();
+        let start = self.next.fetch_add(1, Ordering::Relaxed) % count;
+        let order = (0..count).map(|offset| (start + offset) % count);
+        let running_and_empty = |&index: &usize| {
+            let worker = &self.workers[index];
+            worker.busy.load(Ordering::Relaxed) && worker.runnable.is_empty()
+        };
+        let parked = |&index: &usize| self.workers[index].park.is_parked();
+        order
+            .clone()
+            .find(running_and_empty)
+            .or_else(|| order.clone().find(parked))
+            .unwrap_or(start)
+    }
+
+    fn schedule(set: &Arc<MailboxSet<Self>>, mailbox: Arc<Mailbox>) {
+        let worker = &set.placement.workers[mailbox.home()];
+        worker.runnable.push(mailbox);
+        worker.park.unpark();
+    }
+}
+
+/// The `keyed-mailbox` strategy.
+#[derive(Debug)]
+pub(crate) struct KeyedMailbox {
+    set: Arc<MailboxSet<Affinity>>,
+    threads: Threads,
+}
+
+impl Engine for KeyedMailbox {
+    const ID: StrategyId = StrategyId::KeyedMailbox;
+
+    fn start(core: &Arc<Core>) -> Self {
+        let workers = core.config.workers;
+        let placement = Affinity {
+            workers: (0..workers).map(|_| Worker::default()).collect(),
+            next: AtomicUsize::new(0),
+            shutdown: AtomicBool::new(false),
+        };
+        let set = MailboxSet::new(Arc::clone(core), placement);
+        let threads = Threads::default();
+        for index in 0..workers {
+            let set = Arc::clone(&set);
+            threads.spawn(format!("keyed-mailbox-{index}"), move || work(&set, index));
+        }
+        Self { set, threads }
+    }
+
+    fn dispatch(&self, message: Message) {
+        self.set.submit(message);
+    }
+
+    fn sweep(&self) {
+        self.set.sweep();
+    }
+
+    fn stop(&self) {
+        let placement = &self.set.placement;
+        placement.shutdown.store(true, Ordering::SeqCst);
+        for worker in &placement.workers {
+            worker.park.unpark();
+        }
+        self.threads.join_all();
+    }
+
+    fn threads_started(&self) -> usize {
+        self.threads.started()
+    }
+}
+
+/// The loop of worker `index`: run mailboxes in FIFO order, park when there are none.
+fn work(set: &Arc<MailboxSet<Affinity>>, index: usize) {
+    let placement = &set.placement;
+    let me = &placement.workers[index];
+    me.park.register();
+    loop {
+        if let Some(mailbox) = me.runnable.pop() {
+            me.busy.store(true, Ordering::Relaxed);
+            if let Turn::Requeue(mailbox) = set.run(mailbox) {
+                me.runnable.push(mailbox);
+            }
+            me.busy.store(false, Ordering::Relaxed);
+            continue;
+        }
+        me.park.prepare_park();
+        if !me.runnable.is_empty() {
+            me.park.cancel_park();
+            continue;
+        }
+        if placement.shutdown.load(Ordering::SeqCst) {
+            me.park.cancel_park();
+            return;
+        }
+        me.park.park();
+    }
+}

@@ -1,0 +1,469 @@
+//! Executors of per-aggregate ordered messages behind one [`Strategy`] contract.
+//!
+//! A *message* belongs to an aggregate ([`Key`]: type and id). Every ordered strategy runs
+//! the messages of one key one at a time, in submission order, while different keys run in
+//! parallel. The strategies differ in threads, fairness and head-of-line blocking; the
+//! harness measures them side by side.
+//!
+//! # The contract
+//!
+//! - A [`Message`] is plain `Copy` data; the synchronous path allocates nothing per message.
+//! - One [`Handler`] per strategy instance; a call returns [`Outcome::Done`] or
+//!   [`Outcome::Pending`] with a future that completes later (a non-blocking wait, a retry
+//!   backoff). The next message of the key starts only after that future completes.
+//! - One admission window for every strategy: at most `max_in_flight` unfinished messages,
+//!   refilled in batches of `max(1, max_in_flight / 16)` (see `window.rs`); `submit`
+//!   blocks while it is closed.
+//! - [`Strategy::close`] finishes queued work and then rejects new messages, handing each one
+//!   back in [`SubmitError::Closed`]; [`Strategy::force_close`] discards queued messages,
+//!   lets running steps finish and abandons pending ones.
+//!
+//! # Strategies
+//!
+//! | id | file | design |
+//! |---|---|---|
+//! | `per-type-pool` | `per_type_pool.rs` | one pool of `workers` threads per aggregate type, hash-serial groups |
+//! | `group-by` | `group_by.rs` | hash-serial groups pinned to one shared pool |
+//! | `work-stealing` | `work_stealing.rs` | per-key mailboxes, crossbeam-deque work stealing |
+//! | `keyed-mailbox` | `keyed_mailbox.rs` | per-key mailboxes pinned to a worker at creation, fair rounds |
+//! | `tokio` | `tokio_tasks.rs` | per-key mailboxes drained by tokio tasks |
+//! | `rayon` | `rayon_jobs.rs` | per-key mailboxes drained by rayon jobs |
+//! | `inline` | `inline.rs` | the handler runs on the submitting thread (reference) |
+//! | `thread-pool` | `thread_pool.rs` | a plain pool fed by one channel, no per-key order (control) |
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::str::FromStr;
+use std::sync::Arc;
+
+mod executor;
+mod groups;
+mod mailbox;
+mod parking;
+mod window;
+
+mod group_by;
+mod inline;
+mod keyed_mailbox;
+mod per_type_pool;
+mod rayon_jobs;
+mod thread_pool;
+mod tokio_tasks;
+mod work_stealing;
+
+pub use window::MAX_WINDOW;
+
+/// The aggregate a message belongs to: messages with equal keys are serialised.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Key {
+    /// The aggregate type (e.g. `Order`), as a small index.
+    pub aggregate_type: u32,
+    /// The aggregate id within its type.
+    pub aggregate_id: u64,
+}
+
+impl Key {
+    /// The key of aggregate `aggregate_id` of type `aggregate_type`.
+    pub const fn new(aggregate_type: u32, aggregate_id: u64) -> Self {
+        Self { aggregate_type, aggregate_id }
+    }
+}
+
+/// What a handler is asked to do; the handler interprets it, strategies never look at it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Job {
+    /// Return at once.
+    #[default]
+    Noop,
+    /// Spin about `ns` nanoseconds of CPU, then return done.
+    Spin {
+        /// CPU time to burn.
+        ns: u32,
+    },
+    /// Return pending; complete after `ns` nanoseconds without using CPU.
+    Wait {
+        /// How long the simulated non-blocking wait lasts.
+        ns: u32,
+    },
+    /// Fail an optimistic version check `retries` times, waiting (pending) a backoff that
+    /// starts at `backoff_ns` and doubles after each failure, spinning `spin_ns` per attempt.
+    Retry {
+        /// Failed attempts before the one that succeeds.
+        retries: u8,
+        /// The first backoff; each later one doubles it.
+        backoff_ns: u32,
+        /// CPU time of each attempt.
+        spin_ns: u32,
+    },
+    /// Panic: tests that a failing handler is contained.
+    Panic,
+    /// A value meaning whatever a test handler decides.
+    Custom(u32),
+}
+
+/// One message: plain data, no allocation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Message {
+    /// The aggregate it belongs to.
+    pub key: Key,
+    /// Position within its key's stream, assigned by the producer (0, 1, 2, ...).
+    pub seq: u64,
+    /// When it was meant to arrive, in nanoseconds from the start of the run; latency is
+    /// measured from here, not from the actual send (no coordinated omission).
+    pub intended_ns: u64,
+    /// What the handler does with it.
+    pub job: Job,
+}
+
+/// A step that has not completed yet: it completes when this future does.
+pub type Pending = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
+
+/// What a handler call returned.
+pub enum Outcome {
+    /// The message is finished.
+    Done,
+    /// The message finishes when this future completes; the next message of the key waits.
+    Pending(Pending),
+}
+
+impl fmt::Debug for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Done => f.write_str("Done"),
+            Self::Pending(_) => f.write_str("Pending(..)"),
+        }
+    }
+}
+
+/// The application code that a strategy runs for every message.
+///
+/// A panic (in the call or while its future is polled) is contained by the strategy and
+/// counted in [`Stats::failed`]; the message counts as finished.
+pub trait Handler: Send + Sync + 'static {
+    /// Runs `message` (or starts it and returns the rest as [`Outcome::Pending`]).
+    fn handle(&self, message: &Message) -> Outcome;
+}
+
+impl<F> Handler for F
+where
+    F: Fn(&Message) -> Outcome + Send + Sync + 'static,
+{
+    fn handle(&self, message: &Message) -> Outcome {
+        self(message)
+    }
+}
+
+/// Settings shared by every strategy; [`StrategyConfig::validate`] rejects zeros.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StrategyConfig {
+    /// Worker threads of the shared pool (per aggregate type for `per-type-pool`).
+    pub workers: usize,
+    /// At most this many admitted messages are unfinished at once (the shared window).
+    pub max_in_flight: usize,
+    /// A mailbox runs at most this many messages per turn, so a hot key cannot starve the
+    /// other keys of its worker (mailbox strategies).
+    pub throughput: usize,
+    /// Hash-serial groups per worker thread (`group-by`, `per-type-pool`).
+    pub groups_per_worker: usize,
+}
+
+impl StrategyConfig {
+    /// `max-in-flight` of the reference design.
+    pub const DEFAULT_MAX_IN_FLIGHT: usize = 256;
+    /// `throughput` of the reference design.
+    pub const DEFAULT_THROUGHPUT: usize = 16;
+    /// Groups per worker of the legacy design (`64 x cores`).
+    pub const DEFAULT_GROUPS_PER_WORKER: usize = 64;
+    /// The most workers a strategy will start.
+    pub const MAX_WORKERS: usize = 4096;
+
+    /// The reference settings with `workers` threads.
+    pub fn with_workers(workers: usize) -> Self {
+        Self {
+            workers,
+            max_in_flight: Self::DEFAULT_MAX_IN_FLIGHT,
+            throughput: Self::DEFAULT_THROUGHPUT,
+            groups_per_worker: Self::DEFAULT_GROUPS_PER_WORKER,
+        }
+    }
+
+    /// Checks every field: zero is an error, and so is a size past its limit.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let fields = [
+            ("workers", self.workers, Self::MAX_WORKERS),
+            ("max_in_flight", self.max_in_flight, MAX_WINDOW),
+            ("throughput", self.throughput, usize::MAX),
+            ("groups_per_worker", self.groups_per_worker, 1 << 16),
+        ];
+        for (field, value, max) in fields {
+            if value == 0 {
+                return Err(ConfigError::Zero { field });
+            }
+            if value > max {
+                return Err(ConfigError::TooLarge { field, value, max });
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Default for StrategyConfig {
+    /// The reference settings with one worker per available core.
+    fn default() -> Self {
+        Self::with_workers(std::thread::available_parallelism().map_or(1, |n| n.get()))
+    }
+}
+
+/// A configuration value that no strategy accepts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// A size was zero.
+    #[error("`{field}` must be at least 1, got 0")]
+    Zero {
+        /// The offending field.
+        field: &'static str,
+    },
+    /// A size was past its limit.
+    #[error("`{field}` must be at most {max}, got {value}")]
+    TooLarge {
+        /// The offending field.
+        field: &'static str,
+        /// The value given.
+        value: usize,
+        /// The largest accepted value.
+        max: usize,
+    },
+}
+
+/// Why a message was not accepted; the message is handed back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SubmitError {
+    /// The strategy was closed (gracefully or forcibly) before the message was admitted.
+    #[error("the strategy is closed; message {0:?} was not accepted")]
+    Closed(Message),
+}
+
+impl SubmitError {
+    /// The message that was not accepted.
+    pub fn into_message(self) -> Message {
+        match self {
+            Self::Closed(message) => message,
+        }
+    }
+}
+
+/// Counters a strategy keeps about what happened to admitted messages.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Messages whose handler or future panicked (contained; they count as finished).
+    pub failed: u64,
+    /// Queued messages that a forced close dropped without running.
+    pub discarded: u64,
+    /// Pending steps that a forced close abandoned before they completed.
+    pub abandoned: u64,
+    /// The most admitted messages unfinished at once.
+    pub peak_in_flight: usize,
+}
+
+/// What a forced close did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ForcedClose {
+    /// Queued messages dropped without running.
+    pub discarded: u64,
+    /// Pending steps dropped before they completed.
+    pub abandoned: u64,
+}
+
+/// One executor design: accepts messages and runs them with its handler.
+pub trait Strategy: Send + Sync + fmt::Debug {
+    /// Which design this is.
+    fn id(&self) -> StrategyId;
+
+    /// Admits `message` (blocking while the window is full) and queues it. Fails, handing
+    /// the message back, once the strategy is closed.
+    fn submit(&self, message: Message) -> Result<(), SubmitError>;
+
+    /// Blocks until every admitted message has finished; the strategy stays open.
+    fn drain(&self);
+
+    /// Graceful close: rejects new messages, finishes every admitted one, stops the
+    /// threads. Idempotent.
+    fn close(&self);
+
+    /// Forced close: rejects new messages, drops queued ones, lets running steps finish,
+    /// abandons pending ones, stops the threads. Idempotent; later calls report zeros.
+    fn force_close(&self) -> ForcedClose;
+
+    /// OS threads this strategy has started so far (not the caller's).
+    fn threads_started(&self) -> usize;
+
+    /// Counters so far.
+    fn stats(&self) -> Stats;
+}
+
+macro_rules! strategy_ids {
+    ($($variant:ident = $id:literal, ordered: $ordered:literal, $description:literal;)*) => {
+        /// Every strategy, by the id used on the command line, in JSON and in plots.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum StrategyId {
+            $(#[doc = $description] $variant,)*
+        }
+
+        impl StrategyId {
+            /// Every strategy, in presentation order.
+            pub const ALL: &'static [StrategyId] = &[$(StrategyId::$variant,)*];
+
+            /// The id (`keyed-mailbox`, ...).
+            pub const fn as_str(self) -> &'static str {
+                match self { $(StrategyId::$variant => $id,)* }
+            }
+
+            /// One line on what the design is.
+            pub const fn description(self) -> &'static str {
+                match self { $(StrategyId::$variant => $description,)* }
+            }
+
+            /// Whether it promises per-key order (all but the `thread-pool` control).
+            pub const fn is_ordered(self) -> bool {
+                match self { $(StrategyId::$variant => $ordered,)* }
+            }
+        }
+    };
+}
+
+strategy_ids! {
+    PerTypePool = "per-type-pool", ordered: true,
+        "legacy: a pool of `workers` threads per aggregate type, hash-serial groups pinned to its threads";
+    GroupBy = "group-by", ordered: true,
+        "hash-serial groups (`groups_per_worker x workers`) pinned to one shared pool";
+    WorkStealing = "work-stealing", ordered: true,
+        "per-key mailboxes scheduled by crossbeam-deque work stealing, no affinity";
+    KeyedMailbox = "keyed-mailbox", ordered: true,
+        "per-key mailboxes pinned to a worker at creation: fair rounds, waits free the worker";
+    Tokio = "tokio", ordered: true,
+        "peer: per-key mailboxes drained by tasks on tokio's multi-thread runtime";
+    Rayon = "rayon", ordered: true,
+        "peer: per-key mailboxes drained by jobs on a rayon pool";
+    Inline = "inline", ordered: true,
+        "control: the handler runs on the submitting thread (zero-overhead reference)";
+    ThreadPool = "thread-pool", ordered: false,
+        "control: a plain pool fed by one channel, no per-key order (must be caught)";
+}
+
+impl StrategyId {
+    /// Whether all its threads come from one pool of `workers` (all but `per-type-pool`
+    /// and the thread-less `inline`).
+    pub const fn is_shared_pool(self) -> bool {
+        !matches!(self, Self::PerTypePool | Self::Inline)
+    }
+
+    /// Builds this strategy with `config` and `handler`, starting its threads.
+    pub fn build(
+        self,
+        config: StrategyConfig,
+        handler: Arc<dyn Handler>,
+    ) -> Result<Box<dyn Strategy>, ConfigError> {
+        config.validate()?;
+        let core = Arc::new(executor::Core::new(config, handler));
+        Ok(match self {
+            Self::PerTypePool => executor::Executor::<per_type_pool::PerTypePool>::boxed(core),
+            Self::GroupBy => executor::Executor::<group_by::GroupBy>::boxed(core),
+            Self::WorkStealing => executor::Executor::<work_stealing::WorkStealing>::boxed(core),
+            Self::KeyedMailbox => executor::Executor::<keyed_mailbox::KeyedMailbox>::boxed(core),
+            Self::Tokio => executor::Executor::<tokio_tasks::TokioTasks>::boxed(core),
+            Self::Rayon => executor::Executor::<rayon_jobs::RayonJobs>::boxed(core),
+            Self::Inline => executor::Executor::<inline::Inline>::boxed(core),
+            Self::ThreadPool => executor::Executor::<thread_pool::ThreadPool>::boxed(core),
+        })
+    }
+}
+
+impl fmt::Display for StrategyId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A strategy id that names no strategy.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown strategy `{given}`; valid ids: {}", valid_ids())]
+pub struct UnknownStrategy {
+    /// What was given.
+    pub given: String,
+}
+
+fn valid_ids() -> String {
+    StrategyId::ALL.iter().map(|id| id.as_str()).collect::<Vec<_>>().join(", ")
+}
+
+impl FromStr for StrategyId {
+    type Err = UnknownStrategy;
+
+    fn from_str(given: &str) -> Result<Self, Self::Err> {
+        StrategyId::ALL
+            .iter()
+            .copied()
+            .find(|id| id.as_str() == given)
+            .ok_or_else(|| UnknownStrategy { given: given.to_owned() })
+    }
+}
+
+/// Builds the strategy named `id`: the registry entry point for the harness and the CLI.
+pub fn build(
+    id: &str,
+    config: StrategyConfig,
+    handler: Arc<dyn Handler>,
+) -> Result<Box<dyn Strategy>, BuildError> {
+    Ok(id.parse::<StrategyId>()?.build(config, handler)?)
+}
+
+/// Why [`build`] failed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum BuildError {
+    /// No such strategy.
+    #[error(transparent)]
+    Unknown(#[from] UnknownStrategy),
+    /// The settings are invalid.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_round_trip_and_are_unique() {
+        for id in StrategyId::ALL {
+            assert_eq!(id.as_str().parse::<StrategyId>().unwrap(), *id);
+        }
+        let mut names: Vec<_> = StrategyId::ALL.iter().map(|id| id.as_str()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), 8);
+    }
+
+    #[test]
+    fn unknown_id_names_the_valid_ones() {
+        let error = "keyed".parse::<StrategyId>().unwrap_err();
+        let text = error.to_string();
+        assert!(text.contains("`keyed`") && text.contains("keyed-mailbox"), "{text}");
+    }
+
+    #[test]
+    fn zero_settings_are_rejected() {
+        for field in ["workers", "max_in_flight", "throughput", "groups_per_worker"] {
+            let mut config = StrategyConfig::with_workers(2);
+            match field {
+                "workers" => config.workers = 0,
+                "max_in_flight" => config.max_in_flight = 0,
+                "throughput" => config.throughput = 0,
+                _ => config.groups_per_worker = 0,
+            }
+            assert_eq!(config.validate(), Err(ConfigError::Zero { field }));
+        }
+        let too_big = StrategyConfig { max_in_flight: MAX_WINDOW + 1, ..Default::default() };
+        assert!(matches!(too_big.validate(), Err(ConfigError::TooLarge { .. })));
+    }
+}

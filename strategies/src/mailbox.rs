@@ -1,0 +1,291 @@
+//! Per-key mailboxes: the machinery shared by `keyed-mailbox`, `work-stealing`, `tokio`
+//! and `rayon`, which differ only in [`Placement`]: where a runnable mailbox goes.
+//!
+//! # Protocol
+//!
+//! A [`Mailbox`] exists while its key has unfinished messages. Its queue and its [`Phase`]
+//! are guarded by one small mutex; the map from key to mailbox is a [`DashMap`] (sharded
+//! `RwLock<HashMap>`s, so submissions of different keys rarely touch the same lock and no
+//! lock is global). Lock order is always map shard, then mailbox.
+//!
+//! 1. **Submit** (under the shard lock of the key): find or create the mailbox (a new one
+//!    is bound to a worker by [`Placement::bind`]), push the message; if the mailbox was
+//!    `Idle`, mark it `Scheduled` and hand it to [`Placement::schedule`]. In every other
+//!    phase someone already owns the mailbox and will see the message.
+//! 2. **Run a turn** (the one thread that dequeued it, so never two at once): `Scheduled`
+//!    -> `Running`. Resume the stored pending step, if any; then pop and run messages, at
+//!    most `throughput` per turn.
+//! 3. **A pending step** is polled with a waker for this mailbox. If it is not ready, the
+//!    mailbox stores it, becomes `Waiting` and gives the worker back. The waker moves
+//!    `Waiting` -> `Scheduled` and schedules the mailbox again (on its own worker for
+//!    `keyed-mailbox`). A wake that arrives while the turn is still `Running` sets
+//!    `notified`, and the runner polls again instead of waiting: no wake-up is lost and the
+//!    mailbox is never scheduled twice.
+//! 4. **End of turn**: after `throughput` messages a non-empty mailbox goes back to
+//!    `Scheduled` and is requeued behind the other runnable mailboxes (fairness).
+//! 5. **Retire**: a runner that finds the queue empty takes the shard lock, checks the queue
+//!    again and removes the mailbox from the map (`Retired`). A concurrent submission
+//!    either pushed before that check (the runner sees it and keeps running) or comes after
+//!    the removal and creates a new mailbox.
+//!
+//! Per-key order follows: one queue per key, FIFO, one runner at a time, and the next
+//! message starts only after the previous step is ready.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Wake, Waker};
+
+use dashmap::DashMap;
+
+use crate::executor::Core;
+use crate::{Key, Message, Pending};
+
+/// Where a mailbox is in its life.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    /// Not queued, no runner, nothing pending.
+    Idle,
+    /// In a run queue (exactly one).
+    Scheduled,
+    /// A thread is running a turn.
+    Running,
+    /// A pending step is stored; its waker will schedule the mailbox.
+    Waiting,
+    /// Removed from the map; never used again.
+    Retired,
+}
+
+struct Inner {
+    messages: VecDeque<Message>,
+    phase: Phase,
+    /// A wake arrived while `Running`: poll the pending step again before waiting.
+    notified: bool,
+    /// The step the mailbox waits for while `Waiting`.
+    pending: Option<Pending>,
+}
+
+/// The queue of one active key.
+pub(crate) struct Mailbox {
+    key: Key,
+    /// The worker chosen at creation (`keyed-mailbox`); placements without affinity ignore it.
+    home: usize,
+    inner: Mutex<Inner>,
+}
+
+impl std::fmt::Debug for Mailbox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Mailbox").field("key", &self.key).field("home", &self.home).finish()
+    }
+}
+
+impl Mailbox {
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The worker this mailbox was bound to at creation.
+    pub(crate) fn home(&self) -> usize {
+        self.home
+    }
+}
+
+/// Where runnable mailboxes go: the one thing the mailbox strategies do differently.
+pub(crate) trait Placement: Send + Sync + Sized + 'static {
+    /// Chooses the worker a new mailbox is bound to for its whole life.
+    fn bind(&self) -> usize;
+
+    /// Makes `mailbox` (now `Scheduled`) run a turn soon. Called from any thread: the
+    /// submitter, a waker, or a runner requeueing after a full turn.
+    fn schedule(set: &Arc<MailboxSet<Self>>, mailbox: Arc<Mailbox>);
+}
+
+/// How a turn ended.
+#[derive(Debug)]
+pub(crate) enum Turn {
+    /// The mailbox is retired, waiting, or left for its next owner.
+    Done,
+    /// A full turn: the mailbox is `Scheduled` again and the caller must requeue it
+    /// (behind the other runnable mailboxes).
+    Requeue(Arc<Mailbox>),
+}
+
+/// Every mailbox of one strategy instance, and the rules that move them.
+pub(crate) struct MailboxSet<P> {
+    pub(crate) core: Arc<Core>,
+    pub(crate) placement: P,
+    mailboxes: DashMap<Key, Arc<Mailbox>>,
+}
+
+impl<P> std::fmt::Debug for MailboxSet<P> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MailboxSet").field("mailboxes", &self.mailboxes.len()).finish()
+    }
+}
+
+impl<P: Placement> MailboxSet<P> {
+    pub(crate) fn new(core: Arc<Core>, placement: P) -> Arc<Self> {
+        Arc::new(Self { core, placement, mailboxes: DashMap::new() })
+    }
+
+    /// Step 1: queue an admitted message in its key's mailbox.
+    pub(crate) fn submit(self: &Arc<Self>, message: Message) {
+        let to_schedule = {
+            let entry = self.mailboxes.entry(message.key).or_insert_with(|| {
+                Arc::new(Mailbox {
+                    key: message.key,
+                    home: self.placement.bind(),
+                    inner: Mutex::new(Inner {
+                        messages: VecDeque::new(),
+                        phase: Phase::Idle,
+                        notified: false,
+                        pending: None,
+                    }),
+                })
+            });
+            let mailbox = entry.value();
+            let mut inner = mailbox.lock();
+            debug_assert_ne!(inner.phase, Phase::Retired, "a retired mailbox is never in the map");
+            inner.messages.push_back(message);
+            if inner.phase == Phase::Idle {
+                inner.phase = Phase::Scheduled;
+                Some(Arc::clone(mailbox))
+            } else {
+                None
+            }
+        };
+        if let Some(mailbox) = to_schedule {
+            P::schedule(self, mailbox);
+        }
+    }
+
+    /// Steps 2 to 5: run one turn of a `Scheduled` mailbox.
+    pub(crate) fn run(self: &Arc<Self>, mailbox: Arc<Mailbox>) -> Turn {
+        let resumed = {
+            let mut inner = mailbox.lock();
+            debug_assert_eq!(inner.phase, Phase::Scheduled, "only a scheduled mailbox runs");
+            inner.phase = Phase::Running;
+            inner.pending.take()
+        };
+        if let Some(step) = resumed {
+            if !self.drive(&mailbox, step) {
+                return Turn::Done;
+            }
+        }
+        let mut ran = 0;
+        loop {
+            let next = {
+                let mut inner = mailbox.lock();
+                if ran == self.core.config.throughput && !inner.messages.is_empty() {
+                    inner.phase = Phase::Scheduled;
+                    return Turn::Requeue(Arc::clone(&mailbox));
+                }
+                inner.messages.pop_front()
+            };
+            match next {
+                Some(message) => {
+                    ran += 1;
+                    if let Some(step) = self.core.start(&message) {
+                        if !self.drive(&mailbox, step) {
+                            return Turn::Done;
+                        }
+                    }
+                }
+                None if self.retire(&mailbox) => return Turn::Done,
+                None => {} // a message arrived meanwhile: keep running
+            }
+        }
+    }
+
+    /// Step 3: polls a pending step until it is ready (`true`: the turn goes on) or stores
+    /// it and leaves the mailbox `Waiting` (`false`: the worker is given back).
+    fn drive(self: &Arc<Self>, mailbox: &Arc<Mailbox>, mut step: Pending) -> bool {
+        let waker = Waker::from(Arc::new(MailboxWaker {
+            set: Arc::clone(self),
+            mailbox: Arc::clone(mailbox),
+        }));
+        let mut cx = Context::from_waker(&waker);
+        loop {
+            if self.core.poll(&mut step, &mut cx).is_ready() {
+                return true;
+            }
+            let mut inner = mailbox.lock();
+            if std::mem::take(&mut inner.notified) {
+                continue; // woken while we were polling: look again
+            }
+            if self.core.is_forced() {
+                drop(inner);
+                self.core.abandon(step);
+                return true;
+            }
+            inner.pending = Some(step);
+            inner.phase = Phase::Waiting;
+            return false;
+        }
+    }
+
+    /// Step 5: removes an empty mailbox from the map; `false` if a message arrived.
+    fn retire(&self, mailbox: &Arc<Mailbox>) -> bool {
+        self.mailboxes
+            .remove_if(&mailbox.key, |_, current| {
+                let mut inner = current.lock();
+                let empty = Arc::ptr_eq(current, mailbox) && inner.messages.is_empty();
+                if empty {
+                    inner.phase = Phase::Retired;
+                }
+                empty
+            })
+            .is_some()
+    }
+
+    /// The waker of a pending step fired.
+    fn wake(self: &Arc<Self>, mailbox: &Arc<Mailbox>) {
+        let mut inner = mailbox.lock();
+        match inner.phase {
+            Phase::Waiting => {
+                inner.phase = Phase::Scheduled;
+                drop(inner);
+                P::schedule(self, Arc::clone(mailbox));
+            }
+            Phase::Running => inner.notified = true,
+            // Already scheduled, or a late wake of a finished step: nothing to do.
+            Phase::Idle | Phase::Scheduled | Phase::Retired => {}
+        }
+    }
+
+    /// Forced close: discards every queued message and abandons every stored pending step.
+    pub(crate) fn sweep(&self) {
+        for entry in self.mailboxes.iter() {
+            let (discarded, abandoned) = {
+                let mut inner = entry.value().lock();
+                let discarded = inner.messages.len() as u64;
+                inner.messages.clear();
+                let abandoned = inner.pending.take();
+                if abandoned.is_some() {
+                    // Nothing is left to wait for; a late wake finds it idle and ignores it.
+                    inner.phase = Phase::Idle;
+                }
+                (discarded, abandoned)
+            };
+            self.core.discard(discarded);
+            if let Some(step) = abandoned {
+                self.core.abandon(step);
+            }
+        }
+    }
+}
+
+/// Wakes one mailbox when its pending step can make progress.
+struct MailboxWaker<P> {
+    set: Arc<MailboxSet<P>>,
+    mailbox: Arc<Mailbox>,
+}
+
+impl<P: Placement> Wake for MailboxWaker<P> {
+    fn wake(self: Arc<Self>) {
+        self.set.wake(&self.mailbox);
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.set.wake(&self.mailbox);
+    }
+}

@@ -1,0 +1,118 @@
+//! `rayon`: per-key mailboxes drained by jobs on a rayon thread pool.
+//!
+//! # Algorithm
+//!
+//! 1. The mailbox machinery of `keyed-mailbox` (`mailbox.rs`): one mailbox per active key,
+//!    at most `throughput` messages per turn, pending steps free the thread.
+//! 2. Each turn of a runnable mailbox is one job given to `ThreadPool::spawn_fifo` on a
+//!    pool of `workers` threads; a full turn, or a woken pending step, spawns the next.
+//! 3. rayon schedules the jobs: per-thread deques (FIFO here), a global injector, stealing.
+//!
+//! # Ordering guarantee
+//!
+//! A mailbox has at most one turn job in existence (its phase, `mailbox.rs`), and a turn
+//! runs the key's messages in FIFO order, each after the previous step is ready.
+//!
+//! # Trade-offs
+//!
+//! rayon is built for fork-join data parallelism: a heap allocation per job, and sleeping
+//! threads are woken through its own sleep module tuned for that use.
+//!
+//! # References
+//!
+//! - rayon's documentation (`ThreadPool::spawn_fifo`, `ThreadPoolBuilder`).
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, RwLock};
+
+use crate::executor::{wait_for_threads, Core, Engine};
+use crate::mailbox::{Mailbox, MailboxSet, Placement, Turn};
+use crate::{Message, StrategyId};
+
+/// Placement on a rayon pool: one job per turn.
+#[derive(Debug)]
+pub(crate) struct RayonPlacement {
+    /// The pool; taken out (and so shut down) by `stop`. Read-locked once per turn.
+    pool: RwLock<Option<rayon::ThreadPool>>,
+}
+
+impl Placement for RayonPlacement {
+    fn bind(&self) -> usize {
+        0
+    }
+
+    fn schedule(set: &Arc<MailboxSet<Self>>, mailbox: Arc<Mailbox>) {
+        let set_for_job = Arc::clone(set);
+        let pool = set.placement.pool.read().unwrap_or_else(|poisoned| poisoned.into_inner());
+        // After `stop` nothing is in flight, so a late wake has nothing to run.
+        if let Some(pool) = pool.as_ref() {
+            pool.spawn_fifo(move || {
+                if let Turn::Requeue(mailbox) = set_for_job.run(mailbox) {
+                    RayonPlacement::schedule(&set_for_job, mailbox);
+                }
+            });
+        }
+    }
+}
+
+/// The `rayon` strategy.
+#[derive(Debug)]
+pub(crate) struct RayonJobs {
+    set: Arc<MailboxSet<RayonPlacement>>,
+    started: Arc<AtomicUsize>,
+    /// Signalled by each pool thread as it exits, so `stop` can wait for all of them.
+    exited: Arc<(Mutex<usize>, Condvar)>,
+}
+
+impl Engine for RayonJobs {
+    const ID: StrategyId = StrategyId::Rayon;
+
+    fn start(core: &Arc<Core>) -> Self {
+        let started = Arc::new(AtomicUsize::new(0));
+        let exited = Arc::new((Mutex::new(0), Condvar::new()));
+        let on_start = Arc::clone(&started);
+        let on_exit = Arc::clone(&exited);
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(core.config.workers)
+            .thread_name(|index| format!("rayon-{index}"))
+            .start_handler(move |_| {
+                on_start.fetch_add(1, Ordering::Release);
+            })
+            .exit_handler(move |_| {
+                let (count, changed) = &*on_exit;
+                *count.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) += 1;
+                changed.notify_all();
+            })
+            .build()
+            .unwrap_or_else(|error| panic!("cannot start the rayon pool: {error}"));
+        wait_for_threads(&started, core.config.workers);
+        let set =
+            MailboxSet::new(Arc::clone(core), RayonPlacement { pool: RwLock::new(Some(pool)) });
+        Self { set, started, exited }
+    }
+
+    fn dispatch(&self, message: Message) {
+        self.set.submit(message);
+    }
+
+    fn sweep(&self) {
+        self.set.sweep();
+    }
+
+    fn stop(&self) {
+        let pool =
+            self.set.placement.pool.write().unwrap_or_else(|poisoned| poisoned.into_inner()).take();
+        // Dropping a rayon pool only tells its threads to exit; wait for them here.
+        drop(pool);
+        let started = self.set.core.config.workers;
+        let (count, changed) = &*self.exited;
+        let mut exited = count.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        while *exited < started {
+            exited = changed.wait(exited).unwrap_or_else(|poisoned| poisoned.into_inner());
+        }
+    }
+
+    fn threads_started(&self) -> usize {
+        self.started.load(Ordering::Relaxed)
+    }
+}

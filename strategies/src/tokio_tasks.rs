@@ -1,0 +1,106 @@
+//! `tokio`: per-key mailboxes drained by tasks on tokio's multi-thread runtime.
+//!
+//! # Algorithm
+//!
+//! 1. The mailbox machinery of `keyed-mailbox` (`mailbox.rs`): one mailbox per active key,
+//!    at most `throughput` messages per turn, pending steps free the thread.
+//! 2. Each turn of a runnable mailbox is one task spawned on a runtime of `workers`
+//!    threads; a full turn, or a woken pending step, spawns the next turn.
+//! 3. tokio schedules the tasks: per-worker local queues, a global injector, a LIFO slot
+//!    and work stealing.
+//!
+//! # Ordering guarantee
+//!
+//! A mailbox has at most one turn task in existence (its phase, `mailbox.rs`), and a turn
+//! runs the key's messages in FIFO order, each after the previous step is ready.
+//!
+//! # Trade-offs
+//!
+//! A task allocation and a scheduler round trip per turn; the LIFO slot favours the most
+//! recently spawned turn, which can delay older ones under CPU-heavy handlers.
+//!
+//! # References
+//!
+//! - tokio's multi-thread scheduler (docs.rs/tokio, `runtime` module).
+//! - domain.md section 5 (the LIFO slot's tail-latency problems).
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use crate::executor::{wait_for_threads, Core, Engine};
+use crate::mailbox::{Mailbox, MailboxSet, Placement, Turn};
+use crate::{Message, StrategyId};
+
+/// Placement on a tokio runtime: one spawned task per turn.
+#[derive(Debug)]
+pub(crate) struct TokioPlacement {
+    handle: tokio::runtime::Handle,
+}
+
+impl Placement for TokioPlacement {
+    fn bind(&self) -> usize {
+        0
+    }
+
+    fn schedule(set: &Arc<MailboxSet<Self>>, mailbox: Arc<Mailbox>) {
+        let set_for_task = Arc::clone(set);
+        // The join handle is dropped: a turn reports nothing back.
+        drop(set.placement.handle.spawn(async move {
+            if let Turn::Requeue(mailbox) = set_for_task.run(mailbox) {
+                TokioPlacement::schedule(&set_for_task, mailbox);
+            }
+        }));
+    }
+}
+
+/// The `tokio` strategy.
+#[derive(Debug)]
+pub(crate) struct TokioTasks {
+    set: Arc<MailboxSet<TokioPlacement>>,
+    runtime: Mutex<Option<tokio::runtime::Runtime>>,
+    started: Arc<AtomicUsize>,
+}
+
+impl Engine for TokioTasks {
+    const ID: StrategyId = StrategyId::Tokio;
+
+    fn start(core: &Arc<Core>) -> Self {
+        let started = Arc::new(AtomicUsize::new(0));
+        let counter = Arc::clone(&started);
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(core.config.workers)
+            .thread_name("tokio-worker")
+            .on_thread_start(move || {
+                counter.fetch_add(1, Ordering::Release);
+            })
+            .build()
+            .unwrap_or_else(|error| panic!("cannot start the tokio runtime: {error}"));
+        wait_for_threads(&started, core.config.workers);
+        let placement = TokioPlacement { handle: runtime.handle().clone() };
+        Self {
+            set: MailboxSet::new(Arc::clone(core), placement),
+            runtime: Mutex::new(Some(runtime)),
+            started,
+        }
+    }
+
+    fn dispatch(&self, message: Message) {
+        self.set.submit(message);
+    }
+
+    fn sweep(&self) {
+        self.set.sweep();
+    }
+
+    fn stop(&self) {
+        let runtime = self.runtime.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take();
+        if let Some(runtime) = runtime {
+            // Nothing is in flight, so no task is left to wait for.
+            runtime.shutdown_timeout(std::time::Duration::from_secs(10));
+        }
+    }
+
+    fn threads_started(&self) -> usize {
+        self.started.load(Ordering::Relaxed)
+    }
+}

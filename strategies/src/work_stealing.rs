@@ -1,0 +1,167 @@
+//! `work-stealing`: per-key mailboxes scheduled by work stealing, with no affinity.
+//!
+//! # Algorithm
+//!
+//! 1. The mailbox machinery of `keyed-mailbox` (`mailbox.rs`), unchanged: one mailbox per
+//!    active key, at most `throughput` messages per turn, pending steps free the worker.
+//! 2. Placement differs: a mailbox made runnable from outside the pool (a submission, a
+//!    waker) goes to a global `crossbeam_deque::Injector`; a mailbox requeued after a full
+//!    turn goes to the back of the running worker's local FIFO deque.
+//! 3. A worker takes work from its own deque, else a batch from the injector, else steals
+//!    from the other workers' deques; it parks when all are empty (`parking.rs`), and a
+//!    producer wakes one parked worker.
+//!
+//! # Ordering guarantee
+//!
+//! Identical to `keyed-mailbox`: order is a property of the mailbox (one FIFO per key, one
+//! runner at a time, next message after the previous step is ready), not of placement; a
+//! stolen mailbox is still run by one thread at a time.
+//!
+//! # Trade-offs
+//!
+//! Idle workers take over a long synchronous round's backlog, but every runnable mailbox
+//! passes through a shared injector and may move between cores (cache misses, contention
+//! on the injector under many submitters).
+//!
+//! # References
+//!
+//! - crossbeam-deque's documentation (the `find_task` loop used here).
+//! - tokio's multi-thread scheduler (work stealing with local queues and an injector).
+
+use std::iter;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use crossbeam_deque::{Injector, Stealer, Worker};
+
+use crate::executor::{Core, Engine, Threads};
+use crate::mailbox::{Mailbox, MailboxSet, Placement, Turn};
+use crate::parking::ParkSlot;
+use crate::{Message, StrategyId};
+
+/// Work-stealing placement: a global injector plus one stealable deque per worker.
+#[derive(Debug)]
+pub(crate) struct Stealing {
+    injector: Injector<Arc<Mailbox>>,
+    stealers: Vec<Stealer<Arc<Mailbox>>>,
+    parks: Vec<ParkSlot>,
+    shutdown: AtomicBool,
+}
+
+impl Stealing {
+    /// Wakes one parked worker, if any, to look for work.
+    fn wake_one(&self) {
+        for park in &self.parks {
+            if park.unpark() {
+                return;
+            }
+        }
+    }
+
+    /// Whether any queue a worker could take from holds a mailbox.
+    fn has_work(&self) -> bool {
+        !self.injector.is_empty() || self.stealers.iter().any(|stealer| !stealer.is_empty())
+    }
+
+    /// The crossbeam-deque `find_task` loop: local deque, then the injector, then the others.
+    fn find(&self, local: &Worker<Arc<Mailbox>>) -> Option<Arc<Mailbox>> {
+        local.pop().or_else(|| {
+            iter::repeat_with(|| {
+                self.injector
+                    .steal_batch_and_pop(local)
+                    .or_else(|| self.stealers.iter().map(|stealer| stealer.steal()).collect())
+            })
+            .find(|steal| !steal.is_retry())
+            .and_then(|steal| steal.success())
+        })
+    }
+}
+
+impl Placement for Stealing {
+    fn bind(&self) -> usize {
+        0 // no affinity: any worker may run any mailbox
+    }
+
+    fn schedule(set: &Arc<MailboxSet<Self>>, mailbox: Arc<Mailbox>) {
+        set.placement.injector.push(mailbox);
+        set.placement.wake_one();
+    }
+}
+
+/// The `work-stealing` strategy.
+#[derive(Debug)]
+pub(crate) struct WorkStealing {
+    set: Arc<MailboxSet<Stealing>>,
+    threads: Threads,
+}
+
+impl Engine for WorkStealing {
+    const ID: StrategyId = StrategyId::WorkStealing;
+
+    fn start(core: &Arc<Core>) -> Self {
+        let workers = core.config.workers;
+        let locals: Vec<_> = (0..workers).map(|_| Worker::new_fifo()).collect();
+        let placement = Stealing {
+            injector: Injector::new(),
+            stealers: locals.iter().map(Worker::stealer).collect(),
+            parks: (0..workers).map(|_| ParkSlot::default()).collect(),
+            shutdown: AtomicBool::new(false),
+        };
+        let set = MailboxSet::new(Arc::clone(core), placement);
+        let threads = Threads::default();
+        for (index, local) in locals.into_iter().enumerate() {
+            let set = Arc::clone(&set);
+            threads.spawn(format!("work-stealing-{index}"), move || work(&set, index, &local));
+        }
+        Self { set, threads }
+    }
+
+    fn dispatch(&self, message: Message) {
+        self.set.submit(message);
+    }
+
+    fn sweep(&self) {
+        self.set.sweep();
+    }
+
+    fn stop(&self) {
+        let placement = &self.set.placement;
+        placement.shutdown.store(true, Ordering::SeqCst);
+        for park in &placement.parks {
+            park.unpark();
+        }
+        self.threads.join_all();
+    }
+
+    fn threads_started(&self) -> usize {
+        self.threads.started()
+    }
+}
+
+/// The loop of worker `index`.
+fn work(set: &Arc<MailboxSet<Stealing>>, index: usize, local: &Worker<Arc<Mailbox>>) {
+    let placement = &set.placement;
+    let park = &placement.parks[index];
+    park.register();
+    loop {
+        if let Some(mailbox) = placement.find(local) {
+            if !local.is_empty() {
+                placement.wake_one(); // more runnable work than this worker: share it
+            }
+            if let Turn::Requeue(mailbox) = set.run(mailbox) {
+                local.push(mailbox);
+            }
+            continue;
+        }
+        park.prepare_park();
+        if placement.has_work() {
+            park.cancel_park();
+            continue;
+        }
+        if placement.shutdown.load(Ordering::SeqCst) {
+            park.cancel_park();
+            return;
+        }
+        park.park();
+    }
+}
