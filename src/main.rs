@@ -3,25 +3,69 @@
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use harness::cli::RunArgs;
+use harness::suite::{run_suite, RunConfig};
 
 /// Benchmark suite for executors of per-aggregate ordered messages.
+///
+/// With no subcommand, runs the default suite (every scenario, every strategy) into
+/// results/latest/.
 #[derive(Debug, Parser)]
 #[command(name = "keyed-bench", version, about)]
 struct Cli {
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
 }
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// List every strategy with a one-line description.
+    /// Run scenarios against strategies; write results.json, summary.md, histograms.
+    Run(Box<RunArgs>),
+    /// List every strategy and scenario, with descriptions and default sizes.
     List,
 }
+
+/// Exit status for bad input (flags, files).
+const BAD_INPUT: u8 = 2;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::List => print!("{}", harness::catalog::strategies_table()),
+        Some(Command::List) => {
+            print!(
+                "{}\n{}",
+                harness::catalog::strategies_table(),
+                harness::catalog::scenarios_table()
+            );
+            ExitCode::SUCCESS
+        }
+        Some(Command::Run(args)) => run(*args),
+        None => run(RunArgs::defaults()),
     }
-    ExitCode::SUCCESS
+}
+
+fn run(args: RunArgs) -> ExitCode {
+    let command = std::env::args().collect::<Vec<_>>().join(" ");
+    let config = match RunConfig::try_from((args, command)) {
+        Ok(config) => config,
+        Err(error) => {
+            eprintln!("keyed-bench: {error}");
+            return ExitCode::from(BAD_INPUT);
+        }
+    };
+    match run_suite(&config) {
+        Ok((_, summary)) => {
+            println!("{summary}");
+            eprintln!("wrote {}", config.out.join("results.json").display());
+            ExitCode::SUCCESS
+        }
+        Err(error @ harness::suite::SuiteError::Write { .. }) => {
+            eprintln!("keyed-bench: {:#}", anyhow::Error::from(error));
+            ExitCode::from(BAD_INPUT)
+        }
+        Err(error) => {
+            eprintln!("keyed-bench: {:#}", anyhow::Error::from(error));
+            ExitCode::FAILURE
+        }
+    }
 }

@@ -1,6 +1,18 @@
 //! Workloads, runner, metrics and reports for keyed-bench.
 //!
-//! Data flows one way: workload -> runner -> strategy -> handler records -> metrics ->
-//! results -> reports. This crate depends on `strategies`; never the reverse.
+//! Data flows one way: workload (`scenario`) -> runner -> strategy -> handler records
+//! (`recorder`) -> `metrics` -> results -> reports. Reporters never time anything; timing
+//! code never formats output. This crate depends on `strategies`; never the reverse.
 
 pub mod catalog;
+pub mod cli;
+pub mod handler;
+pub mod metrics;
+pub mod recorder;
+pub mod results;
+pub mod runner;
+pub mod scenario;
+pub mod suite;
+pub mod summary;
+pub mod system;
+pub mod timer;

@@ -1,0 +1,289 @@
+//! The recorder: what every handler call reports, and the online correctness checks.
+//!
+//! One slot per generated message, found in O(1) from (aggregate id, seq) because ids are
+//! dense and sequence numbers count up per key. A call records its start and its end
+//! (after the last pending step). At start it checks, per key:
+//! - **overlap**: another message of the key has started and not ended;
+//! - **order violation**: the message is not the next sequence number of its key;
+//! - **duplicate**: this message has started before.
+//!
+//! After the run, messages that never started are **lost**. The recorder's own cost per
+//! message is measured and reported by the suite.
+
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::time::Instant;
+
+use strategies::Message;
+
+/// Nanoseconds since the start of a run; the time base of intended, start and end times.
+#[derive(Clone, Copy, Debug)]
+pub struct Clock {
+    origin: Instant,
+}
+
+impl Clock {
+    /// A clock whose zero is now.
+    pub fn start() -> Self {
+        Self { origin: Instant::now() }
+    }
+
+    /// Nanoseconds since the clock started.
+    pub fn now_ns(&self) -> u64 {
+        self.origin.elapsed().as_nanos() as u64
+    }
+
+    /// The instant `ns` after the clock started.
+    pub fn instant_at(&self, ns: u64) -> Instant {
+        self.origin + std::time::Duration::from_nanos(ns)
+    }
+}
+
+/// What happened to one message.
+#[derive(Debug, Default)]
+struct Slot {
+    intended_ns: AtomicU64,
+    start_ns: AtomicU64,
+    /// 0 until the message ended (times are offset by one so 0 means "not yet").
+    end_ns: AtomicU64,
+    starts: AtomicU32,
+}
+
+/// Per-key state of the online checks.
+#[derive(Debug, Default)]
+struct KeyState {
+    /// The sequence number the next start must have.
+    next: AtomicU64,
+    running: AtomicBool,
+}
+
+/// The times of one finished message, for metrics.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Timing {
+    /// When it was meant to arrive.
+    pub intended_ns: u64,
+    /// When its handler started.
+    pub start_ns: u64,
+    /// When its last step completed.
+    pub end_ns: u64,
+}
+
+/// Counts of correctness failures seen by the checks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Correctness {
+    /// Messages that started out of their key's order.
+    pub order_violations: u64,
+    /// Starts while another message of the same key was running.
+    pub overlaps: u64,
+    /// Accepted messages that never started.
+    pub lost: u64,
+    /// Messages that started more than once.
+    pub duplicates: u64,
+    /// Messages whose handler panicked (contained by the strategy).
+    pub failed: u64,
+}
+
+impl Correctness {
+    /// Whether nothing went wrong.
+    pub fn is_clean(&self) -> bool {
+        *self == Self::default()
+    }
+
+    /// Adds another run's counts.
+    pub fn add(&mut self, other: &Self) {
+        self.order_violations += other.order_violations;
+        self.overlaps += other.overlaps;
+        self.lost += other.lost;
+        self.duplicates += other.duplicates;
+        self.failed += other.failed;
+    }
+}
+
+/// Records every message of one workload; reset between runs.
+#[derive(Debug)]
+pub struct Recorder {
+    clock: Clock,
+    /// `offsets[id]` is the slot of message (id, 0); `offsets[keys]` the total.
+    offsets: Vec<usize>,
+    slots: Vec<Slot>,
+    keys: Vec<KeyState>,
+    order_violations: AtomicU64,
+    overlaps: AtomicU64,
+    duplicates: AtomicU64,
+    /// Messages outside the workload (an unknown key or sequence number).
+    strays: AtomicU64,
+}
+
+impl Recorder {
+    /// A recorder for `messages` over keys `0..keys`, timing with `clock`.
+    pub fn new(messages: &[Message], keys: usize, clock: Clock) -> Self {
+        let mut counts = vec![0usize; keys];
+        for message in messages {
+            counts[message.key.aggregate_id as usize] += 1;
+        }
+        let mut offsets = Vec::with_capacity(keys + 1);
+        let mut total = 0;
+        for count in counts {
+            offsets.push(total);
+            total += count;
+        }
+        offsets.push(total);
+        Self {
+            clock,
+            offsets,
+            slots: (0..total).map(|_| Slot::default()).collect(),
+            keys: (0..keys).map(|_| KeyState::default()).collect(),
+            order_violations: AtomicU64::new(0),
+            overlaps: AtomicU64::new(0),
+            duplicates: AtomicU64::new(0),
+            strays: AtomicU64::new(0),
+        }
+    }
+
+    /// The clock all times are measured with.
+    pub fn clock(&self) -> Clock {
+        self.clock
+    }
+
+    /// Forgets everything recorded; call only while no message is in flight. The clock
+    /// keeps its origin: runs differ by their start time, not by their time base.
+    pub fn reset(&self) {
+        for slot in &self.slots {
+            slot.intended_ns.store(0, Ordering::Relaxed);
+            slot.start_ns.store(0, Ordering::Relaxed);
+            slot.end_ns.store(0, Ordering::Relaxed);
+            slot.starts.store(0, Ordering::Relaxed);
+        }
+        for key in &self.keys {
+            key.next.store(0, Ordering::Relaxed);
+            key.running.store(false, Ordering::Relaxed);
+        }
+        for counter in [&self.order_violations, &self.overlaps, &self.duplicates, &self.strays] {
+            counter.store(0, Ordering::Relaxed);
+        }
+    }
+
+    fn slot_index(&self, message: &Message) -> Option<usize> {
+        let id = usize::try_from(message.key.aggregate_id).ok()?;
+        let (first, end) = (*self.offsets.get(id)?, *self.offsets.get(id + 1)?);
+        let index = first.checked_add(usize::try_from(message.seq).ok()?)?;
+        (index < end).then_some(index)
+    }
+
+    /// Records the start of `message` and runs the checks. Returns the token to end it.
+    pub fn start(&self, message: &Message) -> Option<usize> {
+        let now = self.clock.now_ns();
+        let Some(index) = self.slot_index(message) else {
+            self.strays.fetch_add(1, Ordering::Relaxed);
+            return None;
+        };
+        let slot = &self.slots[index];
+        if slot.starts.fetch_add(1, Ordering::Relaxed) > 0 {
+            self.duplicates.fetch_add(1, Ordering::Relaxed);
+        }
+        let key = &self.keys[message.key.aggregate_id as usize];
+        if key.running.swap(true, Ordering::AcqRel) {
+            self.overlaps.fetch_add(1, Ordering::Relaxed);
+        }
+        if key.next.fetch_add(1, Ordering::Relaxed) != message.seq {
+            self.order_violations.fetch_add(1, Ordering::Relaxed);
+        }
+        slot.intended_ns.store(message.intended_ns, Ordering::Relaxed);
+        slot.start_ns.store(now, Ordering::Relaxed);
+        Some(index)
+    }
+
+    /// Records the end of the message `start` returned `token` for.
+    pub fn end(&self, token: Option<usize>, message: &Message) {
+        let now = self.clock.now_ns();
+        if let Some(index) = token {
+            self.slots[index].end_ns.store(now + 1, Ordering::Relaxed);
+            self.keys[message.key.aggregate_id as usize].running.store(false, Ordering::Release);
+        }
+    }
+
+    /// The correctness counts so far; `failed` comes from the strategy.
+    pub fn correctness(&self, failed: u64) -> Correctness {
+        let lost =
+            self.slots.iter().filter(|slot| slot.starts.load(Ordering::Relaxed) == 0).count();
+        Correctness {
+            order_violations: self.order_violations.load(Ordering::Relaxed),
+            overlaps: self.overlaps.load(Ordering::Relaxed),
+            lost: lost as u64,
+            duplicates: self.duplicates.load(Ordering::Relaxed)
+                + self.strays.load(Ordering::Relaxed),
+            failed,
+        }
+    }
+
+    /// Visits every key's finished messages in sequence order: `(key id, timings)`.
+    pub fn for_each_key(&self, mut visit: impl FnMut(usize, &mut dyn Iterator<Item = Timing>)) {
+        for id in 0..self.keys.len() {
+            let slots = &self.slots[self.offsets[id]..self.offsets[id + 1]];
+            let mut timings = slots.iter().filter_map(|slot| {
+                let end = slot.end_ns.load(Ordering::Relaxed);
+                (end != 0).then(|| Timing {
+                    intended_ns: slot.intended_ns.load(Ordering::Relaxed),
+                    start_ns: slot.start_ns.load(Ordering::Relaxed),
+                    end_ns: end - 1,
+                })
+            });
+            visit(id, &mut timings);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use strategies::{Job, Key};
+
+    fn message(id: u64, seq: u64) -> Message {
+        Message { key: Key::new(0, id), seq, intended_ns: 0, job: Job::Noop }
+    }
+
+    fn recorder() -> Recorder {
+        let messages: Vec<_> = (0..3).flat_map(|seq| [message(0, seq), message(1, seq)]).collect();
+        Recorder::new(&messages, 2, Clock::start())
+    }
+
+    #[test]
+    fn a_clean_run_is_clean() {
+        let recorder = recorder();
+        for seq in 0..3 {
+            for id in 0..2 {
+                let token = recorder.start(&message(id, seq));
+                recorder.end(token, &message(id, seq));
+            }
+        }
+        assert!(recorder.correctness(0).is_clean());
+    }
+
+    #[test]
+    fn catches_reordering_overlap_duplicates_and_loss() {
+        let recorder = recorder();
+        let first = recorder.start(&message(0, 1)); // out of order
+        let second = recorder.start(&message(0, 0)); // overlaps the first
+        recorder.end(first, &message(0, 1));
+        recorder.end(second, &message(0, 0));
+        let again = recorder.start(&message(0, 0)); // duplicate
+        recorder.end(again, &message(0, 0));
+        let stray = recorder.start(&message(7, 0));
+        assert!(stray.is_none());
+        let counts = recorder.correctness(2);
+        assert_eq!(counts.overlaps, 1);
+        assert!(counts.order_violations >= 2);
+        assert_eq!(counts.duplicates, 2, "one repeat and one stray");
+        assert_eq!(counts.lost, 4, "(0,2) and all of key 1");
+        assert_eq!(counts.failed, 2);
+    }
+
+    #[test]
+    fn reset_forgets() {
+        let recorder = recorder();
+        let token = recorder.start(&message(0, 2));
+        recorder.end(token, &message(0, 2));
+        recorder.reset();
+        assert_eq!(recorder.correctness(0).order_violations, 0);
+        assert_eq!(recorder.correctness(0).lost, 6);
+    }
+}

@@ -1,0 +1,352 @@
+//! `results.json`: the versioned schema, built from measurements, written atomically.
+
+use std::path::Path;
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+use crate::metrics::{ideal_seconds, median, Histograms};
+use crate::recorder::Correctness;
+use crate::runner::Measurement;
+use crate::scenario::{Arrivals, Workload};
+
+/// The schema id written to every results file.
+pub const SCHEMA: &str = "keyed-bench.results.v1";
+
+/// A whole results file.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Results {
+    /// Always [`SCHEMA`].
+    pub schema: String,
+    /// How, where and when the run was made.
+    pub meta: Meta,
+    /// One entry per measured (scenario, param, strategy) cell.
+    pub runs: Vec<RunResult>,
+    /// Cells not measured, with the reason.
+    #[serde(default)]
+    pub skipped: Vec<Skipped>,
+}
+
+/// How, where and when the run was made.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Meta {
+    /// RFC 3339 UTC time the run started.
+    pub created: String,
+    /// The commit of the working directory (`-dirty` with local changes).
+    pub git_commit: String,
+    /// `rustc -V`.
+    pub rustc: String,
+    /// From `/proc/cpuinfo`.
+    pub cpu_model: String,
+    /// Logical cores available.
+    pub cores: usize,
+    /// Worker threads per pool.
+    pub workers: usize,
+    /// The default admission window.
+    pub window: usize,
+    /// Messages per mailbox turn.
+    pub throughput: usize,
+    /// The command line.
+    pub command: String,
+    /// The workload seed.
+    pub seed: u64,
+    /// Measured repetitions per cell.
+    pub repeat: usize,
+    /// Whether `--quick` sizes were used.
+    pub quick: bool,
+    /// The recorder's own cost per message, measured with `inline` and a no-op handler.
+    pub recorder_overhead_ns: Option<f64>,
+    /// Saturation throughput of `inline` x workers on `uniform`, the base of `open-loop`
+    /// loads (messages per second).
+    pub saturation_per_s: Option<f64>,
+    /// Wall time of the whole suite.
+    pub suite_elapsed_s: f64,
+    /// Anything a reader must know to interpret the numbers (scaled sweeps, ...).
+    pub notes: Vec<String>,
+}
+
+/// Median, min and max over repetitions.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Spread {
+    /// Median.
+    pub median: f64,
+    /// Minimum.
+    pub min: f64,
+    /// Maximum.
+    pub max: f64,
+}
+
+/// Latency percentiles in nanoseconds.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Latency {
+    /// 50th percentile.
+    pub p50: u64,
+    /// 90th percentile.
+    pub p90: u64,
+    /// 99th percentile.
+    pub p99: u64,
+    /// 99.9th percentile.
+    pub p999: u64,
+    /// Maximum.
+    pub max: u64,
+}
+
+/// Tail percentiles in nanoseconds.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Tail {
+    /// 50th percentile.
+    pub p50: u64,
+    /// 99th percentile.
+    pub p99: u64,
+    /// 99.9th percentile.
+    pub p999: u64,
+    /// Maximum.
+    pub max: u64,
+}
+
+/// Threads the strategy reported and observed from the process.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Threads {
+    /// What the strategy says it started.
+    pub reported: usize,
+    /// Peak OS threads it added, sampled from the process during the runs.
+    pub observed: usize,
+}
+
+/// Context switches of the process during a run (mean per repetition).
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq)]
+pub struct ContextSwitches {
+    /// Waits.
+    pub voluntary: f64,
+    /// Preemptions.
+    pub involuntary: f64,
+}
+
+/// The metrics of one (scenario, param, strategy) cell.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct RunResult {
+    /// Scenario id.
+    pub scenario: String,
+    /// `keys=20`, `burst=241`, `load=0.75`, or empty.
+    pub param: String,
+    /// Strategy id.
+    pub strategy: String,
+    /// Completed messages per second of wall time, over repetitions.
+    pub throughput_per_s: Spread,
+    /// Completion - intended arrival, all repetitions merged.
+    pub latency_ns: Latency,
+    /// Start - ready, all repetitions merged.
+    pub hol_ns: Tail,
+    /// Latency of keys that are not troubled; null where no key is.
+    pub bystander_latency_ns: Option<Tail>,
+    /// Thread counts.
+    pub threads: Threads,
+    /// Correctness counts, summed over repetitions.
+    pub correctness: Correctness,
+    /// Process CPU seconds per repetition (mean; every thread of the process).
+    pub cpu_s: f64,
+    /// Context switches per repetition (mean).
+    pub ctx_switches: ContextSwitches,
+    /// The most messages in flight at once.
+    pub peak_in_flight: usize,
+    /// The lower bound on elapsed time.
+    pub ideal_s: f64,
+    /// `ideal_s / elapsed_s`.
+    pub efficiency: f64,
+    /// Median elapsed seconds per repetition.
+    pub elapsed_s: f64,
+    /// Messages per repetition.
+    pub messages: usize,
+    /// Paced scenarios: the offered rate (messages per second).
+    pub offered_per_s: Option<f64>,
+    /// Paced scenarios: the rate actually sent (median over repetitions).
+    pub achieved_per_s: Option<f64>,
+    /// Paced scenarios: whether the achieved rate fell below the offered one (by over 2%).
+    pub below_offered: Option<bool>,
+}
+
+/// A cell that was not measured.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Skipped {
+    /// Scenario id.
+    pub scenario: String,
+    /// Strategy id.
+    pub strategy: String,
+    /// Why.
+    pub reason: String,
+}
+
+/// How far below the offered rate the achieved one may fall before the run is marked.
+const RATE_TOLERANCE: f64 = 0.98;
+
+fn latency(histogram: &Histogram<u64>) -> Latency {
+    Latency {
+        p50: histogram.value_at_quantile(0.5),
+        p90: histogram.value_at_quantile(0.9),
+        p99: histogram.value_at_quantile(0.99),
+        p999: histogram.value_at_quantile(0.999),
+        max: histogram.max(),
+    }
+}
+
+fn tail(histogram: &Histogram<u64>) -> Tail {
+    Tail {
+        p50: histogram.value_at_quantile(0.5),
+        p99: histogram.value_at_quantile(0.99),
+        p999: histogram.value_at_quantile(0.999),
+        max: histogram.max(),
+    }
+}
+
+impl RunResult {
+    /// The metrics of `measurement` of `strategy` on `workload`; also returns the merged
+    /// histograms, to be saved whole.
+    pub fn new(
+        workload: &Workload,
+        strategy: &str,
+        measurement: &Measurement,
+        workers: usize,
+        window: usize,
+    ) -> (Self, Histograms) {
+        let samples = &measurement.samples;
+        let messages = workload.messages.len();
+        let mut merged = Histograms::new(workload.has_troubled_keys());
+        let mut correctness = Correctness::default();
+        for sample in samples {
+            merged.add(&sample.histograms);
+            correctness.add(&sample.correctness);
+        }
+        let throughputs: Vec<f64> =
+            samples.iter().map(|sample| messages as f64 / sample.elapsed_s).collect();
+        let elapsed: Vec<f64> = samples.iter().map(|sample| sample.elapsed_s).collect();
+        let mean = |value: fn(&crate::runner::Sample) -> f64| {
+            samples.iter().map(value).sum::<f64>() / samples.len() as f64
+        };
+        let elapsed_s = median(&elapsed);
+        let ideal_s = ideal_seconds(workload, workers, workload.window.unwrap_or(window));
+        let (offered, achieved) = match workload.arrivals {
+            Arrivals::Closed => (None, None),
+            Arrivals::Paced => {
+                let span_ns = workload.messages.iter().map(|m| m.intended_ns).max().unwrap_or(0);
+                let offered = messages as f64 / (span_ns.max(1) as f64 / 1e9);
+                let sent: Vec<f64> =
+                    samples.iter().map(|sample| messages as f64 / sample.send_s).collect();
+                (Some(offered), Some(median(&sent)))
+            }
+        };
+        let result = Self {
+            scenario: workload.scenario.as_str().to_owned(),
+            param: workload.param.clone(),
+            strategy: strategy.to_owned(),
+            throughput_per_s: Spread {
+                median: median(&throughputs),
+                min: throughputs.iter().copied().fold(f64::INFINITY, f64::min),
+                max: throughputs.iter().copied().fold(0.0, f64::max),
+            },
+            latency_ns: latency(&merged.latency),
+            hol_ns: tail(&merged.hol),
+            bystander_latency_ns: merged.bystander.as_ref().map(tail),
+            threads: Threads {
+                reported: measurement.threads_reported,
+                observed: samples.iter().map(|sample| sample.threads_observed).max().unwrap_or(0),
+            },
+            correctness,
+            cpu_s: mean(|sample| sample.usage.cpu_s),
+            ctx_switches: ContextSwitches {
+                voluntary: mean(|sample| sample.usage.voluntary as f64),
+                involuntary: mean(|sample| sample.usage.involuntary as f64),
+            },
+            peak_in_flight: measurement.peak_in_flight,
+            ideal_s,
+            efficiency: ideal_s / elapsed_s,
+            elapsed_s,
+            messages,
+            offered_per_s: offered,
+            achieved_per_s: achieved,
+            below_offered: offered.zip(achieved).map(|(o, a)| a < o * RATE_TOLERANCE),
+        };
+        (result, merged)
+    }
+}
+
+/// Why a results file could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// The file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The file is not a results file of this schema.
+    #[error("{path} is not a valid keyed-bench results file: {reason}")]
+    Invalid {
+        /// The file.
+        path: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+impl Results {
+    /// Reads and checks a results file.
+    pub fn read(path: &Path) -> Result<Self, ReadError> {
+        let shown = path.display().to_string();
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| ReadError::Io { path: shown.clone(), source })?;
+        let results: Self = serde_json::from_str(&text).map_err(|error| ReadError::Invalid {
+            path: shown.clone(),
+            reason: error.to_string(),
+        })?;
+        if results.schema != SCHEMA {
+            return Err(ReadError::Invalid {
+                path: shown,
+                reason: format!("schema `{}`, expected `{SCHEMA}`", results.schema),
+            });
+        }
+        Ok(results)
+    }
+}
+
+/// Writes `contents` to `path` through a temporary file and a rename, so a reader never
+/// sees a half-written file.
+pub fn write_atomically(path: &Path, contents: &[u8]) -> std::io::Result<()> {
+    let mut temporary = path.as_os_str().to_owned();
+    temporary.push(".tmp");
+    let temporary = std::path::PathBuf::from(temporary);
+    std::fs::write(&temporary, contents)?;
+    std::fs::rename(&temporary, path)
+}
+
+/// The `.hgrm` percentile distribution of a histogram (HdrHistogram's text format).
+pub fn hgrm(histogram: &Histogram<u64>) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::from("       Value     Percentile TotalCount 1/(1-Percentile)\n\n");
+    let mut count = 0;
+    for step in histogram.iter_quantiles(1) {
+        count += step.count_since_last_iteration();
+        let quantile = step.quantile_iterated_to();
+        let inverse =
+            if quantile < 1.0 { format!("{:.2}", 1.0 / (1.0 - quantile)) } else { String::new() };
+        let _ = writeln!(
+            out,
+            "{:12.3} {:14.12} {:10} {:14}",
+            step.value_iterated_to() as f64 / 1e3,
+            quantile,
+            count,
+            inverse
+        );
+    }
+    let _ = writeln!(
+        out,
+        "#[Mean    = {:12.3}, StdDeviation   = {:12.3}]\n#[Max     = {:12.3}, Total count    = {:12}]",
+        histogram.mean() / 1e3,
+        histogram.stdev() / 1e3,
+        histogram.max() as f64 / 1e3,
+        histogram.len()
+    );
+    out.push_str("#[Values in microseconds]\n");
+    out
+}

@@ -1,0 +1,202 @@
+//! The runner: offers one workload to one strategy, repeatedly, and collects raw samples.
+//! It times; it does not format (metrics and reports do that from its output).
+//!
+//! Per (workload, strategy) cell:
+//! 1. build a recorder and the strategy (its threads start; the thread baseline is taken
+//!    before, so harness threads are excluded from the observed count);
+//! 2. warm up on a prefix of the workload (closed loop), drain, forget it;
+//! 3. `repeat` measured runs, each fully drained; closed loop submits as fast as the window
+//!    admits, paced (open loop) submits each message at its due time and never skips a
+//!    late one; latency is measured from the intended time either way;
+//! 4. close the strategy and read its reported thread count.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use strategies::{Job, Message, Strategy, StrategyConfig, StrategyId};
+
+use crate::handler::BenchHandler;
+use crate::metrics::Histograms;
+use crate::recorder::{Clock, Correctness, Recorder};
+use crate::scenario::{Arrivals, Workload};
+use crate::system::{ThreadSampler, Usage};
+use crate::timer::Timer;
+
+/// Warm-up: this fraction of the workload, at most `WARMUP_MAX_MESSAGES`.
+const WARMUP_FRACTION: usize = 10;
+const WARMUP_MAX_MESSAGES: usize = 10_000;
+/// A paced producer sleeps when its next message is due further ahead than this, and
+/// spins (yielding) closer in.
+const PACE_SLEEP_THRESHOLD_NS: u64 = 1_000_000;
+/// The first paced message is due this long after the run starts.
+const PACE_LEAD_NS: u64 = 200_000;
+
+/// Shared instruments for every run of a suite.
+#[derive(Debug)]
+pub struct Instruments {
+    /// The one timer that completes every pending step.
+    pub timer: Timer,
+    /// Samples the process's thread count.
+    pub sampler: ThreadSampler,
+}
+
+impl Instruments {
+    /// Starts the timer and the thread sampler.
+    pub fn start() -> Self {
+        Self { timer: Timer::start(), sampler: ThreadSampler::start() }
+    }
+}
+
+/// The raw outcome of one measured run.
+#[derive(Clone, Debug)]
+pub struct Sample {
+    /// From the first send to the last completion.
+    pub elapsed_s: f64,
+    /// From the first send to the last send (paced: how well the schedule was kept).
+    pub send_s: f64,
+    /// Process usage during the run (every thread of the process).
+    pub usage: Usage,
+    /// Correctness counts of this run.
+    pub correctness: Correctness,
+    /// Peak OS threads added by the strategy during this run.
+    pub threads_observed: usize,
+    /// Latency, head-of-line and bystander histograms of this run.
+    pub histograms: Histograms,
+}
+
+/// Everything measured for one (workload, strategy) cell.
+#[derive(Clone, Debug)]
+pub struct Measurement {
+    /// The measured runs.
+    pub samples: Vec<Sample>,
+    /// Threads the strategy says it started.
+    pub threads_reported: usize,
+    /// The most messages in flight at once (warm-up included).
+    pub peak_in_flight: usize,
+}
+
+/// Why a cell could not be measured.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The strategy rejected the settings.
+    #[error("cannot build `{strategy}`: {source}")]
+    Build {
+        /// The strategy.
+        strategy: StrategyId,
+        /// Why.
+        source: strategies::ConfigError,
+    },
+    /// The strategy refused a message while open.
+    #[error("`{strategy}` refused a message while open: {source}")]
+    Refused {
+        /// The strategy.
+        strategy: StrategyId,
+        /// Why.
+        source: strategies::SubmitError,
+    },
+}
+
+/// Measures `strategy` on `workload`: one warm-up, then `repeat` runs.
+pub fn measure(
+    workload: &Workload,
+    strategy: StrategyId,
+    config: StrategyConfig,
+    repeat: usize,
+    instruments: &Instruments,
+) -> Result<Measurement, RunError> {
+    let clock = Clock::start();
+    let recorder = Arc::new(Recorder::new(&workload.messages, workload.keys, clock));
+    let handler = Arc::new(BenchHandler::new(Arc::clone(&recorder), instruments.timer.clone()));
+    let config =
+        StrategyConfig { max_in_flight: workload.window.unwrap_or(config.max_in_flight), ..config };
+
+    instruments.sampler.reset();
+    let baseline_threads = instruments.sampler.peak();
+    let executor =
+        strategy.build(config, handler).map_err(|source| RunError::Build { strategy, source })?;
+
+    // Warm-up runs the dispatch path (threads, mailboxes, caches) with no-op jobs, so a
+    // wait-heavy prefix does not cost as much as a measured run.
+    let warmup: Vec<Message> = workload.messages
+        [..(workload.messages.len() / WARMUP_FRACTION).min(WARMUP_MAX_MESSAGES)]
+        .iter()
+        .map(|message| Message { job: Job::Noop, ..*message })
+        .collect();
+    submit_closed(&*executor, &warmup, clock)
+        .map_err(|source| RunError::Refused { strategy, source })?;
+    executor.drain();
+    recorder.reset();
+
+    let mut samples = Vec::with_capacity(repeat);
+    for _ in 0..repeat {
+        instruments.sampler.reset();
+        let failed_before = executor.stats().failed;
+        let usage_before = Usage::now();
+        let started = clock.now_ns();
+        let sent = match workload.arrivals {
+            Arrivals::Closed => submit_closed(&*executor, &workload.messages, clock),
+            Arrivals::Paced => submit_paced(&*executor, &workload.messages, clock, started),
+        }
+        .map_err(|source| RunError::Refused { strategy, source })?;
+        executor.drain();
+        let finished = clock.now_ns();
+        let usage = Usage::now().since(&usage_before);
+        let failed = executor.stats().failed - failed_before;
+        samples.push(Sample {
+            elapsed_s: (finished - started) as f64 / 1e9,
+            send_s: (sent - started) as f64 / 1e9,
+            usage,
+            correctness: recorder.correctness(failed),
+            threads_observed: instruments.sampler.peak().saturating_sub(baseline_threads),
+            histograms: Histograms::from_recorder(&recorder, &workload.troubled),
+        });
+        recorder.reset();
+    }
+    executor.close();
+    Ok(Measurement {
+        samples,
+        threads_reported: executor.threads_started(),
+        peak_in_flight: executor.stats().peak_in_flight,
+    })
+}
+
+/// Submits as fast as the strategy admits; a message's intended time is when it was sent.
+/// Returns when the last message was sent.
+fn submit_closed(
+    executor: &dyn Strategy,
+    messages: &[Message],
+    clock: Clock,
+) -> Result<u64, strategies::SubmitError> {
+    for message in messages {
+        executor.submit(Message { intended_ns: clock.now_ns(), ..*message })?;
+    }
+    Ok(clock.now_ns())
+}
+
+/// Submits each message at `origin + lead + intended_ns`, late ones at once (never
+/// skipped, never re-timed). Returns when the last message was sent.
+fn submit_paced(
+    executor: &dyn Strategy,
+    messages: &[Message],
+    clock: Clock,
+    origin: u64,
+) -> Result<u64, strategies::SubmitError> {
+    let base = origin + PACE_LEAD_NS;
+    for message in messages {
+        let due = base + message.intended_ns;
+        loop {
+            let now = clock.now_ns();
+            if now >= due {
+                break;
+            }
+            let ahead = due - now;
+            if ahead > PACE_SLEEP_THRESHOLD_NS {
+                std::thread::sleep(Duration::from_nanos(ahead - PACE_SLEEP_THRESHOLD_NS / 2));
+            } else {
+                std::thread::yield_now();
+            }
+        }
+        executor.submit(Message { intended_ns: due, ..*message })?;
+    }
+    Ok(clock.now_ns())
+}

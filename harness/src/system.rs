@@ -1,0 +1,186 @@
+//! What the process and the machine say about themselves: OS thread count, CPU time,
+//! context switches, CPU model, toolchain and commit.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// How often the sampler counts the process's threads.
+const THREAD_SAMPLE_INTERVAL_US: u64 = 2_000;
+
+/// OS threads of this process right now (`/proc/self/stat`, field 20).
+pub fn thread_count() -> Option<usize> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The command name (field 2) may hold spaces; fields after its closing ')' are plain.
+    let after_name = &stat[stat.rfind(')')? + 2..];
+    after_name.split_whitespace().nth(17)?.parse().ok()
+}
+
+/// Samples the process's thread count in the background and keeps the peak.
+#[derive(Debug)]
+pub struct ThreadSampler {
+    peak: Arc<AtomicUsize>,
+    stop: Arc<AtomicBool>,
+    handle: Option<JoinHandle<()>>,
+}
+
+impl ThreadSampler {
+    /// Starts the sampler thread (itself counted in every sample).
+    pub fn start() -> Self {
+        let peak = Arc::new(AtomicUsize::new(thread_count().unwrap_or(0)));
+        let stop = Arc::new(AtomicBool::new(false));
+        let handle = {
+            let (peak, stop) = (Arc::clone(&peak), Arc::clone(&stop));
+            std::thread::Builder::new()
+                .name("harness-sampler".into())
+                .spawn(move || {
+                    while !stop.load(Ordering::Relaxed) {
+                        if let Some(count) = thread_count() {
+                            peak.fetch_max(count, Ordering::Relaxed);
+                        }
+                        std::thread::sleep(Duration::from_micros(THREAD_SAMPLE_INTERVAL_US));
+                    }
+                })
+                .expect("cannot start the thread sampler")
+        };
+        Self { peak, stop, handle: Some(handle) }
+    }
+
+    /// Starts a new peak from the current count.
+    pub fn reset(&self) {
+        self.peak.store(thread_count().unwrap_or(0), Ordering::Relaxed);
+    }
+
+    /// The highest count sampled since the last reset (including one last sample now).
+    pub fn peak(&self) -> usize {
+        if let Some(count) = thread_count() {
+            self.peak.fetch_max(count, Ordering::Relaxed);
+        }
+        self.peak.load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for ThreadSampler {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(handle) = self.handle.take() {
+            let _ = handle.join();
+        }
+    }
+}
+
+/// Process CPU time and context switches (`getrusage(RUSAGE_SELF)`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Usage {
+    /// User plus system CPU seconds.
+    pub cpu_s: f64,
+    /// Voluntary context switches (waits).
+    pub voluntary: u64,
+    /// Involuntary context switches (preemptions).
+    pub involuntary: u64,
+}
+
+impl Usage {
+    /// The process's usage so far.
+    pub fn now() -> Self {
+        // SAFETY: `rusage` is plain old data for which all-zero bytes are a valid value,
+        // and `getrusage` only writes into the struct we pass.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: RUSAGE_SELF is a valid `who`, and `usage` is a valid, writable rusage.
+        if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {
+            return Self::default();
+        }
+        let seconds = |time: libc::timeval| time.tv_sec as f64 + time.tv_usec as f64 / 1e6;
+        Self {
+            cpu_s: seconds(usage.ru_utime) + seconds(usage.ru_stime),
+            voluntary: usage.ru_nvcsw as u64,
+            involuntary: usage.ru_nivcsw as u64,
+        }
+    }
+
+    /// What was used between `earlier` and `self`.
+    pub fn since(&self, earlier: &Self) -> Self {
+        Self {
+            cpu_s: (self.cpu_s - earlier.cpu_s).max(0.0),
+            voluntary: self.voluntary.saturating_sub(earlier.voluntary),
+            involuntary: self.involuntary.saturating_sub(earlier.involuntary),
+        }
+    }
+}
+
+/// The CPU model name from `/proc/cpuinfo`, or "unknown".
+pub fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|info| {
+            info.lines()
+                .find(|line| line.starts_with("model name"))
+                .and_then(|line| line.split_once(':'))
+                .map(|(_, name)| name.trim().to_owned())
+        })
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// Logical cores available to this process.
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// The first line of `command args`' output, if it ran.
+fn first_line_of(command: &str, args: &[&str]) -> Option<String> {
+    let output = std::process::Command::new(command).args(args).output().ok()?;
+    output.status.success().then(|| {
+        String::from_utf8_lossy(&output.stdout).lines().next().unwrap_or_default().trim().to_owned()
+    })
+}
+
+/// `rustc -V` of the toolchain on the PATH (the one that built this binary in practice).
+pub fn rustc_version() -> String {
+    first_line_of("rustc", &["-V"]).unwrap_or_else(|| "unknown".into())
+}
+
+/// The commit checked out in the working directory, with `-dirty` if it has changes.
+pub fn git_commit() -> String {
+    let Some(commit) = first_line_of("git", &["rev-parse", "HEAD"]) else {
+        return "unknown".into();
+    };
+    let dirty = first_line_of("git", &["status", "--porcelain", "--untracked-files=no"])
+        .is_some_and(|line| !line.is_empty());
+    if dirty {
+        format!("{commit}-dirty")
+    } else {
+        commit
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sees_a_new_thread() {
+        // Other tests start and end threads meanwhile: look for a jump much larger than theirs.
+        let before = thread_count().expect("/proc is readable");
+        let (sender, receiver) = std::sync::mpsc::channel::<()>();
+        let receiver = Arc::new(std::sync::Mutex::new(receiver));
+        let threads: Vec<_> = (0..64)
+            .map(|_| {
+                let receiver = Arc::clone(&receiver);
+                std::thread::spawn(move || receiver.lock().map(|r| r.recv().ok()).ok())
+            })
+            .collect();
+        let during = thread_count().unwrap();
+        drop(sender);
+        threads.into_iter().for_each(|thread| drop(thread.join()));
+        assert!(during >= before + 32, "{before} -> {during}");
+    }
+
+    #[test]
+    fn cpu_time_grows_with_work() {
+        let before = Usage::now();
+        crate::handler::spin(20_000_000);
+        let used = Usage::now().since(&before);
+        assert!(used.cpu_s > 0.005, "{used:?}");
+    }
+}
