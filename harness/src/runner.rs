@@ -28,6 +28,8 @@ const WARMUP_MAX_MESSAGES: usize = 10_000;
 /// A paced producer sleeps when its next message is due further ahead than this, and
 /// spins (yielding) closer in.
 const PACE_SLEEP_THRESHOLD_NS: u64 = 1_000_000;
+/// How long a closed strategy's threads get to disappear from the process.
+const THREAD_EXIT_WAIT_MS: u64 = 2_000;
 /// The first paced message is due this long after the run starts.
 const PACE_LEAD_NS: u64 = 200_000;
 
@@ -153,11 +155,25 @@ pub fn measure(
         recorder.reset();
     }
     executor.close();
-    Ok(Measurement {
+    let measurement = Measurement {
         samples,
         threads_reported: executor.threads_started(),
         peak_in_flight: executor.stats().peak_in_flight,
-    })
+    };
+    drop(executor);
+    wait_for_threads_to_exit(baseline_threads);
+    Ok(measurement)
+}
+
+/// Waits until the process is back to `baseline` threads (pools may let their threads
+/// finish exiting after `close` returns), so the next cell's baseline is not inflated.
+fn wait_for_threads_to_exit(baseline: usize) {
+    let deadline = std::time::Instant::now() + Duration::from_millis(THREAD_EXIT_WAIT_MS);
+    while crate::system::thread_count().is_some_and(|count| count > baseline)
+        && std::time::Instant::now() < deadline
+    {
+        std::thread::sleep(Duration::from_micros(200));
+    }
 }
 
 /// Submits as fast as the strategy admits; a message's intended time is when it was sent.

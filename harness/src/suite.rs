@@ -146,6 +146,13 @@ pub fn run_suite(config: &RunConfig) -> Result<(Results, String), SuiteError> {
     let instruments = Instruments::start();
     let workers = config.strategy.workers;
     let mut notes = Vec::new();
+    if config.scenarios.contains(&ScenarioId::OpenLoop) {
+        notes.push(format!(
+            "open-loop saturation counts {} worker(s): min(workers, cores - 1), since the \
+             producer thread needs a core of its own",
+            saturation_workers(config)
+        ));
+    }
 
     let cells: usize = config
         .scenarios
@@ -343,14 +350,20 @@ fn recorder_overhead_ns(instruments: &Instruments) -> f64 {
     (best_recorded - best_bare).max(0.0)
 }
 
-/// Saturation throughput of the `inline` reference x workers on `uniform`.
+/// Saturation throughput of the `inline` reference x workers on `uniform`. The producer
+/// thread needs a core of its own, so at most `cores - 1` workers count (at least one).
 fn saturation(config: &RunConfig, instruments: &Instruments) -> Result<f64, SuiteError> {
     let sizes =
         Sizes { messages: config.sizes.messages.min(SATURATION_MESSAGES), ..config.sizes.clone() };
     let workload = generate(ScenarioId::Uniform, &sizes, config.seed, 1.0).remove(0);
     let measurement = measure(&workload, StrategyId::Inline, config.strategy, 1, instruments)?;
     let elapsed = measurement.samples[0].elapsed_s;
-    Ok(workload.messages.len() as f64 / elapsed * config.strategy.workers as f64)
+    Ok(workload.messages.len() as f64 / elapsed * saturation_workers(config) as f64)
+}
+
+/// Workers that count towards saturation: `min(workers, cores - 1)`, at least one.
+fn saturation_workers(config: &RunConfig) -> usize {
+    config.strategy.workers.min(system::cores().saturating_sub(1)).max(1)
 }
 
 /// The current UTC time as `YYYY-MM-DDTHH:MM:SSZ`.

@@ -94,9 +94,8 @@ pub fn render_summary(results: &Results) -> String {
     if let Some(saturation) = meta.saturation_per_s {
         let _ = writeln!(
             out,
-            "open-loop loads are fractions of {} msg/s (inline on uniform x {} workers).\n",
+            "open-loop loads are fractions of {} msg/s (inline on uniform, scaled by workers).\n",
             format_rate(saturation),
-            meta.workers
         );
     }
     for note in &meta.notes {

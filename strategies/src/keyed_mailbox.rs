@@ -7,12 +7,13 @@
 //!    FIFO of runnable mailboxes (`crossbeam_queue::SegQueue`) and a park slot.
 //! 2. A message goes to the mailbox of its key, created on demand (see `mailbox.rs`).
 //! 3. A new mailbox is bound to a worker, scanning from the next worker in round-robin
-//!    order: the first *running* worker whose queue is empty (waiting briefly behind its
+//!    order: the first *running* (not parked) worker whose queue is empty (waiting briefly behind its
 //!    current message is cheaper than waking a sleeper); else the first *parked* worker;
 //!    else the round-robin worker itself. It stays on that worker for its whole life.
 //! 4. A runnable mailbox is pushed to its worker's FIFO, waking the worker if it is parked
 //!    (`parking.rs`: no lost wake-up).
-//! 5. A worker pops mailboxes in FIFO order and runs at most `throughput` messages of each
+//! 5. A worker with nothing to do spins briefly (`crossbeam_utils::Backoff`), then parks.
+//!    A worker pops mailboxes in FIFO order and runs at most `throughput` messages of each
 //!    per turn, then pushes a non-empty mailbox to the back of its own FIFO.
 //! 6. A pending step gives the worker back at once; when its future wakes (on any thread)
 //!    the mailbox is pushed to its own worker's FIFO again. An empty mailbox is removed.
@@ -41,6 +42,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use crossbeam_queue::SegQueue;
+use crossbeam_utils::Backoff;
 
 use crate::executor::{Core, Engine, Threads};
 use crate::mailbox::{Mailbox, MailboxSet, Placement, Turn};
@@ -53,8 +55,6 @@ struct Worker {
     /// Runnable mailboxes bound to this worker, in FIFO order.
     runnable: SegQueue<Arc<Mailbox>>,
     park: ParkSlot,
-    /// The worker is inside a turn (not looking for work, not asleep).
-    busy: AtomicBool,
 }
 
 /// Affinity placement: a mailbox always runs on the worker chosen when it was created.
@@ -73,7 +73,7 @@ impl Placement for Affinity {
         let order = (0..count).map(|offset| (start + offset) % count);
         let running_and_empty = |&index: &usize| {
             let worker = &self.workers[index];
-            worker.busy.load(Ordering::Relaxed) && worker.runnable.is_empty()
+            !worker.park.is_parked() && worker.runnable.is_empty()
         };
         let parked = |&index: &usize| self.workers[index].park.is_parked();
         order
@@ -143,13 +143,17 @@ fn work(set: &Arc<MailboxSet<Affinity>>, index: usize) {
     let placement = &set.placement;
     let me = &placement.workers[index];
     me.park.register();
+    let idle = Backoff::new();
     loop {
         if let Some(mailbox) = me.runnable.pop() {
-            me.busy.store(true, Ordering::Relaxed);
             if let Turn::Requeue(mailbox) = set.run(mailbox) {
                 me.runnable.push(mailbox);
             }
-            me.busy.store(false, Ordering::Relaxed);
+            idle.reset();
+            continue;
+        }
+        if !idle.is_completed() {
+            idle.snooze(); // a short spin first: parking and unparking cost system calls
             continue;
         }
         me.park.prepare_park();

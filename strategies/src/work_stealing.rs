@@ -8,7 +8,7 @@
 //!    waker) goes to a global `crossbeam_deque::Injector`; a mailbox requeued after a full
 //!    turn goes to the back of the running worker's local FIFO deque.
 //! 3. A worker takes work from its own deque, else a batch from the injector, else steals
-//!    from the other workers' deques; it parks when all are empty (`parking.rs`), and a
+//!    from the other workers' deques; it spins briefly, then parks when all are empty (`parking.rs`), and a
 //!    producer wakes one parked worker.
 //!
 //! # Ordering guarantee
@@ -33,6 +33,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use crossbeam_deque::{Injector, Stealer, Worker};
+use crossbeam_utils::Backoff;
 
 use crate::executor::{Core, Engine, Threads};
 use crate::mailbox::{Mailbox, MailboxSet, Placement, Turn};
@@ -143,14 +144,20 @@ fn work(set: &Arc<MailboxSet<Stealing>>, index: usize, local: &Worker<Arc<Mailbo
     let placement = &set.placement;
     let park = &placement.parks[index];
     park.register();
+    let idle = Backoff::new();
     loop {
         if let Some(mailbox) = placement.find(local) {
+            idle.reset();
             if !local.is_empty() {
                 placement.wake_one(); // more runnable work than this worker: share it
             }
             if let Turn::Requeue(mailbox) = set.run(mailbox) {
                 local.push(mailbox);
             }
+            continue;
+        }
+        if !idle.is_completed() {
+            idle.snooze(); // a short spin first: parking and unparking cost system calls
             continue;
         }
         park.prepare_park();
