@@ -25,15 +25,12 @@ use std::sync::Arc;
 use std::task::{Context, Wake, Waker};
 
 use crate::executor::{Core, Threads};
+use crate::hash::mix64;
 use crate::{Message, Pending};
 
 /// The group of an aggregate id: `floor_mod(hash(id), groups)`, never negative.
 pub(crate) fn group_of(aggregate_id: u64, groups: usize) -> usize {
-    // splitmix64's finaliser: a fixed, well-mixed hash, the same on every run.
-    let mut hash = aggregate_id.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    hash = (hash ^ (hash >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    hash = (hash ^ (hash >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    hash ^= hash >> 31;
+    let hash = mix64(aggregate_id);
     // Read as a signed hash, as Java's `Math.floorMod(hashCode, groups)` does.
     (hash as i64).rem_euclid(groups as i64) as usize
 }

@@ -39,6 +39,7 @@ use std::sync::Arc;
 
 mod executor;
 mod groups;
+mod hash;
 mod mailbox;
 mod parking;
 mod window;

@@ -6,7 +6,8 @@
 //! A [`Mailbox`] exists while its key has unfinished messages. Its queue and its [`Phase`]
 //! are guarded by one small mutex; the map from key to mailbox is a [`DashMap`] (sharded
 //! `RwLock<HashMap>`s, so submissions of different keys rarely touch the same lock and no
-//! lock is global). Lock order is always map shard, then mailbox.
+//! lock is global) with a fast fixed hash (`hash.rs`). Lock order is always map shard,
+//! then mailbox.
 //!
 //! 1. **Submit** (under the shard lock of the key): find or create the mailbox (a new one
 //!    is bound to a worker by [`Placement::bind`]), push the message; if the mailbox was
@@ -38,6 +39,7 @@ use std::task::{Context, Wake, Waker};
 use dashmap::DashMap;
 
 use crate::executor::Core;
+use crate::hash::BuildKeyHasher;
 use crate::{Key, Message, Pending};
 
 /// Where a mailbox is in its life.
@@ -113,7 +115,7 @@ pub(crate) enum Turn {
 pub(crate) struct MailboxSet<P> {
     pub(crate) core: Arc<Core>,
     pub(crate) placement: P,
-    mailboxes: DashMap<Key, Arc<Mailbox>>,
+    mailboxes: DashMap<Key, Arc<Mailbox>, BuildKeyHasher>,
 }
 
 impl<P> std::fmt::Debug for MailboxSet<P> {
@@ -124,7 +126,7 @@ impl<P> std::fmt::Debug for MailboxSet<P> {
 
 impl<P: Placement> MailboxSet<P> {
     pub(crate) fn new(core: Arc<Core>, placement: P) -> Arc<Self> {
-        Arc::new(Self { core, placement, mailboxes: DashMap::new() })
+        Arc::new(Self { core, placement, mailboxes: DashMap::with_hasher(BuildKeyHasher) })
     }
 
     /// Step 1: queue an admitted message in its key's mailbox.
