@@ -27,7 +27,9 @@
 //! 5. **Retire**: a runner that finds the queue empty takes the shard lock, checks the queue
 //!    again and removes the mailbox from the map (`Retired`). A concurrent submission
 //!    either pushed before that check (the runner sees it and keeps running) or comes after
-//!    the removal and creates a new mailbox.
+//!    the removal and creates a new mailbox. A retired mailbox that nothing else refers to
+//!    (`Arc::get_mut` succeeds: no waker, no queue, no map entry holds it) is kept as a
+//!    spare and reused for a later key, so the synchronous path allocates nothing once warm.
 //!
 //! Per-key order follows: one queue per key, FIFO, one runner at a time, and the next
 //! message starts only after the previous step is ready.
@@ -36,11 +38,15 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Wake, Waker};
 
+use crossbeam_queue::ArrayQueue;
 use dashmap::DashMap;
 
 use crate::executor::Core;
 use crate::hash::BuildKeyHasher;
 use crate::{Key, Message, Pending};
+
+/// Retired mailboxes kept for reuse per strategy instance.
+const SPARE_MAILBOXES: usize = 1024;
 
 /// Where a mailbox is in its life.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -116,6 +122,9 @@ pub(crate) struct MailboxSet<P> {
     pub(crate) core: Arc<Core>,
     pub(crate) placement: P,
     mailboxes: DashMap<Key, Arc<Mailbox>, BuildKeyHasher>,
+    /// Retired mailboxes kept for reuse, so that activating a key allocates nothing once
+    /// the set is warm (and a mailbox's queue keeps its capacity).
+    spare: ArrayQueue<Arc<Mailbox>>,
 }
 
 impl<P> std::fmt::Debug for MailboxSet<P> {
@@ -126,24 +135,15 @@ impl<P> std::fmt::Debug for MailboxSet<P> {
 
 impl<P: Placement> MailboxSet<P> {
     pub(crate) fn new(core: Arc<Core>, placement: P) -> Arc<Self> {
-        Arc::new(Self { core, placement, mailboxes: DashMap::with_hasher(BuildKeyHasher) })
+        let spare = ArrayQueue::new(SPARE_MAILBOXES);
+        Arc::new(Self { core, placement, mailboxes: DashMap::with_hasher(BuildKeyHasher), spare })
     }
 
     /// Step 1: queue an admitted message in its key's mailbox.
     pub(crate) fn submit(self: &Arc<Self>, message: Message) {
         let to_schedule = {
-            let entry = self.mailboxes.entry(message.key).or_insert_with(|| {
-                Arc::new(Mailbox {
-                    key: message.key,
-                    home: self.placement.bind(),
-                    inner: Mutex::new(Inner {
-                        messages: VecDeque::new(),
-                        phase: Phase::Idle,
-                        notified: false,
-                        pending: None,
-                    }),
-                })
-            });
+            let entry =
+                self.mailboxes.entry(message.key).or_insert_with(|| self.activate(message.key));
             let mailbox = entry.value();
             let mut inner = mailbox.lock();
             debug_assert_ne!(inner.phase, Phase::Retired, "a retired mailbox is never in the map");
@@ -157,6 +157,40 @@ impl<P: Placement> MailboxSet<P> {
         };
         if let Some(mailbox) = to_schedule {
             P::schedule(self, mailbox);
+        }
+    }
+
+    /// A mailbox for `key`, bound to a worker: a spare one if there is one.
+    fn activate(&self, key: Key) -> Arc<Mailbox> {
+        let home = self.placement.bind();
+        if let Some(mut mailbox) = self.spare.pop() {
+            if let Some(spare) = Arc::get_mut(&mut mailbox) {
+                spare.key = key;
+                spare.home = home;
+                let inner = spare.inner.get_mut().unwrap_or_else(|poisoned| poisoned.into_inner());
+                debug_assert!(inner.messages.is_empty() && inner.pending.is_none());
+                inner.phase = Phase::Idle;
+                inner.notified = false;
+                return mailbox;
+            }
+        }
+        Arc::new(Mailbox {
+            key,
+            home,
+            inner: Mutex::new(Inner {
+                messages: VecDeque::new(),
+                phase: Phase::Idle,
+                notified: false,
+                pending: None,
+            }),
+        })
+    }
+
+    /// Keeps a retired mailbox for reuse if nothing else refers to it (a waker of an
+    /// earlier step may still hold it; then it is simply dropped later).
+    fn recycle(&self, mut mailbox: Arc<Mailbox>) {
+        if Arc::get_mut(&mut mailbox).is_some() {
+            let _ = self.spare.push(mailbox); // a full spare queue drops it
         }
     }
 
@@ -192,7 +226,10 @@ impl<P: Placement> MailboxSet<P> {
                         }
                     }
                 }
-                None if self.retire(&mailbox) => return Turn::Done,
+                None if self.retire(&mailbox) => {
+                    self.recycle(mailbox);
+                    return Turn::Done;
+                }
                 None => {} // a message arrived meanwhile: keep running
             }
         }
