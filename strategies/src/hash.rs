@@ -60,7 +60,6 @@ impl Hasher for KeyHasher {
 mod tests {
     use super::*;
     use crate::Key;
-    use std::hash::BuildHasher as _;
 
     #[test]
     fn keys_spread_over_shards() {
