@@ -273,7 +273,7 @@ impl RunResult {
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
     /// The file could not be read.
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {path}")]
     Io {
         /// The file.
         path: String,

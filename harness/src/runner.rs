@@ -81,7 +81,7 @@ pub struct Measurement {
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
     /// The strategy rejected the settings.
-    #[error("cannot build `{strategy}`: {source}")]
+    #[error("cannot build `{strategy}`")]
     Build {
         /// The strategy.
         strategy: StrategyId,
@@ -89,7 +89,7 @@ pub enum RunError {
         source: strategies::ConfigError,
     },
     /// The strategy refused a message while open.
-    #[error("`{strategy}` refused a message while open: {source}")]
+    #[error("`{strategy}` refused a message while open")]
     Refused {
         /// The strategy.
         strategy: StrategyId,

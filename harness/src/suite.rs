@@ -54,7 +54,7 @@ pub enum SuiteError {
     #[error(transparent)]
     Run(#[from] RunError),
     /// The output could not be written.
-    #[error("cannot write {path}: {source}")]
+    #[error("cannot write {path}")]
     Write {
         /// The file or folder.
         path: String,
@@ -75,8 +75,17 @@ fn skip_reason(scenario: ScenarioId, strategy: StrategyId) -> Option<&'static st
     )
 }
 
-/// Creates the output folders, failing early (before any measurement) if it cannot.
+/// Creates the output folders, failing early (before any measurement) if it cannot, and
+/// removes an earlier `results.json` there, so a run that fails leaves no complete-looking
+/// results behind.
 pub fn prepare_output(out: &std::path::Path) -> Result<(), SuiteError> {
+    let previous = out.join("results.json");
+    match std::fs::remove_file(&previous) {
+        Err(error) if error.kind() != std::io::ErrorKind::NotFound => {
+            return Err(SuiteError::Write { path: previous.display().to_string(), source: error });
+        }
+        _ => {}
+    }
     let histograms = out.join("histograms");
     std::fs::create_dir_all(&histograms)
         .map_err(|source| SuiteError::Write { path: histograms.display().to_string(), source })?;
