@@ -15,7 +15,7 @@ cargo build --release --quiet
 cat > "$out/README.md" <<MD
 # Run $(basename "$out")
 
-- command: \`scripts/run-suite.sh $*\` (\`keyed-bench run --out $out $*\`)
+- command: \`scripts/run-suite.sh${*:+ $*}\` (\`keyed-bench run --out $out${*:+ $*}\`)
 - commit: $(git rev-parse HEAD)$(git diff --quiet HEAD -- . ':!results' || echo " (with local changes)")
 - rustc: $(rustc -V)
 - cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')
