@@ -275,14 +275,21 @@ impl Threads {
         self.started.load(Ordering::Relaxed)
     }
 
-    /// Waits for every started thread to end; the caller has told them to stop.
+    /// Waits for every started thread to end; the caller has told them to stop. Handler
+    /// panics are contained by `Core`, so a worker that panicked hit a bug of ours: its
+    /// panic is passed on rather than hidden.
     pub(crate) fn join_all(&self) {
         let handles = std::mem::take(
             &mut *self.handles.lock().unwrap_or_else(|poisoned| poisoned.into_inner()),
         );
+        let mut first_panic = None;
         for handle in handles {
-            // Worker loops never panic: handler panics are contained by `Core`.
-            let _ = handle.join();
+            if let Err(panic) = handle.join() {
+                first_panic.get_or_insert(panic);
+            }
+        }
+        if let Some(panic) = first_panic {
+            std::panic::resume_unwind(panic);
         }
     }
 }

@@ -21,6 +21,7 @@
 //! after it stored it: no wake-up is lost.
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Wake, Waker};
 
@@ -62,6 +63,9 @@ struct Group {
 #[derive(Debug)]
 pub(crate) struct GroupPool {
     lanes: Vec<flume::Sender<Task>>,
+    /// Per lane: a `Sweep` is queued and not yet processed (so repeated sweeps of a forced
+    /// close do not pile up behind a long handler).
+    sweep_queued: Vec<Arc<AtomicBool>>,
     groups: usize,
 }
 
@@ -70,19 +74,22 @@ impl GroupPool {
     pub(crate) fn start(core: &Arc<Core>, name: &str, threads: &Threads) -> Self {
         let workers = core.config.workers;
         let per_lane = core.config.groups_per_worker;
-        let lanes = (0..workers)
-            .map(|lane| {
-                let (sender, receiver) = flume::unbounded();
-                let lane_loop = Lane {
-                    core: Arc::clone(core),
-                    sender: sender.clone(),
-                    groups: (0..per_lane).map(|_| Group::default()).collect(),
-                };
-                threads.spawn(format!("{name}-{lane}"), move || lane_loop.run(&receiver));
-                sender
-            })
-            .collect();
-        Self { lanes, groups: per_lane * workers }
+        let mut lanes = Vec::with_capacity(workers);
+        let mut sweep_queued = Vec::with_capacity(workers);
+        for lane in 0..workers {
+            let (sender, receiver) = flume::unbounded();
+            let queued = Arc::new(AtomicBool::new(false));
+            let lane_loop = Lane {
+                core: Arc::clone(core),
+                sender: sender.clone(),
+                sweep_queued: Arc::clone(&queued),
+                groups: (0..per_lane).map(|_| Group::default()).collect(),
+            };
+            threads.spawn(format!("{name}-{lane}"), move || lane_loop.run(&receiver));
+            lanes.push(sender);
+            sweep_queued.push(queued);
+        }
+        Self { lanes, sweep_queued, groups: per_lane * workers }
     }
 
     /// Sends an admitted message to the lane of its group.
@@ -93,8 +100,10 @@ impl GroupPool {
 
     /// Asks every lane to discard its backlogs and abandon its pending steps.
     pub(crate) fn sweep(&self) {
-        for lane in 0..self.lanes.len() {
-            self.send(lane, Task::Sweep);
+        for (lane, queued) in self.sweep_queued.iter().enumerate() {
+            if !queued.swap(true, Ordering::AcqRel) {
+                self.send(lane, Task::Sweep);
+            }
         }
     }
 
@@ -116,6 +125,8 @@ struct Lane {
     core: Arc<Core>,
     /// This lane's own channel, for the wakers of its groups.
     sender: flume::Sender<Task>,
+    /// Cleared when this lane takes a `Sweep`, so the next one is sent.
+    sweep_queued: Arc<AtomicBool>,
     /// Local group `i` is global group `i * workers + lane`.
     groups: Vec<Group>,
 }
@@ -136,7 +147,10 @@ impl Lane {
                     }
                 }
                 Task::Resume(local) => self.resume(local),
-                Task::Sweep => self.sweep(),
+                Task::Sweep => {
+                    self.sweep_queued.store(false, Ordering::Release);
+                    self.sweep();
+                }
                 Task::Stop => return,
             }
         }

@@ -30,7 +30,8 @@
 //! No stealing: a mailbox queued behind a long synchronous turn waits even when other
 //! workers are idle (`long-sync`). The window is shared by all keys, so one key holding
 //! `max_in_flight - batch + 1` unfinished messages stalls admission for every key
-//! (`hot-backlog`). A mailbox is allocated per activation of a key.
+//! (`hot-backlog`). Activating a key costs a map insert and removal (mailboxes themselves
+//! are recycled).
 //!
 //! # References
 //!

@@ -59,7 +59,8 @@ enum Phase {
     Running,
     /// A pending step is stored; its waker will schedule the mailbox.
     Waiting,
-    /// Removed from the map; never used again.
+    /// Removed from the map. Only reused, as a spare for another key, once nothing else
+    /// refers to it (`MailboxSet::recycle`).
     Retired,
 }
 
@@ -264,16 +265,27 @@ impl<P: Placement> MailboxSet<P> {
 
     /// Step 5: removes an empty mailbox from the map; `false` if a message arrived.
     fn retire(&self, mailbox: &Arc<Mailbox>) -> bool {
-        self.mailboxes
-            .remove_if(&mailbox.key, |_, current| {
-                let mut inner = current.lock();
-                let empty = Arc::ptr_eq(current, mailbox) && inner.messages.is_empty();
-                if empty {
-                    inner.phase = Phase::Retired;
-                }
-                empty
-            })
-            .is_some()
+        let removed = self.mailboxes.remove_if(&mailbox.key, |_, current| {
+            let mut inner = current.lock();
+            let empty = Arc::ptr_eq(current, mailbox) && inner.messages.is_empty();
+            if empty {
+                inner.phase = Phase::Retired;
+            }
+            empty
+        });
+        if removed.is_some() {
+            return true;
+        }
+        // Not removed: either a message arrived (keep running), or the map no longer holds
+        // this mailbox, which cannot happen while the protocol holds; then nobody can push
+        // to it, so it is done rather than a runner spinning on it for ever.
+        let mut inner = mailbox.lock();
+        if inner.messages.is_empty() {
+            debug_assert!(false, "a running mailbox was missing from the map");
+            inner.phase = Phase::Retired;
+            return true;
+        }
+        false
     }
 
     /// The waker of a pending step fired.
@@ -291,14 +303,18 @@ impl<P: Placement> MailboxSet<P> {
         }
     }
 
-    /// Forced close: discards every queued message and abandons every stored pending step.
+    /// Forced close: discards every queued message and abandons the pending step of every
+    /// `Waiting` mailbox. A mailbox already woken (`Scheduled`, its step still stored) is
+    /// left to its runner, which polls the step once more and abandons it if it is still
+    /// not ready: the mailbox is in a run queue, so it must not look `Idle`.
     pub(crate) fn sweep(&self) {
         for entry in self.mailboxes.iter() {
             let (discarded, abandoned) = {
                 let mut inner = entry.value().lock();
                 let discarded = inner.messages.len() as u64;
                 inner.messages.clear();
-                let abandoned = inner.pending.take();
+                let abandoned =
+                    if inner.phase == Phase::Waiting { inner.pending.take() } else { None };
                 if abandoned.is_some() {
                     // Nothing is left to wait for; a late wake finds it idle and ignores it.
                     inner.phase = Phase::Idle;

@@ -365,6 +365,44 @@ fn force_close_discards_queued_messages_and_abandons_pending_steps() {
     }
 }
 
+/// A forced close that lands after a pending step was woken but before its mailbox ran
+/// again (1 worker, held by another key) neither loses the step nor leaves the mailbox in a
+/// state that breaks its runner: the close returns, no worker panics, and every admitted
+/// message is accounted for exactly once.
+#[test]
+fn force_close_after_a_wake_before_the_rerun_accounts_for_everything() {
+    for id in threaded() {
+        let config = StrategyConfig { groups_per_worker: DISTINCT_GROUPS, ..config(1) };
+        let f = Fixture::new(id, config);
+        let mut seq = Sequencer::default();
+        let (woken, running) = (key(1), key(2));
+        f.submit(seq.next(woken, pend_on_gate(1)));
+        f.wait_started(1);
+        f.submit(seq.next(running, block_on_gate(2))); // holds the only worker
+        f.wait_started(2);
+        f.submit_all(seq.run_of(woken, 3, |_| Job::Noop));
+        f.gates.open(1); // the step is ready: its mailbox is queued behind the held worker
+        thread::sleep(Duration::from_millis(20));
+
+        let strategy = f.shared();
+        let closer = thread::spawn(move || strategy.force_close());
+        let deadline = Instant::now() + PATIENCE;
+        while f.try_submit(seq.next(key(99), Job::Noop)).is_ok() {
+            assert!(Instant::now() < deadline, "{id}: force_close never closed admission");
+            thread::sleep(Duration::from_millis(1));
+        }
+        thread::sleep(Duration::from_millis(20)); // let a sweep or two pass
+        f.gates.open(2);
+        let forced = within(&format!("{id}: force_close"), PATIENCE, move || closer.join())
+            .unwrap_or_else(|_| panic!("{id}: force_close panicked (a worker hit a bug)"));
+
+        let admitted = f.accepted().len() as u64;
+        let ended = f.recorder.with_log(|log| log.ended() as u64);
+        assert!(ended >= 1, "{id}: the running step must finish");
+        assert_eq!(ended + forced.discarded + forced.abandoned, admitted, "{id}: {forced:?}");
+    }
+}
+
 /// A panicking handler, or a pending step that panics when polled, is contained: counted in
 /// `failed`, finished, the same worker threads keep running (none replaced), and every
 /// other message, of the same keys and of others, completes in order.
