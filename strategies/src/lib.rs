@@ -31,6 +31,8 @@
 //! | `inline` | `inline.rs` | the handler runs on the submitting thread (reference) |
 //! | `thread-pool` | `thread_pool.rs` | a plain pool fed by one channel, no per-key order (control) |
 
+#![forbid(unsafe_code)]
+
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
