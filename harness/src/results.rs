@@ -320,24 +320,28 @@ pub fn write_atomically(path: &Path, contents: &[u8]) -> std::io::Result<()> {
     std::fs::rename(&temporary, path)
 }
 
+/// Percentile steps per halving of the distance to 100% in `.hgrm` output (HdrHistogram's
+/// own tools use 5).
+const HGRM_TICKS_PER_HALF_DISTANCE: u32 = 5;
+
 /// The `.hgrm` percentile distribution of a histogram (HdrHistogram's text format).
 pub fn hgrm(histogram: &Histogram<u64>) -> String {
     use std::fmt::Write as _;
     let mut out = String::from("       Value     Percentile TotalCount 1/(1-Percentile)\n\n");
     let mut count = 0;
-    for step in histogram.iter_quantiles(1) {
+    for step in histogram.iter_quantiles(HGRM_TICKS_PER_HALF_DISTANCE) {
         count += step.count_since_last_iteration();
         let quantile = step.quantile_iterated_to();
         let inverse =
             if quantile < 1.0 { format!("{:.2}", 1.0 / (1.0 - quantile)) } else { String::new() };
-        let _ = writeln!(
-            out,
+        let line = format!(
             "{:12.3} {:14.12} {:10} {:14}",
             step.value_iterated_to() as f64 / 1e3,
             quantile,
             count,
             inverse
         );
+        let _ = writeln!(out, "{}", line.trim_end());
     }
     let _ = writeln!(
         out,
@@ -349,4 +353,43 @@ pub fn hgrm(histogram: &Histogram<u64>) -> String {
     );
     out.push_str("#[Values in microseconds]\n");
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::new_histogram;
+
+    #[test]
+    fn hgrm_lists_rising_percentiles_up_to_the_total() {
+        let mut histogram = new_histogram();
+        for value in 1..=10_000u64 {
+            histogram.record(value * 1_000).unwrap();
+        }
+        let text = hgrm(&histogram);
+        let rows: Vec<Vec<f64>> = text
+            .lines()
+            .filter(|line| !line.is_empty() && !line.starts_with('#') && !line.contains("Value"))
+            .map(|line| {
+                line.split_whitespace().take(3).map(|field| field.parse().unwrap()).collect()
+            })
+            .collect();
+        assert!(rows.len() > 20, "{text}");
+        assert!(rows.windows(2).all(|pair| pair[0][1] <= pair[1][1] && pair[0][0] <= pair[1][0]));
+        let last = rows.last().unwrap();
+        assert_eq!((last[1], last[2]), (1.0, 10_000.0));
+        assert!(text.contains("Total count    =        10000"), "{text}");
+    }
+
+    #[test]
+    fn a_malformed_or_foreign_file_is_a_clear_error() {
+        let dir = std::env::temp_dir().join(format!("keyed-bench-read-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let missing = Results::read(&dir.join("absent.json")).unwrap_err().to_string();
+        assert!(missing.starts_with("cannot read"), "{missing}");
+        std::fs::write(dir.join("bad.json"), "{ not json").unwrap();
+        let bad = Results::read(&dir.join("bad.json")).unwrap_err().to_string();
+        assert!(bad.contains("not a valid keyed-bench results file"), "{bad}");
+        std::fs::remove_dir_all(&dir).ok();
+    }
 }
