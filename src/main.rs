@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use harness::cli::RunArgs;
+use harness::report::{plot_and_report, PlotArgs, PlotConfig};
 use harness::suite::{run_suite, RunConfig};
 
 /// Benchmark suite for executors of per-aggregate ordered messages.
@@ -23,6 +24,8 @@ enum Command {
     Run(Box<RunArgs>),
     /// List every strategy and scenario, with descriptions and default sizes.
     List,
+    /// Draw the charts (PNG and SVG) of a results file and write report.html.
+    Plot(PlotArgs),
 }
 
 /// Exit status for bad input (flags, files).
@@ -40,6 +43,7 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Some(Command::Run(args)) => run(*args),
+        Some(Command::Plot(args)) => plot(args),
         None => run(RunArgs::defaults()),
     }
 }
@@ -66,6 +70,35 @@ fn run(args: RunArgs) -> ExitCode {
         Err(error) => {
             eprintln!("keyed-bench: {:#}", anyhow::Error::from(error));
             ExitCode::FAILURE
+        }
+    }
+}
+
+fn plot(args: PlotArgs) -> ExitCode {
+    let config = match PlotConfig::try_from(args) {
+        Ok(config) => config,
+        Err(error) => {
+            eprintln!("keyed-bench: {error}");
+            return ExitCode::from(BAD_INPUT);
+        }
+    };
+    match plot_and_report(&config) {
+        Ok(outcome) => {
+            for skipped in &outcome.skipped {
+                eprintln!("note: {skipped}");
+            }
+            eprintln!(
+                "wrote {} chart files to {} and {}",
+                outcome.files.len(),
+                config.out.display(),
+                outcome.report.display()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            let bad_input = error.is_bad_input();
+            eprintln!("keyed-bench: {:#}", anyhow::Error::from(error));
+            ExitCode::from(if bad_input { BAD_INPUT } else { 1 })
         }
     }
 }

@@ -1,0 +1,122 @@
+//! Throughput per scenario: one panel per scenario, one group of bars per parameter,
+//! strategies side by side, whiskers from the slowest to the fastest repetition.
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::{
+    category, centres, find, frame, grid, params, rows, strategies, strategy_colour,
+    strategy_entries, text_style, ticked, DrawResult, Figure, Mark, Planned, TEXT_PX, TICK_PX,
+};
+use crate::results::{Results, RunResult};
+use crate::scenario::ScenarioId;
+use crate::summary::format_rate;
+
+const NOTE: &str = "One panel per scenario, each with its own linear scale. Bar height is the \
+median completed messages per second over the repetitions; the whisker spans the slowest to \
+the fastest repetition. In paced scenarios (conflict-backoff, long-sync, hot-backlog, \
+open-loop) every strategy that keeps up reaches the offered rate, so equal bars are expected \
+and a shorter bar means a strategy fell behind; thread-pool, the unordered control, is not \
+held back by per-key order and may finish early.";
+
+struct Throughput<'a> {
+    panels: Vec<(ScenarioId, Vec<&'a RunResult>)>,
+    strategies: Vec<&'a str>,
+}
+
+pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
+    let panels: Vec<(ScenarioId, Vec<&RunResult>)> = ScenarioId::ALL
+        .iter()
+        .map(|&scenario| (scenario, rows(results, scenario)))
+        .filter(|(_, rows)| !rows.is_empty())
+        .collect();
+    if panels.is_empty() {
+        plans.push(Planned::Skip("throughput: the results hold no runs".into()));
+        return;
+    }
+    let all: Vec<&RunResult> = results.runs.iter().collect();
+    let figure = Throughput { panels, strategies: strategies(&all) };
+    plans.push(super::render(
+        "throughput".into(),
+        "Throughput per scenario".into(),
+        NOTE.into(),
+        &figure,
+    ));
+}
+
+impl Figure for Throughput<'_> {
+    fn size(&self) -> (u32, u32) {
+        let (grid_rows, columns) = grid(self.panels.len(), 4);
+        (columns as u32 * 440 + 40, grid_rows as u32 * 380 + 110)
+    }
+
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
+        let title = "Throughput per scenario (median msg/s; whiskers: min-max over repetitions)";
+        let body = frame(root, title, &strategy_entries(&self.strategies, Mark::Bar))?;
+        let body = body.margin(0, 10, 10, 10);
+        for (panel, (scenario, rows)) in
+            body.split_evenly(grid(self.panels.len(), 4)).iter().zip(&self.panels)
+        {
+            draw_panel(panel, *scenario, rows)?;
+        }
+        Ok(())
+    }
+}
+
+fn draw_panel<DB: DrawingBackend>(
+    panel: &DrawingArea<DB, Shift>,
+    scenario: ScenarioId,
+    rows: &[&RunResult],
+) -> DrawResult<DB> {
+    let params = params(rows);
+    let strategies = strategies(rows);
+    let top = rows.iter().map(|row| row.throughput_per_s.max).fold(0.0, f64::max) * 1.12;
+    let labels: Vec<String> = params
+        .iter()
+        .map(|param| if param.is_empty() { scenario.as_str().to_owned() } else { (*param).into() })
+        .collect();
+    let mut chart = ChartBuilder::on(panel)
+        .caption(scenario.as_str(), text_style(TEXT_PX))
+        .margin(8)
+        .x_label_area_size(28)
+        .y_label_area_size(62)
+        .build_cartesian_2d(
+            ticked(0.0..params.len() as f64, centres(params.len())),
+            0.0..top.max(1.0),
+        )?;
+    let x_label = |x: &f64| labels.get(category(*x)).cloned().unwrap_or_default();
+    let y_label = |y: &f64| format_rate(*y);
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_label_formatter(&x_label)
+        .y_label_formatter(&y_label)
+        .y_desc("msg/s")
+        .label_style(text_style(TICK_PX))
+        .axis_desc_style(text_style(TICK_PX))
+        .draw()?;
+
+    let slot = 0.84 / strategies.len().max(1) as f64;
+    for (group, param) in params.iter().enumerate() {
+        for (index, strategy) in strategies.iter().enumerate() {
+            let Some(row) = find(rows, param, strategy) else { continue };
+            let left = group as f64 + 0.08 + index as f64 * slot;
+            let (right, centre) = (left + slot * 0.85, left + slot * 0.425);
+            let spread = row.throughput_per_s;
+            chart.draw_series(std::iter::once(Rectangle::new(
+                [(left, 0.0), (right, spread.median)],
+                strategy_colour(strategy).filled(),
+            )))?;
+            let cap = slot * 0.25;
+            let whisker = [
+                vec![(centre, spread.min), (centre, spread.max)],
+                vec![(centre - cap, spread.min), (centre + cap, spread.min)],
+                vec![(centre - cap, spread.max), (centre + cap, spread.max)],
+            ];
+            chart.draw_series(
+                whisker.into_iter().map(|points| PathElement::new(points, BLACK.stroke_width(1))),
+            )?;
+        }
+    }
+    Ok(())
+}

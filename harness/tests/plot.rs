@@ -1,0 +1,257 @@
+//! Charts and the report from small results files: valid PNG, well-formed SVG and HTML,
+//! graceful skips, clear errors for missing or malformed input.
+
+use std::path::{Path, PathBuf};
+
+use harness::plot::{render_all, Charts};
+use harness::recorder::Correctness;
+use harness::report::{plot_and_report, render_report, PlotConfig, ReportError};
+use harness::results::{
+    ContextSwitches, Latency, Meta, ReadError, Results, RunResult, Spread, Tail, Threads, SCHEMA,
+};
+
+const PNG_SIGNATURE: [u8; 8] = [0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A];
+
+/// A fresh, empty folder under the system temp dir.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("keyed-bench-plot-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+fn run(scenario: &str, param: &str, strategy: &str, scale: u64) -> RunResult {
+    let bystander = matches!(scenario, "hot-backlog" | "conflict-backoff" | "long-sync");
+    RunResult {
+        scenario: scenario.into(),
+        param: param.into(),
+        strategy: strategy.into(),
+        throughput_per_s: Spread {
+            median: 1e5 * scale as f64,
+            min: 0.9e5 * scale as f64,
+            max: 1.1e5 * scale as f64,
+        },
+        latency_ns: Latency {
+            p50: 1_000 * scale,
+            p90: 5_000 * scale,
+            p99: 50_000 * scale,
+            p999: 900_000 * scale,
+            max: 3_000_000 * scale,
+        },
+        hol_ns: Tail { p50: 100, p99: 20_000 * scale, p999: 40_000 * scale, max: 90_000 * scale },
+        bystander_latency_ns: bystander.then_some(Tail {
+            p50: 900,
+            p99: 30_000 * scale,
+            p999: 60_000 * scale,
+            max: 100_000 * scale,
+        }),
+        threads: Threads { reported: 2, observed: 2 },
+        correctness: Correctness::default(),
+        cpu_s: 0.1,
+        ctx_switches: ContextSwitches { voluntary: 10.0, involuntary: 1.0 },
+        peak_in_flight: 256,
+        ideal_s: 0.05 * scale as f64,
+        efficiency: 0.9,
+        elapsed_s: 0.06 * scale as f64,
+        messages: 2_000,
+        offered_per_s: None,
+        achieved_per_s: None,
+        below_offered: None,
+    }
+}
+
+/// uniform, hot-backlog (240, 241) and async-io (10, 1000 keys) for two strategies; no
+/// many-types, open-loop, conflict-backoff or long-sync.
+fn small_results() -> Results {
+    let mut runs = Vec::new();
+    for (index, strategy) in ["keyed-mailbox", "group-by"].into_iter().enumerate() {
+        let scale = index as u64 + 1;
+        runs.push(run("uniform", "", strategy, scale));
+        runs.push(run("hot-backlog", "burst=240", strategy, scale));
+        runs.push(run("hot-backlog", "burst=241", strategy, scale * 10));
+        runs.push(run("async-io", "keys=10", strategy, scale * 5));
+        runs.push(run("async-io", "keys=1000", strategy, scale));
+    }
+    Results {
+        schema: SCHEMA.into(),
+        meta: Meta {
+            created: "2026-11-30T00:00:00Z".into(),
+            git_commit: "abc123".into(),
+            rustc: "rustc 1.85.0".into(),
+            cpu_model: "Test CPU <fast> & cheap".into(),
+            cores: 2,
+            workers: 2,
+            window: 256,
+            throughput: 16,
+            command: "keyed-bench run --quick".into(),
+            seed: 42,
+            repeat: 1,
+            quick: true,
+            recorder_overhead_ns: Some(60.0),
+            saturation_per_s: None,
+            suite_elapsed_s: 3.5,
+            notes: vec!["a note".into()],
+        },
+        runs,
+        skipped: Vec::new(),
+    }
+}
+
+fn assert_valid_png(bytes: &[u8], what: &str) {
+    assert!(bytes.len() > 1_000, "{what}: {} bytes", bytes.len());
+    assert_eq!(bytes[..8], PNG_SIGNATURE, "{what}: PNG signature");
+}
+
+fn assert_well_formed_svg(text: &str, what: &str) {
+    let text = text.trim();
+    assert!(text.starts_with("<svg") || text.starts_with("<?xml"), "{what}: SVG start");
+    assert!(text.ends_with("</svg>"), "{what}: SVG end");
+    assert_eq!(text.matches("<svg").count(), 1, "{what}: one svg element");
+    assert!(text.contains("<text"), "{what}: has text (titles, ticks)");
+}
+
+fn names(charts: &Charts) -> Vec<&str> {
+    charts.charts.iter().map(|chart| chart.name.as_str()).collect()
+}
+
+#[test]
+fn small_results_give_valid_charts_and_skip_the_absent_scenarios() {
+    let charts = render_all(&small_results()).expect("charts draw");
+    let names = names(&charts);
+    for expected in [
+        "throughput",
+        "latency-uniform",
+        "latency-hot-backlog",
+        "latency-async-io",
+        "head-of-line",
+        "hot-backlog-cliff",
+        "async-io-elapsed",
+    ] {
+        assert!(names.contains(&expected), "{expected} missing from {names:?}");
+    }
+    for absent in ["threads-many-types", "open-loop-latency", "latency-zipf"] {
+        assert!(!names.contains(&absent), "{absent} drawn without data");
+        assert!(
+            charts.skipped.iter().any(|line| line.starts_with(absent)),
+            "{absent} not noted in {:?}",
+            charts.skipped
+        );
+    }
+    for chart in &charts.charts {
+        assert_valid_png(&chart.png, &chart.name);
+        assert_well_formed_svg(&chart.svg, &chart.name);
+        assert!(!chart.note.is_empty() && !chart.title.is_empty());
+    }
+}
+
+#[test]
+fn an_empty_results_file_draws_nothing_and_says_why() {
+    let mut results = small_results();
+    results.runs.clear();
+    let charts = render_all(&results).expect("nothing to draw is not an error");
+    assert!(charts.charts.is_empty());
+    assert!(charts.skipped.iter().any(|line| line.starts_with("throughput")));
+    let html = render_report(&results, &charts);
+    assert!(html.contains("Not drawn"));
+}
+
+fn assert_well_formed_html(html: &str) {
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert!(html.trim_end().ends_with("</html>"));
+    assert!(!html.contains("{{"), "an unfilled placeholder");
+    for tag in ["table", "figure", "svg", "h2", "p", "ul"] {
+        assert_eq!(
+            html.matches(&format!("<{tag}>")).count() + html.matches(&format!("<{tag} ")).count(),
+            html.matches(&format!("</{tag}>")).count(),
+            "<{tag}> opened and closed"
+        );
+    }
+    assert!(!html.contains("<script") && !html.contains("src=\"http"), "self-contained");
+}
+
+#[test]
+fn the_report_holds_meta_tables_and_every_chart_inline() {
+    let results = small_results();
+    let charts = render_all(&results).expect("charts draw");
+    let html = render_report(&results, &charts);
+    assert_well_formed_html(&html);
+    assert_eq!(html.matches("<svg").count(), charts.charts.len());
+    assert_eq!(html.matches("How to read this.").count(), charts.charts.len());
+    assert!(html.contains("Test CPU &lt;fast&gt; &amp; cheap"), "meta is escaped");
+    assert!(html.contains("<code>abc123</code>") && html.contains("rustc 1.85.0"));
+    assert!(html.contains("<th>strategy</th>"), "summary tables as HTML");
+    assert!(!html.contains("|---"), "no Markdown table left");
+}
+
+#[test]
+fn plot_and_report_write_every_file() {
+    let dir = scratch("write");
+    let input = dir.join("results.json");
+    std::fs::write(&input, serde_json::to_string(&small_results()).unwrap()).unwrap();
+    let config = PlotConfig {
+        input: input.clone(),
+        out: dir.join("plots"),
+        report: dir.join("report.html"),
+    };
+    let outcome = plot_and_report(&config).expect("plots and report");
+    assert!(!outcome.files.is_empty());
+    for file in &outcome.files {
+        let bytes = std::fs::read(file).expect("written");
+        match file.extension().and_then(|e| e.to_str()) {
+            Some("png") => assert_valid_png(&bytes, &file.display().to_string()),
+            Some("svg") => assert_well_formed_svg(
+                std::str::from_utf8(&bytes).expect("utf-8 svg"),
+                &file.display().to_string(),
+            ),
+            other => panic!("unexpected file {other:?}"),
+        }
+    }
+    let pngs = outcome.files.iter().filter(|f| f.extension().unwrap() == "png").count();
+    assert_eq!(pngs * 2, outcome.files.len(), "a PNG and an SVG of every chart");
+    let html = std::fs::read_to_string(dir.join("report.html")).expect("report written");
+    assert_well_formed_html(&html);
+    assert!(!dir.join("report.html.tmp").exists(), "written atomically");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn config_for(input: &Path) -> PlotConfig {
+    let dir = input.parent().unwrap();
+    PlotConfig { input: input.into(), out: dir.join("plots"), report: dir.join("report.html") }
+}
+
+#[test]
+fn a_missing_results_file_is_a_clear_bad_input_error() {
+    let dir = scratch("missing");
+    let error = plot_and_report(&config_for(&dir.join("results.json"))).unwrap_err();
+    assert!(matches!(error, ReportError::Read(ReadError::Io { .. })), "{error:?}");
+    assert!(error.is_bad_input());
+    assert!(error.to_string().contains("results.json"), "{error}");
+    assert!(!dir.join("report.html").exists());
+}
+
+#[test]
+fn a_malformed_results_file_is_a_clear_bad_input_error() {
+    let dir = scratch("malformed");
+    for (name, contents) in [
+        ("truncated.json", r#"{"schema": "keyed-bench.results.v1", "meta": "#),
+        ("other.json", r#"{"schema": "something.else", "meta": {}, "runs": []}"#),
+    ] {
+        let input = dir.join(name);
+        std::fs::write(&input, contents).unwrap();
+        let error = plot_and_report(&config_for(&input)).unwrap_err();
+        assert!(error.is_bad_input());
+        assert!(matches!(error, ReportError::Read(ReadError::Invalid { .. })), "{error:?}");
+        assert!(error.to_string().contains("not a valid keyed-bench results file"), "{error}");
+        assert!(error.to_string().contains(name), "{error}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_reference_run_draws_every_chart() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../results/2026-11-30-vm/results.json");
+    let results = Results::read(&path).expect("the committed reference run reads");
+    let charts = render_all(&results).expect("charts draw");
+    assert!(charts.skipped.is_empty(), "{:?}", charts.skipped);
+    assert_eq!(charts.charts.len(), 14, "{:?}", names(&charts));
+}
