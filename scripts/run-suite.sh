@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
-# Runs the comparison suite into results/<date>-<host>/ and records how it was made.
+# Runs the comparison suite into results/<date>-<host>/, plots it, writes report.html and
+# records how it was made.
 # Extra flags go to `keyed-bench run` (e.g. --quick, --workers 16).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 out="results/$(date -u +%Y-%m-%d)-$(hostname -s)"
-if [[ -e "$out/results.json" ]]; then
-  echo "run-suite: $out already holds a run; committed runs are never overwritten" >&2
+# Committed runs are never overwritten: a second run on the same day gets -2, -3, ...
+base="$out"
+for n in $(seq 2 99); do [[ -e "$out" ]] || break; out="$base-$n"; done
+if [[ -e "$out" ]]; then
+  echo "run-suite: no free folder name left for $base" >&2
   exit 2
 fi
 cargo build --release --quiet
 ./target/release/keyed-bench run --out "$out" "$@"
+./target/release/keyed-bench plot --input "$out/results.json"
 
 cat > "$out/README.md" <<MD
 # Run $(basename "$out")
@@ -21,6 +26,7 @@ cat > "$out/README.md" <<MD
 - cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')
 - cores: $(nproc)
 
-Files: \`results.json\` (schema keyed-bench.results.v1), \`summary.md\`, \`histograms/\`.
+Files: \`results.json\` (schema keyed-bench.results.v1), \`summary.md\`, \`histograms/\`,
+\`plots/\` (PNG and SVG of every chart), \`report.html\` (one self-contained page).
 MD
 echo "run-suite: wrote $out" >&2
