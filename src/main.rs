@@ -4,6 +4,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use harness::cli::RunArgs;
+use harness::export::ExportFormat;
+use harness::gate::GateArgs;
 use harness::report::{plot_and_report, PlotArgs, PlotConfig};
 use harness::suite::{run_suite, RunConfig};
 
@@ -26,6 +28,22 @@ enum Command {
     List,
     /// Draw the charts (PNG and SVG) of a results file and write report.html.
     Plot(PlotArgs),
+    /// Judge a results file against the rules of gates.toml: exit 0 if every rule holds,
+    /// 1 if one fails, 2 on bad input.
+    Gate(GateArgs),
+    /// Print a results file in Bencher's metric format or github-action-benchmark's.
+    Export(ExportArgs),
+}
+
+/// Flags of `keyed-bench export`.
+#[derive(Debug, clap::Args)]
+struct ExportArgs {
+    /// The results file.
+    #[arg(long)]
+    results: std::path::PathBuf,
+    /// `bmf` (Bencher Metric Format) or `gab` (github-action-benchmark, bigger is better).
+    #[arg(long, value_enum)]
+    format: ExportFormat,
 }
 
 /// Exit status for bad input (flags, files).
@@ -44,6 +62,8 @@ fn main() -> ExitCode {
         }
         Some(Command::Run(args)) => run(*args),
         Some(Command::Plot(args)) => plot(args),
+        Some(Command::Gate(args)) => gate(&args),
+        Some(Command::Export(args)) => export(&args),
         None => run(RunArgs::defaults()),
     }
 }
@@ -99,6 +119,36 @@ fn plot(args: PlotArgs) -> ExitCode {
             let bad_input = error.is_bad_input();
             eprintln!("keyed-bench: {:#}", anyhow::Error::from(error));
             ExitCode::from(if bad_input { BAD_INPUT } else { 1 })
+        }
+    }
+}
+
+fn gate(args: &GateArgs) -> ExitCode {
+    match harness::gate::run_gate(args) {
+        Ok(outcome) => {
+            print!("{}", outcome.report);
+            if outcome.pass {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+        Err(error) => {
+            eprintln!("keyed-bench: {error}");
+            ExitCode::from(BAD_INPUT)
+        }
+    }
+}
+
+fn export(args: &ExportArgs) -> ExitCode {
+    match harness::results::Results::read(&args.results) {
+        Ok(results) => {
+            print!("{}", harness::export::export(&results, args.format));
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("keyed-bench: {error}");
+            ExitCode::from(BAD_INPUT)
         }
     }
 }

@@ -1,4 +1,4 @@
-//! The `keyed-bench` binary end to end: `plot` on good and bad input files.
+//! The `keyed-bench` binary end to end: `plot`, `gate` and `export` on good and bad input.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -65,4 +65,127 @@ fn plot_of_the_reference_run_writes_charts_and_report_next_to_it() {
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The committed reference run, as JSON to doctor.
+fn reference_json() -> serde_json::Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("results/2026-11-30-vm/results.json");
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn rules_path() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("gates.toml").display().to_string()
+}
+
+/// Writes doctored results and runs the gate on them without confirmation runs.
+fn gate_on(name: &str, doctor: impl FnOnce(&mut serde_json::Value)) -> Output {
+    let dir = scratch(name);
+    let mut json = reference_json();
+    doctor(&mut json);
+    let results = dir.join("results.json");
+    std::fs::write(&results, serde_json::to_vec(&json).unwrap()).unwrap();
+    keyed_bench(&[
+        "gate",
+        "--results",
+        results.to_str().unwrap(),
+        "--rules",
+        &rules_path(),
+        "--confirm",
+        "0",
+    ])
+}
+
+fn run_of<'j>(
+    json: &'j mut serde_json::Value,
+    scenario: &str,
+    strategy: &str,
+) -> &'j mut serde_json::Value {
+    json["runs"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|run| run["scenario"] == scenario && run["strategy"] == strategy)
+        .unwrap()
+}
+
+#[test]
+fn gate_passes_on_the_reference_run() {
+    let output = gate_on("gate-pass", |_| {});
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{stdout}{}", stderr(&output));
+    assert!(stdout.contains(" passed, 0 failed"), "{stdout}");
+}
+
+#[test]
+fn gate_fails_with_1_naming_the_rule_on_doctored_results() {
+    type Doctor = fn(&mut serde_json::Value);
+    let doctors: [(&str, Doctor, &str); 3] = [
+        (
+            "gate-order",
+            |json| {
+                run_of(json, "zipf", "keyed-mailbox")["correctness"]["order_violations"] = 3.into()
+            },
+            "FAIL  ordered strategies are correct",
+        ),
+        (
+            "gate-ratio",
+            |json| {
+                run_of(json, "uniform", "keyed-mailbox")["throughput_per_s"]["median"] =
+                    1000.0.into()
+            },
+            "FAIL  keyed-mailbox keeps up with group-by on uniform",
+        ),
+        (
+            "gate-baseline",
+            |json| {
+                run_of(json, "uniform", "work-stealing")["throughput_per_s"]["median"] =
+                    1000.0.into()
+            },
+            "FAIL  throughput relative to inline holds (baseline)",
+        ),
+    ];
+    for (name, doctor, expected) in doctors {
+        let output = gate_on(name, doctor);
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert_eq!(output.status.code(), Some(1), "{name}: {stdout}{}", stderr(&output));
+        assert!(stdout.contains(expected), "{name}: {stdout}");
+    }
+}
+
+#[test]
+fn gate_exits_2_on_bad_rules_or_results() {
+    let dir = scratch("gate-bad");
+    let rules = dir.join("gates.toml");
+    std::fs::write(&rules, "[[rule]]\nname = 'x'\nkind = 'absolute'\nmetric = 'speed'\nstrategies = 'all'\nop = '>='\nvalue = 1\n").unwrap();
+    let results = Path::new(env!("CARGO_MANIFEST_DIR")).join("results/2026-11-30-vm/results.json");
+    let output = keyed_bench(&[
+        "gate",
+        "--results",
+        results.to_str().unwrap(),
+        "--rules",
+        rules.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(BAD_INPUT), "{}", stderr(&output));
+    assert!(stderr(&output).contains("unknown metric `speed`"), "{}", stderr(&output));
+
+    let missing = dir.join("absent.json");
+    let output =
+        keyed_bench(&["gate", "--results", missing.to_str().unwrap(), "--rules", &rules_path()]);
+    assert_eq!(output.status.code(), Some(BAD_INPUT), "{}", stderr(&output));
+}
+
+#[test]
+fn export_writes_bencher_and_github_action_benchmark_formats() {
+    let results = Path::new(env!("CARGO_MANIFEST_DIR")).join("results/2026-11-30-vm/results.json");
+    let bmf = keyed_bench(&["export", "--results", results.to_str().unwrap(), "--format", "bmf"]);
+    assert_eq!(bmf.status.code(), Some(0), "{}", stderr(&bmf));
+    let bmf: serde_json::Value = serde_json::from_slice(&bmf.stdout).unwrap();
+    assert!(bmf["uniform/keyed-mailbox"]["throughput"]["value"].as_f64().unwrap() > 0.0);
+    let gab = keyed_bench(&["export", "--results", results.to_str().unwrap(), "--format", "gab"]);
+    let gab: serde_json::Value = serde_json::from_slice(&gab.stdout).unwrap();
+    assert!(gab
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|entry| entry["name"] == "async-io/keys=20/keyed-mailbox"));
 }

@@ -6,6 +6,8 @@
 
 pub mod catalog;
 pub mod cli;
+pub mod export;
+pub mod gate;
 pub mod handler;
 pub mod metrics;
 pub mod plot;

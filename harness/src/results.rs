@@ -63,6 +63,12 @@ pub struct Meta {
     pub suite_elapsed_s: f64,
     /// Anything a reader must know to interpret the numbers (scaled sweeps, ...).
     pub notes: Vec<String>,
+    /// Hash-serial groups per worker (absent in files written before it was recorded).
+    #[serde(default)]
+    pub groups_per_worker: Option<usize>,
+    /// The workload sizes, so that a cell can be measured again (gate confirmation).
+    #[serde(default)]
+    pub sizes: Option<crate::scenario::Sizes>,
 }
 
 /// Median, min and max over repetitions.

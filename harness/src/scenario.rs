@@ -81,7 +81,7 @@ impl FromStr for ScenarioId {
 }
 
 /// Every workload size; each is a command-line flag.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct Sizes {
     /// Messages per run of the closed-loop `uniform`, `zipf` and `many-types`.
     pub messages: usize,

@@ -249,6 +249,8 @@ pub fn run_suite(config: &RunConfig) -> Result<(Results, String), SuiteError> {
             saturation_per_s,
             suite_elapsed_s: suite_started.elapsed().as_secs_f64(),
             notes,
+            groups_per_worker: Some(config.strategy.groups_per_worker),
+            sizes: Some(config.sizes.clone()),
         },
         runs,
         skipped,
@@ -418,4 +420,64 @@ mod tests {
         assert!(skip_reason(ScenarioId::Uniform, StrategyId::Inline).is_none());
         assert!(skip_reason(ScenarioId::AsyncIo, StrategyId::KeyedMailbox).is_none());
     }
+}
+
+/// Why a cell could not be measured again.
+#[derive(Debug, thiserror::Error)]
+pub enum RemeasureError {
+    /// The results file predates the recorded sizes, or names an unknown cell.
+    #[error("cannot measure {cell} again: {reason}")]
+    Unavailable {
+        /// The cell.
+        cell: String,
+        /// Why.
+        reason: String,
+    },
+    /// Measuring failed.
+    #[error(transparent)]
+    Run(#[from] RunError),
+}
+
+/// Measures one (scenario, param) cell again for `strategies`, with the settings and sizes
+/// recorded in `meta` (the gate's confirmation of a failing wall-clock rule).
+pub fn remeasure(
+    meta: &Meta,
+    scenario: &str,
+    param: &str,
+    strategies: &[StrategyId],
+) -> Result<Vec<RunResult>, RemeasureError> {
+    let cell = format!("{scenario} {param}").trim_end().to_owned();
+    let unavailable =
+        |reason: &str| RemeasureError::Unavailable { cell: cell.clone(), reason: reason.into() };
+    let sizes =
+        meta.sizes.as_ref().ok_or_else(|| unavailable("the results do not record sizes"))?;
+    let scenario: ScenarioId = scenario.parse().map_err(|_| unavailable("unknown scenario"))?;
+    let workload = generate(scenario, sizes, meta.seed, meta.saturation_per_s.unwrap_or(1.0))
+        .into_iter()
+        .find(|workload| workload.param == param)
+        .ok_or_else(|| unavailable("no such parameter"))?;
+    let config = StrategyConfig {
+        workers: meta.workers,
+        max_in_flight: meta.window,
+        throughput: meta.throughput,
+        groups_per_worker: meta
+            .groups_per_worker
+            .unwrap_or(StrategyConfig::DEFAULT_GROUPS_PER_WORKER),
+    };
+    let instruments = Instruments::start();
+    strategies
+        .iter()
+        .map(|&strategy| {
+            let measurement =
+                measure(&workload, strategy, config, meta.repeat.max(1), &instruments)?;
+            Ok(RunResult::new(
+                &workload,
+                strategy.as_str(),
+                &measurement,
+                meta.workers,
+                meta.window,
+            )
+            .0)
+        })
+        .collect()
 }

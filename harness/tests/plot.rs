@@ -91,6 +91,8 @@ fn small_results() -> Results {
             saturation_per_s: None,
             suite_elapsed_s: 3.5,
             notes: vec!["a note".into()],
+            groups_per_worker: None,
+            sizes: None,
         },
         runs,
         skipped: Vec::new(),

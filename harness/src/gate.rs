@@ -1,0 +1,802 @@
+//! Performance gates: rules from a committed TOML file, evaluated on one run's results.
+//!
+//! Three kinds of rule:
+//! - **absolute**: a metric against a number, or against `workers` x `factor`
+//!   (correctness counts are zero; shared pools start exactly `workers` threads);
+//! - **relative**: a metric of one strategy against `factor` x the same metric of another
+//!   strategy *from the same run* (the default on shared runners: both sides see the same
+//!   machine, load and noise);
+//! - **baseline**: a machine-independent metric (efficiency, or `throughput_vs_inline`)
+//!   against a committed baseline file, within a tolerance.
+//!
+//! A failing wall-clock rule is measured again, up to `confirm` more times, by re-running
+//! just the cells involved; it fails only if every measurement fails, and every measurement
+//! is reported. Correctness and thread rules fail at once.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use strategies::StrategyId;
+
+use crate::results::{Results, RunResult};
+use crate::scenario::ScenarioId;
+
+/// The schema id of a baseline file.
+pub const BASELINE_SCHEMA: &str = "keyed-bench.baseline.v1";
+
+/// Metrics computed from a run rather than read from it.
+const DERIVED_METRICS: &[&str] = &["correctness", "violations", "throughput_vs_inline"];
+
+/// A gate input that cannot be used (exit status 2).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct GateInputError(pub String);
+
+fn bad(message: impl Into<String>) -> GateInputError {
+    GateInputError(message.into())
+}
+
+/// What kind of comparison a rule makes.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// Against a number.
+    Absolute,
+    /// Against another strategy of the same run.
+    Relative,
+    /// Against a committed baseline.
+    Baseline,
+}
+
+/// A comparison operator.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+pub enum Op {
+    /// At least.
+    #[serde(rename = ">=")]
+    AtLeast,
+    /// At most.
+    #[serde(rename = "<=")]
+    AtMost,
+    /// Exactly.
+    #[serde(rename = "==")]
+    Equal,
+    /// More than.
+    #[serde(rename = ">")]
+    Above,
+}
+
+impl Op {
+    fn holds(self, measured: f64, limit: f64) -> bool {
+        match self {
+            Self::AtLeast => measured >= limit,
+            Self::AtMost => measured <= limit,
+            Self::Equal => (measured - limit).abs() < 1e-9,
+            Self::Above => measured > limit,
+        }
+    }
+
+    fn symbol(self) -> &'static str {
+        match self {
+            Self::AtLeast => ">=",
+            Self::AtMost => "<=",
+            Self::Equal => "==",
+            Self::Above => ">",
+        }
+    }
+}
+
+/// Which strategies a rule applies to.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(untagged)]
+pub enum Selection {
+    /// `all`, `ordered` (the strategies that promise order) or `shared-pool`.
+    Group(String),
+    /// Explicit ids.
+    List(Vec<String>),
+}
+
+/// An absolute rule's limit.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum Limit {
+    /// A number.
+    Number(f64),
+    /// `workers`: the run's worker count (times `factor`, default 1).
+    Symbol(String),
+}
+
+/// One rule of the rules file.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rule {
+    /// Shown in every report line.
+    pub name: String,
+    /// Absolute, relative or baseline.
+    pub kind: Kind,
+    /// A results field by dotted path (`throughput_per_s.median`, `bystander_latency_ns.p99`,
+    /// `threads.observed`, `efficiency`, ...) or a derived metric (`correctness`: the sum of
+    /// all correctness counts; `violations`: order violations + overlaps;
+    /// `throughput_vs_inline`: median throughput / `inline`'s in the same cell).
+    pub metric: String,
+    /// Scenario id; every scenario when absent.
+    #[serde(default)]
+    pub scenario: Option<String>,
+    /// Parameter (`keys=20`); every parameter when absent.
+    #[serde(default)]
+    pub param: Option<String>,
+    /// The strategies the rule applies to.
+    pub strategies: Selection,
+    /// How measured compares to the limit.
+    pub op: Op,
+    /// Absolute: the limit.
+    #[serde(default)]
+    pub value: Option<Limit>,
+    /// Relative: the other strategy's metric times this; absolute `workers`: the multiplier.
+    #[serde(default)]
+    pub factor: Option<f64>,
+    /// Relative: the strategy compared against.
+    #[serde(default)]
+    pub of: Option<String>,
+    /// Baseline: the allowed relative regression (0.2 = 20%).
+    #[serde(default)]
+    pub tolerance: Option<f64>,
+}
+
+impl Rule {
+    /// Whether the metric depends on wall-clock speed (and so is confirmed before failing).
+    fn is_wall_clock(&self) -> bool {
+        !matches!(self.metric.as_str(), "correctness" | "violations")
+            && !self.metric.starts_with("threads")
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RuleFile {
+    #[serde(default)]
+    rule: Vec<Rule>,
+}
+
+/// Reads and checks a rules file against the results it will judge.
+pub fn read_rules(path: &Path, results: &Results) -> Result<Vec<Rule>, GateInputError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|error| bad(format!("cannot read rules {}: {error}", path.display())))?;
+    let file: RuleFile = toml::from_str(&text)
+        .map_err(|error| bad(format!("invalid rules file {}: {error}", path.display())))?;
+    if file.rule.is_empty() {
+        return Err(bad(format!("{} holds no [[rule]]", path.display())));
+    }
+    for rule in &file.rule {
+        check_rule(rule, results)?;
+    }
+    Ok(file.rule)
+}
+
+fn check_rule(rule: &Rule, results: &Results) -> Result<(), GateInputError> {
+    let name = &rule.name;
+    if let Some(scenario) = &rule.scenario {
+        scenario.parse::<ScenarioId>().map_err(|error| bad(format!("rule `{name}`: {error}")))?;
+    }
+    selection_ids(&rule.strategies).map_err(|error| bad(format!("rule `{name}`: {error}")))?;
+    if let Some(of) = &rule.of {
+        of.parse::<StrategyId>().map_err(|error| bad(format!("rule `{name}`: {error}")))?;
+    }
+    if !DERIVED_METRICS.contains(&rule.metric.as_str()) {
+        // A field is known if some run has it (nullable ones are null where they do not apply).
+        let known = results.runs.iter().any(|run| {
+            let json = serde_json::to_value(run).expect("results serialise");
+            lookup(&json, &rule.metric).is_some_and(|value| value.is_number())
+        });
+        if !known {
+            return Err(bad(format!(
+                "rule `{name}`: unknown metric `{}`; use a results field path such as \
+                 throughput_per_s.median, or one of {}",
+                rule.metric,
+                DERIVED_METRICS.join(", ")
+            )));
+        }
+    }
+    let missing = |what: &str| bad(format!("rule `{name}`: a {:?} rule needs `{what}`", rule.kind));
+    match rule.kind {
+        Kind::Absolute => match &rule.value {
+            None => return Err(missing("value")),
+            Some(Limit::Symbol(symbol)) if symbol != "workers" => {
+                return Err(bad(format!(
+                    "rule `{name}`: value `{symbol}` is neither a number nor `workers`"
+                )))
+            }
+            Some(_) => {}
+        },
+        Kind::Relative => {
+            if rule.of.is_none() {
+                return Err(missing("of"));
+            }
+            if rule.factor.is_none() {
+                return Err(missing("factor"));
+            }
+        }
+        Kind::Baseline => {
+            if !rule.tolerance.is_some_and(|t| (0.0..1.0).contains(&t)) {
+                return Err(bad(format!(
+                    "rule `{name}`: a baseline rule needs `tolerance` in 0..1"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The strategy ids of a selection.
+fn selection_ids(selection: &Selection) -> Result<Vec<StrategyId>, strategies::UnknownStrategy> {
+    Ok(match selection {
+        Selection::Group(group) => match group.as_str() {
+            "all" => StrategyId::ALL.to_vec(),
+            "ordered" => StrategyId::ALL.iter().copied().filter(|id| id.is_ordered()).collect(),
+            "shared-pool" => {
+                StrategyId::ALL.iter().copied().filter(|id| id.is_shared_pool()).collect()
+            }
+            other => vec![other.parse()?],
+        },
+        Selection::List(ids) => ids.iter().map(|id| id.parse()).collect::<Result<_, _>>()?,
+    })
+}
+
+fn lookup<'v>(value: &'v serde_json::Value, path: &str) -> Option<&'v serde_json::Value> {
+    path.split('.').try_fold(value, |value, key| value.get(key))
+}
+
+/// The value of `metric` for `run`, with `runs` for metrics that need the cell's others.
+/// `None`: not applicable to this run (a null field, or no `inline` to compare with).
+fn metric_of(metric: &str, run: &RunResult, runs: &[RunResult]) -> Option<f64> {
+    let c = &run.correctness;
+    match metric {
+        "correctness" => {
+            Some((c.order_violations + c.overlaps + c.lost + c.duplicates + c.failed) as f64)
+        }
+        "violations" => Some((c.order_violations + c.overlaps) as f64),
+        "throughput_vs_inline" => {
+            let inline = find(runs, &run.scenario, &run.param, "inline")?;
+            Some(run.throughput_per_s.median / inline.throughput_per_s.median)
+        }
+        path => lookup(&serde_json::to_value(run).ok()?, path)?.as_f64(),
+    }
+}
+
+fn find<'r>(
+    runs: &'r [RunResult],
+    scenario: &str,
+    param: &str,
+    strategy: &str,
+) -> Option<&'r RunResult> {
+    runs.iter()
+        .find(|run| run.scenario == scenario && run.param == param && run.strategy == strategy)
+}
+
+/// Baseline values by `rule|scenario|param|strategy`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Baseline {
+    /// Always [`BASELINE_SCHEMA`].
+    pub schema: String,
+    /// Where the values came from.
+    #[serde(default)]
+    pub source: String,
+    /// The values.
+    pub values: BTreeMap<String, f64>,
+}
+
+fn baseline_key(rule: &Rule, run: &RunResult) -> String {
+    format!("{}|{}|{}|{}", rule.name, run.scenario, run.param, run.strategy)
+}
+
+/// Reads a baseline file.
+pub fn read_baseline(path: &Path) -> Result<Baseline, GateInputError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|error| bad(format!("cannot read baseline {}: {error}", path.display())))?;
+    let baseline: Baseline = serde_json::from_str(&text)
+        .map_err(|error| bad(format!("invalid baseline file {}: {error}", path.display())))?;
+    if baseline.schema != BASELINE_SCHEMA {
+        return Err(bad(format!(
+            "{}: schema `{}`, expected `{BASELINE_SCHEMA}`",
+            path.display(),
+            baseline.schema
+        )));
+    }
+    Ok(baseline)
+}
+
+/// A baseline holding, for every baseline rule, the values of `results`.
+pub fn baseline_from(results: &Results, rules: &[Rule]) -> Baseline {
+    let mut values = BTreeMap::new();
+    for rule in rules.iter().filter(|rule| rule.kind == Kind::Baseline) {
+        for run in matching_runs(rule, &results.runs) {
+            if let Some(value) = metric_of(&rule.metric, run, &results.runs) {
+                values.insert(baseline_key(rule, run), value);
+            }
+        }
+    }
+    Baseline {
+        schema: BASELINE_SCHEMA.into(),
+        source: format!(
+            "{} at {} ({} cores, {})",
+            results.meta.created,
+            results.meta.git_commit,
+            results.meta.cores,
+            results.meta.cpu_model
+        ),
+        values,
+    }
+}
+
+fn matching_runs<'r>(
+    rule: &'r Rule,
+    runs: &'r [RunResult],
+) -> impl Iterator<Item = &'r RunResult> + 'r {
+    let ids = selection_ids(&rule.strategies).unwrap_or_default();
+    runs.iter().filter(move |run| {
+        rule.scenario.as_ref().is_none_or(|scenario| *scenario == run.scenario)
+            && rule.param.as_ref().is_none_or(|param| *param == run.param)
+            && ids.iter().any(|id| id.as_str() == run.strategy)
+    })
+}
+
+/// One rule applied to one cell.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Verdict {
+    /// The rule.
+    pub rule: String,
+    /// `scenario param strategy`.
+    pub cell: String,
+    /// Measured values: the run's, then each confirmation's.
+    pub measured: Vec<f64>,
+    /// The limit each measurement was held to.
+    pub limits: Vec<f64>,
+    /// The operator.
+    pub op: String,
+    /// Whether the rule holds (on the run or on any confirmation).
+    pub pass: bool,
+}
+
+/// Measures a cell again: `(scenario, param, strategies)` -> fresh results of those.
+pub type Rerun<'a> = dyn FnMut(&str, &str, &[StrategyId]) -> Option<Vec<RunResult>> + 'a;
+
+/// Evaluates every rule; `confirm` bounds the re-measurements of a failing wall-clock rule.
+pub fn evaluate(
+    results: &Results,
+    rules: &[Rule],
+    baseline: Option<&Baseline>,
+    confirm: usize,
+    rerun: &mut Rerun<'_>,
+) -> Result<Vec<Verdict>, GateInputError> {
+    let mut verdicts = Vec::new();
+    for rule in rules {
+        let cells: Vec<&RunResult> = matching_runs(rule, &results.runs).collect();
+        let mut judged = 0;
+        for run in cells {
+            let Some(first) = judge(rule, run, &results.runs, &results.meta, baseline)? else {
+                continue;
+            };
+            judged += 1;
+            let (mut measured, mut limits) = (vec![first.0], vec![first.1]);
+            let mut pass = rule.op.holds(first.0, first.1);
+            if !pass && rule.is_wall_clock() {
+                let mut involved =
+                    vec![run.strategy.parse::<StrategyId>().map_err(|e| bad(e.to_string()))?];
+                if let Some(of) = &rule.of {
+                    involved.push(
+                        of.parse().map_err(|e: strategies::UnknownStrategy| bad(e.to_string()))?,
+                    );
+                }
+                if rule.metric == "throughput_vs_inline" {
+                    involved.push(StrategyId::Inline);
+                }
+                for _ in 0..confirm {
+                    let Some(fresh) = rerun(&run.scenario, &run.param, &involved) else { break };
+                    let Some(again) = find(&fresh, &run.scenario, &run.param, &run.strategy) else {
+                        break;
+                    };
+                    let Some((value, limit)) = judge(rule, again, &fresh, &results.meta, baseline)?
+                    else {
+                        break;
+                    };
+                    measured.push(value);
+                    limits.push(limit);
+                    if rule.op.holds(value, limit) {
+                        pass = true;
+                        break;
+                    }
+                }
+            }
+            verdicts.push(Verdict {
+                rule: rule.name.clone(),
+                cell: format!("{} {} {}", run.scenario, run.param, run.strategy).replace("  ", " "),
+                measured,
+                limits,
+                op: rule.op.symbol().into(),
+                pass,
+            });
+        }
+        if judged == 0 {
+            return Err(bad(format!(
+                "rule `{}` matches no measured cell in these results",
+                rule.name
+            )));
+        }
+    }
+    Ok(verdicts)
+}
+
+/// `(measured, limit)` of `rule` on `run`; `None` where the metric does not apply.
+fn judge(
+    rule: &Rule,
+    run: &RunResult,
+    runs: &[RunResult],
+    meta: &crate::results::Meta,
+    baseline: Option<&Baseline>,
+) -> Result<Option<(f64, f64)>, GateInputError> {
+    let Some(measured) = metric_of(&rule.metric, run, runs) else { return Ok(None) };
+    let limit = match rule.kind {
+        Kind::Absolute => match rule.value.as_ref().expect("checked") {
+            Limit::Number(number) => *number,
+            Limit::Symbol(_) => meta.workers as f64 * rule.factor.unwrap_or(1.0),
+        },
+        Kind::Relative => {
+            let of = rule.of.as_deref().expect("checked");
+            let Some(other) = find(runs, &run.scenario, &run.param, of) else {
+                return Err(bad(format!(
+                    "rule `{}`: no `{of}` run in {} {}",
+                    rule.name, run.scenario, run.param
+                )));
+            };
+            let Some(theirs) = metric_of(&rule.metric, other, runs) else { return Ok(None) };
+            theirs * rule.factor.expect("checked")
+        }
+        Kind::Baseline => {
+            let baseline = baseline.ok_or_else(|| {
+                bad(format!("rule `{}` needs a baseline file (--baseline)", rule.name))
+            })?;
+            let key = baseline_key(rule, run);
+            let Some(&base) = baseline.values.get(&key) else {
+                return Err(bad(format!(
+                    "the baseline has no value for `{key}`; refresh it with --update-baseline"
+                )));
+            };
+            let tolerance = rule.tolerance.expect("checked");
+            match rule.op {
+                Op::AtMost => base * (1.0 + tolerance),
+                _ => base * (1.0 - tolerance),
+            }
+        }
+    };
+    Ok(Some((measured, limit)))
+}
+
+/// How to print verdicts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// An aligned table.
+    Text,
+    /// A table for a pull-request comment.
+    Markdown,
+    /// Machine-readable.
+    Json,
+}
+
+fn number(value: f64) -> String {
+    if value.abs() >= 1e4 || (value != 0.0 && value.abs() < 1e-2) {
+        format!("{value:.3e}")
+    } else if value.fract() == 0.0 {
+        format!("{value:.0}")
+    } else {
+        format!("{value:.3}")
+    }
+}
+
+fn measured_text(verdict: &Verdict) -> String {
+    verdict.measured.iter().map(|value| number(*value)).collect::<Vec<_>>().join(" -> ")
+}
+
+/// The verdicts in `format`.
+pub fn render(verdicts: &[Verdict], format: Format) -> String {
+    let failed = verdicts.iter().filter(|verdict| !verdict.pass).count();
+    let mut out = String::new();
+    match format {
+        Format::Json => {
+            out = serde_json::to_string_pretty(&serde_json::json!({
+                "passed": verdicts.len() - failed,
+                "failed": failed,
+                "verdicts": verdicts,
+            }))
+            .expect("verdicts serialise");
+            out.push('\n');
+        }
+        Format::Markdown => {
+            let _ = writeln!(
+                out,
+                "### keyed-bench gate: {} of {} checks hold\n",
+                verdicts.len() - failed,
+                verdicts.len()
+            );
+            out.push_str("| | rule | cell | measured | limit |\n|---|---|---|---:|---:|\n");
+            let mut rows: Vec<&Verdict> = verdicts.iter().collect();
+            rows.sort_by_key(|verdict| verdict.pass);
+            for verdict in rows {
+                let _ = writeln!(
+                    out,
+                    "| {} | {} | {} | {} | {} {} |",
+                    if verdict.pass { "✅" } else { "❌" },
+                    verdict.rule,
+                    verdict.cell,
+                    measured_text(verdict),
+                    verdict.op,
+                    number(*verdict.limits.last().unwrap_or(&f64::NAN))
+                );
+            }
+        }
+        Format::Text => {
+            for verdict in verdicts {
+                let _ = writeln!(
+                    out,
+                    "{:4}  {:<44} {:<36} {:>22} {} {}",
+                    if verdict.pass { "ok" } else { "FAIL" },
+                    verdict.rule,
+                    verdict.cell,
+                    measured_text(verdict),
+                    verdict.op,
+                    number(*verdict.limits.last().unwrap_or(&f64::NAN))
+                );
+            }
+            let _ = writeln!(out, "{} passed, {} failed", verdicts.len() - failed, failed);
+        }
+    }
+    out
+}
+
+/// Flags of `keyed-bench gate`.
+#[derive(clap::Args, Clone, Debug)]
+pub struct GateArgs {
+    /// The results file to judge.
+    #[arg(long)]
+    pub results: std::path::PathBuf,
+    /// The rules file.
+    #[arg(long, default_value = "gates.toml")]
+    pub rules: std::path::PathBuf,
+    /// The baseline file of the baseline rules [default: gates-baseline.json beside the rules].
+    #[arg(long)]
+    pub baseline: Option<std::path::PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Re-measurements of a failing wall-clock rule before it fails (0: none).
+    #[arg(long, default_value_t = 2)]
+    pub confirm: usize,
+    /// Write the baseline file from these results instead of judging them.
+    #[arg(long)]
+    pub update_baseline: bool,
+}
+
+/// What `keyed-bench gate` concluded.
+#[derive(Debug)]
+pub struct GateOutcome {
+    /// The report in the chosen format (or a line about the written baseline).
+    pub report: String,
+    /// Whether every rule holds.
+    pub pass: bool,
+}
+
+/// Runs `keyed-bench gate`: reads everything (bad input is a [`GateInputError`]), judges,
+/// confirms failing wall-clock rules by measuring their cells again.
+pub fn run_gate(args: &GateArgs) -> Result<GateOutcome, GateInputError> {
+    let results = Results::read(&args.results).map_err(|error| bad(error.to_string()))?;
+    let rules = read_rules(&args.rules, &results)?;
+    let baseline_path = args.baseline.clone().unwrap_or_else(|| {
+        args.rules.parent().unwrap_or_else(|| Path::new(".")).join("gates-baseline.json")
+    });
+    if args.update_baseline {
+        let baseline = baseline_from(&results, &rules);
+        let json = serde_json::to_vec_pretty(&baseline).expect("baseline serialises");
+        crate::results::write_atomically(&baseline_path, &json)
+            .map_err(|error| bad(format!("cannot write {}: {error}", baseline_path.display())))?;
+        return Ok(GateOutcome {
+            report: format!(
+                "wrote {} values to {}\n",
+                baseline.values.len(),
+                baseline_path.display()
+            ),
+            pass: true,
+        });
+    }
+    let needs_baseline = rules.iter().any(|rule| rule.kind == Kind::Baseline);
+    let baseline = needs_baseline.then(|| read_baseline(&baseline_path)).transpose()?;
+    let meta = results.meta.clone();
+    let mut rerun = |scenario: &str, param: &str, strategies: &[StrategyId]| {
+        let cell = format!("{scenario} {param}");
+        eprintln!(
+            "gate: confirming by measuring {} again ({} strategies)",
+            cell.trim_end(),
+            strategies.len()
+        );
+        match crate::suite::remeasure(&meta, scenario, param, strategies) {
+            Ok(runs) => Some(runs),
+            Err(error) => {
+                eprintln!("gate: {error}");
+                None
+            }
+        }
+    };
+    let verdicts = evaluate(&results, &rules, baseline.as_ref(), args.confirm, &mut rerun)?;
+    Ok(GateOutcome {
+        report: render(&verdicts, args.format),
+        pass: verdicts.iter().all(|v| v.pass),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The committed reference run: real results to doctor.
+    fn reference() -> Results {
+        serde_json::from_str(include_str!("../../results/2026-11-30-vm/results.json")).unwrap()
+    }
+
+    fn rules(text: &str, results: &Results) -> Result<Vec<Rule>, GateInputError> {
+        let path = std::env::temp_dir().join(format!(
+            "gate-rules-{}-{}.toml",
+            std::process::id(),
+            text.len()
+        ));
+        std::fs::write(&path, text).unwrap();
+        let rules = read_rules(&path, results);
+        std::fs::remove_file(&path).ok();
+        rules
+    }
+
+    fn run_mut<'r>(results: &'r mut Results, scenario: &str, strategy: &str) -> &'r mut RunResult {
+        results.runs.iter_mut().find(|r| r.scenario == scenario && r.strategy == strategy).unwrap()
+    }
+
+    fn no_rerun() -> impl FnMut(&str, &str, &[StrategyId]) -> Option<Vec<RunResult>> {
+        |_: &str, _: &str, _: &[StrategyId]| None
+    }
+
+    const CORRECT: &str = r#"
+        [[rule]]
+        name = "ordered strategies are correct"
+        kind = "absolute"
+        metric = "correctness"
+        strategies = "ordered"
+        op = "=="
+        value = 0
+    "#;
+
+    const RELATIVE: &str = r#"
+        [[rule]]
+        name = "keyed-mailbox keeps up"
+        kind = "relative"
+        metric = "throughput_per_s.median"
+        scenario = "uniform"
+        strategies = ["keyed-mailbox"]
+        of = "group-by"
+        op = ">="
+        factor = 0.8
+    "#;
+
+    #[test]
+    fn the_committed_gates_hold_on_the_reference_run_apart_from_its_missing_baseline() {
+        let results = reference();
+        let text =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../gates.toml")).unwrap();
+        let mut rules = rules(&text, &results).unwrap();
+        rules.retain(|rule| rule.kind != Kind::Baseline);
+        let verdicts = evaluate(&results, &rules, None, 0, &mut no_rerun()).unwrap();
+        assert!(verdicts.len() > 100);
+        assert!(verdicts.iter().all(|v| v.pass), "{}", render(&verdicts, Format::Text));
+    }
+
+    #[test]
+    fn an_order_violation_fails_at_once_naming_the_rule() {
+        let mut results = reference();
+        run_mut(&mut results, "zipf", "keyed-mailbox").correctness.order_violations = 1;
+        let rules = rules(CORRECT, &results).unwrap();
+        let mut reruns = 0;
+        let mut rerun = |_: &str, _: &str, _: &[StrategyId]| {
+            reruns += 1;
+            None
+        };
+        let verdicts = evaluate(&results, &rules, None, 2, &mut rerun).unwrap();
+        let failed: Vec<_> = verdicts.iter().filter(|v| !v.pass).collect();
+        assert_eq!(failed.len(), 1);
+        assert_eq!(failed[0].cell, "zipf keyed-mailbox");
+        assert!(render(&verdicts, Format::Text).contains("FAIL  ordered strategies are correct"));
+        assert_eq!(reruns, 0, "correctness rules are not re-measured");
+    }
+
+    #[test]
+    fn a_ratio_under_its_limit_fails_unless_a_confirmation_passes() {
+        let mut results = reference();
+        let group_by = run_mut(&mut results, "uniform", "group-by").throughput_per_s.median;
+        run_mut(&mut results, "uniform", "keyed-mailbox").throughput_per_s.median = group_by * 0.5;
+        let rules = rules(RELATIVE, &results).unwrap();
+        let verdicts = evaluate(&results, &rules, None, 0, &mut no_rerun()).unwrap();
+        assert!(!verdicts[0].pass);
+
+        // A confirmation that measures the real ratio again rescues it, and both
+        // measurements are reported.
+        let healthy = reference();
+        let mut rerun = |_: &str, _: &str, involved: &[StrategyId]| {
+            assert_eq!(involved, [StrategyId::KeyedMailbox, StrategyId::GroupBy]);
+            Some(healthy.runs.clone())
+        };
+        let verdicts = evaluate(&results, &rules, None, 2, &mut rerun).unwrap();
+        assert!(verdicts[0].pass);
+        assert_eq!(verdicts[0].measured.len(), 2);
+    }
+
+    #[test]
+    fn a_baseline_regression_fails() {
+        let results = reference();
+        let rule = r#"
+            [[rule]]
+            name = "vs inline"
+            kind = "baseline"
+            metric = "throughput_vs_inline"
+            scenario = "uniform"
+            strategies = ["keyed-mailbox"]
+            op = ">="
+            tolerance = 0.2
+        "#;
+        let rules = rules(rule, &results).unwrap();
+        let mut baseline = baseline_from(&results, &rules);
+        assert!(evaluate(&results, &rules, Some(&baseline), 0, &mut no_rerun()).unwrap()[0].pass);
+        for value in baseline.values.values_mut() {
+            *value *= 2.0; // the committed baseline was twice as fast
+        }
+        let verdicts = evaluate(&results, &rules, Some(&baseline), 0, &mut no_rerun()).unwrap();
+        assert!(!verdicts[0].pass, "{verdicts:?}");
+        let empty = Baseline { schema: BASELINE_SCHEMA.into(), ..Baseline::default() };
+        let missing = evaluate(&results, &rules, Some(&empty), 0, &mut no_rerun()).unwrap_err();
+        assert!(missing.to_string().contains("--update-baseline"), "{missing}");
+    }
+
+    #[test]
+    fn malformed_rules_are_bad_input_naming_the_problem() {
+        let results = reference();
+        let cases = [
+            ("[[rule]]\nname = 'x'", "invalid rules file"),
+            (&CORRECT.replace("correctness", "speediness"), "unknown metric `speediness`"),
+            (&RELATIVE.replace("group-by", "group-bye"), "unknown strategy `group-bye`"),
+            (&RELATIVE.replace("uniform", "unifrom"), "unknown scenario `unifrom`"),
+            (&RELATIVE.replace("factor = 0.8", ""), "needs `factor`"),
+            ("", "holds no [[rule]]"),
+        ];
+        for (text, expected) in cases {
+            let error = rules(text, &results).unwrap_err().to_string();
+            assert!(error.contains(expected), "{expected}: {error}");
+        }
+        let none = RELATIVE
+            .replace("scenario = \"uniform\"", "scenario = \"uniform\"\nparam = \"keys=7\"");
+        let rules = rules(&none, &results).unwrap();
+        let error = evaluate(&results, &rules, None, 0, &mut no_rerun()).unwrap_err();
+        assert!(error.to_string().contains("matches no measured cell"), "{error}");
+    }
+
+    #[test]
+    fn every_format_reports_the_failure() {
+        let verdict = Verdict {
+            rule: "r".into(),
+            cell: "uniform keyed-mailbox".into(),
+            measured: vec![1.0, 2.0],
+            limits: vec![3.0, 3.0],
+            op: ">=".into(),
+            pass: false,
+        };
+        assert!(render(std::slice::from_ref(&verdict), Format::Text).contains("0 passed, 1 failed"));
+        assert!(render(std::slice::from_ref(&verdict), Format::Markdown)
+            .contains("| ❌ | r | uniform keyed-mailbox | 1 -> 2 | >= 3 |"));
+        let json: serde_json::Value =
+            serde_json::from_str(&render(&[verdict], Format::Json)).unwrap();
+        assert_eq!(json["failed"], 1);
+    }
+}

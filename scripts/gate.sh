@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Runs a quick suite and judges it with the committed rules (gates.toml and
+# gates-baseline.json): exit 0 if every rule holds, 1 if one fails, 2 on bad input.
+# Usage: scripts/gate.sh [--format text|markdown|json] [more `keyed-bench run` flags]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+format=text
+if [[ "${1:-}" == "--format" ]]; then
+  format="${2:?--format needs a value}"
+  shift 2
+fi
+out="${GATE_OUT:-target/gate-run}"
+cargo build --release --quiet
+mkdir -p "$out"
+if ! ./target/release/keyed-bench run --quick --out "$out" "$@" > /dev/null 2> "$out/run.log"; then
+  cat "$out/run.log" >&2
+  exit 2
+fi
+./target/release/keyed-bench gate --results "$out/results.json" --format "$format"
