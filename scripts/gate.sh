@@ -11,10 +11,10 @@ if [[ "${1:-}" == "--format" ]]; then
   shift 2
 fi
 out="${GATE_OUT:-target/gate-run}"
-cargo build --release --quiet
+cargo build --release --quiet --locked
 mkdir -p "$out"
 if ! ./target/release/keyed-bench run --quick --out "$out" "$@" > /dev/null 2> "$out/run.log"; then
   cat "$out/run.log" >&2
-  exit 2
+  exit 1 # the suite itself failed: a real failure, not bad input
 fi
 ./target/release/keyed-bench gate --results "$out/results.json" --format "$format"

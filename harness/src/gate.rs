@@ -147,8 +147,9 @@ pub struct Rule {
 impl Rule {
     /// Whether the metric depends on wall-clock speed (and so is confirmed before failing).
     fn is_wall_clock(&self) -> bool {
-        !matches!(self.metric.as_str(), "correctness" | "violations")
-            && !self.metric.starts_with("threads")
+        !(self.metric == "violations"
+            || self.metric.starts_with("correctness")
+            || self.metric.starts_with("threads"))
     }
 }
 
@@ -199,6 +200,34 @@ fn check_rule(rule: &Rule, results: &Results) -> Result<(), GateInputError> {
         }
     }
     let missing = |what: &str| bad(format!("rule `{name}`: a {:?} rule needs `{what}`", rule.kind));
+    let stray =
+        |what: &str| bad(format!("rule `{name}`: a {:?} rule takes no `{what}`", rule.kind));
+    let (has_value, has_of, has_tolerance) =
+        (rule.value.is_some(), rule.of.is_some(), rule.tolerance.is_some());
+    match rule.kind {
+        Kind::Absolute if has_of || has_tolerance => {
+            return Err(stray(if has_of { "of" } else { "tolerance" }))
+        }
+        Kind::Absolute if rule.factor.is_some() && matches!(rule.value, Some(Limit::Number(_))) => {
+            return Err(bad(format!("rule `{name}`: `factor` applies only to value = \"workers\"")))
+        }
+        Kind::Relative if has_value || has_tolerance => {
+            return Err(stray(if has_value { "value" } else { "tolerance" }))
+        }
+        Kind::Baseline if has_value || has_of || rule.factor.is_some() => {
+            return Err(stray(if has_value {
+                "value"
+            } else if has_of {
+                "of"
+            } else {
+                "factor"
+            }))
+        }
+        Kind::Baseline if !matches!(rule.op, Op::AtLeast | Op::AtMost) => {
+            return Err(bad(format!("rule `{name}`: a baseline rule compares with >= or <=")))
+        }
+        _ => {}
+    }
     match rule.kind {
         Kind::Absolute => match &rule.value {
             None => return Err(missing("value")),
@@ -250,6 +279,10 @@ fn lookup<'v>(value: &'v serde_json::Value, path: &str) -> Option<&'v serde_json
 /// The value of `metric` for `run`, with `runs` for metrics that need the cell's others.
 /// `None`: not applicable to this run (a null field, or no `inline` to compare with).
 fn metric_of(metric: &str, run: &RunResult, runs: &[RunResult]) -> Option<f64> {
+    raw_metric(metric, run, runs).filter(|value| value.is_finite())
+}
+
+fn raw_metric(metric: &str, run: &RunResult, runs: &[RunResult]) -> Option<f64> {
     let c = &run.correctness;
     match metric {
         "correctness" => {
@@ -493,8 +526,20 @@ fn number(value: f64) -> String {
     }
 }
 
+/// Each measurement with its own limit (a re-run measures both sides of a ratio again).
 fn measured_text(verdict: &Verdict) -> String {
-    verdict.measured.iter().map(|value| number(*value)).collect::<Vec<_>>().join(" -> ")
+    let pairs = verdict.measured.iter().zip(&verdict.limits);
+    let all_same = verdict.limits.windows(2).all(|pair| pair[0] == pair[1]);
+    pairs
+        .map(|(value, limit)| {
+            if all_same {
+                number(*value)
+            } else {
+                format!("{} (limit {})", number(*value), number(*limit))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" -> ")
 }
 
 /// The verdicts in `format`.
@@ -642,11 +687,10 @@ mod tests {
     }
 
     fn rules(text: &str, results: &Results) -> Result<Vec<Rule>, GateInputError> {
-        let path = std::env::temp_dir().join(format!(
-            "gate-rules-{}-{}.toml",
-            std::process::id(),
-            text.len()
-        ));
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let unique = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let name = format!("gate-rules-{}-{unique}.toml", std::process::id());
+        let path = std::env::temp_dir().join(name);
         std::fs::write(&path, text).unwrap();
         let rules = read_rules(&path, results);
         std::fs::remove_file(&path).ok();
@@ -770,6 +814,8 @@ mod tests {
             (&RELATIVE.replace("uniform", "unifrom"), "unknown scenario `unifrom`"),
             (&RELATIVE.replace("factor = 0.8", ""), "needs `factor`"),
             ("", "holds no [[rule]]"),
+            (&CORRECT.replace("value = 0", "value = 0\ntolerance = 0.1"), "takes no `tolerance`"),
+            (&RELATIVE.replace("factor = 0.8", "factor = 0.8\nvalue = 3"), "takes no `value`"),
         ];
         for (text, expected) in cases {
             let error = rules(text, &results).unwrap_err().to_string();
@@ -780,6 +826,18 @@ mod tests {
         let rules = rules(&none, &results).unwrap();
         let error = evaluate(&results, &rules, None, 0, &mut no_rerun()).unwrap_err();
         assert!(error.to_string().contains("matches no measured cell"), "{error}");
+    }
+
+    #[test]
+    fn a_correctness_field_rule_is_never_confirmed_away() {
+        let mut results = reference();
+        run_mut(&mut results, "zipf", "keyed-mailbox").correctness.lost = 1;
+        let rule = CORRECT.replace("metric = \"correctness\"", "metric = \"correctness.lost\"");
+        let rules = rules(&rule, &results).unwrap();
+        let healthy = reference();
+        let mut rerun = |_: &str, _: &str, _: &[StrategyId]| Some(healthy.runs.clone());
+        let verdicts = evaluate(&results, &rules, None, 2, &mut rerun).unwrap();
+        assert_eq!(verdicts.iter().filter(|v| !v.pass).count(), 1);
     }
 
     #[test]
