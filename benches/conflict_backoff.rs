@@ -97,12 +97,7 @@ fn conflict_backoff(c: &mut Criterion) {
         strategy.close();
         if ran {
             let counts = recorder.correctness(0);
-            let clean = if id.is_ordered() {
-                counts.is_clean()
-            } else {
-                counts.lost == 0 && counts.duplicates == 0
-            };
-            assert!(clean, "{id} on conflict-backoff: {counts:?}");
+            assert!(counts.kept_promise(id.is_ordered()), "{id} on conflict-backoff: {counts:?}");
         }
         recorder.reset();
     }

@@ -47,12 +47,7 @@ fn parameter(workload: &Workload, sizes: &Sizes) -> String {
 /// Checks the last iteration: every message ran once, and in order where promised.
 fn check(recorder: &Recorder, id: StrategyId, scenario: ScenarioId) {
     let counts = recorder.correctness(0);
-    let clean = if id.is_ordered() {
-        counts.is_clean()
-    } else {
-        counts.lost == 0 && counts.duplicates == 0
-    };
-    assert!(clean, "{id} on {scenario}: {counts:?}");
+    assert!(counts.kept_promise(id.is_ordered()), "{id} on {scenario}: {counts:?}");
 }
 
 fn throughput(c: &mut Criterion) {

@@ -88,6 +88,16 @@ impl Correctness {
         *self == Self::default()
     }
 
+    /// Whether a strategy kept its promise: clean if it promises order, otherwise at
+    /// least nothing lost or duplicated (the unordered control may reorder and overlap).
+    pub fn kept_promise(&self, ordered: bool) -> bool {
+        if ordered {
+            self.is_clean()
+        } else {
+            self.lost == 0 && self.duplicates == 0
+        }
+    }
+
     /// Adds another run's counts.
     pub fn add(&mut self, other: &Self) {
         self.order_violations += other.order_violations;
