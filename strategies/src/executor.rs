@@ -153,6 +153,11 @@ pub(crate) trait Engine: Send + Sync + Sized + 'static {
 
     /// OS threads started so far.
     fn threads_started(&self) -> usize;
+
+    /// Per-key mailboxes alive now; `None` for engines without them.
+    fn live_mailboxes(&self) -> Option<usize> {
+        None
+    }
 }
 
 /// A [`Strategy`] made of a [`Core`] and an [`Engine`].
@@ -238,6 +243,7 @@ impl<E: Engine> Strategy for Executor<E> {
             discarded: self.core.discarded.load(Ordering::Relaxed),
             abandoned: self.core.abandoned.load(Ordering::Relaxed),
             peak_in_flight: self.core.window.peak_in_flight(),
+            live_mailboxes: self.engine.live_mailboxes(),
         }
     }
 }

@@ -267,6 +267,10 @@ pub struct Stats {
     pub abandoned: u64,
     /// The most admitted messages unfinished at once.
     pub peak_in_flight: usize,
+    /// Per-key mailboxes alive right now (keys with unfinished messages); `None` for the
+    /// strategies without per-key mailboxes. Zero once the strategy is drained: a mailbox
+    /// that outlives its key's last message is a leak.
+    pub live_mailboxes: Option<usize>,
 }
 
 /// What a forced close did.

@@ -140,6 +140,11 @@ impl<P: Placement> MailboxSet<P> {
         Arc::new(Self { core, placement, mailboxes: DashMap::with_hasher(BuildKeyHasher), spare })
     }
 
+    /// Mailboxes in the map: keys with unfinished messages.
+    pub(crate) fn live(&self) -> usize {
+        self.mailboxes.len()
+    }
+
     /// Step 1: queue an admitted message in its key's mailbox.
     pub(crate) fn submit(self: &Arc<Self>, message: Message) {
         let to_schedule = {

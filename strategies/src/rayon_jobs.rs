@@ -115,4 +115,8 @@ impl Engine for RayonJobs {
     fn threads_started(&self) -> usize {
         self.started.load(Ordering::Relaxed)
     }
+
+    fn live_mailboxes(&self) -> Option<usize> {
+        Some(self.set.live())
+    }
 }

@@ -103,4 +103,8 @@ impl Engine for TokioTasks {
     fn threads_started(&self) -> usize {
         self.started.load(Ordering::Relaxed)
     }
+
+    fn live_mailboxes(&self) -> Option<usize> {
+        Some(self.set.live())
+    }
 }

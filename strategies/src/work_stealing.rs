@@ -137,6 +137,10 @@ impl Engine for WorkStealing {
     fn threads_started(&self) -> usize {
         self.threads.started()
     }
+
+    fn live_mailboxes(&self) -> Option<usize> {
+        Some(self.set.live())
+    }
 }
 
 /// The loop of worker `index`.
