@@ -18,12 +18,12 @@
 //! 3. stop and join the threads; report how many were discarded and abandoned.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::thread::JoinHandle;
 use std::time::Duration;
 
+use crate::sync::thread::{self, JoinHandle};
+use crate::sync::{lock, pause, AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering};
 use crate::window::Window;
 use crate::{
     ForcedClose, Handler, Message, Outcome, Pending, Stats, Strategy, StrategyConfig, StrategyId,
@@ -175,7 +175,7 @@ impl<E: Engine> Executor<E> {
     }
 
     fn stop_once(&self) {
-        let mut stopped = self.stopped.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut stopped = lock(&self.stopped);
         if !*stopped {
             self.engine.stop();
             *stopped = true;
@@ -223,7 +223,7 @@ impl<E: Engine> Strategy for Executor<E> {
             if self.core.window.in_flight() == 0 {
                 break;
             }
-            std::thread::sleep(Duration::from_micros(SWEEP_INTERVAL_US));
+            pause(Duration::from_micros(SWEEP_INTERVAL_US));
         }
         self.stop_once();
         let after = self.stats();
@@ -268,12 +268,12 @@ pub(crate) struct Threads {
 impl Threads {
     /// Starts a named thread running `body`.
     pub(crate) fn spawn(&self, name: String, body: impl FnOnce() + Send + 'static) {
-        let handle = std::thread::Builder::new()
+        let handle = thread::Builder::new()
             .name(name)
             .spawn(body)
             .unwrap_or_else(|error| panic!("cannot start a worker thread: {error}"));
         self.started.fetch_add(1, Ordering::Relaxed);
-        self.handles.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(handle);
+        lock(&self.handles).push(handle);
     }
 
     /// Threads started so far (joined ones included).
@@ -285,9 +285,7 @@ impl Threads {
     /// panics are contained by `Core`, so a worker that panicked hit a bug of ours: its
     /// panic is passed on rather than hidden.
     pub(crate) fn join_all(&self) {
-        let handles = std::mem::take(
-            &mut *self.handles.lock().unwrap_or_else(|poisoned| poisoned.into_inner()),
-        );
+        let handles = std::mem::take(&mut *lock(&self.handles));
         let mut first_panic = None;
         for handle in handles {
             if let Err(panic) = handle.join() {
@@ -302,8 +300,8 @@ impl Threads {
 
 /// Waits until `counter` (a thread-start count kept by a pool's start hook) reaches
 /// `expected`, so that `threads_started` is exact as soon as the strategy is built.
-pub(crate) fn wait_for_threads(counter: &AtomicUsize, expected: usize) {
-    while counter.load(Ordering::Acquire) < expected {
+pub(crate) fn wait_for_threads(counter: &std::sync::atomic::AtomicUsize, expected: usize) {
+    while counter.load(std::sync::atomic::Ordering::Acquire) < expected {
         std::thread::sleep(Duration::from_micros(50));
     }
 }

@@ -39,15 +39,12 @@
 //! - Akka/Pekko dispatchers: `throughput` messages per actor per turn; the affinity pool.
 //! - tokio's scheduler docs for the park/unpark protocol.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
-
-use crossbeam_queue::SegQueue;
-use crossbeam_utils::Backoff;
 
 use crate::executor::{Core, Engine, Threads};
 use crate::mailbox::{Mailbox, MailboxSet, Placement, Turn};
 use crate::parking::ParkSlot;
+use crate::sync::{AtomicBool, AtomicUsize, Backoff, Ordering, SegQueue};
 use crate::{Message, StrategyId};
 
 /// One worker's run queue and sleep state.

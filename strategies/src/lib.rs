@@ -44,6 +44,7 @@ mod groups;
 mod hash;
 mod mailbox;
 mod parking;
+mod sync;
 mod window;
 
 mod group_by;

@@ -4,7 +4,7 @@
 //! # Protocol
 //!
 //! A [`Mailbox`] exists while its key has unfinished messages. Its queue and its [`Phase`]
-//! are guarded by one small mutex; the map from key to mailbox is a [`DashMap`] (sharded
+//! are guarded by one small mutex; the map from key to mailbox is a `DashMap` (sharded
 //! `RwLock<HashMap>`s, so submissions of different keys rarely touch the same lock and no
 //! lock is global) with a fast fixed hash (`hash.rs`). Lock order is always map shard,
 //! then mailbox.
@@ -35,17 +35,14 @@
 //! message starts only after the previous step is ready.
 
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::task::{Context, Wake, Waker};
 
-use crossbeam_queue::ArrayQueue;
-use dashmap::DashMap;
-
 use crate::executor::Core;
-use crate::hash::BuildKeyHasher;
+use crate::sync::{ArrayQueue, KeyMap, Mutex, MutexGuard};
 use crate::{Key, Message, Pending};
 
-/// Retired mailboxes kept for reuse per strategy instance.
+/// Retired mailboxes kept for reuse per strategy instance (one under loom).
 const SPARE_MAILBOXES: usize = 1024;
 
 /// Where a mailbox is in its life.
@@ -89,7 +86,7 @@ impl std::fmt::Debug for Mailbox {
 
 impl Mailbox {
     fn lock(&self) -> MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        crate::sync::lock(&self.inner)
     }
 
     /// The worker this mailbox was bound to at creation.
@@ -122,7 +119,7 @@ pub(crate) enum Turn {
 pub(crate) struct MailboxSet<P> {
     pub(crate) core: Arc<Core>,
     pub(crate) placement: P,
-    mailboxes: DashMap<Key, Arc<Mailbox>, BuildKeyHasher>,
+    mailboxes: KeyMap<Key, Arc<Mailbox>>,
     /// Retired mailboxes kept for reuse, so that activating a key allocates nothing once
     /// the set is warm (and a mailbox's queue keeps its capacity).
     spare: ArrayQueue<Arc<Mailbox>>,
@@ -137,7 +134,7 @@ impl<P> std::fmt::Debug for MailboxSet<P> {
 impl<P: Placement> MailboxSet<P> {
     pub(crate) fn new(core: Arc<Core>, placement: P) -> Arc<Self> {
         let spare = ArrayQueue::new(SPARE_MAILBOXES);
-        Arc::new(Self { core, placement, mailboxes: DashMap::with_hasher(BuildKeyHasher), spare })
+        Arc::new(Self { core, placement, mailboxes: KeyMap::new(), spare })
     }
 
     /// Mailboxes in the map: keys with unfinished messages.
@@ -147,10 +144,8 @@ impl<P: Placement> MailboxSet<P> {
 
     /// Step 1: queue an admitted message in its key's mailbox.
     pub(crate) fn submit(self: &Arc<Self>, message: Message) {
-        let to_schedule = {
-            let entry =
-                self.mailboxes.entry(message.key).or_insert_with(|| self.activate(message.key));
-            let mailbox = entry.value();
+        let activate = || self.activate(message.key);
+        let to_schedule = self.mailboxes.with_entry(message.key, activate, |mailbox| {
             let mut inner = mailbox.lock();
             debug_assert_ne!(inner.phase, Phase::Retired, "a retired mailbox is never in the map");
             inner.messages.push_back(message);
@@ -160,7 +155,7 @@ impl<P: Placement> MailboxSet<P> {
             } else {
                 None
             }
-        };
+        });
         if let Some(mailbox) = to_schedule {
             P::schedule(self, mailbox);
         }
@@ -270,7 +265,7 @@ impl<P: Placement> MailboxSet<P> {
 
     /// Step 5: removes an empty mailbox from the map; `false` if a message arrived.
     fn retire(&self, mailbox: &Arc<Mailbox>) -> bool {
-        let removed = self.mailboxes.remove_if(&mailbox.key, |_, current| {
+        let removed = self.mailboxes.remove_if(&mailbox.key, |current| {
             let mut inner = current.lock();
             let empty = Arc::ptr_eq(current, mailbox) && inner.messages.is_empty();
             if empty {
@@ -278,7 +273,7 @@ impl<P: Placement> MailboxSet<P> {
             }
             empty
         });
-        if removed.is_some() {
+        if removed {
             return true;
         }
         // Not removed: either a message arrived (keep running), or the map no longer holds
@@ -313,9 +308,9 @@ impl<P: Placement> MailboxSet<P> {
     /// left to its runner, which polls the step once more and abandons it if it is still
     /// not ready: the mailbox is in a run queue, so it must not look `Idle`.
     pub(crate) fn sweep(&self) {
-        for entry in self.mailboxes.iter() {
+        self.mailboxes.for_each(|mailbox| {
             let (discarded, abandoned) = {
-                let mut inner = entry.value().lock();
+                let mut inner = mailbox.lock();
                 let discarded = inner.messages.len() as u64;
                 inner.messages.clear();
                 let abandoned =
@@ -330,7 +325,7 @@ impl<P: Placement> MailboxSet<P> {
             if let Some(step) = abandoned {
                 self.core.abandon(step);
             }
-        }
+        });
     }
 }
 

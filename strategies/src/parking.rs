@@ -18,9 +18,10 @@
 //! `std::thread::park` keeps an unpark that arrives before it sleeps, and spurious returns
 //! are absorbed by re-checking the state.
 
-use std::sync::atomic::{fence, AtomicU8, Ordering};
 use std::sync::OnceLock;
-use std::thread::Thread;
+
+use crate::sync::thread::{self, Thread};
+use crate::sync::{fence, AtomicU8, Ordering};
 
 const RUNNING: u8 = 0;
 const PARKED: u8 = 1;
@@ -36,7 +37,7 @@ pub(crate) struct ParkSlot {
 impl ParkSlot {
     /// Registers the calling thread as this slot's worker.
     pub(crate) fn register(&self) {
-        let _ = self.thread.set(std::thread::current());
+        let _ = self.thread.set(thread::current());
     }
 
     /// Whether the worker is asleep or about to sleep.
@@ -46,7 +47,9 @@ impl ParkSlot {
 
     /// Step 1 of parking: announce it; the caller must then look at its queues again.
     pub(crate) fn prepare_park(&self) {
-        self.state.store(PARKED, Ordering::Relaxed);
+        // Release: a producer whose CAS (Acquire) reads PARKED also sees the registered
+        // thread, so it never finds the slot parked yet without a thread to unpark.
+        self.state.store(PARKED, Ordering::Release);
         // SeqCst fence: pairs with the fence in `unpark` (store PARKED, then read queues).
         fence(Ordering::SeqCst);
     }
@@ -61,7 +64,7 @@ impl ParkSlot {
         // Acquire: pairs with the AcqRel CAS in `unpark`, so the work pushed before it is
         // visible once we see RUNNING.
         while self.state.load(Ordering::Acquire) == PARKED {
-            std::thread::park();
+            thread::park();
         }
     }
 
@@ -85,7 +88,7 @@ impl ParkSlot {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
     use std::sync::atomic::AtomicBool;
