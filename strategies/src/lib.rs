@@ -47,6 +47,9 @@ mod parking;
 mod sync;
 mod window;
 
+#[cfg(all(test, loom))]
+mod loom_models;
+
 mod group_by;
 mod inline;
 mod keyed_mailbox;

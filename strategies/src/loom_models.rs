@@ -1,0 +1,489 @@
+//! Loom models of the concurrency this crate implements itself: the mailbox state machine,
+//! park/unpark, the admission window and the close protocol.
+//!
+//! Built only with `--cfg loom` (`scripts/loom.sh`), where `sync.rs` swaps every lock,
+//! atomic, park and thread of the core for loom's. Each model runs a small scenario under
+//! every interleaving loom can produce within the preemption bound (`LOOM_MAX_PREEMPTIONS`,
+//! 3 unless set) and prints how many it explored. Checks never panic inside a handler
+//! (the executor would contain the panic and count it as a failure); the [`Probe`] records
+//! what it saw and the model asserts afterwards.
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::AtomicUsize as StdAtomicUsize;
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+
+use crate::executor::Core;
+use crate::mailbox::{Mailbox, MailboxSet, Placement, Turn};
+use crate::parking::ParkSlot;
+use crate::sync::{lock, thread, AtomicBool, AtomicUsize, Mutex, Ordering};
+use crate::window::{Window, WindowClosed};
+use crate::{Handler, Job, Key, Message, Outcome, StrategyConfig, StrategyId, SubmitError};
+
+/// Runs `model` under every interleaving within the preemption bound and reports the count.
+fn explore(name: &str, model: impl Fn() + Sync + Send + 'static) {
+    let mut builder = loom::model::Builder::new();
+    if builder.preemption_bound.is_none() {
+        builder.preemption_bound = Some(3);
+    }
+    let bound = builder.preemption_bound;
+    let runs = Arc::new(StdAtomicUsize::new(0));
+    let counter = Arc::clone(&runs);
+    builder.check(move || {
+        counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        model();
+    });
+    let runs = runs.load(std::sync::atomic::Ordering::Relaxed);
+    println!("loom model {name}: {runs} interleavings explored (preemption bound {bound:?})");
+}
+
+const KEY: Key = Key::new(0, 7);
+
+fn message(key: Key, seq: u64, job: Job) -> Message {
+    Message { key, seq, intended_ns: 0, job }
+}
+
+/// A one-shot event a pending step waits for, opened by another thread (an I/O reply).
+#[derive(Debug, Default)]
+struct Gate {
+    open: AtomicBool,
+    waker: Mutex<Option<Waker>>,
+}
+
+impl Gate {
+    fn open(&self) {
+        self.open.store(true, Ordering::SeqCst);
+        let waker = lock(&self.waker).take();
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+}
+
+/// Waits for its gate, then records the end of its message.
+struct Wait {
+    gate: Arc<Gate>,
+    probe: Arc<Probe>,
+    message: Message,
+}
+
+impl Future for Wait {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if !self.gate.open.load(Ordering::SeqCst) {
+            *lock(&self.gate.waker) = Some(cx.waker().clone());
+            if !self.gate.open.load(Ordering::SeqCst) {
+                return Poll::Pending;
+            }
+        }
+        self.probe.end(&self.message);
+        Poll::Ready(())
+    }
+}
+
+/// The handler of every model: records starts and ends per key, and every overlap.
+struct Probe {
+    /// Itself, for the pending futures it hands out.
+    me: std::sync::Weak<Probe>,
+    /// `(key, seq)` in the order the handler started them.
+    started: Mutex<Vec<(Key, u64)>>,
+    /// Ends, in order.
+    ended: Mutex<Vec<(Key, u64)>>,
+    /// Keys with a message between start and end.
+    active: Mutex<Vec<Key>>,
+    /// A message started while another of its key was unfinished.
+    overlaps: AtomicUsize,
+    /// The gate a `Job::Wait` message waits for.
+    gate: Arc<Gate>,
+}
+
+/// A fresh probe for one execution.
+fn probe() -> Arc<Probe> {
+    Arc::new_cyclic(|me| Probe {
+        me: me.clone(),
+        started: Mutex::default(),
+        ended: Mutex::default(),
+        active: Mutex::default(),
+        overlaps: AtomicUsize::new(0),
+        gate: Arc::default(),
+    })
+}
+
+impl Probe {
+    fn end(&self, message: &Message) {
+        lock(&self.active).retain(|key| *key != message.key);
+        lock(&self.ended).push((message.key, message.seq));
+    }
+
+    fn ended(&self) -> Vec<(Key, u64)> {
+        lock(&self.ended).clone()
+    }
+
+    /// Every recorded start, end and overlap agrees with per-key order, exactly once each,
+    /// for the messages that ran: `expected` lists them, in order, per key.
+    fn assert_ran_in_order(&self, expected: &[(Key, u64)]) {
+        assert_eq!(self.overlaps.load(Ordering::SeqCst), 0, "two messages of a key overlapped");
+        let started = lock(&self.started).clone();
+        assert_eq!(started, expected, "starts: wrong order, a duplicate or a loss");
+        assert_eq!(self.ended(), expected, "ends: wrong order, a duplicate or a loss");
+    }
+}
+
+impl Handler for Probe {
+    fn handle(&self, message: &Message) -> Outcome {
+        {
+            let mut active = lock(&self.active);
+            if active.contains(&message.key) {
+                self.overlaps.fetch_add(1, Ordering::SeqCst);
+            }
+            active.push(message.key);
+        }
+        lock(&self.started).push((message.key, message.seq));
+        match message.job {
+            Job::Wait { .. } => {
+                let probe = self.me.upgrade().expect("the model holds its probe");
+                Outcome::Pending(Box::pin(Wait {
+                    gate: Arc::clone(&self.gate),
+                    probe,
+                    message: *message,
+                }))
+            }
+            _ => {
+                self.end(message);
+                Outcome::Done
+            }
+        }
+    }
+}
+
+/// Placement of the mailbox models: one shared FIFO that runner threads take from. It
+/// asserts that a mailbox is never queued twice.
+#[derive(Debug, Default)]
+struct SharedQueue {
+    queue: Mutex<VecDeque<Arc<Mailbox>>>,
+}
+
+impl SharedQueue {
+    fn push(&self, mailbox: Arc<Mailbox>) {
+        let mut queue = lock(&self.queue);
+        assert!(
+            !queue.iter().any(|queued| Arc::ptr_eq(queued, &mailbox)),
+            "a mailbox was scheduled twice"
+        );
+        queue.push_back(mailbox);
+    }
+}
+
+impl Placement for SharedQueue {
+    fn bind(&self) -> usize {
+        0
+    }
+
+    fn schedule(set: &Arc<MailboxSet<Self>>, mailbox: Arc<Mailbox>) {
+        set.placement.push(mailbox);
+    }
+}
+
+fn config(throughput: usize) -> StrategyConfig {
+    StrategyConfig { workers: 1, max_in_flight: 8, throughput, groups_per_worker: 1 }
+}
+
+/// A mailbox set with `probe` as handler and `throughput` messages per turn.
+fn mailbox_set(probe: &Arc<Probe>, throughput: usize) -> Arc<MailboxSet<SharedQueue>> {
+    let handler: Arc<dyn Handler> = Arc::clone(probe) as Arc<dyn Handler>;
+    let core = Arc::new(Core::new(config(throughput), handler));
+    MailboxSet::new(core, SharedQueue::default())
+}
+
+/// What `Executor::submit` does: take a credit, then queue.
+fn submit(set: &Arc<MailboxSet<SharedQueue>>, message: Message) {
+    set.core.window.admit().expect("the window is open");
+    set.submit(message);
+}
+
+/// Runs queued mailboxes until `total` messages have ended.
+fn runner(set: &Arc<MailboxSet<SharedQueue>>, probe: &Probe, total: usize) {
+    loop {
+        let next = lock(&set.placement.queue).pop_front();
+        match next {
+            Some(mailbox) => {
+                if let Turn::Requeue(mailbox) = set.run(mailbox) {
+                    set.placement.push(mailbox);
+                }
+            }
+            None if lock(&probe.ended).len() == total => return,
+            None => thread::yield_now(),
+        }
+    }
+}
+
+/// After a model: nothing queued, no mailbox left, the window empty.
+fn assert_quiet(set: &MailboxSet<SharedQueue>) {
+    assert!(lock(&set.placement.queue).is_empty(), "a mailbox was left queued");
+    assert_eq!(set.live(), 0, "a mailbox was left in the map");
+    assert_eq!(set.core.window.in_flight(), 0, "a credit was not returned");
+}
+
+#[test]
+fn mailbox_submit_races_the_end_of_a_turn() {
+    // A message submitted while its mailbox runs, requeues (throughput 1), finds the queue
+    // empty or is being retired: neither lost nor run twice, the map ends empty.
+    explore("mailbox_submit_races_the_end_of_a_turn", || {
+        let probe = probe();
+        let set = mailbox_set(&probe, 1);
+        submit(&set, message(KEY, 0, Job::Noop));
+        let worker = {
+            let (set, probe) = (Arc::clone(&set), Arc::clone(&probe));
+            thread::spawn(move || runner(&set, &probe, 2))
+        };
+        submit(&set, message(KEY, 1, Job::Noop));
+        worker.join().unwrap();
+        probe.assert_ran_in_order(&[(KEY, 0), (KEY, 1)]);
+        assert_quiet(&set);
+    });
+}
+
+#[test]
+fn mailbox_wake_races_the_running_turn() {
+    // A pending step whose wake arrives before, during or after the turn that stored it,
+    // while the next message of the key arrives: the mailbox is scheduled exactly once per
+    // wake, the second message starts only after the first ended.
+    explore("mailbox_wake_races_the_running_turn", || {
+        let probe = probe();
+        let set = mailbox_set(&probe, 4);
+        submit(&set, message(KEY, 0, Job::Wait { ns: 0 }));
+        let worker = {
+            let (set, probe) = (Arc::clone(&set), Arc::clone(&probe));
+            thread::spawn(move || runner(&set, &probe, 2))
+        };
+        let io = {
+            let gate = Arc::clone(&probe.gate);
+            thread::spawn(move || gate.open())
+        };
+        submit(&set, message(KEY, 1, Job::Noop));
+        io.join().unwrap();
+        worker.join().unwrap();
+        probe.assert_ran_in_order(&[(KEY, 0), (KEY, 1)]);
+        assert_quiet(&set);
+    });
+}
+
+#[test]
+fn mailbox_two_runners_never_share_a_mailbox() {
+    // Two threads take mailboxes from one queue (as work stealing does); with throughput 1
+    // the key's mailbox is requeued after each message and may move between them, yet
+    // never runs on both at once.
+    explore("mailbox_two_runners_never_share_a_mailbox", || {
+        let probe = probe();
+        let set = mailbox_set(&probe, 1);
+        submit(&set, message(KEY, 0, Job::Noop));
+        submit(&set, message(KEY, 1, Job::Noop));
+        let workers: Vec<_> = (0..2)
+            .map(|_| {
+                let (set, probe) = (Arc::clone(&set), Arc::clone(&probe));
+                thread::spawn(move || runner(&set, &probe, 2))
+            })
+            .collect();
+        for worker in workers {
+            worker.join().unwrap();
+        }
+        probe.assert_ran_in_order(&[(KEY, 0), (KEY, 1)]);
+        assert_quiet(&set);
+    });
+}
+
+#[test]
+fn park_never_loses_a_wake_up() {
+    // A worker going to sleep races two producers that each push one item and unpark it:
+    // the worker takes both items (a lost wake-up is a loom deadlock).
+    explore("park_never_loses_a_wake_up", || {
+        let slot = Arc::new(ParkSlot::default());
+        let items = Arc::new(AtomicUsize::new(0));
+        let worker = {
+            let (slot, items) = (Arc::clone(&slot), Arc::clone(&items));
+            thread::spawn(move || {
+                slot.register();
+                let mut taken = 0;
+                while taken < 2 {
+                    if items.load(Ordering::SeqCst) > taken {
+                        taken += 1;
+                        continue;
+                    }
+                    slot.prepare_park();
+                    if items.load(Ordering::SeqCst) > taken {
+                        slot.cancel_park();
+                        continue;
+                    }
+                    slot.park();
+                }
+            })
+        };
+        let producer = {
+            let (slot, items) = (Arc::clone(&slot), Arc::clone(&items));
+            thread::spawn(move || {
+                items.fetch_add(1, Ordering::SeqCst);
+                slot.unpark();
+            })
+        };
+        items.fetch_add(1, Ordering::SeqCst);
+        slot.unpark();
+        producer.join().unwrap();
+        worker.join().unwrap();
+        assert!(!slot.is_parked());
+    });
+}
+
+/// `credits + pending refill + in flight` never changes: no credit lost or created.
+fn assert_conserved(window: &Window, size: usize) {
+    let (credits, refill, in_flight) = window.fields();
+    assert_eq!(
+        credits + refill + in_flight,
+        size,
+        "credits {credits}, refill {refill}, in flight {in_flight}"
+    );
+}
+
+#[test]
+fn window_credits_are_conserved() {
+    // Three threads admit and finish through a window of 2 (batch 1): one of them blocks
+    // and must be woken by a completion; the credit total never changes.
+    explore("window_credits_are_conserved", || {
+        let window = Arc::new(Window::new(2));
+        let threads: Vec<_> = (0..2)
+            .map(|_| {
+                let window = Arc::clone(&window);
+                thread::spawn(move || {
+                    window.admit().unwrap();
+                    assert_conserved(&window, 2);
+                    window.finish();
+                    assert_conserved(&window, 2);
+                })
+            })
+            .collect();
+        window.admit().unwrap();
+        window.finish();
+        for thread in threads {
+            thread.join().unwrap();
+        }
+        window.wait_empty();
+        assert_eq!(window.fields(), (2, 0, 0));
+        assert_eq!(window.peak_in_flight().clamp(1, 2), window.peak_in_flight());
+    });
+}
+
+#[test]
+fn window_batches_refill_under_concurrent_completion() {
+    // A window of 32 refills in batches of 2: two completions racing each other and an
+    // admission grant exactly one batch, never one credit or three.
+    explore("window_batches_refill_under_concurrent_completion", || {
+        let window = Arc::new(Window::new(32));
+        for _ in 0..32 {
+            window.admit().unwrap();
+        }
+        let finishers: Vec<_> = (0..2)
+            .map(|_| {
+                let window = Arc::clone(&window);
+                thread::spawn(move || window.finish())
+            })
+            .collect();
+        let admitted = window.admit();
+        for finisher in finishers {
+            finisher.join().unwrap();
+        }
+        assert_eq!(admitted, Ok(()), "the batch refill must wake the blocked admission");
+        assert_eq!(window.fields(), (1, 0, 31));
+    });
+}
+
+#[test]
+fn window_close_races_a_blocked_admission() {
+    // An admission blocked on a full window races a close and a completion: it returns
+    // (never hangs), with a credit only if the completion came first, and after the close
+    // every admission fails.
+    explore("window_close_races_a_blocked_admission", || {
+        let window = Arc::new(Window::new(1));
+        window.admit().unwrap();
+        let blocked = {
+            let window = Arc::clone(&window);
+            thread::spawn(move || window.admit())
+        };
+        let finisher = {
+            let window = Arc::clone(&window);
+            thread::spawn(move || window.finish())
+        };
+        window.close();
+        let outcome = blocked.join().unwrap();
+        finisher.join().unwrap();
+        let (credits, refill, in_flight) = window.fields();
+        match outcome {
+            Ok(()) => assert_eq!((credits, refill, in_flight), (0, 0, 1)),
+            Err(WindowClosed) => assert_eq!((credits, refill, in_flight), (1, 0, 0)),
+        }
+        assert_eq!(window.admit(), Err(WindowClosed));
+    });
+}
+
+#[test]
+fn keyed_mailbox_close_races_submit() {
+    // The whole keyed-mailbox executor (one worker thread): a submitter sends two messages
+    // of one key while the main thread closes. Each message runs or is handed back, the
+    // ones that ran are a prefix in order, nothing runs after `close` returns, and the
+    // worker is joined.
+    explore("keyed_mailbox_close_races_submit", || {
+        let probe = probe();
+        let handler: Arc<dyn Handler> = Arc::clone(&probe) as Arc<dyn Handler>;
+        let strategy: Arc<dyn crate::Strategy> =
+            Arc::from(StrategyId::KeyedMailbox.build(config(16), handler).unwrap());
+        let submitter = {
+            let strategy = Arc::clone(&strategy);
+            thread::spawn(move || {
+                let mut returned = Vec::new();
+                for seq in 0..2 {
+                    match strategy.submit(message(KEY, seq, Job::Noop)) {
+                        Ok(()) => {}
+                        Err(SubmitError::Closed(message)) => returned.push(message.seq),
+                    }
+                }
+                returned
+            })
+        };
+        strategy.close();
+        let ran_at_close = probe.ended();
+        let returned = submitter.join().unwrap();
+        assert_eq!(probe.ended(), ran_at_close, "a message ran after close returned");
+        let ran: Vec<u64> = ran_at_close.iter().map(|&(_, seq)| seq).collect();
+        let mut all = ran.clone();
+        all.extend(&returned);
+        all.sort_unstable();
+        assert_eq!(all, [0, 1], "ran {ran:?}, handed back {returned:?}");
+        probe.assert_ran_in_order(&ran_at_close);
+        assert_eq!(strategy.stats().live_mailboxes, Some(0));
+    });
+}
+
+#[test]
+fn keyed_mailbox_forced_close_races_a_wake() {
+    // A pending step whose wake races a forced close, with a second message queued behind
+    // it: force_close returns, and each message is finished, abandoned or discarded,
+    // exactly once.
+    explore("keyed_mailbox_forced_close_races_a_wake", || {
+        let probe = probe();
+        let handler: Arc<dyn Handler> = Arc::clone(&probe) as Arc<dyn Handler>;
+        let strategy = StrategyId::KeyedMailbox.build(config(16), handler).unwrap();
+        strategy.submit(message(KEY, 0, Job::Wait { ns: 0 })).unwrap();
+        strategy.submit(message(KEY, 1, Job::Noop)).unwrap();
+        let io = {
+            let gate = Arc::clone(&probe.gate);
+            thread::spawn(move || gate.open())
+        };
+        let forced = strategy.force_close();
+        io.join().unwrap();
+        let ended = probe.ended().len() as u64;
+        assert_eq!(ended + forced.discarded + forced.abandoned, 2, "{forced:?}, ended {ended}");
+        assert_eq!(lock(&probe.started).len() as u64, 2 - forced.discarded);
+        assert_eq!(probe.overlaps.load(Ordering::SeqCst), 0);
+    });
+}
