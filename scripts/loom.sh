@@ -4,8 +4,9 @@
 # (strategies/src/loom_models.rs). Prints the interleavings each model explored.
 #
 # Usage: scripts/loom.sh [model name filter]
-# Environment: LOOM_MAX_PREEMPTIONS (default 3, seconds; 4 explores ten times more, under a minute), LOOM_LOG=1 for a trace
-# of a failing execution, LOOM_CHECKPOINT_FILE to replay one.
+# Environment: LOOM_MAX_PREEMPTIONS (default 3: seconds; 4 explores about ten times more
+# interleavings, under a minute), LOOM_LOG=1 for a trace of a failing execution,
+# LOOM_CHECKPOINT_FILE to replay one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
