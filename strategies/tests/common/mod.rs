@@ -8,11 +8,17 @@
 //!   messages against what the test submitted.
 //! - [`TestHandler`]: interprets [`Job`]s: `Spin` busy-loops, `Wait` returns a pending step
 //!   completed by a small timer thread, `Retry` waits a doubling backoff between attempts,
-//!   `Panic` panics; `Custom` codes built by [`block_on_gate`], [`pend_on_gate`] and
-//!   [`panic_when_polled`] block the worker on a [`Gates`] gate, wait (pending) for a gate,
-//!   or panic while the step is polled. A pending message *ends* when its step completes.
+//!   `Panic` panics; `Custom` codes built by [`block_on_gate`], [`pend_on_gate`],
+//!   [`panic_when_polled`], [`panic_on_first_poll`] and [`yield_forever`] block the worker
+//!   on a [`Gates`] gate, wait (pending) for a gate, panic while the step is polled (after
+//!   a wake, or at once), or never complete while waking themselves at every poll. A
+//!   pending message *ends* when its step completes; a panicking one ends as it panics and
+//!   is also counted as a handler failure.
 //! - [`Fixture`]: one strategy built with a [`TestHandler`], the messages it accepted and
 //!   rejected, and watchdogs so that a broken strategy fails a test instead of hanging it.
+//! - [`Ledger`]: where every submitted message went (completed, failed, discarded,
+//!   abandoned, handed back), from the recorder and the strategy's counters, which must
+//!   agree message for message.
 //!
 //! Timing rule: tests wait for events with [`PATIENCE`] (generous, for a loaded 2-core
 //! machine); sleeps ([`GRACE`]) only give a wrong implementation the chance to misbehave.
@@ -178,6 +184,8 @@ pub fn random_job<R: Rng + ?Sized>(
 const BLOCK_ON_GATE: u32 = 1 << 28;
 const PEND_ON_GATE: u32 = 2 << 28;
 const PANIC_WHEN_POLLED: u32 = 3 << 28;
+const PANIC_ON_FIRST_POLL: u32 = 4 << 28;
+const YIELD_FOREVER: u32 = 5 << 28;
 const KIND_MASK: u32 = 0xf << 28;
 
 /// A job that blocks its worker thread until gate `gate` opens, then ends.
@@ -193,6 +201,27 @@ pub fn pend_on_gate(gate: u32) -> Job {
 /// A job that returns pending and panics when its step is polled after a short wait.
 pub fn panic_when_polled() -> Job {
     Job::Custom(PANIC_WHEN_POLLED)
+}
+
+/// A job that returns pending and panics the first time its step is polled (before any
+/// wake, so inside the strategy's first poll rather than a resumed one).
+pub fn panic_on_first_poll() -> Job {
+    Job::Custom(PANIC_ON_FIRST_POLL)
+}
+
+/// A job that returns pending and never completes, waking itself at every poll: a
+/// cooperative loop that yields for ever (`tokio::task::yield_now` in a loop).
+pub fn yield_forever() -> Job {
+    Job::Custom(YIELD_FOREVER)
+}
+
+/// Whether `job` makes the test handler panic (at the call or in its pending step).
+pub fn panics(job: Job) -> bool {
+    match job {
+        Job::Panic => true,
+        Job::Custom(code) => matches!(code & KIND_MASK, PANIC_WHEN_POLLED | PANIC_ON_FIRST_POLL),
+        _ => false,
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -226,6 +255,8 @@ pub struct Log {
     running: usize,
     peak_running: usize,
     ended: usize,
+    /// Messages that ended by panicking (counted in `ended` too).
+    failed: usize,
     order_violations: Vec<String>,
     overlaps: Vec<String>,
     /// Ends without a matching start (a bug in the test handler or a double completion).
@@ -246,6 +277,11 @@ impl Log {
     /// Started messages whose key satisfies `filter`.
     pub fn started_where(&self, filter: impl Fn(Key) -> bool) -> usize {
         self.runs.iter().filter(|run| filter(run.key)).count()
+    }
+
+    /// Messages whose handler or pending step panicked (they count as ended).
+    pub fn failed(&self) -> usize {
+        self.failed
     }
 
     /// Ended messages whose key satisfies `filter`.
@@ -346,6 +382,13 @@ impl Recorder {
                 .push(format!("{:?} seq {} ended twice or unstarted", message.key, message.seq)),
         }
         self.changed.notify_all();
+    }
+
+    /// The message is about to panic (in its handler or its pending step): it ends here
+    /// and counts as a handler failure.
+    pub fn fail(&self, message: &Message) {
+        self.lock().failed += 1;
+        self.end(message);
     }
 
     /// Reads the log.
@@ -774,6 +817,19 @@ fn pending(step: impl Future<Output = ()> + Send + 'static) -> Outcome {
     Outcome::Pending(Box::pin(step))
 }
 
+/// A step that never completes but is always ready to be polled again: every poll wakes
+/// its own waker before returning `Pending`.
+struct YieldForever;
+
+impl Future for YieldForever {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+}
+
 /// Runs the jobs of the test messages and records every start and end.
 #[derive(Debug)]
 pub struct TestHandler {
@@ -810,7 +866,7 @@ impl Handler for TestHandler {
                 }
             }
             Job::Panic => {
-                recorder.end(&message);
+                recorder.fail(&message);
                 planned_panic();
             }
             Job::Custom(code) => {
@@ -827,10 +883,17 @@ impl Handler for TestHandler {
                     PANIC_WHEN_POLLED => {
                         return pending(async move {
                             Sleep::new(Duration::from_millis(1)).await;
-                            recorder.end(&message);
+                            recorder.fail(&message);
                             planned_panic();
                         });
                     }
+                    PANIC_ON_FIRST_POLL => {
+                        return pending(async move {
+                            recorder.fail(&message);
+                            planned_panic();
+                        });
+                    }
+                    YIELD_FOREVER => return pending(YieldForever),
                     _ => {} // a plain custom value: nothing to do
                 }
             }
@@ -1108,6 +1171,49 @@ impl Fixture {
         self.check_contract(context);
     }
 
+    /// Where every submitted message went so far (see [`Ledger`]).
+    pub fn ledger(&self) -> Ledger {
+        let (accepted, rejected) = (self.accepted(), self.rejected());
+        let report = self.recorder.report(&accepted, &rejected);
+        let (ended, handler_failures) =
+            self.recorder.with_log(|log| (log.ended() as u64, log.failed() as u64));
+        let stats = self.strategy().stats();
+        Ledger {
+            submitted: (accepted.len() + rejected.len()) as u64,
+            handed_back: rejected.len() as u64,
+            completed: ended.saturating_sub(handler_failures),
+            handler_failures,
+            never_started: report.lost as u64,
+            never_ended: report.unfinished as u64,
+            failed: stats.failed,
+            discarded: stats.discarded,
+            abandoned: stats.abandoned,
+            report,
+        }
+    }
+
+    /// Waits until the strategy's per-key mailboxes are all retired: `Some(0)` for the
+    /// per-key mailbox strategies, `None` (no mailboxes) for the others. Waits rather
+    /// than reads once: `drain` returns when the last message finishes, and its runner
+    /// retires the emptied mailbox just after.
+    #[track_caller]
+    pub fn wait_mailboxes_retired(&self, context: &str) {
+        let expected = PER_KEY_MAILBOXES.contains(&self.id).then_some(0);
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let live = self.strategy().stats().live_mailboxes;
+            if live == expected {
+                return;
+            }
+            assert!(
+                expected.is_some() && live.is_some() && Instant::now() < deadline,
+                "{}: {context}: live mailboxes {live:?}, expected {expected:?}",
+                self.id
+            );
+            thread::sleep(Duration::from_millis(1));
+        }
+    }
+
     /// The threads handlers ran on.
     pub fn handler_threads(&self) -> HashSet<ThreadId> {
         self.recorder.with_log(Log::threads)
@@ -1155,6 +1261,52 @@ impl Drop for Fixture {
                 drop(strategy)
             });
         }
+    }
+}
+
+/// Where the submitted messages went, counted twice: message by message from what the
+/// handler recorded, and by the strategy's counters. Nothing is lost silently when both
+/// agree and every submitted message is in exactly one column (see
+/// [`Ledger::assert_balanced`]).
+#[derive(Debug)]
+pub struct Ledger {
+    /// Every `submit` call, accepted or not.
+    pub submitted: u64,
+    /// Submissions refused with `SubmitError::Closed` (the message handed back).
+    pub handed_back: u64,
+    /// Accepted messages that ran to the end without panicking.
+    pub completed: u64,
+    /// Accepted messages whose handler or step panicked, as the handler recorded them.
+    pub handler_failures: u64,
+    /// Accepted messages that never started (the recorder's `lost`).
+    pub never_started: u64,
+    /// Accepted messages that started and never ended (the recorder's `unfinished`).
+    pub never_ended: u64,
+    /// `Stats::failed`.
+    pub failed: u64,
+    /// `Stats::discarded`.
+    pub discarded: u64,
+    /// `Stats::abandoned`.
+    pub abandoned: u64,
+    /// The recorder's full report (order, duplicates, strays).
+    pub report: Report,
+}
+
+impl Ledger {
+    /// The counters agree with what ran: `failed` = handler failures, `discarded` = never
+    /// started, `abandoned` = started and never ended; nothing ran twice, nothing handed
+    /// back ran; and completed + failed + discarded + abandoned + handed back = submitted.
+    #[track_caller]
+    pub fn assert_balanced(&self, context: &str) {
+        let report = &self.report;
+        let extra = report.duplicated + report.ran_rejected + report.unexpected + report.stray_ends;
+        assert_eq!(extra, 0, "{context}: ran twice, after a hand-back or unasked: {report}");
+        assert_eq!(self.failed, self.handler_failures, "{context}: failed vs panics that ran");
+        assert_eq!(self.discarded, self.never_started, "{context}: discarded vs never started");
+        assert_eq!(self.abandoned, self.never_ended, "{context}: abandoned vs never ended");
+        let accounted =
+            self.completed + self.failed + self.discarded + self.abandoned + self.handed_back;
+        assert_eq!(accounted, self.submitted, "{context}: unaccounted messages: {self:?}");
     }
 }
 
