@@ -1,6 +1,6 @@
 //! The benchmark handler: interprets each message's [`Job`] and reports to the recorder.
 
-use std::sync::Arc;
+use std::sync::{Arc, Once};
 use std::time::{Duration, Instant};
 
 use strategies::{Handler, Job, Message, Outcome};
@@ -17,6 +17,29 @@ pub fn spin(ns: u64) {
     while Instant::now() < until {
         std::hint::spin_loop();
     }
+}
+
+/// The payload of a panic a workload asked for (`Job::Panic`); see [`quiet_workload_panics`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WorkloadPanic;
+
+/// Panics with [`WorkloadPanic`], on purpose.
+pub fn workload_panic() -> ! {
+    std::panic::panic_any(WorkloadPanic)
+}
+
+/// Keeps the panics a workload asks for out of stderr (a soak injects thousands); every
+/// other panic is printed by the hook that was in place. Installed once per process.
+pub fn quiet_workload_panics() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !info.payload().is::<WorkloadPanic>() {
+                previous(info);
+            }
+        }));
+    });
 }
 
 /// Runs jobs: spins for CPU work, waits on the shared [`Timer`] for pending work.
@@ -60,9 +83,39 @@ impl Handler for BenchHandler {
                     recorder.end(token, &message);
                 }));
             }
-            Job::Panic => panic!("handler failure requested by the workload"),
+            Job::Panic => {
+                // The message ends as it fails: the recorder must not see its key as still
+                // running when the key's next message starts (that would be an overlap).
+                self.recorder.end(token, message);
+                workload_panic();
+            }
         }
         self.recorder.end(token, message);
         Outcome::Done
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::recorder::Clock;
+    use strategies::Key;
+
+    #[test]
+    fn a_panicking_message_ends_so_the_next_one_of_its_key_is_clean() {
+        quiet_workload_panics();
+        let key = Key::new(0, 0);
+        let messages: Vec<Message> = [Job::Panic, Job::Noop]
+            .into_iter()
+            .zip(0..)
+            .map(|(job, seq)| Message { key, seq, intended_ns: 0, job })
+            .collect();
+        let recorder = Arc::new(Recorder::new(&messages, 1, Clock::start()));
+        let handler = BenchHandler::new(Arc::clone(&recorder), Timer::start());
+        let call = std::panic::AssertUnwindSafe(|| handler.handle(&messages[0]));
+        let panic = std::panic::catch_unwind(call).unwrap_err();
+        assert!(panic.is::<WorkloadPanic>(), "the payload says the workload asked for it");
+        assert!(matches!(handler.handle(&messages[1]), Outcome::Done));
+        assert!(recorder.correctness(0).is_clean(), "{:?}", recorder.correctness(0));
     }
 }
