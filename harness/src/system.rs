@@ -1,7 +1,7 @@
-//! What the process and the machine say about themselves: OS thread count, CPU time,
-//! context switches, CPU model, toolchain and commit.
+//! What the process and the machine say about themselves: OS thread count, resident
+//! memory, CPU time, context switches, CPU model, toolchain and commit.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -67,6 +67,97 @@ impl Drop for ThreadSampler {
         if let Some(handle) = self.handle.take() {
             let _ = handle.join();
         }
+    }
+}
+
+/// How often the memory sampler reads the resident set size.
+const MEMORY_SAMPLE_INTERVAL_US: u64 = 5_000;
+
+/// A `kB` field of `/proc/self/status` (`VmRSS`, `VmHWM`), in bytes.
+fn status_bytes(field: &str) -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let value = status.lines().find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))?;
+    let kilobytes: u64 = value.trim().strip_suffix("kB")?.trim().parse().ok()?;
+    Some(kilobytes * 1024)
+}
+
+/// Resident memory of this process right now, in bytes (`VmRSS`).
+pub fn resident_bytes() -> Option<u64> {
+    status_bytes("VmRSS")
+}
+
+/// The most resident memory since the process started or since the last successful
+/// [`reset_peak_resident`], in bytes (`VmHWM`).
+pub fn peak_resident_bytes() -> Option<u64> {
+    status_bytes("VmHWM")
+}
+
+/// Resets the kernel's resident high-water mark to the current size (writes `5` to
+/// `/proc/self/clear_refs`, Linux 4.0 and later); `false` if the kernel refused.
+pub fn reset_peak_resident() -> bool {
+    std::fs::write("/proc/self/clear_refs", "5").is_ok()
+}
+
+/// Samples the resident set size in the background and keeps the peak; where the kernel
+/// lets its high-water mark be reset, that mark is counted too, so a peak between two
+/// samples is not missed.
+#[derive(Debug)]
+pub struct MemorySampler {
+    peak: Arc<AtomicU64>,
+    /// Whether `VmHWM` was reset when sampling started (so it covers only this period).
+    high_water_mark: bool,
+    stop: Arc<AtomicBool>,
+    handle: Option<JoinHandle<()>>,
+}
+
+impl MemorySampler {
+    /// Starts sampling from now; `None` where `/proc/self/status` cannot be read.
+    pub fn start() -> Option<Self> {
+        let now = resident_bytes()?;
+        let high_water_mark = reset_peak_resident();
+        let peak = Arc::new(AtomicU64::new(now));
+        let stop = Arc::new(AtomicBool::new(false));
+        let handle = {
+            let (peak, stop) = (Arc::clone(&peak), Arc::clone(&stop));
+            std::thread::Builder::new()
+                .name("harness-memory".into())
+                .spawn(move || {
+                    while !stop.load(Ordering::Relaxed) {
+                        if let Some(bytes) = resident_bytes() {
+                            peak.fetch_max(bytes, Ordering::Relaxed);
+                        }
+                        std::thread::sleep(Duration::from_micros(MEMORY_SAMPLE_INTERVAL_US));
+                    }
+                })
+                .expect("cannot start the memory sampler")
+        };
+        Some(Self { peak, high_water_mark, stop, handle: Some(handle) })
+    }
+
+    /// Stops sampling; returns the peak resident bytes since [`MemorySampler::start`].
+    pub fn finish(mut self) -> u64 {
+        self.stop_thread();
+        let mut peak = self.peak.load(Ordering::Relaxed);
+        if let Some(bytes) = resident_bytes() {
+            peak = peak.max(bytes);
+        }
+        if self.high_water_mark {
+            peak = peak.max(peak_resident_bytes().unwrap_or(0));
+        }
+        peak
+    }
+
+    fn stop_thread(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(handle) = self.handle.take() {
+            let _ = handle.join();
+        }
+    }
+}
+
+impl Drop for MemorySampler {
+    fn drop(&mut self) {
+        self.stop_thread();
     }
 }
 
@@ -174,6 +265,21 @@ mod tests {
         drop(sender);
         threads.into_iter().for_each(|thread| drop(thread.join()));
         assert!(during >= before + 32, "{before} -> {during}");
+    }
+
+    #[test]
+    fn memory_sampler_sees_a_big_allocation() {
+        let sampler = MemorySampler::start().expect("/proc/self/status is readable");
+        let before = resident_bytes().unwrap();
+        let block = vec![1u8; 64 << 20]; // written, so resident
+        std::hint::black_box(&block);
+        let during = resident_bytes().unwrap();
+        drop(block);
+        let peak = sampler.finish();
+        // Other tests allocate meanwhile: look for most of the 64 MiB, not all of it.
+        assert!(during >= before + (48 << 20), "{before} -> {during}");
+        // The kernel's per-thread RSS counters are synced in batches: allow a little slack.
+        assert!(peak + (4 << 20) >= during, "peak {peak} < {during}");
     }
 
     #[test]
