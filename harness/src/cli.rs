@@ -151,7 +151,10 @@ pub enum ArgError {
     },
 }
 
-fn parse_list<T: std::str::FromStr + Copy>(given: &str, all: &[T]) -> Result<Vec<T>, ArgError>
+pub(crate) fn parse_list<T: std::str::FromStr + Copy>(
+    given: &str,
+    all: &[T],
+) -> Result<Vec<T>, ArgError>
 where
     T::Err: std::fmt::Display,
 {
@@ -164,7 +167,7 @@ where
         .collect()
 }
 
-fn check<T: PartialOrd + std::fmt::Display + Copy>(
+pub(crate) fn check<T: PartialOrd + std::fmt::Display + Copy>(
     flag: &'static str,
     value: T,
     min: T,

@@ -16,6 +16,7 @@ pub mod report;
 pub mod results;
 pub mod runner;
 pub mod scenario;
+pub mod soak;
 pub mod suite;
 pub mod summary;
 pub mod system;

@@ -1,0 +1,567 @@
+//! `keyed-bench soak`: does a strategy hold up over a million keys and over time? Two
+//! phases per strategy, each ending in checks that hold or fail the run.
+//!
+//! # Churn (`churn.rs`)
+//!
+//! 1. Build the strategy (its threads start) and the checker (one byte per key, written
+//!    now), then read the resident set size: *before*.
+//! 2. Two submitting threads (keys split by parity) send [`CHURN_PER_KEY`] messages to each
+//!    of `keys` distinct keys in a diagonal order: step `i` sends message 0 of key `i`,
+//!    message 1 of key `i - 1` and message 2 of key `i - 2`. A key's messages are a step
+//!    apart, so its mailbox is created, may retire and come back between them, and retires
+//!    after the last; only the keys of the window's few hundred unfinished messages are
+//!    active at once. A sampler keeps the *peak* resident size.
+//! 3. Drain; wait (at most [`SETTLE_MS`]) for the mailbox count to reach zero, since a
+//!    runner retires an emptied mailbox just after its last message finishes; read
+//!    *after*; close.
+//! 4. Checks: every message ran once, in key order (ordered strategies); no mailbox is left
+//!    (`Stats::live_mailboxes` is `Some(0)`; strategies without mailboxes report `None`);
+//!    `after - before` is at most [`MEMORY_TOLERANCE_MIB`].
+//!
+//! # Mixed soak (`mixed.rs`)
+//!
+//! Rounds until `duration` has passed (a round is always finished, never cut): each round
+//! sends [`SoakConfig::round_messages`] messages from two threads (keys split by parity),
+//! 20% to 4 hot keys and the rest to cold keys, 2 messages each, over 4 aggregate types.
+//! Jobs: no-ops, CPU spins, pending waits, synchronous panics and panics inside a pending
+//! step. Each round is drained and checked by the harness's recorder (order violations,
+//! overlaps, lost and duplicated messages). Checks: none of those for an ordered strategy
+//! (lost and duplicated only for the unordered control); `Stats::failed` equals the panics
+//! injected; no mailbox is left.
+//!
+//! # The memory tolerance
+//!
+//! With the default window of 256, at most a few hundred mailboxes exist at once, so the
+//! churn's legitimate growth is small: the map, a few hundred mailboxes, the threads'
+//! allocator arenas, and what the allocator keeps cached after frees (glibc keeps freed
+//! memory in per-thread arenas and trims only the top of each). Clean runs of every
+//! strategy over a million keys grow by less than 1 MiB. A leak that scales with the keys
+//! is large: a mailbox left behind costs well over 100 bytes (the `Mailbox`, its `Arc`, its
+//! map entry), about 100 MiB per million keys. [`MEMORY_TOLERANCE_MIB`] (16 MiB) leaves
+//! room for allocator caching an order of magnitude above what clean runs show, and still
+//! catches a leak of 17 bytes per key at the default million keys. With far fewer keys
+//! (the tests) only the mailbox count can catch a leak.
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use clap::Args;
+use strategies::{ConfigError, Handler, Strategy, StrategyConfig, StrategyId};
+
+use crate::cli::{check, parse_list, ArgError};
+use crate::handler::quiet_workload_panics;
+use crate::recorder::Correctness;
+use crate::system;
+
+mod churn;
+mod mixed;
+
+/// Messages each churned key receives.
+pub const CHURN_PER_KEY: u8 = 3;
+/// The most resident memory the churn may leave behind (`after - before`), in MiB; see
+/// the module docs for why.
+pub const MEMORY_TOLERANCE_MIB: f64 = 16.0;
+/// Messages of one mixed-soak round unless the config says otherwise.
+pub const DEFAULT_ROUND_MESSAGES: usize = 50_000;
+/// How long the mailbox count may take to reach zero after a drain.
+pub const SETTLE_MS: u64 = 1_000;
+/// Strategies soaked when none is named.
+pub const DEFAULT_STRATEGIES: [StrategyId; 2] =
+    [StrategyId::KeyedMailbox, StrategyId::WorkStealing];
+
+/// The most keys the churn accepts (its checker takes a byte per key).
+const MAX_KEYS: usize = 100_000_000;
+/// The longest soak accepted.
+const MAX_DURATION: Duration = Duration::from_secs(24 * 3_600);
+/// One progress line at most this often.
+const PROGRESS_INTERVAL: Duration = Duration::from_secs(5);
+
+const MIB: f64 = (1 << 20) as f64;
+
+/// Flags of `keyed-bench soak`.
+#[derive(Args, Clone, Debug, PartialEq)]
+pub struct SoakArgs {
+    /// Strategy to soak; repeat the flag (or separate ids with commas) for several, or
+    /// `all` [default: keyed-mailbox and work-stealing].
+    #[arg(long = "strategy", value_name = "ID", value_delimiter = ',')]
+    pub strategies: Vec<String>,
+    /// Distinct keys of the churn phase; each gets 3 messages, so its mailbox is created
+    /// and retired.
+    #[arg(long, default_value_t = 1_000_000)]
+    pub keys: usize,
+    /// Length of the mixed soak of each strategy: a number and a unit, ms, s, m or h
+    /// (`30s`, `2m`, `1.5h`).
+    #[arg(long, default_value = "30s")]
+    pub duration: String,
+    /// Worker threads per pool [default: available cores].
+    #[arg(long)]
+    pub workers: Option<usize>,
+    /// Seed of the mixed soak's key order and jobs (the same for every strategy).
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+}
+
+/// A validated soak.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SoakConfig {
+    /// Strategies, in the order given.
+    pub strategies: Vec<StrategyId>,
+    /// Distinct keys of the churn.
+    pub keys: usize,
+    /// Length of the mixed soak per strategy.
+    pub duration: Duration,
+    /// Worker threads per pool; the other settings are the reference ones.
+    pub workers: usize,
+    /// Seed of the mixed soak.
+    pub seed: u64,
+    /// Messages per mixed-soak round: the soak drains and checks between rounds, so this
+    /// is also about how far past `duration` it may run.
+    pub round_messages: usize,
+}
+
+impl SoakConfig {
+    /// The settings every soaked strategy is built with.
+    pub fn strategy_config(&self) -> StrategyConfig {
+        StrategyConfig::with_workers(self.workers)
+    }
+}
+
+impl TryFrom<SoakArgs> for SoakConfig {
+    type Error = ArgError;
+
+    fn try_from(args: SoakArgs) -> Result<Self, ArgError> {
+        let mut strategies = Vec::new();
+        for given in &args.strategies {
+            for id in parse_list(given, StrategyId::ALL)? {
+                if !strategies.contains(&id) {
+                    strategies.push(id);
+                }
+            }
+        }
+        if strategies.is_empty() {
+            strategies = DEFAULT_STRATEGIES.to_vec();
+        }
+        check("keys", args.keys, 1, MAX_KEYS)?;
+        let workers = args.workers.unwrap_or_else(system::cores);
+        check("workers", workers, 1, StrategyConfig::MAX_WORKERS)?;
+        let duration = parse_duration(&args.duration).ok_or_else(|| ArgError::OutOfRange {
+            flag: "duration",
+            value: format!("`{}`", args.duration),
+            expected: "a number and a unit (ms, s, m or h) from 1ms to 24h, e.g. 30s".into(),
+        })?;
+        Ok(Self {
+            strategies,
+            keys: args.keys,
+            duration,
+            workers,
+            seed: args.seed,
+            round_messages: DEFAULT_ROUND_MESSAGES,
+        })
+    }
+}
+
+/// `30s`, `500ms`, `2m`, `1.5h`: a non-negative number and a unit; `None` if malformed or
+/// outside 1 ms ..= 24 h.
+pub fn parse_duration(given: &str) -> Option<Duration> {
+    let given = given.trim();
+    let split = given.find(|c: char| !(c.is_ascii_digit() || c == '.'))?;
+    let (number, unit) = given.split_at(split);
+    let number: f64 = number.parse().ok()?;
+    let seconds = match unit.trim() {
+        "ms" => number / 1e3,
+        "s" => number,
+        "m" => number * 60.0,
+        "h" => number * 3_600.0,
+        _ => return None,
+    };
+    let duration = Duration::try_from_secs_f64(seconds).ok()?;
+    (Duration::from_millis(1)..=MAX_DURATION).contains(&duration).then_some(duration)
+}
+
+/// Why a soak could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum SoakError {
+    /// A strategy rejected the settings.
+    #[error("cannot build {strategy}")]
+    Build {
+        /// The strategy.
+        strategy: StrategyId,
+        /// Why.
+        source: ConfigError,
+    },
+}
+
+/// Resident memory around the churn, in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Memory {
+    /// With the strategy built and idle, before the first message.
+    pub before: u64,
+    /// The most while the keys churned.
+    pub peak: u64,
+    /// After the drain, with the strategy still open.
+    pub after: u64,
+}
+
+impl Memory {
+    /// `after - before` in MiB (negative when memory was given back).
+    pub fn growth_mib(&self) -> f64 {
+        (self.after as f64 - self.before as f64) / MIB
+    }
+}
+
+/// What the churn phase saw.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChurnOutcome {
+    /// Distinct keys.
+    pub keys: usize,
+    /// Messages sent.
+    pub messages: u64,
+    /// Handler calls.
+    pub ran: u64,
+    /// Handler calls whose sequence number was not the next of their key.
+    pub out_of_order: u64,
+    /// Mailboxes alive after the drain settled (`None`: the strategy has none).
+    pub live_mailboxes: Option<usize>,
+    /// `None` where `/proc/self/status` cannot be read.
+    pub memory: Option<Memory>,
+    /// From the first message to the settled drain.
+    pub elapsed: Duration,
+}
+
+/// What the mixed soak saw.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MixedOutcome {
+    /// Rounds run.
+    pub rounds: u64,
+    /// Messages sent.
+    pub messages: u64,
+    /// Messages whose job panics (synchronously or inside a pending step).
+    pub injected_panics: u64,
+    /// The recorder's counts over every round; `failed` is the strategy's count.
+    pub correctness: Correctness,
+    /// Mailboxes alive after the last drain settled.
+    pub live_mailboxes: Option<usize>,
+    /// From the first round to the end of the last.
+    pub elapsed: Duration,
+}
+
+/// Both phases of one strategy.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StrategySoak {
+    /// The strategy.
+    pub strategy: StrategyId,
+    /// The churn phase.
+    pub churn: ChurnOutcome,
+    /// The mixed soak.
+    pub mixed: MixedOutcome,
+}
+
+/// One named check and whether it held.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Check {
+    /// What is checked.
+    pub name: &'static str,
+    /// Whether it held.
+    pub held: bool,
+    /// The numbers behind it.
+    pub detail: String,
+}
+
+fn check_that(name: &'static str, held: bool, detail: String) -> Check {
+    Check { name, held, detail }
+}
+
+fn mailboxes_text(live: Option<usize>) -> String {
+    live.map_or_else(|| "none (no per-key mailboxes)".into(), |n| format!("{n} alive"))
+}
+
+impl StrategySoak {
+    /// Every check of both phases.
+    pub fn checks(&self) -> Vec<Check> {
+        let (churn, mixed) = (&self.churn, &self.mixed);
+        let ordered = self.strategy.is_ordered();
+        let retired = |live: Option<usize>| live.is_none_or(|n| n == 0);
+        let memory = match churn.memory {
+            Some(memory) => check_that(
+                "churn: memory given back",
+                memory.growth_mib() <= MEMORY_TOLERANCE_MIB,
+                format!(
+                    "after - before = {:.1} MiB (at most {MEMORY_TOLERANCE_MIB} MiB)",
+                    memory.growth_mib()
+                ),
+            ),
+            None => check_that("churn: memory given back", true, "not measured (no /proc)".into()),
+        };
+        let errors = Correctness { failed: 0, ..mixed.correctness };
+        vec![
+            check_that(
+                "churn: every message ran once",
+                churn.ran == churn.messages,
+                format!("{} handler calls for {} messages", churn.ran, churn.messages),
+            ),
+            check_that(
+                "churn: key order kept",
+                !ordered || churn.out_of_order == 0,
+                format!("{} out of order (order promised: {ordered})", churn.out_of_order),
+            ),
+            check_that(
+                "churn: no mailbox left",
+                retired(churn.live_mailboxes),
+                mailboxes_text(churn.live_mailboxes),
+            ),
+            memory,
+            check_that(
+                "soak: no order violation, overlap, loss or duplicate",
+                errors.kept_promise(ordered),
+                format!(
+                    "{} order violations, {} overlaps, {} lost, {} duplicates (order promised: \
+                     {ordered})",
+                    errors.order_violations, errors.overlaps, errors.lost, errors.duplicates
+                ),
+            ),
+            check_that(
+                "soak: failed = panics injected",
+                mixed.correctness.failed == mixed.injected_panics,
+                format!("{} failed, {} injected", mixed.correctness.failed, mixed.injected_panics),
+            ),
+            check_that(
+                "soak: no mailbox left",
+                retired(mixed.live_mailboxes),
+                mailboxes_text(mixed.live_mailboxes),
+            ),
+        ]
+    }
+
+    /// Whether every check held.
+    pub fn passed(&self) -> bool {
+        self.checks().iter().all(|check| check.held)
+    }
+}
+
+/// Every strategy's soak.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SoakOutcome {
+    /// In the order soaked.
+    pub strategies: Vec<StrategySoak>,
+}
+
+/// Columns of the final table.
+const COLUMNS: [&str; 11] = [
+    "strategy",
+    "keys churned",
+    "RSS before MiB",
+    "peak MiB",
+    "after MiB",
+    "mailboxes left",
+    "soak messages",
+    "panics injected",
+    "failed",
+    "order/overlap/lost/dup",
+    "result",
+];
+
+impl SoakOutcome {
+    /// Whether every check of every strategy held.
+    pub fn passed(&self) -> bool {
+        self.strategies.iter().all(StrategySoak::passed)
+    }
+
+    /// The final table, one row per strategy, then every failed check.
+    pub fn render(&self) -> String {
+        let rows: Vec<Vec<String>> = self.strategies.iter().map(table_row).collect();
+        let widths: Vec<usize> = (0..COLUMNS.len())
+            .map(|i| rows.iter().map(|row| row[i].len()).fold(COLUMNS[i].len(), usize::max))
+            .collect();
+        let mut out = String::new();
+        let header: Vec<String> = COLUMNS.iter().map(|&column| column.to_owned()).collect();
+        for row in std::iter::once(&header).chain(&rows) {
+            let cells: Vec<String> = row
+                .iter()
+                .zip(&widths)
+                .enumerate()
+                .map(
+                    |(i, (cell, &width))| {
+                        if i == 0 {
+                            format!("{cell:<width$}")
+                        } else {
+                            format!("{cell:>width$}")
+                        }
+                    },
+                )
+                .collect();
+            let _ = writeln!(out, "{}", cells.join("  ").trim_end());
+        }
+        let _ = writeln!(
+            out,
+            "\nchurn: {CHURN_PER_KEY} messages per key; memory check: after - before at most \
+             {MEMORY_TOLERANCE_MIB} MiB; mailboxes counted once the drain settles"
+        );
+        for soak in &self.strategies {
+            for check in soak.checks().into_iter().filter(|check| !check.held) {
+                let _ = writeln!(out, "FAIL  {}: {}: {}", soak.strategy, check.name, check.detail);
+            }
+        }
+        out
+    }
+}
+
+/// The table row of one strategy, in [`COLUMNS`] order.
+fn table_row(soak: &StrategySoak) -> Vec<String> {
+    let (churn, mixed) = (&soak.churn, &soak.mixed);
+    let mib = |pick: fn(&Memory) -> u64| {
+        churn
+            .memory
+            .map_or_else(|| "-".into(), |memory| format!("{:.1}", pick(&memory) as f64 / MIB))
+    };
+    let c = &mixed.correctness;
+    vec![
+        soak.strategy.to_string(),
+        grouped(churn.keys as u64),
+        mib(|m| m.before),
+        mib(|m| m.peak),
+        mib(|m| m.after),
+        churn.live_mailboxes.map_or_else(|| "n/a".into(), |n| n.to_string()),
+        grouped(mixed.messages),
+        grouped(mixed.injected_panics),
+        grouped(c.failed),
+        format!("{}/{}/{}/{}", c.order_violations, c.overlaps, c.lost, c.duplicates),
+        if soak.passed() { "pass" } else { "FAIL" }.into(),
+    ]
+}
+
+/// `1234567` as `1,234,567`.
+fn grouped(value: u64) -> String {
+    let digits = value.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
+
+/// Runs both phases for every strategy of `config`; `progress` gets a line as each phase
+/// starts and every few seconds of a long one.
+pub fn run_soak(
+    config: &SoakConfig,
+    progress: &mut dyn FnMut(&str),
+) -> Result<SoakOutcome, SoakError> {
+    quiet_workload_panics();
+    let mut strategies = Vec::new();
+    for &strategy in &config.strategies {
+        progress(&format!("{strategy}: churning {} keys", grouped(config.keys as u64)));
+        let churn = churn::churn(strategy, config, progress)?;
+        progress(&format!("{strategy}: mixed soak for {:?}", config.duration));
+        let mixed = mixed::mixed_soak(strategy, config, progress)?;
+        strategies.push(StrategySoak { strategy, churn, mixed });
+    }
+    Ok(SoakOutcome { strategies })
+}
+
+fn build(
+    strategy: StrategyId,
+    config: &SoakConfig,
+    handler: Arc<dyn Handler>,
+) -> Result<Box<dyn Strategy>, SoakError> {
+    strategy
+        .build(config.strategy_config(), handler)
+        .map_err(|source| SoakError::Build { strategy, source })
+}
+
+/// Waits at most [`SETTLE_MS`] for the mailbox count to reach zero; returns the last count.
+fn settled_mailboxes(strategy: &dyn Strategy) -> Option<usize> {
+    let deadline = Instant::now() + Duration::from_millis(SETTLE_MS);
+    loop {
+        let live = strategy.stats().live_mailboxes;
+        if live.is_none_or(|n| n == 0) || Instant::now() >= deadline {
+            return live;
+        }
+        thread::sleep(Duration::from_millis(1));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args() -> SoakArgs {
+        SoakArgs {
+            strategies: Vec::new(),
+            keys: 1_000_000,
+            duration: "30s".into(),
+            workers: Some(2),
+            seed: 42,
+        }
+    }
+
+    #[test]
+    fn durations_need_a_unit_and_a_sane_size() {
+        let seconds = |given: &str| parse_duration(given).map(|d| d.as_secs_f64());
+        assert_eq!(seconds("30s"), Some(30.0));
+        assert_eq!(seconds("500ms"), Some(0.5));
+        assert_eq!(seconds("2m"), Some(120.0));
+        assert_eq!(seconds("1.5h"), Some(5_400.0));
+        for bad in ["30", "s", "-1s", "0s", "25h", "3 weeks", "1.2.3s", ""] {
+            assert_eq!(parse_duration(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn defaults_and_repeated_strategies() {
+        let config = SoakConfig::try_from(args()).unwrap();
+        assert_eq!(config.strategies, DEFAULT_STRATEGIES);
+        assert_eq!(config.duration, Duration::from_secs(30));
+        let strategies = vec!["tokio".into(), "rayon,tokio".into()];
+        let config = SoakConfig::try_from(SoakArgs { strategies, ..args() }).unwrap();
+        assert_eq!(config.strategies, [StrategyId::Tokio, StrategyId::Rayon]);
+    }
+
+    #[test]
+    fn bad_values_are_named() {
+        let cases = [
+            (SoakArgs { keys: 0, ..args() }, "--keys "),
+            (SoakArgs { workers: Some(0), ..args() }, "--workers "),
+            (SoakArgs { duration: "soon".into(), ..args() }, "--duration "),
+            (SoakArgs { strategies: vec!["keyed".into()], ..args() }, "unknown strategy `keyed`"),
+        ];
+        for (case, expected) in cases {
+            let error = SoakConfig::try_from(case).unwrap_err().to_string();
+            assert!(error.contains(expected), "{error}");
+        }
+    }
+
+    #[test]
+    fn thousands_are_grouped() {
+        assert_eq!(grouped(0), "0");
+        assert_eq!(grouped(999), "999");
+        assert_eq!(grouped(1_000), "1,000");
+        assert_eq!(grouped(1_234_567), "1,234,567");
+    }
+
+    #[test]
+    fn the_table_lists_every_strategy_and_each_failed_check() {
+        let churn = ChurnOutcome {
+            keys: 1_000,
+            messages: 3_000,
+            ran: 3_000,
+            out_of_order: 0,
+            live_mailboxes: Some(0),
+            memory: Some(Memory { before: 10 << 20, peak: 12 << 20, after: 100 << 20 }),
+            elapsed: Duration::from_secs(1),
+        };
+        let mixed = MixedOutcome { messages: 1_234_567, injected_panics: 5, ..Default::default() };
+        let outcome = SoakOutcome {
+            strategies: vec![StrategySoak { strategy: StrategyId::KeyedMailbox, churn, mixed }],
+        };
+        assert!(!outcome.passed());
+        let table = outcome.render();
+        assert!(table.contains("keyed-mailbox") && table.contains("1,234,567"), "{table}");
+        assert!(table.contains("FAIL  keyed-mailbox: churn: memory given back"), "{table}");
+        assert!(table.contains("FAIL  keyed-mailbox: soak: failed = panics injected"), "{table}");
+        assert!(!table.contains("FAIL  keyed-mailbox: churn: no mailbox left"), "{table}");
+    }
+}
