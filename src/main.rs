@@ -7,6 +7,7 @@ use harness::cli::RunArgs;
 use harness::export::ExportFormat;
 use harness::gate::GateArgs;
 use harness::report::{plot_and_report, PlotArgs, PlotConfig};
+use harness::soak::{run_soak, SoakArgs, SoakConfig};
 use harness::suite::{run_suite, RunConfig};
 
 /// Benchmark suite for executors of per-aggregate ordered messages.
@@ -33,6 +34,10 @@ enum Command {
     Gate(GateArgs),
     /// Print a results file in Bencher's metric format or github-action-benchmark's.
     Export(ExportArgs),
+    /// Churn a million keys through each strategy (no mailbox or memory may be left), then
+    /// soak a mixed workload with panics: exit 0 if every check holds, 1 if one fails, 2 on
+    /// bad input.
+    Soak(SoakArgs),
 }
 
 /// Flags of `keyed-bench export`.
@@ -64,6 +69,7 @@ fn main() -> ExitCode {
         Some(Command::Plot(args)) => plot(args),
         Some(Command::Gate(args)) => gate(&args),
         Some(Command::Export(args)) => export(&args),
+        Some(Command::Soak(args)) => soak(args),
         None => run(RunArgs::defaults()),
     }
 }
@@ -148,6 +154,30 @@ fn export(args: &ExportArgs) -> ExitCode {
         }
         Err(error) => {
             eprintln!("keyed-bench: {error}");
+            ExitCode::from(BAD_INPUT)
+        }
+    }
+}
+
+fn soak(args: SoakArgs) -> ExitCode {
+    let config = match SoakConfig::try_from(args) {
+        Ok(config) => config,
+        Err(error) => {
+            eprintln!("keyed-bench: {error}");
+            return ExitCode::from(BAD_INPUT);
+        }
+    };
+    match run_soak(&config, &mut |line| eprintln!("{line}")) {
+        Ok(outcome) => {
+            print!("{}", outcome.render());
+            if outcome.passed() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+        Err(error) => {
+            eprintln!("keyed-bench: {:#}", anyhow::Error::from(error));
             ExitCode::from(BAD_INPUT)
         }
     }

@@ -1,4 +1,5 @@
-//! The `keyed-bench` binary end to end: `plot`, `gate` and `export` on good and bad input.
+//! The `keyed-bench` binary end to end: `plot`, `gate`, `export` and `soak` on good and bad
+//! input.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -188,4 +189,38 @@ fn export_writes_bencher_and_github_action_benchmark_formats() {
         .unwrap()
         .iter()
         .any(|entry| entry["name"] == "async-io/keys=20/keyed-mailbox"));
+}
+
+#[test]
+fn soak_of_a_few_keys_prints_the_table_and_exits_0() {
+    let output = keyed_bench(&[
+        "soak",
+        "--strategy",
+        "keyed-mailbox",
+        "--keys",
+        "2000",
+        "--duration",
+        "100ms",
+        "--workers",
+        "2",
+    ]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{stdout}{}", stderr(&output));
+    assert!(stdout.contains("keys churned") && stdout.contains("keyed-mailbox"), "{stdout}");
+    assert!(stdout.contains("pass") && !stdout.contains("FAIL"), "{stdout}");
+    assert!(stderr(&output).contains("keyed-mailbox: churning 2,000 keys"), "{}", stderr(&output));
+}
+
+#[test]
+fn soak_exits_2_naming_a_bad_flag() {
+    for (args, expected) in [
+        (["soak", "--keys", "0"], "--keys must be"),
+        (["soak", "--duration", "5x"], "--duration must be"),
+        (["soak", "--strategy", "nope"], "unknown strategy `nope`"),
+        (["soak", "--workers", "0"], "--workers must be"),
+    ] {
+        let output = keyed_bench(&args);
+        assert_eq!(output.status.code(), Some(BAD_INPUT), "{args:?}: {}", stderr(&output));
+        assert!(stderr(&output).contains(expected), "{args:?}: {}", stderr(&output));
+    }
 }
