@@ -72,18 +72,29 @@ impl Core {
     /// when it is pending; otherwise the message is finished. A forced close discards it
     /// instead of running it.
     pub(crate) fn start(&self, message: &Message) -> Option<Pending> {
+        let mut held = Held::default();
+        let step = self.start_holding(message, &mut held);
+        self.release(held);
+        step
+    }
+
+    /// [`Core::start`], except that a message that ends keeps its window credit in `held`
+    /// until the caller passes it to [`Core::release`]: a runner first retires an emptied
+    /// mailbox, so that `drain` never returns while a mailbox is still live.
+    pub(crate) fn start_holding(&self, message: &Message, held: &mut Held) -> Option<Pending> {
         if self.is_forced() {
             self.discard(1);
             return None;
         }
         match catch_unwind(AssertUnwindSafe(|| self.handler.handle(message))) {
             Ok(Outcome::Done) => {
-                self.window.finish();
+                held.0 += 1;
                 None
             }
             Ok(Outcome::Pending(step)) => Some(step),
             Err(_) => {
-                self.fail();
+                self.failed.fetch_add(1, Ordering::Relaxed);
+                held.0 += 1;
                 None
             }
         }
@@ -91,16 +102,38 @@ impl Core {
 
     /// Polls a pending step, containing a panic. `Ready` means the message is finished.
     pub(crate) fn poll(&self, step: &mut Pending, cx: &mut Context<'_>) -> Poll<()> {
+        let mut held = Held::default();
+        let poll = self.poll_holding(step, cx, &mut held);
+        self.release(held);
+        poll
+    }
+
+    /// [`Core::poll`], keeping the credit of a step that ends in `held` (see
+    /// [`Core::start_holding`]).
+    pub(crate) fn poll_holding(
+        &self,
+        step: &mut Pending,
+        cx: &mut Context<'_>,
+        held: &mut Held,
+    ) -> Poll<()> {
         match catch_unwind(AssertUnwindSafe(|| step.as_mut().poll(cx))) {
             Ok(Poll::Ready(())) => {
-                self.window.finish();
+                held.0 += 1;
                 Poll::Ready(())
             }
             Ok(Poll::Pending) => Poll::Pending,
             Err(_) => {
-                self.fail();
+                self.failed.fetch_add(1, Ordering::Relaxed);
+                held.0 += 1;
                 Poll::Ready(())
             }
+        }
+    }
+
+    /// Returns the window credits of finished messages held by a runner.
+    pub(crate) fn release(&self, held: Held) {
+        for _ in 0..held.0 {
+            self.window.finish();
         }
     }
 
@@ -121,16 +154,23 @@ impl Core {
 
     /// Drops a pending step before it completed (forced close).
     pub(crate) fn abandon(&self, step: Pending) {
-        drop(step);
-        self.abandoned.fetch_add(1, Ordering::Relaxed);
-        self.window.finish();
+        let mut held = Held::default();
+        self.abandon_holding(step, &mut held);
+        self.release(held);
     }
 
-    fn fail(&self) {
-        self.failed.fetch_add(1, Ordering::Relaxed);
-        self.window.finish();
+    /// [`Core::abandon`], keeping the window credit in `held` (see [`Core::start_holding`]).
+    pub(crate) fn abandon_holding(&self, step: Pending, held: &mut Held) {
+        drop(step);
+        self.abandoned.fetch_add(1, Ordering::Relaxed);
+        held.0 += 1;
     }
 }
+
+/// Window credits of messages that finished but are not yet returned to the window.
+#[derive(Debug, Default)]
+#[must_use = "held credits must be passed to Core::release"]
+pub(crate) struct Held(u32);
 
 /// The part of a strategy that differs between designs: where messages go and who runs
 /// them. [`Executor`] adds admission and closing.

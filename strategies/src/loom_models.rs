@@ -84,6 +84,30 @@ impl Future for Wait {
     }
 }
 
+/// `Job::Custom` code of a step that wakes itself once, then completes.
+const YIELD_ONCE: u32 = 1;
+
+/// Wakes itself during its first poll and completes at the second (a cooperative yield).
+struct YieldOnce {
+    yielded: bool,
+    probe: Arc<Probe>,
+    message: Message,
+}
+
+impl Future for YieldOnce {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if !self.yielded {
+            self.yielded = true;
+            cx.waker().wake_by_ref();
+            return Poll::Pending;
+        }
+        self.probe.end(&self.message);
+        Poll::Ready(())
+    }
+}
+
 /// The handler of every model: records starts and ends per key, and every overlap.
 struct Probe {
     /// Itself, for the pending futures it hands out.
@@ -143,6 +167,10 @@ impl Handler for Probe {
         }
         lock(&self.started).push((message.key, message.seq));
         match message.job {
+            Job::Custom(YIELD_ONCE) => {
+                let probe = self.me.upgrade().expect("the model holds its probe");
+                Outcome::Pending(Box::pin(YieldOnce { yielded: false, probe, message: *message }))
+            }
             Job::Wait { .. } => {
                 let probe = self.me.upgrade().expect("the model holds its probe");
                 Outcome::Pending(Box::pin(Wait {
@@ -235,6 +263,28 @@ fn mailbox_submit_races_the_end_of_a_turn() {
         let probe = probe();
         let set = mailbox_set(&probe, 1);
         submit(&set, message(KEY, 0, Job::Noop));
+        let worker = {
+            let (set, probe) = (Arc::clone(&set), Arc::clone(&probe));
+            thread::spawn(move || runner(&set, &probe, 2))
+        };
+        submit(&set, message(KEY, 1, Job::Noop));
+        // What `drain` waits for; by then the emptied mailbox has left the map.
+        set.core.window.wait_empty();
+        assert_eq!(set.live(), 0, "a drained set still had a live mailbox");
+        worker.join().unwrap();
+        probe.assert_ran_in_order(&[(KEY, 0), (KEY, 1)]);
+        assert_quiet(&set);
+    });
+}
+
+#[test]
+fn mailbox_a_step_that_wakes_itself_is_requeued() {
+    // A step that wakes itself during its first poll (a yield) is stored and its mailbox
+    // requeued, while the key's next message arrives: each runs once, in order.
+    explore("mailbox_a_step_that_wakes_itself_is_requeued", || {
+        let probe = probe();
+        let set = mailbox_set(&probe, 4);
+        submit(&set, message(KEY, 0, Job::Custom(YIELD_ONCE)));
         let worker = {
             let (set, probe) = (Arc::clone(&set), Arc::clone(&probe));
             thread::spawn(move || runner(&set, &probe, 2))
@@ -485,5 +535,6 @@ fn keyed_mailbox_forced_close_races_a_wake() {
         assert_eq!(ended + forced.discarded + forced.abandoned, 2, "{forced:?}, ended {ended}");
         assert_eq!(lock(&probe.started).len() as u64, 2 - forced.discarded);
         assert_eq!(probe.overlaps.load(Ordering::SeqCst), 0);
+        assert_eq!(strategy.stats().live_mailboxes, Some(0), "a forced close left a mailbox");
     });
 }

@@ -20,8 +20,9 @@
 //!    mailbox stores it, becomes `Waiting` and gives the worker back. The waker moves
 //!    `Waiting` -> `Scheduled` and schedules the mailbox again (on its own worker for
 //!    `keyed-mailbox`). A wake that arrives while the turn is still `Running` sets
-//!    `notified`, and the runner polls again instead of waiting: no wake-up is lost and the
-//!    mailbox is never scheduled twice.
+//!    `notified`; the runner then stores the step and requeues the mailbox behind the other
+//!    runnable ones instead of waiting: no wake-up is lost, the mailbox is never scheduled
+//!    twice, and a step that wakes itself at every poll cannot hold its runner.
 //! 4. **End of turn**: after `throughput` messages a non-empty mailbox goes back to
 //!    `Scheduled` and is requeued behind the other runnable mailboxes (fairness).
 //! 5. **Retire**: a runner that finds the queue empty takes the shard lock, checks the queue
@@ -30,6 +31,8 @@
 //!    the removal and creates a new mailbox. A retired mailbox that nothing else refers to
 //!    (`Arc::get_mut` succeeds: no waker, no queue, no map entry holds it) is kept as a
 //!    spare and reused for a later key, so the synchronous path allocates nothing once warm.
+//!    The window credits of the turn's finished messages are returned only after that, so
+//!    when `drain` returns no emptied mailbox is left in the map.
 //!
 //! Per-key order follows: one queue per key, FIFO, one runner at a time, and the next
 //! message starts only after the previous step is ready.
@@ -38,7 +41,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::task::{Context, Wake, Waker};
 
-use crate::executor::Core;
+use crate::executor::{Core, Held};
 use crate::sync::{ArrayQueue, KeyMap, Mutex, MutexGuard};
 use crate::{Key, Message, Pending};
 
@@ -103,6 +106,19 @@ pub(crate) trait Placement: Send + Sync + Sized + 'static {
     /// Makes `mailbox` (now `Scheduled`) run a turn soon. Called from any thread: the
     /// submitter, a waker, or a runner requeueing after a full turn.
     fn schedule(set: &Arc<MailboxSet<Self>>, mailbox: Arc<Mailbox>);
+}
+
+/// How a turn ended, inside [`MailboxSet`].
+#[derive(Debug)]
+enum End {
+    /// The queue was empty: the mailbox left the map (`Retired`).
+    Retired,
+    /// A pending step is stored; its waker will schedule the mailbox (`Waiting`).
+    Waiting,
+    /// `Scheduled` again: after a full turn, or a step that woke itself while polled.
+    Requeue,
+    /// A forced close retired it while it was queued: nothing to do.
+    Swept,
 }
 
 /// How a turn ended.
@@ -196,16 +212,37 @@ impl<P: Placement> MailboxSet<P> {
     }
 
     /// Steps 2 to 5: run one turn of a `Scheduled` mailbox.
+    ///
+    /// The window credits of messages that end during the turn are held until the runner
+    /// next looks at the queue, and returned after a retirement: once `drain` returns,
+    /// every emptied mailbox has left the map.
     pub(crate) fn run(self: &Arc<Self>, mailbox: Arc<Mailbox>) -> Turn {
+        let mut held = Held::default();
+        let turn = match self.turn(&mailbox, &mut held) {
+            End::Retired => {
+                self.recycle(mailbox);
+                Turn::Done
+            }
+            End::Waiting | End::Swept => Turn::Done,
+            End::Requeue => Turn::Requeue(mailbox),
+        };
+        self.core.release(held);
+        turn
+    }
+
+    fn turn(self: &Arc<Self>, mailbox: &Arc<Mailbox>, held: &mut Held) -> End {
         let resumed = {
             let mut inner = mailbox.lock();
+            if inner.phase == Phase::Retired {
+                return End::Swept; // retired by a forced close while it was queued
+            }
             debug_assert_eq!(inner.phase, Phase::Scheduled, "only a scheduled mailbox runs");
             inner.phase = Phase::Running;
             inner.pending.take()
         };
         if let Some(step) = resumed {
-            if !self.drive(&mailbox, step) {
-                return Turn::Done;
+            if let Some(end) = self.drive(mailbox, step, held) {
+                return end;
             }
         }
         let mut ran = 0;
@@ -214,52 +251,58 @@ impl<P: Placement> MailboxSet<P> {
                 let mut inner = mailbox.lock();
                 if ran == self.core.config.throughput && !inner.messages.is_empty() {
                     inner.phase = Phase::Scheduled;
-                    return Turn::Requeue(Arc::clone(&mailbox));
+                    return End::Requeue;
                 }
                 inner.messages.pop_front()
             };
             match next {
                 Some(message) => {
                     ran += 1;
-                    if let Some(step) = self.core.start(&message) {
-                        if !self.drive(&mailbox, step) {
-                            return Turn::Done;
+                    if let Some(step) = self.core.start_holding(&message, held) {
+                        if let Some(end) = self.drive(mailbox, step, held) {
+                            return end;
                         }
                     }
                 }
-                None if self.retire(&mailbox) => {
-                    self.recycle(mailbox);
-                    return Turn::Done;
-                }
+                None if self.retire(mailbox) => return End::Retired,
                 None => {} // a message arrived meanwhile: keep running
             }
         }
     }
 
-    /// Step 3: polls a pending step until it is ready (`true`: the turn goes on) or stores
-    /// it and leaves the mailbox `Waiting` (`false`: the worker is given back).
-    fn drive(self: &Arc<Self>, mailbox: &Arc<Mailbox>, mut step: Pending) -> bool {
+    /// Step 3: polls a pending step once; `None` when it is over (completed, failed, or
+    /// abandoned by a forced close) and the turn goes on. A step that is not ready is
+    /// stored: the mailbox waits for its waker or, when the waker already fired during the
+    /// poll (a step that yields), goes behind the other runnable mailboxes, so that such a
+    /// step cannot hold its runner.
+    fn drive(
+        self: &Arc<Self>,
+        mailbox: &Arc<Mailbox>,
+        mut step: Pending,
+        held: &mut Held,
+    ) -> Option<End> {
         let waker = Waker::from(Arc::new(MailboxWaker {
             set: Arc::clone(self),
             mailbox: Arc::clone(mailbox),
         }));
         let mut cx = Context::from_waker(&waker);
-        loop {
-            if self.core.poll(&mut step, &mut cx).is_ready() {
-                return true;
-            }
-            let mut inner = mailbox.lock();
-            if std::mem::take(&mut inner.notified) {
-                continue; // woken while we were polling: look again
-            }
-            if self.core.is_forced() {
-                drop(inner);
-                self.core.abandon(step);
-                return true;
-            }
-            inner.pending = Some(step);
+        if self.core.poll_holding(&mut step, &mut cx, held).is_ready() {
+            return None;
+        }
+        let mut inner = mailbox.lock();
+        let woken = std::mem::take(&mut inner.notified);
+        if self.core.is_forced() {
+            drop(inner);
+            self.core.abandon_holding(step, held);
+            return None;
+        }
+        inner.pending = Some(step);
+        if woken {
+            inner.phase = Phase::Scheduled;
+            Some(End::Requeue)
+        } else {
             inner.phase = Phase::Waiting;
-            return false;
+            Some(End::Waiting)
         }
     }
 
@@ -303,11 +346,15 @@ impl<P: Placement> MailboxSet<P> {
         }
     }
 
-    /// Forced close: discards every queued message and abandons the pending step of every
-    /// `Waiting` mailbox. A mailbox already woken (`Scheduled`, its step still stored) is
-    /// left to its runner, which polls the step once more and abandons it if it is still
-    /// not ready: the mailbox is in a run queue, so it must not look `Idle`.
+    /// Forced close: discards every queued message, abandons the pending step of every
+    /// `Waiting` mailbox, and retires the mailboxes left with nothing to do: those it
+    /// abandoned, and `Scheduled` ones with no stored step (their runner, if the engine
+    /// still runs one, finds them `Retired` and drops them). A mailbox already woken
+    /// (`Scheduled`, its step still stored) is left to its runner, which polls the step once
+    /// more, abandons it if it is still not ready and retires the mailbox; so is a `Running`
+    /// one.
     pub(crate) fn sweep(&self) {
+        let mut idle = Vec::new();
         self.mailboxes.for_each(|mailbox| {
             let (discarded, abandoned) = {
                 let mut inner = mailbox.lock();
@@ -319,6 +366,11 @@ impl<P: Placement> MailboxSet<P> {
                     // Nothing is left to wait for; a late wake finds it idle and ignores it.
                     inner.phase = Phase::Idle;
                 }
+                if inner.phase == Phase::Idle
+                    || (inner.phase == Phase::Scheduled && inner.pending.is_none())
+                {
+                    idle.push(Arc::clone(mailbox));
+                }
                 (discarded, abandoned)
             };
             self.core.discard(discarded);
@@ -326,6 +378,22 @@ impl<P: Placement> MailboxSet<P> {
                 self.core.abandon(step);
             }
         });
+        // Outside the iteration, which holds the map's locks. A submission admitted before
+        // the close may have queued a message in one of them meanwhile; then its runner
+        // discards the message and retires the mailbox.
+        for mailbox in idle {
+            self.mailboxes.remove_if(&mailbox.key, |current| {
+                let mut inner = current.lock();
+                let idle = Arc::ptr_eq(current, &mailbox)
+                    && matches!(inner.phase, Phase::Idle | Phase::Scheduled)
+                    && inner.messages.is_empty()
+                    && inner.pending.is_none();
+                if idle {
+                    inner.phase = Phase::Retired;
+                }
+                idle
+            });
+        }
     }
 }
 

@@ -430,7 +430,7 @@ fn panicking_handlers_are_contained() {
         let ledger = f.ledger();
         ledger.assert_balanced(&format!("{id}: around planned panics"));
         assert_eq!((ledger.discarded, ledger.abandoned), (0, 0), "{id}: nothing was closed");
-        f.wait_mailboxes_retired("after the panics");
+        f.assert_mailboxes_retired("after the panics");
         let threads_before = f.strategy().threads_started();
 
         f.submit_all((0..12).flat_map(|k| seq.run_of(key(k), 5, |_| Job::Spin { ns: 5_000 })));

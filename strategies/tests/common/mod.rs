@@ -1192,26 +1192,15 @@ impl Fixture {
         }
     }
 
-    /// Waits until the strategy's per-key mailboxes are all retired: `Some(0)` for the
-    /// per-key mailbox strategies, `None` (no mailboxes) for the others. Waits rather
-    /// than reads once: `drain` returns when the last message finishes, and its runner
-    /// retires the emptied mailbox just after.
+    /// Asserts that the strategy's per-key mailboxes are all retired: `Some(0)` for the
+    /// per-key mailbox strategies, `None` (no mailboxes) for the others. Exact as soon as
+    /// `drain`, `close` or `force_close` returns: a runner retires an emptied mailbox before
+    /// it returns the window credits those calls wait for.
     #[track_caller]
-    pub fn wait_mailboxes_retired(&self, context: &str) {
+    pub fn assert_mailboxes_retired(&self, context: &str) {
         let expected = PER_KEY_MAILBOXES.contains(&self.id).then_some(0);
-        let deadline = Instant::now() + PATIENCE;
-        loop {
-            let live = self.strategy().stats().live_mailboxes;
-            if live == expected {
-                return;
-            }
-            assert!(
-                expected.is_some() && live.is_some() && Instant::now() < deadline,
-                "{}: {context}: live mailboxes {live:?}, expected {expected:?}",
-                self.id
-            );
-            thread::sleep(Duration::from_millis(1));
-        }
+        let live = self.strategy().stats().live_mailboxes;
+        assert_eq!(live, expected, "{}: {context}: live mailboxes", self.id);
     }
 
     /// The threads handlers ran on.
