@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use strategies::{Handler, Job, Key, Message, Outcome, Strategy, StrategyId};
 
-use super::{build, grouped, settled_mailboxes, ChurnOutcome, Memory, SoakConfig, SoakError};
+use super::{build, grouped, ChurnOutcome, Memory, SoakConfig, SoakError};
 use super::{CHURN_PER_KEY, MIB, PROGRESS_INTERVAL};
 use crate::system::{self, MemorySampler};
 
@@ -107,7 +107,7 @@ pub(super) fn churn(
         }
     });
     strategy.drain();
-    let live_mailboxes = settled_mailboxes(&*strategy);
+    let live_mailboxes = strategy.stats().live_mailboxes;
     let elapsed = started.elapsed();
     let peak = sampler.map(MemorySampler::finish);
     let after = system::resident_bytes();

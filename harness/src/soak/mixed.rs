@@ -11,7 +11,7 @@ use rand_chacha::ChaCha8Rng;
 use strategies::{Handler, Job, Key, Message, Outcome, StrategyId};
 
 use super::PROGRESS_INTERVAL;
-use super::{build, grouped, settled_mailboxes, MixedOutcome, SoakConfig, SoakError};
+use super::{build, grouped, MixedOutcome, SoakConfig, SoakError};
 use crate::handler::{workload_panic, BenchHandler};
 use crate::recorder::{Clock, Recorder};
 use crate::timer::Timer;
@@ -200,7 +200,7 @@ pub(super) fn mixed_soak(
         }
     }
     outcome.elapsed = started.elapsed();
-    outcome.live_mailboxes = settled_mailboxes(&*strategy);
+    outcome.live_mailboxes = strategy.stats().live_mailboxes;
     strategy.close();
     Ok(outcome)
 }

@@ -11,9 +11,8 @@
 //!    apart, so its mailbox is created, may retire and come back between them, and retires
 //!    after the last; only the keys of the window's few hundred unfinished messages are
 //!    active at once. A sampler keeps the *peak* resident size.
-//! 3. Drain; wait (at most [`SETTLE_MS`]) for the mailbox count to reach zero, since a
-//!    runner retires an emptied mailbox just after its last message finishes; read
-//!    *after*; close.
+//! 3. Drain (a runner retires an emptied mailbox before `drain` can return, so the count
+//!    is exact); read *after*; close.
 //! 4. Checks: every message ran once, in key order (ordered strategies); no mailbox is left
 //!    (`Stats::live_mailboxes` is `Some(0)`; strategies without mailboxes report `None`);
 //!    `after - before` is at most [`MEMORY_TOLERANCE_MIB`].
@@ -44,8 +43,7 @@
 
 use std::fmt::Write as _;
 use std::sync::Arc;
-use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use clap::Args;
 use strategies::{ConfigError, Handler, Strategy, StrategyConfig, StrategyId};
@@ -65,8 +63,6 @@ pub const CHURN_PER_KEY: u8 = 3;
 pub const MEMORY_TOLERANCE_MIB: f64 = 16.0;
 /// Messages of one mixed-soak round unless the config says otherwise.
 pub const DEFAULT_ROUND_MESSAGES: usize = 50_000;
-/// How long the mailbox count may take to reach zero after a drain.
-pub const SETTLE_MS: u64 = 1_000;
 /// Strategies soaked when none is named.
 pub const DEFAULT_STRATEGIES: [StrategyId; 2] =
     [StrategyId::KeyedMailbox, StrategyId::WorkStealing];
@@ -222,11 +218,11 @@ pub struct ChurnOutcome {
     pub ran: u64,
     /// Handler calls whose sequence number was not the next of their key.
     pub out_of_order: u64,
-    /// Mailboxes alive after the drain settled (`None`: the strategy has none).
+    /// Mailboxes alive right after the drain (`None`: the strategy has none).
     pub live_mailboxes: Option<usize>,
     /// `None` where `/proc/self/status` cannot be read.
     pub memory: Option<Memory>,
-    /// From the first message to the settled drain.
+    /// From the first message to the end of the drain.
     pub elapsed: Duration,
 }
 
@@ -241,7 +237,7 @@ pub struct MixedOutcome {
     pub injected_panics: u64,
     /// The recorder's counts over every round; `failed` is the strategy's count.
     pub correctness: Correctness,
-    /// Mailboxes alive after the last drain settled.
+    /// Mailboxes alive right after the last drain.
     pub live_mailboxes: Option<usize>,
     /// From the first round to the end of the last.
     pub elapsed: Duration,
@@ -396,7 +392,7 @@ impl SoakOutcome {
         let _ = writeln!(
             out,
             "\nchurn: {CHURN_PER_KEY} messages per key; memory check: after - before at most \
-             {MEMORY_TOLERANCE_MIB} MiB; mailboxes counted once the drain settles"
+             {MEMORY_TOLERANCE_MIB} MiB; mailboxes counted right after the drain"
         );
         for soak in &self.strategies {
             for check in soak.checks().into_iter().filter(|check| !check.held) {
@@ -470,18 +466,6 @@ fn build(
     strategy
         .build(config.strategy_config(), handler)
         .map_err(|source| SoakError::Build { strategy, source })
-}
-
-/// Waits at most [`SETTLE_MS`] for the mailbox count to reach zero; returns the last count.
-fn settled_mailboxes(strategy: &dyn Strategy) -> Option<usize> {
-    let deadline = Instant::now() + Duration::from_millis(SETTLE_MS);
-    loop {
-        let live = strategy.stats().live_mailboxes;
-        if live.is_none_or(|n| n == 0) || Instant::now() >= deadline {
-            return live;
-        }
-        thread::sleep(Duration::from_millis(1));
-    }
 }
 
 #[cfg(test)]
