@@ -279,12 +279,12 @@ impl RunResult {
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
     /// The file could not be read.
-    #[error("cannot read {path}")]
+    #[error("cannot read {path}: {error}")]
     Io {
         /// The file.
         path: String,
-        /// Why.
-        source: std::io::Error,
+        /// Why (part of the message, so that every way of printing it says why).
+        error: std::io::Error,
     },
     /// The file is not a results file of this schema.
     #[error("{path} is not a valid keyed-bench results file: {reason}")]
@@ -300,30 +300,72 @@ impl Results {
     /// Reads and checks a results file.
     pub fn read(path: &Path) -> Result<Self, ReadError> {
         let shown = path.display().to_string();
-        let text = std::fs::read_to_string(path)
-            .map_err(|source| ReadError::Io { path: shown.clone(), source })?;
-        let results: Self = serde_json::from_str(&text).map_err(|error| ReadError::Invalid {
-            path: shown.clone(),
-            reason: error.to_string(),
-        })?;
-        if results.schema != SCHEMA {
-            return Err(ReadError::Invalid {
-                path: shown,
-                reason: format!("schema `{}`, expected `{SCHEMA}`", results.schema),
-            });
+        let bytes = std::fs::read(path).map_err(|error| ReadError::Io { path: shown, error })?;
+        Self::parse(&bytes, path)
+    }
+
+    /// Checks and parses the bytes of a results file; `path` names it in errors. Any bytes
+    /// at all give a results value or an error, never a panic.
+    pub fn parse(bytes: &[u8], path: &Path) -> Result<Self, ReadError> {
+        let invalid =
+            |reason: String| ReadError::Invalid { path: path.display().to_string(), reason };
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Err(invalid("the file is empty".into()));
         }
-        Ok(results)
+        let text = std::str::from_utf8(bytes)
+            .map_err(|error| invalid(format!("not UTF-8 text: {error}")))?;
+        // Read the schema first, so that a file of another version is named as such rather
+        // than by the first field this version misses in it.
+        #[derive(Deserialize)]
+        struct Versioned {
+            schema: Option<serde_json::Value>,
+        }
+        match serde_json::from_str::<Versioned>(text) {
+            Ok(Versioned { schema: Some(serde_json::Value::String(schema)) })
+                if schema != SCHEMA =>
+            {
+                return Err(invalid(format!("schema `{schema}`, expected `{SCHEMA}`")));
+            }
+            Ok(Versioned { schema: Some(schema) }) if !schema.is_string() => {
+                return Err(invalid(format!(
+                    "schema {schema} is not a string; expected `{SCHEMA}`"
+                )));
+            }
+            Ok(Versioned { schema: None }) => {
+                return Err(invalid(format!("no `schema` field; expected `{SCHEMA}`")));
+            }
+            _ => {}
+        }
+        serde_json::from_str(text).map_err(|error| invalid(error.to_string()))
     }
 }
 
-/// Writes `contents` to `path` through a temporary file and a rename, so a reader never
-/// sees a half-written file.
+/// Writes `contents` to `path` through a temporary file in the same folder and a rename, so
+/// a reader never sees a half-written file: either the old file (or none) or the new one.
+/// On any failure the temporary file is removed and `path` is left as it was.
 pub fn write_atomically(path: &Path, contents: &[u8]) -> std::io::Result<()> {
-    let mut temporary = path.as_os_str().to_owned();
-    temporary.push(".tmp");
-    let temporary = std::path::PathBuf::from(temporary);
-    std::fs::write(&temporary, contents)?;
-    std::fs::rename(&temporary, path)
+    use std::io::Write as _;
+    let Some(name) = path.file_name() else {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "the path names a folder, not a file",
+        ));
+    };
+    // Hidden and unique per process, beside the target so that the rename stays on one
+    // file system (a rename across file systems is a copy, and not atomic).
+    let mut temporary_name = std::ffi::OsString::from(".");
+    temporary_name.push(name);
+    temporary_name.push(format!(".{}.tmp", std::process::id()));
+    let temporary = path.with_file_name(temporary_name);
+    let written = std::fs::File::create(&temporary).and_then(|mut file| {
+        file.write_all(contents)?;
+        file.sync_all()
+    });
+    let renamed = written.and_then(|()| std::fs::rename(&temporary, path));
+    if renamed.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    renamed
 }
 
 /// Percentile steps per halving of the distance to 100% in `.hgrm` output (HdrHistogram's
@@ -388,14 +430,54 @@ mod tests {
     }
 
     #[test]
+    fn atomic_writes_replace_whole_files_and_leave_nothing_behind_on_failure() {
+        let dir = std::env::temp_dir().join(format!("keyed-bench-atomic-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("taken")).unwrap();
+        let file = dir.join("results.json");
+        write_atomically(&file, b"first").unwrap();
+        write_atomically(&file, b"second").unwrap();
+        assert_eq!(std::fs::read(&file).unwrap(), b"second");
+        // A folder where the file should go, a missing folder, a path with no file name.
+        assert!(write_atomically(&dir.join("taken"), b"x").is_err());
+        assert!(write_atomically(&dir.join("absent/results.json"), b"x").is_err());
+        assert!(write_atomically(Path::new("/"), b"x").is_err());
+        let mut left: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().into_string().unwrap())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["results.json", "taken"]);
+        assert_eq!(std::fs::read_dir(dir.join("taken")).unwrap().count(), 0);
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
     fn a_malformed_or_foreign_file_is_a_clear_error() {
         let dir = std::env::temp_dir().join(format!("keyed-bench-read-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let missing = Results::read(&dir.join("absent.json")).unwrap_err().to_string();
         assert!(missing.starts_with("cannot read"), "{missing}");
-        std::fs::write(dir.join("bad.json"), "{ not json").unwrap();
-        let bad = Results::read(&dir.join("bad.json")).unwrap_err().to_string();
-        assert!(bad.contains("not a valid keyed-bench results file"), "{bad}");
+        assert!(missing.contains("absent.json: No such file"), "{missing}");
+        let folder = Results::read(&dir).unwrap_err().to_string();
+        assert!(folder.contains("Is a directory"), "{folder}");
+        let cases: [(&[u8], &str); 6] = [
+            (b"{ not json", "key must be a string"),
+            (b"", "the file is empty"),
+            (b"\xff\xfe", "not UTF-8"),
+            (
+                br#"{"schema": "keyed-bench.results.v0", "runs": 3}"#,
+                "schema `keyed-bench.results.v0`",
+            ),
+            (br#"{"schema": 1}"#, "schema 1 is not a string"),
+            (br#"{"runs": []}"#, "no `schema` field"),
+        ];
+        for (bytes, expected) in cases {
+            std::fs::write(dir.join("bad.json"), bytes).unwrap();
+            let bad = Results::read(&dir.join("bad.json")).unwrap_err().to_string();
+            assert!(bad.contains("bad.json is not a valid keyed-bench results file"), "{bad}");
+            assert!(bad.contains(expected), "{expected}: {bad}");
+        }
         std::fs::remove_dir_all(&dir).ok();
     }
 }
