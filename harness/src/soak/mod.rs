@@ -67,8 +67,6 @@ pub const DEFAULT_ROUND_MESSAGES: usize = 50_000;
 pub const DEFAULT_STRATEGIES: [StrategyId; 2] =
     [StrategyId::KeyedMailbox, StrategyId::WorkStealing];
 
-/// The most keys the churn accepts (its checker takes a byte per key).
-const MAX_KEYS: usize = 100_000_000;
 /// The longest soak accepted.
 const MAX_DURATION: Duration = Duration::from_secs(24 * 3_600);
 /// One progress line at most this often.
@@ -130,7 +128,7 @@ impl TryFrom<SoakArgs> for SoakConfig {
     fn try_from(args: SoakArgs) -> Result<Self, ArgError> {
         let mut strategies = Vec::new();
         for given in &args.strategies {
-            for id in parse_list(given, StrategyId::ALL)? {
+            for id in parse_list("strategy", given, StrategyId::ALL)? {
                 if !strategies.contains(&id) {
                     strategies.push(id);
                 }
@@ -139,9 +137,9 @@ impl TryFrom<SoakArgs> for SoakConfig {
         if strategies.is_empty() {
             strategies = DEFAULT_STRATEGIES.to_vec();
         }
-        check("keys", args.keys, 1, MAX_KEYS)?;
+        check("keys", args.keys)?;
         let workers = args.workers.unwrap_or_else(system::cores);
-        check("workers", workers, 1, StrategyConfig::MAX_WORKERS)?;
+        check("workers", workers)?;
         let duration = parse_duration(&args.duration).ok_or_else(|| ArgError::OutOfRange {
             flag: "duration",
             value: format!("`{}`", args.duration),
