@@ -270,6 +270,9 @@ pub enum ArgError {
         /// Why.
         why: &'static str,
     },
+    /// A setting recorded in a results file (its `meta`) that the flag would reject.
+    #[error("the recorded run settings are not valid ({0})")]
+    Recorded(Box<ArgError>),
     /// An output folder that cannot be one.
     #[error("--out `{given}` {why}")]
     Out {

@@ -89,7 +89,11 @@ impl Op {
 
 /// Which strategies a rule applies to.
 #[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
-#[serde(untagged)]
+#[serde(
+    untagged,
+    expecting = "`strategies` must be `all`, `ordered`, `shared-pool`, a strategy id, or a list \
+                 of strategy ids"
+)]
 pub enum Selection {
     /// `all`, `ordered` (the strategies that promise order) or `shared-pool`.
     Group(String),
@@ -99,7 +103,7 @@ pub enum Selection {
 
 /// An absolute rule's limit.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
-#[serde(untagged)]
+#[serde(untagged, expecting = "`value` must be a number or \"workers\"")]
 pub enum Limit {
     /// A number.
     Number(f64),
@@ -160,35 +164,87 @@ struct RuleFile {
     rule: Vec<Rule>,
 }
 
+/// The most confirmation re-measurements `--confirm` may ask for.
+pub const MAX_CONFIRM: usize = 10;
+
 /// Reads and checks a rules file against the results it will judge.
 pub fn read_rules(path: &Path, results: &Results) -> Result<Vec<Rule>, GateInputError> {
-    let text = std::fs::read_to_string(path)
+    let bytes = std::fs::read(path)
         .map_err(|error| bad(format!("cannot read rules {}: {error}", path.display())))?;
-    let file: RuleFile = toml::from_str(&text)
+    let text = std::str::from_utf8(&bytes).map_err(|error| {
+        bad(format!("invalid rules file {}: not UTF-8 text: {error}", path.display()))
+    })?;
+    parse_rules(text, path, results)
+}
+
+/// Parses and checks the text of a rules file; `path` names it in errors. Any text at all
+/// gives rules or an error, never a panic.
+pub fn parse_rules(
+    text: &str,
+    path: &Path,
+    results: &Results,
+) -> Result<Vec<Rule>, GateInputError> {
+    let file: RuleFile = toml::from_str(text)
         .map_err(|error| bad(format!("invalid rules file {}: {error}", path.display())))?;
     if file.rule.is_empty() {
         return Err(bad(format!("{} holds no [[rule]]", path.display())));
     }
-    for rule in &file.rule {
-        check_rule(rule, results)?;
+    for (index, rule) in file.rule.iter().enumerate() {
+        check_rule(rule, results).map_err(|error| bad(format!("{}: {error}", path.display())))?;
+        if file.rule[..index].iter().any(|earlier| earlier.name == rule.name) {
+            return Err(bad(format!(
+                "{}: two rules are named `{}`; names key the baseline, so each must be unique",
+                path.display(),
+                rule.name
+            )));
+        }
     }
     Ok(file.rule)
 }
 
 fn check_rule(rule: &Rule, results: &Results) -> Result<(), GateInputError> {
     let name = &rule.name;
+    if name.trim().is_empty() {
+        return Err(bad(format!("a rule has the empty name `{name}`; every rule needs a name")));
+    }
     if let Some(scenario) = &rule.scenario {
         scenario.parse::<ScenarioId>().map_err(|error| bad(format!("rule `{name}`: {error}")))?;
     }
-    selection_ids(&rule.strategies).map_err(|error| bad(format!("rule `{name}`: {error}")))?;
+    let ids =
+        selection_ids(&rule.strategies).map_err(|error| bad(format!("rule `{name}`: {error}")))?;
+    if ids.is_empty() {
+        return Err(bad(format!("rule `{name}`: `strategies` is an empty list")));
+    }
+    if let Selection::List(list) = &rule.strategies {
+        if let Some(twice) =
+            list.iter().enumerate().find_map(|(index, id)| list[..index].contains(id).then_some(id))
+        {
+            return Err(bad(format!("rule `{name}`: `strategies` names `{twice}` twice")));
+        }
+    }
     if let Some(of) = &rule.of {
         of.parse::<StrategyId>().map_err(|error| bad(format!("rule `{name}`: {error}")))?;
+    }
+    if let Some(factor) = rule.factor {
+        if !(factor.is_finite() && factor > 0.0) {
+            return Err(bad(format!(
+                "rule `{name}`: `factor` must be a finite number above 0, got {factor}"
+            )));
+        }
+    }
+    if let Some(Limit::Number(value)) = rule.value {
+        if !value.is_finite() {
+            return Err(bad(format!(
+                "rule `{name}`: `value` must be a finite number, got {value}"
+            )));
+        }
     }
     if !DERIVED_METRICS.contains(&rule.metric.as_str()) {
         // A field is known if some run has it (nullable ones are null where they do not apply).
         let known = results.runs.iter().any(|run| {
-            let json = serde_json::to_value(run).expect("results serialise");
-            lookup(&json, &rule.metric).is_some_and(|value| value.is_number())
+            serde_json::to_value(run).is_ok_and(|json| {
+                lookup(&json, &rule.metric).is_some_and(serde_json::Value::is_number)
+            })
         });
         if !known {
             return Err(bad(format!(
@@ -246,13 +302,19 @@ fn check_rule(rule: &Rule, results: &Results) -> Result<(), GateInputError> {
                 return Err(missing("factor"));
             }
         }
-        Kind::Baseline => {
-            if !rule.tolerance.is_some_and(|t| (0.0..1.0).contains(&t)) {
+        Kind::Baseline => match rule.tolerance {
+            Some(tolerance) if (0.0..1.0).contains(&tolerance) => {}
+            Some(tolerance) => {
+                return Err(bad(format!(
+                    "rule `{name}`: `tolerance` must be in 0..1 (0.2 = 20%), got {tolerance}"
+                )))
+            }
+            None => {
                 return Err(bad(format!(
                     "rule `{name}`: a baseline rule needs `tolerance` in 0..1"
-                )));
+                )))
             }
-        }
+        },
     }
     Ok(())
 }
@@ -325,16 +387,23 @@ fn baseline_key(rule: &Rule, run: &RunResult) -> String {
 
 /// Reads a baseline file.
 pub fn read_baseline(path: &Path) -> Result<Baseline, GateInputError> {
-    let text = std::fs::read_to_string(path)
+    let bytes = std::fs::read(path)
         .map_err(|error| bad(format!("cannot read baseline {}: {error}", path.display())))?;
-    let baseline: Baseline = serde_json::from_str(&text)
-        .map_err(|error| bad(format!("invalid baseline file {}: {error}", path.display())))?;
+    parse_baseline(&bytes, path)
+}
+
+/// Parses and checks the bytes of a baseline file; `path` names it in errors. Any bytes at
+/// all give a baseline or an error, never a panic.
+pub fn parse_baseline(bytes: &[u8], path: &Path) -> Result<Baseline, GateInputError> {
+    let invalid =
+        |reason: String| bad(format!("invalid baseline file {}: {reason}", path.display()));
+    let baseline: Baseline =
+        serde_json::from_slice(bytes).map_err(|error| invalid(error.to_string()))?;
     if baseline.schema != BASELINE_SCHEMA {
-        return Err(bad(format!(
-            "{}: schema `{}`, expected `{BASELINE_SCHEMA}`",
-            path.display(),
-            baseline.schema
-        )));
+        return Err(invalid(format!("schema `{}`, expected `{BASELINE_SCHEMA}`", baseline.schema)));
+    }
+    if let Some((key, value)) = baseline.values.iter().find(|(_, value)| !value.is_finite()) {
+        return Err(invalid(format!("`{key}` is {value}, not a finite number")));
     }
     Ok(baseline)
 }
@@ -613,7 +682,7 @@ pub struct GateArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
-    /// Re-measurements of a failing wall-clock rule before it fails (0: none).
+    /// Re-measurements of a failing wall-clock rule before it fails [0..=10] (0: none).
     #[arg(long, default_value_t = 2)]
     pub confirm: usize,
     /// Write the baseline file from these results instead of judging them.
@@ -633,7 +702,24 @@ pub struct GateOutcome {
 /// Runs `keyed-bench gate`: reads everything (bad input is a [`GateInputError`]), judges,
 /// confirms failing wall-clock rules by measuring their cells again.
 pub fn run_gate(args: &GateArgs) -> Result<GateOutcome, GateInputError> {
+    if args.confirm > MAX_CONFIRM {
+        return Err(bad(format!("--confirm must be in 0..={MAX_CONFIRM}, got {}", args.confirm)));
+    }
     let results = Results::read(&args.results).map_err(|error| bad(error.to_string()))?;
+    if args.confirm > 0 && !args.update_baseline {
+        // A confirmation measures cells again with the settings the file records: check
+        // them as the command line's would be, before anything runs on them.
+        let strategies: Vec<StrategyId> =
+            results.runs.iter().filter_map(|run| run.strategy.parse().ok()).collect();
+        let scenarios: Vec<ScenarioId> =
+            results.runs.iter().filter_map(|run| run.scenario.parse().ok()).collect();
+        crate::suite::check_recorded(&results.meta, &strategies, &scenarios).map_err(|error| {
+            bad(format!(
+                "{}: {error}; judge it without re-measuring with --confirm 0",
+                args.results.display()
+            ))
+        })?;
+    }
     let rules = read_rules(&args.rules, &results)?;
     let baseline_path = args.baseline.clone().unwrap_or_else(|| {
         args.rules.parent().unwrap_or_else(|| Path::new(".")).join("gates-baseline.json")
@@ -816,6 +902,32 @@ mod tests {
             ("", "holds no [[rule]]"),
             (&CORRECT.replace("value = 0", "value = 0\ntolerance = 0.1"), "takes no `tolerance`"),
             (&RELATIVE.replace("factor = 0.8", "factor = 0.8\nvalue = 3"), "takes no `value`"),
+            (&RELATIVE.replace("0.8", "nan"), "`factor` must be a finite number above 0, got NaN"),
+            (&RELATIVE.replace("0.8", "-2.0"), "`factor` must be a finite number above 0, got -2"),
+            (
+                &CORRECT.replace("value = 0", "value = inf"),
+                "`value` must be a finite number, got inf",
+            ),
+            (
+                &CORRECT.replace("value = 0", "value = true"),
+                "`value` must be a number or \"workers\"",
+            ),
+            (&CORRECT.replace("value = 0", "value = 'cores'"), "value `cores` is neither"),
+            (&CORRECT.replace("\"ordered\"", "[]"), "`strategies` is an empty list"),
+            (&CORRECT.replace("\"ordered\"", "7"), "`strategies` must be `all`"),
+            (
+                &CORRECT.replace("\"ordered\"", "['inline', 'tokio', 'inline']"),
+                "`strategies` names `inline` twice",
+            ),
+            (&CORRECT.replace("ordered strategies are correct", " "), "the empty name"),
+            (
+                &format!("{CORRECT}{CORRECT}"),
+                "two rules are named `ordered strategies are correct`",
+            ),
+            (&CORRECT.replace("name", "nmae"), "unknown field `nmae`"),
+            (&CORRECT.replace("absolute", "absolut"), "unknown variant `absolut`"),
+            ("rule = 3", "invalid rules file"),
+            ("[[rule]]\n[[rule]", "invalid rules file"),
         ];
         for (text, expected) in cases {
             let error = rules(text, &results).unwrap_err().to_string();
@@ -826,6 +938,61 @@ mod tests {
         let rules = rules(&none, &results).unwrap();
         let error = evaluate(&results, &rules, None, 0, &mut no_rerun()).unwrap_err();
         assert!(error.to_string().contains("matches no measured cell"), "{error}");
+    }
+
+    #[test]
+    fn bad_tolerances_and_baselines_are_named() {
+        let results = reference();
+        let rule = |tolerance: &str| {
+            format!(
+                "[[rule]]\nname = 'b'\nkind = 'baseline'\nmetric = 'efficiency'\n\
+                 strategies = 'all'\nop = '>='\n{tolerance}"
+            )
+        };
+        for (tolerance, expected) in [
+            ("tolerance = 1.5", "got 1.5"),
+            ("tolerance = -0.1", "got -0.1"),
+            ("tolerance = nan", "got NaN"),
+            ("", "needs `tolerance`"),
+            ("tolerance = '0.2'", "invalid type: string"),
+        ] {
+            let error = rules(&rule(tolerance), &results).unwrap_err().to_string();
+            assert!(error.contains(expected), "{tolerance}: {error}");
+        }
+        let path = Path::new("base.json");
+        let cases: [(&[u8], &str); 5] = [
+            (b"", "EOF while parsing"),
+            (b"[1, 2]", "invalid type: integer `1`"),
+            (br#"{"schema": "other", "values": {}}"#, "schema `other`"),
+            (br#"{"schema": "keyed-bench.baseline.v1", "values": {"a": "x"}}"#, "invalid type"),
+            (br#"{"schema": "keyed-bench.baseline.v1", "values": {"a": 1e999}}"#, "out of range"),
+        ];
+        for (bytes, expected) in cases {
+            let error = parse_baseline(bytes, path).unwrap_err().to_string();
+            assert!(error.starts_with("invalid baseline file base.json: "), "{error}");
+            assert!(error.contains(expected), "{expected}: {error}");
+        }
+        let good = br#"{"schema": "keyed-bench.baseline.v1", "values": {"a": 1.5}}"#;
+        assert_eq!(parse_baseline(good, path).unwrap().values["a"], 1.5);
+    }
+
+    #[test]
+    fn recorded_settings_are_checked_before_measuring_again() {
+        let mut results = reference();
+        results.meta.sizes = Some(crate::scenario::Sizes::standard());
+        let all = (StrategyId::ALL, ScenarioId::ALL);
+        crate::suite::check_recorded(&results.meta, all.0, all.1).unwrap();
+        results.meta.sizes.as_mut().unwrap().keys = 0;
+        let error = crate::suite::check_recorded(&results.meta, all.0, all.1).unwrap_err();
+        assert!(error.to_string().contains("--keys must be in 1..=100000000, got 0"), "{error}");
+        let error = crate::suite::remeasure(&results.meta, "uniform", "", &[StrategyId::Inline])
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("got 0"), "{error}");
+        let mut results = reference();
+        results.meta.repeat = 1_000_000;
+        let error = crate::suite::check_recorded(&results.meta, all.0, all.1).unwrap_err();
+        assert!(error.to_string().contains("--repeat must be in 1..=1000"), "{error}");
     }
 
     #[test]

@@ -438,6 +438,30 @@ pub enum RemeasureError {
     Run(#[from] RunError),
 }
 
+/// Checks the settings and sizes a results file records as the command line's are checked,
+/// so that measuring its cells again cannot panic or run away (a hand-edited or corrupt
+/// file) of `strategies` on `scenarios`. A file that records no sizes passes: it cannot be
+/// measured again at all.
+pub fn check_recorded(
+    meta: &Meta,
+    strategies: &[StrategyId],
+    scenarios: &[ScenarioId],
+) -> Result<(), crate::cli::ArgError> {
+    let in_file = |error: crate::cli::ArgError| crate::cli::ArgError::Recorded(Box::new(error));
+    crate::cli::check("repeat", meta.repeat).map_err(in_file)?;
+    let Some(sizes) = &meta.sizes else { return Ok(()) };
+    crate::cli::check_sizes(sizes).map_err(in_file)?;
+    let config = StrategyConfig {
+        workers: meta.workers,
+        max_in_flight: meta.window,
+        throughput: meta.throughput,
+        groups_per_worker: meta
+            .groups_per_worker
+            .unwrap_or(StrategyConfig::DEFAULT_GROUPS_PER_WORKER),
+    };
+    crate::cli::check_settings(&config, strategies, scenarios, sizes).map_err(in_file)
+}
+
 /// Measures one (scenario, param) cell again for `strategies`, with the settings and sizes
 /// recorded in `meta` (the gate's confirmation of a failing wall-clock rule).
 pub fn remeasure(
@@ -449,9 +473,11 @@ pub fn remeasure(
     let cell = format!("{scenario} {param}").trim_end().to_owned();
     let unavailable =
         |reason: &str| RemeasureError::Unavailable { cell: cell.clone(), reason: reason.into() };
+    let scenario: ScenarioId = scenario.parse().map_err(|_| unavailable("unknown scenario"))?;
+    check_recorded(meta, strategies, &[scenario])
+        .map_err(|error| unavailable(&error.to_string()))?;
     let sizes =
         meta.sizes.as_ref().ok_or_else(|| unavailable("the results do not record sizes"))?;
-    let scenario: ScenarioId = scenario.parse().map_err(|_| unavailable("unknown scenario"))?;
     let workload = generate(scenario, sizes, meta.seed, meta.saturation_per_s.unwrap_or(1.0))
         .into_iter()
         .find(|workload| workload.param == param)
