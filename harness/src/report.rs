@@ -57,12 +57,25 @@ pub enum PlotArgsError {
     /// `--report` names a folder.
     #[error("--report {0} is a folder; expected the path of an .html file")]
     ReportIsFolder(String),
+    /// A path flag was given as an empty string.
+    #[error("--{0} is empty; give a path")]
+    Empty(&'static str),
 }
 
 impl TryFrom<PlotArgs> for PlotConfig {
     type Error = PlotArgsError;
 
     fn try_from(args: PlotArgs) -> Result<Self, Self::Error> {
+        let given = [
+            ("input", Some(&args.input)),
+            ("out", args.out.as_ref()),
+            ("report", args.report.as_ref()),
+        ];
+        if let Some((flag, _)) =
+            given.iter().find(|(_, path)| path.is_some_and(|p| p.as_os_str().is_empty()))
+        {
+            return Err(PlotArgsError::Empty(flag));
+        }
         let input = if args.input.is_dir() { args.input.join(RESULTS_FILE) } else { args.input };
         let folder = match input.parent() {
             Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
@@ -121,13 +134,17 @@ pub struct PlotOutcome {
 /// Reads the results, writes every chart and the report.
 pub fn plot_and_report(config: &PlotConfig) -> Result<PlotOutcome, ReportError> {
     let results = Results::read(&config.input)?;
-    let charts = render_all(&results)?;
-    let files = write_all(&charts, &config.out)?;
-    let html = render_report(&results, &charts);
+    // Both folders first, so that an output location that cannot be written fails before
+    // any chart is: never charts without their report.
+    std::fs::create_dir_all(&config.out)
+        .map_err(|source| PlotError::Write { path: config.out.display().to_string(), source })?;
     if let Some(parent) = config.report.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)
             .map_err(|source| ReportError::Write { path: parent.display().to_string(), source })?;
     }
+    let charts = render_all(&results)?;
+    let html = render_report(&results, &charts);
+    let files = write_all(&charts, &config.out)?;
     write_atomically(&config.report, html.as_bytes()).map_err(|source| ReportError::Write {
         path: config.report.display().to_string(),
         source,
@@ -436,5 +453,17 @@ mod tests {
         assert_eq!(config.report, PathBuf::from("results/run/report.html"));
         let bare = PlotArgs { input: PathBuf::from("results.json"), out: None, report: None };
         assert_eq!(PlotConfig::try_from(bare).expect("valid").out, PathBuf::from("./plots"));
+        for (input, out, report, flag) in [
+            ("", None, None, "input"),
+            ("r.json", Some(""), None, "out"),
+            ("r.json", None, Some(""), "report"),
+        ] {
+            let args = PlotArgs {
+                input: input.into(),
+                out: out.map(PathBuf::from),
+                report: report.map(PathBuf::from),
+            };
+            assert_eq!(PlotConfig::try_from(args), Err(PlotArgsError::Empty(flag)));
+        }
     }
 }

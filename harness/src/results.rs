@@ -336,7 +336,37 @@ impl Results {
             }
             _ => {}
         }
-        serde_json::from_str(text).map_err(|error| invalid(error.to_string()))
+        let results: Self =
+            serde_json::from_str(text).map_err(|error| invalid(error.to_string()))?;
+        results.check_measurements().map_err(invalid)?;
+        Ok(results)
+    }
+
+    /// Every measurement is a count, a rate, a time or a ratio: never negative.
+    fn check_measurements(&self) -> Result<(), String> {
+        fn first_negative(value: &serde_json::Value, path: &str) -> Option<(String, f64)> {
+            match value {
+                serde_json::Value::Number(number) => {
+                    number.as_f64().filter(|n| *n < 0.0).map(|n| (path.to_owned(), n))
+                }
+                serde_json::Value::Object(fields) => fields.iter().find_map(|(key, field)| {
+                    let path = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
+                    first_negative(field, &path)
+                }),
+                _ => None,
+            }
+        }
+        for (index, run) in self.runs.iter().enumerate() {
+            let json = serde_json::to_value(run).map_err(|error| error.to_string())?;
+            if let Some((field, value)) = first_negative(&json, "") {
+                return Err(format!(
+                    "runs[{index}] ({} {} {}): `{field}` is {value}; a measurement is never \
+                     negative",
+                    run.scenario, run.param, run.strategy
+                ));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -461,7 +491,7 @@ mod tests {
         assert!(missing.contains("absent.json: No such file"), "{missing}");
         let folder = Results::read(&dir).unwrap_err().to_string();
         assert!(folder.contains("Is a directory"), "{folder}");
-        let cases: [(&[u8], &str); 6] = [
+        let cases: [(&[u8], &str); 7] = [
             (b"{ not json", "key must be a string"),
             (b"", "the file is empty"),
             (b"\xff\xfe", "not UTF-8"),
@@ -471,6 +501,7 @@ mod tests {
             ),
             (br#"{"schema": 1}"#, "schema 1 is not a string"),
             (br#"{"runs": []}"#, "no `schema` field"),
+            (br#"{"schema": "keyed-bench.results.v1", "runs": []}"#, "missing field `meta`"),
         ];
         for (bytes, expected) in cases {
             std::fs::write(dir.join("bad.json"), bytes).unwrap();
@@ -479,5 +510,20 @@ mod tests {
             assert!(bad.contains(expected), "{expected}: {bad}");
         }
         std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn a_negative_measurement_is_named() {
+        let reference = include_str!("../../results/2026-11-30-vm/results.json");
+        let path = Path::new("doctored.json");
+        assert!(Results::parse(reference.as_bytes(), path).is_ok());
+        let mut json: serde_json::Value = serde_json::from_str(reference).unwrap();
+        json["runs"][2]["latency_ns"]["p99"] = serde_json::json!(-3);
+        let error = Results::parse(json.to_string().as_bytes(), path).unwrap_err().to_string();
+        assert!(error.contains("integer `-3`, expected u64"), "{error}");
+        json["runs"][2]["latency_ns"]["p99"] = serde_json::json!(3);
+        json["runs"][2]["elapsed_s"] = serde_json::json!(-0.5);
+        let error = Results::parse(json.to_string().as_bytes(), path).unwrap_err().to_string();
+        assert!(error.contains("runs[2] (") && error.contains("`elapsed_s` is -0.5"), "{error}");
     }
 }

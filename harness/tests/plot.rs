@@ -212,7 +212,12 @@ fn plot_and_report_write_every_file() {
     assert_eq!(pngs * 2, outcome.files.len(), "a PNG and an SVG of every chart");
     let html = std::fs::read_to_string(dir.join("report.html")).expect("report written");
     assert_well_formed_html(&html);
-    assert!(!dir.join("report.html.tmp").exists(), "written atomically");
+    let temporary = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".tmp"))
+        .collect::<Vec<_>>();
+    assert!(temporary.is_empty(), "written atomically, nothing left over: {temporary:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -256,4 +261,49 @@ fn the_reference_run_draws_every_chart() {
     let charts = render_all(&results).expect("charts draw");
     assert!(charts.skipped.is_empty(), "{:?}", charts.skipped);
     assert_eq!(charts.charts.len(), 14, "{:?}", names(&charts));
+}
+
+/// `results` with every number of every run set by `number` (f64 fields) and `count`
+/// (integer fields), and the parameters replaced.
+fn doctored(number: f64, count: u64, params: [&str; 3]) -> Results {
+    let mut results = small_results();
+    for run in &mut results.runs {
+        run.throughput_per_s = Spread { median: number, min: number, max: number };
+        run.latency_ns = Latency { p50: count, p90: count, p99: count, p999: count, max: count };
+        run.hol_ns = Tail { p50: count, p99: count, p999: count, max: count };
+        run.bystander_latency_ns = Some(run.hol_ns);
+        (run.cpu_s, run.ideal_s, run.efficiency, run.elapsed_s) = (number, number, number, number);
+        run.messages = count as usize;
+        run.threads = Threads { reported: count as usize, observed: count as usize };
+        run.param = match run.scenario.as_str() {
+            "hot-backlog" => params[0].into(),
+            "async-io" => params[1].into(),
+            _ => params[2].into(),
+        };
+    }
+    results
+}
+
+#[test]
+fn wild_numbers_in_a_results_file_draw_without_panic_or_hang() {
+    let cases = [
+        doctored(f64::MAX, u64::MAX, ["burst=1e308", "keys=inf", "load=NaN"]),
+        doctored(0.0, 0, ["burst=0", "keys=0", ""]),
+        doctored(-1e300, 1, ["burst=-5", "keys=-1", "load=-2"]),
+        doctored(1e-300, 2, ["burst", "keys=", "=="]),
+    ];
+    for (index, results) in cases.into_iter().enumerate() {
+        let (sender, receiver) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let charts = render_all(&results).map(|charts| charts.charts.len());
+            let _ = sender.send(charts.map_err(|error| error.to_string()));
+        });
+        // Generous: drawing takes about a second in a debug build; a hang never ends.
+        let outcome = receiver.recv_timeout(std::time::Duration::from_secs(60));
+        match outcome {
+            Ok(Ok(_)) => {}
+            Ok(Err(error)) => panic!("case {index}: {error}"),
+            Err(_) => panic!("case {index}: drawing panicked or did not finish"),
+        }
+    }
 }

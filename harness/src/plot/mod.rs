@@ -137,9 +137,37 @@ fn register_font() -> Result<(), PlotError> {
     }
 }
 
+/// `results` with every measured real number clamped into `0..=AXIS_LIMIT`: what a chart
+/// can place on an axis. A results file read from disk holds no negative number
+/// ([`Results::parse`] rejects one), but one built in code may; either way a chart never
+/// maps a value so far off its axis that the pixel arithmetic overflows.
+fn drawable(results: &Results) -> Results {
+    let clamp = |value: &mut f64| {
+        *value = if value.is_nan() { 0.0 } else { value.clamp(0.0, AXIS_LIMIT) };
+    };
+    let mut results = results.clone();
+    for run in &mut results.runs {
+        let spread = &mut run.throughput_per_s;
+        for value in [&mut spread.median, &mut spread.min, &mut spread.max] {
+            clamp(value);
+        }
+        for value in [&mut run.cpu_s, &mut run.ideal_s, &mut run.efficiency, &mut run.elapsed_s] {
+            clamp(value);
+        }
+        for value in [&mut run.ctx_switches.voluntary, &mut run.ctx_switches.involuntary] {
+            clamp(value);
+        }
+        for value in [&mut run.offered_per_s, &mut run.achieved_per_s].into_iter().flatten() {
+            clamp(value);
+        }
+    }
+    results
+}
+
 /// Draws every chart the results allow.
 pub fn render_all(results: &Results) -> Result<Charts, PlotError> {
     register_font()?;
+    let results = &drawable(results);
     let mut charts = Charts::default();
     let mut plans = Vec::new();
     throughput::plan(results, &mut plans);
@@ -452,17 +480,26 @@ fn find<'a>(rows: &[&'a RunResult], param: &str, strategy: &str) -> Option<&'a R
     rows.iter().copied().find(|row| row.param == param && row.strategy == strategy)
 }
 
-/// The number after `=` in a parameter (`keys=20` -> 20.0).
+/// The largest value a chart axis spans: far above any measurement, yet with room to pad
+/// and to take logarithms without overflow. Larger values (a corrupt or hand-edited
+/// results file) are drawn at this value instead of sending the axis to infinity, where
+/// tick generation never ends.
+const AXIS_LIMIT: f64 = 1e100;
+
+/// The number after `=` in a parameter (`keys=20` -> 20.0), if it is a usable one.
 fn param_value(param: &str) -> Option<f64> {
-    param.split_once('=').and_then(|(_, value)| value.parse().ok())
+    param
+        .split_once('=')
+        .and_then(|(_, value)| value.parse::<f64>().ok())
+        .filter(|value| value.is_finite() && value.abs() <= AXIS_LIMIT)
 }
 
 /// A log axis range around `values` (nanoseconds or seconds), padded a little each side,
-/// never touching zero.
+/// never touching zero, always finite.
 fn log_range(values: impl IntoIterator<Item = f64>) -> std::ops::Range<f64> {
     let (mut low, mut high) = (f64::INFINITY, 0.0_f64);
     for value in values {
-        let value = value.max(1e-9);
+        let value = if value.is_nan() { 1e-9 } else { value.clamp(1e-9, AXIS_LIMIT) };
         low = low.min(value);
         high = high.max(value);
     }
@@ -529,6 +566,10 @@ mod tests {
         let narrow = log_range([100.0, 120.0]);
         assert!(narrow.start < 100.0 && narrow.end > 120.0 && narrow.end / narrow.start >= 10.0);
         assert_eq!(log_range([]), 1.0..10.0);
+        for wild in [[f64::MAX, 1.0], [f64::INFINITY, f64::NAN], [-5.0, 1e300]] {
+            let range = log_range(wild);
+            assert!(range.start > 0.0 && range.end.is_finite() && range.start < range.end);
+        }
     }
 
     #[test]
@@ -540,5 +581,8 @@ mod tests {
         assert_eq!(category(2.5), 2);
         assert_eq!(param_value("burst=241"), Some(241.0));
         assert_eq!(param_value(""), None);
+        assert_eq!(param_value("keys=inf"), None);
+        assert_eq!(param_value("keys=1e308"), None);
+        assert_eq!(param_value("load=NaN"), None);
     }
 }

@@ -6,7 +6,8 @@ use plotters::prelude::*;
 
 use super::{
     category, centres, find, frame, grid, params, rows, strategies, strategy_colour,
-    strategy_entries, text_style, ticked, DrawResult, Figure, Mark, Planned, TEXT_PX, TICK_PX,
+    strategy_entries, text_style, ticked, DrawResult, Figure, Mark, Planned, AXIS_LIMIT, TEXT_PX,
+    TICK_PX,
 };
 use crate::results::{Results, RunResult};
 use crate::scenario::ScenarioId;
@@ -70,7 +71,8 @@ fn draw_panel<DB: DrawingBackend>(
 ) -> DrawResult<DB> {
     let params = params(rows);
     let strategies = strategies(rows);
-    let top = rows.iter().map(|row| row.throughput_per_s.max).fold(0.0, f64::max) * 1.12;
+    let highest = rows.iter().map(|row| row.throughput_per_s.max).fold(0.0, f64::max);
+    let top = (highest * 1.12).min(AXIS_LIMIT);
     let labels: Vec<String> = params
         .iter()
         .map(|param| if param.is_empty() { scenario.as_str().to_owned() } else { (*param).into() })
