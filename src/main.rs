@@ -49,6 +49,9 @@ struct ExportArgs {
     /// `bmf` (Bencher Metric Format) or `gab` (github-action-benchmark, bigger is better).
     #[arg(long, value_enum)]
     format: ExportFormat,
+    /// Write to this file (whole or not at all) instead of standard output.
+    #[arg(long, value_name = "FILE")]
+    out: Option<std::path::PathBuf>,
 }
 
 /// Exit status for bad input (flags, files).
@@ -57,14 +60,12 @@ const BAD_INPUT: u8 = 2;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Some(Command::List) => {
-            print!(
-                "{}\n{}",
-                harness::catalog::strategies_table(),
-                harness::catalog::scenarios_table()
-            );
-            ExitCode::SUCCESS
-        }
+        Some(Command::List) => emit(&format!(
+            "{}\n{}",
+            harness::catalog::strategies_table(),
+            harness::catalog::scenarios_table()
+        ))
+        .map_or_else(|status| status, |()| ExitCode::SUCCESS),
         Some(Command::Run(args)) => run(*args),
         Some(Command::Plot(args)) => plot(args),
         Some(Command::Gate(args)) => gate(&args),
@@ -85,7 +86,9 @@ fn run(args: RunArgs) -> ExitCode {
     };
     match run_suite(&config) {
         Ok((_, summary)) => {
-            println!("{summary}");
+            if let Err(status) = emit(&format!("{summary}\n")) {
+                return status;
+            }
             eprintln!("wrote {}", config.out.join("results.json").display());
             ExitCode::SUCCESS
         }
@@ -132,7 +135,9 @@ fn plot(args: PlotArgs) -> ExitCode {
 fn gate(args: &GateArgs) -> ExitCode {
     match harness::gate::run_gate(args) {
         Ok(outcome) => {
-            print!("{}", outcome.report);
+            if let Err(status) = emit(&outcome.report) {
+                return status;
+            }
             if outcome.pass {
                 ExitCode::SUCCESS
             } else {
@@ -149,8 +154,17 @@ fn gate(args: &GateArgs) -> ExitCode {
 fn export(args: &ExportArgs) -> ExitCode {
     match harness::results::Results::read(&args.results) {
         Ok(results) => {
-            print!("{}", harness::export::export(&results, args.format));
-            ExitCode::SUCCESS
+            let text = harness::export::export(&results, args.format);
+            let Some(out) = &args.out else {
+                return emit(&text).map_or_else(|status| status, |()| ExitCode::SUCCESS);
+            };
+            match harness::results::write_atomically(out, text.as_bytes()) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(error) => {
+                    eprintln!("keyed-bench: cannot write --out {}: {error}", out.display());
+                    ExitCode::from(BAD_INPUT)
+                }
+            }
         }
         Err(error) => {
             eprintln!("keyed-bench: {error}");
@@ -169,16 +183,30 @@ fn soak(args: SoakArgs) -> ExitCode {
     };
     match run_soak(&config, &mut |line| eprintln!("{line}")) {
         Ok(outcome) => {
-            print!("{}", outcome.render());
-            if outcome.passed() {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::FAILURE
+            let written = emit(&outcome.render());
+            if !outcome.passed() {
+                return ExitCode::FAILURE; // the verdict, even when nobody reads the table
             }
+            written.err().unwrap_or(ExitCode::SUCCESS)
         }
         Err(error) => {
             eprintln!("keyed-bench: {:#}", anyhow::Error::from(error));
             ExitCode::from(BAD_INPUT)
+        }
+    }
+}
+
+/// Prints `text` on standard output. A reader that stopped reading (`| head`) ends the
+/// command quietly; any other failure (a full disk) is reported as bad output, status 2.
+fn emit(text: &str) -> Result<(), ExitCode> {
+    use std::io::Write as _;
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
+        Ok(()) => Ok(()),
+        Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => Err(ExitCode::SUCCESS),
+        Err(error) => {
+            eprintln!("keyed-bench: cannot write to standard output: {error}");
+            Err(ExitCode::from(BAD_INPUT))
         }
     }
 }
