@@ -520,13 +520,44 @@ pub fn evaluate(
             });
         }
         if judged == 0 {
-            return Err(bad(format!(
-                "rule `{}` matches no measured cell in these results",
-                rule.name
-            )));
+            return Err(bad(no_cell(rule, &results.runs)));
         }
     }
     Ok(verdicts)
+}
+
+/// Why `rule` judged nothing: what it asks for next to what the results hold.
+fn no_cell(rule: &Rule, runs: &[RunResult]) -> String {
+    fn distinct<'r>(values: impl Iterator<Item = &'r str>) -> String {
+        let mut seen: Vec<&str> = Vec::new();
+        for value in values {
+            if !seen.contains(&value) {
+                seen.push(value);
+            }
+        }
+        if seen.is_empty() {
+            "none".into()
+        } else {
+            seen.join(", ")
+        }
+    }
+    let wanted = selection_ids(&rule.strategies).unwrap_or_default();
+    let mut asked = vec![format!("strategies {}", distinct(wanted.iter().map(|id| id.as_str())))];
+    if let Some(scenario) = &rule.scenario {
+        asked.push(format!("scenario {scenario}"));
+    }
+    if let Some(param) = &rule.param {
+        asked.push(format!("param {param}"));
+    }
+    format!(
+        "rule `{}` matches no measured cell in these results: it asks for {}, and they hold \
+         strategies {} on scenarios {} (metric `{}` may also be null where it does not apply)",
+        rule.name,
+        asked.join(", "),
+        distinct(runs.iter().map(|run| run.strategy.as_str())),
+        distinct(runs.iter().map(|run| run.scenario.as_str())),
+        rule.metric
+    )
 }
 
 /// `(measured, limit)` of `rule` on `run`; `None` where the metric does not apply.
@@ -938,6 +969,20 @@ mod tests {
         let rules = rules(&none, &results).unwrap();
         let error = evaluate(&results, &rules, None, 0, &mut no_rerun()).unwrap_err();
         assert!(error.to_string().contains("matches no measured cell"), "{error}");
+    }
+
+    #[test]
+    fn results_missing_a_strategy_are_named_against_what_the_rule_asks() {
+        let mut results = reference();
+        results.runs.retain(|run| run.strategy == "keyed-mailbox" || run.strategy == "inline");
+        let rule = CORRECT.replace("\"ordered\"", "['thread-pool']");
+        let parsed = rules(&rule, &results).unwrap();
+        let error = evaluate(&results, &parsed, None, 0, &mut no_rerun()).unwrap_err().to_string();
+        assert!(error.contains("asks for strategies thread-pool"), "{error}");
+        assert!(error.contains("they hold strategies keyed-mailbox, inline"), "{error}");
+        let relative = rules(RELATIVE, &results).unwrap();
+        let error = evaluate(&results, &relative, None, 0, &mut no_rerun()).unwrap_err();
+        assert!(error.to_string().contains("no `group-by` run in uniform"), "{error}");
     }
 
     #[test]
