@@ -135,13 +135,14 @@ pub struct PlotOutcome {
 pub fn plot_and_report(config: &PlotConfig) -> Result<PlotOutcome, ReportError> {
     let results = Results::read(&config.input)?;
     // Both folders first, so that an output location that cannot be written fails before
-    // any chart is: never charts without their report.
-    std::fs::create_dir_all(&config.out)
-        .map_err(|source| PlotError::Write { path: config.out.display().to_string(), source })?;
+    // any chart is: never charts without their report. The report's folder is usually the
+    // input's, which exists; the charts' folder is usually new, so it comes second.
     if let Some(parent) = config.report.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)
             .map_err(|source| ReportError::Write { path: parent.display().to_string(), source })?;
     }
+    std::fs::create_dir_all(&config.out)
+        .map_err(|source| PlotError::Write { path: config.out.display().to_string(), source })?;
     let charts = render_all(&results)?;
     let html = render_report(&results, &charts);
     let files = write_all(&charts, &config.out)?;
