@@ -270,6 +270,15 @@ const CASES: &[Case] = &[
         ],
         "cannot write {dir}/folder",
     ),
+    // soak (rejected before anything runs).
+    case(&["soak", "--keys", "0"], "--keys"),
+    case(&["soak", "--workers", "0"], "--workers"),
+    case(&["soak", "--duration", "0s"], "`0s`"),
+    case(&["soak", "--duration", "30x"], "`30x`"),
+    case(&["soak", "--duration", "25h"], "`25h`"),
+    case(&["soak", "--strategy", "nope"], "nope"),
+    case(&["soak", "--strategy", "keyed-mailbox,keyed-mailbox"], "keyed-mailbox"),
+    case(&["soak", "--strategy", "keyed-mailbox", "--strategy", "keyed-mailbox"], "keyed-mailbox"),
     // export.
     case(&["export", "--results", "{dir}/absent.json", "--format", "bmf"], "{dir}/absent.json"),
     case(&["export", "--results", "{dir}/truncated.json", "--format", "gab"], "truncated.json"),

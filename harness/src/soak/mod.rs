@@ -129,9 +129,10 @@ impl TryFrom<SoakArgs> for SoakConfig {
         let mut strategies = Vec::new();
         for given in &args.strategies {
             for id in parse_list("strategy", given, StrategyId::ALL)? {
-                if !strategies.contains(&id) {
-                    strategies.push(id);
+                if strategies.contains(&id) {
+                    return Err(ArgError::Duplicate { flag: "strategy", value: id.to_string() });
                 }
+                strategies.push(id);
             }
         }
         if strategies.is_empty() {
@@ -497,9 +498,12 @@ mod tests {
         let config = SoakConfig::try_from(args()).unwrap();
         assert_eq!(config.strategies, DEFAULT_STRATEGIES);
         assert_eq!(config.duration, Duration::from_secs(30));
-        let strategies = vec!["tokio".into(), "rayon,tokio".into()];
+        let strategies = vec!["tokio".into(), "rayon".into()];
         let config = SoakConfig::try_from(SoakArgs { strategies, ..args() }).unwrap();
         assert_eq!(config.strategies, [StrategyId::Tokio, StrategyId::Rayon]);
+        let strategies = vec!["tokio".into(), "rayon,tokio".into()];
+        let error = SoakConfig::try_from(SoakArgs { strategies, ..args() }).unwrap_err();
+        assert!(error.to_string().contains("`tokio` twice"), "{error}");
     }
 
     #[test]
