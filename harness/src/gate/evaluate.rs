@@ -1,0 +1,258 @@
+//! Evaluation: every rule on every cell it matches, each against its limit (a number, the
+//! other strategy of the same cell, or the baseline). A failing wall-clock rule is measured
+//! again, up to `confirm` times, and passes if any measurement holds.
+
+use serde::Serialize;
+use strategies::StrategyId;
+
+use super::baseline::{baseline_key, Baseline};
+use super::metric::{find, metric_of};
+use super::rules::{matching_runs, selection_ids, Kind, Limit, Op, Rule};
+use super::{bad, GateInputError};
+use crate::results::{Results, RunResult};
+
+/// One rule applied to one cell.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Verdict {
+    /// The rule.
+    pub rule: String,
+    /// `scenario param strategy`.
+    pub cell: String,
+    /// Measured values: the run's, then each confirmation's.
+    pub measured: Vec<f64>,
+    /// The limit each measurement was held to.
+    pub limits: Vec<f64>,
+    /// The operator.
+    pub op: String,
+    /// Whether the rule holds (on the run or on any confirmation).
+    pub pass: bool,
+}
+
+/// Measures a cell again: `(scenario, param, strategies)` -> fresh results of those.
+pub type Rerun<'a> = dyn FnMut(&str, &str, &[StrategyId]) -> Option<Vec<RunResult>> + 'a;
+
+/// Evaluates every rule; `confirm` bounds the re-measurements of a failing wall-clock rule.
+pub fn evaluate(
+    results: &Results,
+    rules: &[Rule],
+    baseline: Option<&Baseline>,
+    confirm: usize,
+    rerun: &mut Rerun<'_>,
+) -> Result<Vec<Verdict>, GateInputError> {
+    let mut verdicts = Vec::new();
+    for rule in rules {
+        let cells: Vec<&RunResult> = matching_runs(rule, &results.runs).collect();
+        let mut judged = 0;
+        for run in cells {
+            let Some(first) = judge(rule, run, &results.runs, &results.meta, baseline)? else {
+                continue;
+            };
+            judged += 1;
+            let (mut measured, mut limits) = (vec![first.0], vec![first.1]);
+            let mut pass = rule.op.holds(first.0, first.1);
+            if !pass && rule.is_wall_clock() {
+                let mut involved =
+                    vec![run.strategy.parse::<StrategyId>().map_err(|e| bad(e.to_string()))?];
+                if let Some(of) = &rule.of {
+                    involved.push(
+                        of.parse().map_err(|e: strategies::UnknownStrategy| bad(e.to_string()))?,
+                    );
+                }
+                if rule.metric == "throughput_vs_inline" {
+                    involved.push(StrategyId::Inline);
+                }
+                for _ in 0..confirm {
+                    let Some(fresh) = rerun(&run.scenario, &run.param, &involved) else { break };
+                    let Some(again) = find(&fresh, &run.scenario, &run.param, &run.strategy) else {
+                        break;
+                    };
+                    let Some((value, limit)) = judge(rule, again, &fresh, &results.meta, baseline)?
+                    else {
+                        break;
+                    };
+                    measured.push(value);
+                    limits.push(limit);
+                    if rule.op.holds(value, limit) {
+                        pass = true;
+                        break;
+                    }
+                }
+            }
+            verdicts.push(Verdict {
+                rule: rule.name.clone(),
+                cell: format!("{} {} {}", run.scenario, run.param, run.strategy).replace("  ", " "),
+                measured,
+                limits,
+                op: rule.op.symbol().into(),
+                pass,
+            });
+        }
+        if judged == 0 {
+            return Err(bad(no_cell(rule, &results.runs)));
+        }
+    }
+    Ok(verdicts)
+}
+
+/// Why `rule` judged nothing: what it asks for next to what the results hold.
+fn no_cell(rule: &Rule, runs: &[RunResult]) -> String {
+    fn distinct<'r>(values: impl Iterator<Item = &'r str>) -> String {
+        let mut seen: Vec<&str> = Vec::new();
+        for value in values {
+            if !seen.contains(&value) {
+                seen.push(value);
+            }
+        }
+        if seen.is_empty() {
+            "none".into()
+        } else {
+            seen.join(", ")
+        }
+    }
+    let wanted = selection_ids(&rule.strategies).unwrap_or_default();
+    let mut asked = vec![format!("strategies {}", distinct(wanted.iter().map(|id| id.as_str())))];
+    if let Some(scenario) = &rule.scenario {
+        asked.push(format!("scenario {scenario}"));
+    }
+    if let Some(param) = &rule.param {
+        asked.push(format!("param {param}"));
+    }
+    format!(
+        "rule `{}` matches no measured cell in these results: it asks for {}, and they hold \
+         strategies {} on scenarios {} (metric `{}` may also be null where it does not apply)",
+        rule.name,
+        asked.join(", "),
+        distinct(runs.iter().map(|run| run.strategy.as_str())),
+        distinct(runs.iter().map(|run| run.scenario.as_str())),
+        rule.metric
+    )
+}
+
+/// `(measured, limit)` of `rule` on `run`; `None` where the metric does not apply.
+fn judge(
+    rule: &Rule,
+    run: &RunResult,
+    runs: &[RunResult],
+    meta: &crate::results::Meta,
+    baseline: Option<&Baseline>,
+) -> Result<Option<(f64, f64)>, GateInputError> {
+    let Some(measured) = metric_of(&rule.metric, run, runs) else { return Ok(None) };
+    let limit = match rule.kind {
+        Kind::Absolute => match rule.value.as_ref().expect("checked") {
+            Limit::Number(number) => *number,
+            Limit::Symbol(_) => meta.workers as f64 * rule.factor.unwrap_or(1.0),
+        },
+        Kind::Relative => {
+            let of = rule.of.as_deref().expect("checked");
+            let Some(other) = find(runs, &run.scenario, &run.param, of) else {
+                return Err(bad(format!(
+                    "rule `{}`: no `{of}` run in {} {}",
+                    rule.name, run.scenario, run.param
+                )));
+            };
+            let Some(theirs) = metric_of(&rule.metric, other, runs) else { return Ok(None) };
+            theirs * rule.factor.expect("checked")
+        }
+        Kind::Baseline => {
+            let baseline = baseline.ok_or_else(|| {
+                bad(format!("rule `{}` needs a baseline file (--baseline)", rule.name))
+            })?;
+            let key = baseline_key(rule, run);
+            let Some(&base) = baseline.values.get(&key) else {
+                return Err(bad(format!(
+                    "the baseline has no value for `{key}`; refresh it with --update-baseline"
+                )));
+            };
+            let tolerance = rule.tolerance.expect("checked");
+            match rule.op {
+                Op::AtMost => base * (1.0 + tolerance),
+                _ => base * (1.0 - tolerance),
+            }
+        }
+    };
+    Ok(Some((measured, limit)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gate::testing::*;
+    use crate::gate::{render, Format};
+
+    #[test]
+    fn the_committed_gates_hold_on_the_reference_run_apart_from_its_missing_baseline() {
+        let results = reference();
+        let text =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../gates.toml")).unwrap();
+        let mut rules = rules(&text, &results).unwrap();
+        rules.retain(|rule| rule.kind != Kind::Baseline);
+        let verdicts = evaluate(&results, &rules, None, 0, &mut no_rerun()).unwrap();
+        assert!(verdicts.len() > 100);
+        assert!(verdicts.iter().all(|v| v.pass), "{}", render(&verdicts, Format::Text));
+    }
+
+    #[test]
+    fn an_order_violation_fails_at_once_naming_the_rule() {
+        let mut results = reference();
+        run_mut(&mut results, "zipf", "keyed-mailbox").correctness.order_violations = 1;
+        let rules = rules(CORRECT, &results).unwrap();
+        let mut reruns = 0;
+        let mut rerun = |_: &str, _: &str, _: &[StrategyId]| {
+            reruns += 1;
+            None
+        };
+        let verdicts = evaluate(&results, &rules, None, 2, &mut rerun).unwrap();
+        let failed: Vec<_> = verdicts.iter().filter(|v| !v.pass).collect();
+        assert_eq!(failed.len(), 1);
+        assert_eq!(failed[0].cell, "zipf keyed-mailbox");
+        assert!(render(&verdicts, Format::Text).contains("FAIL  ordered strategies are correct"));
+        assert_eq!(reruns, 0, "correctness rules are not re-measured");
+    }
+
+    #[test]
+    fn a_ratio_under_its_limit_fails_unless_a_confirmation_passes() {
+        let mut results = reference();
+        let group_by = run_mut(&mut results, "uniform", "group-by").throughput_per_s.median;
+        run_mut(&mut results, "uniform", "keyed-mailbox").throughput_per_s.median = group_by * 0.5;
+        let rules = rules(RELATIVE, &results).unwrap();
+        let verdicts = evaluate(&results, &rules, None, 0, &mut no_rerun()).unwrap();
+        assert!(!verdicts[0].pass);
+
+        // A confirmation that measures the real ratio again rescues it, and both
+        // measurements are reported.
+        let healthy = reference();
+        let mut rerun = |_: &str, _: &str, involved: &[StrategyId]| {
+            assert_eq!(involved, [StrategyId::KeyedMailbox, StrategyId::GroupBy]);
+            Some(healthy.runs.clone())
+        };
+        let verdicts = evaluate(&results, &rules, None, 2, &mut rerun).unwrap();
+        assert!(verdicts[0].pass);
+        assert_eq!(verdicts[0].measured.len(), 2);
+    }
+
+    #[test]
+    fn results_missing_a_strategy_are_named_against_what_the_rule_asks() {
+        let mut results = reference();
+        results.runs.retain(|run| run.strategy == "keyed-mailbox" || run.strategy == "inline");
+        let rule = CORRECT.replace("\"ordered\"", "['thread-pool']");
+        let parsed = rules(&rule, &results).unwrap();
+        let error = evaluate(&results, &parsed, None, 0, &mut no_rerun()).unwrap_err().to_string();
+        assert!(error.contains("asks for strategies thread-pool"), "{error}");
+        assert!(error.contains("they hold strategies keyed-mailbox, inline"), "{error}");
+        let relative = rules(RELATIVE, &results).unwrap();
+        let error = evaluate(&results, &relative, None, 0, &mut no_rerun()).unwrap_err();
+        assert!(error.to_string().contains("no `group-by` run in uniform"), "{error}");
+    }
+
+    #[test]
+    fn a_correctness_field_rule_is_never_confirmed_away() {
+        let mut results = reference();
+        run_mut(&mut results, "zipf", "keyed-mailbox").correctness.lost = 1;
+        let rule = CORRECT.replace("metric = \"correctness\"", "metric = \"correctness.lost\"");
+        let rules = rules(&rule, &results).unwrap();
+        let healthy = reference();
+        let mut rerun = |_: &str, _: &str, _: &[StrategyId]| Some(healthy.runs.clone());
+        let verdicts = evaluate(&results, &rules, None, 2, &mut rerun).unwrap();
+        assert_eq!(verdicts.iter().filter(|v| !v.pass).count(), 1);
+    }
+}

@@ -1,0 +1,47 @@
+//! A rule's metric on one run: a results field by dotted path, or a metric derived from
+//! the run and the others of its cell.
+
+use crate::results::RunResult;
+
+/// Metrics computed from a run rather than read from it.
+pub(super) const DERIVED_METRICS: &[&str] = &["correctness", "violations", "throughput_vs_inline"];
+
+/// The field at dotted `path` of `value`.
+pub(super) fn lookup<'v>(
+    value: &'v serde_json::Value,
+    path: &str,
+) -> Option<&'v serde_json::Value> {
+    path.split('.').try_fold(value, |value, key| value.get(key))
+}
+
+/// The value of `metric` for `run`, with `runs` for metrics that need the cell's others.
+/// `None`: not applicable to this run (a null field, or no `inline` to compare with).
+pub(super) fn metric_of(metric: &str, run: &RunResult, runs: &[RunResult]) -> Option<f64> {
+    raw_metric(metric, run, runs).filter(|value| value.is_finite())
+}
+
+fn raw_metric(metric: &str, run: &RunResult, runs: &[RunResult]) -> Option<f64> {
+    let c = &run.correctness;
+    match metric {
+        "correctness" => {
+            Some((c.order_violations + c.overlaps + c.lost + c.duplicates + c.failed) as f64)
+        }
+        "violations" => Some((c.order_violations + c.overlaps) as f64),
+        "throughput_vs_inline" => {
+            let inline = find(runs, &run.scenario, &run.param, "inline")?;
+            Some(run.throughput_per_s.median / inline.throughput_per_s.median)
+        }
+        path => lookup(&serde_json::to_value(run).ok()?, path)?.as_f64(),
+    }
+}
+
+/// The run of `strategy` in the cell `scenario` `param`.
+pub(super) fn find<'r>(
+    runs: &'r [RunResult],
+    scenario: &str,
+    param: &str,
+    strategy: &str,
+) -> Option<&'r RunResult> {
+    runs.iter()
+        .find(|run| run.scenario == scenario && run.param == param && run.strategy == strategy)
+}

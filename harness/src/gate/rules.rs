@@ -1,0 +1,377 @@
+//! The rules file: its rules, parsed from TOML and checked against the results they will
+//! judge (known scenarios, strategies and metrics; the fields each kind of rule needs and
+//! takes), and the runs each rule applies to.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use strategies::StrategyId;
+
+use super::metric::{lookup, DERIVED_METRICS};
+use super::{bad, GateInputError};
+use crate::results::{Results, RunResult};
+use crate::scenario::ScenarioId;
+
+/// What kind of comparison a rule makes.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// Against a number.
+    Absolute,
+    /// Against another strategy of the same run.
+    Relative,
+    /// Against a committed baseline.
+    Baseline,
+}
+
+/// A comparison operator.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+pub enum Op {
+    /// At least.
+    #[serde(rename = ">=")]
+    AtLeast,
+    /// At most.
+    #[serde(rename = "<=")]
+    AtMost,
+    /// Exactly.
+    #[serde(rename = "==")]
+    Equal,
+    /// More than.
+    #[serde(rename = ">")]
+    Above,
+}
+
+impl Op {
+    pub(super) fn holds(self, measured: f64, limit: f64) -> bool {
+        match self {
+            Self::AtLeast => measured >= limit,
+            Self::AtMost => measured <= limit,
+            Self::Equal => (measured - limit).abs() < 1e-9,
+            Self::Above => measured > limit,
+        }
+    }
+
+    pub(super) fn symbol(self) -> &'static str {
+        match self {
+            Self::AtLeast => ">=",
+            Self::AtMost => "<=",
+            Self::Equal => "==",
+            Self::Above => ">",
+        }
+    }
+}
+
+/// Which strategies a rule applies to.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(
+    untagged,
+    expecting = "`strategies` must be `all`, `ordered`, `shared-pool`, a strategy id, or a list \
+                 of strategy ids"
+)]
+pub enum Selection {
+    /// `all`, `ordered` (the strategies that promise order) or `shared-pool`.
+    Group(String),
+    /// Explicit ids.
+    List(Vec<String>),
+}
+
+/// An absolute rule's limit.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(untagged, expecting = "`value` must be a number or \"workers\"")]
+pub enum Limit {
+    /// A number.
+    Number(f64),
+    /// `workers`: the run's worker count (times `factor`, default 1).
+    Symbol(String),
+}
+
+/// One rule of the rules file.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rule {
+    /// Shown in every report line.
+    pub name: String,
+    /// Absolute, relative or baseline.
+    pub kind: Kind,
+    /// A results field by dotted path (`throughput_per_s.median`, `bystander_latency_ns.p99`,
+    /// `threads.observed`, `efficiency`, ...) or a derived metric (`correctness`: the sum of
+    /// all correctness counts; `violations`: order violations + overlaps;
+    /// `throughput_vs_inline`: median throughput / `inline`'s in the same cell).
+    pub metric: String,
+    /// Scenario id; every scenario when absent.
+    #[serde(default)]
+    pub scenario: Option<String>,
+    /// Parameter (`keys=20`); every parameter when absent.
+    #[serde(default)]
+    pub param: Option<String>,
+    /// The strategies the rule applies to.
+    pub strategies: Selection,
+    /// How measured compares to the limit.
+    pub op: Op,
+    /// Absolute: the limit.
+    #[serde(default)]
+    pub value: Option<Limit>,
+    /// Relative: the other strategy's metric times this; absolute `workers`: the multiplier.
+    #[serde(default)]
+    pub factor: Option<f64>,
+    /// Relative: the strategy compared against.
+    #[serde(default)]
+    pub of: Option<String>,
+    /// Baseline: the allowed relative regression (0.2 = 20%).
+    #[serde(default)]
+    pub tolerance: Option<f64>,
+}
+
+impl Rule {
+    /// Whether the metric depends on wall-clock speed (and so is confirmed before failing).
+    pub(super) fn is_wall_clock(&self) -> bool {
+        !(self.metric == "violations"
+            || self.metric.starts_with("correctness")
+            || self.metric.starts_with("threads"))
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RuleFile {
+    #[serde(default)]
+    rule: Vec<Rule>,
+}
+
+/// Reads and checks a rules file against the results it will judge.
+pub fn read_rules(path: &Path, results: &Results) -> Result<Vec<Rule>, GateInputError> {
+    let bytes = std::fs::read(path)
+        .map_err(|error| bad(format!("cannot read rules {}: {error}", path.display())))?;
+    let text = std::str::from_utf8(&bytes).map_err(|error| {
+        bad(format!("invalid rules file {}: not UTF-8 text: {error}", path.display()))
+    })?;
+    parse_rules(text, path, results)
+}
+
+/// Parses and checks the text of a rules file; `path` names it in errors. Any text at all
+/// gives rules or an error, never a panic.
+pub fn parse_rules(
+    text: &str,
+    path: &Path,
+    results: &Results,
+) -> Result<Vec<Rule>, GateInputError> {
+    let file: RuleFile = toml::from_str(text)
+        .map_err(|error| bad(format!("invalid rules file {}: {error}", path.display())))?;
+    if file.rule.is_empty() {
+        return Err(bad(format!("{} holds no [[rule]]", path.display())));
+    }
+    for (index, rule) in file.rule.iter().enumerate() {
+        check_rule(rule, results).map_err(|error| bad(format!("{}: {error}", path.display())))?;
+        if file.rule[..index].iter().any(|earlier| earlier.name == rule.name) {
+            return Err(bad(format!(
+                "{}: two rules are named `{}`; names key the baseline, so each must be unique",
+                path.display(),
+                rule.name
+            )));
+        }
+    }
+    Ok(file.rule)
+}
+
+fn check_rule(rule: &Rule, results: &Results) -> Result<(), GateInputError> {
+    let name = &rule.name;
+    if name.trim().is_empty() {
+        return Err(bad(format!("a rule has the empty name `{name}`; every rule needs a name")));
+    }
+    if let Some(scenario) = &rule.scenario {
+        scenario.parse::<ScenarioId>().map_err(|error| bad(format!("rule `{name}`: {error}")))?;
+    }
+    let ids =
+        selection_ids(&rule.strategies).map_err(|error| bad(format!("rule `{name}`: {error}")))?;
+    if ids.is_empty() {
+        return Err(bad(format!("rule `{name}`: `strategies` is an empty list")));
+    }
+    if let Selection::List(list) = &rule.strategies {
+        if let Some(twice) =
+            list.iter().enumerate().find_map(|(index, id)| list[..index].contains(id).then_some(id))
+        {
+            return Err(bad(format!("rule `{name}`: `strategies` names `{twice}` twice")));
+        }
+    }
+    if let Some(of) = &rule.of {
+        of.parse::<StrategyId>().map_err(|error| bad(format!("rule `{name}`: {error}")))?;
+    }
+    if let Some(factor) = rule.factor {
+        if !(factor.is_finite() && factor > 0.0) {
+            return Err(bad(format!(
+                "rule `{name}`: `factor` must be a finite number above 0, got {factor}"
+            )));
+        }
+    }
+    if let Some(Limit::Number(value)) = rule.value {
+        if !value.is_finite() {
+            return Err(bad(format!(
+                "rule `{name}`: `value` must be a finite number, got {value}"
+            )));
+        }
+    }
+    if !DERIVED_METRICS.contains(&rule.metric.as_str()) {
+        // A field is known if some run has it (nullable ones are null where they do not apply).
+        let known = results.runs.iter().any(|run| {
+            serde_json::to_value(run).is_ok_and(|json| {
+                lookup(&json, &rule.metric).is_some_and(serde_json::Value::is_number)
+            })
+        });
+        if !known {
+            return Err(bad(format!(
+                "rule `{name}`: unknown metric `{}`; use a results field path such as \
+                 throughput_per_s.median, or one of {}",
+                rule.metric,
+                DERIVED_METRICS.join(", ")
+            )));
+        }
+    }
+    let missing = |what: &str| bad(format!("rule `{name}`: a {:?} rule needs `{what}`", rule.kind));
+    let stray =
+        |what: &str| bad(format!("rule `{name}`: a {:?} rule takes no `{what}`", rule.kind));
+    let (has_value, has_of, has_tolerance) =
+        (rule.value.is_some(), rule.of.is_some(), rule.tolerance.is_some());
+    match rule.kind {
+        Kind::Absolute if has_of || has_tolerance => {
+            return Err(stray(if has_of { "of" } else { "tolerance" }))
+        }
+        Kind::Absolute if rule.factor.is_some() && matches!(rule.value, Some(Limit::Number(_))) => {
+            return Err(bad(format!("rule `{name}`: `factor` applies only to value = \"workers\"")))
+        }
+        Kind::Relative if has_value || has_tolerance => {
+            return Err(stray(if has_value { "value" } else { "tolerance" }))
+        }
+        Kind::Baseline if has_value || has_of || rule.factor.is_some() => {
+            return Err(stray(if has_value {
+                "value"
+            } else if has_of {
+                "of"
+            } else {
+                "factor"
+            }))
+        }
+        Kind::Baseline if !matches!(rule.op, Op::AtLeast | Op::AtMost) => {
+            return Err(bad(format!("rule `{name}`: a baseline rule compares with >= or <=")))
+        }
+        _ => {}
+    }
+    match rule.kind {
+        Kind::Absolute => match &rule.value {
+            None => return Err(missing("value")),
+            Some(Limit::Symbol(symbol)) if symbol != "workers" => {
+                return Err(bad(format!(
+                    "rule `{name}`: value `{symbol}` is neither a number nor `workers`"
+                )))
+            }
+            Some(_) => {}
+        },
+        Kind::Relative => {
+            if rule.of.is_none() {
+                return Err(missing("of"));
+            }
+            if rule.factor.is_none() {
+                return Err(missing("factor"));
+            }
+        }
+        Kind::Baseline => match rule.tolerance {
+            Some(tolerance) if (0.0..1.0).contains(&tolerance) => {}
+            Some(tolerance) => {
+                return Err(bad(format!(
+                    "rule `{name}`: `tolerance` must be in 0..1 (0.2 = 20%), got {tolerance}"
+                )))
+            }
+            None => {
+                return Err(bad(format!(
+                    "rule `{name}`: a baseline rule needs `tolerance` in 0..1"
+                )))
+            }
+        },
+    }
+    Ok(())
+}
+
+/// The strategy ids of a selection.
+pub(super) fn selection_ids(
+    selection: &Selection,
+) -> Result<Vec<StrategyId>, strategies::UnknownStrategy> {
+    Ok(match selection {
+        Selection::Group(group) => match group.as_str() {
+            "all" => StrategyId::ALL.to_vec(),
+            "ordered" => StrategyId::ALL.iter().copied().filter(|id| id.is_ordered()).collect(),
+            "shared-pool" => {
+                StrategyId::ALL.iter().copied().filter(|id| id.is_shared_pool()).collect()
+            }
+            other => vec![other.parse()?],
+        },
+        Selection::List(ids) => ids.iter().map(|id| id.parse()).collect::<Result<_, _>>()?,
+    })
+}
+
+/// The runs `rule` applies to: its scenario, param and strategies.
+pub(super) fn matching_runs<'r>(
+    rule: &'r Rule,
+    runs: &'r [RunResult],
+) -> impl Iterator<Item = &'r RunResult> + 'r {
+    let ids = selection_ids(&rule.strategies).unwrap_or_default();
+    runs.iter().filter(move |run| {
+        rule.scenario.as_ref().is_none_or(|scenario| *scenario == run.scenario)
+            && rule.param.as_ref().is_none_or(|param| *param == run.param)
+            && ids.iter().any(|id| id.as_str() == run.strategy)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::gate::evaluate;
+    use crate::gate::testing::*;
+
+    #[test]
+    fn malformed_rules_are_bad_input_naming_the_problem() {
+        let results = reference();
+        let cases = [
+            ("[[rule]]\nname = 'x'", "invalid rules file"),
+            (&CORRECT.replace("correctness", "speediness"), "unknown metric `speediness`"),
+            (&RELATIVE.replace("group-by", "group-bye"), "unknown strategy `group-bye`"),
+            (&RELATIVE.replace("uniform", "unifrom"), "unknown scenario `unifrom`"),
+            (&RELATIVE.replace("factor = 0.8", ""), "needs `factor`"),
+            ("", "holds no [[rule]]"),
+            (&CORRECT.replace("value = 0", "value = 0\ntolerance = 0.1"), "takes no `tolerance`"),
+            (&RELATIVE.replace("factor = 0.8", "factor = 0.8\nvalue = 3"), "takes no `value`"),
+            (&RELATIVE.replace("0.8", "nan"), "`factor` must be a finite number above 0, got NaN"),
+            (&RELATIVE.replace("0.8", "-2.0"), "`factor` must be a finite number above 0, got -2"),
+            (
+                &CORRECT.replace("value = 0", "value = inf"),
+                "`value` must be a finite number, got inf",
+            ),
+            (
+                &CORRECT.replace("value = 0", "value = true"),
+                "`value` must be a number or \"workers\"",
+            ),
+            (&CORRECT.replace("value = 0", "value = 'cores'"), "value `cores` is neither"),
+            (&CORRECT.replace("\"ordered\"", "[]"), "`strategies` is an empty list"),
+            (&CORRECT.replace("\"ordered\"", "7"), "`strategies` must be `all`"),
+            (
+                &CORRECT.replace("\"ordered\"", "['inline', 'tokio', 'inline']"),
+                "`strategies` names `inline` twice",
+            ),
+            (&CORRECT.replace("ordered strategies are correct", " "), "the empty name"),
+            (
+                &format!("{CORRECT}{CORRECT}"),
+                "two rules are named `ordered strategies are correct`",
+            ),
+            (&CORRECT.replace("name", "nmae"), "unknown field `nmae`"),
+            (&CORRECT.replace("absolute", "absolut"), "unknown variant `absolut`"),
+            ("rule = 3", "invalid rules file"),
+            ("[[rule]]\n[[rule]", "invalid rules file"),
+        ];
+        for (text, expected) in cases {
+            let error = rules(text, &results).unwrap_err().to_string();
+            assert!(error.contains(expected), "{expected}: {error}");
+        }
+        let none = RELATIVE
+            .replace("scenario = \"uniform\"", "scenario = \"uniform\"\nparam = \"keys=7\"");
+        let rules = rules(&none, &results).unwrap();
+        let error = evaluate(&results, &rules, None, 0, &mut no_rerun()).unwrap_err();
+        assert!(error.to_string().contains("matches no measured cell"), "{error}");
+    }
+}
