@@ -4,7 +4,7 @@
 //! strategy in every failure; where a strategy is skipped, the test says why.
 //!
 //! The recorder, the job-interpreting handler, the gates and the fixture live in
-//! `common/mod.rs`.
+//! `common/`.
 
 mod common;
 

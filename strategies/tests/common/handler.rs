@@ -1,0 +1,136 @@
+//! The test handler: runs each message's [`Job`] (spins, timed waits, retries, planned
+//! panics and the gate codes of `messages.rs`) and records every start and end.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Once};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use strategies::{Handler, Job, Message, Outcome};
+
+use super::gates::Gates;
+use super::messages::{
+    BLOCK_ON_GATE, KIND_MASK, PANIC_ON_FIRST_POLL, PANIC_WHEN_POLLED, PEND_ON_GATE, YIELD_FOREVER,
+};
+use super::recorder::Recorder;
+use super::timer::Sleep;
+
+/// The payload of a panic a test asked for; the panic hook keeps it quiet.
+#[derive(Debug)]
+pub struct PlannedPanic;
+
+fn planned_panic() -> ! {
+    std::panic::panic_any(PlannedPanic)
+}
+
+/// Keeps planned panics out of the test output; every other panic is printed as usual.
+pub(super) fn quiet_planned_panics() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let default = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !info.payload().is::<PlannedPanic>() {
+                default(info);
+            }
+        }));
+    });
+}
+
+/// Burns about `ns` nanoseconds of CPU.
+fn spin(ns: u32) {
+    let until = Instant::now() + Duration::from_nanos(u64::from(ns));
+    while Instant::now() < until {
+        std::hint::spin_loop();
+    }
+}
+
+fn pending(step: impl Future<Output = ()> + Send + 'static) -> Outcome {
+    Outcome::Pending(Box::pin(step))
+}
+
+/// A step that never completes but is always ready to be polled again: every poll wakes
+/// its own waker before returning `Pending`.
+struct YieldForever;
+
+impl Future for YieldForever {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+}
+
+/// Runs the jobs of the test messages and records every start and end.
+#[derive(Debug)]
+pub struct TestHandler {
+    pub(super) recorder: Arc<Recorder>,
+    pub(super) gates: Arc<Gates>,
+}
+
+impl Handler for TestHandler {
+    fn handle(&self, message: &Message) -> Outcome {
+        self.recorder.start(message);
+        let message = *message;
+        let recorder = Arc::clone(&self.recorder);
+        match message.job {
+            Job::Noop => {}
+            Job::Spin { ns } => spin(ns),
+            Job::Wait { ns } => {
+                return pending(async move {
+                    Sleep::new(Duration::from_nanos(u64::from(ns))).await;
+                    recorder.end(&message);
+                });
+            }
+            Job::Retry { retries, backoff_ns, spin_ns } => {
+                spin(spin_ns); // the first attempt
+                if retries > 0 {
+                    return pending(async move {
+                        let mut backoff = Duration::from_nanos(u64::from(backoff_ns));
+                        for _ in 0..retries {
+                            Sleep::new(backoff).await;
+                            spin(spin_ns);
+                            backoff *= 2;
+                        }
+                        recorder.end(&message);
+                    });
+                }
+            }
+            Job::Panic => {
+                recorder.fail(&message);
+                planned_panic();
+            }
+            Job::Custom(code) => {
+                let gate = code & !KIND_MASK;
+                match code & KIND_MASK {
+                    BLOCK_ON_GATE => self.gates.block(gate),
+                    PEND_ON_GATE => {
+                        let opened = self.gates.opened(gate);
+                        return pending(async move {
+                            opened.await;
+                            recorder.end(&message);
+                        });
+                    }
+                    PANIC_WHEN_POLLED => {
+                        return pending(async move {
+                            Sleep::new(Duration::from_millis(1)).await;
+                            recorder.fail(&message);
+                            planned_panic();
+                        });
+                    }
+                    PANIC_ON_FIRST_POLL => {
+                        return pending(async move {
+                            recorder.fail(&message);
+                            planned_panic();
+                        });
+                    }
+                    YIELD_FOREVER => return pending(YieldForever),
+                    _ => {} // a plain custom value: nothing to do
+                }
+            }
+        }
+        self.recorder.end(&message);
+        Outcome::Done
+    }
+}

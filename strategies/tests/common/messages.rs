@@ -1,0 +1,110 @@
+//! Messages: keys, per-key sequence numbers, random jobs, and the `Job::Custom` codes that
+//! [`TestHandler`](super::TestHandler) interprets (gates, planned panics, endless yields).
+
+use std::collections::HashMap;
+
+use rand::Rng;
+use strategies::{Job, Key, Message};
+
+/// Aggregate `id` of type 0.
+pub fn key(id: u64) -> Key {
+    Key::new(0, id)
+}
+
+/// Hands out per-key sequence numbers (0, 1, 2, ...) in the order messages are made, so a
+/// stream built with it is in submission order per key.
+#[derive(Debug, Default)]
+pub struct Sequencer {
+    next: HashMap<Key, u64>,
+}
+
+impl Sequencer {
+    /// The next message of `key`.
+    pub fn next(&mut self, key: Key, job: Job) -> Message {
+        let seq = self.next.entry(key).or_insert(0);
+        let message = Message { key, seq: *seq, intended_ns: 0, job };
+        *seq += 1;
+        message
+    }
+
+    /// `count` messages of `key`, each with the job `job(i)`.
+    pub fn run_of(&mut self, key: Key, count: usize, job: impl Fn(usize) -> Job) -> Vec<Message> {
+        (0..count).map(|i| self.next(key, job(i))).collect()
+    }
+
+    /// `per_key` messages of each key, interleaved at random, jobs from `job`.
+    pub fn shuffled<R: Rng>(
+        &mut self,
+        rng: &mut R,
+        keys: &[Key],
+        per_key: usize,
+        mut job: impl FnMut(&mut R) -> Job,
+    ) -> Vec<Message> {
+        use rand::seq::SliceRandom;
+        let mut order: Vec<Key> =
+            keys.iter().flat_map(|&key| std::iter::repeat_n(key, per_key)).collect();
+        order.shuffle(rng);
+        order.into_iter().map(|key| self.next(key, job(rng))).collect()
+    }
+}
+
+/// A random job: `Wait` with probability `waits` (up to `max_wait_us`, sometimes zero, so
+/// a step is ready at its first poll), otherwise `Noop` or `Spin` up to `max_spin_us`.
+pub fn random_job<R: Rng + ?Sized>(
+    rng: &mut R,
+    waits: f64,
+    max_spin_us: u32,
+    max_wait_us: u32,
+) -> Job {
+    if rng.gen_bool(waits) {
+        let ns = if rng.gen_bool(0.1) { 0 } else { rng.gen_range(1..=max_wait_us) * 1_000 };
+        Job::Wait { ns }
+    } else if rng.gen_bool(0.3) {
+        Job::Noop
+    } else {
+        Job::Spin { ns: rng.gen_range(0..=max_spin_us) * 1_000 }
+    }
+}
+
+pub(super) const BLOCK_ON_GATE: u32 = 1 << 28;
+pub(super) const PEND_ON_GATE: u32 = 2 << 28;
+pub(super) const PANIC_WHEN_POLLED: u32 = 3 << 28;
+pub(super) const PANIC_ON_FIRST_POLL: u32 = 4 << 28;
+pub(super) const YIELD_FOREVER: u32 = 5 << 28;
+pub(super) const KIND_MASK: u32 = 0xf << 28;
+
+/// A job that blocks its worker thread until gate `gate` opens, then ends.
+pub fn block_on_gate(gate: u32) -> Job {
+    Job::Custom(BLOCK_ON_GATE | gate)
+}
+
+/// A job that returns pending and completes when gate `gate` opens.
+pub fn pend_on_gate(gate: u32) -> Job {
+    Job::Custom(PEND_ON_GATE | gate)
+}
+
+/// A job that returns pending and panics when its step is polled after a short wait.
+pub fn panic_when_polled() -> Job {
+    Job::Custom(PANIC_WHEN_POLLED)
+}
+
+/// A job that returns pending and panics the first time its step is polled (before any
+/// wake, so inside the strategy's first poll rather than a resumed one).
+pub fn panic_on_first_poll() -> Job {
+    Job::Custom(PANIC_ON_FIRST_POLL)
+}
+
+/// A job that returns pending and never completes, waking itself at every poll: a
+/// cooperative loop that yields for ever (`tokio::task::yield_now` in a loop).
+pub fn yield_forever() -> Job {
+    Job::Custom(YIELD_FOREVER)
+}
+
+/// Whether `job` makes the test handler panic (at the call or in its pending step).
+pub fn panics(job: Job) -> bool {
+    match job {
+        Job::Panic => true,
+        Job::Custom(code) => matches!(code & KIND_MASK, PANIC_WHEN_POLLED | PANIC_ON_FIRST_POLL),
+        _ => false,
+    }
+}
