@@ -72,29 +72,27 @@ impl Core {
     /// when it is pending; otherwise the message is finished. A forced close discards it
     /// instead of running it.
     pub(crate) fn start(&self, message: &Message) -> Option<Pending> {
-        let mut held = Held::default();
-        let step = self.start_holding(message, &mut held);
-        self.release(held);
-        step
+        self.start_holding(message, &mut self.hold())
     }
 
     /// [`Core::start`], except that a message that ends keeps its window credit in `held`
-    /// until the caller passes it to [`Core::release`]: a runner first retires an emptied
-    /// mailbox, so that `drain` never returns while a mailbox is still live.
-    pub(crate) fn start_holding(&self, message: &Message, held: &mut Held) -> Option<Pending> {
+    /// until [`Held::release`] (or the drop of `held`): a runner returns the credit of a
+    /// key's last message only after it retired the emptied mailbox, so that `drain` never
+    /// returns while a mailbox is still live.
+    pub(crate) fn start_holding(&self, message: &Message, held: &mut Held<'_>) -> Option<Pending> {
         if self.is_forced() {
             self.discard(1);
             return None;
         }
         match catch_unwind(AssertUnwindSafe(|| self.handler.handle(message))) {
             Ok(Outcome::Done) => {
-                held.0 += 1;
+                held.credits += 1;
                 None
             }
             Ok(Outcome::Pending(step)) => Some(step),
             Err(_) => {
                 self.failed.fetch_add(1, Ordering::Relaxed);
-                held.0 += 1;
+                held.credits += 1;
                 None
             }
         }
@@ -102,10 +100,7 @@ impl Core {
 
     /// Polls a pending step, containing a panic. `Ready` means the message is finished.
     pub(crate) fn poll(&self, step: &mut Pending, cx: &mut Context<'_>) -> Poll<()> {
-        let mut held = Held::default();
-        let poll = self.poll_holding(step, cx, &mut held);
-        self.release(held);
-        poll
+        self.poll_holding(step, cx, &mut self.hold())
     }
 
     /// [`Core::poll`], keeping the credit of a step that ends in `held` (see
@@ -114,27 +109,25 @@ impl Core {
         &self,
         step: &mut Pending,
         cx: &mut Context<'_>,
-        held: &mut Held,
+        held: &mut Held<'_>,
     ) -> Poll<()> {
         match catch_unwind(AssertUnwindSafe(|| step.as_mut().poll(cx))) {
             Ok(Poll::Ready(())) => {
-                held.0 += 1;
+                held.credits += 1;
                 Poll::Ready(())
             }
             Ok(Poll::Pending) => Poll::Pending,
             Err(_) => {
                 self.failed.fetch_add(1, Ordering::Relaxed);
-                held.0 += 1;
+                held.credits += 1;
                 Poll::Ready(())
             }
         }
     }
 
-    /// Returns the window credits of finished messages held by a runner.
-    pub(crate) fn release(&self, held: Held) {
-        for _ in 0..held.0 {
-            self.window.finish();
-        }
+    /// An empty set of held window credits (see [`Core::start_holding`]).
+    pub(crate) fn hold(&self) -> Held<'_> {
+        Held { core: self, credits: 0 }
     }
 
     /// Whether a forced close has begun.
@@ -154,23 +147,40 @@ impl Core {
 
     /// Drops a pending step before it completed (forced close).
     pub(crate) fn abandon(&self, step: Pending) {
-        let mut held = Held::default();
-        self.abandon_holding(step, &mut held);
-        self.release(held);
+        self.abandon_holding(step, &mut self.hold());
     }
 
     /// [`Core::abandon`], keeping the window credit in `held` (see [`Core::start_holding`]).
-    pub(crate) fn abandon_holding(&self, step: Pending, held: &mut Held) {
+    pub(crate) fn abandon_holding(&self, step: Pending, held: &mut Held<'_>) {
         drop(step);
         self.abandoned.fetch_add(1, Ordering::Relaxed);
-        held.0 += 1;
+        held.credits += 1;
     }
 }
 
-/// Window credits of messages that finished but are not yet returned to the window.
-#[derive(Debug, Default)]
-#[must_use = "held credits must be passed to Core::release"]
-pub(crate) struct Held(u32);
+/// Window credits of messages that finished but are not yet returned to the window;
+/// returned by [`Held::release`], and at the latest when dropped (also while unwinding, so
+/// a panic escaping a runner cannot leak them).
+#[derive(Debug)]
+pub(crate) struct Held<'a> {
+    core: &'a Core,
+    credits: u32,
+}
+
+impl Held<'_> {
+    /// Returns every held credit to the window now.
+    pub(crate) fn release(&mut self) {
+        for _ in 0..std::mem::take(&mut self.credits) {
+            self.core.window.finish();
+        }
+    }
+}
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        self.release();
+    }
+}
 
 /// The part of a strategy that differs between designs: where messages go and who runs
 /// them. [`Executor`] adds admission and closing.

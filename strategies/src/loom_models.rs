@@ -538,3 +538,58 @@ fn keyed_mailbox_forced_close_races_a_wake() {
         assert_eq!(strategy.stats().live_mailboxes, Some(0), "a forced close left a mailbox");
     });
 }
+
+#[test]
+fn keyed_mailbox_forced_close_races_an_admitted_submit() {
+    // A submission admitted just before a forced close races the sweep and the runner's
+    // retirement of the same mailbox (its pending step abandoned, its queue emptied by the
+    // sweep between the runner's look and its retirement): every admitted message is
+    // finished, discarded or abandoned once, and no mailbox is left.
+    explore("keyed_mailbox_forced_close_races_an_admitted_submit", || {
+        let probe = probe();
+        let handler: Arc<dyn Handler> = Arc::clone(&probe) as Arc<dyn Handler>;
+        let strategy: Arc<dyn crate::Strategy> =
+            Arc::from(StrategyId::KeyedMailbox.build(config(16), handler).unwrap());
+        strategy.submit(message(KEY, 0, Job::Wait { ns: 0 })).unwrap();
+        let submitter = {
+            let strategy = Arc::clone(&strategy);
+            thread::spawn(move || strategy.submit(message(KEY, 1, Job::Noop)).is_ok())
+        };
+        let forced = strategy.force_close();
+        let accepted = submitter.join().unwrap();
+        let ended = probe.ended().len() as u64;
+        let admitted = if accepted { 2 } else { 1 };
+        assert_eq!(ended + forced.discarded + forced.abandoned, admitted, "{forced:?}");
+        assert_eq!(strategy.stats().live_mailboxes, Some(0), "a forced close left a mailbox");
+    });
+}
+
+#[test]
+fn mailbox_a_spare_serves_the_next_key_while_a_late_wake_arrives() {
+    // Key A waits on a step whose waker fires late; key B arrives meanwhile. A retired
+    // mailbox is reused for another key only when nothing refers to it, so the late wake
+    // of A's finished step can never schedule B's mailbox: each message runs once, in
+    // order, and the set ends empty.
+    const OTHER: Key = Key::new(0, 8);
+    explore("mailbox_a_spare_serves_the_next_key_while_a_late_wake_arrives", || {
+        let probe = probe();
+        let set = mailbox_set(&probe, 4);
+        submit(&set, message(KEY, 0, Job::Wait { ns: 0 }));
+        let worker = {
+            let (set, probe) = (Arc::clone(&set), Arc::clone(&probe));
+            thread::spawn(move || runner(&set, &probe, 2))
+        };
+        let io = {
+            let gate = Arc::clone(&probe.gate);
+            thread::spawn(move || gate.open())
+        };
+        submit(&set, message(OTHER, 0, Job::Noop));
+        io.join().unwrap();
+        worker.join().unwrap();
+        let mut ended = probe.ended();
+        ended.sort_unstable();
+        assert_eq!(ended, [(KEY, 0), (OTHER, 0)]);
+        assert_eq!(probe.overlaps.load(Ordering::SeqCst), 0);
+        assert_quiet(&set);
+    });
+}

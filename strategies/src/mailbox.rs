@@ -213,11 +213,12 @@ impl<P: Placement> MailboxSet<P> {
 
     /// Steps 2 to 5: run one turn of a `Scheduled` mailbox.
     ///
-    /// The window credits of messages that end during the turn are held until the runner
-    /// next looks at the queue, and returned after a retirement: once `drain` returns,
-    /// every emptied mailbox has left the map.
+    /// The window credit of a message that ends is returned when the runner takes the
+    /// key's next message (which is itself in flight), or, for the last one, after the
+    /// emptied mailbox is retired: once `drain` returns, no emptied mailbox is left in the
+    /// map, and a finished message never holds its credit past its key's next pop.
     pub(crate) fn run(self: &Arc<Self>, mailbox: Arc<Mailbox>) -> Turn {
-        let mut held = Held::default();
+        let mut held = self.core.hold();
         let turn = match self.turn(&mailbox, &mut held) {
             End::Retired => {
                 self.recycle(mailbox);
@@ -226,11 +227,11 @@ impl<P: Placement> MailboxSet<P> {
             End::Waiting | End::Swept => Turn::Done,
             End::Requeue => Turn::Requeue(mailbox),
         };
-        self.core.release(held);
+        held.release();
         turn
     }
 
-    fn turn(self: &Arc<Self>, mailbox: &Arc<Mailbox>, held: &mut Held) -> End {
+    fn turn(self: &Arc<Self>, mailbox: &Arc<Mailbox>, held: &mut Held<'_>) -> End {
         let resumed = {
             let mut inner = mailbox.lock();
             if inner.phase == Phase::Retired {
@@ -257,6 +258,7 @@ impl<P: Placement> MailboxSet<P> {
             };
             match next {
                 Some(message) => {
+                    held.release(); // the key still has a message in flight: this one
                     ran += 1;
                     if let Some(step) = self.core.start_holding(&message, held) {
                         if let Some(end) = self.drive(mailbox, step, held) {
@@ -279,7 +281,7 @@ impl<P: Placement> MailboxSet<P> {
         self: &Arc<Self>,
         mailbox: &Arc<Mailbox>,
         mut step: Pending,
-        held: &mut Held,
+        held: &mut Held<'_>,
     ) -> Option<End> {
         let waker = Waker::from(Arc::new(MailboxWaker {
             set: Arc::clone(self),
@@ -308,9 +310,11 @@ impl<P: Placement> MailboxSet<P> {
 
     /// Step 5: removes an empty mailbox from the map; `false` if a message arrived.
     fn retire(&self, mailbox: &Arc<Mailbox>) -> bool {
+        let mut mapped = false;
         let removed = self.mailboxes.remove_if(&mailbox.key, |current| {
+            mapped = Arc::ptr_eq(current, mailbox);
             let mut inner = current.lock();
-            let empty = Arc::ptr_eq(current, mailbox) && inner.messages.is_empty();
+            let empty = mapped && inner.messages.is_empty();
             if empty {
                 inner.phase = Phase::Retired;
             }
@@ -319,12 +323,17 @@ impl<P: Placement> MailboxSet<P> {
         if removed {
             return true;
         }
-        // Not removed: either a message arrived (keep running), or the map no longer holds
-        // this mailbox, which cannot happen while the protocol holds; then nobody can push
-        // to it, so it is done rather than a runner spinning on it for ever.
+        if mapped {
+            // A message arrived: look again. (A forced close may already have discarded it;
+            // then the next look finds the queue empty and retires the mailbox.)
+            return false;
+        }
+        // The map no longer holds this mailbox, which cannot happen while the protocol
+        // holds; then nobody can push to it: run what it holds, then it is done, rather
+        // than a runner spinning on it for ever.
+        debug_assert!(false, "a running mailbox was missing from the map");
         let mut inner = mailbox.lock();
         if inner.messages.is_empty() {
-            debug_assert!(false, "a running mailbox was missing from the map");
             inner.phase = Phase::Retired;
             return true;
         }

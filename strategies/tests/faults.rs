@@ -531,3 +531,56 @@ fn extreme_settings_keep_order_and_finish_everything() {
         }
     }
 }
+
+/// A finished message's window credit comes back before its key's next message ends: with
+/// a window of 2, key A's second message blocks until a third message (key B) has been
+/// admitted, which needs the credit of A's first. A runner that held the credits of a
+/// turn's finished messages until the turn ended would stall admission (here until the
+/// handler gives up). Not `inline`, which runs each message inside `submit`.
+#[test]
+fn a_finished_message_returns_its_credit_before_the_next_of_its_key_ends() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Condvar, Mutex};
+    use std::time::Instant;
+    use strategies::{Handler, Outcome};
+
+    /// Key A's second message waits here until the test says B was admitted.
+    #[derive(Default)]
+    struct AwaitAdmission {
+        admitted: Mutex<bool>,
+        changed: Condvar,
+        saw_it: AtomicBool,
+    }
+    impl Handler for AwaitAdmission {
+        fn handle(&self, message: &Message) -> Outcome {
+            if message.job == Job::Custom(1) {
+                let deadline = Instant::now() + PATIENCE;
+                let mut admitted = lock(&self.admitted);
+                while !*admitted && Instant::now() < deadline {
+                    admitted = self.changed.wait_timeout(admitted, GRACE).unwrap().0;
+                }
+                self.saw_it.store(*admitted, Ordering::SeqCst);
+            }
+            Outcome::Done
+        }
+    }
+
+    check_concurrently(threaded(), |id| {
+        let handler = Arc::new(AwaitAdmission::default());
+        let settings = StrategyConfig { max_in_flight: 2, ..config(2) };
+        let strategy = id.build(settings, Arc::clone(&handler) as Arc<dyn Handler>).unwrap();
+        let (a, b) = (key(1), key(2));
+        let message = |key, seq, job| Message { key, seq, intended_ns: 0, job };
+        strategy.submit(message(a, 0, Job::Noop)).unwrap();
+        strategy.submit(message(a, 1, Job::Custom(1))).unwrap();
+        strategy.submit(message(b, 0, Job::Noop)).unwrap(); // needs A0's credit back
+        *lock(&handler.admitted) = true;
+        handler.changed.notify_all();
+        strategy.drain();
+        assert!(
+            handler.saw_it.load(Ordering::SeqCst),
+            "{id}: B was admitted only after A's second message gave up waiting"
+        );
+        strategy.close();
+    });
+}
