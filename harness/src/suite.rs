@@ -76,17 +76,27 @@ fn skip_reason(scenario: ScenarioId, strategy: StrategyId) -> Option<&'static st
 }
 
 /// Creates the output folders, failing early (before any measurement) if it cannot, and
-/// removes an earlier `results.json` there, so a run that fails leaves no complete-looking
-/// results behind.
+/// removes what an earlier run wrote there (`results.json`, `summary.md`,
+/// `histograms/*.hgrm`; nothing else), so a run that fails leaves no complete-looking
+/// results behind and a run never mixes its files with an earlier one's.
 pub fn prepare_output(out: &std::path::Path) -> Result<(), SuiteError> {
-    let previous = out.join("results.json");
-    match std::fs::remove_file(&previous) {
-        Err(error) if error.kind() != std::io::ErrorKind::NotFound => {
-            return Err(SuiteError::Write { path: previous.display().to_string(), source: error });
-        }
-        _ => {}
-    }
     let histograms = out.join("histograms");
+    let earlier_histograms = std::fs::read_dir(&histograms)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|extension| extension == "hgrm"));
+    let earlier = [out.join("results.json"), out.join("summary.md")];
+    for previous in earlier.into_iter().chain(earlier_histograms) {
+        match std::fs::remove_file(&previous) {
+            Err(error) if error.kind() != std::io::ErrorKind::NotFound => {
+                let path = previous.display().to_string();
+                return Err(SuiteError::Write { path, source: error });
+            }
+            _ => {}
+        }
+    }
     std::fs::create_dir_all(&histograms)
         .map_err(|source| SuiteError::Write { path: histograms.display().to_string(), source })?;
     let probe = out.join(".write-probe");
@@ -405,6 +415,26 @@ pub fn now_rfc3339() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_new_run_removes_only_what_an_earlier_run_wrote() {
+        let out = std::env::temp_dir().join(format!("keyed-bench-prepare-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&out);
+        std::fs::create_dir_all(out.join("histograms")).unwrap();
+        let theirs = ["results.json", "summary.md", "histograms/uniform-inline.hgrm"];
+        let others = ["notes.txt", "histograms/README", "plots.png"];
+        for name in theirs.iter().chain(&others) {
+            std::fs::write(out.join(name), b"earlier").unwrap();
+        }
+        prepare_output(&out).unwrap();
+        for name in theirs {
+            assert!(!out.join(name).exists(), "{name} from an earlier run was kept");
+        }
+        for name in others {
+            assert!(out.join(name).exists(), "{name} is not ours to remove");
+        }
+        std::fs::remove_dir_all(&out).unwrap();
+    }
 
     #[test]
     fn rfc3339_has_the_right_shape_and_year() {
