@@ -72,7 +72,15 @@ impl Core {
     /// when it is pending; otherwise the message is finished. A forced close discards it
     /// instead of running it.
     pub(crate) fn start(&self, message: &Message) -> Option<Pending> {
-        self.start_holding(message, &mut self.hold())
+        if self.is_forced() {
+            self.discard(1);
+            return None;
+        }
+        let step = self.handle(message);
+        if step.is_none() {
+            self.window.finish();
+        }
+        step
     }
 
     /// [`Core::start`], except that a message that ends keeps its window credit in `held`
@@ -84,15 +92,22 @@ impl Core {
             self.discard(1);
             return None;
         }
+        let step = self.handle(message);
+        if step.is_none() {
+            held.credits += 1;
+        }
+        step
+    }
+
+    /// Runs the handler, containing a panic (counted as a failure): the pending rest of the
+    /// step, or `None` when the message ended.
+    #[inline]
+    fn handle(&self, message: &Message) -> Option<Pending> {
         match catch_unwind(AssertUnwindSafe(|| self.handler.handle(message))) {
-            Ok(Outcome::Done) => {
-                held.credits += 1;
-                None
-            }
+            Ok(Outcome::Done) => None,
             Ok(Outcome::Pending(step)) => Some(step),
             Err(_) => {
                 self.failed.fetch_add(1, Ordering::Relaxed);
-                held.credits += 1;
                 None
             }
         }
@@ -100,7 +115,11 @@ impl Core {
 
     /// Polls a pending step, containing a panic. `Ready` means the message is finished.
     pub(crate) fn poll(&self, step: &mut Pending, cx: &mut Context<'_>) -> Poll<()> {
-        self.poll_holding(step, cx, &mut self.hold())
+        let poll = self.poll_step(step, cx);
+        if poll.is_ready() {
+            self.window.finish();
+        }
+        poll
     }
 
     /// [`Core::poll`], keeping the credit of a step that ends in `held` (see
@@ -111,15 +130,20 @@ impl Core {
         cx: &mut Context<'_>,
         held: &mut Held<'_>,
     ) -> Poll<()> {
+        let poll = self.poll_step(step, cx);
+        if poll.is_ready() {
+            held.credits += 1;
+        }
+        poll
+    }
+
+    /// Polls a step, containing a panic (counted as a failure, and the step as ended).
+    #[inline]
+    fn poll_step(&self, step: &mut Pending, cx: &mut Context<'_>) -> Poll<()> {
         match catch_unwind(AssertUnwindSafe(|| step.as_mut().poll(cx))) {
-            Ok(Poll::Ready(())) => {
-                held.credits += 1;
-                Poll::Ready(())
-            }
-            Ok(Poll::Pending) => Poll::Pending,
+            Ok(poll) => poll,
             Err(_) => {
                 self.failed.fetch_add(1, Ordering::Relaxed);
-                held.credits += 1;
                 Poll::Ready(())
             }
         }
@@ -147,7 +171,9 @@ impl Core {
 
     /// Drops a pending step before it completed (forced close).
     pub(crate) fn abandon(&self, step: Pending) {
-        self.abandon_holding(step, &mut self.hold());
+        drop(step);
+        self.abandoned.fetch_add(1, Ordering::Relaxed);
+        self.window.finish();
     }
 
     /// [`Core::abandon`], keeping the window credit in `held` (see [`Core::start_holding`]).
@@ -169,8 +195,10 @@ pub(crate) struct Held<'a> {
 
 impl Held<'_> {
     /// Returns every held credit to the window now.
+    #[inline]
     pub(crate) fn release(&mut self) {
-        for _ in 0..std::mem::take(&mut self.credits) {
+        while self.credits > 0 {
+            self.credits -= 1;
             self.core.window.finish();
         }
     }
