@@ -481,15 +481,21 @@ pub fn check_recorded(
     crate::cli::check("repeat", meta.repeat).map_err(in_file)?;
     let Some(sizes) = &meta.sizes else { return Ok(()) };
     crate::cli::check_sizes(sizes).map_err(in_file)?;
-    let config = StrategyConfig {
+    let config = recorded_config(meta);
+    crate::cli::check_settings(&config, strategies, scenarios, sizes).map_err(in_file)
+}
+
+/// The strategy settings a results file recorded (files from before `groups_per_worker`
+/// was recorded get the default).
+fn recorded_config(meta: &Meta) -> StrategyConfig {
+    StrategyConfig {
         workers: meta.workers,
         max_in_flight: meta.window,
         throughput: meta.throughput,
         groups_per_worker: meta
             .groups_per_worker
             .unwrap_or(StrategyConfig::DEFAULT_GROUPS_PER_WORKER),
-    };
-    crate::cli::check_settings(&config, strategies, scenarios, sizes).map_err(in_file)
+    }
 }
 
 /// Measures one (scenario, param) cell again for `strategies`, with the settings and sizes
@@ -512,14 +518,7 @@ pub fn remeasure(
         .into_iter()
         .find(|workload| workload.param == param)
         .ok_or_else(|| unavailable("no such parameter"))?;
-    let config = StrategyConfig {
-        workers: meta.workers,
-        max_in_flight: meta.window,
-        throughput: meta.throughput,
-        groups_per_worker: meta
-            .groups_per_worker
-            .unwrap_or(StrategyConfig::DEFAULT_GROUPS_PER_WORKER),
-    };
+    let config = recorded_config(meta);
     let instruments = Instruments::start();
     strategies
         .iter()

@@ -248,6 +248,28 @@ fn runner(set: &Arc<MailboxSet<SharedQueue>>, probe: &Probe, total: usize) {
     }
 }
 
+/// A thread running [`runner`].
+fn spawn_runner(
+    set: &Arc<MailboxSet<SharedQueue>>,
+    probe: &Arc<Probe>,
+    total: usize,
+) -> thread::JoinHandle<()> {
+    let (set, probe) = (Arc::clone(set), Arc::clone(probe));
+    thread::spawn(move || runner(&set, &probe, total))
+}
+
+/// A thread opening the probe's gate (the reply a pending step waits for).
+fn spawn_opener(probe: &Probe) -> thread::JoinHandle<()> {
+    let gate = Arc::clone(&probe.gate);
+    thread::spawn(move || gate.open())
+}
+
+/// A keyed-mailbox executor (one worker) with `probe` as handler.
+fn keyed_mailbox(probe: &Arc<Probe>) -> Arc<dyn crate::Strategy> {
+    let handler: Arc<dyn Handler> = Arc::clone(probe) as Arc<dyn Handler>;
+    Arc::from(StrategyId::KeyedMailbox.build(config(16), handler).unwrap())
+}
+
 /// After a model: nothing queued, no mailbox left, the window empty.
 fn assert_quiet(set: &MailboxSet<SharedQueue>) {
     assert!(lock(&set.placement.queue).is_empty(), "a mailbox was left queued");
@@ -263,10 +285,7 @@ fn mailbox_submit_races_the_end_of_a_turn() {
         let probe = probe();
         let set = mailbox_set(&probe, 1);
         submit(&set, message(KEY, 0, Job::Noop));
-        let worker = {
-            let (set, probe) = (Arc::clone(&set), Arc::clone(&probe));
-            thread::spawn(move || runner(&set, &probe, 2))
-        };
+        let worker = spawn_runner(&set, &probe, 2);
         submit(&set, message(KEY, 1, Job::Noop));
         // What `drain` waits for; by then the emptied mailbox has left the map.
         set.core.window.wait_empty();
@@ -285,10 +304,7 @@ fn mailbox_a_step_that_wakes_itself_is_requeued() {
         let probe = probe();
         let set = mailbox_set(&probe, 4);
         submit(&set, message(KEY, 0, Job::Custom(YIELD_ONCE)));
-        let worker = {
-            let (set, probe) = (Arc::clone(&set), Arc::clone(&probe));
-            thread::spawn(move || runner(&set, &probe, 2))
-        };
+        let worker = spawn_runner(&set, &probe, 2);
         submit(&set, message(KEY, 1, Job::Noop));
         worker.join().unwrap();
         probe.assert_ran_in_order(&[(KEY, 0), (KEY, 1)]);
@@ -305,14 +321,8 @@ fn mailbox_wake_races_the_running_turn() {
         let probe = probe();
         let set = mailbox_set(&probe, 4);
         submit(&set, message(KEY, 0, Job::Wait { ns: 0 }));
-        let worker = {
-            let (set, probe) = (Arc::clone(&set), Arc::clone(&probe));
-            thread::spawn(move || runner(&set, &probe, 2))
-        };
-        let io = {
-            let gate = Arc::clone(&probe.gate);
-            thread::spawn(move || gate.open())
-        };
+        let worker = spawn_runner(&set, &probe, 2);
+        let io = spawn_opener(&probe);
         submit(&set, message(KEY, 1, Job::Noop));
         io.join().unwrap();
         worker.join().unwrap();
@@ -331,12 +341,7 @@ fn mailbox_two_runners_never_share_a_mailbox() {
         let set = mailbox_set(&probe, 1);
         submit(&set, message(KEY, 0, Job::Noop));
         submit(&set, message(KEY, 1, Job::Noop));
-        let workers: Vec<_> = (0..2)
-            .map(|_| {
-                let (set, probe) = (Arc::clone(&set), Arc::clone(&probe));
-                thread::spawn(move || runner(&set, &probe, 2))
-            })
-            .collect();
+        let workers: Vec<_> = (0..2).map(|_| spawn_runner(&set, &probe, 2)).collect();
         for worker in workers {
             worker.join().unwrap();
         }
@@ -484,9 +489,7 @@ fn keyed_mailbox_close_races_submit() {
     // worker is joined.
     explore("keyed_mailbox_close_races_submit", || {
         let probe = probe();
-        let handler: Arc<dyn Handler> = Arc::clone(&probe) as Arc<dyn Handler>;
-        let strategy: Arc<dyn crate::Strategy> =
-            Arc::from(StrategyId::KeyedMailbox.build(config(16), handler).unwrap());
+        let strategy = keyed_mailbox(&probe);
         let submitter = {
             let strategy = Arc::clone(&strategy);
             thread::spawn(move || {
@@ -521,14 +524,10 @@ fn keyed_mailbox_forced_close_races_a_wake() {
     // exactly once.
     explore("keyed_mailbox_forced_close_races_a_wake", || {
         let probe = probe();
-        let handler: Arc<dyn Handler> = Arc::clone(&probe) as Arc<dyn Handler>;
-        let strategy = StrategyId::KeyedMailbox.build(config(16), handler).unwrap();
+        let strategy = keyed_mailbox(&probe);
         strategy.submit(message(KEY, 0, Job::Wait { ns: 0 })).unwrap();
         strategy.submit(message(KEY, 1, Job::Noop)).unwrap();
-        let io = {
-            let gate = Arc::clone(&probe.gate);
-            thread::spawn(move || gate.open())
-        };
+        let io = spawn_opener(&probe);
         let forced = strategy.force_close();
         io.join().unwrap();
         let ended = probe.ended().len() as u64;
@@ -547,9 +546,7 @@ fn keyed_mailbox_forced_close_races_an_admitted_submit() {
     // finished, discarded or abandoned once, and no mailbox is left.
     explore("keyed_mailbox_forced_close_races_an_admitted_submit", || {
         let probe = probe();
-        let handler: Arc<dyn Handler> = Arc::clone(&probe) as Arc<dyn Handler>;
-        let strategy: Arc<dyn crate::Strategy> =
-            Arc::from(StrategyId::KeyedMailbox.build(config(16), handler).unwrap());
+        let strategy = keyed_mailbox(&probe);
         strategy.submit(message(KEY, 0, Job::Wait { ns: 0 })).unwrap();
         let submitter = {
             let strategy = Arc::clone(&strategy);
@@ -575,14 +572,8 @@ fn mailbox_a_spare_serves_the_next_key_while_a_late_wake_arrives() {
         let probe = probe();
         let set = mailbox_set(&probe, 4);
         submit(&set, message(KEY, 0, Job::Wait { ns: 0 }));
-        let worker = {
-            let (set, probe) = (Arc::clone(&set), Arc::clone(&probe));
-            thread::spawn(move || runner(&set, &probe, 2))
-        };
-        let io = {
-            let gate = Arc::clone(&probe.gate);
-            thread::spawn(move || gate.open())
-        };
+        let worker = spawn_runner(&set, &probe, 2);
+        let io = spawn_opener(&probe);
         submit(&set, message(OTHER, 0, Job::Noop));
         io.join().unwrap();
         worker.join().unwrap();
