@@ -17,6 +17,7 @@ fn soak(strategies: &[StrategyId], keys: usize, duration: Duration, rounds: usiz
         keys,
         duration,
         workers: 2,
+        window: 256,
         seed: 7,
         round_messages: rounds,
     };

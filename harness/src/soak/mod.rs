@@ -92,6 +92,10 @@ pub struct SoakArgs {
     /// Worker threads per pool [default: available cores].
     #[arg(long)]
     pub workers: Option<usize>,
+    /// Admission window: most unfinished messages at once, so also the most mailboxes
+    /// alive at once during the churn [1..=2097151].
+    #[arg(long, default_value_t = StrategyConfig::DEFAULT_MAX_IN_FLIGHT)]
+    pub window: usize,
     /// Seed of the mixed soak's key order and jobs (the same for every strategy).
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
@@ -106,8 +110,10 @@ pub struct SoakConfig {
     pub keys: usize,
     /// Length of the mixed soak per strategy.
     pub duration: Duration,
-    /// Worker threads per pool; the other settings are the reference ones.
+    /// Worker threads per pool; the other settings but the window are the reference ones.
     pub workers: usize,
+    /// The admission window.
+    pub window: usize,
     /// Seed of the mixed soak.
     pub seed: u64,
     /// Messages per mixed-soak round: the soak drains and checks between rounds, so this
@@ -118,7 +124,7 @@ pub struct SoakConfig {
 impl SoakConfig {
     /// The settings every soaked strategy is built with.
     pub fn strategy_config(&self) -> StrategyConfig {
-        StrategyConfig::with_workers(self.workers)
+        StrategyConfig { max_in_flight: self.window, ..StrategyConfig::with_workers(self.workers) }
     }
 }
 
@@ -141,6 +147,7 @@ impl TryFrom<SoakArgs> for SoakConfig {
         check("keys", args.keys)?;
         let workers = args.workers.unwrap_or_else(system::cores);
         check("workers", workers)?;
+        check("window", args.window)?;
         let duration = parse_duration(&args.duration).ok_or_else(|| ArgError::OutOfRange {
             flag: "duration",
             value: format!("`{}`", args.duration),
@@ -151,6 +158,7 @@ impl TryFrom<SoakArgs> for SoakConfig {
             keys: args.keys,
             duration,
             workers,
+            window: args.window,
             seed: args.seed,
             round_messages: DEFAULT_ROUND_MESSAGES,
         })
@@ -477,6 +485,7 @@ mod tests {
             keys: 1_000_000,
             duration: "30s".into(),
             workers: Some(2),
+            window: 256,
             seed: 42,
         }
     }
@@ -511,6 +520,7 @@ mod tests {
         let cases = [
             (SoakArgs { keys: 0, ..args() }, "--keys "),
             (SoakArgs { workers: Some(0), ..args() }, "--workers "),
+            (SoakArgs { window: 0, ..args() }, "--window "),
             (SoakArgs { duration: "soon".into(), ..args() }, "--duration "),
             (SoakArgs { strategies: vec!["keyed".into()], ..args() }, "unknown strategy `keyed`"),
         ];
