@@ -137,13 +137,23 @@ impl Core {
         poll
     }
 
-    /// Polls a step, containing a panic (counted as a failure, and the step as ended).
+    /// Polls a step, containing a panic (counted as a failure, and the step as ended). A
+    /// step that ends is dropped here, inside the containment too: `step` is left holding
+    /// [`Ended`], so a destructor that panics cannot unwind through a runner.
     #[inline]
     fn poll_step(&self, step: &mut Pending, cx: &mut Context<'_>) -> Poll<()> {
-        match catch_unwind(AssertUnwindSafe(|| step.as_mut().poll(cx))) {
+        let polled = catch_unwind(AssertUnwindSafe(|| {
+            let poll = step.as_mut().poll(cx);
+            if poll.is_ready() {
+                drop(std::mem::replace(step, Box::pin(Ended)));
+            }
+            poll
+        }));
+        match polled {
             Ok(poll) => poll,
             Err(_) => {
                 self.failed.fetch_add(1, Ordering::Relaxed);
+                drop_contained(std::mem::replace(step, Box::pin(Ended)));
                 Poll::Ready(())
             }
         }
@@ -169,19 +179,38 @@ impl Core {
         }
     }
 
-    /// Drops a pending step before it completed (forced close).
+    /// Drops a pending step before it completed (forced close); a panic in its destructor
+    /// is contained.
     pub(crate) fn abandon(&self, step: Pending) {
-        drop(step);
         self.abandoned.fetch_add(1, Ordering::Relaxed);
+        drop_contained(step);
         self.window.finish();
     }
 
     /// [`Core::abandon`], keeping the window credit in `held` (see [`Core::start_holding`]).
     pub(crate) fn abandon_holding(&self, step: Pending, held: &mut Held<'_>) {
-        drop(step);
         self.abandoned.fetch_add(1, Ordering::Relaxed);
         held.credits += 1;
+        drop_contained(step);
     }
+}
+
+/// What a step that ended is replaced with: a future with nothing to drop (and no
+/// allocation: it has no size).
+struct Ended;
+
+impl std::future::Future for Ended {
+    type Output = ();
+
+    fn poll(self: std::pin::Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {
+        Poll::Ready(())
+    }
+}
+
+/// Drops a step whose destructor may panic (user code), containing the panic: its
+/// message is already accounted for (ended, failed or abandoned).
+fn drop_contained(step: Pending) {
+    let _ = catch_unwind(AssertUnwindSafe(move || drop(step)));
 }
 
 /// Window credits of messages that finished but are not yet returned to the window;

@@ -584,3 +584,125 @@ fn a_finished_message_returns_its_credit_before_the_next_of_its_key_ends() {
         strategy.close();
     });
 }
+
+/// Steps whose destructor panics: one that completed (dropped as it ends) and one that
+/// never completes (dropped when a forced close abandons it). The panics are contained
+/// like a handler's: the key's later messages run, every credit comes back, no mailbox or
+/// thread is lost, and the forced close returns.
+mod steps_that_panic_when_dropped {
+    use std::future::Future;
+    use std::pin::Pin;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::task::{Context, Poll};
+
+    use strategies::{Handler, Outcome, Strategy};
+
+    use super::*;
+
+    /// `Job::Custom` code: a step ready at its first poll that panics when dropped.
+    const ENDS_THEN_PANICS: u32 = 1;
+    /// `Job::Custom` code: a step never ready that panics when dropped.
+    const STUCK_THEN_PANICS: u32 = 2;
+
+    struct PanicOnDrop {
+        ready: bool,
+    }
+
+    impl Future for PanicOnDrop {
+        type Output = ();
+
+        fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {
+            if self.ready {
+                Poll::Ready(())
+            } else {
+                Poll::Pending
+            }
+        }
+    }
+
+    impl Drop for PanicOnDrop {
+        fn drop(&mut self) {
+            std::panic::panic_any(PlannedPanic);
+        }
+    }
+
+    #[derive(Default)]
+    struct Handled {
+        started: AtomicU64,
+        plain: AtomicU64,
+    }
+
+    impl Handler for Handled {
+        fn handle(&self, message: &Message) -> Outcome {
+            self.started.fetch_add(1, Ordering::SeqCst);
+            match message.job {
+                Job::Custom(ENDS_THEN_PANICS) => {
+                    Outcome::Pending(Box::pin(PanicOnDrop { ready: true }))
+                }
+                Job::Custom(STUCK_THEN_PANICS) => {
+                    Outcome::Pending(Box::pin(PanicOnDrop { ready: false }))
+                }
+                _ => {
+                    self.plain.fetch_add(1, Ordering::SeqCst);
+                    Outcome::Done
+                }
+            }
+        }
+    }
+
+    fn build(id: StrategyId, handler: &Arc<Handled>) -> Arc<dyn Strategy> {
+        quiet_planned_panics();
+        let handler = Arc::clone(handler) as Arc<dyn Handler>;
+        Arc::from(id.build(config(2), handler).unwrap())
+    }
+
+    fn expected_mailboxes(id: StrategyId) -> Option<usize> {
+        PER_KEY_MAILBOXES.contains(&id).then_some(0)
+    }
+
+    #[test]
+    fn a_step_that_panics_when_dropped_after_it_ended_is_contained() {
+        check_concurrently(StrategyId::ALL.iter().copied(), |id| {
+            let handler = Arc::new(Handled::default());
+            let strategy = build(id, &handler);
+            let mut sequencer = Sequencer::default();
+            for round in 0..4 {
+                for k in 0..3 {
+                    let job =
+                        if round % 2 == 0 { Job::Custom(ENDS_THEN_PANICS) } else { Job::Noop };
+                    strategy.submit(sequencer.next(key(k), job)).unwrap();
+                }
+            }
+            let drained = Arc::clone(&strategy);
+            within(&format!("{id}: drain"), PATIENCE, move || drained.drain());
+            assert_eq!(handler.started.load(Ordering::SeqCst), 12, "{id}: messages started");
+            assert_eq!(handler.plain.load(Ordering::SeqCst), 6, "{id}: plain messages run");
+            assert_eq!(strategy.stats().failed, 6, "{id}: destructor panics counted as failures");
+            assert_eq!(strategy.stats().live_mailboxes, expected_mailboxes(id), "{id}");
+            let threads = expected_threads(id, 2, 1);
+            assert_eq!(strategy.threads_started(), threads, "{id}: a thread was replaced");
+            strategy.close();
+        });
+    }
+
+    #[test]
+    fn a_forced_close_survives_an_abandoned_step_that_panics_when_dropped() {
+        check_concurrently(threaded(), |id| {
+            let handler = Arc::new(Handled::default());
+            let strategy = build(id, &handler);
+            let mut sequencer = Sequencer::default();
+            strategy.submit(sequencer.next(key(1), Job::Custom(STUCK_THEN_PANICS))).unwrap();
+            let deadline = std::time::Instant::now() + PATIENCE;
+            while handler.started.load(Ordering::SeqCst) == 0 {
+                assert!(std::time::Instant::now() < deadline, "{id}: the step never started");
+                thread::sleep(Duration::from_millis(1));
+            }
+            let closing = Arc::clone(&strategy);
+            let forced = within(&format!("{id}: force_close"), FORCE_CLOSE_LIMIT, move || {
+                closing.force_close()
+            });
+            assert_eq!(forced, ForcedClose { discarded: 0, abandoned: 1 }, "{id}");
+            assert_eq!(strategy.stats().live_mailboxes, expected_mailboxes(id), "{id}");
+        });
+    }
+}

@@ -25,7 +25,7 @@ fn planned_panic() -> ! {
 }
 
 /// Keeps planned panics out of the test output; every other panic is printed as usual.
-pub(super) fn quiet_planned_panics() {
+pub fn quiet_planned_panics() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         let default = std::panic::take_hook();
