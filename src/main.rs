@@ -135,14 +135,11 @@ fn plot(args: PlotArgs) -> ExitCode {
 fn gate(args: &GateArgs) -> ExitCode {
     match harness::gate::run_gate(args) {
         Ok(outcome) => {
-            if let Err(status) = emit(&outcome.report) {
-                return status;
+            let written = emit(&outcome.report);
+            if !outcome.pass {
+                return ExitCode::FAILURE; // the verdict, even when nobody reads the report
             }
-            if outcome.pass {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::FAILURE
-            }
+            written.err().unwrap_or(ExitCode::SUCCESS)
         }
         Err(error) => {
             eprintln!("keyed-bench: {error}");
