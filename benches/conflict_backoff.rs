@@ -21,10 +21,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode};
-use harness::handler::BenchHandler;
-use harness::recorder::{Clock, Recorder};
-use harness::scenario::{self, ScenarioId, Sizes, Workload};
-use harness::timer::Timer;
+use harness::measure::handler::BenchHandler;
+use harness::measure::recorder::{Clock, Recorder};
+use harness::workload::{self, ScenarioId, Sizes, Workload};
+use harness::measure::timer::Timer;
 use strategies::{StrategyConfig, StrategyId};
 
 /// The suite's default seed: every run of the bench offers the same messages.
@@ -54,7 +54,7 @@ fn last_bystander_end_ns(recorder: &Recorder, workload: &Workload) -> u64 {
 fn conflict_backoff(c: &mut Criterion) {
     let sizes = sizes();
     let timer = Timer::start();
-    let workload = scenario::generate(ScenarioId::ConflictBackoff, &sizes, SEED, 0.0)
+    let workload = workload::generate(ScenarioId::ConflictBackoff, &sizes, SEED, 0.0)
         .pop()
         .expect("conflict-backoff has one workload");
     let clock = Clock::start();

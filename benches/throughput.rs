@@ -20,10 +20,10 @@ use std::time::{Duration, Instant};
 use criterion::{
     criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode, Throughput,
 };
-use harness::handler::BenchHandler;
-use harness::recorder::{Clock, Recorder};
-use harness::scenario::{self, ScenarioId, Sizes, Workload};
-use harness::timer::Timer;
+use harness::measure::handler::BenchHandler;
+use harness::measure::recorder::{Clock, Recorder};
+use harness::workload::{self, ScenarioId, Sizes, Workload};
+use harness::measure::timer::Timer;
 use strategies::{StrategyConfig, StrategyId};
 
 /// The suite's default seed: every run of the bench offers the same messages.
@@ -54,7 +54,7 @@ fn throughput(c: &mut Criterion) {
     let sizes = sizes();
     let timer = Timer::start();
     for scenario in [ScenarioId::Uniform, ScenarioId::Zipf, ScenarioId::ManyTypes] {
-        let workload = scenario::generate(scenario, &sizes, SEED, 0.0)
+        let workload = workload::generate(scenario, &sizes, SEED, 0.0)
             .pop()
             .expect("closed-loop scenarios have one workload");
         let recorder = Arc::new(Recorder::new(&workload.messages, workload.keys, Clock::start()));

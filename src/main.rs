@@ -4,9 +4,9 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use harness::cli::RunArgs;
-use harness::export::ExportFormat;
+use harness::report::export::ExportFormat;
 use harness::gate::GateArgs;
-use harness::report::{plot_and_report, PlotArgs, PlotConfig};
+use harness::report::html::{plot_and_report, PlotArgs, PlotConfig};
 use harness::soak::{run_soak, SoakArgs, SoakConfig};
 use harness::suite::{run_suite, RunConfig};
 
@@ -62,8 +62,8 @@ fn main() -> ExitCode {
     match cli.command {
         Some(Command::List) => emit(&format!(
             "{}\n{}",
-            harness::catalog::strategies_table(),
-            harness::catalog::scenarios_table()
+            harness::report::catalog::strategies_table(),
+            harness::report::catalog::scenarios_table()
         ))
         .map_or_else(|status| status, |()| ExitCode::SUCCESS),
         Some(Command::Run(args)) => run(*args),
@@ -151,7 +151,7 @@ fn gate(args: &GateArgs) -> ExitCode {
 fn export(args: &ExportArgs) -> ExitCode {
     match harness::results::Results::read(&args.results) {
         Ok(results) => {
-            let text = harness::export::export(&results, args.format);
+            let text = harness::report::export::export(&results, args.format);
             let Some(out) = &args.out else {
                 return emit(&text).map_or_else(|status| status, |()| ExitCode::SUCCESS);
             };

@@ -52,7 +52,7 @@ fn fixtures(dir: &Path) {
             .retain(|run| run["strategy"] == "keyed-mailbox" || run["strategy"] == "inline");
     });
     doctor("keys-zero.json", &|json| {
-        let mut sizes = serde_json::to_value(harness::scenario::Sizes::standard()).unwrap();
+        let mut sizes = serde_json::to_value(harness::workload::Sizes::standard()).unwrap();
         sizes["keys"] = 0.into();
         json["meta"]["sizes"] = sizes;
     });

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 use strategies::{StrategyConfig, StrategyId, MAX_WINDOW};
 
-use crate::scenario::{ScenarioId, Sizes};
+use crate::workload::{ScenarioId, Sizes};
 use crate::suite::RunConfig;
 
 /// The largest message count of one run.
@@ -461,7 +461,7 @@ impl TryFrom<(RunArgs, String)> for RunConfig {
     fn try_from((args, command): (RunArgs, String)) -> Result<Self, ArgError> {
         let scenarios = parse_list("scenario", &args.scenario, ScenarioId::ALL)?;
         let strategies = parse_list("strategy", &args.strategy, StrategyId::ALL)?;
-        let workers = args.workers.unwrap_or_else(crate::system::cores);
+        let workers = args.workers.unwrap_or_else(crate::measure::system::cores);
         let repeat = args.repeat.unwrap_or(if args.quick { 1 } else { 3 });
         check("repeat", repeat)?;
         if args.published_async_io {

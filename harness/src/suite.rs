@@ -9,13 +9,13 @@ use std::time::Instant;
 use indicatif::{ProgressBar, ProgressStyle};
 use strategies::{Job, Key, Message, Outcome, Strategy, StrategyConfig, StrategyId};
 
-use crate::handler::BenchHandler;
-use crate::recorder::{Clock, Recorder};
+use crate::measure::handler::BenchHandler;
+use crate::measure::recorder::{Clock, Recorder};
 use crate::results::{hgrm, write_atomically, Meta, Results, RunResult, Skipped, SCHEMA};
-use crate::runner::{measure, Instruments, RunError};
-use crate::scenario::{generate, ScenarioId, Sizes, Workload};
-use crate::summary::render_summary;
-use crate::system;
+use crate::measure::runner::{measure, Instruments, RunError};
+use crate::workload::{generate, ScenarioId, Sizes, Workload};
+use crate::report::summary::render_summary;
+use crate::measure::system;
 
 /// Messages of the no-op runs that measure the recorder's own cost.
 const OVERHEAD_MESSAGES: u64 = 200_000;

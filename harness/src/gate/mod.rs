@@ -36,7 +36,7 @@ use std::path::Path;
 use strategies::StrategyId;
 
 use crate::results::Results;
-use crate::scenario::ScenarioId;
+use crate::workload::ScenarioId;
 
 pub use baseline::{baseline_from, parse_baseline, read_baseline, Baseline, BASELINE_SCHEMA};
 pub use evaluate::{evaluate, Rerun, Verdict};
@@ -159,7 +159,7 @@ mod tests {
     #[test]
     fn recorded_settings_are_checked_before_measuring_again() {
         let mut results = reference();
-        results.meta.sizes = Some(crate::scenario::Sizes::standard());
+        results.meta.sizes = Some(crate::workload::Sizes::standard());
         let all = (StrategyId::ALL, ScenarioId::ALL);
         crate::suite::check_recorded(&results.meta, all.0, all.1).unwrap();
         results.meta.sizes.as_mut().unwrap().keys = 0;

@@ -10,7 +10,7 @@ use strategies::StrategyId;
 use super::metric::{lookup, DERIVED_METRICS};
 use super::{bad, GateInputError};
 use crate::results::{Results, RunResult};
-use crate::scenario::ScenarioId;
+use crate::workload::ScenarioId;
 
 /// What kind of comparison a rule makes.
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]

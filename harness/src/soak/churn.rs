@@ -10,7 +10,7 @@ use strategies::{Handler, Job, Key, Message, Outcome, Strategy, StrategyId};
 
 use super::{build, grouped, ChurnOutcome, Memory, SoakConfig, SoakError};
 use super::{CHURN_PER_KEY, MIB, PROGRESS_INTERVAL};
-use crate::system::{self, MemorySampler};
+use crate::measure::system::{self, MemorySampler};
 
 /// How often the waiting thread looks whether the submitters are done.
 const POLL_MS: u64 = 10;

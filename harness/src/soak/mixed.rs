@@ -12,9 +12,9 @@ use strategies::{Handler, Job, Key, Message, Outcome, StrategyId};
 
 use super::PROGRESS_INTERVAL;
 use super::{build, grouped, MixedOutcome, SoakConfig, SoakError};
-use crate::handler::{workload_panic, BenchHandler};
-use crate::recorder::{Clock, Recorder};
-use crate::timer::Timer;
+use crate::measure::handler::{workload_panic, BenchHandler};
+use crate::measure::recorder::{Clock, Recorder};
+use crate::measure::timer::Timer;
 
 /// Hot keys (ids `0..HOT_KEYS`) and their share of the messages, in percent.
 const HOT_KEYS: usize = 4;

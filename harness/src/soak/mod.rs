@@ -49,9 +49,9 @@ use clap::Args;
 use strategies::{ConfigError, Handler, Strategy, StrategyConfig, StrategyId};
 
 use crate::cli::{check, parse_list, ArgError};
-use crate::handler::quiet_workload_panics;
-use crate::recorder::Correctness;
-use crate::system;
+use crate::measure::handler::quiet_workload_panics;
+use crate::measure::recorder::Correctness;
+use crate::measure::system;
 
 mod churn;
 mod mixed;

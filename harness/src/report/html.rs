@@ -12,13 +12,13 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use crate::plot::{render_all, write_all, Chart, Charts, PlotError};
+use crate::report::plot::{render_all, write_all, Chart, Charts, PlotError};
 use crate::results::{write_atomically, ReadError, Results};
-use crate::summary::{format_ns, format_rate, render_summary};
+use crate::report::summary::{format_ns, format_rate, render_summary};
 
-const REPORT_TEMPLATE: &str = include_str!("../templates/report.html");
-const CHART_TEMPLATE: &str = include_str!("../templates/chart.html");
-const META_ROW_TEMPLATE: &str = include_str!("../templates/meta-row.html");
+const REPORT_TEMPLATE: &str = include_str!("../../templates/report.html");
+const CHART_TEMPLATE: &str = include_str!("../../templates/chart.html");
+const META_ROW_TEMPLATE: &str = include_str!("../../templates/meta-row.html");
 
 /// The results file a folder holds.
 const RESULTS_FILE: &str = "results.json";

@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use strategies::StrategyId;
 
-use crate::scenario::{ScenarioId, Sizes};
+use crate::workload::{ScenarioId, Sizes};
 
 /// The defaults of one scenario, as flags would set them.
 fn defaults(scenario: ScenarioId, sizes: &Sizes) -> String {

@@ -2,13 +2,15 @@
 
 use std::path::Path;
 
+pub mod metrics;
+
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-use crate::metrics::{ideal_seconds, median, Histograms};
-use crate::recorder::Correctness;
-use crate::runner::Measurement;
-use crate::scenario::{Arrivals, Workload};
+use metrics::{ideal_seconds, median, Histograms};
+use crate::measure::recorder::Correctness;
+use crate::measure::runner::Measurement;
+use crate::workload::{Arrivals, Workload};
 
 /// The schema id written to every results file.
 pub const SCHEMA: &str = "keyed-bench.results.v1";
@@ -68,7 +70,7 @@ pub struct Meta {
     pub groups_per_worker: Option<usize>,
     /// The workload sizes, so that a cell can be measured again (gate confirmation).
     #[serde(default)]
-    pub sizes: Option<crate::scenario::Sizes>,
+    pub sizes: Option<crate::workload::Sizes>,
 }
 
 /// Median, min and max over repetitions.
@@ -225,7 +227,7 @@ impl RunResult {
         let throughputs: Vec<f64> =
             samples.iter().map(|sample| messages as f64 / sample.elapsed_s).collect();
         let elapsed: Vec<f64> = samples.iter().map(|sample| sample.elapsed_s).collect();
-        let mean = |value: fn(&crate::runner::Sample) -> f64| {
+        let mean = |value: fn(&crate::measure::runner::Sample) -> f64| {
             samples.iter().map(value).sum::<f64>() / samples.len() as f64
         };
         let elapsed_s = median(&elapsed);
@@ -436,7 +438,7 @@ pub fn hgrm(histogram: &Histogram<u64>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics::new_histogram;
+    use crate::results::metrics::new_histogram;
 
     #[test]
     fn hgrm_lists_rising_percentiles_up_to_the_total() {
@@ -524,7 +526,7 @@ mod tests {
 
     #[test]
     fn a_negative_measurement_is_named() {
-        let reference = include_str!("../../results/2026-11-30-vm/results.json");
+        let reference = include_str!("../../../results/2026-11-30-vm/results.json");
         let path = Path::new("doctored.json");
         assert!(Results::parse(reference.as_bytes(), path).is_ok());
         let mut json: serde_json::Value = serde_json::from_str(reference).unwrap();

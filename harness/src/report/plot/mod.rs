@@ -30,11 +30,11 @@ use plotters::prelude::*;
 use strategies::StrategyId;
 
 use crate::results::{write_atomically, Results, RunResult};
-use crate::scenario::ScenarioId;
+use crate::workload::ScenarioId;
 
 /// DejaVu Sans (Bitstream Vera licence, DejaVu changes public domain): see
 /// `harness/assets/DejaVuSans.LICENSE`.
-pub const FONT_TTF: &[u8] = include_bytes!("../../assets/DejaVuSans.ttf");
+pub const FONT_TTF: &[u8] = include_bytes!("../../../assets/DejaVuSans.ttf");
 
 /// The family name the font is registered under; plotters' default text family.
 const FONT_FAMILY: &str = "sans-serif";
@@ -520,7 +520,7 @@ fn ns(value: u64) -> f64 {
 
 /// Tick label of a nanosecond log axis.
 fn ns_label(value: &f64) -> String {
-    crate::summary::format_ns(*value)
+    crate::report::summary::format_ns(*value)
 }
 
 /// A grid of `count` panels, as square as fits `max_columns`: (rows, columns).

@@ -10,8 +10,8 @@ use super::{
     strategy_entries, text_style, DrawResult, Entry, Figure, Mark, Planned, TEXT_PX, TICK_PX,
 };
 use crate::results::{Results, RunResult};
-use crate::scenario::ScenarioId;
-use crate::summary::{format_ns, PUBLISHED_KEY_MODE_S, PUBLISHED_MESSAGES};
+use crate::workload::ScenarioId;
+use crate::report::summary::{format_ns, PUBLISHED_KEY_MODE_S, PUBLISHED_MESSAGES};
 
 const NOTE: &str = "Elapsed wall time of the whole async-io run (log y) against the number of \
 keys (log x): each handler waits a random 0-5 ms, at most a window's worth in flight. With \

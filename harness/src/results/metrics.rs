@@ -9,8 +9,8 @@
 
 use hdrhistogram::Histogram;
 
-use crate::recorder::Recorder;
-use crate::scenario::{job_cost_ns, Arrivals, Workload};
+use crate::measure::recorder::Recorder;
+use crate::workload::{job_cost_ns, Arrivals, Workload};
 
 /// The largest latency a histogram holds: one hour, in nanoseconds.
 const MAX_TRACKED_NS: u64 = 3_600_000_000_000;
@@ -111,7 +111,7 @@ pub fn median(values: &[f64]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::recorder::Clock;
+    use crate::measure::recorder::Clock;
     use strategies::{Job, Key, Message};
 
     fn message(id: u64, seq: u64, job: Job) -> Message {
@@ -127,9 +127,9 @@ mod tests {
     #[test]
     fn ideal_takes_the_binding_constraint() {
         let spin = Job::Spin { ns: 1_000_000 };
-        let mut workload = crate::scenario::generate(
-            crate::scenario::ScenarioId::Uniform,
-            &crate::scenario::Sizes { messages: 0, keys: 4, ..crate::scenario::Sizes::quick() },
+        let mut workload = crate::workload::generate(
+            crate::workload::ScenarioId::Uniform,
+            &crate::workload::Sizes { messages: 0, keys: 4, ..crate::workload::Sizes::quick() },
             1,
             1.0,
         )

@@ -5,8 +5,8 @@ use std::time::{Duration, Instant};
 
 use strategies::{Handler, Job, Message, Outcome};
 
-use crate::recorder::Recorder;
-use crate::timer::Timer;
+use crate::measure::recorder::Recorder;
+use crate::measure::timer::Timer;
 
 /// Burns about `ns` nanoseconds of CPU on the calling thread.
 pub fn spin(ns: u64) {
@@ -98,7 +98,7 @@ impl Handler for BenchHandler {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::recorder::Clock;
+    use crate::measure::recorder::Clock;
     use strategies::Key;
 
     #[test]

@@ -10,7 +10,7 @@ use super::{
     strategy_entries, text_style, ticked, DrawResult, Figure, Mark, Planned, TEXT_PX, TICK_PX,
 };
 use crate::results::{Latency, Results, RunResult};
-use crate::scenario::ScenarioId;
+use crate::workload::ScenarioId;
 
 /// Percentile positions: log10(1 / (1 - q)) for p50, p90, p99, p99.9, and the maximum
 /// drawn one decade further out.

@@ -9,8 +9,8 @@ use super::{
     strategy_entries, text_style, ticked, DrawResult, Figure, Mark, Planned, TEXT_PX, TICK_PX,
 };
 use crate::results::{Results, RunResult};
-use crate::scenario::ScenarioId;
-use crate::summary::format_rate;
+use crate::workload::ScenarioId;
+use crate::report::summary::format_rate;
 
 const NOTE: &str = "Messages arrive at a constant rate, a fraction of the saturation \
 throughput (inline on uniform, scaled by workers); latency counts from each message's \

@@ -10,8 +10,8 @@ use super::{
     TICK_PX,
 };
 use crate::results::{Results, RunResult};
-use crate::scenario::ScenarioId;
-use crate::summary::format_rate;
+use crate::workload::ScenarioId;
+use crate::report::summary::format_rate;
 
 const NOTE: &str = "One panel per scenario, each with its own linear scale. Bar height is the \
 median completed messages per second over the repetitions; the whisker spans the slowest to \

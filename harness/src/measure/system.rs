@@ -285,7 +285,7 @@ mod tests {
     #[test]
     fn cpu_time_grows_with_work() {
         let before = Usage::now();
-        crate::handler::spin(20_000_000);
+        crate::measure::handler::spin(20_000_000);
         let used = Usage::now().since(&before);
         assert!(used.cpu_s > 0.005, "{used:?}");
     }

@@ -10,7 +10,7 @@ use super::{
     Planned, TEXT_PX, TICK_PX,
 };
 use crate::results::{Results, RunResult};
-use crate::scenario::ScenarioId;
+use crate::workload::ScenarioId;
 
 const NOTE: &str = "One line per strategy: the p99 latency of the bystander keys (log y) as \
 the hot key's burst of 1 ms pending messages grows. Burst sizes are evenly spaced, not to \

@@ -15,12 +15,12 @@ use std::time::Duration;
 
 use strategies::{Job, Message, Strategy, StrategyConfig, StrategyId};
 
-use crate::handler::BenchHandler;
-use crate::metrics::Histograms;
-use crate::recorder::{Clock, Correctness, Recorder};
-use crate::scenario::{Arrivals, Workload};
-use crate::system::{ThreadSampler, Usage};
-use crate::timer::Timer;
+use crate::measure::handler::BenchHandler;
+use crate::results::metrics::Histograms;
+use crate::measure::recorder::{Clock, Correctness, Recorder};
+use crate::workload::{Arrivals, Workload};
+use crate::measure::system::{ThreadSampler, Usage};
+use crate::measure::timer::Timer;
 
 /// Warm-up: this fraction of the workload, at most `WARMUP_MAX_MESSAGES`.
 const WARMUP_FRACTION: usize = 10;
@@ -169,7 +169,7 @@ pub fn measure(
 /// finish exiting after `close` returns), so the next cell's baseline is not inflated.
 fn wait_for_threads_to_exit(baseline: usize) {
     let deadline = std::time::Instant::now() + Duration::from_millis(THREAD_EXIT_WAIT_MS);
-    while crate::system::thread_count().is_some_and(|count| count > baseline)
+    while crate::measure::system::thread_count().is_some_and(|count| count > baseline)
         && std::time::Instant::now() < deadline
     {
         std::thread::sleep(Duration::from_micros(200));

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use strategies::StrategyId;
 
 use crate::results::{Results, RunResult};
-use crate::scenario::ScenarioId;
+use crate::workload::ScenarioId;
 
 /// Published elapsed seconds of the Confluent Parallel Consumer's KEY mode by number of
 /// keys (10,000 messages, random 0-5 ms processing, max concurrency 100): domain.md

@@ -9,7 +9,7 @@ use super::{
     strategy_colour, text_style, ticked, DrawResult, Entry, Figure, Mark, Planned, TEXT_PX,
 };
 use crate::results::{Results, RunResult};
-use crate::scenario::ScenarioId;
+use crate::workload::ScenarioId;
 
 /// The scenarios with troubled keys, in panel order.
 const SCENARIOS: [ScenarioId; 3] =

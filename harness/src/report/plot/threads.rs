@@ -9,7 +9,7 @@ use super::{
     DrawResult, Entry, Figure, Mark, Planned, TEXT_PX, TICK_PX,
 };
 use crate::results::{Results, RunResult};
-use crate::scenario::ScenarioId;
+use crate::workload::ScenarioId;
 
 const NOTE: &str = "One pair of bars per strategy on many-types (many aggregate types): the \
 solid bar is the peak of OS threads the strategy added, observed from the process; the pale \

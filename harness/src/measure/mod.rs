@@ -1,0 +1,15 @@
+//! Measurement: one workload offered to one strategy, every handler call timed and checked.
+//!
+//! - `runner`: builds the strategy, offers the messages (closed loop or paced), drains,
+//!   and returns the raw samples of each repetition;
+//! - `handler`: the benchmark handler that interprets each message's job;
+//! - `recorder`: what every handler call reports, and the online correctness checks;
+//! - `timer`: the one timer thread that completes every pending step;
+//! - `system`: what the process and the machine say about themselves (threads, CPU,
+//!   context switches, memory, the host).
+
+pub mod handler;
+pub mod recorder;
+pub mod runner;
+pub mod system;
+pub mod timer;
