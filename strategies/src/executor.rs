@@ -166,6 +166,7 @@ impl Core {
 
     /// Whether a forced close has begun.
     pub(crate) fn is_forced(&self) -> bool {
+        // Acquire: pairs with the Release store in `Executor::force_close`.
         self.forced.load(Ordering::Acquire)
     }
 
@@ -324,6 +325,7 @@ impl<E: Engine> Strategy for Executor<E> {
     fn force_close(&self) -> ForcedClose {
         let before = self.stats();
         self.core.window.close();
+        // Release: pairs with the Acquire load in `Core::is_forced`.
         self.core.forced.store(true, Ordering::Release);
         loop {
             self.engine.sweep();
@@ -408,6 +410,8 @@ impl Threads {
 /// Waits until `counter` (a thread-start count kept by a pool's start hook) reaches
 /// `expected`, so that `threads_started` is exact as soon as the strategy is built.
 pub(crate) fn wait_for_threads(counter: &std::sync::atomic::AtomicUsize, expected: usize) {
+    // Acquire: pairs with the Release increments of the start hooks in `TokioTasks::start`
+    // and `RayonJobs::start`.
     while counter.load(std::sync::atomic::Ordering::Acquire) < expected {
         std::thread::sleep(Duration::from_micros(50));
     }

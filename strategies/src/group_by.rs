@@ -21,7 +21,7 @@
 //!
 //! # References
 //!
-//! - domain.md section 2 (the `groupBy` hash-serial design on a shared pool).
+//! - docs/design.md section 2 (the `groupBy` hash-serial design on a shared pool).
 //! - Reactor's `groupBy` + `publishOn` + `concatMap`.
 
 use std::sync::Arc;

@@ -101,6 +101,8 @@ impl GroupPool {
     /// Asks every lane to discard its backlogs and abandon its pending steps.
     pub(crate) fn sweep(&self) {
         for (lane, queued) in self.sweep_queued.iter().enumerate() {
+            // AcqRel: the Acquire half pairs with the Release store in `Lane::run` that
+            // clears the flag as the lane takes the previous `Sweep`.
             if !queued.swap(true, Ordering::AcqRel) {
                 self.send(lane, Task::Sweep);
             }
@@ -148,6 +150,7 @@ impl Lane {
                 }
                 Task::Resume(local) => self.resume(local),
                 Task::Sweep => {
+                    // Release: pairs with the AcqRel swap in `GroupPool::sweep`.
                     self.sweep_queued.store(false, Ordering::Release);
                     self.sweep();
                 }

@@ -35,7 +35,7 @@
 //!
 //! # References
 //!
-//! - domain.md section 3 (the design this implements, and its test suite).
+//! - docs/design.md section 3 (the design this implements, and its test suite).
 //! - Akka/Pekko dispatchers: `throughput` messages per actor per turn; the affinity pool.
 //! - tokio's scheduler docs for the park/unpark protocol.
 
@@ -124,6 +124,9 @@ impl Engine for KeyedMailbox {
 
     fn stop(&self) {
         let placement = &self.set.placement;
+        // SeqCst: pairs with the shutdown load in `work`, which follows the fence of
+        // `prepare_park`; the fences of the `unpark`s below then wake a worker that read
+        // `false` (the pairing of `parking.rs`).
         placement.shutdown.store(true, Ordering::SeqCst);
         for worker in &placement.workers {
             worker.park.unpark();
@@ -163,6 +166,7 @@ fn work(set: &Arc<MailboxSet<Affinity>>, index: usize) {
             me.park.cancel_park();
             continue;
         }
+        // SeqCst: pairs with the shutdown store in `KeyedMailbox::stop`.
         if placement.shutdown.load(Ordering::SeqCst) {
             me.park.cancel_park();
             return;

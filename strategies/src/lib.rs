@@ -20,19 +20,33 @@
 //!
 //! # Strategies
 //!
-//! | id | file | design |
-//! |---|---|---|
-//! | `per-type-pool` | `per_type_pool.rs` | one pool of `workers` threads per aggregate type, hash-serial groups |
-//! | `group-by` | `group_by.rs` | hash-serial groups pinned to one shared pool |
-//! | `work-stealing` | `work_stealing.rs` | per-key mailboxes, crossbeam-deque work stealing |
-//! | `keyed-mailbox` | `keyed_mailbox.rs` | per-key mailboxes pinned to a worker at creation, fair rounds |
-//! | `tokio` | `tokio_tasks.rs` | per-key mailboxes drained by tokio tasks |
-//! | `rayon` | `rayon_jobs.rs` | per-key mailboxes drained by rayon jobs |
-//! | `inline` | `inline.rs` | the handler runs on the submitting thread (reference) |
-//! | `thread-pool` | `thread_pool.rs` | a plain pool fed by one channel, no per-key order (control) |
+//! | id | file | family | threads | design |
+//! |---|---|---|---|---|
+//! | `per-type-pool` | `per_type_pool.rs` | hash groups | pool per type | one pool of `workers` threads per aggregate type, hash-serial groups |
+//! | `group-by` | `group_by.rs` | hash groups | shared pool | hash-serial groups pinned to one shared pool |
+//! | `work-stealing` | `work_stealing.rs` | mailboxes | shared pool | per-key mailboxes, crossbeam-deque work stealing |
+//! | `keyed-mailbox` | `keyed_mailbox.rs` | mailboxes | shared pool | per-key mailboxes pinned to a worker at creation, fair rounds |
+//! | `tokio` | `tokio_tasks.rs` | mailboxes | shared pool | per-key mailboxes drained by tokio tasks |
+//! | `rayon` | `rayon_jobs.rs` | mailboxes | shared pool | per-key mailboxes drained by rayon jobs |
+//! | `inline` | `inline.rs` | inline | caller | the handler runs on the submitting thread (reference) |
+//! | `thread-pool` | `thread_pool.rs` | unordered | shared pool | a plain pool fed by one channel, no per-key order (control) |
+//!
+//! # Strategies as data
+//!
+//! Each strategy is declared once, as one entry of the `strategies!` list below: variant,
+//! id, file and engine type, [`Family`], ordered flag, [`Threads`], plot colour and
+//! description. The macro generates [`StrategyId`] (with [`StrategyId::ALL`], its id and
+//! description, and [`StrategyId::build`]) and the strategy's [`Descriptor`]: what the
+//! harness, the tests and the charts know of it. Code that treats a *kind* of strategy
+//! differently (a thread budget, a check that applies only to per-key mailboxes, a chart
+//! group) asks the descriptor, never a list of variants, so adding a strategy is a new file
+//! and one entry in the list (which declares the file's module too), plus its row in the
+//! table above. [`Descriptor::custom`] describes a strategy that is not built in (its
+//! colour is derived from its id).
 
 #![forbid(unsafe_code)]
 
+use std::borrow::Cow;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -49,15 +63,6 @@ mod window;
 
 #[cfg(all(test, loom))]
 mod loom_models;
-
-mod group_by;
-mod inline;
-mod keyed_mailbox;
-mod per_type_pool;
-mod rayon_jobs;
-mod thread_pool;
-mod tokio_tasks;
-mod work_stealing;
 
 pub use window::MAX_WINDOW;
 
@@ -313,13 +318,129 @@ pub trait Strategy: Send + Sync + fmt::Debug {
     fn stats(&self) -> Stats;
 }
 
-macro_rules! strategy_ids {
-    ($($variant:ident = $id:literal, ordered: $ordered:literal, $description:literal;)*) => {
+/// A design family (what a chart groups by).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Family {
+    /// One mailbox per active key, run by one thread at a time; a waiting key frees its
+    /// worker.
+    Mailboxes,
+    /// Keys hashed into serial groups pinned to threads; a waiting key blocks its group.
+    HashGroups,
+    /// The handler runs inside `submit`, on the submitting thread (the reference).
+    Inline,
+    /// No per-key order at all (the control the order checks must catch).
+    Unordered,
+}
+
+/// Whose threads run the handlers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Threads {
+    /// One pool of `workers` threads, whatever the number of aggregate types.
+    SharedPool,
+    /// A pool of `workers` threads per aggregate type, each started on its type's first
+    /// message.
+    PoolPerType,
+    /// The submitting thread: the strategy starts no thread of its own.
+    Caller,
+}
+
+/// What the harness, the tests and the charts know of a strategy.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Descriptor {
+    /// The id used on the command line, in JSON, in bench ids and in plots.
+    pub id: Cow<'static, str>,
+    /// One line on what the design is.
+    pub description: Cow<'static, str>,
+    /// The design family a chart groups it with.
+    pub family: Family,
+    /// Whether it promises per-key order (every family but [`Family::Unordered`]).
+    pub ordered: bool,
+    /// Whose threads run its handlers, which fixes how many threads it may start.
+    pub threads: Threads,
+    /// sRGB plot colour.
+    pub colour: [u8; 3],
+}
+
+/// The colours [`Descriptor::custom`] picks from: tableau's olive and cyan (the two
+/// tableau-10 colours no built-in strategy uses) and the light half of tableau-20, so a
+/// custom strategy never shares a colour with a built-in one.
+const CUSTOM_COLOURS: [[u8; 3]; 12] = [
+    [188, 189, 34],
+    [23, 190, 207],
+    [174, 199, 232],
+    [255, 187, 120],
+    [152, 223, 138],
+    [255, 152, 150],
+    [197, 176, 213],
+    [196, 156, 148],
+    [247, 182, 210],
+    [199, 199, 199],
+    [219, 219, 141],
+    [158, 218, 229],
+];
+
+impl Descriptor {
+    /// A descriptor for a strategy that is not built in: its colour is derived from its id,
+    /// deterministically (FNV-1a of the id picks one of a palette distinct from the
+    /// built-in colours: the same id has the same colour on every run and machine).
+    pub fn custom(
+        id: impl Into<Cow<'static, str>>,
+        description: impl Into<Cow<'static, str>>,
+        family: Family,
+        ordered: bool,
+        threads: Threads,
+    ) -> Self {
+        let id = id.into();
+        let pick = hash::fnv1a(id.as_bytes()) % CUSTOM_COLOURS.len() as u64;
+        let colour = CUSTOM_COLOURS[pick as usize];
+        Self { id, description: description.into(), family, ordered, threads, colour }
+    }
+
+    /// Whether all its threads come from one pool of `workers` ([`Threads::SharedPool`]).
+    pub const fn is_shared_pool(&self) -> bool {
+        matches!(self.threads, Threads::SharedPool)
+    }
+
+    /// Whether its handlers run on the submitting thread ([`Threads::Caller`]).
+    pub const fn runs_on_caller(&self) -> bool {
+        matches!(self.threads, Threads::Caller)
+    }
+}
+
+/// Declares the built-in strategies, one line each (see "Strategies as data" above), and
+/// generates [`StrategyId`], its methods, the descriptor table and the engine match of
+/// [`StrategyId::build`].
+macro_rules! strategies {
+    ($(
+        $variant:ident = $id:literal, $module:ident::$engine:ident, $family:ident,
+            $ordered:literal, $threads:ident, $colour:expr, $description:literal;
+    )*) => {
+        // Each strategy's file, declared by its line.
+        $(mod $module;)*
+
         /// Every strategy, by the id used on the command line, in JSON and in plots.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum StrategyId {
             $(#[doc = $description] $variant,)*
         }
+
+        /// The built-in descriptors, in declaration (= [`StrategyId::ALL`]) order.
+        static DESCRIPTORS: [Descriptor; StrategyId::ALL.len()] = [$(
+            Descriptor {
+                id: Cow::Borrowed($id),
+                description: Cow::Borrowed($description),
+                family: Family::$family,
+                ordered: $ordered,
+                threads: Threads::$threads,
+                colour: $colour,
+            },
+        )*];
+
+        // The engine of each line implements the strategy of that line.
+        $(const _: () = assert!(
+            matches!(<$module::$engine as executor::Engine>::ID, StrategyId::$variant),
+            concat!("the engine on the line of `", $id, "` implements another strategy"),
+        );)*
 
         impl StrategyId {
             /// Every strategy, in presentation order.
@@ -335,59 +456,72 @@ macro_rules! strategy_ids {
                 match self { $(StrategyId::$variant => $description,)* }
             }
 
-            /// Whether it promises per-key order (all but the `thread-pool` control).
-            pub const fn is_ordered(self) -> bool {
-                match self { $(StrategyId::$variant => $ordered,)* }
+            /// Builds this strategy with `config` and `handler`, starting its threads.
+            pub fn build(
+                self,
+                config: StrategyConfig,
+                handler: Arc<dyn Handler>,
+            ) -> Result<Box<dyn Strategy>, ConfigError> {
+                config.validate()?;
+                let core = Arc::new(executor::Core::new(config, handler));
+                Ok(match self {
+                    $(StrategyId::$variant => executor::Executor::<$module::$engine>::boxed(core),)*
+                })
             }
         }
     };
 }
 
-strategy_ids! {
-    PerTypePool = "per-type-pool", ordered: true,
+strategies! {
+    // variant     id               file::engine                family      ordered threads
+    //     plot colour, description
+    PerTypePool  = "per-type-pool", per_type_pool::PerTypePool, HashGroups, true, PoolPerType,
+        [140, 86, 75],
         "legacy: a pool of `workers` threads per aggregate type, hash-serial groups pinned to its threads";
-    GroupBy = "group-by", ordered: true,
+    GroupBy      = "group-by",      group_by::GroupBy,          HashGroups, true, SharedPool,
+        [255, 127, 14],
         "hash-serial groups (`groups_per_worker x workers`) pinned to one shared pool";
-    WorkStealing = "work-stealing", ordered: true,
+    WorkStealing = "work-stealing", work_stealing::WorkStealing, Mailboxes, true, SharedPool,
+        [44, 160, 44],
         "per-key mailboxes scheduled by crossbeam-deque work stealing, no affinity";
-    KeyedMailbox = "keyed-mailbox", ordered: true,
+    KeyedMailbox = "keyed-mailbox", keyed_mailbox::KeyedMailbox, Mailboxes, true, SharedPool,
+        [31, 119, 180],
         "per-key mailboxes pinned to a worker at creation: fair rounds, waits free the worker";
-    Tokio = "tokio", ordered: true,
+    Tokio        = "tokio",         tokio_tasks::TokioTasks,    Mailboxes,  true, SharedPool,
+        [148, 103, 189],
         "peer: per-key mailboxes drained by tasks on tokio's multi-thread runtime";
-    Rayon = "rayon", ordered: true,
+    Rayon        = "rayon",         rayon_jobs::RayonJobs,      Mailboxes,  true, SharedPool,
+        [227, 119, 194],
         "peer: per-key mailboxes drained by jobs on a rayon pool";
-    Inline = "inline", ordered: true,
+    Inline       = "inline",        inline::Inline,             Inline,     true, Caller,
+        [127, 127, 127],
         "control: the handler runs on the submitting thread (zero-overhead reference)";
-    ThreadPool = "thread-pool", ordered: false,
+    ThreadPool   = "thread-pool",   thread_pool::ThreadPool,    Unordered, false, SharedPool,
+        [214, 39, 40],
         "control: a plain pool fed by one channel, no per-key order (must be caught)";
 }
 
 impl StrategyId {
+    /// What the harness, the tests and the charts know of this strategy.
+    pub const fn descriptor(self) -> &'static Descriptor {
+        &DESCRIPTORS[self as usize]
+    }
+
+    /// Whether it promises per-key order (all but the `thread-pool` control).
+    pub const fn is_ordered(self) -> bool {
+        self.descriptor().ordered
+    }
+
     /// Whether all its threads come from one pool of `workers` (all but `per-type-pool`
     /// and the thread-less `inline`).
     pub const fn is_shared_pool(self) -> bool {
-        !matches!(self, Self::PerTypePool | Self::Inline)
+        self.descriptor().is_shared_pool()
     }
+}
 
-    /// Builds this strategy with `config` and `handler`, starting its threads.
-    pub fn build(
-        self,
-        config: StrategyConfig,
-        handler: Arc<dyn Handler>,
-    ) -> Result<Box<dyn Strategy>, ConfigError> {
-        config.validate()?;
-        let core = Arc::new(executor::Core::new(config, handler));
-        Ok(match self {
-            Self::PerTypePool => executor::Executor::<per_type_pool::PerTypePool>::boxed(core),
-            Self::GroupBy => executor::Executor::<group_by::GroupBy>::boxed(core),
-            Self::WorkStealing => executor::Executor::<work_stealing::WorkStealing>::boxed(core),
-            Self::KeyedMailbox => executor::Executor::<keyed_mailbox::KeyedMailbox>::boxed(core),
-            Self::Tokio => executor::Executor::<tokio_tasks::TokioTasks>::boxed(core),
-            Self::Rayon => executor::Executor::<rayon_jobs::RayonJobs>::boxed(core),
-            Self::Inline => executor::Executor::<inline::Inline>::boxed(core),
-            Self::ThreadPool => executor::Executor::<thread_pool::ThreadPool>::boxed(core),
-        })
-    }
+/// The built-in descriptor of `id`, if `id` names a built-in strategy.
+pub fn descriptor_of(id: &str) -> Option<&'static Descriptor> {
+    id.parse::<StrategyId>().ok().map(StrategyId::descriptor)
 }
 
 impl fmt::Display for StrategyId {
@@ -452,7 +586,87 @@ mod tests {
         let mut names: Vec<_> = StrategyId::ALL.iter().map(|id| id.as_str()).collect();
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), 8);
+        assert_eq!(names.len(), StrategyId::ALL.len());
+    }
+
+    #[test]
+    fn descriptors_agree_with_the_enum() {
+        for &id in StrategyId::ALL {
+            let descriptor = id.descriptor();
+            assert_eq!(descriptor.id, id.as_str(), "{id}: id");
+            assert_eq!(descriptor.description, id.description(), "{id}: description");
+            assert_eq!(descriptor.ordered, id.is_ordered(), "{id}: is_ordered");
+            assert_eq!(descriptor.is_shared_pool(), id.is_shared_pool(), "{id}: is_shared_pool");
+            assert_eq!(
+                descriptor.ordered,
+                descriptor.family != Family::Unordered,
+                "{id}: ordered exactly when its family is not the unordered one"
+            );
+            assert_eq!(
+                descriptor.runs_on_caller(),
+                descriptor.family == Family::Inline,
+                "{id}: runs on the caller exactly when its family is inline"
+            );
+        }
+        let mut colours: Vec<_> = StrategyId::ALL.iter().map(|id| id.descriptor().colour).collect();
+        colours.sort_unstable();
+        colours.dedup();
+        assert_eq!(colours.len(), StrategyId::ALL.len(), "two strategies share a plot colour");
+    }
+
+    /// The charts of earlier runs used these colours: a strategy keeps its colour.
+    #[test]
+    fn built_in_colours_are_the_established_plot_colours() {
+        let expected = [
+            ("per-type-pool", [140, 86, 75]),
+            ("group-by", [255, 127, 14]),
+            ("work-stealing", [44, 160, 44]),
+            ("keyed-mailbox", [31, 119, 180]),
+            ("tokio", [148, 103, 189]),
+            ("rayon", [227, 119, 194]),
+            ("inline", [127, 127, 127]),
+            ("thread-pool", [214, 39, 40]),
+        ];
+        for (id, colour) in expected {
+            assert_eq!(descriptor_of(id).map(|descriptor| descriptor.colour), Some(colour), "{id}");
+        }
+    }
+
+    #[test]
+    fn descriptor_of_round_trips() {
+        for &id in StrategyId::ALL {
+            let found = descriptor_of(id.as_str()).unwrap_or_else(|| panic!("{id}: not found"));
+            assert!(std::ptr::eq(found, id.descriptor()), "{id}: another descriptor");
+            assert_eq!(found.id.parse::<StrategyId>(), Ok(id), "{id}: its id names another");
+        }
+        for unknown in ["", "keyed", "Keyed-Mailbox", "keyed-mailbox "] {
+            assert_eq!(descriptor_of(unknown), None, "`{unknown}`");
+        }
+    }
+
+    #[test]
+    fn custom_colours_are_fixed_and_never_built_in() {
+        let built_in: Vec<[u8; 3]> =
+            StrategyId::ALL.iter().map(|id| id.descriptor().colour).collect();
+        assert!(CUSTOM_COLOURS.iter().all(|colour| !built_in.contains(colour)));
+        let custom = |id: String| {
+            Descriptor::custom(id, "a test strategy", Family::Mailboxes, true, Threads::SharedPool)
+        };
+        for id in ["my-strategy", "keyed-mailbox-v2", "actor-pool", "x"] {
+            let descriptor = custom(id.to_owned());
+            assert_eq!(descriptor.id, id);
+            assert_eq!(custom(id.to_owned()).colour, descriptor.colour, "{id}: colour changed");
+            assert!(!built_in.contains(&descriptor.colour), "{id}: a built-in colour");
+        }
+        // FNV-1a has no seed: these hold on every run and machine.
+        assert_eq!(custom("my-strategy".into()).colour, [158, 218, 229]);
+        assert_eq!(custom("actor-pool".into()).colour, [196, 156, 148]);
+        let borrowed = Descriptor::custom("x", "", Family::Unordered, false, Threads::Caller);
+        assert_eq!(borrowed.colour, custom("x".into()).colour, "borrowed and owned ids differ");
+        assert_eq!(
+            (borrowed.family, borrowed.ordered, borrowed.threads),
+            (Family::Unordered, false, Threads::Caller)
+        );
     }
 
     #[test]

@@ -54,6 +54,8 @@ struct Gate {
 
 impl Gate {
     fn open(&self) {
+        // SeqCst: pairs with the two loads in `Wait::poll`: a poll that stored its waker
+        // after the take below sees the gate open at its second look.
         self.open.store(true, Ordering::SeqCst);
         let waker = lock(&self.waker).take();
         if let Some(waker) = waker {
@@ -73,6 +75,7 @@ impl Future for Wait {
     type Output = ();
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        // SeqCst (both loads): pair with the store in `Gate::open`.
         if !self.gate.open.load(Ordering::SeqCst) {
             *lock(&self.gate.waker) = Some(cx.waker().clone());
             if !self.gate.open.load(Ordering::SeqCst) {
@@ -149,6 +152,7 @@ impl Probe {
     /// Every recorded start, end and overlap agrees with per-key order, exactly once each,
     /// for the messages that ran: `expected` lists them, in order, per key.
     fn assert_ran_in_order(&self, expected: &[(Key, u64)]) {
+        // SeqCst: pairs with the increment in `Probe::handle`.
         assert_eq!(self.overlaps.load(Ordering::SeqCst), 0, "two messages of a key overlapped");
         let started = lock(&self.started).clone();
         assert_eq!(started, expected, "starts: wrong order, a duplicate or a loss");
@@ -161,6 +165,7 @@ impl Handler for Probe {
         {
             let mut active = lock(&self.active);
             if active.contains(&message.key) {
+                // SeqCst: pairs with the loads of `overlaps` in the models' checks.
                 self.overlaps.fetch_add(1, Ordering::SeqCst);
             }
             active.push(message.key);
@@ -363,6 +368,7 @@ fn park_never_loses_a_wake_up() {
                 slot.register();
                 let mut taken = 0;
                 while taken < 2 {
+                    // SeqCst (both loads): pair with the producers' increments.
                     if items.load(Ordering::SeqCst) > taken {
                         taken += 1;
                         continue;
@@ -379,10 +385,12 @@ fn park_never_loses_a_wake_up() {
         let producer = {
             let (slot, items) = (Arc::clone(&slot), Arc::clone(&items));
             thread::spawn(move || {
+                // SeqCst: pairs with the worker's loads of `items`.
                 items.fetch_add(1, Ordering::SeqCst);
                 slot.unpark();
             })
         };
+        // SeqCst: pairs with the worker's loads of `items`.
         items.fetch_add(1, Ordering::SeqCst);
         slot.unpark();
         producer.join().unwrap();
@@ -533,6 +541,7 @@ fn keyed_mailbox_forced_close_races_a_wake() {
         let ended = probe.ended().len() as u64;
         assert_eq!(ended + forced.discarded + forced.abandoned, 2, "{forced:?}, ended {ended}");
         assert_eq!(lock(&probe.started).len() as u64, 2 - forced.discarded);
+        // SeqCst: pairs with the increment in `Probe::handle`.
         assert_eq!(probe.overlaps.load(Ordering::SeqCst), 0);
         assert_eq!(strategy.stats().live_mailboxes, Some(0), "a forced close left a mailbox");
     });
@@ -580,6 +589,7 @@ fn mailbox_a_spare_serves_the_next_key_while_a_late_wake_arrives() {
         let mut ended = probe.ended();
         ended.sort_unstable();
         assert_eq!(ended, [(KEY, 0), (OTHER, 0)]);
+        // SeqCst: pairs with the increment in `Probe::handle`.
         assert_eq!(probe.overlaps.load(Ordering::SeqCst), 0);
         assert_quiet(&set);
     });

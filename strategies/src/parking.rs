@@ -75,6 +75,8 @@ impl ParkSlot {
         if self.state.load(Ordering::Relaxed) != PARKED {
             return false;
         }
+        // AcqRel: the Acquire half pairs with the Release store in `prepare_park` (the
+        // worker's thread is registered), the Release half with the Acquire load in `park`.
         let woke = self
             .state
             .compare_exchange(PARKED, RUNNING, Ordering::AcqRel, Ordering::Relaxed)

@@ -21,7 +21,7 @@
 //!
 //! # References
 //!
-//! - domain.md section 2 (the "9.2" design: per-aggregate-type schedulers).
+//! - docs/design.md section 2 (the "9.2" design: per-aggregate-type schedulers).
 
 use std::sync::Arc;
 

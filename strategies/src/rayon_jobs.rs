@@ -76,6 +76,7 @@ impl Engine for RayonJobs {
             .num_threads(core.config.workers)
             .thread_name(|index| format!("rayon-{index}"))
             .start_handler(move |_| {
+                // Release: pairs with the Acquire load in `executor::wait_for_threads`.
                 on_start.fetch_add(1, Ordering::Release);
             })
             .exit_handler(move |_| {

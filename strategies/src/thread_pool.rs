@@ -12,7 +12,7 @@
 //!
 //! None: two messages of one key can run at the same time on two threads, and a later one
 //! can finish first. This is what a consumer that hands records to a plain executor gets
-//! (domain.md section 4).
+//! (docs/design.md section 4).
 //!
 //! # Trade-offs
 //!
@@ -20,7 +20,7 @@
 //!
 //! # References
 //!
-//! - domain.md section 4 (why a plain pool breaks per-key order and offset commits).
+//! - docs/design.md section 4 (why a plain pool breaks per-key order and offset commits).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -22,7 +22,7 @@
 //! # References
 //!
 //! - tokio's multi-thread scheduler (docs.rs/tokio, `runtime` module).
-//! - domain.md section 5 (the LIFO slot's tail-latency problems).
+//! - docs/design.md section 5 (the LIFO slot's tail-latency problems).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -73,6 +73,7 @@ impl Engine for TokioTasks {
         // is never modelled, so there it only has to compile.
         #[cfg(not(loom))]
         builder.on_thread_start(move || {
+            // Release: pairs with the Acquire load in `executor::wait_for_threads`.
             counter.fetch_add(1, Ordering::Release);
         });
         #[cfg(loom)]

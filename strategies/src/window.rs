@@ -13,7 +13,7 @@
 //! 3. Credits are therefore granted only in whole batches. If one key holds `h` unfinished
 //!    messages, the other keys can finish at most `max_in_flight - h`; with
 //!    `h >= max_in_flight - batch + 1` (241 of 256) that is fewer than a batch, so no refill
-//!    happens and every other key waits: the shared-window stall of domain.md section 3.
+//!    happens and every other key waits: the shared-window stall of docs/design.md section 3.
 //!
 //! # Implementation
 //!
@@ -26,6 +26,13 @@
 //! issues a `SeqCst` fence, then reads the count. Whichever fence comes second sees the
 //! other side's write (the pairing of `parking.rs`, in the form loom checks exactly: it
 //! models `SeqCst` fences, but `SeqCst` accesses only as acquire/release).
+//!
+//! The state's writers pair with its readers: the compare-and-swap in `finish` (a credit
+//! granted, a message out of flight) and the `fetch_or` in `close` with the load and the
+//! compare-and-swap in `try_admit`, the load in `in_flight` (so a `drain` that sees the
+//! window empty sees everything the finished messages did) and the sleeper's read in
+//! `sleep_until`. The sleeper count's increment and decrement pair with its load in
+//! `notify`.
 
 use crate::sync::{fence, lock, AtomicU64, AtomicUsize, Condvar, Mutex, Ordering};
 
@@ -112,6 +119,7 @@ impl Window {
 
     /// One attempt: `Ok(true)` when a credit was taken, `Ok(false)` when none is left.
     fn try_admit(&self) -> Result<bool, WindowClosed> {
+        // SeqCst: pairs with the CAS in `finish` and the `fetch_or` in `close`.
         let mut word = self.state.load(Ordering::SeqCst);
         loop {
             let mut state = State::unpack(word);
@@ -123,6 +131,8 @@ impl Window {
             }
             state.credits -= 1;
             state.in_flight += 1;
+            // SeqCst (both): pairs with the CAS in `finish` that granted the credit and with
+            // the `fetch_or` in `close`.
             match self.state.compare_exchange_weak(
                 word,
                 state.pack(),
@@ -154,6 +164,9 @@ impl Window {
                 state.refill = 0;
                 state.credits += self.batch;
             }
+            // SeqCst: pairs with the load in `in_flight` (a drain that sees 0 sees what the
+            // message did), the CAS in `try_admit` (a granted credit) and the sleeper's read
+            // in `sleep_until` (through the fence in `notify`).
             match self.state.compare_exchange_weak(
                 word,
                 state.pack(),
@@ -173,6 +186,8 @@ impl Window {
 
     /// Rejects every later `admit` and wakes the blocked ones, which fail.
     pub(crate) fn close(&self) {
+        // SeqCst: pairs with the load and CAS in `try_admit` and, through the fence in
+        // `notify`, the sleeper's read in `sleep_until`.
         self.state.fetch_or(CLOSED, Ordering::SeqCst);
         self.notify();
     }
@@ -190,12 +205,15 @@ impl Window {
 
     /// Messages admitted and not yet finished.
     pub(crate) fn in_flight(&self) -> usize {
+        // SeqCst: pairs with the CAS in `finish`: reading 0, a drain sees what every finished
+        // message did.
         State::unpack(self.state.load(Ordering::SeqCst)).in_flight as usize
     }
 
     /// `(credits, pending refill, in flight)` now.
     #[cfg(test)]
     pub(crate) fn fields(&self) -> (usize, usize, usize) {
+        // SeqCst: pairs with the CASes in `try_admit` and `finish`.
         let state = State::unpack(self.state.load(Ordering::SeqCst));
         (state.credits as usize, state.refill as usize, state.in_flight as usize)
     }
@@ -212,6 +230,7 @@ impl Window {
         ready: impl Fn(State) -> bool,
         attempt: impl Fn() -> Result<bool, WindowClosed>,
     ) -> Result<(), WindowClosed> {
+        // SeqCst: pairs with the sleeper-count load in `notify`.
         self.sleepers.fetch_add(1, Ordering::SeqCst);
         // Pairs with the fence in `notify`: the state read below sees the notifier's change,
         // or the notifier sees this sleeper.
@@ -223,11 +242,13 @@ impl Window {
                 Ok(false) => {}
                 Err(closed) => break Err(closed),
             }
+            // SeqCst: pairs with the CAS in `finish` and the `fetch_or` in `close`.
             if !ready(State::unpack(self.state.load(Ordering::SeqCst))) {
                 guard = self.changed.wait(guard).unwrap_or_else(|poisoned| poisoned.into_inner());
             }
         };
         drop(guard);
+        // SeqCst: pairs with the sleeper-count load in `notify`.
         self.sleepers.fetch_sub(1, Ordering::SeqCst);
         result
     }
@@ -235,6 +256,7 @@ impl Window {
     fn notify(&self) {
         // Pairs with the fence in `sleep_until` (see the module docs).
         fence(Ordering::SeqCst);
+        // SeqCst: pairs with the increment and decrement in `sleep_until`.
         if self.sleepers.load(Ordering::SeqCst) > 0 {
             let _guard = lock(&self.lock);
             self.changed.notify_all();

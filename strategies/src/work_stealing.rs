@@ -127,6 +127,9 @@ impl Engine for WorkStealing {
 
     fn stop(&self) {
         let placement = &self.set.placement;
+        // SeqCst: pairs with the shutdown load in `work`, which follows the fence of
+        // `prepare_park`; the fences of the `unpark`s below then wake a worker that read
+        // `false` (the pairing of `parking.rs`).
         placement.shutdown.store(true, Ordering::SeqCst);
         for park in &placement.parks {
             park.unpark();
@@ -169,6 +172,7 @@ fn work(set: &Arc<MailboxSet<Stealing>>, index: usize, local: &Worker<Arc<Mailbo
             park.cancel_park();
             continue;
         }
+        // SeqCst: pairs with the shutdown store in `WorkStealing::stop`.
         if placement.shutdown.load(Ordering::SeqCst) {
             park.cancel_park();
             return;

@@ -1,4 +1,4 @@
-//! The conformance suite: every strategy goes through the same checks (domain.md section 3,
+//! The conformance suite: every strategy goes through the same checks (docs/design.md section 3,
 //! "Behaviours its own test suite checks"), as crossbeam runs one suite against every
 //! channel flavour. Each test loops over the strategies it applies to and names the
 //! strategy in every failure; where a strategy is skipped, the test says why.
@@ -17,8 +17,8 @@ use std::time::{Duration, Instant};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 use strategies::{
-    BuildError, ConfigError, ForcedClose, Handler, Job, Key, Message, Outcome, StrategyConfig,
-    StrategyId, SubmitError,
+    BuildError, ConfigError, Family, ForcedClose, Handler, Job, Key, Message, Outcome,
+    StrategyConfig, StrategyId, SubmitError, Threads,
 };
 
 use common::*;
@@ -27,23 +27,43 @@ use common::*;
 // The contract itself
 // ---------------------------------------------------------------------------------------
 
-/// The suite decides which checks apply from these classes; a new strategy must be put in
-/// exactly one of them, or the class-specific checks would silently skip it.
+/// The suite decides which checks apply from the strategies' descriptors (`common/classes.rs`
+/// queries family, threads and the ordered flag), so a new strategy is classified by its
+/// descriptor alone and needs no edit here. What this checks is that the descriptors are
+/// consistent with each other, with the `StrategyId` methods and with what a built strategy
+/// reports, that the classes agree with them, and that the classes the head-of-line
+/// contrast compares are not empty.
 #[test]
-fn every_strategy_is_in_exactly_one_class() {
-    assert_eq!(StrategyId::ALL.len(), 8, "a strategy was added or removed: classify it here");
+fn descriptors_classify_every_strategy_consistently() {
+    let handler = || -> Arc<dyn Handler> { Arc::new(|_: &Message| Outcome::Done) };
     for &id in StrategyId::ALL {
-        let classes = [
-            PER_KEY_MAILBOXES.contains(&id),
-            HASH_GROUPS.contains(&id),
-            id == StrategyId::Inline,
-            id == StrategyId::ThreadPool,
-        ];
-        assert_eq!(classes.iter().filter(|&&member| member).count(), 1, "{id}: classify it");
-        assert_eq!(id.is_ordered(), id != StrategyId::ThreadPool, "{id}: is_ordered");
-        let shared = !matches!(id, StrategyId::PerTypePool | StrategyId::Inline);
-        assert_eq!(id.is_shared_pool(), shared, "{id}: is_shared_pool");
+        let descriptor = id.descriptor();
+        assert_eq!(descriptor.id, id.as_str(), "{id}: descriptor id");
+        assert_eq!(strategies::descriptor_of(id.as_str()), Some(descriptor), "{id}: lookup");
+        assert_eq!(descriptor.ordered, id.is_ordered(), "{id}: is_ordered");
+        assert_eq!(descriptor.ordered, descriptor.family != Family::Unordered, "{id}: ordered");
+        assert_eq!(descriptor.is_shared_pool(), id.is_shared_pool(), "{id}: is_shared_pool");
+        assert_eq!(
+            descriptor.runs_on_caller(),
+            descriptor.family == Family::Inline,
+            "{id}: runs on the caller exactly when its family is inline"
+        );
+        let classes = [per_key_mailboxes(), hash_groups(), on_caller(), threaded(), ordered()];
+        let memberships = classes.map(|class| class.contains(&id));
+        let [mailboxes, groups, caller, with_threads, in_order] = memberships;
+        assert!(!(mailboxes && groups), "{id}: both per-key mailboxes and hash groups");
+        assert_ne!(caller, with_threads, "{id}: exactly one of on-caller and threaded");
+        assert_eq!(in_order, descriptor.ordered, "{id}: ordered()");
+
+        // The family is what the strategy does, not just a label (the threads are checked by
+        // `thread_counts_follow_each_design`).
+        let strategy = id.build(config(2), handler()).unwrap();
+        let live = strategy.stats().live_mailboxes;
+        assert_eq!(live.is_some(), has_mailboxes(id), "{id}: live_mailboxes {live:?}");
+        strategy.close();
     }
+    assert!(!per_key_mailboxes().is_empty(), "no per-key mailbox strategy to contrast");
+    assert!(!hash_groups().is_empty(), "no hash-group strategy to contrast");
 }
 
 /// Behaviour 12 (second half): zero workers, window, throughput or groups is an error, not
@@ -91,7 +111,7 @@ fn random_sync_async_mix_over_200_keys_keeps_order_in_parallel() {
         f.submit_all(messages);
         f.assert_ordered("200 keys x 25 random sync/async messages");
         let peak = f.recorder.with_log(Log::peak_running);
-        if id == StrategyId::Inline {
+        if id.descriptor().runs_on_caller() {
             // The reference runs each message to completion inside `submit`.
             assert_eq!(peak, 1, "{id}: ran two messages at once with one submitter");
         } else {
@@ -127,7 +147,8 @@ fn one_key_keeps_order_across_fairness_requeues() {
 }
 
 /// Behaviour 10: 30 aggregate types x 200 messages on 2 workers: order holds, and handlers
-/// run on at most 2 threads in a shared pool (30 x 2 for the per-type pools).
+/// run on at most 2 threads in a shared pool (30 x 2 for a pool per type, the submitting
+/// one for a strategy that runs on the caller).
 #[test]
 fn thirty_aggregate_types_on_two_workers_keep_order_and_thread_budget() {
     let keys: Vec<Key> =
@@ -139,11 +160,7 @@ fn thirty_aggregate_types_on_two_workers_keep_order_and_thread_budget() {
             Sequencer::default().shuffled(&mut rng, &keys, 50, |rng| random_job(rng, 0.2, 10, 100));
         f.submit_all(messages);
         f.assert_ordered("30 aggregate types x 200 messages on 2 workers");
-        let budget = match id {
-            StrategyId::PerTypePool => 30 * 2,
-            StrategyId::Inline => 1,
-            _ => 2,
-        };
+        let budget = if id.descriptor().runs_on_caller() { 1 } else { expected_threads(id, 2, 30) };
         let threads = f.handler_threads().len();
         assert!(
             threads <= budget,
@@ -314,7 +331,8 @@ fn close_racing_submitters_runs_or_hands_back_every_message() {
 /// A forced close (1 worker, blocked on a gate; one key waiting on a pending step; more
 /// queued) discards every queued message, abandons the pending step, lets the running one
 /// finish, and accounts for every admitted message: ran + discarded + abandoned.
-/// `inline` is skipped: it queues nothing, each message runs inside its `submit`.
+/// Strategies that run on the caller (`inline`) are skipped: they queue nothing, each
+/// message runs inside its `submit`.
 #[test]
 fn force_close_discards_queued_messages_and_abandons_pending_steps() {
     for id in threaded() {
@@ -437,10 +455,10 @@ fn panicking_handlers_are_contained() {
         f.assert_contract("messages after the panics");
         assert_eq!(f.strategy().stats().failed, planned, "{id}: failures without a panic");
         let threads_after = f.strategy().threads_started();
-        let expected = if id == StrategyId::Inline { 0 } else { workers };
+        let expected = expected_threads(id, workers, 1);
         assert_eq!((threads_before, threads_after), (expected, expected), "{id}: threads started");
         let observed = f.handler_threads();
-        if id == StrategyId::Inline {
+        if id.descriptor().runs_on_caller() {
             assert_eq!(observed, HashSet::from([thread::current().id()]), "{id}: handler threads");
         } else {
             assert!(observed.len() <= workers, "{id}: handlers ran on {} threads", observed.len());
@@ -452,9 +470,10 @@ fn panicking_handlers_are_contained() {
 // ---------------------------------------------------------------------------------------
 // The admission window (behaviours 5, 6 and the shared-window stall)
 //
-// `inline` is skipped in this section: it runs every message to completion inside `submit`
-// on the submitting thread, so a message that waits blocks the submitter itself and the
-// window never holds more than one unfinished message per submitting thread.
+// The strategies that run on the caller (`inline`) are skipped in this section: they run
+// every message to completion inside `submit` on the submitting thread, so a message that
+// waits blocks the submitter itself and the window never holds more than one unfinished
+// message per submitting thread.
 // ---------------------------------------------------------------------------------------
 
 /// Behaviour 5: window 8: exactly 8 messages are admitted and started before any finishes;
@@ -581,9 +600,10 @@ fn hot_backlog_then_others(hot: Key, held: usize) -> Vec<Message> {
 // ---------------------------------------------------------------------------------------
 
 /// Behaviour 2: every shared-pool strategy starts exactly `workers` threads whatever the
-/// number of aggregate types; `per-type-pool` starts a pool per type, lazily (types x
-/// workers); `inline` starts none and runs handlers on the submitter. Handlers run only on
-/// the strategy's threads, never on the submitting one.
+/// number of aggregate types; a pool-per-type strategy (`per-type-pool`) starts a pool per
+/// type, lazily (types x workers); one that runs on the caller (`inline`) starts none and
+/// runs handlers on the submitter. Otherwise handlers run only on the strategy's threads,
+/// never on the submitting one.
 #[test]
 fn thread_counts_follow_each_design() {
     let workers = 3;
@@ -596,7 +616,7 @@ fn thread_counts_follow_each_design() {
             );
             f.drain();
         };
-        if id == StrategyId::PerTypePool {
+        if id.descriptor().threads == Threads::PoolPerType {
             assert_eq!(
                 f.strategy().threads_started(),
                 0,
@@ -606,11 +626,7 @@ fn thread_counts_follow_each_design() {
             assert_eq!(f.strategy().threads_started(), workers, "{id}: one type, one pool");
         }
         (0..30).for_each(&mut run_type);
-        let expected = match id {
-            StrategyId::PerTypePool => 30 * workers,
-            StrategyId::Inline => 0,
-            _ => workers,
-        };
+        let expected = expected_threads(id, workers, 30);
         assert_eq!(
             f.strategy().threads_started(),
             expected,
@@ -619,7 +635,7 @@ fn thread_counts_follow_each_design() {
         f.assert_contract("30 aggregate types");
         let observed = f.handler_threads();
         let me = thread::current().id();
-        if id == StrategyId::Inline {
+        if id.descriptor().runs_on_caller() {
             assert_eq!(observed, HashSet::from([me]), "{id}: handlers must run on the submitter");
         } else {
             assert!(!observed.contains(&me), "{id}: a handler ran on the submitting thread");
@@ -643,7 +659,7 @@ fn thread_counts_follow_each_design() {
 /// hash-group designs block the waiting key's group by design (see the contrast test).
 #[test]
 fn a_pending_key_does_not_delay_50_other_keys() {
-    for id in PER_KEY_MAILBOXES {
+    for id in per_key_mailboxes() {
         let f = Fixture::new(id, config(2));
         let mut seq = Sequencer::default();
         let stuck = key(1_000);
@@ -680,7 +696,7 @@ fn a_pending_key_does_not_delay_50_other_keys() {
 #[test]
 fn a_retrying_key_does_not_delay_19_other_keys_on_one_worker() {
     // The strategies run side by side: the check mostly waits for the backoff (1.4 s).
-    check_concurrently(PER_KEY_MAILBOXES, |id| {
+    check_concurrently(per_key_mailboxes(), |id| {
         let f = Fixture::new(id, config(1));
         let mut seq = Sequencer::default();
         let retrying = key(1_000);
@@ -706,7 +722,7 @@ fn a_retrying_key_does_not_delay_19_other_keys_on_one_worker() {
 #[test]
 fn a_waiting_key_blocks_its_group_only_in_hash_group_strategies() {
     let config = StrategyConfig { groups_per_worker: 1, ..config(1) };
-    for id in HASH_GROUPS.into_iter().chain(PER_KEY_MAILBOXES) {
+    for id in hash_groups().into_iter().chain(per_key_mailboxes()) {
         let f = Fixture::new(id, config);
         let mut seq = Sequencer::default();
         let waiting = key(0);
@@ -716,7 +732,7 @@ fn a_waiting_key_blocks_its_group_only_in_hash_group_strategies() {
         for _ in 0..3 {
             f.submit_all((1..=10).map(|k| seq.next(key(k), Job::Noop)));
         }
-        if HASH_GROUPS.contains(&id) {
+        if id.descriptor().family == Family::HashGroups {
             thread::sleep(GRACE);
             let started = f.recorder.with_log(|log| log.started_where(bystander));
             assert_eq!(started, 0, "{id}: a key of the waiting key's group ran during the wait");

@@ -39,15 +39,6 @@ fn force_close_within_limit(f: &Fixture) -> ForcedClose {
     within(&format!("{}: force_close", f.id), FORCE_CLOSE_LIMIT, move || strategy.force_close())
 }
 
-/// The threads a strategy starts for `types` aggregate types.
-fn expected_threads(id: StrategyId, workers: usize, types: usize) -> usize {
-    match id {
-        StrategyId::PerTypePool => workers * types,
-        StrategyId::Inline => 0,
-        _ => workers,
-    }
-}
-
 // ---------------------------------------------------------------------------------------
 // Handlers that panic
 // ---------------------------------------------------------------------------------------
@@ -126,7 +117,7 @@ fn panics_anywhere_in_a_key_stream_are_contained() {
         assert_eq!((ledger.discarded, ledger.abandoned), (0, 0), "{id}: nothing was closed");
         f.assert_mailboxes_retired("after the panics");
         assert_eq!(f.strategy().threads_started(), threads_before, "{id}: a thread was added");
-        if id != StrategyId::Inline {
+        if !id.descriptor().runs_on_caller() {
             let observed = f.handler_threads().len();
             assert_eq!(observed, workers, "{id}: handlers ran on {observed} threads");
         }
@@ -213,8 +204,9 @@ fn check_force_close_with_stuck_steps(id: StrategyId, stuck_job: Job) {
 }
 
 /// `force_close` with steps that wait for a wake that never comes (their futures hold a
-/// waker nobody calls before the close). `inline` is checked on its own below: it queues
-/// nothing, and its stuck steps hold the submitting threads.
+/// waker nobody calls before the close). The strategies that run on the caller (`inline`)
+/// are checked on their own below: they queue nothing, and their stuck steps hold the
+/// submitting threads.
 #[test]
 fn force_close_returns_with_steps_that_are_never_woken() {
     check_concurrently(threaded(), |id| {
@@ -251,40 +243,46 @@ fn force_close_abandons_a_lone_self_waking_step() {
     });
 }
 
-/// `inline` runs each message inside its `submit`, so a step that never completes holds
-/// the submitting thread itself: a forced close (from another thread) abandons each such
-/// step, whether it is never woken or wakes itself for ever, and each `submit` returns
-/// `Ok` (the message was admitted, then abandoned).
+/// A strategy that runs on the caller (`inline`) runs each message inside its `submit`, so
+/// a step that never completes holds the submitting thread itself: a forced close (from
+/// another thread) abandons each such step, whether it is never woken or wakes itself for
+/// ever, and each `submit` returns `Ok` (the message was admitted, then abandoned).
 #[test]
-fn force_close_frees_inline_submitters_stuck_on_steps_that_never_complete() {
-    let f = Arc::new(Fixture::new(StrategyId::Inline, config(1)));
-    let jobs = [pend_on_gate(NEVER), pend_on_gate(NEVER), yield_forever()];
-    let submitters: Vec<_> = jobs
-        .into_iter()
-        .zip(0..)
-        .map(|(job, k)| {
-            let f = Arc::clone(&f);
-            let message = Sequencer::default().next(key(k), job);
-            thread::spawn(move || f.try_submit(message))
-        })
-        .collect();
-    f.wait_started(jobs.len());
-    let forced = force_close_within_limit(&f);
-    assert_eq!(forced, ForcedClose { discarded: 0, abandoned: jobs.len() as u64 });
-    for submitter in submitters {
-        let result = within("a stuck inline submit", PATIENCE, move || submitter.join());
-        assert!(matches!(result, Ok(Ok(()))), "the stuck message was admitted: {result:?}");
-    }
-    let ledger = f.ledger();
-    ledger.assert_balanced("inline: forced close of stuck submitters");
-    assert_eq!((ledger.completed, ledger.abandoned), (0, jobs.len() as u64));
+fn force_close_frees_submitters_stuck_inside_submit_on_steps_that_never_complete() {
+    check_concurrently(on_caller(), |id| {
+        let f = Arc::new(Fixture::new(id, config(1)));
+        let jobs = [pend_on_gate(NEVER), pend_on_gate(NEVER), yield_forever()];
+        let submitters: Vec<_> = jobs
+            .into_iter()
+            .zip(0..)
+            .map(|(job, k)| {
+                let f = Arc::clone(&f);
+                let message = Sequencer::default().next(key(k), job);
+                thread::spawn(move || f.try_submit(message))
+            })
+            .collect();
+        f.wait_started(jobs.len());
+        let forced = force_close_within_limit(&f);
+        assert_eq!(forced, ForcedClose { discarded: 0, abandoned: jobs.len() as u64 }, "{id}");
+        for submitter in submitters {
+            let result =
+                within(&format!("{id}: a stuck submit"), PATIENCE, move || submitter.join());
+            assert!(
+                matches!(result, Ok(Ok(()))),
+                "{id}: the stuck message was admitted: {result:?}"
+            );
+        }
+        let ledger = f.ledger();
+        ledger.assert_balanced(&format!("{id}: forced close of stuck submitters"));
+        assert_eq!((ledger.completed, ledger.abandoned), (0, jobs.len() as u64), "{id}");
+    });
 }
 
 /// `Stats::live_mailboxes` is zero as soon as `drain` returns: a runner returns the window
 /// credits of a turn's messages only after it retired the emptied mailbox.
 #[test]
 fn live_mailboxes_is_zero_as_soon_as_drain_returns() {
-    check_concurrently(PER_KEY_MAILBOXES, |id| {
+    check_concurrently(per_key_mailboxes(), |id| {
         let f = Fixture::new(id, config(2));
         let mut seq = Sequencer::default();
         for round in 0..20_000u64 {
@@ -300,7 +298,7 @@ fn live_mailboxes_is_zero_as_soon_as_drain_returns() {
 /// unfinished message left, so its mailbox is retired like any other.
 #[test]
 fn force_close_leaves_no_mailbox_behind() {
-    check_concurrently(PER_KEY_MAILBOXES, |id| {
+    check_concurrently(per_key_mailboxes(), |id| {
         let f = Fixture::new(id, config(2));
         let (stuck, free) = stuck_behind_and_free(&f, pend_on_gate(NEVER));
         f.wait_until("the free keys to finish and the stuck steps to start", |log| {
@@ -339,8 +337,8 @@ fn a_closed_strategy_hands_back_every_later_message() {
             f.submit_all((0..40).map(|i| seq.next(key(i % 8), Job::Wait { ns: 20_000 })));
             match close {
                 Close::Graceful => f.close(),
-                Close::Forced if id == StrategyId::Inline => {
-                    // Every inline message ran inside its submit: nothing is left to abandon.
+                Close::Forced if id.descriptor().runs_on_caller() => {
+                    // Every message ran inside its submit: nothing is left to abandon.
                     assert_eq!(f.force_close(), ForcedClose::default(), "{id}");
                 }
                 Close::Forced => {
@@ -394,7 +392,8 @@ fn a_closed_strategy_hands_back_every_later_message() {
 /// messages back as soon as a close begins, without waiting for the window to drain: a
 /// graceful close then waits for the 4 admitted messages to finish and a forced one
 /// abandons them. Each window-filling message is submitted from its own thread, so this
-/// holds for `inline` too (its submitter runs the message and waits inside `submit`).
+/// holds for a strategy that runs on the caller too (`inline`: its submitter runs the
+/// message and waits inside `submit`).
 #[test]
 fn a_close_hands_back_submitters_blocked_on_a_full_window_at_once() {
     const WINDOW: usize = 4;
@@ -520,7 +519,7 @@ fn extreme_settings_keep_order_and_finish_everything() {
             f.assert_mailboxes_retired(setting);
             let expected = expected_threads(id, config.workers, 2);
             assert_eq!(f.strategy().threads_started(), expected, "{id}: {setting}: threads");
-            if id != StrategyId::Inline {
+            if !id.descriptor().runs_on_caller() {
                 let observed = f.handler_threads().len();
                 assert!(observed <= expected, "{id}: {setting}: handlers on {observed} threads");
             }
@@ -536,7 +535,8 @@ fn extreme_settings_keep_order_and_finish_everything() {
 /// a window of 2, key A's second message blocks until a third message (key B) has been
 /// admitted, which needs the credit of A's first. A runner that held the credits of a
 /// turn's finished messages until the turn ended would stall admission (here until the
-/// handler gives up). Not `inline`, which runs each message inside `submit`.
+/// handler gives up). Not the strategies that run on the caller (`inline`), which run each
+/// message inside `submit`.
 #[test]
 fn a_finished_message_returns_its_credit_before_the_next_of_its_key_ends() {
     use std::sync::atomic::{AtomicBool, Ordering};
@@ -657,12 +657,12 @@ mod steps_that_panic_when_dropped {
     }
 
     fn expected_mailboxes(id: StrategyId) -> Option<usize> {
-        PER_KEY_MAILBOXES.contains(&id).then_some(0)
+        has_mailboxes(id).then_some(0)
     }
 
     #[test]
     fn a_step_that_panics_when_dropped_after_it_ended_is_contained() {
-        check_concurrently(StrategyId::ALL.iter().copied(), |id| {
+        check_concurrently(all(), |id| {
             let handler = Arc::new(Handled::default());
             let strategy = build(id, &handler);
             let mut sequencer = Sequencer::default();

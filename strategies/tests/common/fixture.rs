@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use strategies::{ForcedClose, Message, Strategy, StrategyConfig, StrategyId, SubmitError};
 
-use super::classes::PER_KEY_MAILBOXES;
+use super::classes::has_mailboxes;
 use super::concurrent::within;
 use super::gates::Gates;
 use super::handler::{quiet_planned_panics, TestHandler};
@@ -291,7 +291,7 @@ impl Fixture {
     /// it returns the window credits those calls wait for.
     #[track_caller]
     pub fn assert_mailboxes_retired(&self, context: &str) {
-        let expected = PER_KEY_MAILBOXES.contains(&self.id).then_some(0);
+        let expected = has_mailboxes(self.id).then_some(0);
         let live = self.strategy().stats().live_mailboxes;
         assert_eq!(live, expected, "{}: {context}: live mailboxes", self.id);
     }

@@ -23,6 +23,26 @@
 //! Timing rule: tests wait for events with [`PATIENCE`] (generous, for a loaded 2-core
 //! machine); sleeps ([`GRACE`]) only give a wrong implementation the chance to misbehave.
 //!
+//! Why a recorder and a timer of their own, not the harness's (`harness/src/measure/`): the
+//! dependency goes one way, harness -> strategies, and the conformance suite must run with
+//! nothing but the contract of `strategies/src/lib.rs`, so that a strategy passes or fails
+//! on what it promises, not on the benchmark machinery, and can be tested without it. The
+//! two recorders also check order differently. The harness's recorder is built to measure:
+//! lock-free slots sized in advance from a generated workload, one counter per fault kind,
+//! and each fault counted once as its own kind: an order violation is a first start below
+//! the highest `seq` its key has already started, so a lost message counts only as lost, a
+//! repeat only as a duplicate, and swapping messages `i < j` of a key counts `j - i`
+//! violations. This one is built to diagnose: a locked log of every run (thread, start and
+//! end instants, position among all starts) for any key and `seq`, checked more strictly:
+//! every start must carry exactly the `seq` after the previous start of its key (0 first),
+//! so a skipped `seq` or a repeat is an order violation the moment it starts, besides the
+//! loss or duplicate the report finds, and a swap is counted once per break in the key's
+//! sequence of starts (two to four), each with a message naming the key and both `seq`s.
+//! Overlaps are counted from the key's started and unended runs (the harness keeps one
+//! running flag per key, which the first of two overlapping ends clears), and
+//! [`Recorder::report`] also finds messages that ran after being handed back or were never
+//! submitted.
+//!
 //! Layout: `classes.rs` (which strategies a test applies to), `messages.rs` (keys, message
 //! streams and the jobs the handler understands), `recorder.rs`, `gates.rs` and `timer.rs`
 //! (what pending steps wait on), `handler.rs`, `fixture.rs`, `ledger.rs`, and
