@@ -23,8 +23,8 @@ use std::time::Duration;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode};
 use harness::measure::handler::BenchHandler;
 use harness::measure::recorder::{Clock, Recorder};
-use harness::workload::{self, ScenarioId, Sizes, Workload};
 use harness::measure::timer::Timer;
+use harness::workload::{self, ScenarioId, Sizes, Workload};
 use strategies::{StrategyConfig, StrategyId};
 
 /// The suite's default seed: every run of the bench offers the same messages.

@@ -22,8 +22,8 @@ use criterion::{
 };
 use harness::measure::handler::BenchHandler;
 use harness::measure::recorder::{Clock, Recorder};
-use harness::workload::{self, ScenarioId, Sizes, Workload};
 use harness::measure::timer::Timer;
+use harness::workload::{self, ScenarioId, Sizes, Workload};
 use strategies::{StrategyConfig, StrategyId};
 
 /// The suite's default seed: every run of the bench offers the same messages.

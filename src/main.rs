@@ -1,14 +1,28 @@
 //! `keyed-bench`: the command line over the `harness` library.
+//!
+//! Each subcommand turns its arguments into a validated config (`harness::cli`), calls the
+//! library and returns what to print, or why it could not. [`finish`] is the one place that
+//! prints a result and maps it to an exit status: 0 done, 1 a failed verdict or run, 2 bad
+//! input.
 
 use std::process::ExitCode;
 
+use anyhow::Error;
 use clap::{Parser, Subcommand};
-use harness::cli::RunArgs;
-use harness::report::export::ExportFormat;
-use harness::gate::GateArgs;
-use harness::report::html::{plot_and_report, PlotArgs, PlotConfig};
-use harness::soak::{run_soak, SoakArgs, SoakConfig};
-use harness::suite::{run_suite, RunConfig};
+use harness::cli::export::ExportArgs;
+use harness::cli::gate::GateArgs;
+use harness::cli::list::{list, ListArgs};
+use harness::cli::plot::PlotArgs;
+use harness::cli::run::{Progress, RunArgs};
+use harness::cli::soak::SoakArgs;
+use harness::config::RunConfig;
+use harness::gate::{run_gate, GateConfig};
+use harness::report::export::{export, ExportConfig};
+use harness::report::html::{plot_and_report, PlotConfig};
+use harness::results::fs::write_atomically;
+use harness::results::Results;
+use harness::soak::{run_soak, SoakConfig};
+use harness::suite::{remeasure, run_suite, SuiteError};
 
 /// Benchmark suite for executors of per-aggregate ordered messages.
 ///
@@ -26,7 +40,7 @@ enum Command {
     /// Run scenarios against strategies; write results.json, summary.md, histograms.
     Run(Box<RunArgs>),
     /// List every strategy and scenario, with descriptions and default sizes.
-    List,
+    List(ListArgs),
     /// Draw the charts (PNG and SVG) of a results file and write report.html.
     Plot(PlotArgs),
     /// Judge a results file against the rules of gates.toml: exit 0 if every rule holds,
@@ -40,161 +54,140 @@ enum Command {
     Soak(SoakArgs),
 }
 
-/// Flags of `keyed-bench export`.
-#[derive(Debug, clap::Args)]
-struct ExportArgs {
-    /// The results file.
-    #[arg(long)]
-    results: std::path::PathBuf,
-    /// `bmf` (Bencher Metric Format) or `gab` (github-action-benchmark, bigger is better).
-    #[arg(long, value_enum)]
-    format: ExportFormat,
-    /// Write to this file (whole or not at all) instead of standard output.
-    #[arg(long, value_name = "FILE")]
-    out: Option<std::path::PathBuf>,
+/// What a command that ran to its end has to say.
+struct Done {
+    /// For standard output (a report, a table).
+    stdout: String,
+    /// For standard error, after it (what was written, what was skipped).
+    notes: Vec<String>,
+    /// Whether its verdict is a pass (exit 0) or a failure (exit 1).
+    pass: bool,
+}
+
+impl Done {
+    fn passed(stdout: String) -> Self {
+        Self { stdout, notes: Vec::new(), pass: true }
+    }
+}
+
+/// Why a command stopped.
+enum Stop {
+    /// Bad input: flags, files, an output that cannot be written (exit 2).
+    BadInput(Error),
+    /// The command failed while running (exit 1).
+    Failed(Error),
+}
+
+fn bad_input(error: impl Into<Error>) -> Stop {
+    Stop::BadInput(error.into())
 }
 
 /// Exit status for bad input (flags, files).
 const BAD_INPUT: u8 = 2;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    match cli.command {
-        Some(Command::List) => emit(&format!(
-            "{}\n{}",
-            harness::report::catalog::strategies_table(),
-            harness::report::catalog::scenarios_table()
-        ))
-        .map_or_else(|status| status, |()| ExitCode::SUCCESS),
-        Some(Command::Run(args)) => run(*args),
-        Some(Command::Plot(args)) => plot(args),
-        Some(Command::Gate(args)) => gate(&args),
-        Some(Command::Export(args)) => export(&args),
-        Some(Command::Soak(args)) => soak(args),
-        None => run(RunArgs::defaults()),
-    }
+    let command = Cli::parse().command.unwrap_or_else(|| Command::Run(Box::default()));
+    finish(match command {
+        Command::Run(args) => run(*args),
+        Command::List(args) => Ok(Done::passed(list(&args))),
+        Command::Plot(args) => plot(args),
+        Command::Gate(args) => gate(args),
+        Command::Export(args) => export_results(args),
+        Command::Soak(args) => soak(args),
+    })
 }
 
-fn run(args: RunArgs) -> ExitCode {
+fn run(args: RunArgs) -> Result<Done, Stop> {
     let command = std::env::args().collect::<Vec<_>>().join(" ");
-    let config = match RunConfig::try_from((args, command)) {
-        Ok(config) => config,
-        Err(error) => {
-            eprintln!("keyed-bench: {error}");
+    let config = RunConfig::try_from((args, command)).map_err(bad_input)?;
+    let (_, summary) =
+        run_suite(&config, &mut Progress::default()).map_err(|error| match error {
+            SuiteError::Write { .. } => bad_input(error),
+            error => Stop::Failed(error.into()),
+        })?;
+    let wrote = format!("wrote {}", config.out.join("results.json").display());
+    Ok(Done { stdout: format!("{summary}\n"), notes: vec![wrote], pass: true })
+}
+
+fn plot(args: PlotArgs) -> Result<Done, Stop> {
+    let config = PlotConfig::try_from(args).map_err(bad_input)?;
+    let outcome = plot_and_report(&config).map_err(|error| {
+        if error.is_bad_input() {
+            bad_input(error)
+        } else {
+            Stop::Failed(error.into())
+        }
+    })?;
+    let mut notes: Vec<String> =
+        outcome.skipped.iter().map(|note| format!("note: {note}")).collect();
+    notes.push(format!(
+        "wrote {} chart files to {} and {}",
+        outcome.files.len(),
+        config.out.display(),
+        outcome.report.display()
+    ));
+    Ok(Done { stdout: String::new(), notes, pass: true })
+}
+
+fn gate(args: GateArgs) -> Result<Done, Stop> {
+    let config = GateConfig::try_from(args).map_err(bad_input)?;
+    let outcome = run_gate(
+        &config,
+        &mut |recorded, results, scenario, param, strategies| {
+            remeasure(recorded, &results.meta, scenario, param, strategies)
+                .map_err(|error| format!("{:#}", Error::from(error)))
+        },
+        &mut |line| eprintln!("gate: {line}"),
+    )
+    .map_err(bad_input)?;
+    Ok(Done { stdout: outcome.report, notes: Vec::new(), pass: outcome.pass })
+}
+
+fn export_results(args: ExportArgs) -> Result<Done, Stop> {
+    let config = ExportConfig::try_from(args).map_err(bad_input)?;
+    let results = Results::read(&config.results).map_err(bad_input)?;
+    let text = export(&results, config.format);
+    let Some(out) = &config.out else { return Ok(Done::passed(text)) };
+    write_atomically(out, text.as_bytes()).map_err(|error| {
+        bad_input(Error::from(error).context(format!("cannot write --out {}", out.display())))
+    })?;
+    Ok(Done::passed(String::new()))
+}
+
+fn soak(args: SoakArgs) -> Result<Done, Stop> {
+    let config = SoakConfig::try_from(args).map_err(bad_input)?;
+    let outcome = run_soak(&config, &mut |line| eprintln!("{line}")).map_err(bad_input)?;
+    Ok(Done { stdout: outcome.render(), notes: Vec::new(), pass: outcome.passed() })
+}
+
+/// Prints what a command ended with and gives its exit status. The verdict decides the
+/// status even when nobody reads the report (`| true`); a reader that stopped reading
+/// (`| head`) ends the command quietly; any other failure to print (a full disk) is bad
+/// output, status 2.
+fn finish(result: Result<Done, Stop>) -> ExitCode {
+    let done = match result {
+        Ok(done) => done,
+        Err(Stop::BadInput(error)) => {
+            eprintln!("keyed-bench: {error:#}");
             return ExitCode::from(BAD_INPUT);
         }
-    };
-    match run_suite(&config) {
-        Ok((_, summary)) => {
-            if let Err(status) = emit(&format!("{summary}\n")) {
-                return status;
-            }
-            eprintln!("wrote {}", config.out.join("results.json").display());
-            ExitCode::SUCCESS
-        }
-        Err(error @ harness::suite::SuiteError::Write { .. }) => {
-            eprintln!("keyed-bench: {:#}", anyhow::Error::from(error));
-            ExitCode::from(BAD_INPUT)
-        }
-        Err(error) => {
-            eprintln!("keyed-bench: {:#}", anyhow::Error::from(error));
-            ExitCode::FAILURE
-        }
-    }
-}
-
-fn plot(args: PlotArgs) -> ExitCode {
-    let config = match PlotConfig::try_from(args) {
-        Ok(config) => config,
-        Err(error) => {
-            eprintln!("keyed-bench: {error}");
-            return ExitCode::from(BAD_INPUT);
+        Err(Stop::Failed(error)) => {
+            eprintln!("keyed-bench: {error:#}");
+            return ExitCode::FAILURE;
         }
     };
-    match plot_and_report(&config) {
-        Ok(outcome) => {
-            for skipped in &outcome.skipped {
-                eprintln!("note: {skipped}");
-            }
-            eprintln!(
-                "wrote {} chart files to {} and {}",
-                outcome.files.len(),
-                config.out.display(),
-                outcome.report.display()
-            );
-            ExitCode::SUCCESS
-        }
-        Err(error) => {
-            let bad_input = error.is_bad_input();
-            eprintln!("keyed-bench: {:#}", anyhow::Error::from(error));
-            ExitCode::from(if bad_input { BAD_INPUT } else { 1 })
-        }
+    let printed = emit(&done.stdout);
+    for note in &done.notes {
+        eprintln!("{note}");
+    }
+    match (done.pass, printed) {
+        (false, _) => ExitCode::FAILURE,
+        (true, Ok(())) => ExitCode::SUCCESS,
+        (true, Err(status)) => status,
     }
 }
 
-fn gate(args: &GateArgs) -> ExitCode {
-    match harness::gate::run_gate(args) {
-        Ok(outcome) => {
-            let written = emit(&outcome.report);
-            if !outcome.pass {
-                return ExitCode::FAILURE; // the verdict, even when nobody reads the report
-            }
-            written.err().unwrap_or(ExitCode::SUCCESS)
-        }
-        Err(error) => {
-            eprintln!("keyed-bench: {error}");
-            ExitCode::from(BAD_INPUT)
-        }
-    }
-}
-
-fn export(args: &ExportArgs) -> ExitCode {
-    match harness::results::Results::read(&args.results) {
-        Ok(results) => {
-            let text = harness::report::export::export(&results, args.format);
-            let Some(out) = &args.out else {
-                return emit(&text).map_or_else(|status| status, |()| ExitCode::SUCCESS);
-            };
-            match harness::results::write_atomically(out, text.as_bytes()) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(error) => {
-                    eprintln!("keyed-bench: cannot write --out {}: {error}", out.display());
-                    ExitCode::from(BAD_INPUT)
-                }
-            }
-        }
-        Err(error) => {
-            eprintln!("keyed-bench: {error}");
-            ExitCode::from(BAD_INPUT)
-        }
-    }
-}
-
-fn soak(args: SoakArgs) -> ExitCode {
-    let config = match SoakConfig::try_from(args) {
-        Ok(config) => config,
-        Err(error) => {
-            eprintln!("keyed-bench: {error}");
-            return ExitCode::from(BAD_INPUT);
-        }
-    };
-    match run_soak(&config, &mut |line| eprintln!("{line}")) {
-        Ok(outcome) => {
-            let written = emit(&outcome.render());
-            if !outcome.passed() {
-                return ExitCode::FAILURE; // the verdict, even when nobody reads the table
-            }
-            written.err().unwrap_or(ExitCode::SUCCESS)
-        }
-        Err(error) => {
-            eprintln!("keyed-bench: {:#}", anyhow::Error::from(error));
-            ExitCode::from(BAD_INPUT)
-        }
-    }
-}
-
-/// Prints `text` on standard output. A reader that stopped reading (`| head`) ends the
-/// command quietly; any other failure (a full disk) is reported as bad output, status 2.
+/// Prints `text` on standard output; `Err` holds the status a failure to print gives.
 fn emit(text: &str) -> Result<(), ExitCode> {
     use std::io::Write as _;
     let mut stdout = std::io::stdout().lock();

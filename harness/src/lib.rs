@@ -2,17 +2,26 @@
 //!
 //! Data flows one way: workload -> runner -> strategy -> handler records -> metrics ->
 //! results -> reports. Reporters never time anything; timing code never formats output.
-//! This crate depends on `strategies`; never the reverse.
+//! This crate depends on `strategies`; never the reverse. The modules, in pipeline order
+//! (each one uses only those listed before it):
 
-pub mod workload;
-
-pub mod measure;
-
-pub mod results;
-
-pub mod report;
-
+/// The command line: one file per subcommand, clap arguments into validated configs.
 pub mod cli;
+/// The validated settings of a suite run, from flags or from a results file.
+pub mod config;
+/// `keyed-bench gate`: rules evaluated on one run's results.
 pub mod gate;
+/// What a setting may be: flag ranges, limits, checks and their typed error.
+pub mod limits;
+/// One workload offered to one strategy: the runner, the handler, the recorder, the timer.
+pub mod measure;
+/// What reads results: the summary, the charts, the HTML report, exports, `list`.
+pub mod report;
+/// `results.json`: the schema, the metrics computed from raw samples, the files of a run.
+pub mod results;
+/// `keyed-bench soak`: a million keys churned and a mixed load held over time.
 pub mod soak;
+/// The suite: every selected cell measured in turn, then the files written.
 pub mod suite;
+/// The scenarios, their sizes (each declared once) and the seeded messages of every cell.
+pub mod workload;

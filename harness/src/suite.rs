@@ -1,50 +1,48 @@
 //! The suite: every selected (scenario, param) x strategy cell, measured in turn, then
 //! `results.json`, `summary.md` and the histograms written to the output folder.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Instant;
 
-use indicatif::{ProgressBar, ProgressStyle};
-use strategies::{Job, Key, Message, Outcome, Strategy, StrategyConfig, StrategyId};
+use strategies::StrategyId;
 
-use crate::measure::handler::BenchHandler;
-use crate::measure::recorder::{Clock, Recorder};
-use crate::results::{hgrm, write_atomically, Meta, Results, RunResult, Skipped, SCHEMA};
-use crate::measure::runner::{measure, Instruments, RunError};
-use crate::workload::{generate, ScenarioId, Sizes, Workload};
-use crate::report::summary::render_summary;
+use crate::config::RunConfig;
+use crate::measure::runner::{
+    measure, recorder_overhead_ns, saturation_per_s, Instruments, RunError,
+};
 use crate::measure::system;
+use crate::report::summary::render_summary;
+use crate::results::fs::{hgrm, write_atomically};
+use crate::results::metrics::run_result;
+use crate::results::{Meta, Results, RunResult, Skipped, SCHEMA};
+use crate::workload::reference::parallel_consumer_sizes;
+use crate::workload::{generate, ScenarioId, Sizes, Workload};
 
-/// Messages of the no-op runs that measure the recorder's own cost.
-const OVERHEAD_MESSAGES: u64 = 200_000;
-/// Runs of each no-op measurement; the fastest counts.
-const OVERHEAD_RUNS: usize = 3;
 /// Messages of the `inline` run that measures saturation for `open-loop`.
 const SATURATION_MESSAGES: usize = 50_000;
 
-/// A validated run of the suite.
-#[derive(Clone, Debug)]
-pub struct RunConfig {
-    /// Scenarios, in presentation order.
-    pub scenarios: Vec<ScenarioId>,
-    /// Strategies, in presentation order.
-    pub strategies: Vec<StrategyId>,
-    /// Workers, window, throughput, groups.
-    pub strategy: StrategyConfig,
-    /// Measured repetitions per cell.
-    pub repeat: usize,
-    /// Whether `--quick` sizes are in use (recorded in the results).
-    pub quick: bool,
-    /// Workload seed.
-    pub seed: u64,
-    /// Output folder.
-    pub out: PathBuf,
-    /// Workload sizes.
-    pub sizes: Sizes,
-    /// The command line, for the results' meta.
-    pub command: String,
+/// Hears how a suite run goes, to show it (a progress bar, log lines); the suite itself
+/// prints nothing.
+pub trait Observer {
+    /// The run will measure `cells` cells (skipped ones included).
+    fn planned(&mut self, _cells: usize) {}
+    /// Something worth a line that is not a cell (a calibration starting).
+    fn note(&mut self, line: &str);
+    /// A cell starts.
+    fn starting(&mut self, _cell: &str) {}
+    /// A cell finished (or was skipped), with a one-line outcome.
+    fn finished(&mut self, cell: &str, outcome: &str);
+    /// Every cell is done.
+    fn done(&mut self) {}
+}
+
+/// An observer that shows nothing.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Quiet;
+
+impl Observer for Quiet {
+    fn note(&mut self, _line: &str) {}
+    fn finished(&mut self, _cell: &str, _outcome: &str) {}
 }
 
 /// Why the suite stopped.
@@ -63,13 +61,10 @@ pub enum SuiteError {
     },
 }
 
-/// Why `inline` does not run a scenario, if it does not.
+/// Why a strategy does not run a scenario, if it does not: a strategy that runs handlers on
+/// the submitting thread would run every wait one after another.
 fn skip_reason(scenario: ScenarioId, strategy: StrategyId) -> Option<&'static str> {
-    let waits = matches!(
-        scenario,
-        ScenarioId::ConflictBackoff | ScenarioId::HotBacklog | ScenarioId::AsyncIo
-    );
-    (strategy == StrategyId::Inline && waits).then_some(
+    (strategy.descriptor().runs_on_caller() && scenario.handlers_wait()).then_some(
         "inline runs every wait on the submitting thread, one after another: \
          not a contender where handlers wait",
     )
@@ -105,60 +100,12 @@ pub fn prepare_output(out: &std::path::Path) -> Result<(), SuiteError> {
         .map_err(|source| SuiteError::Write { path: out.display().to_string(), source })
 }
 
-/// Reports progress: a bar on a terminal, plain lines otherwise.
-struct Progress {
-    bar: Option<ProgressBar>,
-    total: usize,
-    done: usize,
-}
-
-impl Progress {
-    fn new(total: usize) -> Self {
-        let bar = std::io::stderr().is_terminal().then(|| {
-            let bar = ProgressBar::new(total as u64);
-            bar.set_style(
-                ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}")
-                    .expect("valid progress template")
-                    .progress_chars("=> "),
-            );
-            bar
-        });
-        Self { bar, total, done: 0 }
-    }
-
-    fn starting(&self, what: &str) {
-        if let Some(bar) = &self.bar {
-            bar.set_message(what.to_owned());
-        }
-    }
-
-    fn finished(&mut self, what: &str, outcome: &str) {
-        self.done += 1;
-        match &self.bar {
-            Some(bar) => {
-                bar.inc(1);
-                bar.println(format!("{what}: {outcome}"));
-            }
-            None => eprintln!("[{:>3}/{}] {what}: {outcome}", self.done, self.total),
-        }
-    }
-
-    fn note(&self, line: &str) {
-        match &self.bar {
-            Some(bar) => bar.println(line),
-            None => eprintln!("{line}"),
-        }
-    }
-
-    fn finish(&self) {
-        if let Some(bar) = &self.bar {
-            bar.finish_and_clear();
-        }
-    }
-}
-
-/// Runs the suite and writes its outputs. Returns the results and the summary text.
-pub fn run_suite(config: &RunConfig) -> Result<(Results, String), SuiteError> {
+/// Runs the suite and writes its outputs, telling `progress` how it goes. Returns the
+/// results and the summary text.
+pub fn run_suite(
+    config: &RunConfig,
+    progress: &mut dyn Observer,
+) -> Result<(Results, String), SuiteError> {
     prepare_output(&config.out)?;
     let suite_started = Instant::now();
     let created = now_rfc3339();
@@ -176,20 +123,26 @@ pub fn run_suite(config: &RunConfig) -> Result<(Results, String), SuiteError> {
     let cells: usize = config
         .scenarios
         .iter()
-        .map(|&scenario| params_of(scenario, &config.sizes) * config.strategies.len())
+        .map(|&scenario| scenario.params(&config.sizes) * config.strategies.len())
         .sum();
-    let mut progress = Progress::new(cells);
+    progress.planned(cells);
 
     progress.note("measuring the recorder's own cost (inline, no-op handler)");
     let recorder_overhead_ns = Some(recorder_overhead_ns(&instruments));
     let saturation_per_s = if config.scenarios.contains(&ScenarioId::OpenLoop) {
         progress.note("measuring saturation (inline on uniform) for open-loop loads");
-        Some(saturation(config, &instruments)?)
+        let sizes = Sizes {
+            messages: config.sizes.messages.min(SATURATION_MESSAGES),
+            ..config.sizes.clone()
+        };
+        let workload = generate(ScenarioId::Uniform, &sizes, config.seed, 1.0).remove(0);
+        let workers = saturation_workers(config);
+        Some(saturation_per_s(&workload, config.strategy, workers, &instruments)?)
     } else {
         None
     };
     if config.scenarios.contains(&ScenarioId::AsyncIo)
-        && config.sizes.async_keys != Sizes::published_async_io().1
+        && config.sizes.async_keys != parallel_consumer_sizes().1
     {
         notes.push(format!(
             "async-io ran a scaled-down sweep ({} messages, keys {:?}); the published \
@@ -221,7 +174,7 @@ pub fn run_suite(config: &RunConfig) -> Result<(Results, String), SuiteError> {
                 progress.starting(&what);
                 let measurement =
                     measure(workload, strategy, config.strategy, config.repeat, &instruments)?;
-                let (result, histograms) = RunResult::new(
+                let (result, histograms) = run_result(
                     workload,
                     strategy.as_str(),
                     &measurement,
@@ -238,7 +191,7 @@ pub fn run_suite(config: &RunConfig) -> Result<(Results, String), SuiteError> {
             }
         }
     }
-    progress.finish();
+    progress.done();
 
     let results = Results {
         schema: SCHEMA.into(),
@@ -289,16 +242,6 @@ fn write_outputs(
     write(config.out.join("results.json"), &json)
 }
 
-/// Number of parameter values (workloads) a scenario generates.
-fn params_of(scenario: ScenarioId, sizes: &Sizes) -> usize {
-    match scenario {
-        ScenarioId::HotBacklog => sizes.bursts.len(),
-        ScenarioId::AsyncIo => sizes.async_keys.len(),
-        ScenarioId::OpenLoop => sizes.loads.len(),
-        _ => 1,
-    }
-}
-
 fn cell_name(workload: &Workload, strategy: StrategyId) -> String {
     if workload.param.is_empty() {
         format!("{} {strategy}", workload.scenario)
@@ -333,55 +276,6 @@ fn outcome_line(result: &RunResult) -> String {
     )
 }
 
-/// The recorder's cost per message: `inline` with a no-op handler, with and without it.
-fn recorder_overhead_ns(instruments: &Instruments) -> f64 {
-    let messages: Vec<Message> = (0..OVERHEAD_MESSAGES)
-        .map(|seq| Message {
-            key: Key::new(0, seq % 64),
-            seq: seq / 64,
-            intended_ns: 0,
-            job: Job::Noop,
-        })
-        .collect();
-    let time_per_message = |executor: &dyn Strategy| {
-        let started = Instant::now();
-        for message in &messages {
-            executor.submit(*message).expect("inline accepts while open");
-        }
-        started.elapsed().as_nanos() as f64 / messages.len() as f64
-    };
-    let config = StrategyConfig::with_workers(1);
-    let bare = StrategyId::Inline
-        .build(config, Arc::new(|_: &Message| Outcome::Done))
-        .expect("valid settings");
-    let recorder = Arc::new(Recorder::new(&messages, 64, Clock::start()));
-    let recorded = StrategyId::Inline
-        .build(
-            config,
-            Arc::new(BenchHandler::new(Arc::clone(&recorder), instruments.timer.clone())),
-        )
-        .expect("valid settings");
-    let mut best_bare = f64::INFINITY;
-    let mut best_recorded = f64::INFINITY;
-    for _ in 0..OVERHEAD_RUNS {
-        best_bare = best_bare.min(time_per_message(&*bare));
-        recorder.reset();
-        best_recorded = best_recorded.min(time_per_message(&*recorded));
-    }
-    (best_recorded - best_bare).max(0.0)
-}
-
-/// Saturation throughput of the `inline` reference x workers on `uniform`. The producer
-/// thread needs a core of its own, so at most `cores - 1` workers count (at least one).
-fn saturation(config: &RunConfig, instruments: &Instruments) -> Result<f64, SuiteError> {
-    let sizes =
-        Sizes { messages: config.sizes.messages.min(SATURATION_MESSAGES), ..config.sizes.clone() };
-    let workload = generate(ScenarioId::Uniform, &sizes, config.seed, 1.0).remove(0);
-    let measurement = measure(&workload, StrategyId::Inline, config.strategy, 1, instruments)?;
-    let elapsed = measurement.samples[0].elapsed_s;
-    Ok(workload.messages.len() as f64 / elapsed * saturation_workers(config) as f64)
-}
-
 /// Workers that count towards saturation: `min(workers, cores - 1)`, at least one.
 fn saturation_workers(config: &RunConfig) -> usize {
     config.strategy.workers.min(system::cores().saturating_sub(1)).max(1)
@@ -410,6 +304,46 @@ pub fn now_rfc3339() -> String {
         rest % 3_600 / 60,
         rest % 60
     )
+}
+
+/// Why a cell could not be measured again.
+#[derive(Debug, thiserror::Error)]
+pub enum RemeasureError {
+    /// The results name a scenario or a parameter this build does not generate.
+    #[error("{0}")]
+    Unavailable(&'static str),
+    /// Measuring failed.
+    #[error(transparent)]
+    Run(#[from] RunError),
+}
+
+/// Measures one (scenario, param) cell again for `strategies`, with the settings and sizes of
+/// `recorded` and the saturation rate `meta` records (the gate's confirmation of a failing
+/// wall-clock rule).
+pub fn remeasure(
+    recorded: &RunConfig,
+    meta: &Meta,
+    scenario: &str,
+    param: &str,
+    strategies: &[StrategyId],
+) -> Result<Vec<RunResult>, RemeasureError> {
+    let unavailable = RemeasureError::Unavailable;
+    let scenario: ScenarioId = scenario.parse().map_err(|_| unavailable("unknown scenario"))?;
+    let workload =
+        generate(scenario, &recorded.sizes, recorded.seed, meta.saturation_per_s.unwrap_or(1.0))
+            .into_iter()
+            .find(|workload| workload.param == param)
+            .ok_or_else(|| unavailable("no such parameter"))?;
+    let instruments = Instruments::start();
+    strategies
+        .iter()
+        .map(|&strategy| {
+            let measurement =
+                measure(&workload, strategy, recorded.strategy, recorded.repeat, &instruments)?;
+            let (workers, window) = (recorded.strategy.workers, recorded.strategy.max_in_flight);
+            Ok(run_result(&workload, strategy.as_str(), &measurement, workers, window).0)
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -450,89 +384,4 @@ mod tests {
         assert!(skip_reason(ScenarioId::Uniform, StrategyId::Inline).is_none());
         assert!(skip_reason(ScenarioId::AsyncIo, StrategyId::KeyedMailbox).is_none());
     }
-}
-
-/// Why a cell could not be measured again.
-#[derive(Debug, thiserror::Error)]
-pub enum RemeasureError {
-    /// The results file predates the recorded sizes, or names an unknown cell.
-    #[error("cannot measure {cell} again: {reason}")]
-    Unavailable {
-        /// The cell.
-        cell: String,
-        /// Why.
-        reason: String,
-    },
-    /// Measuring failed.
-    #[error(transparent)]
-    Run(#[from] RunError),
-}
-
-/// Checks the settings and sizes a results file records as the command line's are checked,
-/// so that measuring its cells again cannot panic or run away (a hand-edited or corrupt
-/// file) of `strategies` on `scenarios`. A file that records no sizes passes: it cannot be
-/// measured again at all.
-pub fn check_recorded(
-    meta: &Meta,
-    strategies: &[StrategyId],
-    scenarios: &[ScenarioId],
-) -> Result<(), crate::cli::ArgError> {
-    let in_file = |error: crate::cli::ArgError| crate::cli::ArgError::Recorded(Box::new(error));
-    crate::cli::check("repeat", meta.repeat).map_err(in_file)?;
-    let Some(sizes) = &meta.sizes else { return Ok(()) };
-    crate::cli::check_sizes(sizes).map_err(in_file)?;
-    let config = recorded_config(meta);
-    crate::cli::check_settings(&config, strategies, scenarios, sizes).map_err(in_file)
-}
-
-/// The strategy settings a results file recorded (files from before `groups_per_worker`
-/// was recorded get the default).
-fn recorded_config(meta: &Meta) -> StrategyConfig {
-    StrategyConfig {
-        workers: meta.workers,
-        max_in_flight: meta.window,
-        throughput: meta.throughput,
-        groups_per_worker: meta
-            .groups_per_worker
-            .unwrap_or(StrategyConfig::DEFAULT_GROUPS_PER_WORKER),
-    }
-}
-
-/// Measures one (scenario, param) cell again for `strategies`, with the settings and sizes
-/// recorded in `meta` (the gate's confirmation of a failing wall-clock rule).
-pub fn remeasure(
-    meta: &Meta,
-    scenario: &str,
-    param: &str,
-    strategies: &[StrategyId],
-) -> Result<Vec<RunResult>, RemeasureError> {
-    let cell = format!("{scenario} {param}").trim_end().to_owned();
-    let unavailable =
-        |reason: &str| RemeasureError::Unavailable { cell: cell.clone(), reason: reason.into() };
-    let scenario: ScenarioId = scenario.parse().map_err(|_| unavailable("unknown scenario"))?;
-    check_recorded(meta, strategies, &[scenario])
-        .map_err(|error| unavailable(&error.to_string()))?;
-    let sizes =
-        meta.sizes.as_ref().ok_or_else(|| unavailable("the results do not record sizes"))?;
-    let workload = generate(scenario, sizes, meta.seed, meta.saturation_per_s.unwrap_or(1.0))
-        .into_iter()
-        .find(|workload| workload.param == param)
-        .ok_or_else(|| unavailable("no such parameter"))?;
-    let config = recorded_config(meta);
-    let instruments = Instruments::start();
-    strategies
-        .iter()
-        .map(|&strategy| {
-            let measurement =
-                measure(&workload, strategy, config, meta.repeat.max(1), &instruments)?;
-            Ok(RunResult::new(
-                &workload,
-                strategy.as_str(),
-                &measurement,
-                meta.workers,
-                meta.window,
-            )
-            .0)
-        })
-        .collect()
 }

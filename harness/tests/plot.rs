@@ -3,9 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-use harness::report::plot::{render_all, Charts};
 use harness::measure::recorder::Correctness;
 use harness::report::html::{plot_and_report, render_report, PlotConfig, ReportError};
+use harness::report::plot::{render_all, Charts};
 use harness::results::{
     ContextSwitches, Latency, Meta, ReadError, Results, RunResult, Spread, Tail, Threads, SCHEMA,
 };

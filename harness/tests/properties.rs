@@ -7,12 +7,13 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use clap::Parser;
-use harness::cli::{RunArgs, FLAG_RANGES};
-use harness::gate::{parse_baseline, parse_rules, run_gate, Format, GateArgs};
+use harness::cli::gate::GateArgs;
+use harness::cli::RunArgs;
+use harness::config::{flag_ranges, FlagRange, RunConfig};
+use harness::gate::{parse_baseline, parse_rules, run_gate, Format, GateConfig};
 use harness::measure::recorder::{Clock, Correctness, Recorder};
 use harness::results::Results;
 use harness::workload::ScenarioId;
-use harness::suite::RunConfig;
 use proptest::prelude::*;
 use strategies::{Job, Key, Message, StrategyId};
 
@@ -115,6 +116,11 @@ fn run_config(flags: &[String]) -> Result<RunConfig, String> {
     RunConfig::try_from((args, "test".to_owned())).map_err(|error| error.to_string())
 }
 
+/// Every numeric flag of `run`, with its range.
+fn ranges() -> Vec<FlagRange> {
+    flag_ranges().collect()
+}
+
 /// Values around a range's ends, other numbers, and text without commas (a comma splits a
 /// list flag's value).
 fn flag_value(min: f64, max: f64) -> impl Strategy<Value = String> {
@@ -145,12 +151,12 @@ proptest! {
     /// type inside the range its help states; anything else is an error naming the flag.
     #[test]
     fn numeric_flags_accept_exactly_their_documented_range(
-        (index, value) in (0..FLAG_RANGES.len()).prop_flat_map(|index| {
-            let range = FLAG_RANGES[index];
+        (index, value) in (0..ranges().len()).prop_flat_map(|index| {
+            let range = ranges()[index];
             (Just(index), flag_value(range.min, range.max))
         })
     ) {
-        let range = FLAG_RANGES[index];
+        let range = ranges()[index];
         // Companions that keep the products (types x keys-per-type, threads, groups) out of
         // the way: each flag is checked on its own here.
         let mut flags = vec![
@@ -190,7 +196,13 @@ proptest! {
             confirm,
             update_baseline: false,
         };
-        let error = run_gate(&args).unwrap_err().to_string();
+        let error = GateConfig::try_from(args)
+            .map_err(|error| error.to_string())
+            .and_then(|config| {
+                run_gate(&config, &mut |_, _, _, _, _| Err("not here".into()), &mut |_| {})
+                    .map_err(|error| error.to_string())
+            })
+            .unwrap_err();
         if confirm <= harness::gate::MAX_CONFIRM {
             prop_assert!(error.starts_with("cannot read /nonexistent/results.json"), "{}", error);
         } else {

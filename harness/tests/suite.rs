@@ -1,23 +1,28 @@
 //! The whole pipeline on tiny sizes: workloads -> runner -> metrics -> files.
 
 use harness::cli::RunArgs;
+use harness::config::RunConfig;
 use harness::results::Results;
-use harness::suite::{run_suite, RunConfig};
+use harness::suite::{run_suite, Quiet};
+use harness::workload::SizeArgs;
 
 fn tiny(out: &std::path::Path, scenarios: &str, strategies: &str) -> RunConfig {
     let args = RunArgs {
         scenario: scenarios.into(),
         strategy: strategies.into(),
         workers: Some(2),
-        messages: Some(20_000),
-        paced_messages: Some(1_000),
-        keys: Some(200),
-        bursts: Some(vec![4]),
-        bystanders: Some(500),
-        async_messages: Some(200),
-        async_keys: Some(vec![20]),
-        loads: Some(vec![0.5]),
-        open_messages: Some(1_000),
+        sizes: SizeArgs {
+            messages: Some(20_000),
+            paced_messages: Some(1_000),
+            keys: Some(200),
+            bursts: Some(vec![4]),
+            bystanders: Some(500),
+            async_messages: Some(200),
+            async_keys: Some(vec![20]),
+            loads: Some(vec![0.5]),
+            open_messages: Some(1_000),
+            ..SizeArgs::default()
+        },
         repeat: Some(2),
         out: out.to_path_buf(),
         ..RunArgs::defaults()
@@ -29,7 +34,7 @@ fn tiny(out: &std::path::Path, scenarios: &str, strategies: &str) -> RunConfig {
 fn a_tiny_suite_writes_every_output_and_catches_the_control() {
     let out = std::env::temp_dir().join(format!("keyed-bench-suite-{}", std::process::id()));
     let config = tiny(&out, "zipf,hot-backlog", "keyed-mailbox,group-by,inline,thread-pool");
-    let (results, summary) = run_suite(&config).expect("the suite runs");
+    let (results, summary) = run_suite(&config, &mut Quiet).expect("the suite runs");
 
     let read = Results::read(&out.join("results.json")).expect("results.json is valid");
     assert_eq!(read.runs.len(), results.runs.len());
@@ -73,6 +78,6 @@ fn a_tiny_suite_writes_every_output_and_catches_the_control() {
 #[test]
 fn an_unwritable_output_fails_before_measuring() {
     let config = tiny(std::path::Path::new("/proc/keyed-bench-cannot-write"), "uniform", "inline");
-    let error = run_suite(&config).unwrap_err().to_string();
+    let error = run_suite(&config, &mut Quiet).unwrap_err().to_string();
     assert!(error.contains("cannot write"), "{error}");
 }

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::metric::metric_of;
 use super::rules::{matching_runs, Kind, Rule};
-use super::{bad, GateInputError};
+use super::{baseline_error, GateInputError};
 use crate::results::{Results, RunResult};
 
 /// The schema id of a baseline file.
@@ -32,16 +32,18 @@ pub(super) fn baseline_key(rule: &Rule, run: &RunResult) -> String {
 
 /// Reads a baseline file.
 pub fn read_baseline(path: &Path) -> Result<Baseline, GateInputError> {
-    let bytes = std::fs::read(path)
-        .map_err(|error| bad(format!("cannot read baseline {}: {error}", path.display())))?;
+    let bytes = std::fs::read(path).map_err(|error| {
+        baseline_error(format!("cannot read baseline {}: {error}", path.display()))
+    })?;
     parse_baseline(&bytes, path)
 }
 
 /// Parses and checks the bytes of a baseline file; `path` names it in errors. Any bytes at
 /// all give a baseline or an error, never a panic.
 pub fn parse_baseline(bytes: &[u8], path: &Path) -> Result<Baseline, GateInputError> {
-    let invalid =
-        |reason: String| bad(format!("invalid baseline file {}: {reason}", path.display()));
+    let invalid = |reason: String| {
+        baseline_error(format!("invalid baseline file {}: {reason}", path.display()))
+    };
     let baseline: Baseline =
         serde_json::from_slice(bytes).map_err(|error| invalid(error.to_string()))?;
     if baseline.schema != BASELINE_SCHEMA {

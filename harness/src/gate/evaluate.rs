@@ -8,7 +8,7 @@ use strategies::StrategyId;
 use super::baseline::{baseline_key, Baseline};
 use super::metric::{find, metric_of};
 use super::rules::{matching_runs, selection_ids, Kind, Limit, Op, Rule};
-use super::{bad, GateInputError};
+use super::{baseline_error, rules_error, GateInputError};
 use crate::results::{Results, RunResult};
 
 /// One rule applied to one cell.
@@ -51,12 +51,15 @@ pub fn evaluate(
             let (mut measured, mut limits) = (vec![first.0], vec![first.1]);
             let mut pass = rule.op.holds(first.0, first.1);
             if !pass && rule.is_wall_clock() {
-                let mut involved =
-                    vec![run.strategy.parse::<StrategyId>().map_err(|e| bad(e.to_string()))?];
+                let mut involved = vec![run
+                    .strategy
+                    .parse::<StrategyId>()
+                    .map_err(|e| rules_error(e.to_string()))?];
                 if let Some(of) = &rule.of {
-                    involved.push(
-                        of.parse().map_err(|e: strategies::UnknownStrategy| bad(e.to_string()))?,
-                    );
+                    involved
+                        .push(of.parse().map_err(|e: strategies::UnknownStrategy| {
+                            rules_error(e.to_string())
+                        })?);
                 }
                 if rule.metric == "throughput_vs_inline" {
                     involved.push(StrategyId::Inline);
@@ -88,7 +91,7 @@ pub fn evaluate(
             });
         }
         if judged == 0 {
-            return Err(bad(no_cell(rule, &results.runs)));
+            return Err(rules_error(no_cell(rule, &results.runs)));
         }
     }
     Ok(verdicts)
@@ -145,7 +148,7 @@ fn judge(
         Kind::Relative => {
             let of = rule.of.as_deref().expect("checked");
             let Some(other) = find(runs, &run.scenario, &run.param, of) else {
-                return Err(bad(format!(
+                return Err(rules_error(format!(
                     "rule `{}`: no `{of}` run in {} {}",
                     rule.name, run.scenario, run.param
                 )));
@@ -155,11 +158,11 @@ fn judge(
         }
         Kind::Baseline => {
             let baseline = baseline.ok_or_else(|| {
-                bad(format!("rule `{}` needs a baseline file (--baseline)", rule.name))
+                baseline_error(format!("rule `{}` needs a baseline file (--baseline)", rule.name))
             })?;
             let key = baseline_key(rule, run);
             let Some(&base) = baseline.values.get(&key) else {
-                return Err(bad(format!(
+                return Err(baseline_error(format!(
                     "the baseline has no value for `{key}`; refresh it with --update-baseline"
                 )));
             };

@@ -21,7 +21,8 @@
 //! - `evaluate`: every rule on every cell it matches, confirming failures by measuring again;
 //! - `render`: the verdicts as text, Markdown or JSON.
 //!
-//! This module holds the command itself: its flags ([`GateArgs`]) and [`run_gate`].
+//! This module holds the command itself, [`run_gate`], over a validated [`GateConfig`]. It
+//! only reads results: measuring a cell again is a closure its caller passes in.
 
 mod baseline;
 mod evaluate;
@@ -31,11 +32,13 @@ mod rules;
 #[cfg(test)]
 mod testing;
 
-use std::path::Path;
+use std::path::PathBuf;
 
 use strategies::StrategyId;
 
-use crate::results::Results;
+use crate::config::{RecordedError, RunConfig};
+use crate::limits::SettingError;
+use crate::results::{ReadError, Results, RunResult};
 use crate::workload::ScenarioId;
 
 pub use baseline::{baseline_from, parse_baseline, read_baseline, Baseline, BASELINE_SCHEMA};
@@ -45,36 +48,60 @@ pub use rules::{parse_rules, read_rules, Kind, Limit, Op, Rule, Selection};
 
 /// A gate input that cannot be used (exit status 2).
 #[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct GateInputError(pub String);
+pub enum GateInputError {
+    /// The results file cannot be read or is not a results file.
+    #[error(transparent)]
+    Results(#[from] ReadError),
+    /// The settings the results file records cannot be measured again.
+    #[error("{path}: {error}; judge it without re-measuring with --confirm 0")]
+    Recorded {
+        /// The results file.
+        path: String,
+        /// What is wrong with its settings.
+        error: SettingError,
+    },
+    /// The rules file cannot be read, or a rule cannot judge these results.
+    #[error("{0}")]
+    Rules(String),
+    /// The baseline file cannot be read, or lacks a value a rule needs.
+    #[error("{0}")]
+    Baseline(String),
+    /// The baseline file cannot be written (`--update-baseline`).
+    #[error("cannot write {path}: {error}")]
+    Write {
+        /// The baseline file.
+        path: String,
+        /// Why (part of the message, so that every way of printing it says why).
+        error: std::io::Error,
+    },
+}
 
-fn bad(message: impl Into<String>) -> GateInputError {
-    GateInputError(message.into())
+fn rules_error(message: impl Into<String>) -> GateInputError {
+    GateInputError::Rules(message.into())
+}
+
+fn baseline_error(message: impl Into<String>) -> GateInputError {
+    GateInputError::Baseline(message.into())
 }
 
 /// The most confirmation re-measurements `--confirm` may ask for.
 pub const MAX_CONFIRM: usize = 10;
 
-/// Flags of `keyed-bench gate`.
-#[derive(clap::Args, Clone, Debug)]
-pub struct GateArgs {
+/// A validated `keyed-bench gate`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GateConfig {
     /// The results file to judge.
-    #[arg(long)]
-    pub results: std::path::PathBuf,
+    pub results: PathBuf,
     /// The rules file.
-    #[arg(long, default_value = "gates.toml")]
-    pub rules: std::path::PathBuf,
-    /// The baseline file of the baseline rules [default: gates-baseline.json beside the rules].
-    #[arg(long)]
-    pub baseline: Option<std::path::PathBuf>,
+    pub rules: PathBuf,
+    /// The baseline file of the baseline rules.
+    pub baseline: PathBuf,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
-    /// Re-measurements of a failing wall-clock rule before it fails [0..=10] (0: none).
-    #[arg(long, default_value_t = 2)]
+    /// Re-measurements of a failing wall-clock rule before it fails (at most
+    /// [`MAX_CONFIRM`]).
     pub confirm: usize,
     /// Write the baseline file from these results instead of judging them.
-    #[arg(long)]
     pub update_baseline: bool,
 }
 
@@ -87,68 +114,89 @@ pub struct GateOutcome {
     pub pass: bool,
 }
 
+/// Measures one (scenario, param) cell again for the given strategies, with the settings a
+/// run recorded: fresh results, or why it could not.
+pub type Remeasure<'a> = dyn FnMut(&RunConfig, &Results, &str, &str, &[StrategyId]) -> Result<Vec<RunResult>, String>
+    + 'a;
+
 /// Runs `keyed-bench gate`: reads everything (bad input is a [`GateInputError`]), judges,
-/// confirms failing wall-clock rules by measuring their cells again.
-pub fn run_gate(args: &GateArgs) -> Result<GateOutcome, GateInputError> {
-    if args.confirm > MAX_CONFIRM {
-        return Err(bad(format!("--confirm must be in 0..={MAX_CONFIRM}, got {}", args.confirm)));
-    }
-    let results = Results::read(&args.results).map_err(|error| bad(error.to_string()))?;
-    if args.confirm > 0 && !args.update_baseline {
+/// and confirms a failing wall-clock rule with `remeasure`, which the caller supplies: the
+/// gate itself only reads results. `on_rerun` hears of every confirmation, before it runs.
+pub fn run_gate(
+    config: &GateConfig,
+    remeasure: &mut Remeasure<'_>,
+    on_rerun: &mut dyn FnMut(&str),
+) -> Result<GateOutcome, GateInputError> {
+    let results = Results::read(&config.results)?;
+    let recorded = if config.confirm > 0 && !config.update_baseline {
         // A confirmation measures cells again with the settings the file records: check
         // them as the command line's would be, before anything runs on them.
-        let strategies: Vec<StrategyId> =
-            results.runs.iter().filter_map(|run| run.strategy.parse().ok()).collect();
+        let strategies = distinct(results.runs.iter().filter_map(|run| run.strategy.parse().ok()));
         let scenarios: Vec<ScenarioId> =
-            results.runs.iter().filter_map(|run| run.scenario.parse().ok()).collect();
-        crate::suite::check_recorded(&results.meta, &strategies, &scenarios).map_err(|error| {
-            bad(format!(
-                "{}: {error}; judge it without re-measuring with --confirm 0",
-                args.results.display()
-            ))
-        })?;
-    }
-    let rules = read_rules(&args.rules, &results)?;
-    let baseline_path = args.baseline.clone().unwrap_or_else(|| {
-        args.rules.parent().unwrap_or_else(|| Path::new(".")).join("gates-baseline.json")
-    });
-    if args.update_baseline {
+            distinct(results.runs.iter().filter_map(|run| run.scenario.parse().ok()));
+        match RunConfig::from_recorded(&results.meta, scenarios, strategies) {
+            Ok(config) => Some(config),
+            Err(RecordedError::NoSizes) => None,
+            Err(RecordedError::Invalid(error)) => {
+                let path = config.results.display().to_string();
+                return Err(GateInputError::Recorded { path, error });
+            }
+        }
+    } else {
+        None
+    };
+    let rules = read_rules(&config.rules, &results)?;
+    if config.update_baseline {
         let baseline = baseline_from(&results, &rules);
         let json = serde_json::to_vec_pretty(&baseline).expect("baseline serialises");
-        crate::results::write_atomically(&baseline_path, &json)
-            .map_err(|error| bad(format!("cannot write {}: {error}", baseline_path.display())))?;
+        crate::results::fs::write_atomically(&config.baseline, &json).map_err(|error| {
+            GateInputError::Write { path: config.baseline.display().to_string(), error }
+        })?;
         return Ok(GateOutcome {
             report: format!(
                 "wrote {} values to {}\n",
                 baseline.values.len(),
-                baseline_path.display()
+                config.baseline.display()
             ),
             pass: true,
         });
     }
     let needs_baseline = rules.iter().any(|rule| rule.kind == Kind::Baseline);
-    let baseline = needs_baseline.then(|| read_baseline(&baseline_path)).transpose()?;
-    let meta = results.meta.clone();
+    let baseline = needs_baseline.then(|| read_baseline(&config.baseline)).transpose()?;
     let mut rerun = |scenario: &str, param: &str, strategies: &[StrategyId]| {
-        let cell = format!("{scenario} {param}");
-        eprintln!(
-            "gate: confirming by measuring {} again ({} strategies)",
-            cell.trim_end(),
+        let cell = format!("{scenario} {param}").trim_end().to_owned();
+        let Some(recorded) = &recorded else {
+            on_rerun(&format!("cannot measure {cell} again: the results do not record sizes"));
+            return None;
+        };
+        on_rerun(&format!(
+            "confirming by measuring {cell} again ({} strategies)",
             strategies.len()
-        );
-        match crate::suite::remeasure(&meta, scenario, param, strategies) {
+        ));
+        match remeasure(recorded, &results, scenario, param, strategies) {
             Ok(runs) => Some(runs),
             Err(error) => {
-                eprintln!("gate: {error}");
+                on_rerun(&format!("cannot measure {cell} again: {error}"));
                 None
             }
         }
     };
-    let verdicts = evaluate(&results, &rules, baseline.as_ref(), args.confirm, &mut rerun)?;
+    let verdicts = evaluate(&results, &rules, baseline.as_ref(), config.confirm, &mut rerun)?;
     Ok(GateOutcome {
-        report: render(&verdicts, args.format),
+        report: render(&verdicts, config.format),
         pass: verdicts.iter().all(|v| v.pass),
     })
+}
+
+/// The distinct values of `values`, in first-seen order.
+fn distinct<T: PartialEq>(values: impl Iterator<Item = T>) -> Vec<T> {
+    let mut seen = Vec::new();
+    for value in values {
+        if !seen.contains(&value) {
+            seen.push(value);
+        }
+    }
+    seen
 }
 
 #[cfg(test)]
@@ -160,18 +208,21 @@ mod tests {
     fn recorded_settings_are_checked_before_measuring_again() {
         let mut results = reference();
         results.meta.sizes = Some(crate::workload::Sizes::standard());
-        let all = (StrategyId::ALL, ScenarioId::ALL);
-        crate::suite::check_recorded(&results.meta, all.0, all.1).unwrap();
+        let all = || (ScenarioId::ALL.to_vec(), StrategyId::ALL.to_vec());
+        let recorded = |results: &Results| {
+            let (scenarios, strategies) = all();
+            RunConfig::from_recorded(&results.meta, scenarios, strategies)
+        };
+        recorded(&results).unwrap();
         results.meta.sizes.as_mut().unwrap().keys = 0;
-        let error = crate::suite::check_recorded(&results.meta, all.0, all.1).unwrap_err();
+        let error = recorded(&results).unwrap_err();
         assert!(error.to_string().contains("--keys must be in 1..=100000000, got 0"), "{error}");
-        let error = crate::suite::remeasure(&results.meta, "uniform", "", &[StrategyId::Inline])
-            .unwrap_err()
-            .to_string();
-        assert!(error.contains("got 0"), "{error}");
         let mut results = reference();
         results.meta.repeat = 1_000_000;
-        let error = crate::suite::check_recorded(&results.meta, all.0, all.1).unwrap_err();
+        let error = recorded(&results).unwrap_err();
         assert!(error.to_string().contains("--repeat must be in 1..=1000"), "{error}");
+        let mut results = reference();
+        results.meta.sizes = None;
+        assert!(matches!(recorded(&results), Err(RecordedError::NoSizes)));
     }
 }

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use strategies::StrategyId;
 
 use super::metric::{lookup, DERIVED_METRICS};
-use super::{bad, GateInputError};
+use super::{rules_error, GateInputError};
 use crate::results::{Results, RunResult};
 use crate::workload::ScenarioId;
 
@@ -141,9 +141,9 @@ struct RuleFile {
 /// Reads and checks a rules file against the results it will judge.
 pub fn read_rules(path: &Path, results: &Results) -> Result<Vec<Rule>, GateInputError> {
     let bytes = std::fs::read(path)
-        .map_err(|error| bad(format!("cannot read rules {}: {error}", path.display())))?;
+        .map_err(|error| rules_error(format!("cannot read rules {}: {error}", path.display())))?;
     let text = std::str::from_utf8(&bytes).map_err(|error| {
-        bad(format!("invalid rules file {}: not UTF-8 text: {error}", path.display()))
+        rules_error(format!("invalid rules file {}: not UTF-8 text: {error}", path.display()))
     })?;
     parse_rules(text, path, results)
 }
@@ -156,14 +156,15 @@ pub fn parse_rules(
     results: &Results,
 ) -> Result<Vec<Rule>, GateInputError> {
     let file: RuleFile = toml::from_str(text)
-        .map_err(|error| bad(format!("invalid rules file {}: {error}", path.display())))?;
+        .map_err(|error| rules_error(format!("invalid rules file {}: {error}", path.display())))?;
     if file.rule.is_empty() {
-        return Err(bad(format!("{} holds no [[rule]]", path.display())));
+        return Err(rules_error(format!("{} holds no [[rule]]", path.display())));
     }
     for (index, rule) in file.rule.iter().enumerate() {
-        check_rule(rule, results).map_err(|error| bad(format!("{}: {error}", path.display())))?;
+        check_rule(rule, results)
+            .map_err(|error| rules_error(format!("{}: {error}", path.display())))?;
         if file.rule[..index].iter().any(|earlier| earlier.name == rule.name) {
-            return Err(bad(format!(
+            return Err(rules_error(format!(
                 "{}: two rules are named `{}`; names key the baseline, so each must be unique",
                 path.display(),
                 rule.name
@@ -176,36 +177,40 @@ pub fn parse_rules(
 fn check_rule(rule: &Rule, results: &Results) -> Result<(), GateInputError> {
     let name = &rule.name;
     if name.trim().is_empty() {
-        return Err(bad(format!("a rule has the empty name `{name}`; every rule needs a name")));
+        return Err(rules_error(format!(
+            "a rule has the empty name `{name}`; every rule needs a name"
+        )));
     }
     if let Some(scenario) = &rule.scenario {
-        scenario.parse::<ScenarioId>().map_err(|error| bad(format!("rule `{name}`: {error}")))?;
+        scenario
+            .parse::<ScenarioId>()
+            .map_err(|error| rules_error(format!("rule `{name}`: {error}")))?;
     }
-    let ids =
-        selection_ids(&rule.strategies).map_err(|error| bad(format!("rule `{name}`: {error}")))?;
+    let ids = selection_ids(&rule.strategies)
+        .map_err(|error| rules_error(format!("rule `{name}`: {error}")))?;
     if ids.is_empty() {
-        return Err(bad(format!("rule `{name}`: `strategies` is an empty list")));
+        return Err(rules_error(format!("rule `{name}`: `strategies` is an empty list")));
     }
     if let Selection::List(list) = &rule.strategies {
         if let Some(twice) =
             list.iter().enumerate().find_map(|(index, id)| list[..index].contains(id).then_some(id))
         {
-            return Err(bad(format!("rule `{name}`: `strategies` names `{twice}` twice")));
+            return Err(rules_error(format!("rule `{name}`: `strategies` names `{twice}` twice")));
         }
     }
     if let Some(of) = &rule.of {
-        of.parse::<StrategyId>().map_err(|error| bad(format!("rule `{name}`: {error}")))?;
+        of.parse::<StrategyId>().map_err(|error| rules_error(format!("rule `{name}`: {error}")))?;
     }
     if let Some(factor) = rule.factor {
         if !(factor.is_finite() && factor > 0.0) {
-            return Err(bad(format!(
+            return Err(rules_error(format!(
                 "rule `{name}`: `factor` must be a finite number above 0, got {factor}"
             )));
         }
     }
     if let Some(Limit::Number(value)) = rule.value {
         if !value.is_finite() {
-            return Err(bad(format!(
+            return Err(rules_error(format!(
                 "rule `{name}`: `value` must be a finite number, got {value}"
             )));
         }
@@ -218,7 +223,7 @@ fn check_rule(rule: &Rule, results: &Results) -> Result<(), GateInputError> {
             })
         });
         if !known {
-            return Err(bad(format!(
+            return Err(rules_error(format!(
                 "rule `{name}`: unknown metric `{}`; use a results field path such as \
                  throughput_per_s.median, or one of {}",
                 rule.metric,
@@ -226,9 +231,11 @@ fn check_rule(rule: &Rule, results: &Results) -> Result<(), GateInputError> {
             )));
         }
     }
-    let missing = |what: &str| bad(format!("rule `{name}`: a {:?} rule needs `{what}`", rule.kind));
-    let stray =
-        |what: &str| bad(format!("rule `{name}`: a {:?} rule takes no `{what}`", rule.kind));
+    let missing =
+        |what: &str| rules_error(format!("rule `{name}`: a {:?} rule needs `{what}`", rule.kind));
+    let stray = |what: &str| {
+        rules_error(format!("rule `{name}`: a {:?} rule takes no `{what}`", rule.kind))
+    };
     let (has_value, has_of, has_tolerance) =
         (rule.value.is_some(), rule.of.is_some(), rule.tolerance.is_some());
     match rule.kind {
@@ -236,7 +243,9 @@ fn check_rule(rule: &Rule, results: &Results) -> Result<(), GateInputError> {
             return Err(stray(if has_of { "of" } else { "tolerance" }))
         }
         Kind::Absolute if rule.factor.is_some() && matches!(rule.value, Some(Limit::Number(_))) => {
-            return Err(bad(format!("rule `{name}`: `factor` applies only to value = \"workers\"")))
+            return Err(rules_error(format!(
+                "rule `{name}`: `factor` applies only to value = \"workers\""
+            )))
         }
         Kind::Relative if has_value || has_tolerance => {
             return Err(stray(if has_value { "value" } else { "tolerance" }))
@@ -251,7 +260,9 @@ fn check_rule(rule: &Rule, results: &Results) -> Result<(), GateInputError> {
             }))
         }
         Kind::Baseline if !matches!(rule.op, Op::AtLeast | Op::AtMost) => {
-            return Err(bad(format!("rule `{name}`: a baseline rule compares with >= or <=")))
+            return Err(rules_error(format!(
+                "rule `{name}`: a baseline rule compares with >= or <="
+            )))
         }
         _ => {}
     }
@@ -259,7 +270,7 @@ fn check_rule(rule: &Rule, results: &Results) -> Result<(), GateInputError> {
         Kind::Absolute => match &rule.value {
             None => return Err(missing("value")),
             Some(Limit::Symbol(symbol)) if symbol != "workers" => {
-                return Err(bad(format!(
+                return Err(rules_error(format!(
                     "rule `{name}`: value `{symbol}` is neither a number nor `workers`"
                 )))
             }
@@ -276,12 +287,12 @@ fn check_rule(rule: &Rule, results: &Results) -> Result<(), GateInputError> {
         Kind::Baseline => match rule.tolerance {
             Some(tolerance) if (0.0..1.0).contains(&tolerance) => {}
             Some(tolerance) => {
-                return Err(bad(format!(
+                return Err(rules_error(format!(
                     "rule `{name}`: `tolerance` must be in 0..1 (0.2 = 20%), got {tolerance}"
                 )))
             }
             None => {
-                return Err(bad(format!(
+                return Err(rules_error(format!(
                     "rule `{name}`: a baseline rule needs `tolerance` in 0..1"
                 )))
             }

@@ -204,6 +204,9 @@ impl Recorder {
             self.duplicates.fetch_add(1, Ordering::Relaxed);
         }
         let key = &self.keys[message.key.aggregate_id as usize];
+        // AcqRel: the Acquire half pairs with the Release store in `end`, so this start sees
+        // the previous message of the key as ended; the Release half pairs with the next
+        // start's swap.
         if key.running.swap(true, Ordering::AcqRel) {
             self.overlaps.fetch_add(1, Ordering::Relaxed);
         }
@@ -223,6 +226,7 @@ impl Recorder {
         let now = self.clock.now_ns();
         if let Some(index) = token {
             self.slots[index].end_ns.store(now + 1, Ordering::Relaxed);
+            // Release: pairs with the AcqRel swap in `start` of the key's next message.
             self.keys[message.key.aggregate_id as usize].running.store(false, Ordering::Release);
         }
     }

@@ -9,18 +9,23 @@
 //!    admits, paced (open loop) submits each message at its due time and never skips a
 //!    late one; latency is measured from the intended time either way;
 //! 4. close the strategy and read its reported thread count.
+//!
+//! Two calibrations of a whole suite run here too: the recorder's own cost per message
+//! ([`recorder_overhead_ns`]) and the saturation rate that `open-loop` loads are fractions
+//! of ([`saturation_per_s`]).
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use strategies::{Job, Message, Strategy, StrategyConfig, StrategyId};
+use strategies::{Job, Key, Message, Outcome, Strategy, StrategyConfig, StrategyId};
 
-use crate::measure::handler::BenchHandler;
-use crate::results::metrics::Histograms;
-use crate::measure::recorder::{Clock, Correctness, Recorder};
+use super::handler::BenchHandler;
+use super::histograms::Histograms;
+use super::recorder::{Clock, Correctness, Recorder};
+use super::system::{ThreadSampler, Usage};
+use super::timer::Timer;
+
 use crate::workload::{Arrivals, Workload};
-use crate::measure::system::{ThreadSampler, Usage};
-use crate::measure::timer::Timer;
 
 /// Warm-up: this fraction of the workload, at most `WARMUP_MAX_MESSAGES`.
 const WARMUP_FRACTION: usize = 10;
@@ -32,6 +37,11 @@ const PACE_SLEEP_THRESHOLD_NS: u64 = 1_000_000;
 const THREAD_EXIT_WAIT_MS: u64 = 2_000;
 /// The first paced message is due this long after the run starts.
 const PACE_LEAD_NS: u64 = 200_000;
+
+/// Messages of the no-op runs that measure the recorder's own cost.
+const OVERHEAD_MESSAGES: u64 = 200_000;
+/// Runs of each no-op measurement; the fastest counts.
+const OVERHEAD_RUNS: usize = 3;
 
 /// Shared instruments for every run of a suite.
 #[derive(Debug)]
@@ -165,11 +175,62 @@ pub fn measure(
     Ok(measurement)
 }
 
+/// The recorder's cost per message: `inline` with a no-op handler, with and without it.
+pub fn recorder_overhead_ns(instruments: &Instruments) -> f64 {
+    let messages: Vec<Message> = (0..OVERHEAD_MESSAGES)
+        .map(|seq| Message {
+            key: Key::new(0, seq % 64),
+            seq: seq / 64,
+            intended_ns: 0,
+            job: Job::Noop,
+        })
+        .collect();
+    let time_per_message = |executor: &dyn Strategy| {
+        let started = Instant::now();
+        for message in &messages {
+            executor.submit(*message).expect("inline accepts while open");
+        }
+        started.elapsed().as_nanos() as f64 / messages.len() as f64
+    };
+    let config = StrategyConfig::with_workers(1);
+    let bare = StrategyId::Inline
+        .build(config, Arc::new(|_: &Message| Outcome::Done))
+        .expect("valid settings");
+    let recorder = Arc::new(Recorder::new(&messages, 64, Clock::start()));
+    let recorded = StrategyId::Inline
+        .build(
+            config,
+            Arc::new(BenchHandler::new(Arc::clone(&recorder), instruments.timer.clone())),
+        )
+        .expect("valid settings");
+    let mut best_bare = f64::INFINITY;
+    let mut best_recorded = f64::INFINITY;
+    for _ in 0..OVERHEAD_RUNS {
+        best_bare = best_bare.min(time_per_message(&*bare));
+        recorder.reset();
+        best_recorded = best_recorded.min(time_per_message(&*recorded));
+    }
+    (best_recorded - best_bare).max(0.0)
+}
+
+/// Saturation throughput: the `inline` reference's rate on `workload` (one run), times the
+/// `workers` that count (the caller decides how many can run beside the producer).
+pub fn saturation_per_s(
+    workload: &Workload,
+    config: StrategyConfig,
+    workers: usize,
+    instruments: &Instruments,
+) -> Result<f64, RunError> {
+    let measurement = measure(workload, StrategyId::Inline, config, 1, instruments)?;
+    let elapsed = measurement.samples[0].elapsed_s;
+    Ok(workload.messages.len() as f64 / elapsed * workers as f64)
+}
+
 /// Waits until the process is back to `baseline` threads (pools may let their threads
 /// finish exiting after `close` returns), so the next cell's baseline is not inflated.
 fn wait_for_threads_to_exit(baseline: usize) {
     let deadline = std::time::Instant::now() + Duration::from_millis(THREAD_EXIT_WAIT_MS);
-    while crate::measure::system::thread_count().is_some_and(|count| count > baseline)
+    while super::system::thread_count().is_some_and(|count| count > baseline)
         && std::time::Instant::now() < deadline
     {
         std::thread::sleep(Duration::from_micros(200));

@@ -171,6 +171,7 @@ mod tests {
     struct Flag(AtomicBool, std::thread::Thread);
     impl Wake for Flag {
         fn wake(self: Arc<Self>) {
+            // SeqCst: pairs with the load in the test's wait loop.
             self.0.store(true, Ordering::SeqCst);
             self.1.unpark();
         }
@@ -184,6 +185,7 @@ mod tests {
         let started = Instant::now();
         let mut sleep = timer.sleep(Duration::from_millis(5));
         assert!(Pin::new(&mut sleep).poll(&mut Context::from_waker(&waker)).is_pending());
+        // SeqCst: pairs with the store in `Flag::wake`.
         while !flag.0.load(Ordering::SeqCst) {
             std::thread::park_timeout(Duration::from_secs(5));
             assert!(started.elapsed() < Duration::from_secs(10), "timer never fired");

@@ -8,60 +8,8 @@ use crate::workload::{ScenarioId, Sizes};
 
 /// The defaults of one scenario, as flags would set them.
 fn defaults(scenario: ScenarioId, sizes: &Sizes) -> String {
-    match scenario {
-        ScenarioId::Uniform => format!(
-            "--messages {} --keys {} --spin-ns {}",
-            sizes.messages, sizes.keys, sizes.spin_ns
-        ),
-        ScenarioId::Zipf => {
-            format!("--messages {} --keys {} --zipf-s {}", sizes.messages, sizes.keys, sizes.zipf_s)
-        }
-        ScenarioId::ManyTypes => {
-            format!(
-                "--messages {} --types {} --keys-per-type {}",
-                sizes.messages, sizes.types, sizes.keys_per_type
-            )
-        }
-        ScenarioId::ConflictBackoff => format!(
-            "--paced-messages {} --small-keys {} --troubled-pct {} --backoff-ms {} --rate {}",
-            sizes.paced_messages,
-            sizes.small_keys,
-            sizes.troubled_pct,
-            sizes.backoff_ms,
-            sizes.rate
-        ),
-        ScenarioId::LongSync => format!(
-            "--paced-messages {} --small-keys {} --long-pct {} --long-ms {} --rate {}",
-            sizes.paced_messages, sizes.small_keys, sizes.long_pct, sizes.long_ms, sizes.rate
-        ),
-        ScenarioId::HotBacklog => format!(
-            "--bursts {} --hot-wait-ms {} --bystanders {} --small-keys {} --rate {}",
-            join(&sizes.bursts),
-            sizes.hot_wait_ms,
-            sizes.bystanders,
-            sizes.small_keys,
-            sizes.rate
-        ),
-        ScenarioId::AsyncIo => format!(
-            "--async-messages {} --async-keys {} --async-max-wait-ms {} --async-window {}",
-            sizes.async_messages,
-            join(&sizes.async_keys),
-            sizes.async_max_wait_ms,
-            sizes.async_window
-        ),
-        ScenarioId::OpenLoop => {
-            format!(
-                "--open-messages {} --loads {} --keys {}",
-                sizes.open_messages,
-                join(&sizes.loads),
-                sizes.keys
-            )
-        }
-    }
-}
-
-fn join<T: ToString>(values: &[T]) -> String {
-    values.iter().map(ToString::to_string).collect::<Vec<_>>().join(",")
+    let flags = sizes.flags_of(scenario);
+    flags.iter().map(|(flag, value)| format!("--{flag} {value}")).collect::<Vec<_>>().join(" ")
 }
 
 /// The strategies, one per line: id and description.

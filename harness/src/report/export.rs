@@ -5,6 +5,8 @@
 //! - `gab`: github-action-benchmark's custom format, an array of `{name, unit, value,
 //!   range?}` entries of median throughput (use its `customBiggerIsBetter` tool).
 
+use std::path::PathBuf;
+
 use serde_json::{json, Map, Value};
 
 use crate::results::{Results, RunResult};
@@ -16,6 +18,17 @@ pub enum ExportFormat {
     Bmf,
     /// github-action-benchmark custom format (bigger is better).
     Gab,
+}
+
+/// What `keyed-bench export` reads and writes, validated (`cli/export.rs` builds it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExportConfig {
+    /// The results file.
+    pub results: PathBuf,
+    /// The format.
+    pub format: ExportFormat,
+    /// The file to write (whole or not at all); `None`: standard output.
+    pub out: Option<PathBuf>,
 }
 
 fn name(run: &RunResult) -> String {

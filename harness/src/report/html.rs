@@ -12,32 +12,17 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
+use super::format::{format_ns, format_rate};
+use super::summary::render_summary;
 use crate::report::plot::{render_all, write_all, Chart, Charts, PlotError};
-use crate::results::{write_atomically, ReadError, Results};
-use crate::report::summary::{format_ns, format_rate, render_summary};
+use crate::results::fs::write_atomically;
+use crate::results::{ReadError, Results};
 
 const REPORT_TEMPLATE: &str = include_str!("../../templates/report.html");
 const CHART_TEMPLATE: &str = include_str!("../../templates/chart.html");
 const META_ROW_TEMPLATE: &str = include_str!("../../templates/meta-row.html");
 
-/// The results file a folder holds.
-const RESULTS_FILE: &str = "results.json";
-
-/// `keyed-bench plot`: raw arguments.
-#[derive(Clone, Debug, clap::Args)]
-pub struct PlotArgs {
-    /// The results file (`DIR/results.json`), or the folder that holds it.
-    #[arg(long, value_name = "FILE")]
-    pub input: PathBuf,
-    /// Folder for the PNG and SVG charts [default: the input's folder + /plots].
-    #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
-    /// The HTML report [default: the input's folder + /report.html].
-    #[arg(long, value_name = "FILE")]
-    pub report: Option<PathBuf>,
-}
-
-/// `keyed-bench plot`: validated settings.
+/// What `keyed-bench plot` reads and writes, validated (`cli/plot.rs` builds it).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PlotConfig {
     /// The results file to read.
@@ -46,51 +31,6 @@ pub struct PlotConfig {
     pub out: PathBuf,
     /// The report file.
     pub report: PathBuf,
-}
-
-/// Plot arguments that cannot work.
-#[derive(Debug, PartialEq, Eq, thiserror::Error)]
-pub enum PlotArgsError {
-    /// `--out` names something that is not a folder.
-    #[error("--out {0} is a file; expected a folder for the charts")]
-    OutIsFile(String),
-    /// `--report` names a folder.
-    #[error("--report {0} is a folder; expected the path of an .html file")]
-    ReportIsFolder(String),
-    /// A path flag was given as an empty string.
-    #[error("--{0} is empty; give a path")]
-    Empty(&'static str),
-}
-
-impl TryFrom<PlotArgs> for PlotConfig {
-    type Error = PlotArgsError;
-
-    fn try_from(args: PlotArgs) -> Result<Self, Self::Error> {
-        let given = [
-            ("input", Some(&args.input)),
-            ("out", args.out.as_ref()),
-            ("report", args.report.as_ref()),
-        ];
-        if let Some((flag, _)) =
-            given.iter().find(|(_, path)| path.is_some_and(|p| p.as_os_str().is_empty()))
-        {
-            return Err(PlotArgsError::Empty(flag));
-        }
-        let input = if args.input.is_dir() { args.input.join(RESULTS_FILE) } else { args.input };
-        let folder = match input.parent() {
-            Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        let out = args.out.unwrap_or_else(|| folder.join("plots"));
-        if out.is_file() {
-            return Err(PlotArgsError::OutIsFile(out.display().to_string()));
-        }
-        let report = args.report.unwrap_or_else(|| folder.join("report.html"));
-        if report.is_dir() {
-            return Err(PlotArgsError::ReportIsFolder(report.display().to_string()));
-        }
-        Ok(Self { input, out, report })
-    }
 }
 
 /// Why the charts or the report could not be made.
@@ -443,28 +383,5 @@ mod tests {
         assert!(html.contains("<td>a</td><td class=\"num\"><strong>1 ms</strong></td>"));
         assert!(html.contains("<ul>\n<li><code>inline</code> on <code>x</code>: why</li>\n</ul>"));
         assert!(!html.contains("|---"));
-    }
-
-    #[test]
-    fn config_defaults_sit_next_to_the_input() {
-        let args =
-            PlotArgs { input: PathBuf::from("results/run/results.json"), out: None, report: None };
-        let config = PlotConfig::try_from(args).expect("valid");
-        assert_eq!(config.out, PathBuf::from("results/run/plots"));
-        assert_eq!(config.report, PathBuf::from("results/run/report.html"));
-        let bare = PlotArgs { input: PathBuf::from("results.json"), out: None, report: None };
-        assert_eq!(PlotConfig::try_from(bare).expect("valid").out, PathBuf::from("./plots"));
-        for (input, out, report, flag) in [
-            ("", None, None, "input"),
-            ("r.json", Some(""), None, "out"),
-            ("r.json", None, Some(""), "report"),
-        ] {
-            let args = PlotArgs {
-                input: input.into(),
-                out: out.map(PathBuf::from),
-                report: report.map(PathBuf::from),
-            };
-            assert_eq!(PlotConfig::try_from(args), Err(PlotArgsError::Empty(flag)));
-        }
     }
 }

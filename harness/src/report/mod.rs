@@ -9,6 +9,29 @@
 
 pub mod catalog;
 pub mod export;
+pub mod format;
 pub mod html;
 pub mod plot;
 pub mod summary;
+
+use std::borrow::Cow;
+
+use strategies::{descriptor_of, Descriptor, Family, Threads};
+
+/// What the reports know of the strategy a results file names `id`: its built-in
+/// descriptor, or for an id this build does not know, one that contends for nothing (not
+/// ordered: its promises are unknown) with a colour derived from the id.
+pub fn descriptor(id: &str) -> Cow<'static, Descriptor> {
+    descriptor_of(id).map_or_else(
+        || {
+            Cow::Owned(Descriptor::custom(
+                id.to_owned(),
+                "not a strategy of this build",
+                Family::Unordered,
+                false,
+                Threads::SharedPool,
+            ))
+        },
+        Cow::Borrowed,
+    )
+}

@@ -2,45 +2,20 @@
 
 use std::fmt::Write as _;
 
-use strategies::StrategyId;
+use strategies::Family;
 
+use super::format::{format_ns, format_rate};
 use crate::results::{Results, RunResult};
+use crate::workload::reference::{
+    parallel_consumer_key_mode_s, PARALLEL_CONSUMER_MESSAGES, PARALLEL_CONSUMER_PARTITION_S,
+    PARALLEL_CONSUMER_UNORDERED_S,
+};
 use crate::workload::ScenarioId;
-
-/// Published elapsed seconds of the Confluent Parallel Consumer's KEY mode by number of
-/// keys (10,000 messages, random 0-5 ms processing, max concurrency 100): domain.md
-/// section 5.
-pub const PUBLISHED_KEY_MODE_S: &[(usize, f64)] =
-    &[(1, 26.7), (2, 13.6), (5, 5.9), (10, 3.3), (20, 2.24), (1_000, 2.06), (10_000, 2.13)];
-/// The same experiment's PARTITION and UNORDERED modes.
-pub const PUBLISHED_PARTITION_S: f64 = 22.2;
-/// See [`PUBLISHED_PARTITION_S`].
-pub const PUBLISHED_UNORDERED_S: f64 = 2.83;
-/// Messages of the published experiment.
-pub const PUBLISHED_MESSAGES: usize = 10_000;
-
-/// A duration in nanoseconds, in the unit that reads best.
-pub fn format_ns(ns: f64) -> String {
-    match ns {
-        ns if ns < 1e3 => format!("{ns:.0} ns"),
-        ns if ns < 1e6 => format!("{:.1} us", ns / 1e3),
-        ns if ns < 1e9 => format!("{:.1} ms", ns / 1e6),
-        ns => format!("{:.2} s", ns / 1e9),
-    }
-}
-
-/// A rate in messages per second, with k or M.
-pub fn format_rate(rate: f64) -> String {
-    match rate {
-        rate if rate >= 1e6 => format!("{:.2}M", rate / 1e6),
-        rate if rate >= 1e3 => format!("{:.1}k", rate / 1e3),
-        rate => format!("{rate:.0}"),
-    }
-}
 
 /// Whether a strategy competes for "best" (ordered, and not the `inline` reference).
 fn is_contender(strategy: &str) -> bool {
-    strategy.parse::<StrategyId>().is_ok_and(|id| id.is_ordered() && id != StrategyId::Inline)
+    let descriptor = super::descriptor(strategy);
+    descriptor.ordered && descriptor.family != Family::Inline
 }
 
 /// The best value of `metric` among contenders (`higher` is better, or lower).
@@ -221,16 +196,16 @@ fn render_async_io(out: &mut String, rows: &[&RunResult]) {
     let _ = writeln!(
         out,
         "### async-io: elapsed seconds by key count\n\n{messages} messages per run; the published \
-         figures are the key-ordered Kafka consumer's KEY mode with {PUBLISHED_MESSAGES} messages \
-         (its PARTITION mode: {PUBLISHED_PARTITION_S} s, UNORDERED: {PUBLISHED_UNORDERED_S} s).\n"
+         figures are the key-ordered Kafka consumer's KEY mode with {PARALLEL_CONSUMER_MESSAGES} messages \
+         (its PARTITION mode: {PARALLEL_CONSUMER_PARTITION_S} s, UNORDERED: {PARALLEL_CONSUMER_UNORDERED_S} s).\n"
     );
     let _ = writeln!(out, "| keys | ideal | published | {} |", strategies.join(" | "));
     let _ = writeln!(out, "|---:|---:|---:|{}", "---:|".repeat(strategies.len()));
     for param in params {
         let keys: Option<usize> = param.strip_prefix("keys=").and_then(|keys| keys.parse().ok());
         let published = keys
-            .and_then(|keys| PUBLISHED_KEY_MODE_S.iter().find(|(k, _)| *k == keys))
-            .map_or("-".into(), |(_, seconds)| format!("{seconds}"));
+            .and_then(parallel_consumer_key_mode_s)
+            .map_or("-".into(), |seconds| format!("{seconds}"));
         let cell = |strategy: &str| {
             rows.iter()
                 .find(|row| row.param == param && row.strategy == strategy)
@@ -251,16 +226,6 @@ fn render_async_io(out: &mut String, rows: &[&RunResult]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn formats_read_well() {
-        assert_eq!(format_ns(850.0), "850 ns");
-        assert_eq!(format_ns(12_345.0), "12.3 us");
-        assert_eq!(format_ns(2_500_000.0), "2.5 ms");
-        assert_eq!(format_ns(3e9), "3.00 s");
-        assert_eq!(format_rate(1_234_567.0), "1.23M");
-        assert_eq!(format_rate(45_600.0), "45.6k");
-    }
 
     #[test]
     fn only_ordered_non_reference_strategies_contend() {

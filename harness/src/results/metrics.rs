@@ -1,78 +1,17 @@
 //! Metrics: turn raw samples into the numbers of `results.json`. No timing here.
 //!
-//! - latency = completion - intended arrival, per message;
-//! - head-of-line delay = start - ready, ready = max(arrival, completion of the previous
-//!   message of the same key): time a message could have run but did not;
-//! - bystander latency: latency of the keys that are not troubled;
+//! - latency, head-of-line delay and bystander latency come merged from the runs'
+//!   histograms (`measure/histograms.rs` says how each is taken);
 //! - ideal bound = max(total CPU / workers, longest per-key serial chain,
 //!   total waiting / window, last scheduled arrival): no strategy can finish sooner.
 
 use hdrhistogram::Histogram;
 
-use crate::measure::recorder::Recorder;
+use super::{ContextSwitches, Latency, RunResult, Spread, Tail, Threads};
+use crate::measure::histograms::Histograms;
+use crate::measure::recorder::Correctness;
+use crate::measure::runner::{Measurement, Sample};
 use crate::workload::{job_cost_ns, Arrivals, Workload};
-
-/// The largest latency a histogram holds: one hour, in nanoseconds.
-const MAX_TRACKED_NS: u64 = 3_600_000_000_000;
-/// Significant decimal digits kept by every histogram.
-const SIGNIFICANT_DIGITS: u8 = 3;
-
-/// A latency histogram in nanoseconds.
-pub fn new_histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, MAX_TRACKED_NS, SIGNIFICANT_DIGITS)
-        .expect("valid histogram bounds")
-}
-
-/// The histograms of one run (or of several, merged).
-#[derive(Clone, Debug)]
-pub struct Histograms {
-    /// Completion - intended arrival, every message.
-    pub latency: Histogram<u64>,
-    /// Start - ready, every message.
-    pub hol: Histogram<u64>,
-    /// Latency of messages of keys that are not troubled; `None` where no key is.
-    pub bystander: Option<Histogram<u64>>,
-}
-
-impl Histograms {
-    /// Empty histograms; `bystanders` says whether the scenario has troubled keys.
-    pub fn new(bystanders: bool) -> Self {
-        Self {
-            latency: new_histogram(),
-            hol: new_histogram(),
-            bystander: bystanders.then(new_histogram),
-        }
-    }
-
-    /// Reads every finished message of `recorder`; `troubled[id]` marks troubled keys.
-    pub fn from_recorder(recorder: &Recorder, troubled: &[bool]) -> Self {
-        let mut histograms = Self::new(troubled.iter().any(|&t| t));
-        recorder.for_each_key(|id, timings| {
-            let mut previous_end = 0;
-            for timing in timings {
-                let ready = timing.intended_ns.max(previous_end);
-                let latency = timing.end_ns.saturating_sub(timing.intended_ns).max(1);
-                histograms.latency.saturating_record(latency);
-                histograms.hol.saturating_record(timing.start_ns.saturating_sub(ready).max(1));
-                if let Some(bystander) = histograms.bystander.as_mut().filter(|_| !troubled[id]) {
-                    bystander.saturating_record(latency);
-                }
-                previous_end = timing.end_ns;
-            }
-        });
-        histograms
-    }
-
-    /// Adds another run's histograms.
-    pub fn add(&mut self, other: &Self) {
-        // Same bounds everywhere, so adding cannot fail.
-        let _ = self.latency.add(&other.latency);
-        let _ = self.hol.add(&other.hol);
-        if let (Some(mine), Some(theirs)) = (self.bystander.as_mut(), other.bystander.as_ref()) {
-            let _ = mine.add(theirs);
-        }
-    }
-}
 
 /// The lower bound on a workload's elapsed time, in seconds (see the module docs).
 pub fn ideal_seconds(workload: &Workload, workers: usize, window: usize) -> f64 {
@@ -108,10 +47,99 @@ pub fn median(values: &[f64]) -> f64 {
     }
 }
 
+/// How far below the offered rate the achieved one may fall before the run is marked.
+const RATE_TOLERANCE: f64 = 0.98;
+
+fn latency(histogram: &Histogram<u64>) -> Latency {
+    Latency {
+        p50: histogram.value_at_quantile(0.5),
+        p90: histogram.value_at_quantile(0.9),
+        p99: histogram.value_at_quantile(0.99),
+        p999: histogram.value_at_quantile(0.999),
+        max: histogram.max(),
+    }
+}
+
+fn tail(histogram: &Histogram<u64>) -> Tail {
+    Tail {
+        p50: histogram.value_at_quantile(0.5),
+        p99: histogram.value_at_quantile(0.99),
+        p999: histogram.value_at_quantile(0.999),
+        max: histogram.max(),
+    }
+}
+
+/// The metrics of `measurement` of `strategy` on `workload`; also returns the merged
+/// histograms, to be saved whole.
+pub fn run_result(
+    workload: &Workload,
+    strategy: &str,
+    measurement: &Measurement,
+    workers: usize,
+    window: usize,
+) -> (RunResult, Histograms) {
+    let samples = &measurement.samples;
+    let messages = workload.messages.len();
+    let mut merged = Histograms::new(workload.has_troubled_keys());
+    let mut correctness = Correctness::default();
+    for sample in samples {
+        merged.add(&sample.histograms);
+        correctness.add(&sample.correctness);
+    }
+    let throughputs: Vec<f64> =
+        samples.iter().map(|sample| messages as f64 / sample.elapsed_s).collect();
+    let elapsed: Vec<f64> = samples.iter().map(|sample| sample.elapsed_s).collect();
+    let mean =
+        |value: fn(&Sample) -> f64| samples.iter().map(value).sum::<f64>() / samples.len() as f64;
+    let elapsed_s = median(&elapsed);
+    let ideal_s = ideal_seconds(workload, workers, workload.window.unwrap_or(window));
+    let (offered, achieved) = match workload.arrivals {
+        Arrivals::Closed => (None, None),
+        Arrivals::Paced => {
+            let span_ns = workload.messages.iter().map(|m| m.intended_ns).max().unwrap_or(0);
+            let offered = messages as f64 / (span_ns.max(1) as f64 / 1e9);
+            let sent: Vec<f64> =
+                samples.iter().map(|sample| messages as f64 / sample.send_s).collect();
+            (Some(offered), Some(median(&sent)))
+        }
+    };
+    let result = RunResult {
+        scenario: workload.scenario.as_str().to_owned(),
+        param: workload.param.clone(),
+        strategy: strategy.to_owned(),
+        throughput_per_s: Spread {
+            median: median(&throughputs),
+            min: throughputs.iter().copied().fold(f64::INFINITY, f64::min),
+            max: throughputs.iter().copied().fold(0.0, f64::max),
+        },
+        latency_ns: latency(&merged.latency),
+        hol_ns: tail(&merged.hol),
+        bystander_latency_ns: merged.bystander.as_ref().map(tail),
+        threads: Threads {
+            reported: measurement.threads_reported,
+            observed: samples.iter().map(|sample| sample.threads_observed).max().unwrap_or(0),
+        },
+        correctness,
+        cpu_s: mean(|sample| sample.usage.cpu_s),
+        ctx_switches: ContextSwitches {
+            voluntary: mean(|sample| sample.usage.voluntary as f64),
+            involuntary: mean(|sample| sample.usage.involuntary as f64),
+        },
+        peak_in_flight: measurement.peak_in_flight,
+        ideal_s,
+        efficiency: ideal_s / elapsed_s,
+        elapsed_s,
+        messages,
+        offered_per_s: offered,
+        achieved_per_s: achieved,
+        below_offered: offered.zip(achieved).map(|(o, a)| a < o * RATE_TOLERANCE),
+    };
+    (result, merged)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measure::recorder::Clock;
     use strategies::{Job, Key, Message};
 
     fn message(id: u64, seq: u64, job: Job) -> Message {
@@ -143,21 +171,5 @@ mod tests {
         // Waits through a window of 1: total waiting binds.
         workload.messages = (0..4).map(|id| message(id, 0, Job::Wait { ns: 1_000_000 })).collect();
         assert!((ideal_seconds(&workload, 2, 1) - 0.004).abs() < 1e-9);
-    }
-
-    #[test]
-    fn hol_counts_time_ready_but_not_started() {
-        let messages = [message(0, 0, Job::Noop), message(0, 1, Job::Noop)];
-        let recorder = Recorder::new(&messages, 1, Clock::start());
-        let first = recorder.start(&messages[0]);
-        recorder.end(first, &messages[0]);
-        std::thread::sleep(std::time::Duration::from_millis(5));
-        let second = recorder.start(&messages[1]);
-        recorder.end(second, &messages[1]);
-        let histograms = Histograms::from_recorder(&recorder, &[false]);
-        assert_eq!(histograms.hol.len(), 2);
-        // The second message was ready when the first ended and waited ~5 ms to start.
-        assert!(histograms.hol.max() >= 4_000_000, "{}", histograms.hol.max());
-        assert!(histograms.bystander.is_none());
     }
 }

@@ -1,19 +1,42 @@
-//! `results.json`: the versioned schema, built from measurements, written atomically.
+//! `results.json`: the versioned schema, and reading it back (every field is described in
+//! docs/results.md).
+//!
+//! - `metrics`: raw samples turned into the numbers of a [`RunResult`];
+//! - `fs`: atomic writes and the `.hgrm` histogram files.
 
 use std::path::Path;
 
+pub mod fs;
 pub mod metrics;
 
-use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-use metrics::{ideal_seconds, median, Histograms};
 use crate::measure::recorder::Correctness;
-use crate::measure::runner::Measurement;
-use crate::workload::{Arrivals, Workload};
+use crate::workload::Sizes;
 
-/// The schema id written to every results file.
+/// The version of the schema this build writes. Bump it when a field's meaning changes;
+/// a new field is optional (absent in older files) and needs no bump.
+pub const SCHEMA_VERSION: u32 = 1;
+/// The schema id written to every results file: [`SCHEMA_PREFIX`] and [`SCHEMA_VERSION`].
 pub const SCHEMA: &str = "keyed-bench.results.v1";
+/// The schema id without its version number.
+pub const SCHEMA_PREFIX: &str = "keyed-bench.results.v";
+
+/// The version of a schema id this build reads: every version from 1 to
+/// [`SCHEMA_VERSION`].
+fn readable_version(schema: &str) -> Option<u32> {
+    let version: u32 = schema.strip_prefix(SCHEMA_PREFIX)?.parse().ok()?;
+    (1..=SCHEMA_VERSION).contains(&version).then_some(version)
+}
+
+/// The schema ids this build reads, for error messages.
+fn readable_schemas() -> String {
+    if SCHEMA_VERSION == 1 {
+        format!("`{SCHEMA}`")
+    } else {
+        format!("`{SCHEMA_PREFIX}1` to `{SCHEMA}`")
+    }
+}
 
 /// A whole results file.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -69,8 +92,34 @@ pub struct Meta {
     #[serde(default)]
     pub groups_per_worker: Option<usize>,
     /// The workload sizes, so that a cell can be measured again (gate confirmation).
+    /// Absent in files from before they were recorded; reading such a file fills them in
+    /// where its command line shows what they were.
     #[serde(default)]
-    pub sizes: Option<crate::workload::Sizes>,
+    pub sizes: Option<Sizes>,
+}
+
+impl Meta {
+    /// Fills in the sizes of a file from before sizes were recorded, where they can be
+    /// known: a command line that set no size ran [`Sizes::before_recorded`]. Where the
+    /// command line set a size (or `--published-async-io`), they stay unknown.
+    fn recover_sizes(&mut self) {
+        if self.sizes.is_some() {
+            return;
+        }
+        let words: Vec<&str> = self.command.split_whitespace().collect();
+        let sets = |flag: &str| {
+            let long = format!("--{flag}");
+            words.iter().any(|word| {
+                word.strip_prefix(long.as_str())
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with('='))
+            })
+        };
+        let set_a_size =
+            Sizes::RANGES.iter().any(|range| sets(range.flag)) || sets("published-async-io");
+        if !set_a_size {
+            self.sizes = Some(Sizes::before_recorded(self.quick));
+        }
+    }
 }
 
 /// Median, min and max over repetitions.
@@ -184,99 +233,6 @@ pub struct Skipped {
     pub reason: String,
 }
 
-/// How far below the offered rate the achieved one may fall before the run is marked.
-const RATE_TOLERANCE: f64 = 0.98;
-
-fn latency(histogram: &Histogram<u64>) -> Latency {
-    Latency {
-        p50: histogram.value_at_quantile(0.5),
-        p90: histogram.value_at_quantile(0.9),
-        p99: histogram.value_at_quantile(0.99),
-        p999: histogram.value_at_quantile(0.999),
-        max: histogram.max(),
-    }
-}
-
-fn tail(histogram: &Histogram<u64>) -> Tail {
-    Tail {
-        p50: histogram.value_at_quantile(0.5),
-        p99: histogram.value_at_quantile(0.99),
-        p999: histogram.value_at_quantile(0.999),
-        max: histogram.max(),
-    }
-}
-
-impl RunResult {
-    /// The metrics of `measurement` of `strategy` on `workload`; also returns the merged
-    /// histograms, to be saved whole.
-    pub fn new(
-        workload: &Workload,
-        strategy: &str,
-        measurement: &Measurement,
-        workers: usize,
-        window: usize,
-    ) -> (Self, Histograms) {
-        let samples = &measurement.samples;
-        let messages = workload.messages.len();
-        let mut merged = Histograms::new(workload.has_troubled_keys());
-        let mut correctness = Correctness::default();
-        for sample in samples {
-            merged.add(&sample.histograms);
-            correctness.add(&sample.correctness);
-        }
-        let throughputs: Vec<f64> =
-            samples.iter().map(|sample| messages as f64 / sample.elapsed_s).collect();
-        let elapsed: Vec<f64> = samples.iter().map(|sample| sample.elapsed_s).collect();
-        let mean = |value: fn(&crate::measure::runner::Sample) -> f64| {
-            samples.iter().map(value).sum::<f64>() / samples.len() as f64
-        };
-        let elapsed_s = median(&elapsed);
-        let ideal_s = ideal_seconds(workload, workers, workload.window.unwrap_or(window));
-        let (offered, achieved) = match workload.arrivals {
-            Arrivals::Closed => (None, None),
-            Arrivals::Paced => {
-                let span_ns = workload.messages.iter().map(|m| m.intended_ns).max().unwrap_or(0);
-                let offered = messages as f64 / (span_ns.max(1) as f64 / 1e9);
-                let sent: Vec<f64> =
-                    samples.iter().map(|sample| messages as f64 / sample.send_s).collect();
-                (Some(offered), Some(median(&sent)))
-            }
-        };
-        let result = Self {
-            scenario: workload.scenario.as_str().to_owned(),
-            param: workload.param.clone(),
-            strategy: strategy.to_owned(),
-            throughput_per_s: Spread {
-                median: median(&throughputs),
-                min: throughputs.iter().copied().fold(f64::INFINITY, f64::min),
-                max: throughputs.iter().copied().fold(0.0, f64::max),
-            },
-            latency_ns: latency(&merged.latency),
-            hol_ns: tail(&merged.hol),
-            bystander_latency_ns: merged.bystander.as_ref().map(tail),
-            threads: Threads {
-                reported: measurement.threads_reported,
-                observed: samples.iter().map(|sample| sample.threads_observed).max().unwrap_or(0),
-            },
-            correctness,
-            cpu_s: mean(|sample| sample.usage.cpu_s),
-            ctx_switches: ContextSwitches {
-                voluntary: mean(|sample| sample.usage.voluntary as f64),
-                involuntary: mean(|sample| sample.usage.involuntary as f64),
-            },
-            peak_in_flight: measurement.peak_in_flight,
-            ideal_s,
-            efficiency: ideal_s / elapsed_s,
-            elapsed_s,
-            messages,
-            offered_per_s: offered,
-            achieved_per_s: achieved,
-            below_offered: offered.zip(achieved).map(|(o, a)| a < o * RATE_TOLERANCE),
-        };
-        (result, merged)
-    }
-}
-
 /// Why a results file could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
@@ -324,23 +280,25 @@ impl Results {
         }
         match serde_json::from_str::<Versioned>(text) {
             Ok(Versioned { schema: Some(serde_json::Value::String(schema)) })
-                if schema != SCHEMA =>
+                if readable_version(&schema).is_none() =>
             {
-                return Err(invalid(format!("schema `{schema}`, expected `{SCHEMA}`")));
+                return Err(invalid(format!("schema `{schema}`, expected {}", readable_schemas())));
             }
             Ok(Versioned { schema: Some(schema) }) if !schema.is_string() => {
                 return Err(invalid(format!(
-                    "schema {schema} is not a string; expected `{SCHEMA}`"
+                    "schema {schema} is not a string; expected {}",
+                    readable_schemas()
                 )));
             }
             Ok(Versioned { schema: None }) => {
-                return Err(invalid(format!("no `schema` field; expected `{SCHEMA}`")));
+                return Err(invalid(format!("no `schema` field; expected {}", readable_schemas())));
             }
             _ => {}
         }
-        let results: Self =
+        let mut results: Self =
             serde_json::from_str(text).map_err(|error| invalid(error.to_string()))?;
         results.check_measurements().map_err(invalid)?;
+        results.meta.recover_sizes();
         Ok(results)
     }
 
@@ -372,117 +330,9 @@ impl Results {
     }
 }
 
-/// Writes `contents` to `path` through a temporary file in the same folder and a rename, so
-/// a reader never sees a half-written file: either the old file (or none) or the new one.
-/// On any failure the temporary file is removed and `path` is left as it was.
-pub fn write_atomically(path: &Path, contents: &[u8]) -> std::io::Result<()> {
-    use std::io::Write as _;
-    let Some(name) = path.file_name() else {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            "the path names a folder, not a file",
-        ));
-    };
-    // Hidden and unique per process, beside the target so that the rename stays on one
-    // file system (a rename across file systems is a copy, and not atomic).
-    let mut temporary_name = std::ffi::OsString::from(".");
-    temporary_name.push(name);
-    temporary_name.push(format!(".{}.tmp", std::process::id()));
-    let temporary = path.with_file_name(temporary_name);
-    let written = std::fs::File::create(&temporary).and_then(|mut file| {
-        file.write_all(contents)?;
-        file.sync_all()
-    });
-    let renamed = written.and_then(|()| std::fs::rename(&temporary, path));
-    if renamed.is_err() {
-        let _ = std::fs::remove_file(&temporary);
-    }
-    renamed
-}
-
-/// Percentile steps per halving of the distance to 100% in `.hgrm` output (HdrHistogram's
-/// own tools use 5).
-const HGRM_TICKS_PER_HALF_DISTANCE: u32 = 5;
-
-/// The `.hgrm` percentile distribution of a histogram (HdrHistogram's text format).
-pub fn hgrm(histogram: &Histogram<u64>) -> String {
-    use std::fmt::Write as _;
-    let mut out = String::from("       Value     Percentile TotalCount 1/(1-Percentile)\n\n");
-    let mut count = 0;
-    for step in histogram.iter_quantiles(HGRM_TICKS_PER_HALF_DISTANCE) {
-        count += step.count_since_last_iteration();
-        let quantile = step.quantile_iterated_to();
-        let inverse =
-            if quantile < 1.0 { format!("{:.2}", 1.0 / (1.0 - quantile)) } else { String::new() };
-        let line = format!(
-            "{:12.3} {:14.12} {:10} {:14}",
-            step.value_iterated_to() as f64 / 1e3,
-            quantile,
-            count,
-            inverse
-        );
-        let _ = writeln!(out, "{}", line.trim_end());
-    }
-    let _ = writeln!(
-        out,
-        "#[Mean    = {:12.3}, StdDeviation   = {:12.3}]\n#[Max     = {:12.3}, Total count    = {:12}]",
-        histogram.mean() / 1e3,
-        histogram.stdev() / 1e3,
-        histogram.max() as f64 / 1e3,
-        histogram.len()
-    );
-    out.push_str("#[Values in microseconds]\n");
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::metrics::new_histogram;
-
-    #[test]
-    fn hgrm_lists_rising_percentiles_up_to_the_total() {
-        let mut histogram = new_histogram();
-        for value in 1..=10_000u64 {
-            histogram.record(value * 1_000).unwrap();
-        }
-        let text = hgrm(&histogram);
-        let rows: Vec<Vec<f64>> = text
-            .lines()
-            .filter(|line| !line.is_empty() && !line.starts_with('#') && !line.contains("Value"))
-            .map(|line| {
-                line.split_whitespace().take(3).map(|field| field.parse().unwrap()).collect()
-            })
-            .collect();
-        assert!(rows.len() > 20, "{text}");
-        assert!(rows.windows(2).all(|pair| pair[0][1] <= pair[1][1] && pair[0][0] <= pair[1][0]));
-        let last = rows.last().unwrap();
-        assert_eq!((last[1], last[2]), (1.0, 10_000.0));
-        assert!(text.contains("Total count    =        10000"), "{text}");
-    }
-
-    #[test]
-    fn atomic_writes_replace_whole_files_and_leave_nothing_behind_on_failure() {
-        let dir = std::env::temp_dir().join(format!("keyed-bench-atomic-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(dir.join("taken")).unwrap();
-        let file = dir.join("results.json");
-        write_atomically(&file, b"first").unwrap();
-        write_atomically(&file, b"second").unwrap();
-        assert_eq!(std::fs::read(&file).unwrap(), b"second");
-        // A folder where the file should go, a missing folder, a path with no file name.
-        assert!(write_atomically(&dir.join("taken"), b"x").is_err());
-        assert!(write_atomically(&dir.join("absent/results.json"), b"x").is_err());
-        assert!(write_atomically(Path::new("/"), b"x").is_err());
-        let mut left: Vec<_> = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|entry| entry.unwrap().file_name().into_string().unwrap())
-            .collect();
-        left.sort();
-        assert_eq!(left, ["results.json", "taken"]);
-        assert_eq!(std::fs::read_dir(dir.join("taken")).unwrap().count(), 0);
-        std::fs::remove_dir_all(&dir).ok();
-    }
 
     #[test]
     fn a_malformed_or_foreign_file_is_a_clear_error() {
@@ -537,5 +387,38 @@ mod tests {
         json["runs"][2]["elapsed_s"] = serde_json::json!(-0.5);
         let error = Results::parse(json.to_string().as_bytes(), path).unwrap_err().to_string();
         assert!(error.contains("runs[2] (") && error.contains("`elapsed_s` is -0.5"), "{error}");
+    }
+
+    #[test]
+    fn every_version_up_to_this_one_is_read_and_no_other() {
+        assert_eq!(readable_version(SCHEMA), Some(SCHEMA_VERSION));
+        assert_eq!(readable_version(&format!("{SCHEMA_PREFIX}1")), Some(1));
+        for unreadable in ["keyed-bench.results.v0", "keyed-bench.results.v", "other.v1"] {
+            assert_eq!(readable_version(unreadable), None, "{unreadable}");
+        }
+        let next = format!("{SCHEMA_PREFIX}{}", SCHEMA_VERSION + 1);
+        assert_eq!(readable_version(&next), None);
+    }
+
+    #[test]
+    fn a_file_from_before_sizes_were_recorded_reads_as_the_sizes_it_ran() {
+        let reference = include_str!("../../../results/2026-11-30-vm/results.json");
+        let path = Path::new("reference.json");
+        let results = Results::parse(reference.as_bytes(), path).unwrap();
+        assert!(!results.meta.quick);
+        assert_eq!(results.meta.sizes, Some(Sizes::standard()));
+        let mut json: serde_json::Value = serde_json::from_str(reference).unwrap();
+        json["meta"]["quick"] = serde_json::json!(true);
+        json["meta"]["command"] = serde_json::json!("keyed-bench run --quick");
+        let quick = Results::parse(json.to_string().as_bytes(), path).unwrap();
+        assert_eq!(quick.meta.sizes, Some(Sizes::quick()));
+        for command in ["keyed-bench run --keys 5", "run --loads=0.5", "run --published-async-io"] {
+            json["meta"]["command"] = serde_json::json!(command);
+            let unknown = Results::parse(json.to_string().as_bytes(), path).unwrap();
+            assert_eq!(unknown.meta.sizes, None, "{command}");
+        }
+        json["meta"]["command"] = serde_json::json!("run --keys-per-type-extra 5 --out x");
+        let other = Results::parse(json.to_string().as_bytes(), path).unwrap();
+        assert_eq!(other.meta.sizes, Some(Sizes::quick()));
     }
 }

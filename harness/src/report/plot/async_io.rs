@@ -1,6 +1,6 @@
 //! `async-io`: elapsed time against the number of keys (log x), one line per strategy, the
 //! ideal bound as a line, and the published figures of the key-ordered Kafka consumer's KEY
-//! mode (domain.md section 5) as labelled points.
+//! mode (docs/design.md section 5) as labelled points.
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -9,9 +9,13 @@ use super::{
     diamond, find, frame, log_range, param_value, params, rows, strategies, strategy_colour,
     strategy_entries, text_style, DrawResult, Entry, Figure, Mark, Planned, TEXT_PX, TICK_PX,
 };
+use crate::report::format::format_ns;
 use crate::results::{Results, RunResult};
+use crate::workload::reference::{
+    PARALLEL_CONSUMER_KEY_MODE_S as PUBLISHED_KEY_MODE_S,
+    PARALLEL_CONSUMER_MESSAGES as PUBLISHED_MESSAGES,
+};
 use crate::workload::ScenarioId;
-use crate::report::summary::{format_ns, PUBLISHED_KEY_MODE_S, PUBLISHED_MESSAGES};
 
 const NOTE: &str = "Elapsed wall time of the whole async-io run (log y) against the number of \
 keys (log x): each handler waits a random 0-5 ms, at most a window's worth in flight. With \

@@ -29,7 +29,8 @@ use plotters::element::ComposedElement;
 use plotters::prelude::*;
 use strategies::StrategyId;
 
-use crate::results::{write_atomically, Results, RunResult};
+use crate::results::fs::write_atomically;
+use crate::results::{Results, RunResult};
 use crate::workload::ScenarioId;
 
 /// DejaVu Sans (Bitstream Vera licence, DejaVu changes public domain): see
@@ -46,26 +47,13 @@ const TEXT_PX: u32 = 16;
 /// Tick label size in pixels.
 const TICK_PX: u32 = 14;
 
-/// One fixed colour per strategy, the same in every chart (tableau-like, colour-blind
-/// friendly for the ones that matter most: keyed-mailbox blue vs group-by orange).
-const PALETTE: &[(StrategyId, RGBColor)] = &[
-    (StrategyId::PerTypePool, RGBColor(140, 86, 75)),
-    (StrategyId::GroupBy, RGBColor(255, 127, 14)),
-    (StrategyId::WorkStealing, RGBColor(44, 160, 44)),
-    (StrategyId::KeyedMailbox, RGBColor(31, 119, 180)),
-    (StrategyId::Tokio, RGBColor(148, 103, 189)),
-    (StrategyId::Rayon, RGBColor(227, 119, 194)),
-    (StrategyId::Inline, RGBColor(127, 127, 127)),
-    (StrategyId::ThreadPool, RGBColor(214, 39, 40)),
-];
-
-/// The colour of a strategy id; black for an id this build does not know.
+/// The colour of a strategy, the same in every chart: its descriptor's (built-in colours
+/// are tableau-like and colour-blind friendly for the ones that matter most, keyed-mailbox
+/// blue against group-by orange); an id this build does not know gets one derived from the
+/// id, the same on every run.
 pub fn strategy_colour(strategy: &str) -> RGBColor {
-    strategy
-        .parse::<StrategyId>()
-        .ok()
-        .and_then(|id| PALETTE.iter().find(|(known, _)| *known == id))
-        .map_or(BLACK, |(_, colour)| *colour)
+    let [red, green, blue] = super::descriptor(strategy).colour;
+    RGBColor(red, green, blue)
 }
 
 /// One drawn chart, in both formats.
@@ -520,7 +508,7 @@ fn ns(value: u64) -> f64 {
 
 /// Tick label of a nanosecond log axis.
 fn ns_label(value: &f64) -> String {
-    crate::report::summary::format_ns(*value)
+    crate::report::format::format_ns(*value)
 }
 
 /// A grid of `count` panels, as square as fits `max_columns`: (rows, columns).
@@ -556,7 +544,9 @@ mod tests {
         colours.sort_unstable();
         colours.dedup();
         assert_eq!(colours.len(), StrategyId::ALL.len());
-        assert_eq!(strategy_colour("nonsense"), BLACK);
+        let unknown = strategy_colour("my-executor");
+        assert_eq!(unknown, strategy_colour("my-executor"), "the same id, the same colour");
+        assert!(!colours.contains(&(unknown.0, unknown.1, unknown.2)), "{unknown:?}");
     }
 
     #[test]

@@ -8,9 +8,9 @@ use super::{
     find, frame, log_range, ns, ns_label, param_value, params, rows, strategies, strategy_colour,
     strategy_entries, text_style, ticked, DrawResult, Figure, Mark, Planned, TEXT_PX, TICK_PX,
 };
+use crate::report::format::format_rate;
 use crate::results::{Results, RunResult};
 use crate::workload::ScenarioId;
-use crate::report::summary::format_rate;
 
 const NOTE: &str = "Messages arrive at a constant rate, a fraction of the saturation \
 throughput (inline on uniform, scaled by workers); latency counts from each message's \

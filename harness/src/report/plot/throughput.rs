@@ -9,9 +9,9 @@ use super::{
     strategy_entries, text_style, ticked, DrawResult, Figure, Mark, Planned, AXIS_LIMIT, TEXT_PX,
     TICK_PX,
 };
+use crate::report::format::format_rate;
 use crate::results::{Results, RunResult};
 use crate::workload::ScenarioId;
-use crate::report::summary::format_rate;
 
 const NOTE: &str = "One panel per scenario, each with its own linear scale. Bar height is the \
 median completed messages per second over the repetitions; the whisker spans the slowest to \

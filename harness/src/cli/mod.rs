@@ -1,0 +1,38 @@
+//! The command line, one file per subcommand (as ripgrep's `flags/`): each holds its
+//! clap-derived arguments and their `TryFrom` into the validated configuration the library
+//! runs on. Bad input is rejected there, naming the flag, the value and the valid ones.
+//!
+//! - `run`: `keyed-bench run` (and no subcommand), into [`crate::config::RunConfig`];
+//! - `plot`: `keyed-bench plot`, into [`crate::report::html::PlotConfig`];
+//! - `gate`: `keyed-bench gate`, into [`crate::gate::GateConfig`];
+//! - `soak`: `keyed-bench soak`, into [`crate::soak::SoakConfig`];
+//! - `export`: `keyed-bench export`, into [`crate::report::export::ExportConfig`];
+//! - `list`: `keyed-bench list`.
+
+pub mod export;
+pub mod gate;
+pub mod list;
+pub mod plot;
+pub mod run;
+pub mod soak;
+
+pub use run::RunArgs;
+use strategies::StrategyId;
+
+use crate::limits::{parse_list, SettingError};
+
+/// The strategies `--strategy` names, the one parsing of it for every command: each given
+/// value is a comma-separated list of ids or `all`; no id may be named twice, across values
+/// either.
+pub fn parse_strategies(given: &[String]) -> Result<Vec<StrategyId>, SettingError> {
+    let mut strategies = Vec::new();
+    for value in given {
+        for id in parse_list("strategy", value, StrategyId::ALL)? {
+            if strategies.contains(&id) {
+                return Err(SettingError::Duplicate { flag: "strategy", value: id.to_string() });
+            }
+            strategies.push(id);
+        }
+    }
+    Ok(strategies)
+}

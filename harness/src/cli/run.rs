@@ -1,0 +1,368 @@
+//! `keyed-bench run` (and `keyed-bench` with no subcommand): clap-derived raw values, then a
+//! `TryFrom` into the validated [`RunConfig`]; and the progress display of a run.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use strategies::StrategyConfig;
+
+use super::parse_strategies;
+use crate::config::{parse_list, RunConfig, SettingError};
+use crate::suite::Observer;
+use crate::workload::reference::parallel_consumer_sizes;
+use crate::workload::{ScenarioId, SizeArgs, Sizes};
+
+/// Flags of `keyed-bench run` (and of `keyed-bench` with no subcommand).
+#[derive(Args, Clone, Debug, PartialEq)]
+pub struct RunArgs {
+    /// Scenarios to run, comma-separated, each once, or `all`.
+    #[arg(long, default_value = "all", value_name = "a,b|all")]
+    pub scenario: String,
+    /// Strategies to run, comma-separated, each once, or `all`.
+    #[arg(long, default_value = "all", value_name = "x,y|all")]
+    pub strategy: String,
+    /// Worker threads per pool [1..=4096] [default: available cores].
+    #[arg(long)]
+    pub workers: Option<usize>,
+    /// Admission window: most unfinished messages at once [1..=2097151].
+    #[arg(long, default_value_t = StrategyConfig::DEFAULT_MAX_IN_FLIGHT)]
+    pub window: usize,
+    /// Messages a mailbox runs per turn [1..=1048576].
+    #[arg(long, default_value_t = StrategyConfig::DEFAULT_THROUGHPUT)]
+    pub throughput: usize,
+    /// Hash-serial groups per worker (group-by, per-type-pool) [1..=65536].
+    #[arg(long, default_value_t = StrategyConfig::DEFAULT_GROUPS_PER_WORKER)]
+    pub groups_per_worker: usize,
+    /// Measured repetitions per cell [1..=1000] [default: 3, or 1 with --quick].
+    #[arg(long)]
+    pub repeat: Option<usize>,
+    /// Smaller sizes and one repetition: a smoke run in about a minute.
+    #[arg(long)]
+    pub quick: bool,
+    /// Workload seed: the same seed gives every strategy the same messages.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// Output folder (created if missing; must not be a file).
+    #[arg(long, default_value = "results/latest")]
+    pub out: PathBuf,
+
+    /// Every workload size.
+    #[command(flatten)]
+    pub sizes: SizeArgs,
+    /// The published async-io experiment: 10,000 messages, keys 1,2,5,10,20,1000,10000
+    /// (not with --async-messages or --async-keys).
+    #[arg(long, help_heading = "Sizes")]
+    pub published_async_io: bool,
+}
+
+impl RunArgs {
+    /// The values of `keyed-bench run` with no flags: the default suite.
+    pub fn defaults() -> Self {
+        #[derive(clap::Parser)]
+        struct Defaults {
+            #[command(flatten)]
+            run: RunArgs,
+        }
+        <Defaults as clap::Parser>::parse_from(["keyed-bench"]).run
+    }
+}
+
+impl Default for RunArgs {
+    fn default() -> Self {
+        Self::defaults()
+    }
+}
+
+/// Rejects an output folder that can never be one: an empty path, or an existing file.
+fn check_out(out: &std::path::Path) -> Result<(), SettingError> {
+    let given = out.display().to_string();
+    if out.as_os_str().is_empty() {
+        return Err(SettingError::Out {
+            given,
+            why: "is empty; give the folder to write results to",
+        });
+    }
+    if out.exists() && !out.is_dir() {
+        return Err(SettingError::Out {
+            given,
+            why: "is a file; expected a folder for the results",
+        });
+    }
+    Ok(())
+}
+
+impl TryFrom<(RunArgs, String)> for RunConfig {
+    type Error = SettingError;
+
+    /// Validates `args`; `command` is the command line, kept in the results.
+    fn try_from((args, command): (RunArgs, String)) -> Result<Self, SettingError> {
+        let scenarios = parse_list("scenario", &args.scenario, ScenarioId::ALL)?;
+        let strategies = parse_strategies(std::slice::from_ref(&args.strategy))?;
+        if args.published_async_io {
+            let why = "--published-async-io sets the published experiment's messages and keys";
+            let given = [
+                ("async-messages", args.sizes.async_messages.is_some()),
+                ("async-keys", args.sizes.async_keys.is_some()),
+            ];
+            if let Some((other, _)) = given.into_iter().find(|(_, given)| *given) {
+                return Err(SettingError::Conflict { flag: "published-async-io", other, why });
+            }
+        }
+        check_out(&args.out)?;
+        let mut sizes = if args.quick { Sizes::quick() } else { Sizes::standard() };
+        if args.published_async_io {
+            (sizes.async_messages, sizes.async_keys) = parallel_consumer_sizes();
+        }
+        args.sizes.apply(&mut sizes);
+        let config = RunConfig {
+            scenarios,
+            strategies,
+            strategy: StrategyConfig {
+                workers: args.workers.unwrap_or_else(crate::measure::system::cores),
+                max_in_flight: args.window,
+                throughput: args.throughput,
+                groups_per_worker: args.groups_per_worker,
+            },
+            repeat: args.repeat.unwrap_or(if args.quick { 1 } else { 3 }),
+            quick: args.quick,
+            seed: args.seed,
+            out: args.out,
+            sizes,
+            command,
+        };
+        config.validate()?;
+        Ok(config)
+    }
+}
+
+/// Reports a run's progress on standard error: a bar on a terminal, plain lines otherwise.
+#[derive(Debug, Default)]
+pub struct Progress {
+    bar: Option<ProgressBar>,
+    total: usize,
+    done: usize,
+}
+
+impl Observer for Progress {
+    fn planned(&mut self, cells: usize) {
+        self.total = cells;
+        self.bar = std::io::stderr().is_terminal().then(|| {
+            let bar = ProgressBar::new(cells as u64);
+            bar.set_style(
+                ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}")
+                    .expect("valid progress template")
+                    .progress_chars("=> "),
+            );
+            bar
+        });
+    }
+
+    fn note(&mut self, line: &str) {
+        match &self.bar {
+            Some(bar) => bar.println(line),
+            None => eprintln!("{line}"),
+        }
+    }
+
+    fn starting(&mut self, cell: &str) {
+        if let Some(bar) = &self.bar {
+            bar.set_message(cell.to_owned());
+        }
+    }
+
+    fn finished(&mut self, cell: &str, outcome: &str) {
+        self.done += 1;
+        match &self.bar {
+            Some(bar) => {
+                bar.inc(1);
+                bar.println(format!("{cell}: {outcome}"));
+            }
+            None => eprintln!("[{:>3}/{}] {cell}: {outcome}", self.done, self.total),
+        }
+    }
+
+    fn done(&mut self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{flag_ranges, MAX_KEYS};
+    use strategies::StrategyId;
+
+    fn args() -> RunArgs {
+        RunArgs::defaults()
+    }
+
+    fn sizes(set: impl FnOnce(&mut SizeArgs)) -> SizeArgs {
+        let mut sizes = SizeArgs::default();
+        set(&mut sizes);
+        sizes
+    }
+
+    fn config(args: RunArgs) -> Result<RunConfig, SettingError> {
+        RunConfig::try_from((args, "test".into()))
+    }
+
+    #[test]
+    fn defaults_select_everything() {
+        let config = config(args()).unwrap();
+        assert_eq!(config.scenarios.len(), ScenarioId::ALL.len());
+        assert_eq!(config.strategies.len(), StrategyId::ALL.len());
+        assert_eq!(config.repeat, 3);
+    }
+
+    #[test]
+    fn quick_means_one_repeat_and_smaller_sizes() {
+        let config = config(RunArgs { quick: true, ..args() }).unwrap();
+        assert_eq!(config.repeat, 1);
+        assert!(config.sizes.messages < Sizes::standard().messages);
+    }
+
+    #[test]
+    fn unknown_ids_name_the_valid_ones() {
+        let error = config(RunArgs { scenario: "uniform,bogus".into(), ..args() }).unwrap_err();
+        assert!(
+            error.to_string().contains("`bogus`") && error.to_string().contains("zipf"),
+            "{error}"
+        );
+        let error = config(RunArgs { strategy: "keyed".into(), ..args() }).unwrap_err();
+        assert!(error.to_string().contains("keyed-mailbox"), "{error}");
+    }
+
+    #[test]
+    fn zero_and_absurd_sizes_are_rejected_by_name() {
+        let cases = [
+            RunArgs { workers: Some(0), ..args() },
+            RunArgs { window: 0, ..args() },
+            RunArgs { repeat: Some(0), ..args() },
+            RunArgs { sizes: sizes(|s| s.messages = Some(0)), ..args() },
+            RunArgs { sizes: sizes(|s| s.keys = Some(MAX_KEYS + 1)), ..args() },
+            RunArgs { sizes: sizes(|s| s.loads = Some(vec![])), ..args() },
+            RunArgs { sizes: sizes(|s| s.bursts = Some(vec![0])), ..args() },
+            RunArgs { sizes: sizes(|s| s.rate = Some(f64::NAN)), ..args() },
+        ];
+        let flags = ["workers", "window", "repeat", "messages", "keys", "loads", "bursts", "rate"];
+        for (case, flag) in cases.into_iter().zip(flags) {
+            let error = config(case).unwrap_err().to_string();
+            assert!(error.starts_with(&format!("--{flag} ")), "{error}");
+        }
+    }
+
+    #[test]
+    fn every_range_is_stated_in_its_flag_help() {
+        let command = <RunArgs as clap::Args>::augment_args(clap::Command::new("run"));
+        for range in flag_ranges() {
+            let arg = command
+                .get_arguments()
+                .find(|arg| arg.get_long() == Some(range.flag))
+                .unwrap_or_else(|| panic!("--{} is a flag", range.flag));
+            let help = arg.get_help().map(ToString::to_string).unwrap_or_default();
+            assert!(help.contains(&format!("[{}]", range.text())), "--{}: {help}", range.flag);
+        }
+    }
+
+    #[test]
+    fn lists_reject_empty_entries_duplicates_and_all_among_others() {
+        let cases = [
+            (RunArgs { scenario: "".into(), ..args() }, "--scenario `` has an empty entry"),
+            (
+                RunArgs { scenario: "uniform,".into(), ..args() },
+                "--scenario `uniform,` has an empty",
+            ),
+            (RunArgs { strategy: "inline,,tokio".into(), ..args() }, "--strategy `inline,,tokio`"),
+            (RunArgs { scenario: "zipf, zipf".into(), ..args() }, "--scenario names `zipf` twice"),
+            (RunArgs { strategy: "all,inline".into(), ..args() }, "--strategy: `all` selects"),
+            (
+                RunArgs { sizes: sizes(|s| s.bursts = Some(vec![5, 7, 5])), ..args() },
+                "--bursts names `5` twice",
+            ),
+            (
+                RunArgs { sizes: sizes(|s| s.async_keys = Some(vec![20, 20])), ..args() },
+                "--async-keys names `20` twice",
+            ),
+            (
+                RunArgs { sizes: sizes(|s| s.loads = Some(vec![0.5, 0.5])), ..args() },
+                "--loads names `0.5` twice",
+            ),
+        ];
+        for (case, expected) in cases {
+            let error = config(case).unwrap_err().to_string();
+            assert!(error.starts_with(expected), "{expected}: {error}");
+        }
+    }
+
+    #[test]
+    fn conflicting_flags_are_named() {
+        let error = config(RunArgs {
+            published_async_io: true,
+            sizes: sizes(|s| s.async_keys = Some(vec![3])),
+            ..args()
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(error.starts_with("--published-async-io cannot be combined with --async-keys"));
+        let error = config(RunArgs {
+            published_async_io: true,
+            sizes: sizes(|s| s.async_messages = Some(10)),
+            ..args()
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(error.contains("--async-messages"), "{error}");
+    }
+
+    #[test]
+    fn products_past_what_can_run_are_rejected() {
+        let threads = RunArgs {
+            scenario: "many-types".into(),
+            strategy: "per-type-pool".into(),
+            sizes: sizes(|s| s.types = Some(100_000)),
+            workers: Some(2),
+            ..args()
+        };
+        let error = config(threads.clone()).unwrap_err().to_string();
+        assert!(error.starts_with("--types x --workers is 100000 x 2 = 200000"), "{error}");
+        // The same sizes are fine where per-type-pool does not meet many-types.
+        config(RunArgs { strategy: "keyed-mailbox".into(), ..threads }).unwrap();
+        let groups = RunArgs {
+            strategy: "group-by".into(),
+            workers: Some(4096),
+            groups_per_worker: 65_536,
+            ..args()
+        };
+        let error = config(groups).unwrap_err().to_string();
+        assert!(error.contains("4096 x 65536 = 268435456"), "{error}");
+        let keys = RunArgs {
+            sizes: sizes(|s| (s.types, s.keys_per_type) = (Some(100_000), Some(10_000))),
+            ..args()
+        };
+        let error = config(keys).unwrap_err().to_string();
+        assert!(error.starts_with("--types x --keys-per-type is 100000 x 10000"), "{error}");
+    }
+
+    #[test]
+    fn an_output_that_cannot_be_a_folder_is_rejected() {
+        let error = config(RunArgs { out: PathBuf::new(), ..args() }).unwrap_err().to_string();
+        assert!(error.starts_with("--out `` is empty"), "{error}");
+        let file =
+            std::env::temp_dir().join(format!("keyed-bench-out-file-{}", std::process::id()));
+        std::fs::write(&file, b"x").unwrap();
+        let error = config(RunArgs { out: file.clone(), ..args() }).unwrap_err().to_string();
+        std::fs::remove_file(&file).ok();
+        assert!(error.contains("is a file"), "{error}");
+    }
+
+    #[test]
+    fn published_async_io_sets_the_experiment() {
+        let config = config(RunArgs { published_async_io: true, ..args() }).unwrap();
+        assert_eq!(config.sizes.async_messages, 10_000);
+        assert_eq!(config.sizes.async_keys, [1, 2, 5, 10, 20, 1_000, 10_000]);
+    }
+}

@@ -1,0 +1,197 @@
+//! The validated settings of a suite run, whether they come from the command line
+//! (`cli/run.rs` builds them) or from a results file that is measured again
+//! ([`RunConfig::from_recorded`]). Either way they pass the same checks, so nothing can run
+//! on settings the command line would refuse.
+//!
+//! The flag ranges, the limits and the checks themselves live in [`crate::limits`] (the
+//! floor of the harness, which the workload sizes use too); they are re-exported here.
+
+use std::path::PathBuf;
+
+use strategies::{Family, StrategyConfig, StrategyId, Threads};
+
+pub use crate::limits::{
+    check_setting, parse_list, FlagRange, SettingError, MAX_GROUPS, MAX_KEYS, MAX_MESSAGES,
+    MAX_PER_TYPE_THREADS, MAX_REPEAT, SETTING_RANGES,
+};
+use crate::results::Meta;
+use crate::workload::{ScenarioId, Sizes};
+
+/// A validated run of the suite.
+#[derive(Clone, Debug)]
+pub struct RunConfig {
+    /// Scenarios, in presentation order.
+    pub scenarios: Vec<ScenarioId>,
+    /// Strategies, in presentation order.
+    pub strategies: Vec<StrategyId>,
+    /// Workers, window, throughput, groups.
+    pub strategy: StrategyConfig,
+    /// Measured repetitions per cell.
+    pub repeat: usize,
+    /// Whether `--quick` sizes are in use (recorded in the results).
+    pub quick: bool,
+    /// Workload seed.
+    pub seed: u64,
+    /// Output folder.
+    pub out: PathBuf,
+    /// Workload sizes.
+    pub sizes: Sizes,
+    /// The command line, for the results' meta.
+    pub command: String,
+}
+
+/// Why the settings a results file records cannot be measured again.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum RecordedError {
+    /// A recorded setting that the command line would reject.
+    #[error(transparent)]
+    Invalid(SettingError),
+    /// The file records no sizes (it predates recording them, and its command line set
+    /// some), so its workloads cannot be generated again.
+    #[error("the results do not record sizes")]
+    NoSizes,
+}
+
+/// Every numeric flag of `keyed-bench run` and the values it accepts (a list flag: each of
+/// its values): the settings, then the sizes in table order.
+pub fn flag_ranges() -> impl Iterator<Item = FlagRange> {
+    SETTING_RANGES.iter().chain(Sizes::RANGES).copied()
+}
+
+/// The range of the numeric flag `flag` of `keyed-bench run`.
+pub fn range_of(flag: &str) -> Option<FlagRange> {
+    flag_ranges().find(|range| range.flag == flag)
+}
+
+impl RunConfig {
+    /// Checks every setting and size, and what they cost together with the selected
+    /// strategies and scenarios (threads and hash-serial groups).
+    pub fn validate(&self) -> Result<(), SettingError> {
+        check_setting("repeat", self.repeat)?;
+        self.sizes.validate()?;
+        check_strategy_settings(&self.strategy, &self.strategies, &self.scenarios, &self.sizes)
+    }
+
+    /// The settings a results file recorded, for measuring `scenarios` x `strategies` of
+    /// it again, checked as the command line's would be (a hand-edited or corrupt file
+    /// cannot make a re-measurement panic or run away). Files from before
+    /// `groups_per_worker` was recorded get its default.
+    pub fn from_recorded(
+        meta: &Meta,
+        scenarios: Vec<ScenarioId>,
+        strategies: Vec<StrategyId>,
+    ) -> Result<Self, RecordedError> {
+        let in_file = |error| RecordedError::Invalid(SettingError::Recorded(Box::new(error)));
+        check_setting("repeat", meta.repeat).map_err(in_file)?;
+        let sizes = meta.sizes.clone().ok_or(RecordedError::NoSizes)?;
+        let config = Self {
+            scenarios,
+            strategies,
+            strategy: StrategyConfig {
+                workers: meta.workers,
+                max_in_flight: meta.window,
+                throughput: meta.throughput,
+                groups_per_worker: meta
+                    .groups_per_worker
+                    .unwrap_or(StrategyConfig::DEFAULT_GROUPS_PER_WORKER),
+            },
+            repeat: meta.repeat,
+            quick: meta.quick,
+            seed: meta.seed,
+            out: PathBuf::new(),
+            sizes,
+            command: meta.command.clone(),
+        };
+        config.validate().map_err(in_file)?;
+        Ok(config)
+    }
+}
+
+/// Checks the strategy settings, and what they cost with the selected strategies and
+/// scenarios: a strategy with a pool per aggregate type starts `workers` threads per type,
+/// and hash-group strategies allocate `workers x groups_per_worker` groups per pool.
+fn check_strategy_settings(
+    config: &StrategyConfig,
+    strategies: &[StrategyId],
+    scenarios: &[ScenarioId],
+    sizes: &Sizes,
+) -> Result<(), SettingError> {
+    check_setting("workers", config.workers)?;
+    check_setting("window", config.max_in_flight)?;
+    check_setting("throughput", config.throughput)?;
+    check_setting("groups-per-worker", config.groups_per_worker)?;
+    let types = scenarios.iter().map(|scenario| scenario.aggregate_types(sizes)).max();
+    let pool_per_type = strategies.iter().any(|id| id.descriptor().threads == Threads::PoolPerType);
+    let pools = match types {
+        Some(types) if pool_per_type && types > 1 => types,
+        _ => 1,
+    };
+    if pools > 1 {
+        let threads = pools.saturating_mul(config.workers);
+        if threads > MAX_PER_TYPE_THREADS {
+            return Err(SettingError::TooMany {
+                what: "--types x --workers",
+                value: format!("{pools} x {} = {threads}", config.workers),
+                max: MAX_PER_TYPE_THREADS,
+                why: "per-type-pool starts --workers threads per type on many-types",
+            });
+        }
+    }
+    if strategies.iter().any(|id| id.descriptor().family == Family::HashGroups) {
+        let groups = config.workers.saturating_mul(config.groups_per_worker).saturating_mul(pools);
+        if groups > MAX_GROUPS {
+            return Err(SettingError::TooMany {
+                what: "--workers x --groups-per-worker (x --types for per-type-pool)",
+                value: format!(
+                    "{} x {}{} = {groups}",
+                    config.workers,
+                    config.groups_per_worker,
+                    if pools > 1 { format!(" x {pools}") } else { String::new() }
+                ),
+                max: MAX_GROUPS,
+                why: "the hash-serial groups group-by and per-type-pool allocate",
+            });
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(strategies: Vec<StrategyId>, scenarios: Vec<ScenarioId>) -> RunConfig {
+        RunConfig {
+            scenarios,
+            strategies,
+            strategy: StrategyConfig::with_workers(2),
+            repeat: 1,
+            quick: true,
+            seed: 1,
+            out: PathBuf::from("unused"),
+            sizes: Sizes::quick(),
+            command: String::new(),
+        }
+    }
+
+    #[test]
+    fn products_count_only_where_the_strategy_meets_the_scenario() {
+        let mut many = config(vec![StrategyId::PerTypePool], vec![ScenarioId::ManyTypes]);
+        many.sizes.types = 100_000;
+        let error = many.validate().unwrap_err().to_string();
+        assert!(error.starts_with("--types x --workers is 100000 x 2 = 200000"), "{error}");
+        let elsewhere = RunConfig { scenarios: vec![ScenarioId::Uniform], ..many.clone() };
+        elsewhere.validate().unwrap();
+        let other = RunConfig { strategies: vec![StrategyId::KeyedMailbox], ..many };
+        other.validate().unwrap();
+    }
+
+    #[test]
+    fn every_flag_has_one_range() {
+        let flags: Vec<_> = flag_ranges().map(|range| range.flag).collect();
+        let mut unique = flags.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(unique.len(), flags.len(), "{flags:?}");
+    }
+}

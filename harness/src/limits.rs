@@ -1,0 +1,260 @@
+//! What a setting may be: the range of every numeric flag, the limits on products of
+//! settings, the checks, and [`SettingError`], the typed error every check returns.
+//!
+//! This is the floor of the harness: it depends on nothing else in it, so the workload
+//! sizes, the run settings and every command can check their values the same way. The
+//! ranges of the workload sizes are declared with the sizes themselves
+//! (`workload/sizes.rs`); the ranges of the strategy and run settings are here.
+
+use strategies::{StrategyConfig, MAX_WINDOW};
+
+/// The largest message count of one run.
+pub const MAX_MESSAGES: usize = 100_000_000;
+/// The largest key count.
+pub const MAX_KEYS: usize = 100_000_000;
+/// The most repetitions.
+pub const MAX_REPEAT: usize = 1_000;
+/// The most OS threads `per-type-pool` may start on `many-types` (a pool of `--workers`
+/// threads per type): past this a host runs out of threads, and the strategy cannot start.
+pub const MAX_PER_TYPE_THREADS: usize = 16_384;
+/// The most hash-serial groups (`group-by`, `per-type-pool`) one run may allocate, counted
+/// over every pool: about 64 bytes each, so this bounds them at 256 MiB.
+pub const MAX_GROUPS: usize = 1 << 22;
+
+/// The range a numeric flag accepts; its help text states it as `[min..=max]`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FlagRange {
+    /// The flag, without its dashes.
+    pub flag: &'static str,
+    /// The smallest valid value.
+    pub min: f64,
+    /// The largest valid value.
+    pub max: f64,
+    /// Whether only whole numbers parse (the flag is an integer type).
+    pub integer: bool,
+}
+
+impl FlagRange {
+    const fn int(flag: &'static str, min: usize, max: usize) -> Self {
+        Self { flag, min: min as f64, max: max as f64, integer: true }
+    }
+
+    /// `min..=max`, as the help text and error messages write it.
+    pub fn text(&self) -> String {
+        format!("{}..={}", self.min, self.max)
+    }
+
+    /// Whether `value` is in the range (NaN never is).
+    pub fn contains(&self, value: f64) -> bool {
+        value >= self.min && value <= self.max
+    }
+}
+
+/// The numeric flags of `keyed-bench run` that are not workload sizes: the strategy
+/// settings and the repetitions.
+pub const SETTING_RANGES: &[FlagRange] = &[
+    FlagRange::int("workers", 1, StrategyConfig::MAX_WORKERS),
+    FlagRange::int("window", 1, MAX_WINDOW),
+    FlagRange::int("throughput", 1, 1 << 20),
+    FlagRange::int("groups-per-worker", 1, 1 << 16),
+    FlagRange::int("repeat", 1, MAX_REPEAT),
+];
+
+/// A value that cannot be used, named by the flag that sets it.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum SettingError {
+    /// Not a known scenario or strategy.
+    #[error("--{flag}: {message}")]
+    Unknown {
+        /// The flag.
+        flag: &'static str,
+        /// What is wrong, naming the value and the valid ones.
+        message: String,
+    },
+    /// A list with an empty entry (`uniform,,zipf`, a trailing comma, nothing at all).
+    #[error("--{flag} `{given}` has an empty entry; give ids separated by single commas")]
+    EmptyEntry {
+        /// The flag.
+        flag: &'static str,
+        /// The whole value.
+        given: String,
+    },
+    /// A list that names one value twice.
+    #[error("--{flag} names `{value}` twice; give each value once")]
+    Duplicate {
+        /// The flag.
+        flag: &'static str,
+        /// The repeated value.
+        value: String,
+    },
+    /// A number outside its range.
+    #[error("--{flag} must be {expected}, got {value}")]
+    OutOfRange {
+        /// The flag.
+        flag: &'static str,
+        /// What was given.
+        value: String,
+        /// The valid range.
+        expected: String,
+    },
+    /// Values that are each valid but together ask for more than can run.
+    #[error("{what} is {value}, past the limit of {max}: {why}")]
+    TooMany {
+        /// The flags multiplied (`--types x --workers`).
+        what: &'static str,
+        /// The product, with its factors.
+        value: String,
+        /// The limit.
+        max: usize,
+        /// What the product counts.
+        why: &'static str,
+    },
+    /// Two flags that cannot be given together.
+    #[error("--{flag} cannot be combined with --{other}: {why}")]
+    Conflict {
+        /// The flag.
+        flag: &'static str,
+        /// The flag it conflicts with.
+        other: &'static str,
+        /// Why.
+        why: &'static str,
+    },
+    /// A setting recorded in a results file (its `meta`) that the flag would reject.
+    #[error("the recorded run settings are not valid ({0})")]
+    Recorded(Box<SettingError>),
+    /// An output folder that cannot be one.
+    #[error("--out `{given}` {why}")]
+    Out {
+        /// The path given.
+        given: String,
+        /// What is wrong with it.
+        why: &'static str,
+    },
+}
+
+/// The ids of a comma-separated `--{flag}` list, or every id for `all`.
+pub fn parse_list<T>(flag: &'static str, given: &str, all: &[T]) -> Result<Vec<T>, SettingError>
+where
+    T: std::str::FromStr + Copy + PartialEq + std::fmt::Display,
+    T::Err: std::fmt::Display,
+{
+    if given.trim() == "all" {
+        return Ok(all.to_vec());
+    }
+    let mut ids: Vec<T> = Vec::new();
+    for item in given.split(',').map(str::trim) {
+        if item.is_empty() {
+            return Err(SettingError::EmptyEntry { flag, given: given.to_owned() });
+        }
+        if item == "all" {
+            return Err(SettingError::Unknown {
+                flag,
+                message: format!(
+                    "`all` selects every id and cannot be listed with others in `{given}`"
+                ),
+            });
+        }
+        let id = item
+            .parse::<T>()
+            .map_err(|error| SettingError::Unknown { flag, message: error.to_string() })?;
+        if ids.contains(&id) {
+            return Err(SettingError::Duplicate { flag, value: id.to_string() });
+        }
+        ids.push(id);
+    }
+    Ok(ids)
+}
+
+/// A flag value as a number, to compare with its [`FlagRange`].
+pub trait FlagValue: Copy + std::fmt::Display {
+    /// Whether the type holds whole numbers only.
+    const INTEGER: bool;
+
+    /// The value as `f64` (exact for every value inside any range, and for every value
+    /// outside one still outside it).
+    fn as_f64(self) -> f64;
+}
+
+macro_rules! flag_value {
+    ($($type:ty: $integer:literal),*) => {
+        $(impl FlagValue for $type {
+            const INTEGER: bool = $integer;
+            fn as_f64(self) -> f64 { self as f64 }
+        })*
+    };
+}
+flag_value!(usize: true, u64: true, u32: true, f64: false);
+
+/// Checks `value` against `range`.
+pub fn check_in<T: FlagValue>(range: &FlagRange, value: T) -> Result<(), SettingError> {
+    if range.contains(value.as_f64()) {
+        Ok(())
+    } else {
+        Err(SettingError::OutOfRange {
+            flag: range.flag,
+            value: value.to_string(),
+            expected: format!("in {}", range.text()),
+        })
+    }
+}
+
+/// Checks every value of a list flag against `range`: at least one, each in range, none
+/// twice.
+pub fn check_list_in<T: FlagValue + PartialEq>(
+    range: &FlagRange,
+    values: &[T],
+) -> Result<(), SettingError> {
+    let flag = range.flag;
+    if values.is_empty() {
+        return Err(SettingError::OutOfRange {
+            flag,
+            value: "an empty list".into(),
+            expected: "at least one value".into(),
+        });
+    }
+    for (index, &value) in values.iter().enumerate() {
+        check_in(range, value)?;
+        if values[..index].contains(&value) {
+            return Err(SettingError::Duplicate { flag, value: value.to_string() });
+        }
+    }
+    Ok(())
+}
+
+/// The range of the setting `flag` (one of [`SETTING_RANGES`]).
+fn setting_range(flag: &str) -> FlagRange {
+    SETTING_RANGES
+        .iter()
+        .copied()
+        .find(|range| range.flag == flag)
+        .unwrap_or_else(|| unreachable!("--{flag} has a SETTING_RANGES entry"))
+}
+
+/// Checks `value` of the setting `--{flag}` against its documented range.
+pub fn check_setting<T: FlagValue>(flag: &'static str, value: T) -> Result<(), SettingError> {
+    check_in(&setting_range(flag), value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_range_contains_its_ends_and_never_nan() {
+        let range = FlagRange::int("workers", 1, 4);
+        assert!(range.contains(1.0) && range.contains(4.0));
+        assert!(!range.contains(0.0) && !range.contains(4.5) && !range.contains(f64::NAN));
+        assert_eq!(range.text(), "1..=4");
+    }
+
+    #[test]
+    fn checks_name_the_flag_and_the_range() {
+        let error = check_setting("repeat", 0usize).unwrap_err().to_string();
+        assert_eq!(error, "--repeat must be in 1..=1000, got 0");
+        let range = FlagRange { flag: "loads", min: 0.01, max: 2.0, integer: false };
+        let error = check_list_in(&range, &[0.5, 0.5]).unwrap_err().to_string();
+        assert_eq!(error, "--loads names `0.5` twice; give each value once");
+        let error = check_list_in::<f64>(&range, &[]).unwrap_err().to_string();
+        assert_eq!(error, "--loads must be at least one value, got an empty list");
+    }
+}

@@ -1,0 +1,360 @@
+//! Seeded generation: the exact messages of every (scenario, parameter) cell, and what
+//! each scenario needs to know of the sizes (how many cells, whether handlers wait, how many
+//! aggregate types), as exhaustive matches beside `generate`.
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rand_distr::{Distribution, Zipf};
+use serde::Serialize;
+use strategies::{Job, Key, Message};
+
+use super::ids::ScenarioId;
+use super::sizes::Sizes;
+
+const NS_PER_MS: u64 = 1_000_000;
+
+/// How messages are offered to the strategy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Arrivals {
+    /// As fast as the strategy admits them (saturation); a message's intended time is
+    /// the moment the producer tried to send it.
+    Closed,
+    /// Each message is due at its `intended_ns`; the producer waits for it and never skips
+    /// a late one (no coordinated omission).
+    Paced,
+}
+
+/// One (scenario, parameter) cell: the exact messages and what bounds their run time.
+#[derive(Clone, Debug)]
+pub struct Workload {
+    /// The scenario.
+    pub scenario: ScenarioId,
+    /// `keys=20`, `burst=241`, `load=0.75`, or empty.
+    pub param: String,
+    /// The messages in submission order; `key.aggregate_id` is dense in `0..keys`.
+    pub messages: Vec<Message>,
+    /// Distinct keys (aggregate ids are `0..keys`).
+    pub keys: usize,
+    /// Per key: whether it is a troubled key (bystander latency excludes those).
+    pub troubled: Vec<bool>,
+    /// How messages are offered.
+    pub arrivals: Arrivals,
+    /// A window that replaces the run's `--window` (the `async-io` experiment's 100).
+    pub window: Option<usize>,
+}
+
+impl Workload {
+    fn new(scenario: ScenarioId, param: String, keys: usize, arrivals: Arrivals) -> Self {
+        Self {
+            scenario,
+            param,
+            messages: Vec::new(),
+            keys,
+            troubled: vec![false; keys],
+            arrivals,
+            window: None,
+        }
+    }
+
+    /// Whether any key is troubled (so bystander latency is meaningful).
+    pub fn has_troubled_keys(&self) -> bool {
+        self.troubled.iter().any(|&troubled| troubled)
+    }
+
+    /// Appends a message of `key` (type, id), numbering it within its key.
+    fn push(&mut self, next_seq: &mut [u64], aggregate_type: u32, id: usize, at_ns: u64, job: Job) {
+        let seq = next_seq[id];
+        next_seq[id] += 1;
+        self.messages.push(Message {
+            key: Key::new(aggregate_type, id as u64),
+            seq,
+            intended_ns: at_ns,
+            job,
+        });
+    }
+}
+
+impl ScenarioId {
+    /// How many workloads (parameter values) `generate` makes of this scenario.
+    pub fn params(self, sizes: &Sizes) -> usize {
+        match self {
+            Self::HotBacklog => sizes.bursts.len(),
+            Self::AsyncIo => sizes.async_keys.len(),
+            Self::OpenLoop => sizes.loads.len(),
+            Self::Uniform
+            | Self::Zipf
+            | Self::ManyTypes
+            | Self::ConflictBackoff
+            | Self::LongSync => 1,
+        }
+    }
+
+    /// Whether some of its handlers wait (return a pending result), so that a strategy that
+    /// runs handlers on the submitting thread runs every wait one after another.
+    pub const fn handlers_wait(self) -> bool {
+        match self {
+            Self::ConflictBackoff | Self::HotBacklog | Self::AsyncIo => true,
+            Self::Uniform | Self::Zipf | Self::ManyTypes | Self::LongSync | Self::OpenLoop => false,
+        }
+    }
+
+    /// How many aggregate types its messages have (a strategy with a pool per type starts
+    /// that many pools).
+    pub fn aggregate_types(self, sizes: &Sizes) -> usize {
+        match self {
+            Self::ManyTypes => sizes.types,
+            Self::Uniform
+            | Self::Zipf
+            | Self::ConflictBackoff
+            | Self::LongSync
+            | Self::HotBacklog
+            | Self::AsyncIo
+            | Self::OpenLoop => 1,
+        }
+    }
+}
+
+/// CPU time and waiting time a job costs when it runs alone.
+pub fn job_cost_ns(job: &Job) -> (u64, u64) {
+    match *job {
+        Job::Noop | Job::Panic | Job::Custom(_) => (0, 0),
+        Job::Spin { ns } => (u64::from(ns), 0),
+        Job::Wait { ns } => (0, u64::from(ns)),
+        Job::Retry { retries, backoff_ns, spin_ns } => {
+            let attempts = u64::from(retries) + 1;
+            let waits: u64 = (0..u32::from(retries)).map(|i| u64::from(backoff_ns) << i).sum();
+            (attempts * u64::from(spin_ns), waits)
+        }
+    }
+}
+
+/// Generates the workloads of `scenario`, one per parameter value, from `seed`.
+/// `open_loop_rate` is the saturation rate that `open-loop` loads are fractions of.
+pub fn generate(
+    scenario: ScenarioId,
+    sizes: &Sizes,
+    seed: u64,
+    open_loop_rate: f64,
+) -> Vec<Workload> {
+    // Each scenario draws from its own stream, so adding one does not shift the others.
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ (scenario as u64).wrapping_mul(0x9e37_79b9));
+    let spin = Job::Spin { ns: sizes.spin_ns };
+    let paced_interval_ns = (1e9 / sizes.rate).max(1.0);
+    match scenario {
+        ScenarioId::Uniform | ScenarioId::Zipf => {
+            let mut workload = Workload::new(scenario, String::new(), sizes.keys, Arrivals::Closed);
+            let mut seqs = vec![0; sizes.keys];
+            let zipf = Zipf::new(sizes.keys as u64, sizes.zipf_s).expect("validated zipf exponent");
+            for _ in 0..sizes.messages {
+                let id = if scenario == ScenarioId::Zipf {
+                    zipf.sample(&mut rng) as usize - 1
+                } else {
+                    rng.gen_range(0..sizes.keys)
+                };
+                workload.push(&mut seqs, 0, id, 0, spin);
+            }
+            vec![workload]
+        }
+        ScenarioId::ManyTypes => {
+            let keys = sizes.types * sizes.keys_per_type;
+            let mut workload = Workload::new(scenario, String::new(), keys, Arrivals::Closed);
+            let mut seqs = vec![0; keys];
+            for _ in 0..sizes.messages {
+                let id = rng.gen_range(0..keys);
+                workload.push(&mut seqs, (id / sizes.keys_per_type) as u32, id, 0, spin);
+            }
+            vec![workload]
+        }
+        ScenarioId::ConflictBackoff => {
+            let keys = sizes.small_keys;
+            let mut workload = Workload::new(scenario, String::new(), keys, Arrivals::Paced);
+            let troubled = ((keys as f64 * sizes.troubled_pct / 100.0).round() as usize).max(1);
+            // Spread the troubled keys over the id space (ids 0, k, 2k, ...).
+            let stride = keys / troubled;
+            for index in 0..troubled {
+                workload.troubled[index * stride] = true;
+            }
+            let retry = Job::Retry {
+                retries: 2,
+                backoff_ns: (sizes.backoff_ms * NS_PER_MS) as u32,
+                spin_ns: sizes.spin_ns,
+            };
+            let mut seqs = vec![0; keys];
+            for index in 0..sizes.paced_messages {
+                let id = rng.gen_range(0..keys);
+                let job = if workload.troubled[id] { retry } else { spin };
+                let at = (index as f64 * paced_interval_ns) as u64;
+                workload.push(&mut seqs, 0, id, at, job);
+            }
+            vec![workload]
+        }
+        ScenarioId::LongSync => {
+            let keys = sizes.small_keys;
+            let mut workload = Workload::new(scenario, String::new(), keys, Arrivals::Paced);
+            let long = Job::Spin { ns: (sizes.long_ms * NS_PER_MS) as u32 };
+            let mut seqs = vec![0; keys];
+            for index in 0..sizes.paced_messages {
+                let id = rng.gen_range(0..keys);
+                let job = if rng.gen_bool(sizes.long_pct / 100.0) {
+                    workload.troubled[id] = true;
+                    long
+                } else {
+                    spin
+                };
+                let at = (index as f64 * paced_interval_ns) as u64;
+                workload.push(&mut seqs, 0, id, at, job);
+            }
+            vec![workload]
+        }
+        ScenarioId::HotBacklog => sizes
+            .bursts
+            .iter()
+            .map(|&burst| {
+                // Key 0 is hot; bystanders are 1..=small_keys.
+                let keys = sizes.small_keys + 1;
+                let mut workload =
+                    Workload::new(scenario, format!("burst={burst}"), keys, Arrivals::Paced);
+                workload.troubled[0] = true;
+                let mut seqs = vec![0; keys];
+                let hot = Job::Wait { ns: (sizes.hot_wait_ms * NS_PER_MS) as u32 };
+                for _ in 0..burst {
+                    workload.push(&mut seqs, 0, 0, 0, hot);
+                }
+                let mut bystander_rng = rng.clone();
+                for index in 0..sizes.bystanders {
+                    let id = 1 + bystander_rng.gen_range(0..sizes.small_keys);
+                    let at = (index as f64 * paced_interval_ns) as u64;
+                    workload.push(&mut seqs, 0, id, at, spin);
+                }
+                workload
+            })
+            .collect(),
+        ScenarioId::AsyncIo => sizes
+            .async_keys
+            .iter()
+            .map(|&keys| {
+                let mut workload =
+                    Workload::new(scenario, format!("keys={keys}"), keys, Arrivals::Closed);
+                workload.window = Some(sizes.async_window);
+                let mut seqs = vec![0; keys];
+                let max_wait_ns = sizes.async_max_wait_ms * NS_PER_MS;
+                let mut key_rng = rng.clone();
+                for index in 0..sizes.async_messages {
+                    // Round-robin over the keys, as records spread over keys by a producer.
+                    let id = index % keys;
+                    let wait = key_rng.gen_range(0..=max_wait_ns) as u32;
+                    workload.push(&mut seqs, 0, id, 0, Job::Wait { ns: wait });
+                }
+                workload
+            })
+            .collect(),
+        ScenarioId::OpenLoop => sizes
+            .loads
+            .iter()
+            .map(|&load| {
+                let rate = (open_loop_rate * load).max(1.0);
+                let interval_ns = 1e9 / rate;
+                let mut workload =
+                    Workload::new(scenario, format!("load={load}"), sizes.keys, Arrivals::Paced);
+                let mut seqs = vec![0; sizes.keys];
+                let mut load_rng = rng.clone();
+                for index in 0..sizes.open_messages {
+                    let id = load_rng.gen_range(0..sizes.keys);
+                    let at = (index as f64 * interval_ns) as u64;
+                    workload.push(&mut seqs, 0, id, at, spin);
+                }
+                workload
+            })
+            .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sizes() -> Sizes {
+        Sizes { messages: 5_000, ..Sizes::quick() }
+    }
+
+    #[test]
+    fn same_seed_same_messages() {
+        for &scenario in ScenarioId::ALL {
+            let a = generate(scenario, &sizes(), 7, 1e6);
+            let b = generate(scenario, &sizes(), 7, 1e6);
+            assert_eq!(a.len(), b.len());
+            for (a, b) in a.iter().zip(&b) {
+                assert_eq!(a.messages, b.messages, "{scenario}");
+            }
+        }
+        let a = generate(ScenarioId::Uniform, &sizes(), 7, 1e6);
+        let c = generate(ScenarioId::Uniform, &sizes(), 8, 1e6);
+        assert_ne!(a[0].messages, c[0].messages);
+    }
+
+    #[test]
+    fn sequence_numbers_count_up_per_key() {
+        for &scenario in ScenarioId::ALL {
+            for workload in generate(scenario, &sizes(), 1, 1e6) {
+                let mut next = vec![0u64; workload.keys];
+                for message in &workload.messages {
+                    let id = message.key.aggregate_id as usize;
+                    assert_eq!(message.seq, next[id], "{scenario} {}", workload.param);
+                    next[id] += 1;
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn zipf_is_skewed_and_uniform_is_not() {
+        let count_top = |scenario| {
+            let workload = &generate(scenario, &sizes(), 3, 1e6)[0];
+            let mut counts = vec![0usize; workload.keys];
+            for message in &workload.messages {
+                counts[message.key.aggregate_id as usize] += 1;
+            }
+            *counts.iter().max().unwrap()
+        };
+        assert!(count_top(ScenarioId::Zipf) > 10 * count_top(ScenarioId::Uniform));
+    }
+
+    #[test]
+    fn hot_backlog_has_one_troubled_key_and_the_burst() {
+        let workloads = generate(ScenarioId::HotBacklog, &sizes(), 1, 1e6);
+        let params: Vec<_> = workloads.iter().map(|w| w.param.as_str()).collect();
+        assert_eq!(params, ["burst=200", "burst=240", "burst=241", "burst=300"]);
+        let burst_241 = &workloads[2];
+        let hot = burst_241.messages.iter().filter(|m| m.key.aggregate_id == 0).count();
+        assert_eq!(hot, 241);
+        assert_eq!(burst_241.troubled.iter().filter(|&&t| t).count(), 1);
+    }
+
+    #[test]
+    fn what_a_scenario_says_of_itself_matches_what_it_generates() {
+        for &scenario in ScenarioId::ALL {
+            let workloads = generate(scenario, &sizes(), 1, 1e6);
+            assert_eq!(scenario.params(&sizes()), workloads.len(), "{scenario}: params");
+            let waits = workloads
+                .iter()
+                .flat_map(|w| &w.messages)
+                .any(|message| matches!(message.job, Job::Wait { .. } | Job::Retry { .. }));
+            assert_eq!(scenario.handlers_wait(), waits, "{scenario}: handlers_wait");
+            let mut types: Vec<u32> = workloads
+                .iter()
+                .flat_map(|w| &w.messages)
+                .map(|message| message.key.aggregate_type)
+                .collect();
+            types.sort_unstable();
+            types.dedup();
+            assert_eq!(scenario.aggregate_types(&sizes()), types.len(), "{scenario}: types");
+        }
+    }
+
+    #[test]
+    fn retry_cost_counts_every_attempt() {
+        let job = Job::Retry { retries: 2, backoff_ns: 10, spin_ns: 3 };
+        assert_eq!(job_cost_ns(&job), (9, 30));
+    }
+}

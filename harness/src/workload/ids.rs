@@ -1,0 +1,71 @@
+//! The scenario ids: defined once, used by the command line, results, benches and plots.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::Serialize;
+
+macro_rules! scenario_ids {
+    ($($variant:ident = $id:literal, $description:literal;)*) => {
+        /// Every scenario, by the id used on the command line, in JSON and in plots.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+        pub enum ScenarioId {
+            $(#[doc = $description] #[serde(rename = $id)] $variant,)*
+        }
+
+        impl ScenarioId {
+            /// Every scenario, in presentation order.
+            pub const ALL: &'static [ScenarioId] = &[$(ScenarioId::$variant,)*];
+
+            /// The id (`uniform`, ...).
+            pub const fn as_str(self) -> &'static str {
+                match self { $(ScenarioId::$variant => $id,)* }
+            }
+
+            /// One line on what it shows.
+            pub const fn description(self) -> &'static str {
+                match self { $(ScenarioId::$variant => $description,)* }
+            }
+        }
+    };
+}
+
+scenario_ids! {
+    Uniform = "uniform", "uniform keys, ~1 us CPU handlers: raw throughput and dispatch cost";
+    Zipf = "zipf", "Zipf-distributed keys (hot keys), ~1 us handlers: fairness under skew";
+    ManyTypes = "many-types", "many aggregate types, ~1 us handlers: thread count";
+    ConflictBackoff = "conflict-backoff",
+        "1% of keys fail a version check twice and back off (pending 10 ms, 20 ms): head-of-line blocking";
+    LongSync = "long-sync", "0.2% of messages spin 2 ms synchronously: the cost of no stealing";
+    HotBacklog = "hot-backlog",
+        "one key gets a burst of 1 ms pending messages while bystanders arrive: the shared-window stall";
+    AsyncIo = "async-io",
+        "random 0-5 ms pending handlers, window 100, by key count: the key-ordered consumer experiment";
+    OpenLoop = "open-loop", "constant-rate arrivals at fractions of saturation: latency vs offered load";
+}
+
+impl fmt::Display for ScenarioId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A scenario id that names no scenario.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown scenario `{given}`; valid ids: {}", ScenarioId::ALL.iter().map(|id| id.as_str()).collect::<Vec<_>>().join(", "))]
+pub struct UnknownScenario {
+    /// What was given.
+    pub given: String,
+}
+
+impl FromStr for ScenarioId {
+    type Err = UnknownScenario;
+
+    fn from_str(given: &str) -> Result<Self, Self::Err> {
+        ScenarioId::ALL
+            .iter()
+            .copied()
+            .find(|id| id.as_str() == given)
+            .ok_or_else(|| UnknownScenario { given: given.to_owned() })
+    }
+}

@@ -1,0 +1,375 @@
+//! Every workload size, declared once.
+//!
+//! One row of the [`sizes!`] table below is everything about a size: the [`Sizes`] field
+//! and its doc, the `keyed-bench run` flag with its help text (range, default and `--quick`
+//! value stated), the range check, the default and quick values, the value an older results
+//! file that lacks the size reads as, and the scenarios whose `keyed-bench list` line shows
+//! it. Adding a size is adding a row; nothing else can be forgotten.
+//!
+//! # Reading older results files
+//!
+//! [`Sizes`] is read through [`RecordedSizes`], where every size is optional: a size that
+//! a file does not record reads as its row's `legacy` value, which must be the value that
+//! reproduces what the suite measured before the size existed (so `gate --confirm`
+//! re-measures the same experiment). A row without `legacy` reads as its default, which is
+//! right when the size only names what was fixed before. A file from before sizes were
+//! recorded at all reads as [`Sizes::before_recorded`] where its command line set no size
+//! (`results/` decides that), so a default that changes keeps its old value as `legacy`.
+
+use serde::{Deserialize, Serialize};
+
+use super::ids::ScenarioId;
+use crate::limits::{
+    check_in, check_list_in, FlagRange, FlagValue, SettingError, MAX_KEYS, MAX_MESSAGES,
+};
+
+/// A size's value: a number, or a list of numbers (a sweep).
+pub trait SizeValue: Clone {
+    /// Whether only whole numbers parse.
+    const INTEGER: bool;
+
+    /// Checks the value (every value of a list, and a list's length and uniqueness).
+    fn check(&self, range: &FlagRange) -> Result<(), SettingError>;
+
+    /// The value as a flag takes it (`10000`, `200,240,241`).
+    fn show(&self) -> String;
+}
+
+macro_rules! size_value {
+    ($($type:ty),*) => {$(
+        impl SizeValue for $type {
+            const INTEGER: bool = <$type as FlagValue>::INTEGER;
+
+            fn check(&self, range: &FlagRange) -> Result<(), SettingError> {
+                check_in(range, *self)
+            }
+
+            fn show(&self) -> String {
+                self.to_string()
+            }
+        }
+
+        impl SizeValue for Vec<$type> {
+            const INTEGER: bool = <$type as FlagValue>::INTEGER;
+
+            fn check(&self, range: &FlagRange) -> Result<(), SettingError> {
+                check_list_in(range, self)
+            }
+
+            fn show(&self) -> String {
+                self.iter().map(ToString::to_string).collect::<Vec<_>>().join(",")
+            }
+        }
+    )*};
+}
+size_value!(usize, u64, u32, f64);
+
+/// The last expression given: a row's quick (or legacy) value where it has one, else its
+/// default.
+macro_rules! last_of {
+    ($default:expr) => {
+        $default
+    };
+    ($default:expr, $other:expr) => {
+        $other
+    };
+}
+
+/// The table of sizes. A row:
+///
+/// ```text
+/// field: type = default [, quick value] [, legacy value];
+///     flag "name" in min => max [, clap_attribute = value ...];
+///     shown by [Scenario, ...];
+///     "help text, which is also the field's doc" [, "a note after the range"];
+/// ```
+macro_rules! sizes {
+    ($(
+        $field:ident: $type:ty = $default:expr $(, quick $quick:expr)? $(, legacy $legacy:expr)?;
+            flag $flag:literal in $min:expr => $max:expr $(, $key:ident = $value:expr)*;
+            shown by [$($scenario:ident),+];
+            $help:literal $(, $note:literal)?;
+    )*) => {
+        /// Every workload size; each is a flag of `keyed-bench run`.
+        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+        #[serde(from = "RecordedSizes")]
+        pub struct Sizes {
+            $(#[doc = $help] pub $field: $type,)*
+        }
+
+        /// [`Sizes`] as a results file holds them: a size the file lacks (or holds as
+        /// `null`) reads as the value that reproduces what the file measured.
+        #[derive(Deserialize)]
+        struct RecordedSizes {
+            $(#[serde(default)] $field: Option<$type>,)*
+        }
+
+        impl From<RecordedSizes> for Sizes {
+            fn from(recorded: RecordedSizes) -> Self {
+                Self {
+                    $($field: recorded.$field.unwrap_or_else(|| last_of!($default $(, $legacy)?)),)*
+                }
+            }
+        }
+
+        impl Sizes {
+            /// The default suite: a few minutes on 2 cores.
+            pub fn standard() -> Self {
+                Self { $($field: $default,)* }
+            }
+
+            /// `--quick`: the same scenarios, smaller.
+            pub fn quick() -> Self {
+                Self { $($field: last_of!($default $(, $quick)?),)* }
+            }
+
+            /// The sizes of a run whose results file records none (it predates recording
+            /// them) and whose command line set none: the defaults of then, which are
+            /// today's except where a row says `legacy`.
+            pub fn before_recorded(quick: bool) -> Self {
+                #[allow(unused_mut)] // mutated only by rows with a `legacy` value
+                let mut sizes = if quick { Self::quick() } else { Self::standard() };
+                $($(sizes.$field = $legacy;)?)*
+                sizes
+            }
+
+            /// The range of every size's flag, in table order.
+            pub const RANGES: &'static [FlagRange] = &[$(
+                FlagRange {
+                    flag: $flag,
+                    min: $min as f64,
+                    max: $max as f64,
+                    integer: <$type as SizeValue>::INTEGER,
+                },
+            )*];
+
+            /// Checks every size against its flag's range (one at a time; see
+            /// [`Sizes::validate`] for the products).
+            fn check_each(&self) -> Result<(), SettingError> {
+                $(self.$field.check(&Self::range($flag))?;)*
+                Ok(())
+            }
+
+            /// The flags and values of the sizes `scenario` uses, in table order, as
+            /// `keyed-bench list` shows them.
+            pub fn flags_of(&self, scenario: ScenarioId) -> Vec<(&'static str, String)> {
+                let mut flags = Vec::new();
+                $(if [$(ScenarioId::$scenario),+].contains(&scenario) {
+                    flags.push(($flag, self.$field.show()));
+                })*
+                flags
+            }
+        }
+
+        /// The size flags of `keyed-bench run`: each one given replaces that size of the
+        /// default (or `--quick`) sizes.
+        #[derive(clap::Args, Clone, Debug, Default, PartialEq)]
+        #[command(next_help_heading = "Sizes")]
+        pub struct SizeArgs {
+            $(
+                #[arg(
+                    long = $flag,
+                    help = help_text($flag, $help, concat!("" $(, $note)?), |sizes| sizes.$field.show())
+                    $(, $key = $value)*
+                )]
+                #[doc = $help]
+                pub $field: Option<$type>,
+            )*
+        }
+
+        impl SizeArgs {
+            /// Replaces each size of `sizes` that a flag gave.
+            pub fn apply(&self, sizes: &mut Sizes) {
+                $(if let Some(value) = &self.$field {
+                    sizes.$field = value.clone();
+                })*
+            }
+        }
+    };
+}
+
+sizes! {
+    messages: usize = 200_000, quick 40_000;
+        flag "messages" in 1 => MAX_MESSAGES;
+        shown by [Uniform, Zipf, ManyTypes];
+        "Messages per run of uniform, zipf, many-types";
+    paced_messages: usize = 20_000, quick 5_000;
+        flag "paced-messages" in 1 => MAX_MESSAGES;
+        shown by [ConflictBackoff, LongSync];
+        "Messages per run of the paced conflict-backoff and long-sync";
+    keys: usize = 10_000;
+        flag "keys" in 1 => MAX_KEYS;
+        shown by [Uniform, Zipf, OpenLoop];
+        "Keys of uniform, zipf and open-loop";
+    zipf_s: f64 = 1.1;
+        flag "zipf-s" in 0.01 => 10.0;
+        shown by [Zipf];
+        "Zipf exponent of zipf";
+    spin_ns: u32 = 1_000;
+        flag "spin-ns" in 0 => 1_000_000_000;
+        shown by [Uniform, Zipf, ManyTypes, ConflictBackoff, LongSync, HotBacklog, OpenLoop];
+        "CPU time of an ordinary handler, in nanoseconds";
+    types: usize = 20;
+        flag "types" in 1 => 100_000;
+        shown by [ManyTypes];
+        "Aggregate types of many-types";
+    keys_per_type: usize = 500;
+        flag "keys-per-type" in 1 => MAX_KEYS;
+        shown by [ManyTypes];
+        "Keys per type of many-types", "; types x keys-per-type at most 100000000";
+    small_keys: usize = 1_000;
+        flag "small-keys" in 1 => MAX_KEYS;
+        shown by [ConflictBackoff, LongSync, HotBacklog];
+        "Keys of conflict-backoff and long-sync; bystander keys of hot-backlog";
+    troubled_pct: f64 = 1.0;
+        flag "troubled-pct" in 0.0001 => 100.0;
+        shown by [ConflictBackoff];
+        "Percentage of troubled keys in conflict-backoff";
+    backoff_ms: u64 = 10;
+        flag "backoff-ms" in 1 => 1_000;
+        shown by [ConflictBackoff];
+        "First backoff of a troubled message in milliseconds (doubles once)";
+    long_pct: f64 = 0.2;
+        flag "long-pct" in 0.0 => 100.0;
+        shown by [LongSync];
+        "Percentage of long messages in long-sync";
+    long_ms: u64 = 2;
+        flag "long-ms" in 1 => 1_000;
+        shown by [LongSync];
+        "CPU time of a long message in milliseconds";
+    bursts: Vec<usize> = vec![200, 240, 241, 300];
+        flag "bursts" in 1 => MAX_MESSAGES, value_delimiter = ',';
+        shown by [HotBacklog];
+        "Burst sizes of hot-backlog, comma-separated, each once";
+    hot_wait_ms: u64 = 1;
+        flag "hot-wait-ms" in 1 => 1_000;
+        shown by [HotBacklog];
+        "Wait of each hot message in milliseconds";
+    bystanders: usize = 10_000, quick 5_000;
+        flag "bystanders" in 1 => MAX_MESSAGES;
+        shown by [HotBacklog];
+        "Bystander messages of hot-backlog";
+    rate: f64 = 100_000.0;
+        flag "rate" in 1.0 => 1e9;
+        shown by [ConflictBackoff, LongSync, HotBacklog];
+        "Offered rate of the paced scenarios, messages per second";
+    async_messages: usize = 2_000, quick 1_000;
+        flag "async-messages" in 1 => MAX_MESSAGES;
+        shown by [AsyncIo];
+        "Messages per run of async-io";
+    async_keys: Vec<usize> = vec![10, 20, 1_000, 10_000], quick vec![20, 1_000];
+        flag "async-keys" in 1 => MAX_KEYS, value_delimiter = ',';
+        shown by [AsyncIo];
+        "Key counts of the async-io sweep, comma-separated, each once";
+    async_max_wait_ms: u64 = 5;
+        flag "async-max-wait-ms" in 1 => 4_000;
+        shown by [AsyncIo];
+        "Longest async-io wait in milliseconds (uniform from 0)";
+    async_window: usize = 100;
+        flag "async-window" in 1 => strategies::MAX_WINDOW;
+        shown by [AsyncIo];
+        "Window of async-io (the published experiment's max concurrency)";
+    loads: Vec<f64> = vec![0.25, 0.5, 0.75, 0.9], quick vec![0.5, 0.9];
+        flag "loads" in 0.01 => 2.0, value_delimiter = ',';
+        shown by [OpenLoop];
+        "Offered loads of open-loop, fractions of saturation, comma-separated, each once";
+    open_messages: usize = 100_000, quick 20_000;
+        flag "open-messages" in 1 => MAX_MESSAGES;
+        shown by [OpenLoop];
+        "Messages per run of open-loop";
+}
+
+/// The help text of a size flag: what it sizes, its range, its default and quick values.
+fn help_text(flag: &str, help: &str, note: &str, show: fn(&Sizes) -> String) -> String {
+    let range = Sizes::range(flag);
+    let (default, quick) = (show(&Sizes::standard()), show(&Sizes::quick()));
+    let values = if default == quick {
+        format!("default: {default}")
+    } else {
+        format!("default: {default}; --quick: {quick}")
+    };
+    format!("{help} [{}] [{values}]{note}.", range.text())
+}
+
+impl Sizes {
+    /// The range of the size flag `flag`.
+    fn range(flag: &str) -> FlagRange {
+        Self::RANGES
+            .iter()
+            .copied()
+            .find(|range| range.flag == flag)
+            .unwrap_or_else(|| unreachable!("--{flag} is a row of the sizes table"))
+    }
+
+    /// Checks every size against its flag's range, and the products of sizes that must stay
+    /// bounded. Also used on the sizes a results file records (gate confirmation).
+    pub fn validate(&self) -> Result<(), SettingError> {
+        self.check_each()?;
+        let total_keys = self.types.saturating_mul(self.keys_per_type);
+        if total_keys > MAX_KEYS {
+            return Err(SettingError::TooMany {
+                what: "--types x --keys-per-type",
+                value: format!("{} x {} = {total_keys}", self.types, self.keys_per_type),
+                max: MAX_KEYS,
+                why: "the keys of many-types",
+            });
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_and_quick_values_are_valid_and_quick_is_smaller() {
+        Sizes::standard().validate().unwrap();
+        Sizes::quick().validate().unwrap();
+        assert!(Sizes::quick().messages < Sizes::standard().messages);
+        let flags: Vec<_> = Sizes::RANGES.iter().map(|range| range.flag).collect();
+        let mut unique = flags.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(unique.len(), flags.len(), "a flag is in two rows: {flags:?}");
+    }
+
+    #[test]
+    fn every_size_is_shown_by_a_scenario() {
+        let sizes = Sizes::standard();
+        let shown: Vec<&str> = ScenarioId::ALL
+            .iter()
+            .flat_map(|&scenario| sizes.flags_of(scenario))
+            .map(|(flag, _)| flag)
+            .collect();
+        for range in Sizes::RANGES {
+            assert!(shown.contains(&range.flag), "--{} is shown by no scenario", range.flag);
+        }
+    }
+
+    #[test]
+    fn a_size_missing_from_a_file_reads_as_the_value_it_measured_with() {
+        let recorded = serde_json::to_value(Sizes::standard()).unwrap();
+        for range in Sizes::RANGES {
+            let field = range.flag.replace('-', "_");
+            let mut doctored = recorded.clone();
+            assert!(doctored.as_object_mut().unwrap().remove(&field).is_some(), "{field}");
+            let read: Sizes = serde_json::from_value(doctored).unwrap();
+            assert_eq!(read, Sizes::standard(), "a file without `{field}`");
+            let mut null = recorded.clone();
+            null[&field] = serde_json::Value::Null;
+            assert_eq!(serde_json::from_value::<Sizes>(null).unwrap(), Sizes::standard());
+        }
+        assert_eq!(Sizes::before_recorded(false), Sizes::standard());
+        assert_eq!(Sizes::before_recorded(true), Sizes::quick());
+    }
+
+    #[test]
+    fn flags_replace_only_the_sizes_they_give() {
+        let mut sizes = Sizes::quick();
+        let args = SizeArgs { keys: Some(7), loads: Some(vec![0.3]), ..SizeArgs::default() };
+        args.apply(&mut sizes);
+        assert_eq!((sizes.keys, sizes.loads.as_slice()), (7, [0.3].as_slice()));
+        assert_eq!(Sizes { keys: 7, loads: vec![0.3], ..Sizes::quick() }, sizes);
+    }
+}
