@@ -86,9 +86,11 @@ pub struct Correctness {
     pub order_violations: u64,
     /// Starts while another message of the same key was running.
     pub overlaps: u64,
-    /// Accepted messages that never started.
+    /// Messages of the workload that never started (every message is submitted, and a
+    /// refused one aborts the run, so these were accepted).
     pub lost: u64,
-    /// Messages that started more than once.
+    /// Starts beyond a message's first (three starts count 2), plus handler calls for
+    /// messages that are not in the workload.
     pub duplicates: u64,
     /// Messages whose handler panicked (contained by the strategy).
     pub failed: u64,

@@ -62,9 +62,10 @@ impl Instruments {
 /// The raw outcome of one measured run.
 #[derive(Clone, Debug)]
 pub struct Sample {
-    /// From the first send to the last completion.
+    /// From just before the first send (paced: the run's origin, a lead before the first
+    /// message is due) to the end of the drain.
     pub elapsed_s: f64,
-    /// From the first send to the last send (paced: how well the schedule was kept).
+    /// From the same start to the last send (paced: how well the schedule was kept).
     pub send_s: f64,
     /// Process usage during the run (every thread of the process).
     pub usage: Usage,

@@ -194,7 +194,8 @@ pub struct RunResult {
     pub latency_ns: Latency,
     /// Start - ready, all repetitions merged.
     pub hol_ns: Tail,
-    /// Latency of keys that are not troubled; null where no key is.
+    /// Latency of keys that are not troubled; null where no key is troubled (all zeros
+    /// where every key is).
     pub bystander_latency_ns: Option<Tail>,
     /// Thread counts.
     pub threads: Threads,

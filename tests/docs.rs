@@ -1,0 +1,90 @@
+//! The documents name everything a reader looks up: every strategy and scenario in the
+//! README and the design document, every size flag and every results field in
+//! docs/results.md. A strategy, scenario, size or field added without its docs fails here.
+
+use std::collections::BTreeSet;
+
+use harness::config::flag_ranges;
+use harness::results::Results;
+use harness::workload::ScenarioId;
+use strategies::StrategyId;
+
+fn read(path: &str) -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+    std::fs::read_to_string(&path).unwrap_or_else(|error| panic!("{}: {error}", path.display()))
+}
+
+/// The ids `text` does not mention as `` `id` ``.
+fn missing<'a>(text: &str, ids: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
+    ids.into_iter().filter(|id| !text.contains(&format!("`{id}`"))).collect()
+}
+
+#[test]
+fn every_strategy_is_documented() {
+    let ids = || StrategyId::ALL.iter().map(|id| id.as_str());
+    for document in ["README.md", "docs/design.md", "strategies/src/lib.rs"] {
+        let missing = missing(&read(document), ids());
+        assert!(missing.is_empty(), "{document} does not name {missing:?}");
+    }
+}
+
+#[test]
+fn every_scenario_is_documented() {
+    let ids = || ScenarioId::ALL.iter().map(|id| id.as_str());
+    for document in ["README.md", "docs/design.md", "docs/results.md"] {
+        let missing = missing(&read(document), ids());
+        assert!(missing.is_empty(), "{document} does not name {missing:?}");
+    }
+}
+
+#[test]
+fn every_size_flag_is_documented() {
+    let results = read("docs/results.md");
+    let flags: Vec<String> = flag_ranges().map(|range| format!("--{}", range.flag)).collect();
+    let missing: Vec<&String> = flags.iter().filter(|flag| !results.contains(*flag)).collect();
+    assert!(missing.is_empty(), "docs/results.md does not name {missing:?}");
+}
+
+/// Every field path of `value`, objects joined with `.` and arrays as `[]`.
+fn field_paths(value: &serde_json::Value, path: &str, into: &mut BTreeSet<String>) {
+    match value {
+        serde_json::Value::Object(fields) => {
+            for (key, field) in fields {
+                let path = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
+                into.insert(path.clone());
+                field_paths(field, &path, into);
+            }
+        }
+        serde_json::Value::Array(items) => {
+            for item in items {
+                field_paths(item, &format!("{path}[]"), into);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn every_results_field_is_documented() {
+    let reference = read("results/2026-11-30-vm/results.json");
+    let path = std::path::Path::new("results.json");
+    let mut results = Results::parse(reference.as_bytes(), path).expect("the reference reads");
+    // Fill every optional field, so that the check sees it.
+    let run = results.runs.iter().find(|run| run.bystander_latency_ns.is_some()).cloned();
+    results.runs = run.into_iter().collect();
+    let json = serde_json::to_value(&results).unwrap();
+    let mut paths = BTreeSet::new();
+    field_paths(&json, "", &mut paths);
+    let document = read("docs/results.md");
+    // A field is documented where its whole path appears (`runs[].latency_ns.p99`), or
+    // for an object, its fields' paths; a size by its name in the sizes table.
+    let missing: Vec<&String> = paths
+        .iter()
+        .filter(|path| {
+            let named = |text: String| document.contains(&text);
+            let size = path.strip_prefix("meta.sizes.").map(|name| format!("| `{name}` |"));
+            !named(format!("`{path}`")) && !named(format!("`{path}.")) && !size.is_some_and(named)
+        })
+        .collect();
+    assert!(missing.is_empty(), "docs/results.md does not name {missing:?}");
+}
