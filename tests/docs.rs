@@ -14,27 +14,26 @@ fn read(path: &str) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|error| panic!("{}: {error}", path.display()))
 }
 
-/// The ids `text` does not mention as `` `id` ``.
-fn missing<'a>(text: &str, ids: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
-    ids.into_iter().filter(|id| !text.contains(&format!("`{id}`"))).collect()
+/// Fails naming each of `documents` that does not mention every one of `ids` as `` `id` ``.
+fn assert_named<'a>(documents: &[&str], ids: impl Iterator<Item = &'a str> + Clone) {
+    for document in documents {
+        let text = read(document);
+        let missing: Vec<&str> =
+            ids.clone().filter(|id| !text.contains(&format!("`{id}`"))).collect();
+        assert!(missing.is_empty(), "{document} does not name {missing:?}");
+    }
 }
 
 #[test]
 fn every_strategy_is_documented() {
-    let ids = || StrategyId::ALL.iter().map(|id| id.as_str());
-    for document in ["README.md", "docs/design.md", "strategies/src/lib.rs"] {
-        let missing = missing(&read(document), ids());
-        assert!(missing.is_empty(), "{document} does not name {missing:?}");
-    }
+    let documents = ["README.md", "docs/design.md", "strategies/src/lib.rs"];
+    assert_named(&documents, StrategyId::ALL.iter().map(|id| id.as_str()));
 }
 
 #[test]
 fn every_scenario_is_documented() {
-    let ids = || ScenarioId::ALL.iter().map(|id| id.as_str());
-    for document in ["README.md", "docs/design.md", "docs/results.md"] {
-        let missing = missing(&read(document), ids());
-        assert!(missing.is_empty(), "{document} does not name {missing:?}");
-    }
+    let documents = ["README.md", "docs/design.md", "docs/results.md"];
+    assert_named(&documents, ScenarioId::ALL.iter().map(|id| id.as_str()));
 }
 
 #[test]
