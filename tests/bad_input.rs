@@ -142,8 +142,9 @@ const CASES: &[Case] = &[
     case(&["run", "--loads", "3"], "--loads must be in 0.01..=2, got 3"),
     case(&["run", "--loads", "0.5,0.5"], "--loads names `0.5` twice"),
     // Conflicts and products past what can run.
-    case(&["run", "--published-async-io", "--async-keys", "3"], "--async-keys"),
-    case(&["run", "--published-async-io", "--async-messages", "9"], "--async-messages"),
+    case(&["run", "--published-async-io"], "--published-parallel-consumer"),
+    case(&["run", "--published-parallel-consumer", "--pc-keys", "3"], "--pc-keys"),
+    case(&["run", "--published-parallel-consumer", "--pc-messages", "9"], "--pc-messages"),
     case(&["run", "--types", "100000", "--keys-per-type", "10000"], "100000 x 10000"),
     case(
         &["run", "--scenario", "many-types", "--strategy", "per-type-pool", "--types", "100000"],

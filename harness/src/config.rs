@@ -138,13 +138,17 @@ fn check_strategy_settings(
         }
     }
     if strategies.iter().any(|id| id.descriptor().family == Family::HashGroups) {
-        let groups = config.workers.saturating_mul(config.groups_per_worker).saturating_mul(pools);
+        // A scenario that fixes its own workers (parallel-consumer) may need more groups.
+        let workers = scenarios
+            .iter()
+            .filter_map(|scenario| scenario.workers(sizes))
+            .fold(config.workers, usize::max);
+        let groups = workers.saturating_mul(config.groups_per_worker).saturating_mul(pools);
         if groups > MAX_GROUPS {
             return Err(SettingError::TooMany {
                 what: "--workers x --groups-per-worker (x --types for per-type-pool)",
                 value: format!(
-                    "{} x {}{} = {groups}",
-                    config.workers,
+                    "{workers} x {}{} = {groups}",
                     config.groups_per_worker,
                     if pools > 1 { format!(" x {pools}") } else { String::new() }
                 ),

@@ -119,6 +119,16 @@ pub enum SettingError {
         /// Why.
         why: &'static str,
     },
+    /// A flag that no longer exists, with what to use instead.
+    #[error("--{flag} was removed: {why}; use {instead}")]
+    Removed {
+        /// The flag.
+        flag: &'static str,
+        /// Why it went.
+        why: &'static str,
+        /// What to give instead.
+        instead: &'static str,
+    },
     /// A setting recorded in a results file (its `meta`) that the flag would reject.
     #[error("the recorded run settings are not valid ({0})")]
     Recorded(Box<SettingError>),

@@ -15,7 +15,7 @@ use crate::report::summary::render_summary;
 use crate::results::fs::{hgrm, write_atomically};
 use crate::results::metrics::run_result;
 use crate::results::{Meta, Results, RunResult, Skipped, SCHEMA};
-use crate::workload::reference::parallel_consumer_sizes;
+use crate::workload::reference::is_parallel_consumer_experiment;
 use crate::workload::{generate, ScenarioId, Sizes, Workload};
 
 /// Messages of the `inline` run that measures saturation for `open-loop`.
@@ -62,11 +62,21 @@ pub enum SuiteError {
 }
 
 /// Why a strategy does not run a scenario, if it does not: a strategy that runs handlers on
-/// the submitting thread would run every wait one after another.
+/// the submitting thread would run every wait one after another, and a blocking handler
+/// would block the producer itself.
 fn skip_reason(scenario: ScenarioId, strategy: StrategyId) -> Option<&'static str> {
-    (strategy.descriptor().runs_on_caller() && scenario.handlers_wait()).then_some(
-        "inline runs every wait on the submitting thread, one after another: \
-         not a contender where handlers wait",
+    if !strategy.descriptor().runs_on_caller() {
+        return None;
+    }
+    if scenario.handlers_wait() {
+        return Some(
+            "inline runs every wait on the submitting thread, one after another: \
+             not a contender where handlers wait",
+        );
+    }
+    scenario.handlers_block().then_some(
+        "inline would block the producer in every handler: not a contender where handlers \
+         block their thread",
     )
 }
 
@@ -141,13 +151,14 @@ pub fn run_suite(
     } else {
         None
     };
-    if config.scenarios.contains(&ScenarioId::AsyncIo)
-        && config.sizes.async_keys != parallel_consumer_sizes().1
+    if config.scenarios.contains(&ScenarioId::ParallelConsumer)
+        && !is_parallel_consumer_experiment(&config.sizes)
     {
         notes.push(format!(
-            "async-io ran a scaled-down sweep ({} messages, keys {:?}); the published \
-             experiment is `keyed-bench run --scenario async-io --published-async-io`",
-            config.sizes.async_messages, config.sizes.async_keys
+            "parallel-consumer ran a scaled-down sweep ({} messages, keys {:?}), so no \
+             published figure is shown beside it; the published experiment is `keyed-bench \
+             run --scenario parallel-consumer --published-parallel-consumer`",
+            config.sizes.pc_messages, config.sizes.pc_keys
         ));
     }
 
@@ -379,9 +390,11 @@ mod tests {
     }
 
     #[test]
-    fn inline_is_skipped_only_where_handlers_wait() {
+    fn inline_is_skipped_only_where_handlers_wait_or_block() {
         assert!(skip_reason(ScenarioId::AsyncIo, StrategyId::Inline).is_some());
         assert!(skip_reason(ScenarioId::Uniform, StrategyId::Inline).is_none());
         assert!(skip_reason(ScenarioId::AsyncIo, StrategyId::KeyedMailbox).is_none());
+        assert!(skip_reason(ScenarioId::ParallelConsumer, StrategyId::Inline).is_some());
+        assert!(skip_reason(ScenarioId::ParallelConsumer, StrategyId::GroupBy).is_none());
     }
 }

@@ -93,6 +93,12 @@ pub enum Job {
         /// CPU time to burn.
         ns: u32,
     },
+    /// Block the handler's thread for about `ns` nanoseconds (a blocking sleep, as a
+    /// synchronous I/O call does), then return done: it holds a thread but burns no CPU.
+    Block {
+        /// How long the thread sleeps.
+        ns: u32,
+    },
     /// Return pending; complete after `ns` nanoseconds without using CPU.
     Wait {
         /// How long the simulated non-blocking wait lasts.

@@ -11,7 +11,7 @@ use strategies::StrategyConfig;
 use super::parse_strategies;
 use crate::config::{parse_list, RunConfig, SettingError};
 use crate::suite::Observer;
-use crate::workload::reference::parallel_consumer_sizes;
+use crate::workload::reference::with_parallel_consumer_sizes;
 use crate::workload::{ScenarioId, SizeArgs, Sizes};
 
 /// Flags of `keyed-bench run` (and of `keyed-bench` with no subcommand).
@@ -51,9 +51,14 @@ pub struct RunArgs {
     /// Every workload size.
     #[command(flatten)]
     pub sizes: SizeArgs,
-    /// The published async-io experiment: 10,000 messages, keys 1,2,5,10,20,1000,10000
-    /// (not with --async-messages or --async-keys).
+    /// The Parallel Consumer's published experiment at full size: parallel-consumer with
+    /// 10,000 messages and keys 1,2,5,10,20,50,100,1000,10000, one repetition unless
+    /// --repeat says otherwise (several minutes; not with --pc-messages or --pc-keys).
     #[arg(long, help_heading = "Sizes")]
+    pub published_parallel_consumer: bool,
+    /// Removed: async-io is not the published experiment (see
+    /// --published-parallel-consumer).
+    #[arg(long, hide = true)]
     pub published_async_io: bool,
 }
 
@@ -101,19 +106,30 @@ impl TryFrom<(RunArgs, String)> for RunConfig {
         let scenarios = parse_list("scenario", &args.scenario, ScenarioId::ALL)?;
         let strategies = parse_strategies(std::slice::from_ref(&args.strategy))?;
         if args.published_async_io {
-            let why = "--published-async-io sets the published experiment's messages and keys";
+            return Err(SettingError::Removed {
+                flag: "published-async-io",
+                why: "async-io runs non-blocking waits, a different experiment from the \
+                      published table",
+                instead: "--scenario parallel-consumer --published-parallel-consumer",
+            });
+        }
+        let published = args.published_parallel_consumer;
+        if published {
+            let why = "--published-parallel-consumer sets the published experiment's messages \
+                       and keys";
             let given = [
-                ("async-messages", args.sizes.async_messages.is_some()),
-                ("async-keys", args.sizes.async_keys.is_some()),
+                ("pc-messages", args.sizes.pc_messages.is_some()),
+                ("pc-keys", args.sizes.pc_keys.is_some()),
             ];
             if let Some((other, _)) = given.into_iter().find(|(_, given)| *given) {
-                return Err(SettingError::Conflict { flag: "published-async-io", other, why });
+                let flag = "published-parallel-consumer";
+                return Err(SettingError::Conflict { flag, other, why });
             }
         }
         check_out(&args.out)?;
         let mut sizes = if args.quick { Sizes::quick() } else { Sizes::standard() };
-        if args.published_async_io {
-            (sizes.async_messages, sizes.async_keys) = parallel_consumer_sizes();
+        if published {
+            with_parallel_consumer_sizes(&mut sizes);
         }
         args.sizes.apply(&mut sizes);
         let config = RunConfig {
@@ -125,7 +141,7 @@ impl TryFrom<(RunArgs, String)> for RunConfig {
                 throughput: args.throughput,
                 groups_per_worker: args.groups_per_worker,
             },
-            repeat: args.repeat.unwrap_or(if args.quick { 1 } else { 3 }),
+            repeat: args.repeat.unwrap_or(if args.quick || published { 1 } else { 3 }),
             quick: args.quick,
             seed: args.seed,
             out: args.out,
@@ -301,21 +317,32 @@ mod tests {
     #[test]
     fn conflicting_flags_are_named() {
         let error = config(RunArgs {
-            published_async_io: true,
-            sizes: sizes(|s| s.async_keys = Some(vec![3])),
+            published_parallel_consumer: true,
+            sizes: sizes(|s| s.pc_keys = Some(vec![3])),
             ..args()
         })
         .unwrap_err()
         .to_string();
-        assert!(error.starts_with("--published-async-io cannot be combined with --async-keys"));
+        assert!(
+            error.starts_with("--published-parallel-consumer cannot be combined with --pc-keys"),
+            "{error}"
+        );
         let error = config(RunArgs {
-            published_async_io: true,
-            sizes: sizes(|s| s.async_messages = Some(10)),
+            published_parallel_consumer: true,
+            sizes: sizes(|s| s.pc_messages = Some(10)),
             ..args()
         })
         .unwrap_err()
         .to_string();
-        assert!(error.contains("--async-messages"), "{error}");
+        assert!(error.contains("--pc-messages"), "{error}");
+    }
+
+    #[test]
+    fn the_removed_async_io_preset_names_its_successor() {
+        let error = config(RunArgs { published_async_io: true, ..args() }).unwrap_err();
+        let error = error.to_string();
+        assert!(error.starts_with("--published-async-io was removed"), "{error}");
+        assert!(error.contains("--published-parallel-consumer"), "{error}");
     }
 
     #[test]
@@ -360,9 +387,10 @@ mod tests {
     }
 
     #[test]
-    fn published_async_io_sets_the_experiment() {
-        let config = config(RunArgs { published_async_io: true, ..args() }).unwrap();
-        assert_eq!(config.sizes.async_messages, 10_000);
-        assert_eq!(config.sizes.async_keys, [1, 2, 5, 10, 20, 1_000, 10_000]);
+    fn published_parallel_consumer_sets_the_experiment() {
+        let config = config(RunArgs { published_parallel_consumer: true, ..args() }).unwrap();
+        assert_eq!(config.sizes.pc_messages, 10_000);
+        assert_eq!(config.sizes.pc_keys, [1, 2, 5, 10, 20, 50, 100, 1_000, 10_000]);
+        assert_eq!(config.repeat, 1);
     }
 }

@@ -143,7 +143,10 @@ fn judge(
     let limit = match rule.kind {
         Kind::Absolute => match rule.value.as_ref().expect("checked") {
             Limit::Number(number) => *number,
-            Limit::Symbol(_) => meta.workers as f64 * rule.factor.unwrap_or(1.0),
+            // The cell's own workers where it records them (a scenario may fix its own).
+            Limit::Symbol(_) => {
+                run.workers.unwrap_or(meta.workers) as f64 * rule.factor.unwrap_or(1.0)
+            }
         },
         Kind::Relative => {
             let of = rule.of.as_deref().expect("checked");

@@ -62,6 +62,9 @@ impl Handler for BenchHandler {
         match message.job {
             Job::Noop | Job::Custom(_) => {}
             Job::Spin { ns } => spin(u64::from(ns)),
+            // A blocking call: the thread sleeps (and may oversleep); the recorder's start
+            // and end give the actual service time.
+            Job::Block { ns } => std::thread::sleep(Duration::from_nanos(u64::from(ns))),
             Job::Wait { ns } => {
                 let (recorder, message) = (Arc::clone(&self.recorder), *message);
                 let sleep = self.timer.sleep(Duration::from_nanos(u64::from(ns)));

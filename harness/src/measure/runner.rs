@@ -75,6 +75,33 @@ pub struct Sample {
     pub threads_observed: usize,
     /// Latency, head-of-line and bystander histograms of this run.
     pub histograms: Histograms,
+    /// How long the messages ran, start to end, as recorded.
+    pub service: ServiceTimes,
+}
+
+/// Start-to-end times of a run's messages, as the recorder saw them: for handlers that
+/// only compute or block, the actual time each held a thread (a sleep that overshoots
+/// included).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ServiceTimes {
+    /// The sum over every message, in nanoseconds.
+    pub total_ns: u64,
+    /// The largest sum over the messages of one key, in nanoseconds.
+    pub longest_key_ns: u64,
+}
+
+impl ServiceTimes {
+    /// The service times of every finished message of `recorder`.
+    pub fn from_recorder(recorder: &Recorder) -> Self {
+        let mut times = Self::default();
+        recorder.for_each_key(|_, timings| {
+            let key: u64 =
+                timings.map(|timing| timing.end_ns.saturating_sub(timing.start_ns)).sum();
+            times.total_ns += key;
+            times.longest_key_ns = times.longest_key_ns.max(key);
+        });
+        times
+    }
 }
 
 /// Everything measured for one (workload, strategy) cell.
@@ -120,8 +147,11 @@ pub fn measure(
     let clock = Clock::start();
     let recorder = Arc::new(Recorder::new(&workload.messages, workload.keys, clock));
     let handler = Arc::new(BenchHandler::new(Arc::clone(&recorder), instruments.timer.clone()));
-    let config =
-        StrategyConfig { max_in_flight: workload.window.unwrap_or(config.max_in_flight), ..config };
+    let config = StrategyConfig {
+        max_in_flight: workload.window.unwrap_or(config.max_in_flight),
+        workers: workload.workers.unwrap_or(config.workers),
+        ..config
+    };
 
     instruments.sampler.reset();
     let baseline_threads = instruments.sampler.peak();
@@ -162,6 +192,7 @@ pub fn measure(
             correctness: recorder.correctness(failed),
             threads_observed: instruments.sampler.peak().saturating_sub(baseline_threads),
             histograms: Histograms::from_recorder(&recorder, &workload.troubled),
+            service: ServiceTimes::from_recorder(&recorder),
         });
         recorder.reset();
     }

@@ -7,8 +7,8 @@ use strategies::Family;
 use super::format::{format_ns, format_rate};
 use crate::results::{Results, RunResult};
 use crate::workload::reference::{
-    parallel_consumer_key_mode_s, PARALLEL_CONSUMER_MESSAGES, PARALLEL_CONSUMER_PARTITION_S,
-    PARALLEL_CONSUMER_UNORDERED_S,
+    is_parallel_consumer_experiment, parallel_consumer_key_mode_s, PARALLEL_CONSUMER_MESSAGES,
+    PARALLEL_CONSUMER_PARTITION_S, PARALLEL_CONSUMER_UNORDERED_S,
 };
 use crate::workload::ScenarioId;
 
@@ -69,7 +69,8 @@ pub fn render_summary(results: &Results) -> String {
     if let Some(saturation) = meta.saturation_per_s {
         let _ = writeln!(
             out,
-            "open-loop loads are fractions of {} msg/s (inline on uniform, scaled by workers).\n",
+            "open-loop loads are fractions of {} msg/s (inline on uniform, times \
+             min(workers, cores - 1)).\n",
             format_rate(saturation),
         );
     }
@@ -104,8 +105,15 @@ pub fn render_summary(results: &Results) -> String {
             }
             render_table(&mut out, &cell);
         }
-        if scenario == ScenarioId::AsyncIo {
-            render_async_io(&mut out, &rows);
+        match scenario {
+            ScenarioId::AsyncIo | ScenarioId::AsyncIoZipf => {
+                render_key_sweep(&mut out, scenario, &rows);
+            }
+            ScenarioId::ParallelConsumer => {
+                let published = meta.sizes.as_ref().is_some_and(is_parallel_consumer_experiment);
+                render_parallel_consumer(&mut out, &rows, published);
+            }
+            _ => {}
         }
     }
     if !results.skipped.is_empty() {
@@ -180,10 +188,9 @@ fn render_table(out: &mut String, rows: &[&RunResult]) {
     out.push('\n');
 }
 
-/// Elapsed time per key count next to the ideal bound and the published figures.
-fn render_async_io(out: &mut String, rows: &[&RunResult]) {
-    let mut strategies: Vec<&str> = Vec::new();
-    let mut params: Vec<&str> = Vec::new();
+/// The distinct strategies and params of `rows`, in first-seen order.
+fn strategies_and_params<'a>(rows: &[&'a RunResult]) -> (Vec<&'a str>, Vec<&'a str>) {
+    let (mut strategies, mut params): (Vec<&str>, Vec<&str>) = (Vec::new(), Vec::new());
     for row in rows {
         if !strategies.contains(&row.strategy.as_str()) {
             strategies.push(&row.strategy);
@@ -192,20 +199,29 @@ fn render_async_io(out: &mut String, rows: &[&RunResult]) {
             params.push(&row.param);
         }
     }
+    (strategies, params)
+}
+
+/// The key count of a `keys=N` param.
+fn keys_of(param: &str) -> Option<usize> {
+    param.strip_prefix("keys=").and_then(|keys| keys.parse().ok())
+}
+
+/// Elapsed time per key count next to the ideal bound, for the non-blocking key sweeps
+/// (`async-io`, `async-io-zipf`). No published figure comes from this experiment.
+fn render_key_sweep(out: &mut String, scenario: ScenarioId, rows: &[&RunResult]) {
+    let (strategies, params) = strategies_and_params(rows);
     let messages = rows.first().map_or(0, |row| row.messages);
     let _ = writeln!(
         out,
-        "### async-io: elapsed seconds by key count\n\n{messages} messages per run; the published \
-         figures are the key-ordered Kafka consumer's KEY mode with {PARALLEL_CONSUMER_MESSAGES} messages \
-         (its PARTITION mode: {PARALLEL_CONSUMER_PARTITION_S} s, UNORDERED: {PARALLEL_CONSUMER_UNORDERED_S} s).\n"
+        "### {scenario}: elapsed seconds by key count\n\n{messages} messages per run, each \
+         waiting without blocking a thread; the ideal bound is the larger of the longest key's \
+         chain of waits and total waiting / window. This is not the experiment behind the \
+         Parallel Consumer's published table (see parallel-consumer).\n"
     );
-    let _ = writeln!(out, "| keys | ideal | published | {} |", strategies.join(" | "));
-    let _ = writeln!(out, "|---:|---:|---:|{}", "---:|".repeat(strategies.len()));
+    let _ = writeln!(out, "| keys | ideal | {} |", strategies.join(" | "));
+    let _ = writeln!(out, "|---:|---:|{}", "---:|".repeat(strategies.len()));
     for param in params {
-        let keys: Option<usize> = param.strip_prefix("keys=").and_then(|keys| keys.parse().ok());
-        let published = keys
-            .and_then(parallel_consumer_key_mode_s)
-            .map_or("-".into(), |seconds| format!("{seconds}"));
         let cell = |strategy: &str| {
             rows.iter()
                 .find(|row| row.param == param && row.strategy == strategy)
@@ -213,14 +229,92 @@ fn render_async_io(out: &mut String, rows: &[&RunResult]) {
         };
         let ideal = rows.iter().find(|row| row.param == param).map_or(0.0, |row| row.ideal_s);
         let elapsed: Vec<String> = strategies.iter().map(|s| cell(s)).collect();
-        let _ = writeln!(
-            out,
-            "| {} | {ideal:.3} | {published} | {} |",
-            keys.map_or(param.to_owned(), |k| k.to_string()),
-            elapsed.join(" | ")
-        );
+        let keys = keys_of(param).map_or(param.to_owned(), |k| k.to_string());
+        let _ = writeln!(out, "| {keys} | {ideal:.3} | {} |", elapsed.join(" | "));
     }
     out.push('\n');
+}
+
+/// `parallel-consumer` by key count: the floor from the drawn sleeps, and each strategy's
+/// elapsed seconds with its ratio to the floor from the service times it recorded. Where
+/// the run is the published experiment (`published`), the published seconds and their ratio
+/// to the same drawn floor stand beside them.
+fn render_parallel_consumer(out: &mut String, rows: &[&RunResult], published: bool) {
+    let (strategies, params) = strategies_and_params(rows);
+    let messages = rows.first().map_or(0, |row| row.messages);
+    let threads = rows.first().and_then(|row| row.workers).unwrap_or(0);
+    let _ = writeln!(
+        out,
+        "### parallel-consumer: elapsed seconds by key count\n\n{messages} messages per run \
+         on {threads} threads, each handler blocking its thread. *floor*: the larger of the \
+         longest key's sleeps and all sleeps / threads, as drawn. Each strategy's cell is its \
+         elapsed seconds and, in brackets, elapsed / its *measured* floor (the same bound from \
+         the service times it recorded: sleeps overshoot).{}\n",
+        if published {
+            " *published*: the Parallel Consumer's KEY mode on the same experiment, set \
+             against the drawn floor."
+        } else {
+            " A scaled-down run: no published figure applies."
+        }
+    );
+    let published_columns = if published { " published | published / floor |" } else { "" };
+    let _ = writeln!(out, "| keys | floor |{published_columns} {} |", strategies.join(" | "));
+    let rule = if published { "---:|---:|" } else { "" };
+    let _ = writeln!(out, "|---:|---:|{rule}{}", "---:|".repeat(strategies.len()));
+    for param in &params {
+        let floor = rows.iter().find(|row| row.param == *param).map_or(0.0, |row| row.ideal_s);
+        let cell = |strategy: &str| {
+            rows.iter().find(|row| row.param == *param && row.strategy == strategy).map_or(
+                "-".into(),
+                |row| match row.measured_floor_s {
+                    Some(measured) if measured > 0.0 => {
+                        format!("{:.3} ({:.2}x)", row.elapsed_s, row.elapsed_s / measured)
+                    }
+                    _ => format!("{:.3}", row.elapsed_s),
+                },
+            )
+        };
+        let keys = keys_of(param);
+        let published_cells = match keys.and_then(parallel_consumer_key_mode_s) {
+            Some(seconds) if published => format!(" {seconds} | {:.2}x |", seconds / floor),
+            _ if published => " - | - |".to_owned(),
+            _ => String::new(),
+        };
+        let cells: Vec<String> = strategies.iter().map(|s| cell(s)).collect();
+        let keys = keys.map_or((*param).to_owned(), |k| k.to_string());
+        let _ = writeln!(out, "| {keys} | {floor:.3} |{published_cells} {} |", cells.join(" | "));
+    }
+    out.push('\n');
+    if !published {
+        return;
+    }
+    let floor_of = |keys: usize| {
+        rows.iter().find(|row| keys_of(&row.param) == Some(keys)).map(|row| row.ideal_s)
+    };
+    if let Some(floor) = floor_of(1) {
+        let _ = writeln!(
+            out,
+            "PARTITION mode (the partition as one serial stream, which in keyed-bench is the \
+             1-key experiment): published {PARALLEL_CONSUMER_PARTITION_S} s, {:.2}x the 1-key \
+             floor of {floor:.3} s.\n",
+            PARALLEL_CONSUMER_PARTITION_S / floor
+        );
+    }
+    let most_keys = params.iter().filter_map(|param| keys_of(param)).max();
+    if let Some((keys, floor)) = most_keys.and_then(|keys| Some((keys, floor_of(keys)?))) {
+        let _ = writeln!(
+            out,
+            "UNORDERED mode: published {PARALLEL_CONSUMER_UNORDERED_S} s, {:.2}x the floor of \
+             all sleeps / threads ({floor:.3} s, drawn at {keys} keys); keyed-bench's unordered \
+             control is `thread-pool`, in the table above.\n",
+            PARALLEL_CONSUMER_UNORDERED_S / floor
+        );
+    }
+    let _ = writeln!(
+        out,
+        "The published figures ran once each, against a mock consumer and producer \
+         ({PARALLEL_CONSUMER_MESSAGES} messages); docs/design.md section 5.1 says how.\n"
+    );
 }
 
 #[cfg(test)]

@@ -2,15 +2,18 @@
 //!
 //! - latency, head-of-line delay and bystander latency come merged from the runs'
 //!   histograms (`measure/histograms.rs` says how each is taken);
-//! - ideal bound = max(total CPU / workers, longest per-key serial chain,
-//!   total waiting / window, last scheduled arrival): no strategy can finish sooner.
+//! - ideal bound = max(total thread time / workers, longest per-key serial chain,
+//!   total waiting / window, last scheduled arrival): no strategy can finish sooner. Thread
+//!   time is CPU (spins) and blocking calls, as drawn by the workload;
+//! - measured floor: the same bound with the service times a run recorded in place of the
+//!   drawn ones (a blocking sleep overshoots), where handlers do not wait.
 
 use hdrhistogram::Histogram;
 
 use super::{ContextSwitches, Latency, RunResult, Spread, Tail, Threads};
 use crate::measure::histograms::Histograms;
 use crate::measure::recorder::Correctness;
-use crate::measure::runner::{Measurement, Sample};
+use crate::measure::runner::{Measurement, Sample, ServiceTimes};
 use crate::workload::{job_cost_ns, Arrivals, Workload};
 
 /// The lower bound on a workload's elapsed time, in seconds (see the module docs).
@@ -92,7 +95,20 @@ pub fn run_result(
     let mean =
         |value: fn(&Sample) -> f64| samples.iter().map(value).sum::<f64>() / samples.len() as f64;
     let elapsed_s = median(&elapsed);
-    let ideal_s = ideal_seconds(workload, workers, workload.window.unwrap_or(window));
+    let (workers, window) =
+        (workload.workers.unwrap_or(workers), workload.window.unwrap_or(window));
+    let ideal_s = ideal_seconds(workload, workers, window);
+    let measured_floor_s = (!workload.scenario.handlers_wait()).then(|| {
+        let last_arrival_ns = match workload.arrivals {
+            Arrivals::Closed => 0,
+            Arrivals::Paced => workload.messages.iter().map(|m| m.intended_ns).max().unwrap_or(0),
+        };
+        let floors: Vec<f64> = samples
+            .iter()
+            .map(|sample| measured_floor_s(&sample.service, workers, last_arrival_ns))
+            .collect();
+        median(&floors)
+    });
     let (offered, achieved) = match workload.arrivals {
         Arrivals::Closed => (None, None),
         Arrivals::Paced => {
@@ -133,8 +149,22 @@ pub fn run_result(
         offered_per_s: offered,
         achieved_per_s: achieved,
         below_offered: offered.zip(achieved).map(|(o, a)| a < o * RATE_TOLERANCE),
+        workers: Some(workers),
+        window: Some(window),
+        measured_floor_s,
     };
     (result, merged)
+}
+
+/// The ideal bound of one run with the service times it recorded in place of the drawn
+/// costs: the larger of total service / workers, the longest key's service and the last
+/// scheduled arrival. Meaningful where handlers only compute or block (a wait's time is no
+/// thread's).
+fn measured_floor_s(service: &ServiceTimes, workers: usize, last_arrival_ns: u64) -> f64 {
+    let bound_ns = (service.total_ns as f64 / workers as f64)
+        .max(service.longest_key_ns as f64)
+        .max(last_arrival_ns as f64);
+    bound_ns / 1e9
 }
 
 #[cfg(test)]

@@ -101,7 +101,7 @@ pub struct Meta {
 impl Meta {
     /// Fills in the sizes of a file from before sizes were recorded, where they can be
     /// known: a command line that set no size ran [`Sizes::before_recorded`]. Where the
-    /// command line set a size (or `--published-async-io`), they stay unknown.
+    /// command line set a size (or a preset of sizes), they stay unknown.
     fn recover_sizes(&mut self) {
         if self.sizes.is_some() {
             return;
@@ -114,8 +114,8 @@ impl Meta {
                     .is_some_and(|rest| rest.is_empty() || rest.starts_with('='))
             })
         };
-        let set_a_size =
-            Sizes::RANGES.iter().any(|range| sets(range.flag)) || sets("published-async-io");
+        let set_a_size = Sizes::RANGES.iter().any(|range| sets(range.flag))
+            || ["published-async-io", "published-parallel-consumer"].into_iter().any(sets);
         if !set_a_size {
             self.sizes = Some(Sizes::before_recorded(self.quick));
         }
@@ -221,6 +221,17 @@ pub struct RunResult {
     pub achieved_per_s: Option<f64>,
     /// Paced scenarios: whether the achieved rate fell below the offered one (by over 2%).
     pub below_offered: Option<bool>,
+    /// Worker threads the cell ran with (a scenario may fix its own); absent in older
+    /// files, where every cell ran with `meta.workers`.
+    #[serde(default)]
+    pub workers: Option<usize>,
+    /// The admission window the cell ran with; absent in older files.
+    #[serde(default)]
+    pub window: Option<usize>,
+    /// The ideal bound with the service times the runs recorded (median over
+    /// repetitions); null where handlers wait.
+    #[serde(default)]
+    pub measured_floor_s: Option<f64>,
 }
 
 /// A cell that was not measured.

@@ -42,6 +42,8 @@ pub struct Workload {
     pub arrivals: Arrivals,
     /// A window that replaces the run's `--window` (the `async-io` experiment's 100).
     pub window: Option<usize>,
+    /// Worker threads that replace the run's `--workers` (the published experiment's 16).
+    pub workers: Option<usize>,
 }
 
 impl Workload {
@@ -54,6 +56,7 @@ impl Workload {
             troubled: vec![false; keys],
             arrivals,
             window: None,
+            workers: None,
         }
     }
 
@@ -81,6 +84,8 @@ impl ScenarioId {
         match self {
             Self::HotBacklog => sizes.bursts.len(),
             Self::AsyncIo => sizes.async_keys.len(),
+            Self::AsyncIoZipf => sizes.async_zipf_keys.len(),
+            Self::ParallelConsumer => sizes.pc_keys.len(),
             Self::OpenLoop => sizes.loads.len(),
             Self::Uniform
             | Self::Zipf
@@ -94,8 +99,64 @@ impl ScenarioId {
     /// runs handlers on the submitting thread runs every wait one after another.
     pub const fn handlers_wait(self) -> bool {
         match self {
-            Self::ConflictBackoff | Self::HotBacklog | Self::AsyncIo => true,
-            Self::Uniform | Self::Zipf | Self::ManyTypes | Self::LongSync | Self::OpenLoop => false,
+            Self::ConflictBackoff | Self::HotBacklog | Self::AsyncIo | Self::AsyncIoZipf => true,
+            Self::Uniform
+            | Self::Zipf
+            | Self::ManyTypes
+            | Self::LongSync
+            | Self::ParallelConsumer
+            | Self::OpenLoop => false,
+        }
+    }
+
+    /// Whether some of its handlers block their thread (a blocking sleep), so that a
+    /// strategy that runs handlers on the submitting thread blocks the producer.
+    pub const fn handlers_block(self) -> bool {
+        match self {
+            Self::ParallelConsumer => true,
+            Self::Uniform
+            | Self::Zipf
+            | Self::ManyTypes
+            | Self::ConflictBackoff
+            | Self::LongSync
+            | Self::HotBacklog
+            | Self::AsyncIo
+            | Self::AsyncIoZipf
+            | Self::OpenLoop => false,
+        }
+    }
+
+    /// The worker threads it runs with where it fixes them, whatever `--workers` says (the
+    /// published experiment's 16 threads).
+    pub fn workers(self, sizes: &Sizes) -> Option<usize> {
+        match self {
+            Self::ParallelConsumer => Some(sizes.pc_threads),
+            Self::Uniform
+            | Self::Zipf
+            | Self::ManyTypes
+            | Self::ConflictBackoff
+            | Self::LongSync
+            | Self::HotBacklog
+            | Self::AsyncIo
+            | Self::AsyncIoZipf
+            | Self::OpenLoop => None,
+        }
+    }
+
+    /// The number of its random stream: fixed per scenario, so that adding or reordering
+    /// scenarios never changes another one's messages (older results stay reproducible).
+    const fn stream(self) -> u64 {
+        match self {
+            Self::Uniform => 0,
+            Self::Zipf => 1,
+            Self::ManyTypes => 2,
+            Self::ConflictBackoff => 3,
+            Self::LongSync => 4,
+            Self::HotBacklog => 5,
+            Self::AsyncIo => 6,
+            Self::OpenLoop => 7,
+            Self::AsyncIoZipf => 8,
+            Self::ParallelConsumer => 9,
         }
     }
 
@@ -110,16 +171,19 @@ impl ScenarioId {
             | Self::LongSync
             | Self::HotBacklog
             | Self::AsyncIo
+            | Self::AsyncIoZipf
+            | Self::ParallelConsumer
             | Self::OpenLoop => 1,
         }
     }
 }
 
-/// CPU time and waiting time a job costs when it runs alone.
+/// What a job costs when it runs alone: time on a thread (CPU, or a blocking call) and
+/// time waiting off any thread (pending).
 pub fn job_cost_ns(job: &Job) -> (u64, u64) {
     match *job {
         Job::Noop | Job::Panic | Job::Custom(_) => (0, 0),
-        Job::Spin { ns } => (u64::from(ns), 0),
+        Job::Spin { ns } | Job::Block { ns } => (u64::from(ns), 0),
         Job::Wait { ns } => (0, u64::from(ns)),
         Job::Retry { retries, backoff_ns, spin_ns } => {
             let attempts = u64::from(retries) + 1;
@@ -138,7 +202,7 @@ pub fn generate(
     open_loop_rate: f64,
 ) -> Vec<Workload> {
     // Each scenario draws from its own stream, so adding one does not shift the others.
-    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ (scenario as u64).wrapping_mul(0x9e37_79b9));
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ scenario.stream().wrapping_mul(0x9e37_79b9));
     let spin = Job::Spin { ns: sizes.spin_ns };
     let paced_interval_ns = (1e9 / sizes.rate).max(1.0);
     match scenario {
@@ -249,6 +313,45 @@ pub fn generate(
                 workload
             })
             .collect(),
+        ScenarioId::AsyncIoZipf => sizes
+            .async_zipf_keys
+            .iter()
+            .map(|&keys| {
+                let mut workload =
+                    Workload::new(scenario, format!("keys={keys}"), keys, Arrivals::Closed);
+                workload.window = Some(sizes.async_window);
+                let mut seqs = vec![0; keys];
+                let max_wait_ns = sizes.async_max_wait_ms * NS_PER_MS;
+                let zipf = Zipf::new(keys as u64, sizes.zipf_s).expect("validated zipf exponent");
+                let mut key_rng = rng.clone();
+                for _ in 0..sizes.async_messages {
+                    let id = zipf.sample(&mut key_rng) as usize - 1;
+                    let wait = key_rng.gen_range(0..=max_wait_ns) as u32;
+                    workload.push(&mut seqs, 0, id, 0, Job::Wait { ns: wait });
+                }
+                workload
+            })
+            .collect(),
+        ScenarioId::ParallelConsumer => sizes
+            .pc_keys
+            .iter()
+            .map(|&keys| {
+                // The published test: keys drawn at random per message, each handler blocking
+                // its thread a whole number of milliseconds, uniform in 0..=max.
+                let mut workload =
+                    Workload::new(scenario, format!("keys={keys}"), keys, Arrivals::Closed);
+                workload.window = Some(sizes.pc_window);
+                workload.workers = Some(sizes.pc_threads);
+                let mut seqs = vec![0; keys];
+                let mut key_rng = rng.clone();
+                for _ in 0..sizes.pc_messages {
+                    let id = key_rng.gen_range(0..keys);
+                    let ms = key_rng.gen_range(0..=sizes.pc_max_block_ms);
+                    workload.push(&mut seqs, 0, id, 0, Job::Block { ns: (ms * NS_PER_MS) as u32 });
+                }
+                workload
+            })
+            .collect(),
         ScenarioId::OpenLoop => sizes
             .loads
             .iter()
@@ -341,6 +444,13 @@ mod tests {
                 .flat_map(|w| &w.messages)
                 .any(|message| matches!(message.job, Job::Wait { .. } | Job::Retry { .. }));
             assert_eq!(scenario.handlers_wait(), waits, "{scenario}: handlers_wait");
+            let blocks = workloads
+                .iter()
+                .flat_map(|w| &w.messages)
+                .any(|message| matches!(message.job, Job::Block { .. }));
+            assert_eq!(scenario.handlers_block(), blocks, "{scenario}: handlers_block");
+            let workers = workloads.iter().map(|w| w.workers).collect::<Vec<_>>();
+            assert!(workers.iter().all(|&w| w == scenario.workers(&sizes())), "{scenario}");
             let mut types: Vec<u32> = workloads
                 .iter()
                 .flat_map(|w| &w.messages)

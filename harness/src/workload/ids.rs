@@ -40,7 +40,11 @@ scenario_ids! {
     HotBacklog = "hot-backlog",
         "one key gets a burst of 1 ms pending messages while bystanders arrive: the shared-window stall";
     AsyncIo = "async-io",
-        "random 0-5 ms pending handlers, window 100, by key count: the key-ordered consumer experiment";
+        "random 0-5 ms pending (non-blocking) handlers, window 100, by key count: what waits cost per key";
+    AsyncIoZipf = "async-io-zipf",
+        "async-io with Zipf keys (s = 1.1 over 200 keys): what per-key order costs under skewed keys";
+    ParallelConsumer = "parallel-consumer",
+        "handlers block their thread 0-4 ms, 16 threads, window 100, random keys: the Parallel Consumer's published experiment";
     OpenLoop = "open-loop", "constant-rate arrivals at fractions of saturation: latency vs offered load";
 }
 

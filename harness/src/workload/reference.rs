@@ -1,26 +1,70 @@
 //! Published figures of reference systems (docs/design.md section 5), in one place, read by
 //! the scenarios that reproduce their experiments, the summary and the charts.
 
+use super::Sizes;
+
 /// Elapsed seconds of the Confluent Parallel Consumer's KEY mode by number of keys, from
-/// its README table (10,000 messages, max concurrency 100; docs/design.md section 5 says
-/// exactly how it was measured).
-pub const PARALLEL_CONSUMER_KEY_MODE_S: &[(usize, f64)] =
-    &[(1, 26.7), (2, 13.6), (5, 5.9), (10, 3.3), (20, 2.24), (1_000, 2.06), (10_000, 2.13)];
-/// The same experiment's PARTITION mode, in seconds.
+/// its README table, produced by its key-count performance test: 10,000 messages, each
+/// handler blocking its thread a whole number of milliseconds uniform in 0..=4, a pool of
+/// 16 threads, at most 100 in flight, keys drawn at random per message, one run per cell
+/// (docs/design.md section 5.1). `parallel-consumer` runs the same experiment.
+pub const PARALLEL_CONSUMER_KEY_MODE_S: &[(usize, f64)] = &[
+    (1, 26.7),
+    (2, 13.6),
+    (5, 5.9),
+    (10, 3.3),
+    (20, 2.24),
+    (50, 2.20),
+    (100, 2.18),
+    (1_000, 2.06),
+    (10_000, 2.13),
+];
+/// The same experiment's PARTITION mode (the partition as one serial stream), seconds.
 pub const PARALLEL_CONSUMER_PARTITION_S: f64 = 22.2;
-/// The same experiment's UNORDERED mode, in seconds.
+/// The same experiment's UNORDERED mode, seconds.
 pub const PARALLEL_CONSUMER_UNORDERED_S: f64 = 2.83;
 /// Messages of that experiment.
 pub const PARALLEL_CONSUMER_MESSAGES: usize = 10_000;
+/// Its thread pool.
+pub const PARALLEL_CONSUMER_THREADS: usize = 16;
+/// Its most messages in flight (`maxConcurrency`).
+pub const PARALLEL_CONSUMER_WINDOW: usize = 100;
+/// Its longest blocking sleep, in whole milliseconds (uniform from 0).
+pub const PARALLEL_CONSUMER_MAX_BLOCK_MS: u64 = 4;
 
-/// The messages and key counts of the published key-count experiment, as
-/// `--published-async-io` sets them.
-pub fn parallel_consumer_sizes() -> (usize, Vec<usize>) {
-    let keys = PARALLEL_CONSUMER_KEY_MODE_S.iter().map(|&(keys, _)| keys).collect();
-    (PARALLEL_CONSUMER_MESSAGES, keys)
+/// `sizes` with the published experiment's messages and key counts, as
+/// `--published-parallel-consumer` sets them (threads, window and sleeps are already the
+/// published ones by default).
+pub fn with_parallel_consumer_sizes(sizes: &mut Sizes) {
+    sizes.pc_messages = PARALLEL_CONSUMER_MESSAGES;
+    sizes.pc_keys = PARALLEL_CONSUMER_KEY_MODE_S.iter().map(|&(keys, _)| keys).collect();
+}
+
+/// Whether `sizes` run exactly the published experiment's workload (any subset of its key
+/// counts): only then may a published figure stand beside a measured one.
+pub fn is_parallel_consumer_experiment(sizes: &Sizes) -> bool {
+    sizes.pc_messages == PARALLEL_CONSUMER_MESSAGES
+        && sizes.pc_threads == PARALLEL_CONSUMER_THREADS
+        && sizes.pc_window == PARALLEL_CONSUMER_WINDOW
+        && sizes.pc_max_block_ms == PARALLEL_CONSUMER_MAX_BLOCK_MS
 }
 
 /// The published KEY-mode seconds for `keys` keys, if the table has that key count.
 pub fn parallel_consumer_key_mode_s(keys: usize) -> Option<f64> {
     PARALLEL_CONSUMER_KEY_MODE_S.iter().find(|&&(k, _)| k == keys).map(|&(_, seconds)| seconds)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_published_preset_is_the_published_experiment_and_the_default_is_not() {
+        let mut sizes = Sizes::standard();
+        assert!(!is_parallel_consumer_experiment(&sizes));
+        with_parallel_consumer_sizes(&mut sizes);
+        assert!(is_parallel_consumer_experiment(&sizes));
+        assert_eq!(sizes.pc_keys, [1, 2, 5, 10, 20, 50, 100, 1_000, 10_000]);
+        sizes.validate().unwrap();
+    }
 }

@@ -77,6 +77,7 @@ impl Handler for TestHandler {
         match message.job {
             Job::Noop => {}
             Job::Spin { ns } => spin(ns),
+            Job::Block { ns } => std::thread::sleep(Duration::from_nanos(u64::from(ns))),
             Job::Wait { ns } => {
                 return pending(async move {
                     Sleep::new(Duration::from_nanos(u64::from(ns))).await;

@@ -11,9 +11,9 @@
 //! Every chart shares one look: a title, a legend strip between the title and the plot
 //! (so a legend never covers data), and one fixed colour per strategy ([`strategy_colour`]).
 
-mod async_io;
 mod head_of_line;
 mod hot_backlog;
+mod key_sweep;
 mod open_loop;
 mod spectrum;
 mod threads;
@@ -164,7 +164,7 @@ pub fn render_all(results: &Results) -> Result<Charts, PlotError> {
     threads::plan(results, &mut plans);
     head_of_line::plan(results, &mut plans);
     hot_backlog::plan(results, &mut plans);
-    async_io::plan(results, &mut plans);
+    key_sweep::plan(results, &mut plans);
     for plan in plans {
         match plan {
             Planned::Draw(chart) => charts.charts.push(chart?),

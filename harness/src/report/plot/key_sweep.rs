@@ -1,0 +1,180 @@
+//! The key sweeps: elapsed time against the number of keys (log x), one line per strategy
+//! and the ideal bound as a dashed line, for `async-io`, `async-io-zipf` and
+//! `parallel-consumer`. Only `parallel-consumer` run as the published experiment shows the
+//! published figures (docs/design.md section 5.1), as labelled points: a published figure
+//! never stands beside a different experiment.
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::{
+    diamond, find, frame, log_range, param_value, params, rows, strategies, strategy_colour,
+    strategy_entries, text_style, DrawResult, Entry, Figure, Mark, Planned, TEXT_PX, TICK_PX,
+};
+use crate::report::format::format_ns;
+use crate::results::{Results, RunResult};
+use crate::workload::reference::{is_parallel_consumer_experiment, PARALLEL_CONSUMER_KEY_MODE_S};
+use crate::workload::ScenarioId;
+
+const ASYNC_IO_NOTE: &str = "Elapsed wall time of the whole async-io run (log y) against the \
+number of keys (log x): each handler waits a random 0-5 ms without blocking a thread, at most \
+a window's worth in flight. With few keys the per-key chains bound the time; with many, the \
+window does. The dashed black line is the ideal bound (the larger of the longest per-key chain \
+and total waiting / window); a strategy on it wastes nothing. This is not the experiment of the \
+Parallel Consumer's published table, so no published figure is drawn here.";
+
+const ASYNC_IO_ZIPF_NOTE: &str = "Elapsed wall time of the whole async-io-zipf run (log y) \
+against the number of keys (log x): async-io's non-blocking waits with keys drawn from a Zipf \
+distribution, so a few hot keys hold long chains. The dashed black line is the ideal bound \
+(the larger of the longest per-key chain and total waiting / window): with skewed keys the \
+hottest key's chain binds, whatever the design.";
+
+const PARALLEL_CONSUMER_NOTE: &str = "Elapsed wall time of the whole parallel-consumer run (log \
+y) against the number of keys (log x): each handler blocks its thread 0-4 ms on a fixed pool, \
+at most a window's worth in flight, keys drawn at random. With few keys the longest key's chain \
+binds; with many, the threads do. The dashed black line is that floor, from the drawn sleeps. \
+Where this run is the published experiment (10,000 messages, 16 threads, window 100), the open \
+diamonds are the Parallel Consumer's published KEY-mode seconds on the same experiment; a \
+scaled-down run shows none.";
+
+/// One chart of a key sweep.
+struct KeySweep<'a> {
+    scenario: ScenarioId,
+    rows: Vec<&'a RunResult>,
+    /// (keys, parameter), in increasing key order.
+    keys: Vec<(usize, &'a str)>,
+    /// Messages per run.
+    messages: usize,
+    /// Published seconds by key count, where this run is their experiment.
+    published: Option<&'static [(usize, f64)]>,
+}
+
+pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
+    let published = results
+        .meta
+        .sizes
+        .as_ref()
+        .is_some_and(is_parallel_consumer_experiment)
+        .then_some(PARALLEL_CONSUMER_KEY_MODE_S);
+    let sweeps = [
+        (ScenarioId::AsyncIo, ASYNC_IO_NOTE, None),
+        (ScenarioId::AsyncIoZipf, ASYNC_IO_ZIPF_NOTE, None),
+        (ScenarioId::ParallelConsumer, PARALLEL_CONSUMER_NOTE, published),
+    ];
+    for (scenario, note, published) in sweeps {
+        let name = format!("{scenario}-elapsed");
+        let rows = rows(results, scenario);
+        let mut keys: Vec<(usize, &str)> = params(&rows)
+            .into_iter()
+            .filter_map(|param| Some((param_value(param)? as usize, param)))
+            .filter(|(keys, _)| *keys > 0)
+            .collect();
+        keys.sort_unstable();
+        if keys.is_empty() {
+            plans.push(Planned::Skip(format!(
+                "{name}: skipped, no {scenario} runs in these results"
+            )));
+            continue;
+        }
+        let messages = rows.first().map_or(0, |row| row.messages);
+        let figure = KeySweep { scenario, rows, keys, messages, published };
+        let title = format!("{scenario}: elapsed time vs number of keys");
+        plans.push(super::render(name, title, note.into(), &figure));
+    }
+}
+
+/// `1`, `20`, `1k`, `10k`.
+fn keys_label(keys: f64) -> String {
+    if keys >= 1_000.0 {
+        format!("{}k", keys / 1_000.0)
+    } else {
+        format!("{keys}")
+    }
+}
+
+impl Figure for KeySweep<'_> {
+    fn size(&self) -> (u32, u32) {
+        (1150, 700)
+    }
+
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
+        let strategies = strategies(&self.rows);
+        let published = self.published.unwrap_or(&[]);
+        let mut legend = strategy_entries(&strategies, Mark::Line);
+        let floor =
+            if self.scenario == ScenarioId::ParallelConsumer { "floor" } else { "ideal bound" };
+        legend.push(Entry::new(floor, BLACK, Mark::Dashed));
+        if !published.is_empty() {
+            let label = "published KEY mode (Parallel Consumer, same experiment)";
+            legend.push(Entry::new(label, BLACK, Mark::Diamond));
+        }
+        let title = format!(
+            "{}: elapsed time vs number of keys ({} messages)",
+            self.scenario, self.messages
+        );
+        let body = frame(root, &title, &legend)?;
+
+        let mut ticks: Vec<f64> = self.keys.iter().map(|(keys, _)| *keys as f64).collect();
+        ticks.extend(published.iter().map(|(keys, _)| *keys as f64));
+        ticks.sort_by(f64::total_cmp);
+        ticks.dedup();
+        let (low, high) = (ticks[0], ticks[ticks.len() - 1]);
+        let seconds = self
+            .rows
+            .iter()
+            .flat_map(|row| [row.elapsed_s, row.ideal_s])
+            .chain(published.iter().map(|(_, s)| *s));
+        let range = log_range(seconds);
+        let mut chart = ChartBuilder::on(&body)
+            .margin(14)
+            .x_label_area_size(56)
+            .y_label_area_size(80)
+            .build_cartesian_2d(
+                ((low / 1.6)..(high * 1.6)).log_scale().with_key_points(ticks),
+                range.log_scale(),
+            )?;
+        let x_label = |x: &f64| keys_label(*x);
+        let y_label = |y: &f64| format_ns(y * 1e9);
+        chart
+            .configure_mesh()
+            .x_label_formatter(&x_label)
+            .y_label_formatter(&y_label)
+            .x_desc("keys (log)")
+            .y_desc("elapsed (log)")
+            .label_style(text_style(TICK_PX))
+            .axis_desc_style(text_style(TEXT_PX))
+            .draw()?;
+
+        let ideal: Vec<(f64, f64)> = self
+            .keys
+            .iter()
+            .filter_map(|(keys, param)| {
+                let row = self.rows.iter().find(|row| row.param == *param)?;
+                Some((*keys as f64, row.ideal_s))
+            })
+            .collect();
+        chart.draw_series(DashedLineSeries::new(ideal, 10, 6, BLACK.stroke_width(2)))?;
+
+        for strategy in &strategies {
+            let colour = strategy_colour(strategy);
+            let points: Vec<(f64, f64)> = self
+                .keys
+                .iter()
+                .filter_map(|(keys, param)| {
+                    find(&self.rows, param, strategy).map(|row| (*keys as f64, row.elapsed_s))
+                })
+                .collect();
+            chart.draw_series(LineSeries::new(points.clone(), colour.stroke_width(2)))?;
+            chart.draw_series(
+                points.into_iter().map(|point| Circle::new(point, 4, colour.filled())),
+            )?;
+        }
+
+        for &(keys, published) in published {
+            let point = (keys as f64, published);
+            let label = format!("{published} s");
+            chart.draw_series(std::iter::once(diamond(point, 7, BLACK, label)))?;
+        }
+        Ok(())
+    }
+}
