@@ -94,6 +94,9 @@ impl RunConfig {
                 groups_per_worker: meta
                     .groups_per_worker
                     .unwrap_or(StrategyConfig::DEFAULT_GROUPS_PER_WORKER),
+                // Files from before the setting spun a fixed exponential backoff instead;
+                // the default is the nearest there is.
+                idle_spin_us: meta.idle_spin_us.unwrap_or(StrategyConfig::DEFAULT_IDLE_SPIN_US),
             },
             repeat: meta.repeat,
             quick: meta.quick,
@@ -120,6 +123,7 @@ fn check_strategy_settings(
     check_setting("window", config.max_in_flight)?;
     check_setting("throughput", config.throughput)?;
     check_setting("groups-per-worker", config.groups_per_worker)?;
+    check_setting("idle-spin-us", config.idle_spin_us)?;
     let types = scenarios.iter().map(|scenario| scenario.aggregate_types(sizes)).max();
     let pool_per_type = strategies.iter().any(|id| id.descriptor().threads == Threads::PoolPerType);
     let pools = match types {

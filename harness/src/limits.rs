@@ -57,6 +57,7 @@ pub const SETTING_RANGES: &[FlagRange] = &[
     FlagRange::int("window", 1, MAX_WINDOW),
     FlagRange::int("throughput", 1, 1 << 20),
     FlagRange::int("groups-per-worker", 1, 1 << 16),
+    FlagRange::int("idle-spin-us", 0, StrategyConfig::MAX_IDLE_SPIN_US as usize),
     FlagRange::int("repeat", 1, MAX_REPEAT),
 ];
 

@@ -191,6 +191,7 @@ pub fn run_suite(
                     &measurement,
                     workers,
                     config.strategy.max_in_flight,
+                    system::cores(),
                 );
                 progress.finished(&what, &outcome_line(&result));
                 let stem = file_stem(workload, strategy);
@@ -224,6 +225,7 @@ pub fn run_suite(
             suite_elapsed_s: suite_started.elapsed().as_secs_f64(),
             notes,
             groups_per_worker: Some(config.strategy.groups_per_worker),
+            idle_spin_us: Some(config.strategy.idle_spin_us),
             sizes: Some(config.sizes.clone()),
         },
         runs,
@@ -352,7 +354,8 @@ pub fn remeasure(
             let measurement =
                 measure(&workload, strategy, recorded.strategy, recorded.repeat, &instruments)?;
             let (workers, window) = (recorded.strategy.workers, recorded.strategy.max_in_flight);
-            Ok(run_result(&workload, strategy.as_str(), &measurement, workers, window).0)
+            let cores = system::cores();
+            Ok(run_result(&workload, strategy.as_str(), &measurement, workers, window, cores).0)
         })
         .collect()
 }

@@ -12,10 +12,12 @@
 //!    else the round-robin worker itself. It stays on that worker for its whole life.
 //! 4. A runnable mailbox is pushed to its worker's FIFO, waking the worker if it is parked
 //!    (`parking.rs`: no lost wake-up).
-//! 5. A worker with nothing to do spins briefly (`crossbeam_utils::Backoff`), then parks.
-//!    A worker pops mailboxes in FIFO order and runs at most `throughput` messages of each
+//! 5. A worker pops mailboxes in FIFO order and runs at most `throughput` messages of each
 //!    per turn, then pushes a non-empty mailbox to the back of its own FIFO.
-//! 6. A pending step gives the worker back at once; when its future wakes (on any thread)
+//! 6. A worker with nothing to do spins for `idle_spin_us`, looking at its FIFO on every
+//!    iteration, then parks; it parks at once when the spin is 0 or its previous park
+//!    outlasted the spin (`parking.rs`, `IdleSpin`).
+//! 7. A pending step gives the worker back at once; when its future wakes (on any thread)
 //!    the mailbox is pushed to its own worker's FIFO again. An empty mailbox is removed.
 //!
 //! # Ordering guarantee
@@ -31,7 +33,8 @@
 //! workers are idle (`long-sync`). The window is shared by all keys, so one key holding
 //! `max_in_flight - batch + 1` unfinished messages stalls admission for every key
 //! (`hot-backlog`). Activating a key costs a map insert and removal (mailboxes themselves
-//! are recycled).
+//! are recycled). The idle spin trades CPU for wake-up latency: a spinning worker burns up
+//! to `idle_spin_us` per idle stretch, which busy threads miss when workers outnumber cores.
 //!
 //! # References
 //!
@@ -43,8 +46,8 @@ use std::sync::Arc;
 
 use crate::executor::{Core, Engine, Threads};
 use crate::mailbox::{Mailbox, MailboxSet, Placement, Turn};
-use crate::parking::ParkSlot;
-use crate::sync::{AtomicBool, AtomicUsize, Backoff, Ordering, SegQueue};
+use crate::parking::{IdleSpin, ParkSlot};
+use crate::sync::{AtomicBool, AtomicUsize, Ordering, SegQueue};
 use crate::{Message, StrategyId};
 
 /// One worker's run queue and sleep state.
@@ -148,18 +151,17 @@ fn work(set: &Arc<MailboxSet<Affinity>>, index: usize) {
     let placement = &set.placement;
     let me = &placement.workers[index];
     me.park.register();
-    let idle = Backoff::new();
+    let mut idle = IdleSpin::new(set.core.config.idle_spin_us);
     loop {
         if let Some(mailbox) = me.runnable.pop() {
+            idle.reset();
             if let Turn::Requeue(mailbox) = set.run(mailbox) {
                 me.runnable.push(mailbox);
             }
-            idle.reset();
             continue;
         }
-        if !idle.is_completed() {
-            idle.snooze(); // a short spin first: parking and unparking cost system calls
-            continue;
+        if idle.spin() {
+            continue; // spin first: parking and being woken cost system calls
         }
         me.park.prepare_park();
         if !me.runnable.is_empty() {
@@ -171,6 +173,6 @@ fn work(set: &Arc<MailboxSet<Affinity>>, index: usize) {
             me.park.cancel_park();
             return;
         }
-        me.park.park();
+        idle.park(&me.park);
     }
 }

@@ -172,7 +172,8 @@ where
     }
 }
 
-/// Settings shared by every strategy; [`StrategyConfig::validate`] rejects zeros.
+/// Settings shared by every strategy; [`StrategyConfig::validate`] rejects zero sizes and
+/// values past their limits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct StrategyConfig {
     /// Worker threads of the shared pool (per aggregate type for `per-type-pool`).
@@ -184,6 +185,11 @@ pub struct StrategyConfig {
     pub throughput: usize,
     /// Hash-serial groups per worker thread (`group-by`, `per-type-pool`).
     pub groups_per_worker: usize,
+    /// An idle mailbox worker spins this long, in microseconds, for new work before it
+    /// parks, since parking and being woken cost system calls; 0 parks at once. A worker
+    /// whose previous park outlasted the spin parks at once: the load is light, and
+    /// spinning would only burn CPU (`keyed-mailbox`, `work-stealing`).
+    pub idle_spin_us: u32,
 }
 
 impl StrategyConfig {
@@ -195,6 +201,10 @@ impl StrategyConfig {
     pub const DEFAULT_GROUPS_PER_WORKER: usize = 64;
     /// The most workers a strategy will start.
     pub const MAX_WORKERS: usize = 4096;
+    /// `spin` of the reference design (one release; another spins 0).
+    pub const DEFAULT_IDLE_SPIN_US: u32 = 20;
+    /// The longest idle spin the reference design accepts (1 ms).
+    pub const MAX_IDLE_SPIN_US: u32 = 1_000;
 
     /// The reference settings with `workers` threads.
     pub fn with_workers(workers: usize) -> Self {
@@ -203,10 +213,12 @@ impl StrategyConfig {
             max_in_flight: Self::DEFAULT_MAX_IN_FLIGHT,
             throughput: Self::DEFAULT_THROUGHPUT,
             groups_per_worker: Self::DEFAULT_GROUPS_PER_WORKER,
+            idle_spin_us: Self::DEFAULT_IDLE_SPIN_US,
         }
     }
 
-    /// Checks every field: zero is an error, and so is a size past its limit.
+    /// Checks every field: a zero size is an error, and so is a value past its limit (an
+    /// idle spin of 0 is valid: it parks at once).
     pub fn validate(&self) -> Result<(), ConfigError> {
         let fields = [
             ("workers", self.workers, Self::MAX_WORKERS),
@@ -221,6 +233,13 @@ impl StrategyConfig {
             if value > max {
                 return Err(ConfigError::TooLarge { field, value, max });
             }
+        }
+        if self.idle_spin_us > Self::MAX_IDLE_SPIN_US {
+            return Err(ConfigError::TooLarge {
+                field: "idle_spin_us",
+                value: self.idle_spin_us as usize,
+                max: Self::MAX_IDLE_SPIN_US as usize,
+            });
         }
         Ok(())
     }
@@ -696,5 +715,24 @@ mod tests {
         }
         let too_big = StrategyConfig { max_in_flight: MAX_WINDOW + 1, ..Default::default() };
         assert!(matches!(too_big.validate(), Err(ConfigError::TooLarge { .. })));
+    }
+
+    #[test]
+    fn idle_spin_accepts_zero_to_its_limit_only() {
+        let max = StrategyConfig::MAX_IDLE_SPIN_US;
+        for idle_spin_us in [0, 1, StrategyConfig::DEFAULT_IDLE_SPIN_US, max] {
+            let config = StrategyConfig { idle_spin_us, ..StrategyConfig::with_workers(2) };
+            assert_eq!(config.validate(), Ok(()), "idle_spin_us = {idle_spin_us}");
+        }
+        assert_eq!(StrategyConfig::with_workers(2).idle_spin_us, 20);
+        for idle_spin_us in [max + 1, u32::MAX] {
+            let config = StrategyConfig { idle_spin_us, ..StrategyConfig::with_workers(2) };
+            let expected = ConfigError::TooLarge {
+                field: "idle_spin_us",
+                value: idle_spin_us as usize,
+                max: max as usize,
+            };
+            assert_eq!(config.validate(), Err(expected));
+        }
     }
 }

@@ -221,7 +221,14 @@ impl Placement for SharedQueue {
 }
 
 fn config(throughput: usize) -> StrategyConfig {
-    StrategyConfig { workers: 1, max_in_flight: 8, throughput, groups_per_worker: 1 }
+    // No idle spin: a worker parks at once (under loom it always does; see `IdleSpin`).
+    StrategyConfig {
+        workers: 1,
+        max_in_flight: 8,
+        throughput,
+        groups_per_worker: 1,
+        idle_spin_us: 0,
+    }
 }
 
 /// A mailbox set with `probe` as handler and `throughput` messages per turn.

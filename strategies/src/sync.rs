@@ -48,32 +48,6 @@ pub(crate) fn pause(duration: std::time::Duration) {
     }
 }
 
-/// Spin-then-park policy of an idle worker.
-#[cfg(not(loom))]
-pub(crate) use crossbeam_utils::Backoff;
-
-/// Under loom an idle worker parks at once: spinning only multiplies interleavings.
-#[cfg(loom)]
-#[derive(Debug, Default)]
-pub(crate) struct Backoff;
-
-#[cfg(loom)]
-impl Backoff {
-    pub(crate) fn new() -> Self {
-        Self
-    }
-
-    pub(crate) fn reset(&self) {}
-
-    pub(crate) fn snooze(&self) {
-        thread::yield_now();
-    }
-
-    pub(crate) fn is_completed(&self) -> bool {
-        true
-    }
-}
-
 /// A concurrent map from key to value; the mailbox map.
 #[derive(Debug)]
 pub(crate) struct KeyMap<K: Eq + Hash, V> {

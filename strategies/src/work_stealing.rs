@@ -8,8 +8,10 @@
 //!    waker) goes to a global `crossbeam_deque::Injector`; a mailbox requeued after a full
 //!    turn goes to the back of the running worker's local FIFO deque.
 //! 3. A worker takes work from its own deque, else a batch from the injector, else steals
-//!    from the other workers' deques; it spins briefly, then parks when all are empty (`parking.rs`), and a
-//!    producer wakes one parked worker.
+//!    from the other workers' deques. When all are empty it spins for `idle_spin_us`,
+//!    looking at every queue on each iteration, then parks; it parks at once when the spin
+//!    is 0 or its previous park outlasted the spin (`parking.rs`, `IdleSpin`). A producer
+//!    wakes one parked worker.
 //!
 //! # Ordering guarantee
 //!
@@ -21,7 +23,9 @@
 //!
 //! Idle workers take over a long synchronous round's backlog, but every runnable mailbox
 //! passes through a shared injector and may move between cores (cache misses, contention
-//! on the injector under many submitters).
+//! on the injector under many submitters). Every spinning worker polls all the deques and
+//! the injector, so the idle spin costs more shared-cache traffic here than in
+//! `keyed-mailbox`.
 //!
 //! # References
 //!
@@ -33,11 +37,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use crossbeam_deque::{Injector, Stealer, Worker};
-use crossbeam_utils::Backoff;
 
 use crate::executor::{Core, Engine, Threads};
 use crate::mailbox::{Mailbox, MailboxSet, Placement, Turn};
-use crate::parking::ParkSlot;
+use crate::parking::{IdleSpin, ParkSlot};
 use crate::{Message, StrategyId};
 
 /// Work-stealing placement: a global injector plus one stealable deque per worker.
@@ -151,7 +154,7 @@ fn work(set: &Arc<MailboxSet<Stealing>>, index: usize, local: &Worker<Arc<Mailbo
     let placement = &set.placement;
     let park = &placement.parks[index];
     park.register();
-    let idle = Backoff::new();
+    let mut idle = IdleSpin::new(set.core.config.idle_spin_us);
     loop {
         if let Some(mailbox) = placement.find(local) {
             idle.reset();
@@ -163,9 +166,8 @@ fn work(set: &Arc<MailboxSet<Stealing>>, index: usize, local: &Worker<Arc<Mailbo
             }
             continue;
         }
-        if !idle.is_completed() {
-            idle.snooze(); // a short spin first: parking and unparking cost system calls
-            continue;
+        if idle.spin() {
+            continue; // spin first: parking and being woken cost system calls
         }
         park.prepare_park();
         if placement.has_work() {
@@ -177,6 +179,6 @@ fn work(set: &Arc<MailboxSet<Stealing>>, index: usize, local: &Worker<Arc<Mailbo
             park.cancel_park();
             return;
         }
-        park.park();
+        idle.park(park);
     }
 }

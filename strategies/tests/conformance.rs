@@ -94,6 +94,80 @@ fn zero_settings_are_rejected_by_every_strategy() {
     assert!(matches!(unknown, Err(BuildError::Unknown(_))), "an unknown id must be an error");
 }
 
+/// docs/design.md 3.5, "Idle spin is a setting": an idle spin past `MAX_IDLE_SPIN_US` is
+/// `ConfigError::TooLarge` naming `idle_spin_us`, for every strategy and through the
+/// registry, never a panic; 0 (park at once) and the limit itself are accepted.
+#[test]
+fn an_idle_spin_past_its_limit_is_rejected_naming_the_field() {
+    let handler = || -> Arc<dyn Handler> { Arc::new(|_: &Message| Outcome::Done) };
+    let max = StrategyConfig::MAX_IDLE_SPIN_US;
+    let too_long = StrategyConfig { idle_spin_us: max + 1, ..config(2) };
+    let expected =
+        ConfigError::TooLarge { field: "idle_spin_us", value: max as usize + 1, max: max as usize };
+    for id in all() {
+        match id.build(too_long, handler()) {
+            Err(error) => {
+                assert_eq!(error, expected, "{id}");
+                let text = error.to_string();
+                assert!(text.contains("idle_spin_us") && text.contains("1000"), "{id}: {text}");
+            }
+            Ok(_) => panic!("{id}: accepted idle_spin_us = {}", max + 1),
+        }
+        match strategies::build(id.as_str(), too_long, handler()) {
+            Err(error) => assert_eq!(error, BuildError::Config(expected), "{id}: registry"),
+            Ok(_) => panic!("{id}: the registry accepted idle_spin_us = {}", max + 1),
+        }
+        for idle_spin_us in [0, max] {
+            let config = StrategyConfig { idle_spin_us, ..config(2) };
+            match id.build(config, handler()) {
+                Ok(strategy) => strategy.close(),
+                Err(error) => panic!("{id}: rejected idle_spin_us = {idle_spin_us}: {error}"),
+            }
+        }
+    }
+}
+
+/// docs/design.md 3.5, "Idle spin is a setting": with no idle spin (a worker parks at once)
+/// and with the longest (1 ms), every mailbox strategy runs all its messages in per-key
+/// order and retires its mailboxes. Rounds of mixed messages alternate with idle gaps
+/// shorter and longer than the spin, and a trickle of single messages arrives both while
+/// the workers still spin and after they have parked for longer than the spin (so the next
+/// idle stretch parks at once), then after a short park again.
+#[test]
+fn mailbox_strategies_keep_order_with_no_idle_spin_and_with_the_longest() {
+    const KEYS: u64 = 24;
+    const PER_KEY: usize = 10;
+    let keys: Vec<Key> = (0..KEYS).map(key).collect();
+    let gaps = [Duration::ZERO, Duration::from_micros(300), Duration::from_millis(3)];
+    for idle_spin_us in [0, StrategyConfig::MAX_IDLE_SPIN_US] {
+        for id in per_key_mailboxes() {
+            let config = StrategyConfig { idle_spin_us, throughput: 2, ..config(3) };
+            let f = Fixture::new(id, config);
+            let mut seq = Sequencer::default();
+            for (round, gap) in gaps.iter().cycle().take(6).enumerate() {
+                let mut rng = StdRng::seed_from_u64(900 + round as u64);
+                let messages =
+                    seq.shuffled(&mut rng, &keys, PER_KEY, |rng| random_job(rng, 0.3, 5, 50));
+                f.submit_all(messages);
+                f.assert_ordered(&format!("idle_spin_us = {idle_spin_us}, round {round}"));
+                thread::sleep(*gap);
+            }
+            let trickle = key(KEYS);
+            for (i, gap) in gaps.iter().cycle().take(12).enumerate() {
+                let job = if i % 3 == 0 { Job::Wait { ns: 20_000 } } else { Job::Noop };
+                f.submit(seq.next(trickle, job));
+                thread::sleep(*gap);
+            }
+            let context = format!("idle_spin_us = {idle_spin_us}, after the trickle");
+            f.assert_ordered(&context);
+            f.assert_mailboxes_retired(&context);
+            let ended = f.recorder.ended();
+            assert_eq!(ended, 6 * KEYS as usize * PER_KEY + 12, "{id}: {context}: ended");
+            f.close();
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // Order under random mixes (behaviours 1, 8, 10, 11)
 // ---------------------------------------------------------------------------------------

@@ -35,6 +35,10 @@ pub struct RunArgs {
     /// Hash-serial groups per worker (group-by, per-type-pool) [1..=65536].
     #[arg(long, default_value_t = StrategyConfig::DEFAULT_GROUPS_PER_WORKER)]
     pub groups_per_worker: usize,
+    /// Microseconds an idle mailbox worker (keyed-mailbox, work-stealing) spins for new
+    /// work before it parks; 0 parks at once. Not the handlers' CPU (--spin-ns) [0..=1000].
+    #[arg(long, default_value_t = StrategyConfig::DEFAULT_IDLE_SPIN_US)]
+    pub idle_spin_us: u32,
     /// Measured repetitions per cell [1..=1000] [default: 3, or 1 with --quick].
     #[arg(long)]
     pub repeat: Option<usize>,
@@ -140,6 +144,7 @@ impl TryFrom<(RunArgs, String)> for RunConfig {
                 max_in_flight: args.window,
                 throughput: args.throughput,
                 groups_per_worker: args.groups_per_worker,
+                idle_spin_us: args.idle_spin_us,
             },
             repeat: args.repeat.unwrap_or(if args.quick || published { 1 } else { 3 }),
             quick: args.quick,

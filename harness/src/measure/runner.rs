@@ -69,6 +69,8 @@ pub struct Sample {
     pub send_s: f64,
     /// Process usage during the run (every thread of the process).
     pub usage: Usage,
+    /// CPU seconds of the producer (the thread that submits, then drains) during the run.
+    pub producer_cpu_s: f64,
     /// Correctness counts of this run.
     pub correctness: Correctness,
     /// Peak OS threads added by the strategy during this run.
@@ -175,6 +177,7 @@ pub fn measure(
         instruments.sampler.reset();
         let failed_before = executor.stats().failed;
         let usage_before = Usage::now();
+        let producer_before = Usage::thread_now();
         let started = clock.now_ns();
         let sent = match workload.arrivals {
             Arrivals::Closed => submit_closed(&*executor, &workload.messages, clock),
@@ -184,11 +187,13 @@ pub fn measure(
         executor.drain();
         let finished = clock.now_ns();
         let usage = Usage::now().since(&usage_before);
+        let producer = Usage::thread_now().since(&producer_before);
         let failed = executor.stats().failed - failed_before;
         samples.push(Sample {
             elapsed_s: (finished - started) as f64 / 1e9,
             send_s: (sent - started) as f64 / 1e9,
             usage,
+            producer_cpu_s: producer.cpu_s,
             correctness: recorder.correctness(failed),
             threads_observed: instruments.sampler.peak().saturating_sub(baseline_threads),
             histograms: Histograms::from_recorder(&recorder, &workload.troubled),

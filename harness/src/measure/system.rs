@@ -161,7 +161,7 @@ impl Drop for MemorySampler {
     }
 }
 
-/// Process CPU time and context switches (`getrusage(RUSAGE_SELF)`).
+/// CPU time and context switches of the process or of one thread (`getrusage`).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Usage {
     /// User plus system CPU seconds.
@@ -173,13 +173,23 @@ pub struct Usage {
 }
 
 impl Usage {
-    /// The process's usage so far.
+    /// The process's usage so far (every thread).
     pub fn now() -> Self {
+        Self::of(libc::RUSAGE_SELF)
+    }
+
+    /// The calling thread's usage so far.
+    pub fn thread_now() -> Self {
+        Self::of(libc::RUSAGE_THREAD)
+    }
+
+    fn of(who: libc::c_int) -> Self {
         // SAFETY: `rusage` is plain old data for which all-zero bytes are a valid value,
         // and `getrusage` only writes into the struct we pass.
         let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-        // SAFETY: RUSAGE_SELF is a valid `who`, and `usage` is a valid, writable rusage.
-        if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {
+        // SAFETY: `who` is RUSAGE_SELF or RUSAGE_THREAD, both valid, and `usage` is a
+        // valid, writable rusage.
+        if unsafe { libc::getrusage(who, &mut usage) } != 0 {
             return Self::default();
         }
         let seconds = |time: libc::timeval| time.tv_sec as f64 + time.tv_usec as f64 / 1e6;

@@ -50,10 +50,12 @@ pub fn render_summary(results: &Results) -> String {
     );
     let _ = writeln!(
         out,
-        "Settings: workers {}, window {}, throughput {}, repeat {}, seed {}{}. Command: `{}`\n",
+        "Settings: workers {}, window {}, throughput {}, idle spin {}, repeat {}, seed {}{}. \
+         Command: `{}`\n",
         meta.workers,
         meta.window,
         meta.throughput,
+        meta.idle_spin_us.map_or("a fixed backoff".to_owned(), |us| format!("{us} us")),
         meta.repeat,
         meta.seed,
         if meta.quick { ", quick sizes" } else { "" },
@@ -76,6 +78,16 @@ pub fn render_summary(results: &Results) -> String {
     }
     for note in &meta.notes {
         let _ = writeln!(out, "Note: {note}\n");
+    }
+    if meta.workers + 1 > meta.cores {
+        let _ = writeln!(
+            out,
+            "Oversubscribed: {} worker(s) plus the producer thread exceed the {} core(s), so the \
+             producer shares a core with the workers (parallel-consumer's 16 threads mostly sleep, \
+             holding threads, not cores). *machine eff.* sets the CPU term of the ideal bound at min(workers, \
+             cores - 1) workers instead of all of them.\n",
+            meta.workers, meta.cores
+        );
     }
     out.push_str(
         "Latency is completion - intended arrival; HOL is start - ready. **Bold**: best among \
@@ -132,7 +144,8 @@ pub fn render_summary(results: &Results) -> String {
 fn render_table(out: &mut String, rows: &[&RunResult]) {
     out.push_str(
         "| strategy | throughput msg/s (min-max) | p50 | p99 | p99.9 | HOL p99 | bystander p99 \
-         | threads rep/obs | efficiency | correctness |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
+         | threads rep/obs | efficiency | machine eff. | correctness |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
     );
     let throughput = |row: &RunResult| Some(row.throughput_per_s.median);
     let p99 = |row: &RunResult| Some(row.latency_ns.p99 as f64);
@@ -168,7 +181,7 @@ fn render_table(out: &mut String, rows: &[&RunResult]) {
         );
         let _ = writeln!(
             out,
-            "| {name} | {} | {} | {} | {} | {} | {} | {}/{} | {} | {correctness} |",
+            "| {name} | {} | {} | {} | {} | {} | {} | {}/{} | {} | {} | {correctness} |",
             mark(rate, throughput(row), best_throughput, name),
             format_ns(row.latency_ns.p50 as f64),
             mark(format_ns(row.latency_ns.p99 as f64), p99(row), best_p99, name),
@@ -183,6 +196,7 @@ fn render_table(out: &mut String, rows: &[&RunResult]) {
             row.threads.reported,
             row.threads.observed,
             mark(format!("{:.2}", row.efficiency), efficiency(row), best_efficiency, name),
+            row.machine_efficiency.map_or("-".into(), |value| format!("{value:.2}")),
         );
     }
     out.push('\n');

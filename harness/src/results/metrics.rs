@@ -5,6 +5,8 @@
 //! - ideal bound = max(total thread time / workers, longest per-key serial chain,
 //!   total waiting / window, last scheduled arrival): no strategy can finish sooner. Thread
 //!   time is CPU (spins) and blocking calls, as drawn by the workload;
+//! - machine efficiency: the ideal bound with at most `cores - 1` workers in its CPU term
+//!   (the producer needs a core), over the elapsed time;
 //! - measured floor: the same bound with the service times a run recorded in place of the
 //!   drawn ones (a blocking sleep overshoots), where handlers do not wait.
 
@@ -80,6 +82,7 @@ pub fn run_result(
     measurement: &Measurement,
     workers: usize,
     window: usize,
+    cores: usize,
 ) -> (RunResult, Histograms) {
     let samples = &measurement.samples;
     let messages = workload.messages.len();
@@ -98,6 +101,9 @@ pub fn run_result(
     let (workers, window) =
         (workload.workers.unwrap_or(workers), workload.window.unwrap_or(window));
     let ideal_s = ideal_seconds(workload, workers, window);
+    // The producer needs a core of its own: at most `cores - 1` workers can compute.
+    let machine_ideal_s =
+        ideal_seconds(workload, workers.min(cores.saturating_sub(1)).max(1), window);
     let measured_floor_s = (!workload.scenario.handlers_wait()).then(|| {
         let last_arrival_ns = match workload.arrivals {
             Arrivals::Closed => 0,
@@ -144,6 +150,8 @@ pub fn run_result(
         peak_in_flight: measurement.peak_in_flight,
         ideal_s,
         efficiency: ideal_s / elapsed_s,
+        machine_efficiency: Some(machine_ideal_s / elapsed_s),
+        producer_cpu_s: Some(mean(|sample| sample.producer_cpu_s)),
         elapsed_s,
         messages,
         offered_per_s: offered,

@@ -91,6 +91,10 @@ pub struct Meta {
     /// Hash-serial groups per worker (absent in files written before it was recorded).
     #[serde(default)]
     pub groups_per_worker: Option<usize>,
+    /// Microseconds an idle mailbox worker spins before it parks (absent in files written
+    /// before it was a setting, which spun a fixed exponential backoff).
+    #[serde(default)]
+    pub idle_spin_us: Option<u32>,
     /// The workload sizes, so that a cell can be measured again (gate confirmation).
     /// Absent in files from before they were recorded; reading such a file fills them in
     /// where its command line shows what they were.
@@ -211,6 +215,13 @@ pub struct RunResult {
     pub ideal_s: f64,
     /// `ideal_s / elapsed_s`.
     pub efficiency: f64,
+    /// The same with at most `cores - 1` workers in the bound's CPU term (the producer
+    /// needs a core); absent in older files.
+    #[serde(default)]
+    pub machine_efficiency: Option<f64>,
+    /// CPU seconds of the producer thread per repetition (mean); absent in older files.
+    #[serde(default)]
+    pub producer_cpu_s: Option<f64>,
     /// Median elapsed seconds per repetition.
     pub elapsed_s: f64,
     /// Messages per repetition.
