@@ -14,6 +14,7 @@ pub use crate::limits::{
     check_setting, parse_list, FlagRange, SettingError, MAX_GROUPS, MAX_KEYS, MAX_MESSAGES,
     MAX_PER_TYPE_THREADS, MAX_REPEAT, SETTING_RANGES,
 };
+use crate::measure::timer::DEFAULT_TIMER_THREADS;
 use crate::results::Meta;
 use crate::workload::{ScenarioId, Sizes};
 
@@ -28,6 +29,8 @@ pub struct RunConfig {
     pub strategy: StrategyConfig,
     /// Measured repetitions per cell.
     pub repeat: usize,
+    /// Threads of the harness timer that completes pending steps.
+    pub timer_threads: usize,
     /// Whether `--quick` sizes are in use (recorded in the results).
     pub quick: bool,
     /// Workload seed.
@@ -68,6 +71,7 @@ impl RunConfig {
     /// strategies and scenarios (threads and hash-serial groups).
     pub fn validate(&self) -> Result<(), SettingError> {
         check_setting("repeat", self.repeat)?;
+        check_setting("timer-threads", self.timer_threads)?;
         self.sizes.validate()?;
         check_strategy_settings(&self.strategy, &self.strategies, &self.scenarios, &self.sizes)
     }
@@ -99,6 +103,7 @@ impl RunConfig {
                 idle_spin_us: meta.idle_spin_us.unwrap_or(StrategyConfig::DEFAULT_IDLE_SPIN_US),
             },
             repeat: meta.repeat,
+            timer_threads: meta.timer_threads.unwrap_or(DEFAULT_TIMER_THREADS),
             quick: meta.quick,
             seed: meta.seed,
             out: PathBuf::new(),
@@ -174,6 +179,7 @@ mod tests {
             strategies,
             strategy: StrategyConfig::with_workers(2),
             repeat: 1,
+            timer_threads: 1,
             quick: true,
             seed: 1,
             out: PathBuf::from("unused"),

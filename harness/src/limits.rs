@@ -59,6 +59,7 @@ pub const SETTING_RANGES: &[FlagRange] = &[
     FlagRange::int("groups-per-worker", 1, 1 << 16),
     FlagRange::int("idle-spin-us", 0, StrategyConfig::MAX_IDLE_SPIN_US as usize),
     FlagRange::int("repeat", 1, MAX_REPEAT),
+    FlagRange::int("timer-threads", 1, 64),
 ];
 
 /// A value that cannot be used, named by the flag that sets it.

@@ -119,7 +119,7 @@ pub fn run_suite(
     prepare_output(&config.out)?;
     let suite_started = Instant::now();
     let created = now_rfc3339();
-    let instruments = Instruments::start();
+    let instruments = Instruments::with_timer_threads(config.timer_threads);
     let workers = config.strategy.workers;
     let mut notes = Vec::new();
     if config.scenarios.contains(&ScenarioId::OpenLoop) {
@@ -226,6 +226,7 @@ pub fn run_suite(
             notes,
             groups_per_worker: Some(config.strategy.groups_per_worker),
             idle_spin_us: Some(config.strategy.idle_spin_us),
+            timer_threads: Some(config.timer_threads),
             sizes: Some(config.sizes.clone()),
         },
         runs,
@@ -347,7 +348,7 @@ pub fn remeasure(
             .into_iter()
             .find(|workload| workload.param == param)
             .ok_or_else(|| unavailable("no such parameter"))?;
-    let instruments = Instruments::start();
+    let instruments = Instruments::with_timer_threads(recorded.timer_threads);
     strategies
         .iter()
         .map(|&strategy| {

@@ -62,6 +62,7 @@ fn run(scenario: &str, param: &str, strategy: &str, scale: u64) -> RunResult {
         workers: Some(2),
         window: Some(256),
         measured_floor_s: None,
+        timer_lateness_ns: None,
     }
 }
 
@@ -98,6 +99,7 @@ fn small_results() -> Results {
             notes: vec!["a note".into()],
             groups_per_worker: None,
             idle_spin_us: None,
+            timer_threads: None,
             sizes: None,
         },
         runs,

@@ -39,6 +39,9 @@ pub struct RunArgs {
     /// work before it parks; 0 parks at once. Not the handlers' CPU (--spin-ns) [0..=1000].
     #[arg(long, default_value_t = StrategyConfig::DEFAULT_IDLE_SPIN_US)]
     pub idle_spin_us: u32,
+    /// Threads of the harness timer that completes every pending step [1..=64].
+    #[arg(long, default_value_t = crate::measure::timer::DEFAULT_TIMER_THREADS)]
+    pub timer_threads: usize,
     /// Measured repetitions per cell [1..=1000] [default: 3, or 1 with --quick].
     #[arg(long)]
     pub repeat: Option<usize>,
@@ -147,6 +150,7 @@ impl TryFrom<(RunArgs, String)> for RunConfig {
                 idle_spin_us: args.idle_spin_us,
             },
             repeat: args.repeat.unwrap_or(if args.quick || published { 1 } else { 3 }),
+            timer_threads: args.timer_threads,
             quick: args.quick,
             seed: args.seed,
             out: args.out,

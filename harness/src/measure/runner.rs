@@ -17,6 +17,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use hdrhistogram::Histogram;
 use strategies::{Job, Key, Message, Outcome, Strategy, StrategyConfig, StrategyId};
 
 use super::handler::BenchHandler;
@@ -46,16 +47,21 @@ const OVERHEAD_RUNS: usize = 3;
 /// Shared instruments for every run of a suite.
 #[derive(Debug)]
 pub struct Instruments {
-    /// The one timer that completes every pending step.
+    /// The timer that completes every pending step.
     pub timer: Timer,
     /// Samples the process's thread count.
     pub sampler: ThreadSampler,
 }
 
 impl Instruments {
-    /// Starts the timer and the thread sampler.
+    /// Starts the timer (one thread) and the thread sampler.
     pub fn start() -> Self {
-        Self { timer: Timer::start(), sampler: ThreadSampler::start() }
+        Self::with_timer_threads(super::timer::DEFAULT_TIMER_THREADS)
+    }
+
+    /// Starts a timer of `threads` threads and the thread sampler.
+    pub fn with_timer_threads(threads: usize) -> Self {
+        Self { timer: Timer::with_threads(threads), sampler: ThreadSampler::start() }
     }
 }
 
@@ -79,6 +85,8 @@ pub struct Sample {
     pub histograms: Histograms,
     /// How long the messages ran, start to end, as recorded.
     pub service: ServiceTimes,
+    /// The timer's lateness during the run: deadline to waker call, per wake-up, ns.
+    pub timer_lateness: Histogram<u64>,
 }
 
 /// Start-to-end times of a run's messages, as the recorder saw them: for handlers that
@@ -178,6 +186,7 @@ pub fn measure(
         let failed_before = executor.stats().failed;
         let usage_before = Usage::now();
         let producer_before = Usage::thread_now();
+        instruments.timer.reset_lateness();
         let started = clock.now_ns();
         let sent = match workload.arrivals {
             Arrivals::Closed => submit_closed(&*executor, &workload.messages, clock),
@@ -198,6 +207,7 @@ pub fn measure(
             threads_observed: instruments.sampler.peak().saturating_sub(baseline_threads),
             histograms: Histograms::from_recorder(&recorder, &workload.troubled),
             service: ServiceTimes::from_recorder(&recorder),
+            timer_lateness: instruments.timer.lateness(),
         });
         recorder.reset();
     }

@@ -1,14 +1,26 @@
-//! The one harness timer that completes every *pending* step, the same for every
-//! strategy: a thread with a deadline heap, sleeping on a condvar with a nanosecond
-//! timeout (sub-millisecond precision on Linux).
+//! The harness timer that completes every *pending* step, the same for every strategy:
+//! one or more threads (shards), each with a deadline heap, sleeping on a condvar with a
+//! nanosecond timeout (sub-millisecond precision on Linux). Sleeps are spread over the
+//! shards round-robin.
+//!
+//! The timer measures its own lateness: for every wake-up, the time from the deadline to
+//! the moment the waker is called. A late timer delays every waiting message of every
+//! strategy alike, and a waker that does work of its own (a strategy that finishes the
+//! woken message on the completing thread) makes the next wake-ups later still; the
+//! runner reports the lateness of each run so that a reader can tell.
 
 use std::collections::BinaryHeap;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+
+use super::histograms::new_histogram;
 
 /// A waker due at `deadline` (earliest first in the heap).
 struct Entry {
@@ -39,97 +51,170 @@ struct Queue {
     shutdown: bool,
 }
 
-struct Shared {
+/// One timer thread's state.
+struct Shard {
     queue: Mutex<Queue>,
     changed: Condvar,
+    /// Deadline to waker call, in nanoseconds, of every wake-up since the last reset.
+    lateness: Mutex<Histogram<u64>>,
 }
 
-/// The harness timer. Cloning shares the thread; it stops when the last clone is dropped.
+/// The harness timer. Cloning shares its threads; they stop when the last clone is dropped.
 #[derive(Clone)]
 pub struct Timer {
-    shared: Arc<Shared>,
-    _thread: Arc<TimerThread>,
+    shards: Arc<[Arc<Shard>]>,
+    /// The shard of the next sleep.
+    next: Arc<AtomicUsize>,
+    _threads: Arc<TimerThreads>,
 }
 
 impl std::fmt::Debug for Timer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Timer").finish_non_exhaustive()
+        f.debug_struct("Timer").field("threads", &self.shards.len()).finish_non_exhaustive()
     }
 }
 
-/// Joins the timer thread when the last `Timer` goes.
-struct TimerThread {
-    shared: Arc<Shared>,
-    handle: Option<JoinHandle<()>>,
+/// Joins the timer threads when the last `Timer` goes.
+struct TimerThreads {
+    shards: Arc<[Arc<Shard>]>,
+    handles: Vec<JoinHandle<()>>,
 }
 
-impl Drop for TimerThread {
+impl Drop for TimerThreads {
     fn drop(&mut self) {
-        lock(&self.shared.queue).shutdown = true;
-        self.shared.changed.notify_all();
-        if let Some(handle) = self.handle.take() {
+        for shard in self.shards.iter() {
+            lock(&shard.queue).shutdown = true;
+            shard.changed.notify_all();
+        }
+        for handle in self.handles.drain(..) {
             let _ = handle.join();
         }
     }
 }
 
-fn lock(queue: &Mutex<Queue>) -> std::sync::MutexGuard<'_, Queue> {
-    queue.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
+/// The default number of timer threads.
+pub const DEFAULT_TIMER_THREADS: usize = 1;
+/// The most timer threads.
+pub const MAX_TIMER_THREADS: usize = 64;
+
 impl Timer {
-    /// Starts the timer thread (`harness-timer`).
+    /// Starts one timer thread (`harness-timer-0`).
     pub fn start() -> Self {
-        let shared =
-            Arc::new(Shared { queue: Mutex::new(Queue::default()), changed: Condvar::new() });
-        let for_thread = Arc::clone(&shared);
-        let handle = std::thread::Builder::new()
-            .name("harness-timer".into())
-            .spawn(move || run(&for_thread))
-            .expect("cannot start the harness timer thread");
-        let thread = Arc::new(TimerThread { shared: Arc::clone(&shared), handle: Some(handle) });
-        Self { shared, _thread: thread }
+        Self::with_threads(DEFAULT_TIMER_THREADS)
+    }
+
+    /// Starts `threads` timer threads (at least one, at most [`MAX_TIMER_THREADS`]).
+    pub fn with_threads(threads: usize) -> Self {
+        let shards: Arc<[Arc<Shard>]> = (0..threads.clamp(1, MAX_TIMER_THREADS))
+            .map(|_| {
+                Arc::new(Shard {
+                    queue: Mutex::new(Queue::default()),
+                    changed: Condvar::new(),
+                    lateness: Mutex::new(new_histogram()),
+                })
+            })
+            .collect();
+        let handles = shards
+            .iter()
+            .enumerate()
+            .map(|(index, shard)| {
+                let shard = Arc::clone(shard);
+                std::thread::Builder::new()
+                    .name(format!("harness-timer-{index}"))
+                    .spawn(move || run(&shard))
+                    .expect("cannot start a harness timer thread")
+            })
+            .collect();
+        let threads = Arc::new(TimerThreads { shards: Arc::clone(&shards), handles });
+        Self { shards, next: Arc::new(AtomicUsize::new(0)), _threads: threads }
+    }
+
+    /// How many timer threads complete the sleeps.
+    pub fn threads(&self) -> usize {
+        self.shards.len()
     }
 
     /// A future that completes `after` from now.
     pub fn sleep(&self, after: Duration) -> Sleep {
-        Sleep { deadline: Instant::now() + after, shared: Arc::clone(&self.shared), armed: false }
+        // Relaxed: the counter only spreads sleeps over the shards.
+        let index = self.next.fetch_add(1, Ordering::Relaxed) % self.shards.len();
+        Sleep {
+            deadline: Instant::now() + after,
+            shard: Arc::clone(&self.shards[index]),
+            armed: false,
+        }
+    }
+
+    /// Forgets the lateness recorded so far.
+    pub fn reset_lateness(&self) {
+        for shard in self.shards.iter() {
+            lock(&shard.lateness).reset();
+        }
+    }
+
+    /// The lateness of every wake-up since the last reset, all shards merged, in
+    /// nanoseconds.
+    pub fn lateness(&self) -> Histogram<u64> {
+        let mut merged = new_histogram();
+        for shard in self.shards.iter() {
+            // Same bounds everywhere, so adding cannot fail.
+            let _ = merged.add(&*lock(&shard.lateness));
+        }
+        merged
     }
 }
 
-fn register(shared: &Shared, deadline: Instant, waker: Waker) {
-    let mut queue = lock(&shared.queue);
+fn register(shard: &Shard, deadline: Instant, waker: Waker) {
+    let mut queue = lock(&shard.queue);
     let earliest = queue.entries.peek().is_none_or(|head| deadline < head.deadline);
     queue.entries.push(Entry { deadline, waker });
     drop(queue);
     if earliest {
-        shared.changed.notify_one();
+        shard.changed.notify_one();
     }
 }
 
-fn run(shared: &Shared) {
+/// Asks the kernel to wake this thread at its deadlines without the default timer slack
+/// (50 us on Linux, by which every sleep of a normal thread may be extended).
+fn tighten_timer_slack() {
+    // SAFETY: PR_SET_TIMERSLACK takes one integer argument (the slack in nanoseconds) and
+    // only changes a property of the calling thread; a failure leaves the default.
+    let _ = unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
+}
+
+fn run(shard: &Shard) {
+    tighten_timer_slack();
     let mut due = Vec::new();
-    let mut queue = lock(&shared.queue);
+    let mut queue = lock(&shard.queue);
     loop {
         if queue.shutdown {
             return;
         }
         let now = Instant::now();
         while queue.entries.peek().is_some_and(|head| head.deadline <= now) {
-            due.extend(queue.entries.pop().map(|entry| entry.waker));
+            due.extend(queue.entries.pop());
         }
         if !due.is_empty() {
             drop(queue);
-            due.drain(..).for_each(Waker::wake);
-            queue = lock(&shared.queue);
+            for entry in due.drain(..) {
+                // Lateness up to the waker call: a slow waker delays the ones after it.
+                let late_ns = entry.deadline.elapsed().as_nanos() as u64;
+                lock(&shard.lateness).saturating_record(late_ns.max(1));
+                entry.waker.wake();
+            }
+            queue = lock(&shard.queue);
             continue;
         }
         queue = match queue.entries.peek().map(|head| head.deadline - now) {
-            Some(timeout) => shared
+            Some(timeout) => shard
                 .changed
                 .wait_timeout(queue, timeout)
                 .map_or_else(|e| e.into_inner().0, |r| r.0),
-            None => shared.changed.wait(queue).unwrap_or_else(|poisoned| poisoned.into_inner()),
+            None => shard.changed.wait(queue).unwrap_or_else(|poisoned| poisoned.into_inner()),
         };
     }
 }
@@ -137,7 +222,7 @@ fn run(shared: &Shared) {
 /// Completes at its deadline; see [`Timer::sleep`].
 pub struct Sleep {
     deadline: Instant,
-    shared: Arc<Shared>,
+    shard: Arc<Shard>,
     armed: bool,
 }
 
@@ -156,7 +241,7 @@ impl Future for Sleep {
         }
         if !self.armed {
             self.armed = true;
-            register(&self.shared, self.deadline, cx.waker().clone());
+            register(&self.shard, self.deadline, cx.waker().clone());
         }
         Poll::Pending
     }
@@ -192,5 +277,36 @@ mod tests {
         }
         assert!(started.elapsed() >= Duration::from_millis(5));
         assert!(Pin::new(&mut sleep).poll(&mut Context::from_waker(&waker)).is_ready());
+        // The wake-up was recorded, and a reset forgets it.
+        assert_eq!(timer.lateness().len(), 1);
+        timer.reset_lateness();
+        assert_eq!(timer.lateness().len(), 0);
+    }
+
+    #[test]
+    fn sleeps_spread_over_every_shard_and_all_complete() {
+        let timer = Timer::with_threads(3);
+        assert_eq!(timer.threads(), 3);
+        let flags: Vec<_> = (0..9)
+            .map(|_| Arc::new(Flag(AtomicBool::new(false), std::thread::current())))
+            .collect();
+        let mut sleeps: Vec<_> =
+            (0..9).map(|i| timer.sleep(Duration::from_millis(2 * i + 2))).collect();
+        let mut registered = 0;
+        for (sleep, flag) in sleeps.iter_mut().zip(&flags) {
+            let waker = Waker::from(Arc::clone(flag));
+            if Pin::new(sleep).poll(&mut Context::from_waker(&waker)).is_ready() {
+                Arc::clone(flag).wake(); // already due (a slow machine): nothing to wait for
+            } else {
+                registered += 1;
+            }
+        }
+        let started = Instant::now();
+        // SeqCst: pairs with the store in `Flag::wake`.
+        while !flags.iter().all(|flag| flag.0.load(Ordering::SeqCst)) {
+            std::thread::park_timeout(Duration::from_millis(50));
+            assert!(started.elapsed() < Duration::from_secs(10), "a shard never fired");
+        }
+        assert_eq!(timer.lateness().len(), registered);
     }
 }

@@ -117,6 +117,7 @@ pub fn render_summary(results: &Results) -> String {
             }
             render_table(&mut out, &cell);
         }
+        render_timer_lateness(&mut out, &rows);
         match scenario {
             ScenarioId::AsyncIo | ScenarioId::AsyncIoZipf => {
                 render_key_sweep(&mut out, scenario, &rows);
@@ -200,6 +201,23 @@ fn render_table(out: &mut String, rows: &[&RunResult]) {
         );
     }
     out.push('\n');
+}
+
+/// The harness timer's lateness over the cells of a scenario where steps waited on it: a
+/// late timer delays every waiting message, whatever the strategy.
+fn render_timer_lateness(out: &mut String, rows: &[&RunResult]) {
+    let late: Vec<_> = rows.iter().filter_map(|row| row.timer_lateness_ns).collect();
+    let (Some(p99), Some(max)) =
+        (late.iter().map(|tail| tail.p99).max(), late.iter().map(|tail| tail.max).max())
+    else {
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "Harness timer lateness (deadline to waker call), the worst cell: p99 {}, max {}.\n",
+        format_ns(p99 as f64),
+        format_ns(max as f64)
+    );
 }
 
 /// The distinct strategies and params of `rows`, in first-seen order.

@@ -13,7 +13,7 @@
 use hdrhistogram::Histogram;
 
 use super::{ContextSwitches, Latency, RunResult, Spread, Tail, Threads};
-use crate::measure::histograms::Histograms;
+use crate::measure::histograms::{new_histogram, Histograms};
 use crate::measure::recorder::Correctness;
 use crate::measure::runner::{Measurement, Sample, ServiceTimes};
 use crate::workload::{job_cost_ns, Arrivals, Workload};
@@ -88,9 +88,12 @@ pub fn run_result(
     let messages = workload.messages.len();
     let mut merged = Histograms::new(workload.has_troubled_keys());
     let mut correctness = Correctness::default();
+    let mut lateness = new_histogram();
     for sample in samples {
         merged.add(&sample.histograms);
         correctness.add(&sample.correctness);
+        // Same bounds everywhere, so adding cannot fail.
+        let _ = lateness.add(&sample.timer_lateness);
     }
     let throughputs: Vec<f64> =
         samples.iter().map(|sample| messages as f64 / sample.elapsed_s).collect();
@@ -160,6 +163,7 @@ pub fn run_result(
         workers: Some(workers),
         window: Some(window),
         measured_floor_s,
+        timer_lateness_ns: (!lateness.is_empty()).then(|| tail(&lateness)),
     };
     (result, merged)
 }

@@ -91,6 +91,10 @@ pub struct Meta {
     /// Hash-serial groups per worker (absent in files written before it was recorded).
     #[serde(default)]
     pub groups_per_worker: Option<usize>,
+    /// Threads of the harness timer that completes pending steps (absent in older files,
+    /// which had one).
+    #[serde(default)]
+    pub timer_threads: Option<usize>,
     /// Microseconds an idle mailbox worker spins before it parks (absent in files written
     /// before it was a setting, which spun a fixed exponential backoff).
     #[serde(default)]
@@ -243,6 +247,10 @@ pub struct RunResult {
     /// repetitions); null where handlers wait.
     #[serde(default)]
     pub measured_floor_s: Option<f64>,
+    /// How late the harness timer called the wakers of pending steps (deadline to waker
+    /// call), all repetitions merged; null where nothing waited on it.
+    #[serde(default)]
+    pub timer_lateness_ns: Option<Tail>,
 }
 
 /// A cell that was not measured.
