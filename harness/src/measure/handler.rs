@@ -42,17 +42,45 @@ pub fn quiet_workload_panics() {
     });
 }
 
+/// The completion hook of a [`BenchHandler`].
+type Hook = Arc<dyn Fn(u64) + Send + Sync>;
+
 /// Runs jobs: spins for CPU work, waits on the shared [`Timer`] for pending work.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct BenchHandler {
     recorder: Arc<Recorder>,
     timer: Timer,
+    /// Hears the aggregate id of every message that ended (a completion-driven run).
+    completions: Option<Hook>,
+}
+
+impl std::fmt::Debug for BenchHandler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BenchHandler")
+            .field("recorder", &self.recorder)
+            .field("timer", &self.timer)
+            .field("completions", &self.completions.is_some())
+            .finish()
+    }
 }
 
 impl BenchHandler {
     /// A handler that records to `recorder` and waits on `timer`.
     pub fn new(recorder: Arc<Recorder>, timer: Timer) -> Self {
-        Self { recorder, timer }
+        Self { recorder, timer, completions: None }
+    }
+
+    /// The same handler, telling `completions` the aggregate id of every message that
+    /// ended, right after the recorder has its end (a sender that waits for its message).
+    pub fn with_completions(self, completions: Hook) -> Self {
+        Self { completions: Some(completions), ..self }
+    }
+
+    fn ended(recorder: &Recorder, token: Option<usize>, message: &Message, hook: Option<&Hook>) {
+        recorder.end(token, message);
+        if let Some(hook) = hook {
+            hook(message.key.aggregate_id);
+        }
     }
 }
 
@@ -67,23 +95,25 @@ impl Handler for BenchHandler {
             Job::Block { ns } => std::thread::sleep(Duration::from_nanos(u64::from(ns))),
             Job::Wait { ns } => {
                 let (recorder, message) = (Arc::clone(&self.recorder), *message);
+                let hook = self.completions.clone();
                 let sleep = self.timer.sleep(Duration::from_nanos(u64::from(ns)));
                 return Outcome::Pending(Box::pin(async move {
                     sleep.await;
-                    recorder.end(token, &message);
+                    Self::ended(&recorder, token, &message, hook.as_ref());
                 }));
             }
             Job::Retry { retries, backoff_ns, spin_ns } => {
                 spin(u64::from(spin_ns));
                 let (recorder, timer, message) =
                     (Arc::clone(&self.recorder), self.timer.clone(), *message);
+                let hook = self.completions.clone();
                 return Outcome::Pending(Box::pin(async move {
                     for attempt in 0..u32::from(retries) {
                         // The version check failed: back off, then try again.
                         timer.sleep(Duration::from_nanos(u64::from(backoff_ns) << attempt)).await;
                         spin(u64::from(spin_ns));
                     }
-                    recorder.end(token, &message);
+                    Self::ended(&recorder, token, &message, hook.as_ref());
                 }));
             }
             Job::Panic => {
@@ -93,7 +123,7 @@ impl Handler for BenchHandler {
                 workload_panic();
             }
         }
-        self.recorder.end(token, message);
+        Self::ended(&self.recorder, token, message, self.completions.as_ref());
         Outcome::Done
     }
 }

@@ -135,6 +135,9 @@ pub struct Recorder {
     duplicates: AtomicU64,
     /// Messages outside the workload (an unknown key or sequence number).
     strays: AtomicU64,
+    /// Per key: whether it is a background key, whose messages are made while the run goes
+    /// (not in the workload): only their order and overlaps are checked.
+    background: Vec<bool>,
 }
 
 impl Recorder {
@@ -160,7 +163,29 @@ impl Recorder {
             overlaps: AtomicU64::new(0),
             duplicates: AtomicU64::new(0),
             strays: AtomicU64::new(0),
+            background: Vec::new(),
         }
+    }
+
+    /// Makes `keys` background keys: their messages are not in the workload (the runner
+    /// makes them as the run goes), so a start of one is not a stray; their order (each
+    /// start after the key's highest sequence number so far) and overlaps are checked, not
+    /// losses or repeats.
+    pub fn with_background(mut self, keys: &[u64]) -> Self {
+        self.background = vec![false; self.keys.len()];
+        for &key in keys {
+            if let Some(flag) = self.background.get_mut(key as usize) {
+                *flag = true;
+            }
+        }
+        self
+    }
+
+    fn is_background(&self, message: &Message) -> bool {
+        usize::try_from(message.key.aggregate_id)
+            .ok()
+            .and_then(|id| self.background.get(id))
+            .is_some_and(|&background| background)
     }
 
     /// The clock all times are measured with.
@@ -197,7 +222,19 @@ impl Recorder {
     pub fn start(&self, message: &Message) -> Option<usize> {
         let now = self.clock.now_ns();
         let Some(index) = self.slot_index(message) else {
-            self.strays.fetch_add(1, Ordering::Relaxed);
+            if self.is_background(message) {
+                let key = &self.keys[message.key.aggregate_id as usize];
+                // AcqRel: as for a recorded message below.
+                if key.running.swap(true, Ordering::AcqRel) {
+                    self.overlaps.fetch_add(1, Ordering::Relaxed);
+                }
+                let next = message.seq.saturating_add(1);
+                if key.highest_started.fetch_max(next, Ordering::Relaxed) >= next {
+                    self.order_violations.fetch_add(1, Ordering::Relaxed);
+                }
+            } else {
+                self.strays.fetch_add(1, Ordering::Relaxed);
+            }
             return None;
         };
         let slot = &self.slots[index];
@@ -230,6 +267,9 @@ impl Recorder {
             self.slots[index].end_ns.store(now + 1, Ordering::Relaxed);
             // Release: pairs with the AcqRel swap in `start` of the key's next message.
             self.keys[message.key.aggregate_id as usize].running.store(false, Ordering::Release);
+        } else if self.is_background(message) {
+            // Release: pairs with the AcqRel swap in `start` of the key's next message.
+            self.keys[message.key.aggregate_id as usize].running.store(false, Ordering::Release);
         }
     }
 
@@ -245,6 +285,22 @@ impl Recorder {
                 + self.strays.load(Ordering::Relaxed),
             failed,
         }
+    }
+
+    /// The correctness counts of a run that submitted only the first `sent[id]` messages of
+    /// each key (a completion-driven run stops when its time is up): a message never sent
+    /// is not lost.
+    pub fn correctness_of_sent(&self, failed: u64, sent: &[u64]) -> Correctness {
+        let mut lost = 0u64;
+        for (id, window) in self.offsets.windows(2).enumerate() {
+            let sent = sent.get(id).copied().unwrap_or(0) as usize;
+            let end = window[1].min(window[0] + sent);
+            lost += self.slots[window[0]..end]
+                .iter()
+                .filter(|slot| slot.starts.load(Ordering::Relaxed) == 0)
+                .count() as u64;
+        }
+        Correctness { lost, ..self.correctness(failed) }
     }
 
     /// Visits every key's finished messages in sequence order: `(key id, timings)`.
@@ -338,5 +394,44 @@ mod tests {
         recorder.reset();
         assert_eq!(recorder.correctness(0).order_violations, 0);
         assert_eq!(recorder.correctness(0).lost, 6);
+    }
+
+    #[test]
+    fn a_background_key_is_checked_for_order_and_overlap_only() {
+        // Key 0 has two recorded messages; key 1 is background (not in the workload).
+        let recorder =
+            Recorder::new(&[message(0, 0), message(0, 1)], 2, Clock::start()).with_background(&[1]);
+        for seq in 0..3 {
+            let token = recorder.start(&message(1, seq));
+            recorder.end(token, &message(1, seq));
+        }
+        assert!(recorder.correctness_of_sent(0, &[0, 0]).is_clean());
+        // A background message that goes back in sequence is out of order.
+        let token = recorder.start(&message(1, 1));
+        recorder.end(token, &message(1, 1));
+        assert_eq!(recorder.correctness_of_sent(0, &[0, 0]).order_violations, 1);
+        // Two at once overlap.
+        let first = recorder.start(&message(1, 10));
+        let second = recorder.start(&message(1, 11));
+        recorder.end(first, &message(1, 10));
+        recorder.end(second, &message(1, 11));
+        assert_eq!(recorder.correctness_of_sent(0, &[0, 0]).overlaps, 1);
+        // A key that is not background is still a stray.
+        let recorder = Recorder::new(&[message(0, 0)], 2, Clock::start());
+        let token = recorder.start(&message(1, 0));
+        recorder.end(token, &message(1, 0));
+        assert_eq!(recorder.correctness(0).duplicates, 1);
+    }
+
+    #[test]
+    fn only_sent_messages_can_be_lost() {
+        let messages = [message(0, 0), message(0, 1), message(0, 2), message(1, 0)];
+        let recorder = Recorder::new(&messages, 2, Clock::start());
+        let token = recorder.start(&messages[0]);
+        recorder.end(token, &messages[0]);
+        // Key 0 sent two (one ran), key 1 sent none: one lost.
+        assert_eq!(recorder.correctness_of_sent(0, &[2, 0]).lost, 1);
+        assert_eq!(recorder.correctness_of_sent(0, &[1, 0]).lost, 0);
+        assert_eq!(recorder.correctness(0).lost, 3);
     }
 }

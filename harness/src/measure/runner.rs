@@ -14,7 +14,7 @@
 //! ([`recorder_overhead_ns`]) and the saturation rate that `open-loop` loads are fractions
 //! of ([`saturation_per_s`]).
 
-use std::sync::Arc;
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
@@ -26,7 +26,7 @@ use super::recorder::{Clock, Correctness, Recorder};
 use super::system::{ThreadSampler, Usage};
 use super::timer::Timer;
 
-use crate::workload::{Arrivals, Workload};
+use crate::workload::{Arrivals, Driven, HotChain, Workload};
 
 /// Warm-up: this fraction of the workload, at most `WARMUP_MAX_MESSAGES`.
 const WARMUP_FRACTION: usize = 10;
@@ -87,6 +87,8 @@ pub struct Sample {
     pub service: ServiceTimes,
     /// The timer's lateness during the run: deadline to waker call, per wake-up, ns.
     pub timer_lateness: Histogram<u64>,
+    /// Completion-driven runs: the measured senders' messages that were handled.
+    pub measured_completed: Option<u64>,
 }
 
 /// Start-to-end times of a run's messages, as the recorder saw them: for handlers that
@@ -144,6 +146,149 @@ pub enum RunError {
         /// Why.
         source: strategies::SubmitError,
     },
+    /// A completion-driven run heard of no handled message for [`DRIVEN_STALL`].
+    #[error("`{strategy}` handled nothing for {DRIVEN_STALL:?} while messages were in flight")]
+    Stalled {
+        /// The strategy.
+        strategy: StrategyId,
+    },
+}
+
+/// How long a completion-driven run waits for the next handled message before it gives up.
+pub const DRIVEN_STALL: Duration = Duration::from_secs(60);
+
+/// What a completion-driven repetition did.
+struct DrivenOutcome {
+    /// When the last message was sent.
+    last_send_ns: u64,
+    /// Messages sent per key (the rest of the workload was never sent).
+    sent: Vec<u64>,
+    /// The measured senders' messages that were handled.
+    measured_completed: u64,
+}
+
+/// Why a completion-driven repetition stopped early.
+enum DrivenError {
+    Refused(strategies::SubmitError),
+    Stalled,
+}
+
+impl DrivenError {
+    fn into_run_error(self, strategy: StrategyId) -> RunError {
+        match self {
+            Self::Refused(source) => RunError::Refused { strategy, source },
+            Self::Stalled => RunError::Stalled { strategy },
+        }
+    }
+}
+
+/// Who sends the next message of a key in a completion-driven run.
+#[derive(Clone, Copy)]
+enum Role {
+    /// Not driven (a message of it ending needs no answer).
+    None,
+    /// Background chain `usize`: send its next message.
+    Chain(usize),
+    /// The hot aggregate: send another, keeping its messages in flight.
+    Hot,
+    /// Measured sender `usize`: it may send its next command.
+    Sender(usize),
+}
+
+/// Runs a completion-driven repetition: the chains and the hot aggregate keep their
+/// messages in flight, and each sender sends a command, waits until it is handled, then
+/// sends the next, until `plan.duration_ns` has passed; then the chains stop too. One
+/// thread does it all, woken by `completions` (every message that ends tells it its key),
+/// so a sender's next command goes out as soon as its previous one is handled.
+fn submit_driven(
+    executor: &dyn Strategy,
+    workload: &Workload,
+    plan: &Driven,
+    clock: Clock,
+    completions: &mpsc::Receiver<u64>,
+) -> Result<DrivenOutcome, DrivenError> {
+    while completions.try_recv().is_ok() {} // ends of the warm-up and of earlier runs
+    let messages = &workload.messages;
+    let mut sent = vec![0u64; workload.keys];
+    let mut roles = vec![Role::None; workload.keys];
+    let send = |index: usize, sent: &mut [u64]| {
+        let message = messages[index];
+        sent[message.key.aggregate_id as usize] += 1;
+        executor
+            .submit(Message { intended_ns: clock.now_ns(), ..message })
+            .map_err(DrivenError::Refused)
+    };
+    let started = clock.now_ns();
+    let deadline = started + plan.duration_ns;
+    let mut next: Vec<usize> = plan.chains.iter().map(|chain| chain.start).collect();
+    for (index, chain) in plan.chains.iter().enumerate() {
+        if chain.is_empty() {
+            continue;
+        }
+        roles[messages[chain.start].key.aggregate_id as usize] = Role::Chain(index);
+        send(chain.start, &mut sent)?;
+        next[index] += 1;
+    }
+    let mut hot_seq = 0u64;
+    let send_hot = |hot: &HotChain, seq: &mut u64| {
+        let message = Message {
+            key: Key::new(0, hot.key),
+            seq: *seq,
+            intended_ns: clock.now_ns(),
+            job: hot.job,
+        };
+        *seq += 1;
+        executor.submit(message).map_err(DrivenError::Refused)
+    };
+    if let Some(hot) = &plan.hot {
+        roles[hot.key as usize] = Role::Hot;
+        for _ in 0..hot.outstanding {
+            send_hot(hot, &mut hot_seq)?;
+        }
+    }
+    let mut next_command: Vec<usize> = plan.senders.iter().map(|sender| sender.start).collect();
+    let mut active = 0;
+    for (index, sender) in plan.senders.iter().enumerate() {
+        for message in &messages[sender.clone()] {
+            roles[message.key.aggregate_id as usize] = Role::Sender(index);
+        }
+        if !sender.is_empty() {
+            send(sender.start, &mut sent)?;
+            next_command[index] += 1;
+            active += 1;
+        }
+    }
+    let mut measured_completed = 0;
+    let mut last_send_ns = clock.now_ns();
+    while active > 0 {
+        let key = completions.recv_timeout(DRIVEN_STALL).map_err(|_| DrivenError::Stalled)?;
+        match roles.get(key as usize).copied().unwrap_or(Role::None) {
+            Role::None => {}
+            Role::Chain(index) => {
+                if next[index] < plan.chains[index].end {
+                    send(next[index], &mut sent)?;
+                    next[index] += 1;
+                }
+            }
+            Role::Hot => {
+                if let Some(hot) = &plan.hot {
+                    send_hot(hot, &mut hot_seq)?;
+                }
+            }
+            Role::Sender(index) => {
+                measured_completed += 1;
+                let more = next_command[index] < plan.senders[index].end;
+                if more && clock.now_ns() < deadline {
+                    send(next_command[index], &mut sent)?;
+                    next_command[index] += 1;
+                    last_send_ns = clock.now_ns();
+                } else {
+                    active -= 1;
+                }
+            }
+        }
+    }
+    Ok(DrivenOutcome { last_send_ns, sent, measured_completed })
 }
 
 /// Measures `strategy` on `workload`: one warm-up, then `repeat` runs.
@@ -155,8 +300,22 @@ pub fn measure(
     instruments: &Instruments,
 ) -> Result<Measurement, RunError> {
     let clock = Clock::start();
-    let recorder = Arc::new(Recorder::new(&workload.messages, workload.keys, clock));
-    let handler = Arc::new(BenchHandler::new(Arc::clone(&recorder), instruments.timer.clone()));
+    let mut recorder = Recorder::new(&workload.messages, workload.keys, clock);
+    let hot_keys: Vec<u64> =
+        workload.driven.iter().filter_map(|plan| plan.hot).map(|hot| hot.key).collect();
+    if !hot_keys.is_empty() {
+        recorder = recorder.with_background(&hot_keys);
+    }
+    let recorder = Arc::new(recorder);
+    let mut handler = BenchHandler::new(Arc::clone(&recorder), instruments.timer.clone());
+    // A completion-driven workload hears every end: its senders wait for them.
+    let (completed, completions) = mpsc::channel::<u64>();
+    if workload.driven.is_some() {
+        handler = handler.with_completions(Arc::new(move |key| {
+            let _ = completed.send(key); // the driver is gone only once the run is over
+        }));
+    }
+    let handler = Arc::new(handler);
     let config = StrategyConfig {
         max_in_flight: workload.window.unwrap_or(config.max_in_flight),
         workers: workload.workers.unwrap_or(config.workers),
@@ -188,9 +347,18 @@ pub fn measure(
         let producer_before = Usage::thread_now();
         instruments.timer.reset_lateness();
         let started = clock.now_ns();
-        let sent = match workload.arrivals {
-            Arrivals::Closed => submit_closed(&*executor, &workload.messages, clock),
-            Arrivals::Paced => submit_paced(&*executor, &workload.messages, clock, started),
+        let mut driven = None;
+        let sent = match (workload.arrivals, &workload.driven) {
+            (Arrivals::Closed, _) => submit_closed(&*executor, &workload.messages, clock),
+            (Arrivals::Paced, _) => submit_paced(&*executor, &workload.messages, clock, started),
+            (Arrivals::Driven, Some(plan)) => {
+                let outcome = submit_driven(&*executor, workload, plan, clock, &completions)
+                    .map_err(|error| error.into_run_error(strategy))?;
+                let last_send = outcome.last_send_ns;
+                driven = Some(outcome);
+                Ok(last_send)
+            }
+            (Arrivals::Driven, None) => unreachable!("a driven workload has its plan"),
         }
         .map_err(|source| RunError::Refused { strategy, source })?;
         executor.drain();
@@ -203,7 +371,11 @@ pub fn measure(
             send_s: (sent - started) as f64 / 1e9,
             usage,
             producer_cpu_s: producer.cpu_s,
-            correctness: recorder.correctness(failed),
+            correctness: match &driven {
+                Some(outcome) => recorder.correctness_of_sent(failed, &outcome.sent),
+                None => recorder.correctness(failed),
+            },
+            measured_completed: driven.as_ref().map(|outcome| outcome.measured_completed),
             threads_observed: instruments.sampler.peak().saturating_sub(baseline_threads),
             histograms: Histograms::from_recorder(&recorder, &workload.troubled),
             service: ServiceTimes::from_recorder(&recorder),

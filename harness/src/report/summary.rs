@@ -8,7 +8,8 @@ use super::format::{format_ns, format_rate};
 use crate::results::{Results, RunResult};
 use crate::workload::reference::{
     is_parallel_consumer_experiment, parallel_consumer_key_mode_s, PARALLEL_CONSUMER_MESSAGES,
-    PARALLEL_CONSUMER_PARTITION_S, PARALLEL_CONSUMER_UNORDERED_S,
+    PARALLEL_CONSUMER_PARTITION_S, PARALLEL_CONSUMER_UNORDERED_S, WOW_COLD_COMMAND_14_CORES,
+    WOW_COLD_COMMAND_4_CORES, WOW_COLD_COMMAND_SLOW,
 };
 use crate::workload::ScenarioId;
 
@@ -122,6 +123,7 @@ pub fn render_summary(results: &Results) -> String {
             ScenarioId::AsyncIo | ScenarioId::AsyncIoZipf => {
                 render_key_sweep(&mut out, scenario, &rows);
             }
+            ScenarioId::ColdCommand => render_cold_command(&mut out, &rows, meta.cores),
             ScenarioId::ParallelConsumer => {
                 let published = meta.sizes.as_ref().is_some_and(is_parallel_consumer_experiment);
                 render_parallel_consumer(&mut out, &rows, published);
@@ -218,6 +220,78 @@ fn render_timer_lateness(out: &mut String, rows: &[&RunResult]) {
         format_ns(p99 as f64),
         format_ns(max as f64)
     );
+}
+
+/// `cold-command`: the cold-command rate of each strategy by (slow, senders), and the
+/// ratio of `keyed-mailbox` to the 9.2 design (`per-type-pool`) and to `group-by`, beside
+/// Wow's published ratios where the cell is their experiment's (128 slow aggregates).
+fn render_cold_command(out: &mut String, rows: &[&RunResult], cores: usize) {
+    let (strategies, params) = strategies_and_params(rows);
+    let _ = writeln!(
+        out,
+        "### cold-command: cold commands per second\n\nEach sender sends a command to a new \
+         aggregate and sends the next once it is handled. *9.3 / 9.2*: `keyed-mailbox` over \
+         `per-type-pool`, the designs Wow's release compared; *published* is that ratio from \
+         Wow's release notes (JMH, 128 slow aggregates), on 4-core CI runners and on a 14-core \
+         laptop; this run had {cores} cores.\n"
+    );
+    let _ = writeln!(
+        out,
+        "| slow | senders | {} | keyed-mailbox / per-type-pool (9.3 / 9.2) | keyed-mailbox / group-by | published 9.3 / 9.2 |",
+        strategies.join(" | ")
+    );
+    let _ = writeln!(out, "|---:|---:|{}---:|---:|---|", "---:|".repeat(strategies.len()));
+    let rate = |param: &str, strategy: &str| {
+        rows.iter()
+            .find(|row| row.param == param && row.strategy == strategy)
+            .map(|row| row.throughput_per_s.median)
+    };
+    for param in params {
+        let field = |name: &str| {
+            param
+                .split(',')
+                .find_map(|part| part.strip_prefix(name)?.strip_prefix('=')?.parse::<usize>().ok())
+        };
+        let (Some(slow), Some(senders)) = (field("slow"), field("senders")) else { continue };
+        let cells: Vec<String> = strategies
+            .iter()
+            .map(|strategy| rate(param, strategy).map_or("-".into(), format_rate))
+            .collect();
+        let ratio = |of: &str| match (rate(param, "keyed-mailbox"), rate(param, of)) {
+            (Some(mailbox), Some(other)) if other > 0.0 => format!("{:.1}x", mailbox / other),
+            _ => "-".into(),
+        };
+        let published = |table: &[(usize, f64, f64)], cores: &str| {
+            table.iter().find(|(n, _, _)| *n == senders).map(|(_, old, new)| {
+                format!(
+                    "{:.0}x ({cores}: {} -> {})",
+                    new / old,
+                    format_rate(*old),
+                    format_rate(*new)
+                )
+            })
+        };
+        let published = if slow == WOW_COLD_COMMAND_SLOW {
+            [
+                published(WOW_COLD_COMMAND_4_CORES, "4 cores"),
+                published(WOW_COLD_COMMAND_14_CORES, "14 cores"),
+            ]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join("; ")
+        } else {
+            "-".into()
+        };
+        let _ = writeln!(
+            out,
+            "| {slow} | {senders} | {} | {} | {} | {published} |",
+            cells.join(" | "),
+            ratio("per-type-pool"),
+            ratio("group-by"),
+        );
+    }
+    out.push('\n');
 }
 
 /// The distinct strategies and params of `rows`, in first-seen order.

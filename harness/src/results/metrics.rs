@@ -18,8 +18,12 @@ use crate::measure::recorder::Correctness;
 use crate::measure::runner::{Measurement, Sample, ServiceTimes};
 use crate::workload::{job_cost_ns, Arrivals, Workload};
 
-/// The lower bound on a workload's elapsed time, in seconds (see the module docs).
+/// The lower bound on a workload's elapsed time, in seconds (see the module docs). A
+/// completion-driven workload runs for its plan's duration: that is its bound.
 pub fn ideal_seconds(workload: &Workload, workers: usize, window: usize) -> f64 {
+    if let Some(plan) = &workload.driven {
+        return plan.duration_ns as f64 / 1e9;
+    }
     let mut total_cpu = 0u64;
     let mut total_wait = 0u64;
     let mut chains = vec![0u64; workload.keys];
@@ -31,7 +35,7 @@ pub fn ideal_seconds(workload: &Workload, workers: usize, window: usize) -> f64 
     }
     let longest_chain = chains.into_iter().max().unwrap_or(0);
     let last_arrival = match workload.arrivals {
-        Arrivals::Closed => 0,
+        Arrivals::Closed | Arrivals::Driven => 0,
         Arrivals::Paced => workload.messages.iter().map(|m| m.intended_ns).max().unwrap_or(0),
     };
     let bound_ns = (total_cpu as f64 / workers as f64)
@@ -95,8 +99,22 @@ pub fn run_result(
         // Same bounds everywhere, so adding cannot fail.
         let _ = lateness.add(&sample.timer_lateness);
     }
+    // A completion-driven cell measures its senders only: their handled messages, and
+    // their latency (the other keys are troubled, so the bystander histogram is theirs).
+    let handled = |sample: &Sample| sample.measured_completed.unwrap_or(messages as u64);
     let throughputs: Vec<f64> =
-        samples.iter().map(|sample| messages as f64 / sample.elapsed_s).collect();
+        samples.iter().map(|sample| handled(sample) as f64 / sample.elapsed_s).collect();
+    let driven = workload.driven.is_some();
+    let measured_latency = match (&merged.bystander, driven) {
+        (Some(bystander), true) => bystander,
+        _ => &merged.latency,
+    };
+    let messages = if driven {
+        let counts: Vec<f64> = samples.iter().map(|sample| handled(sample) as f64).collect();
+        median(&counts) as usize
+    } else {
+        messages
+    };
     let elapsed: Vec<f64> = samples.iter().map(|sample| sample.elapsed_s).collect();
     let mean =
         |value: fn(&Sample) -> f64| samples.iter().map(value).sum::<f64>() / samples.len() as f64;
@@ -109,7 +127,7 @@ pub fn run_result(
         ideal_seconds(workload, workers.min(cores.saturating_sub(1)).max(1), window);
     let measured_floor_s = (!workload.scenario.handlers_wait()).then(|| {
         let last_arrival_ns = match workload.arrivals {
-            Arrivals::Closed => 0,
+            Arrivals::Closed | Arrivals::Driven => 0,
             Arrivals::Paced => workload.messages.iter().map(|m| m.intended_ns).max().unwrap_or(0),
         };
         let floors: Vec<f64> = samples
@@ -119,7 +137,7 @@ pub fn run_result(
         median(&floors)
     });
     let (offered, achieved) = match workload.arrivals {
-        Arrivals::Closed => (None, None),
+        Arrivals::Closed | Arrivals::Driven => (None, None),
         Arrivals::Paced => {
             let span_ns = workload.messages.iter().map(|m| m.intended_ns).max().unwrap_or(0);
             let offered = messages as f64 / (span_ns.max(1) as f64 / 1e9);
@@ -137,7 +155,7 @@ pub fn run_result(
             min: throughputs.iter().copied().fold(f64::INFINITY, f64::min),
             max: throughputs.iter().copied().fold(0.0, f64::max),
         },
-        latency_ns: latency(&merged.latency),
+        latency_ns: latency(measured_latency),
         hol_ns: tail(&merged.hol),
         bystander_latency_ns: merged.bystander.as_ref().map(tail),
         threads: Threads {

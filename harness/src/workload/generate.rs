@@ -23,6 +23,38 @@ pub enum Arrivals {
     /// Each message is due at its `intended_ns`; the producer waits for it and never skips
     /// a late one (no coordinated omission).
     Paced,
+    /// Completion-driven, as benchmark threads that send and wait: each chain and each
+    /// sender of the workload's [`Driven`] plan submits its next message when its previous
+    /// one has been handled; a message's intended time is when it was sent.
+    Driven,
+}
+
+/// The plan of a completion-driven workload (`cold-command`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Driven {
+    /// Background chains that keep one message in flight each: the index range of each
+    /// chain's messages in `Workload::messages`, in sequence order.
+    pub chains: Vec<std::ops::Range<usize>>,
+    /// The hot aggregate, if any: a background key kept at `outstanding` messages in
+    /// flight, made as they are needed (not in `Workload::messages`; the recorder checks
+    /// its order and overlaps only).
+    pub hot: Option<HotChain>,
+    /// The measured senders: the index range of each one's messages (one message per new
+    /// aggregate) in `Workload::messages`; each sends its next when the previous is handled.
+    pub senders: Vec<std::ops::Range<usize>>,
+    /// How long the senders send; then the chains stop and everything drains.
+    pub duration_ns: u64,
+}
+
+/// The hot aggregate of a [`Driven`] plan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HotChain {
+    /// Its aggregate id.
+    pub key: u64,
+    /// Messages always in flight.
+    pub outstanding: usize,
+    /// What each of its messages does.
+    pub job: Job,
 }
 
 /// One (scenario, parameter) cell: the exact messages and what bounds their run time.
@@ -44,6 +76,8 @@ pub struct Workload {
     pub window: Option<usize>,
     /// Worker threads that replace the run's `--workers` (the published experiment's 16).
     pub workers: Option<usize>,
+    /// The plan of a completion-driven workload ([`Arrivals::Driven`]).
+    pub driven: Option<Driven>,
 }
 
 impl Workload {
@@ -57,6 +91,7 @@ impl Workload {
             arrivals,
             window: None,
             workers: None,
+            driven: None,
         }
     }
 
@@ -86,6 +121,7 @@ impl ScenarioId {
             Self::AsyncIo => sizes.async_keys.len(),
             Self::AsyncIoZipf => sizes.async_zipf_keys.len(),
             Self::ParallelConsumer => sizes.pc_keys.len(),
+            Self::ColdCommand => sizes.cold_slow.len() * sizes.cold_senders.len(),
             Self::OpenLoop => sizes.loads.len(),
             Self::Uniform
             | Self::Zipf
@@ -99,7 +135,11 @@ impl ScenarioId {
     /// runs handlers on the submitting thread runs every wait one after another.
     pub const fn handlers_wait(self) -> bool {
         match self {
-            Self::ConflictBackoff | Self::HotBacklog | Self::AsyncIo | Self::AsyncIoZipf => true,
+            Self::ConflictBackoff
+            | Self::HotBacklog
+            | Self::AsyncIo
+            | Self::AsyncIoZipf
+            | Self::ColdCommand => true,
             Self::Uniform
             | Self::Zipf
             | Self::ManyTypes
@@ -122,6 +162,7 @@ impl ScenarioId {
             | Self::HotBacklog
             | Self::AsyncIo
             | Self::AsyncIoZipf
+            | Self::ColdCommand
             | Self::OpenLoop => false,
         }
     }
@@ -139,6 +180,7 @@ impl ScenarioId {
             | Self::HotBacklog
             | Self::AsyncIo
             | Self::AsyncIoZipf
+            | Self::ColdCommand
             | Self::OpenLoop => None,
         }
     }
@@ -157,6 +199,7 @@ impl ScenarioId {
             Self::OpenLoop => 7,
             Self::AsyncIoZipf => 8,
             Self::ParallelConsumer => 9,
+            Self::ColdCommand => 10,
         }
     }
 
@@ -173,6 +216,7 @@ impl ScenarioId {
             | Self::AsyncIo
             | Self::AsyncIoZipf
             | Self::ParallelConsumer
+            | Self::ColdCommand
             | Self::OpenLoop => 1,
         }
     }
@@ -352,6 +396,12 @@ pub fn generate(
                 workload
             })
             .collect(),
+        ScenarioId::ColdCommand => sizes
+            .cold_slow
+            .iter()
+            .flat_map(|&slow| sizes.cold_senders.iter().map(move |&senders| (slow, senders)))
+            .map(|(slow, senders)| cold_command(sizes, slow, senders))
+            .collect(),
         ScenarioId::OpenLoop => sizes
             .loads
             .iter()
@@ -371,6 +421,56 @@ pub fn generate(
             })
             .collect(),
     }
+}
+
+/// Cold commands a sender may send per millisecond of `--cold-duration-ms` (1M/s): more
+/// than any strategy here handles, so a sender never runs out before its time is up.
+const COLD_COMMANDS_PER_MS: u64 = 1_000;
+
+/// One `cold-command` cell: `slow` aggregates each waiting `cold_wait_ms` on one message at
+/// a time, a hot aggregate kept at `cold_hot_outstanding` short messages, and `senders`
+/// senders each sending a command to a new aggregate and waiting until it is handled.
+/// Keys: the slow aggregates `0..slow`, the hot one `slow`, then the cold commands.
+fn cold_command(sizes: &Sizes, slow: usize, senders: usize) -> Workload {
+    let per_sender = (sizes.cold_duration_ms * COLD_COMMANDS_PER_MS) as usize + 16;
+    // A slow chain cannot send faster than one message per wait.
+    let per_chain = (sizes.cold_duration_ms / sizes.cold_wait_ms) as usize + 2;
+    let keys = slow + 1 + senders * per_sender;
+    let param = format!("slow={slow},senders={senders}");
+    let mut workload = Workload::new(ScenarioId::ColdCommand, param, keys, Arrivals::Driven);
+    let mut seqs = vec![0; keys];
+    let wait = Job::Wait { ns: (sizes.cold_wait_ms * NS_PER_MS) as u32 };
+    let mut chains = Vec::with_capacity(slow);
+    for id in 0..slow {
+        workload.troubled[id] = true;
+        let first = workload.messages.len();
+        for _ in 0..per_chain {
+            workload.push(&mut seqs, 0, id, 0, wait);
+        }
+        chains.push(first..workload.messages.len());
+    }
+    workload.troubled[slow] = true;
+    let hot = (sizes.cold_hot_outstanding > 0).then_some(HotChain {
+        key: slow as u64,
+        outstanding: sizes.cold_hot_outstanding,
+        job: Job::Spin { ns: sizes.cold_hot_spin_ns },
+    });
+    let command = Job::Spin { ns: sizes.spin_ns };
+    let mut sender_ranges = Vec::with_capacity(senders);
+    for sender in 0..senders {
+        let first = workload.messages.len();
+        for command_index in 0..per_sender {
+            workload.push(&mut seqs, 0, slow + 1 + sender * per_sender + command_index, 0, command);
+        }
+        sender_ranges.push(first..workload.messages.len());
+    }
+    workload.driven = Some(Driven {
+        chains,
+        hot,
+        senders: sender_ranges,
+        duration_ns: sizes.cold_duration_ms * NS_PER_MS,
+    });
+    workload
 }
 
 #[cfg(test)]

@@ -45,6 +45,8 @@ scenario_ids! {
         "async-io with Zipf keys (s = 1.1 over 200 keys): what per-key order costs under skewed keys";
     ParallelConsumer = "parallel-consumer",
         "handlers block their thread 0-4 ms, 16 threads, window 100, random keys: the Parallel Consumer's published experiment";
+    ColdCommand = "cold-command",
+        "commands to new aggregates beside slow ones waiting 5 ms and a hot one: Wow's mixed-workload benchmark";
     OpenLoop = "open-loop", "constant-rate arrivals at fractions of saturation: latency vs offered load";
 }
 

@@ -14,6 +14,6 @@ mod ids;
 pub mod reference;
 mod sizes;
 
-pub use generate::{generate, job_cost_ns, Arrivals, Workload};
+pub use generate::{generate, job_cost_ns, Arrivals, Driven, HotChain, Workload};
 pub use ids::{ScenarioId, UnknownScenario};
 pub use sizes::{SizeArgs, SizeValue, Sizes};

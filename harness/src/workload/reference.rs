@@ -49,6 +49,18 @@ pub fn is_parallel_consumer_experiment(sizes: &Sizes) -> bool {
         && sizes.pc_max_block_ms == PARALLEL_CONSUMER_MAX_BLOCK_MS
 }
 
+/// Wow's 9.3 release notes, `MixedWorkloadDispatchBenchmark` (JMH): cold commands to new
+/// aggregates beside 128 slow aggregates that each wait 5 ms, 9.3 (keyed mailboxes) against
+/// 9.2 (per-type pools with hash-serial groups), by senders: (senders, ops/s on 9.2, ops/s
+/// on 9.3), on the release's 4-core CI runners (docs/design.md section 5.4).
+pub const WOW_COLD_COMMAND_4_CORES: &[(usize, f64, f64)] =
+    &[(1, 348.0, 29_447.0), (3, 991.0, 78_597.0)];
+/// The same benchmark on a 14-core laptop.
+pub const WOW_COLD_COMMAND_14_CORES: &[(usize, f64, f64)] =
+    &[(1, 4_900.0, 71_000.0), (3, 11_700.0, 186_000.0)];
+/// The slow aggregates of those figures.
+pub const WOW_COLD_COMMAND_SLOW: usize = 128;
+
 /// The published KEY-mode seconds for `keys` keys, if the table has that key count.
 pub fn parallel_consumer_key_mode_s(keys: usize) -> Option<f64> {
     PARALLEL_CONSUMER_KEY_MODE_S.iter().find(|&&(k, _)| k == keys).map(|&(_, seconds)| seconds)

@@ -11,6 +11,7 @@
 //! Every chart shares one look: a title, a legend strip between the title and the plot
 //! (so a legend never covers data), and one fixed colour per strategy ([`strategy_colour`]).
 
+mod cold_command;
 mod head_of_line;
 mod hot_backlog;
 mod key_sweep;
@@ -165,6 +166,7 @@ pub fn render_all(results: &Results) -> Result<Charts, PlotError> {
     head_of_line::plan(results, &mut plans);
     hot_backlog::plan(results, &mut plans);
     key_sweep::plan(results, &mut plans);
+    cold_command::plan(results, &mut plans);
     for plan in plans {
         match plan {
             Planned::Draw(chart) => charts.charts.push(chart?),
