@@ -16,15 +16,51 @@
 //! 2. sweep until the window is empty: each sweep discards what is queued and abandons the
 //!    stored pending steps the engine can reach; a step running on a thread finishes;
 //! 3. stop and join the threads; report how many were discarded and abandoned.
+//!
+//! Forced, step 1 also empties the admission queue (below): its messages count as
+//! discarded. Graceful, step 2 waits for queued messages too: they were accepted.
+//!
+//! # Re-entrant submissions
+//!
+//! A handler may submit into its own strategy (a saga sending a command). Blocking there
+//! on a full window could deadlock: the credit comes back only when a message finishes,
+//! and the blocked thread may be the one that would finish it. So the core tells such a
+//! submission apart and never blocks it:
+//!
+//! 1. **Mark.** Around every handler call and every poll of a pending step, which all run
+//!    here under `catch_unwind` ([`Core::handle`], [`Core::poll_step`]), the core pushes its
+//!    own address on a thread-local stack and pops it after. A submission is *re-entrant*
+//!    when the strategy's core is on the calling thread's stack. A stack rather than one
+//!    slot: a handler may submit into another strategy instance that runs its handler on
+//!    the same thread (`inline`), and that handler may submit into the first one. Another
+//!    instance has another core, so it is never taken for this one.
+//! 2. **Admit.** Every submission first tries to take a credit without blocking. If none
+//!    is free, an outside submission blocks in [`Window::admit`] as before; a re-entrant one
+//!    calls [`Window::admit_or_queue`], which admits it if a credit came free meanwhile and
+//!    otherwise appends it to the window's admission queue: `submit` returns `Ok` at once.
+//! 3. **Serve.** Every credit a finishing message returns goes through [`Core::finish`].
+//!    When [`Window::finish`] reports that it granted credits while messages were queued,
+//!    the finishing thread admits queued messages in FIFO order and hands each to the
+//!    engine ([`Engine::dispatch_admitted`], through the [`QueuedDispatch`] the executor
+//!    bound at start). That runs on whatever thread finished the message, under the queue's
+//!    lock: an engine queues the message there and never runs it (`inline` leaves it to the
+//!    frame that is running a message on that thread, which runs it next, so nothing
+//!    recurses). The window's module docs show why no credit is lost or doubled and why a
+//!    key's order holds.
+//! 4. **Close.** A re-entrant submission after a close began is refused and handed back,
+//!    like any other. `drain` and `close` wait until the queue is empty too; `force_close`
+//!    empties it and counts its messages in [`ForcedClose::discarded`].
 
+use std::cell::RefCell;
+use std::marker::PhantomData;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock, Weak};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use crate::sync::thread::{self, JoinHandle};
-use crate::sync::{lock, pause, AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering};
-use crate::window::Window;
+use crate::sync::{lock, pause, thread_local, AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering};
+use crate::window::{Admission, Window, WindowClosed};
 use crate::{
     ForcedClose, Handler, Message, Outcome, Pending, Stats, Strategy, StrategyConfig, StrategyId,
     SubmitError,
@@ -33,11 +69,54 @@ use crate::{
 /// How long a forced close waits for running steps between two sweeps.
 const SWEEP_INTERVAL_US: u64 = 200;
 
+#[cfg(not(loom))]
+thread_local! {
+    /// The cores (by address) whose handler calls or step polls are on this thread's stack
+    /// now, innermost last: a submission into one of them is re-entrant (module docs).
+    static RUNNING: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
+}
+
+// loom's `thread_local!` takes no `const` initialiser.
+#[cfg(loom)]
+thread_local! {
+    static RUNNING: RefCell<Vec<usize>> = RefCell::new(Vec::new());
+}
+
+/// Marks the calling thread as inside a handler call or step poll of one core until it is
+/// dropped (on the same thread: it is not `Send`).
+pub(crate) struct Inside {
+    core: usize,
+    _not_send: PhantomData<*const ()>,
+}
+
+impl Drop for Inside {
+    fn drop(&mut self) {
+        let popped = RUNNING.with(|running| running.borrow_mut().pop());
+        debug_assert_eq!(popped, Some(self.core), "re-entrancy marks popped out of order");
+    }
+}
+
+/// Where the admission queue hands a message once it has a credit: the strategy's engine,
+/// as a trait object the core can hold ([`Core::bind`]).
+pub(crate) trait QueuedDispatch: Send + Sync + 'static {
+    /// See [`Engine::dispatch_admitted`].
+    fn dispatch_queued(&self, message: Message);
+}
+
+impl<E: Engine> QueuedDispatch for E {
+    fn dispatch_queued(&self, message: Message) {
+        Engine::dispatch_admitted(self, message);
+    }
+}
+
 /// State shared by a strategy's submit path and its threads.
 pub(crate) struct Core {
     pub(crate) config: StrategyConfig,
     pub(crate) window: Window,
     handler: Arc<dyn Handler>,
+    /// Where messages admitted from the admission queue go: the engine, bound once by
+    /// `Executor::boxed`, weakly, since the engine holds the core.
+    dispatcher: OnceLock<Weak<dyn QueuedDispatch>>,
     /// Raised by a forced close: dequeued messages are discarded instead of run.
     forced: AtomicBool,
     failed: AtomicU64,
@@ -61,11 +140,78 @@ impl Core {
             config,
             window: Window::new(config.max_in_flight),
             handler,
+            dispatcher: OnceLock::new(),
             forced: AtomicBool::new(false),
             failed: AtomicU64::new(0),
             discarded: AtomicU64::new(0),
             abandoned: AtomicU64::new(0),
         }
+    }
+
+    /// Binds the engine that messages admitted from the admission queue are handed to;
+    /// once, before any message is submitted.
+    pub(crate) fn bind(&self, dispatcher: Weak<dyn QueuedDispatch>) {
+        let bound = self.dispatcher.set(dispatcher);
+        debug_assert!(bound.is_ok(), "a core is bound to one engine");
+    }
+
+    /// Admits a submission (module docs, "Re-entrant submissions", step 2): `Admitted` when
+    /// it took a credit (the caller hands it to the engine), `Queued` when it waits in the
+    /// admission queue. Only an outside submission blocks, while the window is full.
+    pub(crate) fn admit(&self, message: Message) -> Result<Admission, WindowClosed> {
+        if self.window.try_admit()? {
+            return Ok(Admission::Admitted);
+        }
+        if self.is_running_here() {
+            return self.window.admit_or_queue(message);
+        }
+        self.window.admit().map(|()| Admission::Admitted)
+    }
+
+    /// Marks the calling thread as inside a handler call or step poll of this core until
+    /// the guard drops (step 1).
+    pub(crate) fn enter(&self) -> Inside {
+        let core = self.address();
+        RUNNING.with(|running| running.borrow_mut().push(core));
+        Inside { core, _not_send: PhantomData }
+    }
+
+    /// Whether the calling thread is inside a handler call or step poll of this core.
+    pub(crate) fn is_running_here(&self) -> bool {
+        let core = self.address();
+        RUNNING.with(|running| running.borrow().contains(&core))
+    }
+
+    /// This core's identity for the re-entrancy marks: its address, stable while it lives
+    /// (in its `Arc`), and it outlives every mark it pushed.
+    fn address(&self) -> usize {
+        std::ptr::from_ref(self).addr()
+    }
+
+    /// Returns the credit of a finished message (completed, failed, discarded or
+    /// abandoned) and, if it let queued messages in, hands them to the engine (step 3).
+    pub(crate) fn finish(&self) {
+        if self.window.finish() {
+            self.admit_queued();
+        }
+    }
+
+    /// Step 3: admits what the admission queue holds while credits last.
+    #[cold]
+    fn admit_queued(&self) {
+        let dispatcher = self.dispatcher.get().and_then(Weak::upgrade);
+        // The engine lives as long as its executor, whose drop empties the queue first.
+        debug_assert!(dispatcher.is_some(), "messages were queued with no engine to admit them");
+        if let Some(dispatcher) = dispatcher {
+            self.window.admit_queued(|message| dispatcher.dispatch_queued(message));
+        }
+    }
+
+    /// Forced close: drops the messages of the admission queue, counted as discarded (they
+    /// were never admitted, so no credit comes back).
+    fn discard_queued(&self) {
+        let count = self.window.discard_queued();
+        self.discarded.fetch_add(count, Ordering::Relaxed);
     }
 
     /// Starts `message`: runs its handler, containing a panic. Returns the rest of the step
@@ -78,7 +224,7 @@ impl Core {
         }
         let step = self.handle(message);
         if step.is_none() {
-            self.window.finish();
+            self.finish();
         }
         step
     }
@@ -100,9 +246,11 @@ impl Core {
     }
 
     /// Runs the handler, containing a panic (counted as a failure): the pending rest of the
-    /// step, or `None` when the message ended.
+    /// step, or `None` when the message ended. The thread is marked as inside this core
+    /// meanwhile, so that a submission from the handler is re-entrant.
     #[inline]
     fn handle(&self, message: &Message) -> Option<Pending> {
+        let _inside = self.enter();
         match catch_unwind(AssertUnwindSafe(|| self.handler.handle(message))) {
             Ok(Outcome::Done) => None,
             Ok(Outcome::Pending(step)) => Some(step),
@@ -117,7 +265,7 @@ impl Core {
     pub(crate) fn poll(&self, step: &mut Pending, cx: &mut Context<'_>) -> Poll<()> {
         let poll = self.poll_step(step, cx);
         if poll.is_ready() {
-            self.window.finish();
+            self.finish();
         }
         poll
     }
@@ -139,9 +287,11 @@ impl Core {
 
     /// Polls a step, containing a panic (counted as a failure, and the step as ended). A
     /// step that ends is dropped here, inside the containment too: `step` is left holding
-    /// [`Ended`], so a destructor that panics cannot unwind through a runner.
+    /// [`Ended`], so a destructor that panics cannot unwind through a runner. The thread is
+    /// marked as inside this core meanwhile, as for a handler call.
     #[inline]
     fn poll_step(&self, step: &mut Pending, cx: &mut Context<'_>) -> Poll<()> {
+        let _inside = self.enter();
         let polled = catch_unwind(AssertUnwindSafe(|| {
             let poll = step.as_mut().poll(cx);
             if poll.is_ready() {
@@ -175,7 +325,7 @@ impl Core {
         if count > 0 {
             self.discarded.fetch_add(count, Ordering::Relaxed);
             for _ in 0..count {
-                self.window.finish();
+                self.finish();
             }
         }
     }
@@ -185,7 +335,7 @@ impl Core {
     pub(crate) fn abandon(&self, step: Pending) {
         self.abandoned.fetch_add(1, Ordering::Relaxed);
         drop_contained(step);
-        self.window.finish();
+        self.finish();
     }
 
     /// [`Core::abandon`], keeping the window credit in `held` (see [`Core::start_holding`]).
@@ -229,7 +379,7 @@ impl Held<'_> {
     pub(crate) fn release(&mut self) {
         while self.credits > 0 {
             self.credits -= 1;
-            self.core.window.finish();
+            self.core.finish();
         }
     }
 }
@@ -252,6 +402,14 @@ pub(crate) trait Engine: Send + Sync + Sized + 'static {
     /// Queues an admitted message. Never blocks on the window and never fails.
     fn dispatch(&self, message: Message);
 
+    /// Queues a message the admission queue just admitted: called on the thread whose
+    /// finishing message returned the credit, with the queue's lock held, so it must not
+    /// run the message there (it may finish and submit) nor block. Every engine but
+    /// `inline` queues it as [`Engine::dispatch`] does.
+    fn dispatch_admitted(&self, message: Message) {
+        self.dispatch(message);
+    }
+
     /// Forced close: discards the queued messages and abandons the stored pending steps
     /// the engine can reach (through [`Core::discard`] and [`Core::abandon`]).
     fn sweep(&self);
@@ -271,14 +429,17 @@ pub(crate) trait Engine: Send + Sync + Sized + 'static {
 /// A [`Strategy`] made of a [`Core`] and an [`Engine`].
 pub(crate) struct Executor<E: Engine> {
     core: Arc<Core>,
-    engine: E,
+    /// Shared only with the core's weak [`QueuedDispatch`] binding.
+    engine: Arc<E>,
     /// Set once the threads have been stopped, so closing twice is harmless.
     stopped: Mutex<bool>,
 }
 
 impl<E: Engine> Executor<E> {
     pub(crate) fn boxed(core: Arc<Core>) -> Box<dyn Strategy> {
-        let engine = E::start(&core);
+        let engine = Arc::new(E::start(&core));
+        let dispatcher: Weak<dyn QueuedDispatch> = Arc::downgrade(&engine) as Weak<E>;
+        core.bind(dispatcher);
         Box::new(Self { core, engine, stopped: Mutex::new(false) })
     }
 
@@ -303,12 +464,13 @@ impl<E: Engine> Strategy for Executor<E> {
     }
 
     fn submit(&self, message: Message) -> Result<(), SubmitError> {
-        match self.core.window.admit() {
-            Ok(()) => {
+        match self.core.admit(message) {
+            Ok(Admission::Admitted) => {
                 self.engine.dispatch(message);
                 Ok(())
             }
-            Err(_) => Err(SubmitError::Closed(message)),
+            Ok(Admission::Queued) => Ok(()),
+            Err(WindowClosed) => Err(SubmitError::Closed(message)),
         }
     }
 
@@ -327,6 +489,8 @@ impl<E: Engine> Strategy for Executor<E> {
         self.core.window.close();
         // Release: pairs with the Acquire load in `Core::is_forced`.
         self.core.forced.store(true, Ordering::Release);
+        // The window is closed, so nothing is queued after this.
+        self.core.discard_queued();
         loop {
             self.engine.sweep();
             if self.core.window.in_flight() == 0 {
@@ -352,6 +516,8 @@ impl<E: Engine> Strategy for Executor<E> {
             discarded: self.core.discarded.load(Ordering::Relaxed),
             abandoned: self.core.abandoned.load(Ordering::Relaxed),
             peak_in_flight: self.core.window.peak_in_flight(),
+            peak_admission_queue: self.core.window.peak_queued(),
+            admission_queued: self.core.window.queued_total(),
             live_mailboxes: self.engine.live_mailboxes(),
         }
     }

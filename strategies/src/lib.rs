@@ -12,11 +12,19 @@
 //!   [`Outcome::Pending`] with a future that completes later (a non-blocking wait, a retry
 //!   backoff). The next message of the key starts only after that future completes.
 //! - One admission window for every strategy: at most `max_in_flight` unfinished messages,
-//!   refilled in batches of `max(1, max_in_flight / 16)` (see `window.rs`); `submit`
-//!   blocks while it is closed.
+//!   refilled in batches of `max(1, max_in_flight / 16)` (see `window.rs`); `submit` from
+//!   an outside thread blocks while the window is full.
+//! - A handler may submit into its own strategy (a saga sending a command), from its call
+//!   or from its pending step's poll: such a submission never blocks. With a free credit it
+//!   is admitted as any other; at a full window it is accepted into the strategy's
+//!   *admission queue* and `submit` returns `Ok` at once. As messages finish, their credits
+//!   admit queued messages first, in submission order, before blocked outside submitters
+//!   get any; queued messages are not in flight until admitted
+//!   ([`Stats::peak_admission_queue`] reports how many waited). `drain` and `close` wait
+//!   for them; after a close began such a submission is refused like any other.
 //! - [`Strategy::close`] finishes queued work and then rejects new messages, handing each one
-//!   back in [`SubmitError::Closed`]; [`Strategy::force_close`] discards queued messages,
-//!   lets running steps finish and abandons pending ones.
+//!   back in [`SubmitError::Closed`]; [`Strategy::force_close`] discards queued messages
+//!   (the admission queue's too), lets running steps finish and abandons pending ones.
 //!
 //! # Strategies
 //!
@@ -301,6 +309,15 @@ pub struct Stats {
     pub abandoned: u64,
     /// The most admitted messages unfinished at once.
     pub peak_in_flight: usize,
+    /// The most messages that waited in the admission queue at once: submissions that this
+    /// strategy's own handlers made into it while its window was full, accepted without
+    /// blocking the handler's thread and admitted as finishing messages return credits.
+    /// Zero while no handler submits into its own strategy at a full window.
+    pub peak_admission_queue: usize,
+    /// Messages that went through the admission queue so far: admitted from it since,
+    /// still waiting in it, or dropped from it by a forced close (then counted in
+    /// `discarded` too).
+    pub admission_queued: u64,
     /// Per-key mailboxes alive right now (keys with unfinished messages); `None` for the
     /// strategies without per-key mailboxes. Zero once the strategy is drained: a mailbox
     /// that outlives its key's last message is a leak.
@@ -321,15 +338,19 @@ pub trait Strategy: Send + Sync + fmt::Debug {
     /// Which design this is.
     fn id(&self) -> StrategyId;
 
-    /// Admits `message` (blocking while the window is full) and queues it. Fails, handing
-    /// the message back, once the strategy is closed.
+    /// Admits `message` and queues it. From an outside thread this blocks while the window
+    /// is full. From inside one of this strategy's own handler calls or step polls it never
+    /// blocks: at a full window the message waits in the admission queue and this returns
+    /// `Ok` at once (see the contract in the crate docs). Fails, handing the message back,
+    /// once the strategy is closed.
     fn submit(&self, message: Message) -> Result<(), SubmitError>;
 
-    /// Blocks until every admitted message has finished; the strategy stays open.
+    /// Blocks until every accepted message has finished, those waiting in the admission
+    /// queue included; the strategy stays open.
     fn drain(&self);
 
-    /// Graceful close: rejects new messages, finishes every admitted one, stops the
-    /// threads. Idempotent.
+    /// Graceful close: rejects new messages, finishes every accepted one (the admission
+    /// queue's too), stops the threads. Idempotent.
     fn close(&self);
 
     /// Forced close: rejects new messages, drops queued ones, lets running steps finish,

@@ -1,5 +1,5 @@
 //! Loom models of the concurrency this crate implements itself: the mailbox state machine,
-//! park/unpark, the admission window and the close protocol.
+//! park/unpark, the admission window and its admission queue, and the close protocol.
 //!
 //! Built only with `--cfg loom` (`scripts/loom.sh`), where `sync.rs` swaps every lock,
 //! atomic, park and thread of the core for loom's. Each model runs a small scenario under
@@ -12,15 +12,17 @@ use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::AtomicUsize as StdAtomicUsize;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock, Weak};
 use std::task::{Context, Poll, Waker};
 
-use crate::executor::Core;
+use crate::executor::{Core, QueuedDispatch};
 use crate::mailbox::{Mailbox, MailboxSet, Placement, Turn};
 use crate::parking::ParkSlot;
 use crate::sync::{lock, thread, AtomicBool, AtomicUsize, Mutex, Ordering};
-use crate::window::{Window, WindowClosed};
-use crate::{Handler, Job, Key, Message, Outcome, StrategyConfig, StrategyId, SubmitError};
+use crate::window::{Admission, Window, WindowClosed};
+use crate::{
+    Handler, Job, Key, Message, Outcome, Strategy, StrategyConfig, StrategyId, SubmitError,
+};
 
 /// Runs `model` under every interleaving within the preemption bound and reports the count.
 fn explore(name: &str, model: impl Fn() + Sync + Send + 'static) {
@@ -40,6 +42,9 @@ fn explore(name: &str, model: impl Fn() + Sync + Send + 'static) {
 }
 
 const KEY: Key = Key::new(0, 7);
+
+/// A second key.
+const OTHER: Key = Key::new(0, 8);
 
 fn message(key: Key, seq: u64, job: Job) -> Message {
     Message { key, seq, intended_ns: 0, job }
@@ -90,6 +95,10 @@ impl Future for Wait {
 /// `Job::Custom` code of a step that wakes itself once, then completes.
 const YIELD_ONCE: u32 = 1;
 
+/// `Job::Custom` code of a handler that submits its key's next message (`seq + 1`, a
+/// `Noop`) into the strategy the probe is bound to, then ends: a re-entrant submission.
+const SUBMIT_NEXT: u32 = 2;
+
 /// Wakes itself during its first poll and completes at the second (a cooperative yield).
 struct YieldOnce {
     yielded: bool,
@@ -125,6 +134,10 @@ struct Probe {
     overlaps: AtomicUsize,
     /// The gate a `Job::Wait` message waits for.
     gate: Arc<Gate>,
+    /// The strategy a `SUBMIT_NEXT` handler submits into (weak: it holds the probe).
+    strategy: OnceLock<Weak<dyn Strategy>>,
+    /// `(key, seq)` of the `SUBMIT_NEXT` submissions that were handed back.
+    handed_back: Mutex<Vec<(Key, u64)>>,
 }
 
 /// A fresh probe for one execution.
@@ -136,6 +149,8 @@ fn probe() -> Arc<Probe> {
         active: Mutex::default(),
         overlaps: AtomicUsize::new(0),
         gate: Arc::default(),
+        strategy: OnceLock::new(),
+        handed_back: Mutex::default(),
     })
 }
 
@@ -147,6 +162,20 @@ impl Probe {
 
     fn ended(&self) -> Vec<(Key, u64)> {
         lock(&self.ended).clone()
+    }
+
+    /// Makes `strategy` the one `SUBMIT_NEXT` handlers submit into.
+    fn bind(&self, strategy: &Arc<dyn Strategy>) {
+        assert!(self.strategy.set(Arc::downgrade(strategy)).is_ok(), "a probe is bound once");
+    }
+
+    /// The `SUBMIT_NEXT` job: submits the key's next message into the bound strategy.
+    fn submit_next(&self, message: &Message) {
+        let next = self::message(message.key, message.seq + 1, Job::Noop);
+        let strategy = self.strategy.get().and_then(Weak::upgrade).expect("a bound strategy");
+        if strategy.submit(next).is_err() {
+            lock(&self.handed_back).push((next.key, next.seq));
+        }
     }
 
     /// Every recorded start, end and overlap agrees with per-key order, exactly once each,
@@ -175,6 +204,11 @@ impl Handler for Probe {
             Job::Custom(YIELD_ONCE) => {
                 let probe = self.me.upgrade().expect("the model holds its probe");
                 Outcome::Pending(Box::pin(YieldOnce { yielded: false, probe, message: *message }))
+            }
+            Job::Custom(SUBMIT_NEXT) => {
+                self.submit_next(message);
+                self.end(message);
+                Outcome::Done
             }
             Job::Wait { .. } => {
                 let probe = self.me.upgrade().expect("the model holds its probe");
@@ -233,9 +267,33 @@ fn config(throughput: usize) -> StrategyConfig {
 
 /// A mailbox set with `probe` as handler and `throughput` messages per turn.
 fn mailbox_set(probe: &Arc<Probe>, throughput: usize) -> Arc<MailboxSet<SharedQueue>> {
+    mailbox_set_with(probe, config(throughput))
+}
+
+/// A mailbox set with `probe` as handler and `config`.
+fn mailbox_set_with(probe: &Arc<Probe>, config: StrategyConfig) -> Arc<MailboxSet<SharedQueue>> {
     let handler: Arc<dyn Handler> = Arc::clone(probe) as Arc<dyn Handler>;
-    let core = Arc::new(Core::new(config(throughput), handler));
+    let core = Arc::new(Core::new(config, handler));
     MailboxSet::new(core, SharedQueue::default())
+}
+
+/// Hands the messages the admission queue admits to a model's mailbox set, as an engine's
+/// `dispatch_admitted` does.
+struct SetDispatch(Arc<MailboxSet<SharedQueue>>);
+
+impl QueuedDispatch for SetDispatch {
+    fn dispatch_queued(&self, message: Message) {
+        self.0.submit(message);
+    }
+}
+
+/// Binds `set` as its core's engine for admitted queued messages (what `Executor::boxed`
+/// does); the model keeps the binding alive.
+fn bind_set(set: &Arc<MailboxSet<SharedQueue>>) -> Arc<SetDispatch> {
+    let dispatch = Arc::new(SetDispatch(Arc::clone(set)));
+    let weak: Weak<dyn QueuedDispatch> = Arc::downgrade(&dispatch) as Weak<SetDispatch>;
+    set.core.bind(weak);
+    dispatch
 }
 
 /// What `Executor::submit` does: take a credit, then queue.
@@ -277,9 +335,18 @@ fn spawn_opener(probe: &Probe) -> thread::JoinHandle<()> {
 }
 
 /// A keyed-mailbox executor (one worker) with `probe` as handler.
-fn keyed_mailbox(probe: &Arc<Probe>) -> Arc<dyn crate::Strategy> {
+fn keyed_mailbox(probe: &Arc<Probe>) -> Arc<dyn Strategy> {
+    keyed_mailbox_with(probe, config(16))
+}
+
+/// A keyed-mailbox executor with `probe` as handler and `config`; the probe's
+/// `SUBMIT_NEXT` handlers submit into it.
+fn keyed_mailbox_with(probe: &Arc<Probe>, config: StrategyConfig) -> Arc<dyn Strategy> {
     let handler: Arc<dyn Handler> = Arc::clone(probe) as Arc<dyn Handler>;
-    Arc::from(StrategyId::KeyedMailbox.build(config(16), handler).unwrap())
+    let strategy: Arc<dyn Strategy> =
+        Arc::from(StrategyId::KeyedMailbox.build(config, handler).unwrap());
+    probe.bind(&strategy);
+    strategy
 }
 
 /// After a model: nothing queued, no mailbox left, the window empty.
@@ -428,13 +495,13 @@ fn window_credits_are_conserved() {
                 thread::spawn(move || {
                     window.admit().unwrap();
                     assert_conserved(&window, 2);
-                    window.finish();
+                    assert!(!window.finish(), "nothing is queued");
                     assert_conserved(&window, 2);
                 })
             })
             .collect();
         window.admit().unwrap();
-        window.finish();
+        assert!(!window.finish(), "nothing is queued");
         for thread in threads {
             thread.join().unwrap();
         }
@@ -583,7 +650,6 @@ fn mailbox_a_spare_serves_the_next_key_while_a_late_wake_arrives() {
     // mailbox is reused for another key only when nothing refers to it, so the late wake
     // of A's finished step can never schedule B's mailbox: each message runs once, in
     // order, and the set ends empty.
-    const OTHER: Key = Key::new(0, 8);
     explore("mailbox_a_spare_serves_the_next_key_while_a_late_wake_arrives", || {
         let probe = probe();
         let set = mailbox_set(&probe, 4);
@@ -599,5 +665,89 @@ fn mailbox_a_spare_serves_the_next_key_while_a_late_wake_arrives() {
         // SeqCst: pairs with the increment in `Probe::handle`.
         assert_eq!(probe.overlaps.load(Ordering::SeqCst), 0);
         assert_quiet(&set);
+    });
+}
+
+#[test]
+fn window_a_reentrant_submit_at_a_full_window_races_a_finish() {
+    // Window 1, one runner: the runner finishes the message that holds the only credit
+    // while another thread, marked as inside a handler of this strategy (as a second
+    // worker's handler would be; the core marks its own calls the same way), submits at the
+    // full window. The submission either finds the credit returned (admitted at once) or
+    // queues and is admitted by that credit, exactly once: both run, once each and in
+    // order, the drain returns only after both did, and the window ends whole.
+    explore("window_a_reentrant_submit_at_a_full_window_races_a_finish", || {
+        let probe = probe();
+        let set = mailbox_set_with(&probe, StrategyConfig { max_in_flight: 1, ..config(4) });
+        let _dispatch = bind_set(&set);
+        submit(&set, message(KEY, 0, Job::Noop));
+        let worker = spawn_runner(&set, &probe, 2);
+        let next = message(OTHER, 0, Job::Noop);
+        let admission = {
+            let _inside = set.core.enter();
+            set.core.admit(next).expect("the window is open")
+        };
+        if admission == Admission::Admitted {
+            set.submit(next); // what `Executor::submit` does with an admitted message
+        }
+        set.core.window.wait_empty();
+        assert_eq!(probe.ended().len(), 2, "drain returned before both messages ran");
+        worker.join().unwrap();
+        probe.assert_ran_in_order(&[(KEY, 0), (OTHER, 0)]);
+        assert_quiet(&set);
+        let window = &set.core.window;
+        assert_eq!(window.fields(), (1, 0, 0), "a credit lost or doubled");
+        assert!(!window.is_queued(), "the queued flag outlived the queue");
+        let queued = u64::from(admission == Admission::Queued);
+        assert_eq!((window.queued_total(), window.peak_queued() as u64), (queued, queued));
+        assert_eq!(window.peak_in_flight(), 1, "two messages held the only credit");
+    });
+}
+
+#[test]
+fn keyed_mailbox_a_handler_submits_into_its_full_window() {
+    // The whole keyed-mailbox executor, one worker, window 1: the handler of the only
+    // admitted message submits its key's next message (a saga sending a command). The
+    // window is full, so it queues instead of blocking the worker; the handler's own credit
+    // admits it once the handler returned, and `drain` racing all of it returns only after
+    // both ran, in order.
+    explore("keyed_mailbox_a_handler_submits_into_its_full_window", || {
+        let probe = probe();
+        let strategy =
+            keyed_mailbox_with(&probe, StrategyConfig { max_in_flight: 1, ..config(16) });
+        strategy.submit(message(KEY, 0, Job::Custom(SUBMIT_NEXT))).unwrap();
+        strategy.drain();
+        assert_eq!(probe.ended(), [(KEY, 0), (KEY, 1)], "drain returned before both ran");
+        probe.assert_ran_in_order(&[(KEY, 0), (KEY, 1)]);
+        assert!(lock(&probe.handed_back).is_empty(), "an open strategy refused a message");
+        let stats = strategy.stats();
+        assert_eq!((stats.peak_admission_queue, stats.admission_queued), (1, 1), "{stats:?}");
+        assert_eq!(stats.peak_in_flight, 1, "{stats:?}");
+        assert_eq!(stats.live_mailboxes, Some(0), "{stats:?}");
+        strategy.close();
+    });
+}
+
+#[test]
+fn keyed_mailbox_close_races_a_reentrant_submit() {
+    // A close racing a handler's submission into its own full window (one worker, window
+    // 1): the submission is accepted (queued, then run before `close` returns) or, once
+    // the close began, handed back; never both, never neither, and nothing runs after
+    // `close` returned.
+    explore("keyed_mailbox_close_races_a_reentrant_submit", || {
+        let probe = probe();
+        let strategy =
+            keyed_mailbox_with(&probe, StrategyConfig { max_in_flight: 1, ..config(16) });
+        strategy.submit(message(KEY, 0, Job::Custom(SUBMIT_NEXT))).unwrap();
+        strategy.close();
+        let ran = probe.ended();
+        let handed_back = lock(&probe.handed_back).clone();
+        match handed_back.as_slice() {
+            [] => assert_eq!(ran, [(KEY, 0), (KEY, 1)], "an accepted submission was stranded"),
+            [(KEY, 1)] => assert_eq!(ran, [(KEY, 0)], "a handed-back submission ran"),
+            other => panic!("handed back {other:?}, ran {ran:?}"),
+        }
+        probe.assert_ran_in_order(&ran);
+        assert_eq!(strategy.stats().live_mailboxes, Some(0));
     });
 }

@@ -30,6 +30,14 @@ pub(crate) use loom::{
     thread,
 };
 
+// Thread-locals: loom gives each modelled thread its own (the re-entrancy marks of
+// `executor.rs`).
+#[cfg(not(loom))]
+pub(crate) use std::thread_local;
+
+#[cfg(loom)]
+pub(crate) use loom::thread_local;
+
 /// Locks `mutex`, ignoring poisoning: handler panics are contained before they can poison
 /// a lock of ours, and every critical section leaves its data consistent.
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {

@@ -4,9 +4,13 @@
 //! strategy in every failure; where a strategy is skipped, the test says why.
 //!
 //! The recorder, the job-interpreting handler, the gates and the fixture live in
-//! `common/`.
+//! `common/`. The checks of handlers that submit into their own strategy (re-entrant
+//! submissions and the admission queue) are in `conformance/reentrant.rs`.
 
 mod common;
+
+#[path = "conformance/reentrant.rs"]
+mod reentrant;
 
 use std::collections::HashSet;
 use std::sync::atomic::Ordering;

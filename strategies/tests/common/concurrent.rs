@@ -36,7 +36,8 @@ fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
 }
 
 /// Runs `work` on a helper thread and waits at most `limit` for it, so that a call that
-/// never returns fails the test (naming `what`) instead of hanging it.
+/// never returns fails the test (naming `what`) instead of hanging it. A panic in `work`
+/// is passed on, with its message.
 #[track_caller]
 pub fn within<T: Send + 'static>(
     what: &str,
@@ -44,12 +45,15 @@ pub fn within<T: Send + 'static>(
     work: impl FnOnce() -> T + Send + 'static,
 ) -> T {
     let (sender, receiver) = mpsc::channel();
-    thread::spawn(move || {
+    let worker = thread::spawn(move || {
         let _ = sender.send(work());
     });
     match receiver.recv_timeout(limit) {
         Ok(value) => value,
         Err(mpsc::RecvTimeoutError::Timeout) => panic!("{what} did not return within {limit:?}"),
-        Err(mpsc::RecvTimeoutError::Disconnected) => panic!("{what} panicked"),
+        Err(mpsc::RecvTimeoutError::Disconnected) => match worker.join() {
+            Err(payload) => panic!("{what} panicked: {}", panic_text(&*payload)),
+            Ok(()) => panic!("{what} returned nothing"),
+        },
     }
 }

@@ -5,7 +5,7 @@
 use std::collections::HashSet;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{mpsc, Arc, Mutex, Weak};
+use std::sync::{mpsc, Arc, Mutex, OnceLock, Weak};
 use std::thread::{self, ThreadId};
 use std::time::{Duration, Instant};
 
@@ -27,11 +27,58 @@ pub struct Fixture {
     pub gates: Arc<Gates>,
     /// `None` only while dropping.
     strategy: Option<Arc<dyn Strategy>>,
+    /// What the test and the handler's chain jobs submitted, and what became of it.
+    submissions: Arc<Submissions>,
+    /// Dropped with the fixture, which stops its submit watchdog.
+    _stop_watchdog: mpsc::Sender<()>,
+}
+
+/// Every submission to the strategy under test, from the test and from its handler (chain
+/// jobs submit their next message from inside the strategy): each accepted or handed-back
+/// message is recorded here, and each call is counted for the submit watchdog, so that a
+/// handler's submission that blocks for ever fails the test too.
+#[derive(Debug, Default)]
+pub struct Submissions {
+    /// The strategy, bound once it is built. Weak: the strategy holds the handler, which
+    /// holds this.
+    strategy: OnceLock<Weak<dyn Strategy>>,
     accepted: Mutex<Vec<Message>>,
     rejected: Mutex<Vec<Message>>,
     watch: Arc<SubmitWatch>,
-    /// Dropped with the fixture, which stops its submit watchdog.
-    _stop_watchdog: mpsc::Sender<()>,
+}
+
+impl Submissions {
+    /// Submits `message` to the bound strategy and records whether it was accepted or
+    /// handed back (a handed-back message must be the one submitted). Refused, and recorded
+    /// as handed back, once the fixture has dropped the strategy.
+    pub fn submit(&self, message: Message) -> Result<(), SubmitError> {
+        match self.strategy.get().and_then(Weak::upgrade) {
+            Some(strategy) => self.submit_to(&*strategy, message),
+            None => {
+                lock(&self.rejected).push(message);
+                Err(SubmitError::Closed(message))
+            }
+        }
+    }
+
+    fn submit_to(&self, strategy: &dyn Strategy, message: Message) -> Result<(), SubmitError> {
+        self.watch.begun.fetch_add(1, Ordering::SeqCst);
+        let result = strategy.submit(message);
+        self.watch.returned.fetch_add(1, Ordering::SeqCst);
+        match result {
+            Ok(()) => lock(&self.accepted).push(message),
+            Err(error) => {
+                assert_eq!(error.into_message(), message, "handed back another message");
+                lock(&self.rejected).push(message);
+            }
+        }
+        result
+    }
+
+    /// Whether the watchdog found submissions stuck and closed admission to end them.
+    pub fn stalled(&self) -> bool {
+        self.watch.stalled.load(Ordering::SeqCst)
+    }
 }
 
 /// Turns a `submit` that blocks forever (a window whose credits leaked) into a failure
@@ -89,25 +136,28 @@ impl Fixture {
         quiet_planned_panics();
         let recorder = Arc::new(Recorder::default());
         let gates = Arc::new(Gates::default());
-        let handler =
-            Arc::new(TestHandler { recorder: Arc::clone(&recorder), gates: Arc::clone(&gates) });
+        let submissions = Arc::new(Submissions::default());
+        let handler = Arc::new(TestHandler {
+            recorder: Arc::clone(&recorder),
+            gates: Arc::clone(&gates),
+            submissions: Arc::clone(&submissions),
+        });
         let strategy = id
             .build(config, handler)
             .unwrap_or_else(|error| panic!("{id}: cannot build with {config:?}: {error}"));
         assert_eq!(strategy.id(), id, "built the wrong strategy");
         let strategy: Arc<dyn Strategy> = Arc::from(strategy);
-        let watch = Arc::new(SubmitWatch::default());
+        let bound = submissions.strategy.set(Arc::downgrade(&strategy));
+        assert!(bound.is_ok(), "submissions are bound once");
         let (stop_watchdog, stop) = mpsc::channel();
-        watch.spawn_watchdog(Arc::downgrade(&strategy), stop);
+        submissions.watch.spawn_watchdog(Arc::downgrade(&strategy), stop);
         Self {
             id,
             config,
             recorder,
             gates,
             strategy: Some(strategy),
-            accepted: Mutex::new(Vec::new()),
-            rejected: Mutex::new(Vec::new()),
-            watch,
+            submissions,
             _stop_watchdog: stop_watchdog,
         }
     }
@@ -146,39 +196,32 @@ impl Fixture {
     /// back message must be the one submitted.
     #[track_caller]
     pub fn try_submit(&self, message: Message) -> Result<(), SubmitError> {
-        self.watch.begun.fetch_add(1, Ordering::SeqCst);
-        let result = self.strategy().submit(message);
-        self.watch.returned.fetch_add(1, Ordering::SeqCst);
-        if result.is_err() && self.watch.stalled.load(Ordering::SeqCst) {
+        let result = self.submissions.submit_to(self.strategy(), message);
+        if result.is_err() && self.stalled() {
             panic!(
-                "{}: submit made no progress for {PATIENCE:?} (window credits lost?); \
+                "{}: submit made no progress for {PATIENCE:?} (window credits lost, or a handler \
+                 blocked submitting into its own strategy?); \
                  the watchdog closed admission to end the wait",
                 self.id
             );
         }
-        match result {
-            Ok(()) => lock(&self.accepted).push(message),
-            Err(error) => {
-                assert_eq!(
-                    error.into_message(),
-                    message,
-                    "{}: handed back another message",
-                    self.id
-                );
-                lock(&self.rejected).push(message);
-            }
-        }
         result
     }
 
-    /// The messages `submit` accepted so far.
+    /// The messages `submit` accepted so far, the test's and the handler's.
     pub fn accepted(&self) -> Vec<Message> {
-        lock(&self.accepted).clone()
+        lock(&self.submissions.accepted).clone()
     }
 
-    /// The messages `submit` handed back so far.
+    /// The messages `submit` handed back so far, the test's and the handler's.
     pub fn rejected(&self) -> Vec<Message> {
-        lock(&self.rejected).clone()
+        lock(&self.submissions.rejected).clone()
+    }
+
+    /// Whether the submit watchdog found submissions (the test's or the handler's) stuck
+    /// for [`PATIENCE`] and closed admission to end them.
+    pub fn stalled(&self) -> bool {
+        self.submissions.stalled()
     }
 
     /// `drain`, which must return within [`PATIENCE`].
@@ -330,18 +373,22 @@ impl Fixture {
 }
 
 impl Drop for Fixture {
-    /// Opens every gate so nothing stays blocked, then drops the strategy (a forced close
-    /// if it is still open) on a helper thread: after a failure that thread is left alone,
-    /// otherwise it must finish within [`PATIENCE`].
+    /// Opens every gate so nothing stays blocked, then closes the strategy by force (a
+    /// no-op if it is closed already) and drops it, on a helper thread: after a failure that
+    /// thread is left alone, otherwise it must finish within [`PATIENCE`]. Closing first
+    /// means no handler still runs when the fixture lets go of the strategy, so a chain
+    /// job's handle to it is never the last one.
     fn drop(&mut self) {
         self.gates.open_all();
         let Some(strategy) = self.strategy.take() else { return };
+        let close_and_drop = move || {
+            strategy.force_close();
+            drop(strategy);
+        };
         if thread::panicking() {
-            thread::spawn(move || drop(strategy));
+            thread::spawn(close_and_drop);
         } else {
-            within(&format!("{}: dropping the strategy", self.id), PATIENCE, move || {
-                drop(strategy)
-            });
+            within(&format!("{}: dropping the strategy", self.id), PATIENCE, close_and_drop);
         }
     }
 }

@@ -1,5 +1,5 @@
 //! The test handler: runs each message's [`Job`] (spins, timed waits, retries, planned
-//! panics and the gate codes of `messages.rs`) and records every start and end.
+//! panics, and the gate and chain codes of `messages.rs`) and records every start and end.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -9,12 +9,18 @@ use std::time::{Duration, Instant};
 
 use strategies::{Handler, Job, Message, Outcome};
 
+use super::fixture::Submissions;
 use super::gates::Gates;
 use super::messages::{
-    BLOCK_ON_GATE, KIND_MASK, PANIC_ON_FIRST_POLL, PANIC_WHEN_POLLED, PEND_ON_GATE, YIELD_FOREVER,
+    chain_link, BLOCK_ON_GATE, CHAIN, KIND_MASK, PANIC_ON_FIRST_POLL, PANIC_WHEN_POLLED,
+    PEND_ON_GATE, YIELD_FOREVER,
 };
 use super::recorder::Recorder;
 use super::timer::Sleep;
+
+/// How long a chain step waits before its poll submits the next message: long enough that
+/// the submission comes from a later poll, after a wake.
+const CHAIN_STEP_WAIT: Duration = Duration::from_micros(20);
 
 /// The payload of a panic a test asked for; the panic hook keeps it quiet.
 #[derive(Debug)]
@@ -67,6 +73,8 @@ impl Future for YieldForever {
 pub struct TestHandler {
     pub(super) recorder: Arc<Recorder>,
     pub(super) gates: Arc<Gates>,
+    /// Where chain jobs submit their next message: the strategy this handler runs in.
+    pub(super) submissions: Arc<Submissions>,
 }
 
 impl Handler for TestHandler {
@@ -127,6 +135,31 @@ impl Handler for TestHandler {
                         });
                     }
                     YIELD_FOREVER => return pending(YieldForever),
+                    CHAIN => {
+                        let link = chain_link(code);
+                        let next = (message.seq + 1 < link.length)
+                            .then_some(Message { seq: message.seq + 1, ..message });
+                        if link.from_step {
+                            let submissions = Arc::clone(&self.submissions);
+                            return pending(async move {
+                                Sleep::new(CHAIN_STEP_WAIT).await;
+                                if let Some(next) = next {
+                                    let _ = submissions.submit(next); // recorded either way
+                                }
+                                recorder.end(&message);
+                            });
+                        }
+                        if let Some(next) = next {
+                            let _ = self.submissions.submit(next); // recorded either way
+                        }
+                        if link.gate != 0 {
+                            let opened = self.gates.opened(link.gate);
+                            return pending(async move {
+                                opened.await;
+                                recorder.end(&message);
+                            });
+                        }
+                    }
                     _ => {} // a plain custom value: nothing to do
                 }
             }

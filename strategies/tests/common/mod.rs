@@ -11,11 +11,14 @@
 //!   `Panic` panics; `Custom` codes built by [`block_on_gate`], [`pend_on_gate`],
 //!   [`panic_when_polled`], [`panic_on_first_poll`] and [`yield_forever`] block the worker
 //!   on a [`Gates`] gate, wait (pending) for a gate, panic while the step is polled (after
-//!   a wake, or at once), or never complete while waking themselves at every poll. A
-//!   pending message *ends* when its step completes; a panicking one ends as it panics and
+//!   a wake, or at once), or never complete while waking themselves at every poll; the
+//!   chain codes ([`chain`], [`chain_from_step`], [`chain_then_pend`]) submit the chain's
+//!   next message into the strategy under test from inside it, as a saga sends a command.
+//!   A pending message *ends* when its step completes; a panicking one ends as it panics and
 //!   is also counted as a handler failure.
 //! - [`Fixture`]: one strategy built with a [`TestHandler`], the messages it accepted and
-//!   rejected, and watchdogs so that a broken strategy fails a test instead of hanging it.
+//!   rejected (the handler's own submissions too, through [`Submissions`]), and watchdogs
+//!   so that a broken strategy fails a test instead of hanging it.
 //! - [`Ledger`]: where every submitted message went (completed, failed, discarded,
 //!   abandoned, handed back), from the recorder and the strategy's counters, which must
 //!   agree message for message.
