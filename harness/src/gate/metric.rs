@@ -4,7 +4,8 @@
 use crate::results::RunResult;
 
 /// Metrics computed from a run rather than read from it.
-pub(super) const DERIVED_METRICS: &[&str] = &["correctness", "violations", "throughput_vs_inline"];
+pub(super) const DERIVED_METRICS: &[&str] =
+    &["correctness", "violations", "throughput_vs_inline", "floor_ratio"];
 
 /// The field at dotted `path` of `value`.
 pub(super) fn lookup<'v>(
@@ -31,6 +32,10 @@ fn raw_metric(metric: &str, run: &RunResult, runs: &[RunResult]) -> Option<f64> 
             let inline = find(runs, &run.scenario, &run.param, "inline")?;
             Some(run.throughput_per_s.median / inline.throughput_per_s.median)
         }
+        // How far above what its own service times allowed the run took (parallel-consumer).
+        "floor_ratio" => {
+            run.measured_floor_s.filter(|floor| *floor > 0.0).map(|floor| run.elapsed_s / floor)
+        }
         path => lookup(&serde_json::to_value(run).ok()?, path)?.as_f64(),
     }
 }
@@ -44,4 +49,23 @@ pub(super) fn find<'r>(
 ) -> Option<&'r RunResult> {
     runs.iter()
         .find(|run| run.scenario == scenario && run.param == param && run.strategy == strategy)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gate::testing::reference;
+
+    #[test]
+    fn floor_ratio_is_elapsed_over_the_measured_floor_and_null_without_one() {
+        let mut run = reference().runs[0].clone();
+        run.measured_floor_s = None;
+        assert_eq!(metric_of("floor_ratio", &run, &[]), None);
+        run.measured_floor_s = Some(0.5);
+        run.elapsed_s = 0.6;
+        let ratio = metric_of("floor_ratio", &run, &[]).unwrap();
+        assert!((ratio - 1.2).abs() < 1e-12, "{ratio}");
+        run.measured_floor_s = Some(0.0);
+        assert_eq!(metric_of("floor_ratio", &run, &[]), None);
+    }
 }

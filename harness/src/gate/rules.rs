@@ -96,7 +96,8 @@ pub struct Rule {
     /// A results field by dotted path (`throughput_per_s.median`, `bystander_latency_ns.p99`,
     /// `threads.observed`, `efficiency`, ...) or a derived metric (`correctness`: the sum of
     /// all correctness counts; `violations`: order violations + overlaps;
-    /// `throughput_vs_inline`: median throughput / `inline`'s in the same cell).
+    /// `throughput_vs_inline`: median throughput / `inline`'s in the same cell;
+    /// `floor_ratio`: `elapsed_s / measured_floor_s`).
     pub metric: String,
     /// Scenario id; every scenario when absent.
     #[serde(default)]
