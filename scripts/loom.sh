@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Model-checks the executor core with loom: every interleaving, within a preemption bound,
 # of the mailbox state machine, park/unpark, the admission window and the close protocol
-# (strategies/src/loom_models.rs). Prints the interleavings each model explored.
+# (strategies/src/loom_models/). Prints the interleavings each model explored.
 #
 # Usage: scripts/loom.sh [model name filter]
 # Environment: LOOM_MAX_PREEMPTIONS (default 3: seconds; 4 explores about ten times more

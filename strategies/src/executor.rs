@@ -14,7 +14,9 @@
 //! 1. close the window and raise the *forced* flag: engines discard, rather than run, any
 //!    message they dequeue from now on, and abandon a step that returns pending;
 //! 2. sweep until the window is empty: each sweep discards what is queued and abandons the
-//!    stored pending steps the engine can reach; a step running on a thread finishes;
+//!    stored pending steps the engine can reach; a step being polled on a thread (a
+//!    worker's, or the waker's that finishes a wait in `keyed-mailbox` and
+//!    `work-stealing`) finishes that poll, and is abandoned if it is still pending;
 //! 3. stop and join the threads; report how many were discarded and abandoned.
 //!
 //! Forced, step 1 also empties the admission queue (below): its messages count as
@@ -28,8 +30,10 @@
 //! submission apart and never blocks it:
 //!
 //! 1. **Mark.** Around every handler call and every poll of a pending step, which all run
-//!    here under `catch_unwind` ([`Core::handle`], [`Core::poll_step`]), the core pushes its
-//!    own address on a thread-local stack and pops it after. A submission is *re-entrant*
+//!    here under `catch_unwind` ([`Core::handle`], [`Core::poll_step`]) on whatever thread
+//!    makes them (a worker, or the thread that woke a step whose mailbox finishes waits on
+//!    the waking thread), the core pushes its own address on a thread-local stack and pops
+//!    it after. A submission is *re-entrant*
 //!    when the strategy's core is on the calling thread's stack. A stack rather than one
 //!    slot: a handler may submit into another strategy instance that runs its handler on
 //!    the same thread (`inline`), and that handler may submit into the first one. Another
@@ -314,9 +318,24 @@ impl Core {
         Held { core: self, credits: 0 }
     }
 
+    /// Forced close, step 1: from now on dequeued messages are discarded and steps that
+    /// return pending are abandoned.
+    pub(crate) fn raise_forced(&self) {
+        // Release: pairs with the Acquire load in `Core::is_forced`.
+        self.forced.store(true, Ordering::Release);
+    }
+
+    /// Messages discarded and pending steps abandoned so far (by every forced close).
+    pub(crate) fn forced_counts(&self) -> ForcedClose {
+        ForcedClose {
+            discarded: self.discarded.load(Ordering::Relaxed),
+            abandoned: self.abandoned.load(Ordering::Relaxed),
+        }
+    }
+
     /// Whether a forced close has begun.
     pub(crate) fn is_forced(&self) -> bool {
-        // Acquire: pairs with the Release store in `Executor::force_close`.
+        // Acquire: pairs with the Release store in `Core::raise_forced`.
         self.forced.load(Ordering::Acquire)
     }
 
@@ -485,10 +504,9 @@ impl<E: Engine> Strategy for Executor<E> {
     }
 
     fn force_close(&self) -> ForcedClose {
-        let before = self.stats();
+        let before = self.core.forced_counts();
         self.core.window.close();
-        // Release: pairs with the Acquire load in `Core::is_forced`.
-        self.core.forced.store(true, Ordering::Release);
+        self.core.raise_forced();
         // The window is closed, so nothing is queued after this.
         self.core.discard_queued();
         loop {
@@ -499,7 +517,7 @@ impl<E: Engine> Strategy for Executor<E> {
             pause(Duration::from_micros(SWEEP_INTERVAL_US));
         }
         self.stop_once();
-        let after = self.stats();
+        let after = self.core.forced_counts();
         ForcedClose {
             discarded: after.discarded - before.discarded,
             abandoned: after.abandoned - before.abandoned,
@@ -511,10 +529,11 @@ impl<E: Engine> Strategy for Executor<E> {
     }
 
     fn stats(&self) -> Stats {
+        let ForcedClose { discarded, abandoned } = self.core.forced_counts();
         Stats {
             failed: self.core.failed.load(Ordering::Relaxed),
-            discarded: self.core.discarded.load(Ordering::Relaxed),
-            abandoned: self.core.abandoned.load(Ordering::Relaxed),
+            discarded,
+            abandoned,
             peak_in_flight: self.core.window.peak_in_flight(),
             peak_admission_queue: self.core.window.peak_queued(),
             admission_queued: self.core.window.queued_total(),

@@ -17,14 +17,21 @@
 //! 6. A worker with nothing to do spins for `idle_spin_us`, looking at its FIFO on every
 //!    iteration, then parks; it parks at once when the spin is 0 or its previous park
 //!    outlasted the spin (`parking.rs`, `IdleSpin`).
-//! 7. A pending step gives the worker back at once; when its future wakes (on any thread)
-//!    the mailbox is pushed to its own worker's FIFO again. An empty mailbox is removed.
+//! 7. A pending step gives the worker back at once. The thread that wakes it (a timer, an
+//!    I/O thread, any thread) polls the step itself (`mailbox.rs`, step 4): if it is
+//!    still pending it stays stored and that thread is done; if it is over, the message is
+//!    finished there, and the mailbox is pushed to its own worker's FIFO if its key has
+//!    another message, or else retired there, before the message's window credit is
+//!    returned. A waiting key's last message therefore never waits for its worker, and a
+//!    wait costs the worker no turn unless the key has more to run. A step woken again
+//!    while it is being polled is pushed to its worker's FIFO instead.
 //!
 //! # Ordering guarantee
 //!
-//! One mailbox per active key, FIFO inside; a mailbox is in at most one FIFO and run by
-//! one worker at a time (its phase, `mailbox.rs`); the next message starts only after the
-//! previous step is ready. A removed mailbox is empty, so a new one starts after the old
+//! One mailbox per active key, FIFO inside; a mailbox is in at most one FIFO and held by
+//! one thread at a time, its worker or the waker finishing its step (its phase,
+//! `mailbox.rs`); the next message starts only after the previous step is over, and always
+//! on the mailbox's worker. A removed mailbox is empty, so a new one starts after the old
 //! one's last message finished.
 //!
 //! # Trade-offs
@@ -35,6 +42,9 @@
 //! (`hot-backlog`). Activating a key costs a map insert and removal (mailboxes themselves
 //! are recycled). The idle spin trades CPU for wake-up latency: a spinning worker burns up
 //! to `idle_spin_us` per idle stretch, which busy threads miss when workers outnumber cores.
+//! The waking thread runs every poll after a wake (each retry attempt's CPU included) and
+//! the mailbox's retirement: a timer thread that completes many waits is slower to fire the next ones,
+//! and a waker must not be woken while holding a lock the step's poll takes.
 //!
 //! # References
 //!
@@ -68,6 +78,9 @@ pub(crate) struct Affinity {
 }
 
 impl Placement for Affinity {
+    /// The reference's wake path: the completing thread finishes the wait.
+    const WAKER_FINISHES_WAIT: bool = true;
+
     fn bind(&self) -> usize {
         let count = self.workers.len();
         let start = self.next.fetch_add(1, Ordering::Relaxed) % count;

@@ -10,7 +10,11 @@
 //! - A [`Message`] is plain `Copy` data; the synchronous path allocates nothing per message.
 //! - One [`Handler`] per strategy instance; a call returns [`Outcome::Done`] or
 //!   [`Outcome::Pending`] with a future that completes later (a non-blocking wait, a retry
-//!   backoff). The next message of the key starts only after that future completes.
+//!   backoff). The next message of the key starts only after that future completes. A
+//!   strategy may poll the future inside its waker's `wake`, on the waking thread
+//!   (`keyed-mailbox` and `work-stealing` do, as the reference design does: the thread that
+//!   completes a wait finishes the message), so a waker must not be woken while its caller
+//!   holds a lock that the future's poll takes.
 //! - One admission window for every strategy: at most `max_in_flight` unfinished messages,
 //!   refilled in batches of `max(1, max_in_flight / 16)` (see `window.rs`); `submit` from
 //!   an outside thread blocks while the window is full.

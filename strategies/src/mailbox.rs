@@ -1,5 +1,6 @@
 //! Per-key mailboxes: the machinery shared by `keyed-mailbox`, `work-stealing`, `tokio`
-//! and `rayon`, which differ only in [`Placement`]: where a runnable mailbox goes.
+//! and `rayon`, which differ only in [`Placement`]: where a runnable mailbox goes, and
+//! whether the thread that wakes a waiting mailbox finishes its message itself.
 //!
 //! # Protocol
 //!
@@ -7,38 +8,79 @@
 //! are guarded by one small mutex; the map from key to mailbox is a `DashMap` (sharded
 //! `RwLock<HashMap>`s, so submissions of different keys rarely touch the same lock and no
 //! lock is global) with a fast fixed hash (`hash.rs`). Lock order is always map shard,
-//! then mailbox.
+//! then mailbox, and no user code (a handler, a step's poll or destructor) ever runs while
+//! one of them is held, so a step may wake any mailbox from anywhere.
+//!
+//! The phase says who holds the mailbox: nobody (`Idle`, `Waiting`, `Retired`), a run
+//! queue (`Scheduled`) or one thread (`Running`). Only the thread that moves it out of
+//! `Idle`, `Scheduled` or `Waiting` under its lock holds it next, so it is never run by two
+//! threads at once.
 //!
 //! 1. **Submit** (under the shard lock of the key): find or create the mailbox (a new one
 //!    is bound to a worker by [`Placement::bind`]), push the message; if the mailbox was
 //!    `Idle`, mark it `Scheduled` and hand it to [`Placement::schedule`]. In every other
-//!    phase someone already owns the mailbox and will see the message.
-//! 2. **Run a turn** (the one thread that dequeued it, so never two at once): `Scheduled`
-//!    -> `Running`. Resume the stored pending step, if any; then pop and run messages, at
-//!    most `throughput` per turn.
-//! 3. **A pending step** is polled with a waker for this mailbox. If it is not ready, the
-//!    mailbox stores it, becomes `Waiting` and gives the worker back. The waker moves
-//!    `Waiting` -> `Scheduled` and schedules the mailbox again (on its own worker for
-//!    `keyed-mailbox`). A wake that arrives while the turn is still `Running` sets
-//!    `notified`; the runner then stores the step and requeues the mailbox behind the other
-//!    runnable ones instead of waiting: no wake-up is lost, the mailbox is never scheduled
-//!    twice, and a step that wakes itself at every poll cannot hold its runner.
-//! 4. **End of turn**: after `throughput` messages a non-empty mailbox goes back to
-//!    `Scheduled` and is requeued behind the other runnable mailboxes (fairness).
-//! 5. **Retire**: a runner that finds the queue empty takes the shard lock, checks the queue
-//!    again and removes the mailbox from the map (`Retired`). A concurrent submission
-//!    either pushed before that check (the runner sees it and keeps running) or comes after
-//!    the removal and creates a new mailbox. A retired mailbox that nothing else refers to
-//!    (`Arc::get_mut` succeeds: no waker, no queue, no map entry holds it) is kept as a
-//!    spare and reused for a later key, so the synchronous path allocates nothing once warm.
-//!    The window credits of the turn's finished messages are returned only after that, so
-//!    when `drain` returns no emptied mailbox is left in the map.
+//!    phase someone already holds the mailbox, or will (its waker), and sees the message.
+//! 2. **Run a turn** (the one thread that dequeued it): `Scheduled` -> `Running`. Resume
+//!    the stored pending step, if any; then pop and run messages, at most `throughput` per
+//!    turn.
+//! 3. **A pending step** is polled with the mailbox's waker: the mailbox itself
+//!    (`Waker::from(Arc<Mailbox>)`, no allocation). If it is not ready, the mailbox stores
+//!    it, becomes `Waiting` and gives the worker back. A wake that arrives while the
+//!    mailbox is `Running` (a turn, or the wake path below, is polling) sets `notified`:
+//!    the poller then stores the step and, instead of waiting, makes the mailbox
+//!    `Scheduled` and queues it behind the other runnable ones (a worker requeues it; the
+//!    wake path hands it to [`Placement::schedule`]). No wake-up is lost, the mailbox is
+//!    never queued twice, and a step that wakes itself at every poll holds no thread.
+//! 4. **The wake path** (the reference's: the thread that completes a wait finishes it).
+//!    The waker moves `Waiting` -> `Running` under the mailbox lock and takes the stored
+//!    step, so exactly one thread, this one, holds the mailbox; a second wake finds it
+//!    `Running` (step 3) or no longer waiting and does nothing else. This thread polls the
+//!    step as a worker would ([`Core::poll_holding`]: panic containment, the re-entrancy
+//!    mark, the forced-close check), then:
+//!    - still pending: the step is stored again (`Waiting`) and nothing more happens here;
+//!      the next wake repeats this step (a retry's next backoff);
+//!    - woken during the poll: stored, `Scheduled`, and handed to [`Placement::schedule`]
+//!      (a worker polls it next, as step 3);
+//!    - over (completed, failed, or abandoned by a forced close): if the key has another
+//!      message, the mailbox becomes `Scheduled` and goes to [`Placement::schedule`] (its
+//!      home worker for `keyed-mailbox`); if not, this thread retires it (step 6). The
+//!      message's window credit is returned last, in both cases (below).
 //!
-//! Per-key order follows: one queue per key, FIFO, one runner at a time, and the next
-//! message starts only after the previous step is ready.
+//!    Placements whose threads must run every poll ([`Placement::WAKER_FINISHES_WAIT`]
+//!    false: `tokio`, `rayon`) skip this: their waker moves `Waiting` -> `Scheduled` and
+//!    schedules the mailbox, and a turn polls the step (step 2).
+//! 5. **End of turn**: after `throughput` messages a non-empty mailbox goes back to
+//!    `Scheduled` and is requeued behind the other runnable mailboxes (fairness).
+//! 6. **Retire**: a holder that finds the queue empty takes the shard lock, checks the
+//!    queue again and removes the mailbox from the map (`Retired`). A concurrent submission
+//!    either pushed before that check (the holder sees it and runs it, or, on the wake
+//!    path, schedules the mailbox) or comes after the removal and creates a new mailbox. A
+//!    retired mailbox that nothing else refers to (`Arc::get_mut` succeeds: no waker, no
+//!    queue, no map entry holds it) is kept as a spare and reused for a later key, so the
+//!    synchronous path allocates nothing once warm; the wake path recycles it too when its
+//!    waker was consumed by the wake (`Waker::wake`, the common case).
+//!
+//! **Credits.** A finished message's window credit is returned when its holder takes the
+//! key's next message (itself in flight), when it hands the mailbox to a run queue, or, for
+//! the key's last message, only after the emptied mailbox is retired: `drain` and `close`
+//! wait for an empty window, so when they return no emptied mailbox is left in the map.
+//! Returning the credit after [`Placement::schedule`] also means that `schedule` is called
+//! only while a message of the key is in flight, so never after a close found the window
+//! empty and stopped the engine's threads.
+//!
+//! **Forced close.** [`MailboxSet::sweep`] discards queued messages, abandons the steps of
+//! `Waiting` mailboxes (the waker that loses that race to the sweep finds the mailbox
+//! `Idle` and does nothing) and leaves `Running` ones to their holder, which abandons a
+//! step that is still pending after its poll; the key's later messages are discarded by
+//! the sweep, or by the turn that dequeues them (`Core::start_holding`). The holder keeps
+//! the message's credit until it is done, so `force_close` cannot return while a waker
+//! polls, and a step woken after the close finds nothing to run.
+//!
+//! Per-key order follows: one queue per key, FIFO, one holder at a time, and the next
+//! message starts only after the previous step is over.
 
 use std::collections::VecDeque;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::task::{Context, Wake, Waker};
 
 use crate::executor::{Core, Held};
@@ -48,16 +90,17 @@ use crate::{Key, Message, Pending};
 /// Retired mailboxes kept for reuse per strategy instance (one under loom).
 const SPARE_MAILBOXES: usize = 1024;
 
-/// Where a mailbox is in its life.
+/// Where a mailbox is in its life, and who holds it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Phase {
-    /// Not queued, no runner, nothing pending.
+    /// Not queued, no holder, nothing pending.
     Idle,
     /// In a run queue (exactly one).
     Scheduled,
-    /// A thread is running a turn.
+    /// One thread holds it: a worker running a turn, or a waker finishing its step.
     Running,
-    /// A pending step is stored; its waker will schedule the mailbox.
+    /// A pending step is stored; its waker takes the mailbox next (or, where the waker
+    /// does not finish waits, schedules it).
     Waiting,
     /// Removed from the map. Only reused, as a spare for another key, once nothing else
     /// refers to it (`MailboxSet::recycle`).
@@ -67,17 +110,20 @@ enum Phase {
 struct Inner {
     messages: VecDeque<Message>,
     phase: Phase,
-    /// A wake arrived while `Running`: poll the pending step again before waiting.
+    /// A wake arrived while `Running`: the holder hands the mailbox on instead of waiting.
     notified: bool,
-    /// The step the mailbox waits for while `Waiting`.
+    /// The step the mailbox waits for while `Waiting` (or was woken for, while `Scheduled`).
     pending: Option<Pending>,
 }
 
-/// The queue of one active key.
+/// The queue of one active key. It is also the waker of its pending steps (`Wake`).
 pub(crate) struct Mailbox {
     key: Key,
     /// The worker chosen at creation (`keyed-mailbox`); placements without affinity ignore it.
     home: usize,
+    /// The set the mailbox belongs to, whose wake path its waker calls. Weak: the set owns
+    /// its mailboxes; once the set is gone (the strategy dropped) a wake does nothing.
+    set: Weak<dyn WakeTarget>,
     inner: Mutex<Inner>,
 }
 
@@ -98,13 +144,45 @@ impl Mailbox {
     }
 }
 
+/// A pending step's waker is its mailbox: `Waker::from(Arc<Mailbox>)` only wraps the `Arc`
+/// (a reference count, no allocation), and a clone is another count.
+impl Wake for Mailbox {
+    fn wake(self: Arc<Self>) {
+        if let Some(set) = self.set.upgrade() {
+            set.wake_mailbox(self);
+        }
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        if let Some(set) = self.set.upgrade() {
+            // The caller keeps its waker, so this mailbox cannot be recycled here.
+            set.wake_mailbox(Arc::clone(self));
+        }
+    }
+}
+
+/// The wake path of a [`MailboxSet`], behind a trait object so that a [`Mailbox`] need not
+/// name its placement.
+trait WakeTarget: Send + Sync + 'static {
+    /// [`MailboxSet::wake`].
+    fn wake_mailbox(self: Arc<Self>, mailbox: Arc<Mailbox>);
+}
+
 /// Where runnable mailboxes go: the one thing the mailbox strategies do differently.
 pub(crate) trait Placement: Send + Sync + Sized + 'static {
+    /// Whether the thread that wakes a waiting mailbox polls its step and finishes the
+    /// message itself (module docs, step 4), handing the mailbox to [`Placement::schedule`]
+    /// only if its key has another message; otherwise every wake schedules the mailbox and
+    /// one of the placement's threads polls the step.
+    const WAKER_FINISHES_WAIT: bool;
+
     /// Chooses the worker a new mailbox is bound to for its whole life.
     fn bind(&self) -> usize;
 
     /// Makes `mailbox` (now `Scheduled`) run a turn soon. Called from any thread: the
-    /// submitter, a waker, or a runner requeueing after a full turn.
+    /// submitter, a waker, or a runner requeueing after a full turn; always while a
+    /// message of the mailbox's key is in flight (module docs, "Credits"), so never after
+    /// the engine was stopped.
     fn schedule(set: &Arc<MailboxSet<Self>>, mailbox: Arc<Mailbox>);
 }
 
@@ -113,9 +191,9 @@ pub(crate) trait Placement: Send + Sync + Sized + 'static {
 enum End {
     /// The queue was empty: the mailbox left the map (`Retired`).
     Retired,
-    /// A pending step is stored; its waker will schedule the mailbox (`Waiting`).
+    /// A pending step is stored; its waker takes the mailbox next (`Waiting`).
     Waiting,
-    /// `Scheduled` again: after a full turn, or a step that woke itself while polled.
+    /// `Scheduled` again: after a full turn, or a step that was woken while polled.
     Requeue,
     /// A forced close retired it while it was queued: nothing to do.
     Swept,
@@ -144,6 +222,12 @@ pub(crate) struct MailboxSet<P> {
 impl<P> std::fmt::Debug for MailboxSet<P> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("MailboxSet").field("mailboxes", &self.mailboxes.len()).finish()
+    }
+}
+
+impl<P: Placement> WakeTarget for MailboxSet<P> {
+    fn wake_mailbox(self: Arc<Self>, mailbox: Arc<Mailbox>) {
+        self.wake(mailbox);
     }
 }
 
@@ -178,7 +262,7 @@ impl<P: Placement> MailboxSet<P> {
     }
 
     /// A mailbox for `key`, bound to a worker: a spare one if there is one.
-    fn activate(&self, key: Key) -> Arc<Mailbox> {
+    fn activate(self: &Arc<Self>, key: Key) -> Arc<Mailbox> {
         let home = self.placement.bind();
         if let Some(mut mailbox) = self.spare.pop() {
             if let Some(spare) = Arc::get_mut(&mut mailbox) {
@@ -191,9 +275,11 @@ impl<P: Placement> MailboxSet<P> {
                 return mailbox;
             }
         }
+        let set: Weak<dyn WakeTarget> = Arc::downgrade(self) as Weak<Self>;
         Arc::new(Mailbox {
             key,
             home,
+            set,
             inner: Mutex::new(Inner {
                 messages: VecDeque::new(),
                 phase: Phase::Idle,
@@ -211,7 +297,7 @@ impl<P: Placement> MailboxSet<P> {
         }
     }
 
-    /// Steps 2 to 5: run one turn of a `Scheduled` mailbox.
+    /// Steps 2 to 6: run one turn of a `Scheduled` mailbox.
     ///
     /// The window credit of a message that ends is returned when the runner takes the
     /// key's next message (which is itself in flight), or, for the last one, after the
@@ -272,21 +358,14 @@ impl<P: Placement> MailboxSet<P> {
         }
     }
 
-    /// Step 3: polls a pending step once; `None` when it is over (completed, failed, or
-    /// abandoned by a forced close) and the turn goes on. A step that is not ready is
-    /// stored: the mailbox waits for its waker or, when the waker already fired during the
-    /// poll (a step that yields), goes behind the other runnable mailboxes, so that such a
-    /// step cannot hold its runner.
-    fn drive(
-        self: &Arc<Self>,
-        mailbox: &Arc<Mailbox>,
-        mut step: Pending,
-        held: &mut Held<'_>,
-    ) -> Option<End> {
-        let waker = Waker::from(Arc::new(MailboxWaker {
-            set: Arc::clone(self),
-            mailbox: Arc::clone(mailbox),
-        }));
+    /// Step 3: polls a pending step once, with the mailbox as its waker; `None` when it is
+    /// over (completed, failed, or abandoned by a forced close) and the caller goes on. A
+    /// step that is not ready is stored: the mailbox waits for its waker (`End::Waiting`)
+    /// or, when a wake already arrived during the poll (a step that yields),
+    /// `End::Requeue`: it is `Scheduled` and the caller queues it behind the other runnable
+    /// mailboxes, so that such a step cannot hold its poller.
+    fn drive(&self, mailbox: &Arc<Mailbox>, mut step: Pending, held: &mut Held<'_>) -> Option<End> {
+        let waker = Waker::from(Arc::clone(mailbox));
         let mut cx = Context::from_waker(&waker);
         if self.core.poll_holding(&mut step, &mut cx, held).is_ready() {
             return None;
@@ -308,7 +387,7 @@ impl<P: Placement> MailboxSet<P> {
         }
     }
 
-    /// Step 5: removes an empty mailbox from the map; `false` if a message arrived.
+    /// Step 6: removes an empty mailbox from the map; `false` if a message arrived.
     fn retire(&self, mailbox: &Arc<Mailbox>) -> bool {
         let mut mapped = false;
         let removed = self.mailboxes.remove_if(&mailbox.key, |current| {
@@ -340,19 +419,70 @@ impl<P: Placement> MailboxSet<P> {
         false
     }
 
-    /// The waker of a pending step fired.
-    fn wake(self: &Arc<Self>, mailbox: &Arc<Mailbox>) {
-        let mut inner = mailbox.lock();
-        match inner.phase {
-            Phase::Waiting => {
+    /// A waker of `mailbox` fired (module docs, steps 3 and 4), on any thread.
+    fn wake(self: &Arc<Self>, mailbox: Arc<Mailbox>) {
+        let step = {
+            let mut inner = mailbox.lock();
+            match inner.phase {
+                Phase::Waiting if P::WAKER_FINISHES_WAIT => {
+                    let step = inner.pending.take();
+                    debug_assert!(step.is_some(), "a waiting mailbox stores its step");
+                    if step.is_some() {
+                        inner.phase = Phase::Running; // this thread holds it now
+                    }
+                    step
+                }
+                Phase::Waiting => {
+                    inner.phase = Phase::Scheduled;
+                    drop(inner);
+                    P::schedule(self, mailbox);
+                    return;
+                }
+                Phase::Running => {
+                    inner.notified = true;
+                    return;
+                }
+                // Already scheduled, or a late wake of a finished or abandoned step.
+                Phase::Idle | Phase::Scheduled | Phase::Retired => return,
+            }
+        };
+        if let Some(step) = step {
+            self.finish_wait(mailbox, step);
+        }
+    }
+
+    /// Step 4: this thread took the `Running` mailbox from its waker and polls its step,
+    /// then leaves the mailbox waiting again, hands it to a run queue, or retires it; the
+    /// finished message's credit is returned last ("Credits").
+    fn finish_wait(self: &Arc<Self>, mailbox: Arc<Mailbox>, step: Pending) {
+        let mut held = self.core.hold();
+        match self.drive(&mailbox, step, &mut held) {
+            None => self.pass_on(mailbox),
+            Some(End::Requeue) => P::schedule(self, mailbox), // woken during the poll
+            Some(_) => {} // `Waiting` again: the next wake comes back here
+        }
+        held.release();
+    }
+
+    /// Step 4, once the woken step is over: hands the mailbox to its worker if its key has
+    /// another message, otherwise retires (and recycles) it on this thread.
+    fn pass_on(self: &Arc<Self>, mailbox: Arc<Mailbox>) {
+        {
+            let mut inner = mailbox.lock();
+            if !inner.messages.is_empty() {
                 inner.phase = Phase::Scheduled;
                 drop(inner);
-                P::schedule(self, Arc::clone(mailbox));
+                P::schedule(self, mailbox);
+                return;
             }
-            Phase::Running => inner.notified = true,
-            // Already scheduled, or a late wake of a finished step: nothing to do.
-            Phase::Idle | Phase::Scheduled | Phase::Retired => {}
         }
+        if self.retire(&mailbox) {
+            self.recycle(mailbox);
+            return;
+        }
+        // A message arrived between the look and the retirement: its worker runs it.
+        mailbox.lock().phase = Phase::Scheduled;
+        P::schedule(self, mailbox);
     }
 
     /// Forced close: discards every queued message, abandons the pending step of every
@@ -361,35 +491,32 @@ impl<P: Placement> MailboxSet<P> {
     /// still runs one, finds them `Retired` and drops them). A mailbox already woken
     /// (`Scheduled`, its step still stored) is left to its runner, which polls the step once
     /// more, abandons it if it is still not ready and retires the mailbox; so is a `Running`
-    /// one.
+    /// one, whether a worker or a waker holds it.
+    ///
+    /// The abandoned steps are dropped, and every credit returned, only after the walk over
+    /// the map: a step's destructor is user code and may wake another mailbox, whose wake
+    /// path takes map locks.
     pub(crate) fn sweep(&self) {
         let mut idle = Vec::new();
+        let mut abandoned = Vec::new();
+        let mut discarded = 0;
         self.mailboxes.for_each(|mailbox| {
-            let (discarded, abandoned) = {
-                let mut inner = mailbox.lock();
-                let discarded = inner.messages.len() as u64;
-                inner.messages.clear();
-                let abandoned =
-                    if inner.phase == Phase::Waiting { inner.pending.take() } else { None };
-                if abandoned.is_some() {
-                    // Nothing is left to wait for; a late wake finds it idle and ignores it.
-                    inner.phase = Phase::Idle;
-                }
-                if inner.phase == Phase::Idle
-                    || (inner.phase == Phase::Scheduled && inner.pending.is_none())
-                {
-                    idle.push(Arc::clone(mailbox));
-                }
-                (discarded, abandoned)
-            };
-            self.core.discard(discarded);
-            if let Some(step) = abandoned {
-                self.core.abandon(step);
+            let mut inner = mailbox.lock();
+            discarded += inner.messages.len() as u64;
+            inner.messages.clear();
+            if inner.phase == Phase::Waiting {
+                abandoned.extend(inner.pending.take());
+                // Nothing is left to wait for; a late wake finds it idle and ignores it.
+                inner.phase = Phase::Idle;
+            }
+            if inner.phase == Phase::Idle
+                || (inner.phase == Phase::Scheduled && inner.pending.is_none())
+            {
+                idle.push(Arc::clone(mailbox));
             }
         });
-        // Outside the iteration, which holds the map's locks. A submission admitted before
-        // the close may have queued a message in one of them meanwhile; then its runner
-        // discards the message and retires the mailbox.
+        // A submission admitted before the close may have queued a message in one of them
+        // meanwhile; then its runner discards the message and retires the mailbox.
         for mailbox in idle {
             self.mailboxes.remove_if(&mailbox.key, |current| {
                 let mut inner = current.lock();
@@ -403,21 +530,9 @@ impl<P: Placement> MailboxSet<P> {
                 idle
             });
         }
-    }
-}
-
-/// Wakes one mailbox when its pending step can make progress.
-struct MailboxWaker<P> {
-    set: Arc<MailboxSet<P>>,
-    mailbox: Arc<Mailbox>,
-}
-
-impl<P: Placement> Wake for MailboxWaker<P> {
-    fn wake(self: Arc<Self>) {
-        self.set.wake(&self.mailbox);
-    }
-
-    fn wake_by_ref(self: &Arc<Self>) {
-        self.set.wake(&self.mailbox);
+        self.core.discard(discarded);
+        for step in abandoned {
+            self.core.abandon(step);
+        }
     }
 }

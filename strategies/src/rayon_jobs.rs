@@ -7,6 +7,13 @@
 //! 2. Each turn of a runnable mailbox is one job given to `ThreadPool::spawn_fifo` on a
 //!    pool of `workers` threads; a full turn, or a woken pending step, spawns the next.
 //! 3. rayon schedules the jobs: per-thread deques (FIFO here), a global injector, stealing.
+//! 4. A woken step is re-polled on a pool thread, never on the waking one
+//!    (`WAKER_FINISHES_WAIT` is false): the waker only marks the mailbox `Scheduled` and
+//!    spawns a turn job with `spawn_fifo` (from a thread outside the pool, such as the
+//!    harness timer, the job enters the pool's global injector; from a pool thread, that
+//!    thread's deque); a pool thread runs the job, which polls the step, finishes the
+//!    message, returns its credit and runs or retires the key's mailbox. rayon has no
+//!    futures: a job is the only way to run code on its threads, so every poll is a job.
 //!
 //! # Ordering guarantee
 //!
@@ -15,7 +22,8 @@
 //!
 //! # Trade-offs
 //!
-//! rayon is built for fork-join data parallelism: a heap allocation per job, and sleeping
+//! rayon is built for fork-join data parallelism: a heap allocation per job (a wake
+//! included: a waiting message ends only when a pool thread runs its job), and sleeping
 //! threads are woken through its own sleep module tuned for that use.
 //!
 //! # References
@@ -37,6 +45,9 @@ pub(crate) struct RayonPlacement {
 }
 
 impl Placement for RayonPlacement {
+    /// Every poll runs in a job on the pool (module docs, step 4).
+    const WAKER_FINISHES_WAIT: bool = false;
+
     fn bind(&self) -> usize {
         0
     }

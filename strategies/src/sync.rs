@@ -1,7 +1,7 @@
 //! The synchronisation the executor core is built from: `std`, crossbeam and dashmap in
 //! normal builds, [loom](https://docs.rs/loom) under `cfg(loom)`.
 //!
-//! `scripts/loom.sh` builds the crate with `--cfg loom`; the models in `loom_models.rs`
+//! `scripts/loom.sh` builds the crate with `--cfg loom`; the models in `loom_models/`
 //! then explore the interleavings of the code we wrote ourselves (the mailbox state
 //! machine, park/unpark, the admission window, the close protocol) with every lock,
 //! atomic, park and spawn below replaced by its loom twin. Lock-free containers loom cannot

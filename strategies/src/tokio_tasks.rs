@@ -8,6 +8,15 @@
 //!    threads; a full turn, or a woken pending step, spawns the next turn.
 //! 3. tokio schedules the tasks: per-worker local queues, a global injector, a LIFO slot
 //!    and work stealing.
+//! 4. A woken step is re-polled on a runtime thread, never on the waking one
+//!    (`WAKER_FINISHES_WAIT` is false): the waker only marks the mailbox `Scheduled` and
+//!    spawns a turn task (from a thread outside the runtime, such as the harness timer,
+//!    the task enters tokio's injection queue); a tokio worker runs that task, which polls
+//!    the step, finishes the message, returns its credit and runs or retires the key's
+//!    mailbox. That is what tokio does with a task that awaits the step itself: its waker
+//!    re-queues the task and a runtime thread polls it. (The step is polled with the
+//!    mailbox's own waker, so tokio would not stop the waking thread from polling it; this
+//!    strategy keeps every poll on tokio's threads, as a tokio program's would be.)
 //!
 //! # Ordering guarantee
 //!
@@ -16,8 +25,10 @@
 //!
 //! # Trade-offs
 //!
-//! A task allocation and a scheduler round trip per turn; the LIFO slot favours the most
-//! recently spawned turn, which can delay older ones under CPU-heavy handlers.
+//! A task allocation and a scheduler round trip per turn, a wake included: a waiting
+//! message ends only when a runtime thread gets to its turn task, and its last message
+//! costs a task too. The LIFO slot favours the most recently spawned turn, which can delay
+//! older ones under CPU-heavy handlers.
 //!
 //! # References
 //!
@@ -38,6 +49,9 @@ pub(crate) struct TokioPlacement {
 }
 
 impl Placement for TokioPlacement {
+    /// Every poll runs in a task on the runtime (module docs, step 4).
+    const WAKER_FINISHES_WAIT: bool = false;
+
     fn bind(&self) -> usize {
         0
     }

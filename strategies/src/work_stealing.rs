@@ -4,9 +4,12 @@
 //!
 //! 1. The mailbox machinery of `keyed-mailbox` (`mailbox.rs`), unchanged: one mailbox per
 //!    active key, at most `throughput` messages per turn, pending steps free the worker.
-//! 2. Placement differs: a mailbox made runnable from outside the pool (a submission, a
-//!    waker) goes to a global `crossbeam_deque::Injector`; a mailbox requeued after a full
-//!    turn goes to the back of the running worker's local FIFO deque.
+//! 2. Placement differs: a mailbox made runnable from outside the pool goes to a global
+//!    `crossbeam_deque::Injector`; a mailbox requeued after a full turn goes to the back of
+//!    the running worker's local FIFO deque. A waker finishes the woken step itself, as in
+//!    `keyed-mailbox` (`mailbox.rs`, step 4): the key's last message ends, and its mailbox
+//!    is retired, on the waking thread; only a key with another message (or a step woken
+//!    again while polled there) goes to the injector, where any worker takes it.
 //! 3. A worker takes work from its own deque, else a batch from the injector, else steals
 //!    from the other workers' deques. When all are empty it spins for `idle_spin_us`,
 //!    looking at every queue on each iteration, then parks; it parks at once when the spin
@@ -23,7 +26,8 @@
 //!
 //! Idle workers take over a long synchronous round's backlog, but every runnable mailbox
 //! passes through a shared injector and may move between cores (cache misses, contention
-//! on the injector under many submitters). Every spinning worker polls all the deques and
+//! on the injector under many submitters). The waking thread pays for the polls after a
+//! wake and the retirement, as in `keyed-mailbox`. Every spinning worker polls all the deques and
 //! the injector, so the idle spin costs more shared-cache traffic here than in
 //! `keyed-mailbox`.
 //!
@@ -82,6 +86,9 @@ impl Stealing {
 }
 
 impl Placement for Stealing {
+    /// The reference's wake path, as in `keyed-mailbox`.
+    const WAKER_FINISHES_WAIT: bool = true;
+
     fn bind(&self) -> usize {
         0 // no affinity: any worker may run any mailbox
     }

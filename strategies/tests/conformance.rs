@@ -834,6 +834,62 @@ fn a_waiting_key_blocks_its_group_only_in_hash_group_strategies() {
     }
 }
 
+/// The strategies whose waker finishes a waiting message on the thread that completes the
+/// wait, as the reference implementation does (docs/design.md 3.5, "Waits are finished by
+/// the thread that completes them"): only a key with another message needs a worker. The
+/// other mailbox strategies re-poll a woken step on their own threads (`tokio`, `rayon`).
+const WAKER_FINISHES: [StrategyId; 2] = [StrategyId::KeyedMailbox, StrategyId::WorkStealing];
+
+/// A waiting key's last message ends, and returns its window credit, while the only worker
+/// runs a long synchronous turn, in the strategies whose waker finishes the wait; in the
+/// other mailbox strategies it waits for the worker. One worker, window 2: key A waits
+/// 20 ms (on the test timer thread), then key B spins 300 ms on the worker, and a third
+/// submission blocks until A's credit comes back. Timings are compared with B's end only,
+/// with a margin of 100 ms against the 280 ms a finishing waker leaves, so a loaded
+/// machine delays both sides alike.
+#[test]
+fn a_waiting_keys_last_message_ends_while_its_worker_runs_a_long_turn() {
+    const WAIT: Duration = Duration::from_millis(20);
+    const SPIN: Duration = Duration::from_millis(300);
+    const MARGIN: Duration = Duration::from_millis(100);
+    for id in per_key_mailboxes() {
+        let f = Fixture::new(id, StrategyConfig { max_in_flight: 2, ..config(1) });
+        let mut seq = Sequencer::default();
+        let (waiting, busy, late) = (key(1), key(2), key(3));
+        f.submit(seq.next(waiting, Job::Wait { ns: WAIT.as_nanos() as u32 }));
+        f.wait_started(1);
+        f.submit(seq.next(busy, Job::Spin { ns: SPIN.as_nanos() as u32 }));
+        f.wait_started(2);
+        f.submit(seq.next(late, Job::Noop)); // blocks until a message returns its credit
+        let admitted = Instant::now();
+        f.assert_ordered("a waiting key beside a long synchronous turn");
+        let end_of = |k: Key| {
+            let end = f.recorder.with_log(|log| log.runs_of(k).filter_map(|run| run.ended).max());
+            end.unwrap_or_else(|| panic!("{id}: {k:?} never ended"))
+        };
+        let (waiting_end, busy_end) = (end_of(waiting), end_of(busy));
+        if WAKER_FINISHES.contains(&id) {
+            assert!(
+                waiting_end + MARGIN < busy_end,
+                "{id}: the waiting message ended {:?} before the busy turn did, needed {MARGIN:?}",
+                busy_end.saturating_duration_since(waiting_end)
+            );
+            assert!(
+                admitted + MARGIN < busy_end,
+                "{id}: its credit came back {:?} before the busy turn ended, needed {MARGIN:?}",
+                busy_end.saturating_duration_since(admitted)
+            );
+        } else {
+            assert!(
+                waiting_end > busy_end,
+                "{id}: a woken step was polled off the runtime's threads"
+            );
+        }
+        f.assert_mailboxes_retired("after a wait beside a long turn");
+        f.close();
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // keyed-mailbox specifics (behaviour 9, affinity)
 // ---------------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-//! Loom models of the concurrency this crate implements itself: the mailbox state machine,
+//! Loom models of the concurrency this crate implements itself: the mailbox state machine
+//! (its wake path, where the thread that completes a wait finishes it, included),
 //! park/unpark, the admission window and its admission queue, and the close protocol.
 //!
 //! Built only with `--cfg loom` (`scripts/loom.sh`), where `sync.rs` swaps every lock,
@@ -7,6 +8,10 @@
 //! 3 unless set) and prints how many it explored. Checks never panic inside a handler
 //! (the executor would contain the panic and count it as a failure); the [`Probe`] records
 //! what it saw and the model asserts afterwards.
+//!
+//! Here: the mailbox state machine and the whole keyed-mailbox executor. The models of
+//! the wake path (the thread that completes a wait finishes it: `mailbox.rs`, step 4) are
+//! in `wake_path.rs`; park/unpark and the admission window in `window.rs`.
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -18,11 +23,15 @@ use std::task::{Context, Poll, Waker};
 use crate::executor::{Core, QueuedDispatch};
 use crate::mailbox::{Mailbox, MailboxSet, Placement, Turn};
 use crate::parking::ParkSlot;
+use crate::sync::thread::ThreadId;
 use crate::sync::{lock, thread, AtomicBool, AtomicUsize, Mutex, Ordering};
 use crate::window::{Admission, Window, WindowClosed};
 use crate::{
     Handler, Job, Key, Message, Outcome, Strategy, StrategyConfig, StrategyId, SubmitError,
 };
+
+mod wake_path;
+mod window;
 
 /// Runs `model` under every interleaving within the preemption bound and reports the count.
 fn explore(name: &str, model: impl Fn() + Sync + Send + 'static) {
@@ -76,16 +85,55 @@ struct Wait {
     message: Message,
 }
 
+impl Gate {
+    /// Whether the gate is open; if not, `cx`'s waker is woken when it opens.
+    fn poll_open(&self, cx: &Context<'_>) -> bool {
+        // SeqCst (both loads): pair with the store in `Gate::open`.
+        if !self.open.load(Ordering::SeqCst) {
+            *lock(&self.waker) = Some(cx.waker().clone());
+            if !self.open.load(Ordering::SeqCst) {
+                return false;
+            }
+        }
+        true
+    }
+}
+
 impl Future for Wait {
     type Output = ();
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        // SeqCst (both loads): pair with the store in `Gate::open`.
-        if !self.gate.open.load(Ordering::SeqCst) {
-            *lock(&self.gate.waker) = Some(cx.waker().clone());
-            if !self.gate.open.load(Ordering::SeqCst) {
+        if !self.gate.poll_open(cx) {
+            return Poll::Pending;
+        }
+        self.probe.end(&self.message);
+        Poll::Ready(())
+    }
+}
+
+/// `Job::Custom` code of a step that waits for the probe's gate, then for its second gate
+/// (a retry: pending again after its first wake), then records its end.
+const TWO_GATES: u32 = 3;
+
+/// The step of [`TWO_GATES`].
+struct TwoGates {
+    first_open: bool,
+    probe: Arc<Probe>,
+    message: Message,
+}
+
+impl Future for TwoGates {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if !self.first_open {
+            if !self.probe.gate.poll_open(cx) {
                 return Poll::Pending;
             }
+            self.first_open = true;
+        }
+        if !self.probe.second_gate.poll_open(cx) {
+            return Poll::Pending;
         }
         self.probe.end(&self.message);
         Poll::Ready(())
@@ -134,6 +182,12 @@ struct Probe {
     overlaps: AtomicUsize,
     /// The gate a `Job::Wait` message waits for.
     gate: Arc<Gate>,
+    /// The second gate of a `TWO_GATES` step.
+    second_gate: Arc<Gate>,
+    /// `(key, seq)` and the thread of every start, in order.
+    started_on: Mutex<Vec<((Key, u64), ThreadId)>>,
+    /// `(key, seq)` and the thread of every end, in order.
+    ended_on: Mutex<Vec<((Key, u64), ThreadId)>>,
     /// The strategy a `SUBMIT_NEXT` handler submits into (weak: it holds the probe).
     strategy: OnceLock<Weak<dyn Strategy>>,
     /// `(key, seq)` of the `SUBMIT_NEXT` submissions that were handed back.
@@ -149,6 +203,9 @@ fn probe() -> Arc<Probe> {
         active: Mutex::default(),
         overlaps: AtomicUsize::new(0),
         gate: Arc::default(),
+        second_gate: Arc::default(),
+        started_on: Mutex::default(),
+        ended_on: Mutex::default(),
         strategy: OnceLock::new(),
         handed_back: Mutex::default(),
     })
@@ -158,6 +215,17 @@ impl Probe {
     fn end(&self, message: &Message) {
         lock(&self.active).retain(|key| *key != message.key);
         lock(&self.ended).push((message.key, message.seq));
+        lock(&self.ended_on).push(((message.key, message.seq), thread::current().id()));
+    }
+
+    /// The thread `(key, seq)` started on, if it started.
+    fn started_on(&self, key: Key, seq: u64) -> Option<ThreadId> {
+        lock(&self.started_on).iter().find(|(id, _)| *id == (key, seq)).map(|&(_, on)| on)
+    }
+
+    /// The thread `(key, seq)` ended on, if it ended.
+    fn ended_on(&self, key: Key, seq: u64) -> Option<ThreadId> {
+        lock(&self.ended_on).iter().find(|(id, _)| *id == (key, seq)).map(|&(_, on)| on)
     }
 
     fn ended(&self) -> Vec<(Key, u64)> {
@@ -187,6 +255,18 @@ impl Probe {
         assert_eq!(started, expected, "starts: wrong order, a duplicate or a loss");
         assert_eq!(self.ended(), expected, "ends: wrong order, a duplicate or a loss");
     }
+
+    /// After a forced close: no overlap, the messages that started are a prefix of `all`
+    /// (in order, no duplicate), and those that ended a prefix of them (an abandoned step
+    /// never ends).
+    fn assert_ran_a_prefix(&self, all: &[(Key, u64)]) {
+        // SeqCst: pairs with the increment in `Probe::handle`.
+        assert_eq!(self.overlaps.load(Ordering::SeqCst), 0, "two messages of a key overlapped");
+        let started = lock(&self.started).clone();
+        assert!(all.starts_with(&started), "starts {started:?} of {all:?}");
+        let ended = self.ended();
+        assert!(started.starts_with(&ended), "ends {ended:?} of the starts {started:?}");
+    }
 }
 
 impl Handler for Probe {
@@ -200,10 +280,16 @@ impl Handler for Probe {
             active.push(message.key);
         }
         lock(&self.started).push((message.key, message.seq));
+        lock(&self.started_on).push(((message.key, message.seq), thread::current().id()));
         match message.job {
             Job::Custom(YIELD_ONCE) => {
                 let probe = self.me.upgrade().expect("the model holds its probe");
                 Outcome::Pending(Box::pin(YieldOnce { yielded: false, probe, message: *message }))
+            }
+            Job::Custom(TWO_GATES) => {
+                let probe = self.me.upgrade().expect("the model holds its probe");
+                let message = *message;
+                Outcome::Pending(Box::pin(TwoGates { first_open: false, probe, message }))
             }
             Job::Custom(SUBMIT_NEXT) => {
                 self.submit_next(message);
@@ -227,13 +313,17 @@ impl Handler for Probe {
 }
 
 /// Placement of the mailbox models: one shared FIFO that runner threads take from. It
-/// asserts that a mailbox is never queued twice.
+/// asserts that a mailbox is never queued twice. `FINISHES` is its
+/// [`Placement::WAKER_FINISHES_WAIT`]: true (the default) models `keyed-mailbox` and
+/// `work-stealing`, false `tokio` and `rayon`.
 #[derive(Debug, Default)]
-struct SharedQueue {
+struct SharedQueue<const FINISHES: bool = true> {
     queue: Mutex<VecDeque<Arc<Mailbox>>>,
+    /// Mailboxes handed to `schedule` so far.
+    scheduled: AtomicUsize,
 }
 
-impl SharedQueue {
+impl<const FINISHES: bool> SharedQueue<FINISHES> {
     fn push(&self, mailbox: Arc<Mailbox>) {
         let mut queue = lock(&self.queue);
         assert!(
@@ -242,14 +332,22 @@ impl SharedQueue {
         );
         queue.push_back(mailbox);
     }
+
+    /// Mailboxes handed to `schedule` so far (read after the threads that schedule joined).
+    fn scheduled(&self) -> usize {
+        self.scheduled.load(Ordering::Relaxed)
+    }
 }
 
-impl Placement for SharedQueue {
+impl<const FINISHES: bool> Placement for SharedQueue<FINISHES> {
+    const WAKER_FINISHES_WAIT: bool = FINISHES;
+
     fn bind(&self) -> usize {
         0
     }
 
     fn schedule(set: &Arc<MailboxSet<Self>>, mailbox: Arc<Mailbox>) {
+        set.placement.scheduled.fetch_add(1, Ordering::Relaxed);
         set.placement.push(mailbox);
     }
 }
@@ -271,7 +369,10 @@ fn mailbox_set(probe: &Arc<Probe>, throughput: usize) -> Arc<MailboxSet<SharedQu
 }
 
 /// A mailbox set with `probe` as handler and `config`.
-fn mailbox_set_with(probe: &Arc<Probe>, config: StrategyConfig) -> Arc<MailboxSet<SharedQueue>> {
+fn mailbox_set_with<const F: bool>(
+    probe: &Arc<Probe>,
+    config: StrategyConfig,
+) -> Arc<MailboxSet<SharedQueue<F>>> {
     let handler: Arc<dyn Handler> = Arc::clone(probe) as Arc<dyn Handler>;
     let core = Arc::new(Core::new(config, handler));
     MailboxSet::new(core, SharedQueue::default())
@@ -297,13 +398,24 @@ fn bind_set(set: &Arc<MailboxSet<SharedQueue>>) -> Arc<SetDispatch> {
 }
 
 /// What `Executor::submit` does: take a credit, then queue.
-fn submit(set: &Arc<MailboxSet<SharedQueue>>, message: Message) {
+fn submit<P: Placement>(set: &Arc<MailboxSet<P>>, message: Message) {
     set.core.window.admit().expect("the window is open");
     set.submit(message);
 }
 
-/// Runs queued mailboxes until `total` messages have ended.
-fn runner(set: &Arc<MailboxSet<SharedQueue>>, probe: &Probe, total: usize) {
+/// Runs the one queued mailbox on this thread: a turn before the model's race begins.
+fn run_queued(set: &Arc<MailboxSet<SharedQueue>>) {
+    let mailbox = lock(&set.placement.queue).pop_front().expect("a queued mailbox");
+    assert!(matches!(set.run(mailbox), Turn::Done), "the turn ended waiting");
+    assert!(lock(&set.placement.queue).is_empty(), "a waiting mailbox was requeued");
+}
+
+/// Runs queued mailboxes until `total` messages have ended; returns the thread's id.
+fn runner<const F: bool>(
+    set: &Arc<MailboxSet<SharedQueue<F>>>,
+    probe: &Probe,
+    total: usize,
+) -> ThreadId {
     loop {
         let next = lock(&set.placement.queue).pop_front();
         match next {
@@ -312,26 +424,35 @@ fn runner(set: &Arc<MailboxSet<SharedQueue>>, probe: &Probe, total: usize) {
                     set.placement.push(mailbox);
                 }
             }
-            None if lock(&probe.ended).len() == total => return,
+            None if lock(&probe.ended).len() == total => return thread::current().id(),
             None => thread::yield_now(),
         }
     }
 }
 
 /// A thread running [`runner`].
-fn spawn_runner(
-    set: &Arc<MailboxSet<SharedQueue>>,
+fn spawn_runner<const F: bool>(
+    set: &Arc<MailboxSet<SharedQueue<F>>>,
     probe: &Arc<Probe>,
     total: usize,
-) -> thread::JoinHandle<()> {
+) -> thread::JoinHandle<ThreadId> {
     let (set, probe) = (Arc::clone(set), Arc::clone(probe));
     thread::spawn(move || runner(&set, &probe, total))
 }
 
-/// A thread opening the probe's gate (the reply a pending step waits for).
-fn spawn_opener(probe: &Probe) -> thread::JoinHandle<()> {
-    let gate = Arc::clone(&probe.gate);
-    thread::spawn(move || gate.open())
+/// A thread opening the probe's gate (the reply a pending step waits for); returns the
+/// thread's id.
+fn spawn_opener(probe: &Probe) -> thread::JoinHandle<ThreadId> {
+    spawn_gate_opener(&probe.gate)
+}
+
+/// A thread opening `gate`; returns the thread's id.
+fn spawn_gate_opener(gate: &Arc<Gate>) -> thread::JoinHandle<ThreadId> {
+    let gate = Arc::clone(gate);
+    thread::spawn(move || {
+        gate.open();
+        thread::current().id()
+    })
 }
 
 /// A keyed-mailbox executor (one worker) with `probe` as handler.
@@ -350,7 +471,7 @@ fn keyed_mailbox_with(probe: &Arc<Probe>, config: StrategyConfig) -> Arc<dyn Str
 }
 
 /// After a model: nothing queued, no mailbox left, the window empty.
-fn assert_quiet(set: &MailboxSet<SharedQueue>) {
+fn assert_quiet<const F: bool>(set: &MailboxSet<SharedQueue<F>>) {
     assert!(lock(&set.placement.queue).is_empty(), "a mailbox was left queued");
     assert_eq!(set.live(), 0, "a mailbox was left in the map");
     assert_eq!(set.core.window.in_flight(), 0, "a credit was not returned");
@@ -391,23 +512,39 @@ fn mailbox_a_step_that_wakes_itself_is_requeued() {
     });
 }
 
+/// A pending step whose wake arrives before, during or after the turn that stored it,
+/// while the next message of the key arrives, on a placement whose waker finishes waits
+/// (`F`) or only schedules the mailbox.
+fn wake_races_the_running_turn<const F: bool>() {
+    let probe = probe();
+    let set = mailbox_set_with::<F>(&probe, config(4));
+    submit(&set, message(KEY, 0, Job::Wait { ns: 0 }));
+    let worker = spawn_runner(&set, &probe, 2);
+    let io = spawn_opener(&probe);
+    submit(&set, message(KEY, 1, Job::Noop));
+    io.join().unwrap();
+    worker.join().unwrap();
+    probe.assert_ran_in_order(&[(KEY, 0), (KEY, 1)]);
+    assert_quiet(&set);
+}
+
 #[test]
 fn mailbox_wake_races_the_running_turn() {
-    // A pending step whose wake arrives before, during or after the turn that stored it,
-    // while the next message of the key arrives: the mailbox is scheduled exactly once per
-    // wake, the second message starts only after the first ended.
-    explore("mailbox_wake_races_the_running_turn", || {
-        let probe = probe();
-        let set = mailbox_set(&probe, 4);
-        submit(&set, message(KEY, 0, Job::Wait { ns: 0 }));
-        let worker = spawn_runner(&set, &probe, 2);
-        let io = spawn_opener(&probe);
-        submit(&set, message(KEY, 1, Job::Noop));
-        io.join().unwrap();
-        worker.join().unwrap();
-        probe.assert_ran_in_order(&[(KEY, 0), (KEY, 1)]);
-        assert_quiet(&set);
-    });
+    // The waker finishes the wait (`keyed-mailbox`, `work-stealing`): whether the wake
+    // finds the turn still polling (notified: the runner requeues) or the step stored (the
+    // opener polls it), the mailbox is queued at most once at a time and the second
+    // message starts only after the first ended.
+    explore("mailbox_wake_races_the_running_turn", wake_races_the_running_turn::<true>);
+}
+
+#[test]
+fn mailbox_a_scheduling_wake_races_the_running_turn() {
+    // The same race where the waker only schedules the mailbox (`tokio`, `rayon`): the
+    // mailbox is scheduled exactly once per wake.
+    explore(
+        "mailbox_a_scheduling_wake_races_the_running_turn",
+        wake_races_the_running_turn::<false>,
+    );
 }
 
 #[test]
@@ -426,140 +563,6 @@ fn mailbox_two_runners_never_share_a_mailbox() {
         }
         probe.assert_ran_in_order(&[(KEY, 0), (KEY, 1)]);
         assert_quiet(&set);
-    });
-}
-
-#[test]
-fn park_never_loses_a_wake_up() {
-    // A worker going to sleep races two producers that each push one item and unpark it:
-    // the worker takes both items (a lost wake-up is a loom deadlock).
-    explore("park_never_loses_a_wake_up", || {
-        let slot = Arc::new(ParkSlot::default());
-        let items = Arc::new(AtomicUsize::new(0));
-        let worker = {
-            let (slot, items) = (Arc::clone(&slot), Arc::clone(&items));
-            thread::spawn(move || {
-                slot.register();
-                let mut taken = 0;
-                while taken < 2 {
-                    // SeqCst (both loads): pair with the producers' increments.
-                    if items.load(Ordering::SeqCst) > taken {
-                        taken += 1;
-                        continue;
-                    }
-                    slot.prepare_park();
-                    if items.load(Ordering::SeqCst) > taken {
-                        slot.cancel_park();
-                        continue;
-                    }
-                    slot.park();
-                }
-            })
-        };
-        let producer = {
-            let (slot, items) = (Arc::clone(&slot), Arc::clone(&items));
-            thread::spawn(move || {
-                // SeqCst: pairs with the worker's loads of `items`.
-                items.fetch_add(1, Ordering::SeqCst);
-                slot.unpark();
-            })
-        };
-        // SeqCst: pairs with the worker's loads of `items`.
-        items.fetch_add(1, Ordering::SeqCst);
-        slot.unpark();
-        producer.join().unwrap();
-        worker.join().unwrap();
-        assert!(!slot.is_parked());
-    });
-}
-
-/// `credits + pending refill + in flight` never changes: no credit lost or created.
-fn assert_conserved(window: &Window, size: usize) {
-    let (credits, refill, in_flight) = window.fields();
-    assert_eq!(
-        credits + refill + in_flight,
-        size,
-        "credits {credits}, refill {refill}, in flight {in_flight}"
-    );
-}
-
-#[test]
-fn window_credits_are_conserved() {
-    // Three threads admit and finish through a window of 2 (batch 1): one of them blocks
-    // and must be woken by a completion; the credit total never changes.
-    explore("window_credits_are_conserved", || {
-        let window = Arc::new(Window::new(2));
-        let threads: Vec<_> = (0..2)
-            .map(|_| {
-                let window = Arc::clone(&window);
-                thread::spawn(move || {
-                    window.admit().unwrap();
-                    assert_conserved(&window, 2);
-                    assert!(!window.finish(), "nothing is queued");
-                    assert_conserved(&window, 2);
-                })
-            })
-            .collect();
-        window.admit().unwrap();
-        assert!(!window.finish(), "nothing is queued");
-        for thread in threads {
-            thread.join().unwrap();
-        }
-        window.wait_empty();
-        assert_eq!(window.fields(), (2, 0, 0));
-        assert_eq!(window.peak_in_flight().clamp(1, 2), window.peak_in_flight());
-    });
-}
-
-#[test]
-fn window_batches_refill_under_concurrent_completion() {
-    // A window of 32 refills in batches of 2: two completions racing each other and an
-    // admission grant exactly one batch, never one credit or three.
-    explore("window_batches_refill_under_concurrent_completion", || {
-        let window = Arc::new(Window::new(32));
-        for _ in 0..32 {
-            window.admit().unwrap();
-        }
-        let finishers: Vec<_> = (0..2)
-            .map(|_| {
-                let window = Arc::clone(&window);
-                thread::spawn(move || window.finish())
-            })
-            .collect();
-        let admitted = window.admit();
-        for finisher in finishers {
-            finisher.join().unwrap();
-        }
-        assert_eq!(admitted, Ok(()), "the batch refill must wake the blocked admission");
-        assert_eq!(window.fields(), (1, 0, 31));
-    });
-}
-
-#[test]
-fn window_close_races_a_blocked_admission() {
-    // An admission blocked on a full window races a close and a completion: it returns
-    // (never hangs), with a credit only if the completion came first, and after the close
-    // every admission fails.
-    explore("window_close_races_a_blocked_admission", || {
-        let window = Arc::new(Window::new(1));
-        window.admit().unwrap();
-        let blocked = {
-            let window = Arc::clone(&window);
-            thread::spawn(move || window.admit())
-        };
-        let finisher = {
-            let window = Arc::clone(&window);
-            thread::spawn(move || window.finish())
-        };
-        window.close();
-        let outcome = blocked.join().unwrap();
-        finisher.join().unwrap();
-        let (credits, refill, in_flight) = window.fields();
-        match outcome {
-            Ok(()) => assert_eq!((credits, refill, in_flight), (0, 0, 1)),
-            Err(WindowClosed) => assert_eq!((credits, refill, in_flight), (1, 0, 0)),
-        }
-        assert_eq!(window.admit(), Err(WindowClosed));
     });
 }
 
@@ -665,42 +668,6 @@ fn mailbox_a_spare_serves_the_next_key_while_a_late_wake_arrives() {
         // SeqCst: pairs with the increment in `Probe::handle`.
         assert_eq!(probe.overlaps.load(Ordering::SeqCst), 0);
         assert_quiet(&set);
-    });
-}
-
-#[test]
-fn window_a_reentrant_submit_at_a_full_window_races_a_finish() {
-    // Window 1, one runner: the runner finishes the message that holds the only credit
-    // while another thread, marked as inside a handler of this strategy (as a second
-    // worker's handler would be; the core marks its own calls the same way), submits at the
-    // full window. The submission either finds the credit returned (admitted at once) or
-    // queues and is admitted by that credit, exactly once: both run, once each and in
-    // order, the drain returns only after both did, and the window ends whole.
-    explore("window_a_reentrant_submit_at_a_full_window_races_a_finish", || {
-        let probe = probe();
-        let set = mailbox_set_with(&probe, StrategyConfig { max_in_flight: 1, ..config(4) });
-        let _dispatch = bind_set(&set);
-        submit(&set, message(KEY, 0, Job::Noop));
-        let worker = spawn_runner(&set, &probe, 2);
-        let next = message(OTHER, 0, Job::Noop);
-        let admission = {
-            let _inside = set.core.enter();
-            set.core.admit(next).expect("the window is open")
-        };
-        if admission == Admission::Admitted {
-            set.submit(next); // what `Executor::submit` does with an admitted message
-        }
-        set.core.window.wait_empty();
-        assert_eq!(probe.ended().len(), 2, "drain returned before both messages ran");
-        worker.join().unwrap();
-        probe.assert_ran_in_order(&[(KEY, 0), (OTHER, 0)]);
-        assert_quiet(&set);
-        let window = &set.core.window;
-        assert_eq!(window.fields(), (1, 0, 0), "a credit lost or doubled");
-        assert!(!window.is_queued(), "the queued flag outlived the queue");
-        let queued = u64::from(admission == Admission::Queued);
-        assert_eq!((window.queued_total(), window.peak_queued() as u64), (queued, queued));
-        assert_eq!(window.peak_in_flight(), 1, "two messages held the only credit");
     });
 }
 
