@@ -338,44 +338,16 @@ pub fn generate(
                 workload
             })
             .collect(),
-        ScenarioId::AsyncIo => sizes
-            .async_keys
-            .iter()
-            .map(|&keys| {
-                let mut workload =
-                    Workload::new(scenario, format!("keys={keys}"), keys, Arrivals::Closed);
-                workload.window = Some(sizes.async_window);
-                let mut seqs = vec![0; keys];
-                let max_wait_ns = sizes.async_max_wait_ms * NS_PER_MS;
-                let mut key_rng = rng.clone();
-                for index in 0..sizes.async_messages {
-                    // Round-robin over the keys, as records spread over keys by a producer.
-                    let id = index % keys;
-                    let wait = key_rng.gen_range(0..=max_wait_ns) as u32;
-                    workload.push(&mut seqs, 0, id, 0, Job::Wait { ns: wait });
-                }
-                workload
-            })
-            .collect(),
-        ScenarioId::AsyncIoZipf => sizes
-            .async_zipf_keys
-            .iter()
-            .map(|&keys| {
-                let mut workload =
-                    Workload::new(scenario, format!("keys={keys}"), keys, Arrivals::Closed);
-                workload.window = Some(sizes.async_window);
-                let mut seqs = vec![0; keys];
-                let max_wait_ns = sizes.async_max_wait_ms * NS_PER_MS;
+        ScenarioId::AsyncIo => async_io_sweep(scenario, sizes, &sizes.async_keys, &rng, |_| {
+            // Round-robin over the keys, as records spread over keys by a producer.
+            Box::new(|index, _: &mut ChaCha8Rng| index)
+        }),
+        ScenarioId::AsyncIoZipf => {
+            async_io_sweep(scenario, sizes, &sizes.async_zipf_keys, &rng, |keys| {
                 let zipf = Zipf::new(keys as u64, sizes.zipf_s).expect("validated zipf exponent");
-                let mut key_rng = rng.clone();
-                for _ in 0..sizes.async_messages {
-                    let id = zipf.sample(&mut key_rng) as usize - 1;
-                    let wait = key_rng.gen_range(0..=max_wait_ns) as u32;
-                    workload.push(&mut seqs, 0, id, 0, Job::Wait { ns: wait });
-                }
-                workload
+                Box::new(move |_, rng: &mut ChaCha8Rng| zipf.sample(rng) as usize - 1)
             })
-            .collect(),
+        }
         ScenarioId::ParallelConsumer => sizes
             .pc_keys
             .iter()
@@ -421,6 +393,40 @@ pub fn generate(
             })
             .collect(),
     }
+}
+
+/// Picks the key (modulo the key count) of message `index` of a sweep, from the sweep's
+/// random stream.
+type KeyPicker = Box<dyn FnMut(usize, &mut ChaCha8Rng) -> usize>;
+
+/// The non-blocking key sweeps (`async-io`, `async-io-zipf`): one workload per key count,
+/// each message waiting uniformly 0..=`async_max_wait_ms`, through `async_window`; `picker`
+/// makes each key count's key choice. Every key count draws from a copy of `rng`.
+fn async_io_sweep(
+    scenario: ScenarioId,
+    sizes: &Sizes,
+    key_counts: &[usize],
+    rng: &ChaCha8Rng,
+    picker: impl Fn(usize) -> KeyPicker,
+) -> Vec<Workload> {
+    key_counts
+        .iter()
+        .map(|&keys| {
+            let mut workload =
+                Workload::new(scenario, format!("keys={keys}"), keys, Arrivals::Closed);
+            workload.window = Some(sizes.async_window);
+            let mut seqs = vec![0; keys];
+            let max_wait_ns = sizes.async_max_wait_ms * NS_PER_MS;
+            let mut key_rng = rng.clone();
+            let mut pick = picker(keys);
+            for index in 0..sizes.async_messages {
+                let id = pick(index, &mut key_rng) % keys;
+                let wait = key_rng.gen_range(0..=max_wait_ns) as u32;
+                workload.push(&mut seqs, 0, id, 0, Job::Wait { ns: wait });
+            }
+            workload
+        })
+        .collect()
 }
 
 /// Cold commands a sender may send per millisecond of `--cold-duration-ms` (1M/s): more
