@@ -11,7 +11,7 @@ use crate::workload::reference::{
     PARALLEL_CONSUMER_PARTITION_S, PARALLEL_CONSUMER_UNORDERED_S, WOW_COLD_COMMAND_14_CORES,
     WOW_COLD_COMMAND_4_CORES, WOW_COLD_COMMAND_SLOW,
 };
-use crate::workload::ScenarioId;
+use crate::workload::{cold_command_param, keys_param, ScenarioId};
 
 /// Whether a strategy competes for "best" (ordered, and not the `inline` reference).
 fn is_contender(strategy: &str) -> bool {
@@ -247,12 +247,7 @@ fn render_cold_command(out: &mut String, rows: &[&RunResult], cores: usize) {
             .map(|row| row.throughput_per_s.median)
     };
     for param in params {
-        let field = |name: &str| {
-            param
-                .split(',')
-                .find_map(|part| part.strip_prefix(name)?.strip_prefix('=')?.parse::<usize>().ok())
-        };
-        let (Some(slow), Some(senders)) = (field("slow"), field("senders")) else { continue };
+        let Some((slow, senders)) = cold_command_param(param) else { continue };
         let cells: Vec<String> = strategies
             .iter()
             .map(|strategy| rate(param, strategy).map_or("-".into(), format_rate))
@@ -308,11 +303,6 @@ fn strategies_and_params<'a>(rows: &[&'a RunResult]) -> (Vec<&'a str>, Vec<&'a s
     (strategies, params)
 }
 
-/// The key count of a `keys=N` param.
-fn keys_of(param: &str) -> Option<usize> {
-    param.strip_prefix("keys=").and_then(|keys| keys.parse().ok())
-}
-
 /// Elapsed time per key count next to the ideal bound, for the non-blocking key sweeps
 /// (`async-io`, `async-io-zipf`). No published figure comes from this experiment.
 fn render_key_sweep(out: &mut String, scenario: ScenarioId, rows: &[&RunResult]) {
@@ -335,7 +325,7 @@ fn render_key_sweep(out: &mut String, scenario: ScenarioId, rows: &[&RunResult])
         };
         let ideal = rows.iter().find(|row| row.param == param).map_or(0.0, |row| row.ideal_s);
         let elapsed: Vec<String> = strategies.iter().map(|s| cell(s)).collect();
-        let keys = keys_of(param).map_or(param.to_owned(), |k| k.to_string());
+        let keys = keys_param(param).map_or(param.to_owned(), |k| k.to_string());
         let _ = writeln!(out, "| {keys} | {ideal:.3} | {} |", elapsed.join(" | "));
     }
     out.push('\n');
@@ -380,7 +370,7 @@ fn render_parallel_consumer(out: &mut String, rows: &[&RunResult], published: bo
                 },
             )
         };
-        let keys = keys_of(param);
+        let keys = keys_param(param);
         let published_cells = match keys.and_then(parallel_consumer_key_mode_s) {
             Some(seconds) if published => format!(" {seconds} | {:.2}x |", seconds / floor),
             _ if published => " - | - |".to_owned(),
@@ -395,7 +385,7 @@ fn render_parallel_consumer(out: &mut String, rows: &[&RunResult], published: bo
         return;
     }
     let floor_of = |keys: usize| {
-        rows.iter().find(|row| keys_of(&row.param) == Some(keys)).map(|row| row.ideal_s)
+        rows.iter().find(|row| keys_param(&row.param) == Some(keys)).map(|row| row.ideal_s)
     };
     if let Some(floor) = floor_of(1) {
         let _ = writeln!(
@@ -406,7 +396,7 @@ fn render_parallel_consumer(out: &mut String, rows: &[&RunResult], published: bo
             PARALLEL_CONSUMER_PARTITION_S / floor
         );
     }
-    let most_keys = params.iter().filter_map(|param| keys_of(param)).max();
+    let most_keys = params.iter().filter_map(|param| keys_param(param)).max();
     if let Some((keys, floor)) = most_keys.and_then(|keys| Some((keys, floor_of(keys)?))) {
         let _ = writeln!(
             out,

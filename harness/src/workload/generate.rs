@@ -429,6 +429,19 @@ fn async_io_sweep(
         .collect()
 }
 
+/// The key count of a `keys=N` param (the key sweeps).
+pub fn keys_param(param: &str) -> Option<usize> {
+    param.strip_prefix("keys=").and_then(|keys| keys.parse().ok())
+}
+
+/// The slow aggregates and senders of a `slow=S,senders=N` param (`cold-command`).
+pub fn cold_command_param(param: &str) -> Option<(usize, usize)> {
+    let field = |name: &str| {
+        param.split(',').find_map(|part| part.strip_prefix(name)?.strip_prefix('=')?.parse().ok())
+    };
+    Some((field("slow")?, field("senders")?))
+}
+
 /// Cold commands a sender may send per millisecond of `--cold-duration-ms` (1M/s): more
 /// than any strategy here handles, so a sender never runs out before its time is up.
 const COLD_COMMANDS_PER_MS: u64 = 1_000;
@@ -566,6 +579,15 @@ mod tests {
             types.dedup();
             assert_eq!(scenario.aggregate_types(&sizes()), types.len(), "{scenario}: types");
         }
+    }
+
+    #[test]
+    fn params_read_back_as_they_are_written() {
+        let cold = generate(ScenarioId::ColdCommand, &sizes(), 1, 1e6);
+        assert_eq!(cold_command_param(&cold[0].param), Some((128, 1)));
+        let sweep = generate(ScenarioId::AsyncIo, &sizes(), 1, 1e6);
+        assert_eq!(keys_param(&sweep[0].param), Some(20));
+        assert_eq!((keys_param("burst=3"), cold_command_param("slow=2")), (None, None));
     }
 
     #[test]

@@ -14,6 +14,8 @@ mod ids;
 pub mod reference;
 mod sizes;
 
-pub use generate::{generate, job_cost_ns, Arrivals, Driven, HotChain, Workload};
+pub use generate::{
+    cold_command_param, generate, job_cost_ns, keys_param, Arrivals, Driven, HotChain, Workload,
+};
 pub use ids::{ScenarioId, UnknownScenario};
 pub use sizes::{SizeArgs, SizeValue, Sizes};

@@ -13,7 +13,7 @@ use crate::results::{Results, RunResult};
 use crate::workload::reference::{
     WOW_COLD_COMMAND_14_CORES, WOW_COLD_COMMAND_4_CORES, WOW_COLD_COMMAND_SLOW,
 };
-use crate::workload::ScenarioId;
+use crate::workload::{cold_command_param, ScenarioId};
 
 const NOTE: &str = "One pair of bars per cold-command cell (slow aggregates, senders): how \
 many times more cold commands per second keyed-mailbox handled than per-type-pool (the 9.2 \
@@ -29,14 +29,6 @@ struct ColdCommand<'a> {
     rows: Vec<&'a RunResult>,
     params: Vec<&'a str>,
     cores: usize,
-}
-
-/// The slow aggregates and senders of a `slow=S,senders=N` param.
-fn slow_and_senders(param: &str) -> Option<(usize, usize)> {
-    let field = |name: &str| {
-        param.split(',').find_map(|part| part.strip_prefix(name)?.strip_prefix('=')?.parse().ok())
-    };
-    Some((field("slow")?, field("senders")?))
 }
 
 impl ColdCommand<'_> {
@@ -62,7 +54,7 @@ pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
         return;
     }
     let params: Vec<&str> =
-        params(&rows).into_iter().filter(|param| slow_and_senders(param).is_some()).collect();
+        params(&rows).into_iter().filter(|param| cold_command_param(param).is_some()).collect();
     let figure = ColdCommand { rows, params, cores: results.meta.cores };
     let has_ratio = figure.params.iter().any(|param| figure.ratio(param, AGAINST[0]).is_some());
     if !has_ratio {
@@ -126,7 +118,7 @@ impl Figure for ColdCommand<'_> {
         let x_label = |x: &f64| {
             self.params
                 .get(category(*x))
-                .and_then(|param| slow_and_senders(param))
+                .and_then(|param| cold_command_param(param))
                 .map_or(String::new(), |(slow, senders)| format!("slow {slow}, senders {senders}"))
         };
         let y_label = |y: &f64| format!("{y:.0}x");
@@ -153,7 +145,7 @@ impl Figure for ColdCommand<'_> {
                     text_style(TICK_PX),
                 )))?;
             }
-            let Some((slow, senders)) = slow_and_senders(param) else { continue };
+            let Some((slow, senders)) = cold_command_param(param) else { continue };
             if slow != WOW_COLD_COMMAND_SLOW {
                 continue;
             }
