@@ -189,6 +189,7 @@ fn tighten_timer_slack() {
 fn run(shard: &Shard) {
     tighten_timer_slack();
     let mut due = Vec::new();
+    let mut late = Vec::new();
     let mut queue = lock(&shard.queue);
     loop {
         if queue.shutdown {
@@ -202,10 +203,15 @@ fn run(shard: &Shard) {
             drop(queue);
             for entry in due.drain(..) {
                 // Lateness up to the waker call: a slow waker delays the ones after it.
-                let late_ns = entry.deadline.elapsed().as_nanos() as u64;
-                lock(&shard.lateness).saturating_record(late_ns.max(1));
+                late.push(entry.deadline.elapsed().as_nanos() as u64);
                 entry.waker.wake();
             }
+            // One lock per batch of wake-ups, not per wake-up.
+            let mut lateness = lock(&shard.lateness);
+            for late_ns in late.drain(..) {
+                lateness.saturating_record(late_ns.max(1));
+            }
+            drop(lateness);
             queue = lock(&shard.queue);
             continue;
         }
@@ -262,6 +268,15 @@ mod tests {
         }
     }
 
+    /// Waits (10 s at most) until the timer has recorded `count` wake-ups: it records a
+    /// batch just after the batch's wakers ran.
+    fn recorded(timer: &Timer, count: u64) {
+        let started = Instant::now();
+        while timer.lateness().len() < count && started.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
     #[test]
     fn sleeps_at_least_the_duration_and_wakes() {
         let timer = Timer::start();
@@ -277,7 +292,8 @@ mod tests {
         }
         assert!(started.elapsed() >= Duration::from_millis(5));
         assert!(Pin::new(&mut sleep).poll(&mut Context::from_waker(&waker)).is_ready());
-        // The wake-up was recorded, and a reset forgets it.
+        // The wake-up was recorded (just after its waker ran), and a reset forgets it.
+        recorded(&timer, 1);
         assert_eq!(timer.lateness().len(), 1);
         timer.reset_lateness();
         assert_eq!(timer.lateness().len(), 0);
@@ -307,6 +323,7 @@ mod tests {
             std::thread::park_timeout(Duration::from_millis(50));
             assert!(started.elapsed() < Duration::from_secs(10), "a shard never fired");
         }
+        recorded(&timer, registered);
         assert_eq!(timer.lateness().len(), registered);
     }
 }
