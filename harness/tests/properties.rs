@@ -169,12 +169,15 @@ proptest! {
         }
         flags.push(format!("--{}={value}", range.flag));
         let number = if range.integer {
-            // Whole numbers in decimal, `+5` and `-0` included (clap reads `--spin-ns`, a
-            // u32, through i64, which takes `-0`; no range of a usize flag holds 0).
+            // Whole numbers in decimal, `+5` included.
             value.parse::<i128>().ok().map(|value| value as f64)
         } else {
             value.parse::<f64>().ok()
         };
+        // A negative zero is a question of spelling, not of range, and clap answers it by
+        // type: a u32 flag (`--spin-ns`, read through i64) takes `-0`, a usize one
+        // (`--cold-slow`, whose range holds 0) does not. Either answer is fine.
+        prop_assume!(!(range.integer && value.starts_with('-') && number == Some(0.0)));
         let expected = number.is_some_and(|number| range.contains(number));
         match run_config(&flags) {
             Ok(_) => prop_assert!(expected, "--{}={} was accepted", range.flag, value),
