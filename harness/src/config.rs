@@ -101,6 +101,7 @@ impl RunConfig {
                 // Files from before the setting spun a fixed exponential backoff instead;
                 // the default is the nearest there is.
                 idle_spin_us: meta.idle_spin_us.unwrap_or(StrategyConfig::DEFAULT_IDLE_SPIN_US),
+                window_scope: meta.window_scope(),
             },
             repeat: meta.repeat,
             timer_threads: meta.timer_threads.unwrap_or(DEFAULT_TIMER_THREADS),

@@ -14,7 +14,7 @@ use crate::measure::system;
 use crate::report::summary::render_summary;
 use crate::results::fs::{hgrm, write_atomically};
 use crate::results::metrics::run_result;
-use crate::results::{Meta, Results, RunResult, Skipped, SCHEMA};
+use crate::results::{Meta, Results, RunResult, Skipped, WindowScopeSetting, SCHEMA};
 use crate::workload::reference::is_parallel_consumer_experiment;
 use crate::workload::{generate, ScenarioId, Sizes, Workload};
 
@@ -226,6 +226,7 @@ pub fn run_suite(
             notes,
             groups_per_worker: Some(config.strategy.groups_per_worker),
             idle_spin_us: Some(config.strategy.idle_spin_us),
+            window_scope: Some(WindowScopeSetting::from(config.strategy.window_scope)),
             timer_threads: Some(config.timer_threads),
             sizes: Some(config.sizes.clone()),
         },

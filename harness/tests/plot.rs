@@ -63,6 +63,8 @@ fn run(scenario: &str, param: &str, strategy: &str, scale: u64) -> RunResult {
         window: Some(256),
         measured_floor_s: None,
         timer_lateness_ns: None,
+        window_scope: None,
+        windows: None,
     }
 }
 
@@ -99,6 +101,7 @@ fn small_results() -> Results {
             notes: vec!["a note".into()],
             groups_per_worker: None,
             idle_spin_us: None,
+            window_scope: None,
             timer_threads: None,
             sizes: None,
         },

@@ -65,9 +65,10 @@ use std::time::Duration;
 use crate::sync::thread::{self, JoinHandle};
 use crate::sync::{lock, pause, thread_local, AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering};
 use crate::window::{Admission, Window, WindowClosed};
+use crate::windows::Windows;
 use crate::{
-    ForcedClose, Handler, Message, Outcome, Pending, Stats, Strategy, StrategyConfig, StrategyId,
-    SubmitError,
+    ForcedClose, Handler, Key, Message, Outcome, Pending, Stats, Strategy, StrategyConfig,
+    StrategyId, SubmitError, WindowScope,
 };
 
 /// How long a forced close waits for running steps between two sweeps.
@@ -116,7 +117,8 @@ impl<E: Engine> QueuedDispatch for E {
 /// State shared by a strategy's submit path and its threads.
 pub(crate) struct Core {
     pub(crate) config: StrategyConfig,
-    pub(crate) window: Window,
+    /// The admission windows, in the strategy's scope (`windows.rs`).
+    pub(crate) windows: Windows,
     handler: Arc<dyn Handler>,
     /// Where messages admitted from the admission queue go: the engine, bound once by
     /// `Executor::boxed`, weakly, since the engine holds the core.
@@ -132,17 +134,22 @@ impl std::fmt::Debug for Core {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Core")
             .field("config", &self.config)
-            .field("window", &self.window)
+            .field("windows", &self.windows)
             .field("forced", &self.forced)
             .finish_non_exhaustive()
     }
 }
 
 impl Core {
-    pub(crate) fn new(config: StrategyConfig, handler: Arc<dyn Handler>) -> Self {
+    /// A core whose windows have `scope` (the caller resolved the strategy's default).
+    pub(crate) fn new(
+        config: StrategyConfig,
+        scope: WindowScope,
+        handler: Arc<dyn Handler>,
+    ) -> Self {
         Self {
             config,
-            window: Window::new(config.max_in_flight),
+            windows: Windows::new(scope, config.max_in_flight),
             handler,
             dispatcher: OnceLock::new(),
             forced: AtomicBool::new(false),
@@ -163,13 +170,7 @@ impl Core {
     /// it took a credit (the caller hands it to the engine), `Queued` when it waits in the
     /// admission queue. Only an outside submission blocks, while the window is full.
     pub(crate) fn admit(&self, message: Message) -> Result<Admission, WindowClosed> {
-        if self.window.try_admit()? {
-            return Ok(Admission::Admitted);
-        }
-        if self.is_running_here() {
-            return self.window.admit_or_queue(message);
-        }
-        self.window.admit().map(|()| Admission::Admitted)
+        self.windows.admit(message, || self.is_running_here())
     }
 
     /// Marks the calling thread as inside a handler call or step poll of this core until
@@ -192,29 +193,29 @@ impl Core {
         std::ptr::from_ref(self).addr()
     }
 
-    /// Returns the credit of a finished message (completed, failed, discarded or
-    /// abandoned) and, if it let queued messages in, hands them to the engine (step 3).
-    pub(crate) fn finish(&self) {
-        if self.window.finish() {
-            self.admit_queued();
-        }
+    /// Returns the credit of a finished message of `key` (completed, failed, discarded or
+    /// abandoned) to its window and, if it let queued messages in, hands them to the
+    /// engine (step 3).
+    #[inline]
+    pub(crate) fn finish(&self, key: Key) {
+        self.windows.finish(key, |window| self.admit_queued(window));
     }
 
-    /// Step 3: admits what the admission queue holds while credits last.
+    /// Step 3: admits what `window`'s admission queue holds while credits last.
     #[cold]
-    fn admit_queued(&self) {
+    fn admit_queued(&self, window: &Window) {
         let dispatcher = self.dispatcher.get().and_then(Weak::upgrade);
         // The engine lives as long as its executor, whose drop empties the queue first.
         debug_assert!(dispatcher.is_some(), "messages were queued with no engine to admit them");
         if let Some(dispatcher) = dispatcher {
-            self.window.admit_queued(|message| dispatcher.dispatch_queued(message));
+            window.admit_queued(|message| dispatcher.dispatch_queued(message));
         }
     }
 
-    /// Forced close: drops the messages of the admission queue, counted as discarded (they
-    /// were never admitted, so no credit comes back).
+    /// Forced close: drops the messages of the admission queues, counted as discarded
+    /// (they were never admitted, so no credit comes back).
     fn discard_queued(&self) {
-        let count = self.window.discard_queued();
+        let count = self.windows.discard_queued();
         self.discarded.fetch_add(count, Ordering::Relaxed);
     }
 
@@ -223,12 +224,12 @@ impl Core {
     /// instead of running it.
     pub(crate) fn start(&self, message: &Message) -> Option<Pending> {
         if self.is_forced() {
-            self.discard(1);
+            self.discard(message.key, 1);
             return None;
         }
         let step = self.handle(message);
         if step.is_none() {
-            self.finish();
+            self.finish(message.key);
         }
         step
     }
@@ -238,8 +239,9 @@ impl Core {
     /// key's last message only after it retired the emptied mailbox, so that `drain` never
     /// returns while a mailbox is still live.
     pub(crate) fn start_holding(&self, message: &Message, held: &mut Held<'_>) -> Option<Pending> {
+        debug_assert_eq!(message.key, held.key, "credits are held for one key");
         if self.is_forced() {
-            self.discard(1);
+            self.discard(message.key, 1);
             return None;
         }
         let step = self.handle(message);
@@ -265,11 +267,12 @@ impl Core {
         }
     }
 
-    /// Polls a pending step, containing a panic. `Ready` means the message is finished.
-    pub(crate) fn poll(&self, step: &mut Pending, cx: &mut Context<'_>) -> Poll<()> {
+    /// Polls a pending step of a message of `key`, containing a panic. `Ready` means the
+    /// message is finished.
+    pub(crate) fn poll(&self, key: Key, step: &mut Pending, cx: &mut Context<'_>) -> Poll<()> {
         let poll = self.poll_step(step, cx);
         if poll.is_ready() {
-            self.finish();
+            self.finish(key);
         }
         poll
     }
@@ -313,9 +316,10 @@ impl Core {
         }
     }
 
-    /// An empty set of held window credits (see [`Core::start_holding`]).
-    pub(crate) fn hold(&self) -> Held<'_> {
-        Held { core: self, credits: 0 }
+    /// An empty set of held window credits of messages of `key` (see
+    /// [`Core::start_holding`]).
+    pub(crate) fn hold(&self, key: Key) -> Held<'_> {
+        Held { core: self, key, credits: 0 }
     }
 
     /// Forced close, step 1: from now on dequeued messages are discarded and steps that
@@ -339,22 +343,22 @@ impl Core {
         self.forced.load(Ordering::Acquire)
     }
 
-    /// Drops `count` queued messages without running them (forced close).
-    pub(crate) fn discard(&self, count: u64) {
+    /// Drops `count` queued messages of `key` without running them (forced close).
+    pub(crate) fn discard(&self, key: Key, count: u64) {
         if count > 0 {
             self.discarded.fetch_add(count, Ordering::Relaxed);
             for _ in 0..count {
-                self.finish();
+                self.finish(key);
             }
         }
     }
 
-    /// Drops a pending step before it completed (forced close); a panic in its destructor
-    /// is contained.
-    pub(crate) fn abandon(&self, step: Pending) {
+    /// Drops the pending step of a message of `key` before it completed (forced close); a
+    /// panic in its destructor is contained.
+    pub(crate) fn abandon(&self, key: Key, step: Pending) {
         self.abandoned.fetch_add(1, Ordering::Relaxed);
         drop_contained(step);
-        self.finish();
+        self.finish(key);
     }
 
     /// [`Core::abandon`], keeping the window credit in `held` (see [`Core::start_holding`]).
@@ -389,6 +393,8 @@ fn drop_contained(step: Pending) {
 #[derive(Debug)]
 pub(crate) struct Held<'a> {
     core: &'a Core,
+    /// The key whose messages' credits these are (one window).
+    key: Key,
     credits: u32,
 }
 
@@ -398,7 +404,7 @@ impl Held<'_> {
     pub(crate) fn release(&mut self) {
         while self.credits > 0 {
             self.credits -= 1;
-            self.core.finish();
+            self.core.finish(self.key);
         }
     }
 }
@@ -494,24 +500,24 @@ impl<E: Engine> Strategy for Executor<E> {
     }
 
     fn drain(&self) {
-        self.core.window.wait_empty();
+        self.core.windows.wait_empty();
     }
 
     fn close(&self) {
-        self.core.window.close();
-        self.core.window.wait_empty();
+        self.core.windows.close();
+        self.core.windows.wait_empty();
         self.stop_once();
     }
 
     fn force_close(&self) -> ForcedClose {
         let before = self.core.forced_counts();
-        self.core.window.close();
+        self.core.windows.close();
         self.core.raise_forced();
         // The window is closed, so nothing is queued after this.
         self.core.discard_queued();
         loop {
             self.engine.sweep();
-            if self.core.window.in_flight() == 0 {
+            if self.core.windows.in_flight() == 0 {
                 break;
             }
             pause(Duration::from_micros(SWEEP_INTERVAL_US));
@@ -534,9 +540,11 @@ impl<E: Engine> Strategy for Executor<E> {
             failed: self.core.failed.load(Ordering::Relaxed),
             discarded,
             abandoned,
-            peak_in_flight: self.core.window.peak_in_flight(),
-            peak_admission_queue: self.core.window.peak_queued(),
-            admission_queued: self.core.window.queued_total(),
+            peak_in_flight: self.core.windows.peak_in_flight(),
+            peak_admission_queue: self.core.windows.peak_queued(),
+            admission_queued: self.core.windows.queued_total(),
+            window_scope: self.core.windows.scope(),
+            windows: self.core.windows.count(),
             live_mailboxes: self.engine.live_mailboxes(),
         }
     }

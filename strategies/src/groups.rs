@@ -27,7 +27,7 @@ use std::task::{Context, Wake, Waker};
 
 use crate::executor::{Core, Threads};
 use crate::hash::mix64;
-use crate::{Message, Pending};
+use crate::{Key, Message, Pending};
 
 /// The group of an aggregate id: `floor_mod(hash(id), groups)`, never negative.
 pub(crate) fn group_of(aggregate_id: u64, groups: usize) -> usize {
@@ -54,7 +54,7 @@ struct Group {
     /// Messages waiting for the group's current step to complete.
     backlog: VecDeque<Message>,
     /// The step the group is blocked on.
-    pending: Option<Pending>,
+    pending: Option<(Key, Pending)>,
     /// Made on the group's first pending step and reused after.
     waker: Option<Waker>,
 }
@@ -162,33 +162,33 @@ impl Lane {
     /// Runs `message` in group `local`, blocking the group if its step is pending.
     fn start(&mut self, local: usize, message: &Message) {
         if let Some(step) = self.core.start(message) {
-            self.poll(local, step);
+            self.poll(local, message.key, step);
         }
     }
 
     /// Polls a step of group `local`; stores it (group blocked) if it is not ready.
-    fn poll(&mut self, local: usize, mut step: Pending) {
+    fn poll(&mut self, local: usize, key: Key, mut step: Pending) {
         let sender = &self.sender;
         let group = &mut self.groups[local];
         let waker = group.waker.get_or_insert_with(|| {
             Waker::from(Arc::new(GroupWaker { lane: sender.clone(), group: local }))
         });
         let mut cx = Context::from_waker(waker);
-        if self.core.poll(&mut step, &mut cx).is_pending() {
+        if self.core.poll(key, &mut step, &mut cx).is_pending() {
             if self.core.is_forced() {
-                self.core.abandon(step);
+                self.core.abandon(key, step);
             } else {
-                group.pending = Some(step);
+                group.pending = Some((key, step));
             }
         }
     }
 
     /// The group's step was woken: poll it, and if it is done run the backlog.
     fn resume(&mut self, local: usize) {
-        let Some(step) = self.groups[local].pending.take() else {
+        let Some((key, step)) = self.groups[local].pending.take() else {
             return; // a late or repeated wake
         };
-        self.poll(local, step);
+        self.poll(local, key, step);
         while self.groups[local].pending.is_none() {
             let Some(message) = self.groups[local].backlog.pop_front() else { break };
             self.start(local, &message);
@@ -197,10 +197,11 @@ impl Lane {
 
     fn sweep(&mut self) {
         for group in &mut self.groups {
-            self.core.discard(group.backlog.len() as u64);
-            group.backlog.clear();
-            if let Some(step) = group.pending.take() {
-                self.core.abandon(step);
+            for message in group.backlog.drain(..) {
+                self.core.discard(message.key, 1);
+            }
+            if let Some((key, step)) = group.pending.take() {
+                self.core.abandon(key, step);
             }
         }
     }

@@ -40,7 +40,7 @@ use std::task::{Context, Wake, Waker};
 use std::time::Duration;
 
 use crate::executor::{Core, Engine};
-use crate::{Message, Pending, StrategyId};
+use crate::{Key, Message, Pending, StrategyId};
 
 /// How often a submitter blocked on a pending step looks for a forced close.
 const FORCED_CHECK_MS: u64 = 1;
@@ -59,7 +59,7 @@ impl Inline {
     /// Runs `message` to completion on this thread.
     fn run(&self, message: &Message) {
         if let Some(step) = self.core.start(message) {
-            block_on(&self.core, step);
+            block_on(&self.core, message.key, step);
         }
     }
 
@@ -127,12 +127,12 @@ impl Wake for ThreadWaker {
 }
 
 /// Polls `step` to completion on the calling thread, abandoning it on a forced close.
-fn block_on(core: &Core, mut step: Pending) {
+fn block_on(core: &Core, key: Key, mut step: Pending) {
     let waker = Waker::from(Arc::new(ThreadWaker(std::thread::current())));
     let mut cx = Context::from_waker(&waker);
-    while core.poll(&mut step, &mut cx).is_pending() {
+    while core.poll(key, &mut step, &mut cx).is_pending() {
         if core.is_forced() {
-            core.abandon(step);
+            core.abandon(key, step);
             return;
         }
         // A forced close cannot unpark this thread, so wake now and then to look.

@@ -72,6 +72,7 @@ mod mailbox;
 mod parking;
 mod sync;
 mod window;
+mod windows;
 
 #[cfg(all(test, loom))]
 mod loom_models;
@@ -184,6 +185,56 @@ where
     }
 }
 
+/// Which admitted messages share one admission window (and so one `max_in_flight`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum WindowScope {
+    /// One window for the whole strategy: one receiver requests every message.
+    #[default]
+    Strategy,
+    /// One window per aggregate type, opened on the type's first message: each type is
+    /// requested by its own dispatcher, as in the legacy per-type design. A key holding
+    /// its type's window then stalls only the keys of its own type.
+    Type,
+}
+
+impl WindowScope {
+    /// Every scope, in the order the CLI lists them.
+    pub const ALL: [WindowScope; 2] = [WindowScope::Strategy, WindowScope::Type];
+
+    /// The name used on the command line and in results (`strategy`, `type`).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Strategy => "strategy",
+            Self::Type => "type",
+        }
+    }
+}
+
+impl fmt::Display for WindowScope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A window scope name that names no scope.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown window scope `{given}`; valid scopes: strategy, type")]
+pub struct UnknownWindowScope {
+    /// What was given.
+    pub given: String,
+}
+
+impl FromStr for WindowScope {
+    type Err = UnknownWindowScope;
+
+    fn from_str(given: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .into_iter()
+            .find(|scope| scope.as_str() == given)
+            .ok_or_else(|| UnknownWindowScope { given: given.to_owned() })
+    }
+}
+
 /// Settings shared by every strategy; [`StrategyConfig::validate`] rejects zero sizes and
 /// values past their limits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -202,6 +253,9 @@ pub struct StrategyConfig {
     /// whose previous park outlasted the spin parks at once: the load is light, and
     /// spinning would only burn CPU (`keyed-mailbox`, `work-stealing`).
     pub idle_spin_us: u32,
+    /// Which messages share one admission window: `None` runs the strategy's own default
+    /// ([`Descriptor::window_scope`]).
+    pub window_scope: Option<WindowScope>,
 }
 
 impl StrategyConfig {
@@ -226,6 +280,7 @@ impl StrategyConfig {
             throughput: Self::DEFAULT_THROUGHPUT,
             groups_per_worker: Self::DEFAULT_GROUPS_PER_WORKER,
             idle_spin_us: Self::DEFAULT_IDLE_SPIN_US,
+            window_scope: None,
         }
     }
 
@@ -326,6 +381,12 @@ pub struct Stats {
     /// strategies without per-key mailboxes. Zero once the strategy is drained: a mailbox
     /// that outlives its key's last message is a leak.
     pub live_mailboxes: Option<usize>,
+    /// The scope its windows were opened with (its default or the configured one).
+    pub window_scope: WindowScope,
+    /// Admission windows opened so far: 1 with [`WindowScope::Strategy`], one per aggregate
+    /// type seen with [`WindowScope::Type`]. `peak_in_flight` and `peak_admission_queue`
+    /// are then the most in any one window.
+    pub windows: usize,
 }
 
 /// What a forced close did.
@@ -407,6 +468,10 @@ pub struct Descriptor {
     pub ordered: bool,
     /// Whose threads run its handlers, which fixes how many threads it may start.
     pub threads: Threads,
+    /// The window scope it runs with unless [`StrategyConfig::window_scope`] says
+    /// otherwise: [`WindowScope::Type`] for the legacy `per-type-pool` (each type had its
+    /// own dispatcher), [`WindowScope::Strategy`] for the others (one receiver).
+    pub window_scope: WindowScope,
     /// sRGB plot colour.
     pub colour: [u8; 3],
 }
@@ -432,7 +497,8 @@ const CUSTOM_COLOURS: [[u8; 3]; 12] = [
 impl Descriptor {
     /// A descriptor for a strategy that is not built in: its colour is derived from its id,
     /// deterministically (FNV-1a of the id picks one of a palette distinct from the
-    /// built-in colours: the same id has the same colour on every run and machine).
+    /// built-in colours: the same id has the same colour on every run and machine). Its
+    /// window scope is [`WindowScope::Strategy`] (one receiver), as for most built-in ones.
     pub fn custom(
         id: impl Into<Cow<'static, str>>,
         description: impl Into<Cow<'static, str>>,
@@ -443,7 +509,15 @@ impl Descriptor {
         let id = id.into();
         let pick = hash::fnv1a(id.as_bytes()) % CUSTOM_COLOURS.len() as u64;
         let colour = CUSTOM_COLOURS[pick as usize];
-        Self { id, description: description.into(), family, ordered, threads, colour }
+        Self {
+            id,
+            description: description.into(),
+            family,
+            ordered,
+            threads,
+            window_scope: WindowScope::Strategy,
+            colour,
+        }
     }
 
     /// Whether all its threads come from one pool of `workers` ([`Threads::SharedPool`]).
@@ -463,7 +537,7 @@ impl Descriptor {
 macro_rules! strategies {
     ($(
         $variant:ident = $id:literal, $module:ident::$engine:ident, $family:ident,
-            $ordered:literal, $threads:ident, $colour:expr, $description:literal;
+            $ordered:literal, $threads:ident, $scope:ident, $colour:expr, $description:literal;
     )*) => {
         // Each strategy's file, declared by its line.
         $(mod $module;)*
@@ -482,6 +556,7 @@ macro_rules! strategies {
                 family: Family::$family,
                 ordered: $ordered,
                 threads: Threads::$threads,
+                window_scope: WindowScope::$scope,
                 colour: $colour,
             },
         )*];
@@ -513,7 +588,8 @@ macro_rules! strategies {
                 handler: Arc<dyn Handler>,
             ) -> Result<Box<dyn Strategy>, ConfigError> {
                 config.validate()?;
-                let core = Arc::new(executor::Core::new(config, handler));
+                let scope = config.window_scope.unwrap_or(self.descriptor().window_scope);
+                let core = Arc::new(executor::Core::new(config, scope, handler));
                 Ok(match self {
                     $(StrategyId::$variant => executor::Executor::<$module::$engine>::boxed(core),)*
                 })
@@ -524,30 +600,30 @@ macro_rules! strategies {
 
 strategies! {
     // variant     id               file::engine                family      ordered threads
-    //     plot colour, description
+    //     default window scope, plot colour, description
     PerTypePool  = "per-type-pool", per_type_pool::PerTypePool, HashGroups, true, PoolPerType,
-        [140, 86, 75],
+        Type, [140, 86, 75],
         "legacy: a pool of `workers` threads per aggregate type, hash-serial groups pinned to its threads";
     GroupBy      = "group-by",      group_by::GroupBy,          HashGroups, true, SharedPool,
-        [255, 127, 14],
+        Strategy, [255, 127, 14],
         "hash-serial groups (`groups_per_worker x workers`) pinned to one shared pool";
     WorkStealing = "work-stealing", work_stealing::WorkStealing, Mailboxes, true, SharedPool,
-        [44, 160, 44],
+        Strategy, [44, 160, 44],
         "per-key mailboxes scheduled by crossbeam-deque work stealing, no affinity";
     KeyedMailbox = "keyed-mailbox", keyed_mailbox::KeyedMailbox, Mailboxes, true, SharedPool,
-        [31, 119, 180],
+        Strategy, [31, 119, 180],
         "per-key mailboxes pinned to a worker at creation: fair rounds, waits free the worker";
     Tokio        = "tokio",         tokio_tasks::TokioTasks,    Mailboxes,  true, SharedPool,
-        [148, 103, 189],
+        Strategy, [148, 103, 189],
         "peer: per-key mailboxes drained by tasks on tokio's multi-thread runtime";
     Rayon        = "rayon",         rayon_jobs::RayonJobs,      Mailboxes,  true, SharedPool,
-        [227, 119, 194],
+        Strategy, [227, 119, 194],
         "peer: per-key mailboxes drained by jobs on a rayon pool";
     Inline       = "inline",        inline::Inline,             Inline,     true, Caller,
-        [127, 127, 127],
+        Strategy, [127, 127, 127],
         "control: the handler runs on the submitting thread (zero-overhead reference)";
     ThreadPool   = "thread-pool",   thread_pool::ThreadPool,    Unordered, false, SharedPool,
-        [214, 39, 40],
+        Strategy, [214, 39, 40],
         "control: a plain pool fed by one channel, no per-key order (must be caught)";
 }
 

@@ -304,7 +304,7 @@ impl<P: Placement> MailboxSet<P> {
     /// emptied mailbox is retired: once `drain` returns, no emptied mailbox is left in the
     /// map, and a finished message never holds its credit past its key's next pop.
     pub(crate) fn run(self: &Arc<Self>, mailbox: Arc<Mailbox>) -> Turn {
-        let mut held = self.core.hold();
+        let mut held = self.core.hold(mailbox.key);
         let turn = match self.turn(&mailbox, &mut held) {
             End::Retired => {
                 self.recycle(mailbox);
@@ -455,7 +455,7 @@ impl<P: Placement> MailboxSet<P> {
     /// then leaves the mailbox waiting again, hands it to a run queue, or retires it; the
     /// finished message's credit is returned last ("Credits").
     fn finish_wait(self: &Arc<Self>, mailbox: Arc<Mailbox>, step: Pending) {
-        let mut held = self.core.hold();
+        let mut held = self.core.hold(mailbox.key);
         match self.drive(&mailbox, step, &mut held) {
             None => self.pass_on(mailbox),
             Some(End::Requeue) => P::schedule(self, mailbox), // woken during the poll
@@ -499,13 +499,15 @@ impl<P: Placement> MailboxSet<P> {
     pub(crate) fn sweep(&self) {
         let mut idle = Vec::new();
         let mut abandoned = Vec::new();
-        let mut discarded = 0;
+        let mut discarded = Vec::new();
         self.mailboxes.for_each(|mailbox| {
             let mut inner = mailbox.lock();
-            discarded += inner.messages.len() as u64;
+            if !inner.messages.is_empty() {
+                discarded.push((mailbox.key, inner.messages.len() as u64));
+            }
             inner.messages.clear();
             if inner.phase == Phase::Waiting {
-                abandoned.extend(inner.pending.take());
+                abandoned.extend(inner.pending.take().map(|step| (mailbox.key, step)));
                 // Nothing is left to wait for; a late wake finds it idle and ignores it.
                 inner.phase = Phase::Idle;
             }
@@ -530,9 +532,11 @@ impl<P: Placement> MailboxSet<P> {
                 idle
             });
         }
-        self.core.discard(discarded);
-        for step in abandoned {
-            self.core.abandon(step);
+        for (key, count) in discarded {
+            self.core.discard(key, count);
+        }
+        for (key, step) in abandoned {
+            self.core.abandon(key, step);
         }
     }
 }

@@ -92,6 +92,19 @@ impl<K: Eq + Hash, V> KeyMap<K, V> {
         }
     }
 
+    /// Calls `f` with the value of `key` if there is one, under the key's lock (shared,
+    /// normally: a shard's read lock); `None` if there is none.
+    pub(crate) fn with_existing<R>(&self, key: &K, f: impl FnOnce(&V) -> R) -> Option<R> {
+        #[cfg(not(loom))]
+        {
+            self.map.get(key).map(|entry| f(entry.value()))
+        }
+        #[cfg(loom)]
+        {
+            lock(&self.map).get(key).map(f)
+        }
+    }
+
     /// Removes `key` if `remove` says so, deciding under the key's lock; whether it did.
     pub(crate) fn remove_if(&self, key: &K, remove: impl FnOnce(&V) -> bool) -> bool {
         #[cfg(not(loom))]

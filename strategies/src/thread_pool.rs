@@ -28,7 +28,7 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Wake, Waker};
 
 use crate::executor::{Core, Engine, Threads};
-use crate::{Message, Pending, StrategyId};
+use crate::{Key, Message, Pending, StrategyId};
 
 /// Work for any pool thread.
 enum Task {
@@ -41,6 +41,8 @@ enum Task {
 /// A pending step, polled by whichever thread receives its `Resume`.
 struct StepCell {
     id: u64,
+    /// The key of the message whose step this is (its credit's window).
+    key: Key,
     /// `None` once the step completed or was abandoned. Locked while it is polled.
     step: Mutex<Option<Pending>>,
     sender: flume::Sender<Task>,
@@ -71,6 +73,7 @@ impl Shared {
         let Some(step) = self.core.start(message) else { return };
         let cell = Arc::new(StepCell {
             id: self.next_id.fetch_add(1, Ordering::Relaxed),
+            key: message.key,
             step: Mutex::new(Some(step)),
             sender: self.sender.clone(),
         });
@@ -82,7 +85,7 @@ impl Shared {
         let mut slot = cell.step.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let Some(step) = slot.as_mut() else { return }; // done, or a repeated wake
         let waker = Waker::from(Arc::clone(cell));
-        if self.core.poll(step, &mut Context::from_waker(&waker)).is_ready() {
+        if self.core.poll(cell.key, step, &mut Context::from_waker(&waker)).is_ready() {
             *slot = None;
             drop(slot);
             self.lock_waiting().remove(&cell.id);
@@ -94,7 +97,7 @@ impl Shared {
         for cell in cells {
             let step = cell.step.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take();
             if let Some(step) = step {
-                self.core.abandon(step);
+                self.core.abandon(cell.key, step);
             }
         }
     }

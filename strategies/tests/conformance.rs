@@ -5,12 +5,15 @@
 //!
 //! The recorder, the job-interpreting handler, the gates and the fixture live in
 //! `common/`. The checks of handlers that submit into their own strategy (re-entrant
-//! submissions and the admission queue) are in `conformance/reentrant.rs`.
+//! submissions and the admission queue) are in `conformance/reentrant.rs`, the window scope
+//! in `conformance/window_scope.rs`.
 
 mod common;
 
 #[path = "conformance/reentrant.rs"]
 mod reentrant;
+#[path = "conformance/window_scope.rs"]
+mod window_scope;
 
 use std::collections::HashSet;
 use std::sync::atomic::Ordering;

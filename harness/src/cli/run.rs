@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use strategies::StrategyConfig;
+use strategies::{StrategyConfig, WindowScope};
 
 use super::parse_strategies;
 use crate::config::{parse_list, RunConfig, SettingError};
@@ -39,6 +39,12 @@ pub struct RunArgs {
     /// work before it parks; 0 parks at once. Not the handlers' CPU (--spin-ns) [0..=1000].
     #[arg(long, default_value_t = StrategyConfig::DEFAULT_IDLE_SPIN_US)]
     pub idle_spin_us: u32,
+    /// Which messages share one admission window: `strategy` (one window, one receiver)
+    /// or `type` (one window of --window messages per aggregate type, as the legacy
+    /// per-type dispatchers had) [default: type for per-type-pool, strategy for the
+    /// others].
+    #[arg(long, value_name = "strategy|type")]
+    pub window_scope: Option<WindowScope>,
     /// Threads of the harness timer that completes every pending step [1..=64].
     #[arg(long, default_value_t = crate::measure::timer::DEFAULT_TIMER_THREADS)]
     pub timer_threads: usize,
@@ -148,6 +154,7 @@ impl TryFrom<(RunArgs, String)> for RunConfig {
                 throughput: args.throughput,
                 groups_per_worker: args.groups_per_worker,
                 idle_spin_us: args.idle_spin_us,
+                window_scope: args.window_scope,
             },
             repeat: args.repeat.unwrap_or(if args.quick || published { 1 } else { 3 }),
             timer_threads: args.timer_threads,
@@ -248,6 +255,27 @@ mod tests {
         let config = config(RunArgs { quick: true, ..args() }).unwrap();
         assert_eq!(config.repeat, 1);
         assert!(config.sizes.messages < Sizes::standard().messages);
+    }
+
+    #[test]
+    fn the_window_scope_is_each_strategys_default_unless_given() {
+        assert_eq!(config(args()).unwrap().strategy.window_scope, None);
+        #[derive(clap::Parser)]
+        struct Run {
+            #[command(flatten)]
+            run: RunArgs,
+        }
+        let parse = |value: &str| {
+            <Run as clap::Parser>::try_parse_from(["keyed-bench", "--window-scope", value])
+                .map(|parsed| parsed.run.window_scope)
+                .map_err(|error| error.to_string())
+        };
+        assert_eq!(parse("type"), Ok(Some(WindowScope::Type)));
+        assert_eq!(parse("strategy"), Ok(Some(WindowScope::Strategy)));
+        let error = parse("key").unwrap_err();
+        assert!(error.contains("--window-scope") && error.contains("strategy, type"), "{error}");
+        let given = RunArgs { window_scope: Some(WindowScope::Type), ..args() };
+        assert_eq!(config(given).unwrap().strategy.window_scope, Some(WindowScope::Type));
     }
 
     #[test]

@@ -18,7 +18,7 @@ use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
-use strategies::{Job, Key, Message, Outcome, Strategy, StrategyConfig, StrategyId};
+use strategies::{Job, Key, Message, Outcome, Strategy, StrategyConfig, StrategyId, WindowScope};
 
 use super::handler::BenchHandler;
 use super::histograms::Histograms;
@@ -123,8 +123,12 @@ pub struct Measurement {
     pub samples: Vec<Sample>,
     /// Threads the strategy says it started.
     pub threads_reported: usize,
-    /// The most messages in flight at once (warm-up included).
+    /// The most messages in flight at once in one window (warm-up included).
     pub peak_in_flight: usize,
+    /// Which messages shared a window.
+    pub window_scope: WindowScope,
+    /// Windows the strategy opened.
+    pub windows: usize,
 }
 
 /// Why a cell could not be measured.
@@ -384,10 +388,13 @@ pub fn measure(
         recorder.reset();
     }
     executor.close();
+    let stats = executor.stats();
     let measurement = Measurement {
         samples,
         threads_reported: executor.threads_started(),
-        peak_in_flight: executor.stats().peak_in_flight,
+        peak_in_flight: stats.peak_in_flight,
+        window_scope: stats.window_scope,
+        windows: stats.windows,
     };
     drop(executor);
     wait_for_threads_to_exit(baseline_threads);

@@ -2,10 +2,10 @@
 
 use std::fmt::Write as _;
 
-use strategies::Family;
+use strategies::{Family, StrategyId, WindowScope};
 
 use super::format::{format_ns, format_rate};
-use crate::results::{Results, RunResult};
+use crate::results::{Results, RunResult, WindowScopeSetting};
 use crate::workload::reference::{
     is_parallel_consumer_experiment, parallel_consumer_key_mode_s, PARALLEL_CONSUMER_MESSAGES,
     PARALLEL_CONSUMER_PARTITION_S, PARALLEL_CONSUMER_UNORDERED_S, WOW_COLD_COMMAND_14_CORES,
@@ -40,6 +40,26 @@ fn mark(text: String, value: Option<f64>, best: Option<f64>, strategy: &str) -> 
     }
 }
 
+/// How the run's `--window-scope` reads in the settings line.
+fn window_scope_setting(setting: Option<WindowScopeSetting>) -> String {
+    match setting {
+        Some(WindowScopeSetting::Default) => {
+            let per_type: Vec<&str> = StrategyId::ALL
+                .iter()
+                .filter(|id| id.descriptor().window_scope == WindowScope::Type)
+                .map(|id| id.as_str())
+                .collect();
+            format!(
+                "one per aggregate type for {}, one per strategy for the others",
+                per_type.join(", ")
+            )
+        }
+        Some(WindowScopeSetting::Type) => "one per aggregate type for every strategy".to_owned(),
+        Some(WindowScopeSetting::Strategy) => "one per strategy for every strategy".to_owned(),
+        None => "one per strategy: recorded before the window scope was a setting".to_owned(),
+    }
+}
+
 /// The whole summary.
 pub fn render_summary(results: &Results) -> String {
     let meta = &results.meta;
@@ -51,10 +71,11 @@ pub fn render_summary(results: &Results) -> String {
     );
     let _ = writeln!(
         out,
-        "Settings: workers {}, window {}, throughput {}, idle spin {}, repeat {}, seed {}{}. \
+        "Settings: workers {}, window {} ({}), throughput {}, idle spin {}, repeat {}, seed {}{}. \
          Command: `{}`\n",
         meta.workers,
         meta.window,
+        window_scope_setting(meta.window_scope),
         meta.throughput,
         meta.idle_spin_us.map_or("a fixed backoff".to_owned(), |us| format!("{us} us")),
         meta.repeat,
@@ -159,6 +180,11 @@ fn render_table(out: &mut String, rows: &[&RunResult]) {
         (best(rows, bystander, false), best(rows, efficiency, true));
     for row in rows {
         let name = &row.strategy;
+        let shown = match (row.window_scope, row.windows) {
+            (Some(WindowScope::Type), Some(windows)) => format!("{name} (type windows: {windows})"),
+            (Some(WindowScope::Type), None) => format!("{name} (type windows)"),
+            _ => name.clone(),
+        };
         let spread = &row.throughput_per_s;
         let mut rate = format!(
             "{} ({}-{})",
@@ -184,7 +210,7 @@ fn render_table(out: &mut String, rows: &[&RunResult]) {
         );
         let _ = writeln!(
             out,
-            "| {name} | {} | {} | {} | {} | {} | {} | {}/{} | {} | {} | {correctness} |",
+            "| {shown} | {} | {} | {} | {} | {} | {} | {}/{} | {} | {} | {correctness} |",
             mark(rate, throughput(row), best_throughput, name),
             format_ns(row.latency_ns.p50 as f64),
             mark(format_ns(row.latency_ns.p99 as f64), p99(row), best_p99, name),

@@ -4,13 +4,18 @@
 //!   histograms (`measure/histograms.rs` says how each is taken);
 //! - ideal bound = max(total thread time / workers, longest per-key serial chain,
 //!   total waiting / window, last scheduled arrival): no strategy can finish sooner. Thread
-//!   time is CPU (spins) and blocking calls, as drawn by the workload;
+//!   time is CPU (spins) and blocking calls, as drawn by the workload. With one window per
+//!   aggregate type the waiting term is that of the type that waits longest: each type
+//!   has a window of its own;
 //! - machine efficiency: the ideal bound with at most `cores - 1` workers in its CPU term
 //!   (the producer needs a core), over the elapsed time;
 //! - measured floor: the same bound with the service times a run recorded in place of the
 //!   drawn ones (a blocking sleep overshoots), where handlers do not wait.
 
+use std::collections::HashMap;
+
 use hdrhistogram::Histogram;
+use strategies::WindowScope;
 
 use super::{ContextSwitches, Latency, RunResult, Spread, Tail, Threads};
 use crate::measure::histograms::{new_histogram, Histograms};
@@ -20,19 +25,32 @@ use crate::workload::{job_cost_ns, Arrivals, Workload};
 
 /// The lower bound on a workload's elapsed time, in seconds (see the module docs). A
 /// completion-driven workload runs for its plan's duration: that is its bound.
-pub fn ideal_seconds(workload: &Workload, workers: usize, window: usize) -> f64 {
+pub fn ideal_seconds(
+    workload: &Workload,
+    workers: usize,
+    window: usize,
+    scope: WindowScope,
+) -> f64 {
     if let Some(plan) = &workload.driven {
         return plan.duration_ns as f64 / 1e9;
     }
     let mut total_cpu = 0u64;
     let mut total_wait = 0u64;
+    let mut wait_per_type: HashMap<u32, u64> = HashMap::new();
     let mut chains = vec![0u64; workload.keys];
     for message in &workload.messages {
         let (cpu, wait) = job_cost_ns(&message.job);
         total_cpu += cpu;
         total_wait += wait;
+        if scope == WindowScope::Type && wait > 0 {
+            *wait_per_type.entry(message.key.aggregate_type).or_default() += wait;
+        }
         chains[message.key.aggregate_id as usize] += cpu + wait;
     }
+    let window_wait = match scope {
+        WindowScope::Strategy => total_wait,
+        WindowScope::Type => wait_per_type.into_values().max().unwrap_or(0),
+    };
     let longest_chain = chains.into_iter().max().unwrap_or(0);
     let last_arrival = match workload.arrivals {
         Arrivals::Closed | Arrivals::Driven => 0,
@@ -40,7 +58,7 @@ pub fn ideal_seconds(workload: &Workload, workers: usize, window: usize) -> f64 
     };
     let bound_ns = (total_cpu as f64 / workers as f64)
         .max(longest_chain as f64)
-        .max(total_wait as f64 / window as f64)
+        .max(window_wait as f64 / window as f64)
         .max(last_arrival as f64);
     bound_ns / 1e9
 }
@@ -121,10 +139,11 @@ pub fn run_result(
     let elapsed_s = median(&elapsed);
     let (workers, window) =
         (workload.workers.unwrap_or(workers), workload.window.unwrap_or(window));
-    let ideal_s = ideal_seconds(workload, workers, window);
+    let scope = measurement.window_scope;
+    let ideal_s = ideal_seconds(workload, workers, window, scope);
     // The producer needs a core of its own: at most `cores - 1` workers can compute.
     let machine_ideal_s =
-        ideal_seconds(workload, workers.min(cores.saturating_sub(1)).max(1), window);
+        ideal_seconds(workload, workers.min(cores.saturating_sub(1)).max(1), window, scope);
     let measured_floor_s = (!workload.scenario.handlers_wait()).then(|| {
         let last_arrival_ns = match workload.arrivals {
             Arrivals::Closed | Arrivals::Driven => 0,
@@ -182,6 +201,8 @@ pub fn run_result(
         window: Some(window),
         measured_floor_s,
         timer_lateness_ns: (!lateness.is_empty()).then(|| tail(&lateness)),
+        window_scope: Some(measurement.window_scope),
+        windows: Some(measurement.windows),
     };
     (result, merged)
 }
@@ -224,12 +245,18 @@ mod tests {
         .remove(0);
         // Four messages of 1 ms on one key: the chain (4 ms) binds, not CPU / 2 workers.
         workload.messages = (0..4).map(|seq| message(0, seq, spin)).collect();
-        assert!((ideal_seconds(&workload, 2, 256) - 0.004).abs() < 1e-9);
+        assert!((ideal_seconds(&workload, 2, 256, WindowScope::Strategy) - 0.004).abs() < 1e-9);
         // Spread over four keys: CPU / workers (2 ms) binds.
         workload.messages = (0..4).map(|id| message(id, 0, spin)).collect();
-        assert!((ideal_seconds(&workload, 2, 256) - 0.002).abs() < 1e-9);
+        assert!((ideal_seconds(&workload, 2, 256, WindowScope::Strategy) - 0.002).abs() < 1e-9);
         // Waits through a window of 1: total waiting binds.
         workload.messages = (0..4).map(|id| message(id, 0, Job::Wait { ns: 1_000_000 })).collect();
-        assert!((ideal_seconds(&workload, 2, 1) - 0.004).abs() < 1e-9);
+        assert!((ideal_seconds(&workload, 2, 1, WindowScope::Strategy) - 0.004).abs() < 1e-9);
+        // The same over two types with a window each: each type's waiting (2 ms) binds.
+        for (id, message) in workload.messages.iter_mut().enumerate() {
+            message.key.aggregate_type = (id % 2) as u32;
+        }
+        assert!((ideal_seconds(&workload, 2, 1, WindowScope::Type) - 0.002).abs() < 1e-9);
+        assert!((ideal_seconds(&workload, 2, 1, WindowScope::Strategy) - 0.004).abs() < 1e-9);
     }
 }

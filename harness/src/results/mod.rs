@@ -10,6 +10,7 @@ pub mod fs;
 pub mod metrics;
 
 use serde::{Deserialize, Serialize};
+use strategies::WindowScope;
 
 use crate::measure::recorder::Correctness;
 use crate::workload::Sizes;
@@ -99,6 +100,10 @@ pub struct Meta {
     /// before it was a setting, which spun a fixed exponential backoff).
     #[serde(default)]
     pub idle_spin_us: Option<u32>,
+    /// The `--window-scope` the run was given (`default`: each strategy's own). Absent in
+    /// files from before it was a setting, where every strategy had one window.
+    #[serde(default)]
+    pub window_scope: Option<WindowScopeSetting>,
     /// The workload sizes, so that a cell can be measured again (gate confirmation).
     /// Absent in files from before they were recorded; reading such a file fills them in
     /// where its command line shows what they were.
@@ -106,7 +111,64 @@ pub struct Meta {
     pub sizes: Option<Sizes>,
 }
 
+/// A cell's window scope in JSON: its name (`strategy`, `type`), or null.
+mod scope_name {
+    use serde::{de::Error, Deserialize, Deserializer, Serializer};
+    use strategies::WindowScope;
+
+    pub fn serialize<S: Serializer>(
+        scope: &Option<WindowScope>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        match scope {
+            Some(scope) => serializer.serialize_str(scope.as_str()),
+            None => serializer.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<WindowScope>, D::Error> {
+        Option::<String>::deserialize(deserializer)?
+            .map(|name| name.parse().map_err(D::Error::custom))
+            .transpose()
+    }
+}
+
+/// The `--window-scope` a run was given, as recorded.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum WindowScopeSetting {
+    /// No flag: each strategy's default (per type for `per-type-pool`, else per strategy).
+    Default,
+    /// `--window-scope strategy`.
+    Strategy,
+    /// `--window-scope type`.
+    Type,
+}
+
+impl From<Option<WindowScope>> for WindowScopeSetting {
+    fn from(scope: Option<WindowScope>) -> Self {
+        match scope {
+            None => Self::Default,
+            Some(WindowScope::Strategy) => Self::Strategy,
+            Some(WindowScope::Type) => Self::Type,
+        }
+    }
+}
+
 impl Meta {
+    /// The window scope to measure this file's cells again with: the one it was given
+    /// (`None`: each strategy's default), or one window per strategy for a file from
+    /// before the setting, since that is what every strategy ran with then.
+    pub fn window_scope(&self) -> Option<WindowScope> {
+        match self.window_scope {
+            None | Some(WindowScopeSetting::Strategy) => Some(WindowScope::Strategy),
+            Some(WindowScopeSetting::Type) => Some(WindowScope::Type),
+            Some(WindowScopeSetting::Default) => None,
+        }
+    }
+
     /// Fills in the sizes of a file from before sizes were recorded, where they can be
     /// known: a command line that set no size ran [`Sizes::before_recorded`]. Where the
     /// command line set a size (or a preset of sizes), they stay unknown.
@@ -251,6 +313,14 @@ pub struct RunResult {
     /// call), all repetitions merged; null where nothing waited on it.
     #[serde(default)]
     pub timer_lateness_ns: Option<Tail>,
+    /// Which messages shared a window in this cell (`strategy` or `type`); absent in
+    /// files from before the setting, where every cell had one window per strategy.
+    #[serde(default, with = "scope_name")]
+    pub window_scope: Option<WindowScope>,
+    /// Admission windows the strategy opened (1 per strategy, or one per aggregate type
+    /// seen); absent in older files.
+    #[serde(default)]
+    pub windows: Option<usize>,
 }
 
 /// A cell that was not measured.
@@ -451,5 +521,32 @@ mod tests {
         json["meta"]["command"] = serde_json::json!("run --keys-per-type-extra 5 --out x");
         let other = Results::parse(json.to_string().as_bytes(), path).unwrap();
         assert_eq!(other.meta.sizes, Some(Sizes::quick()));
+    }
+
+    #[test]
+    fn a_file_from_before_the_window_scope_is_measured_again_with_one_window_each() {
+        let reference = include_str!("../../../results/2026-11-30-vm/results.json");
+        let path = Path::new("reference.json");
+        let results = Results::parse(reference.as_bytes(), path).unwrap();
+        assert_eq!(results.meta.window_scope, None);
+        assert_eq!(results.meta.window_scope(), Some(WindowScope::Strategy));
+        assert!(results.runs.iter().all(|run| run.window_scope.is_none()));
+        let mut json: serde_json::Value = serde_json::from_str(reference).unwrap();
+        for (recorded, scope) in [
+            ("default", None),
+            ("type", Some(WindowScope::Type)),
+            ("strategy", Some(WindowScope::Strategy)),
+        ] {
+            json["meta"]["window_scope"] = serde_json::json!(recorded);
+            json["runs"][0]["window_scope"] = serde_json::json!("type");
+            let parsed = Results::parse(json.to_string().as_bytes(), path).unwrap();
+            assert_eq!(parsed.meta.window_scope(), scope, "{recorded}");
+            assert_eq!(parsed.runs[0].window_scope, Some(WindowScope::Type));
+            let written = serde_json::to_value(&parsed).unwrap();
+            assert_eq!(written["runs"][0]["window_scope"], "type");
+        }
+        json["runs"][0]["window_scope"] = serde_json::json!("key");
+        let error = Results::parse(json.to_string().as_bytes(), path).unwrap_err().to_string();
+        assert!(error.contains("window scope `key`"), "{error}");
     }
 }

@@ -28,6 +28,7 @@ use crate::sync::{lock, thread, AtomicBool, AtomicUsize, Mutex, Ordering};
 use crate::window::{Admission, Window, WindowClosed};
 use crate::{
     Handler, Job, Key, Message, Outcome, Strategy, StrategyConfig, StrategyId, SubmitError,
+    WindowScope,
 };
 
 mod wake_path;
@@ -147,6 +148,11 @@ const YIELD_ONCE: u32 = 1;
 /// `Noop`) into the strategy the probe is bound to, then ends: a re-entrant submission.
 const SUBMIT_NEXT: u32 = 2;
 
+/// `Job::Custom` code of a handler that submits a message of the same id but the other
+/// aggregate type (0 and 1; `seq` 0, a `Noop`), then ends: a re-entrant submission into
+/// another type's window when windows are per type.
+const SUBMIT_OTHER_TYPE: u32 = 4;
+
 /// Wakes itself during its first poll and completes at the second (a cooperative yield).
 struct YieldOnce {
     yielded: bool,
@@ -239,7 +245,11 @@ impl Probe {
 
     /// The `SUBMIT_NEXT` job: submits the key's next message into the bound strategy.
     fn submit_next(&self, message: &Message) {
-        let next = self::message(message.key, message.seq + 1, Job::Noop);
+        self.submit_reentrant(self::message(message.key, message.seq + 1, Job::Noop));
+    }
+
+    /// Submits `next` into the bound strategy from a handler, noting it if handed back.
+    fn submit_reentrant(&self, next: Message) {
         let strategy = self.strategy.get().and_then(Weak::upgrade).expect("a bound strategy");
         if strategy.submit(next).is_err() {
             lock(&self.handed_back).push((next.key, next.seq));
@@ -293,6 +303,12 @@ impl Handler for Probe {
             }
             Job::Custom(SUBMIT_NEXT) => {
                 self.submit_next(message);
+                self.end(message);
+                Outcome::Done
+            }
+            Job::Custom(SUBMIT_OTHER_TYPE) => {
+                let other = Key::new(1 - message.key.aggregate_type, message.key.aggregate_id);
+                self.submit_reentrant(self::message(other, 0, Job::Noop));
                 self.end(message);
                 Outcome::Done
             }
@@ -360,6 +376,7 @@ fn config(throughput: usize) -> StrategyConfig {
         throughput,
         groups_per_worker: 1,
         idle_spin_us: 0,
+        window_scope: None,
     }
 }
 
@@ -374,7 +391,8 @@ fn mailbox_set_with<const F: bool>(
     config: StrategyConfig,
 ) -> Arc<MailboxSet<SharedQueue<F>>> {
     let handler: Arc<dyn Handler> = Arc::clone(probe) as Arc<dyn Handler>;
-    let core = Arc::new(Core::new(config, handler));
+    let scope = config.window_scope.unwrap_or(WindowScope::Strategy);
+    let core = Arc::new(Core::new(config, scope, handler));
     MailboxSet::new(core, SharedQueue::default())
 }
 
@@ -399,7 +417,8 @@ fn bind_set(set: &Arc<MailboxSet<SharedQueue>>) -> Arc<SetDispatch> {
 
 /// What `Executor::submit` does: take a credit, then queue.
 fn submit<P: Placement>(set: &Arc<MailboxSet<P>>, message: Message) {
-    set.core.window.admit().expect("the window is open");
+    let admission = set.core.admit(message).expect("the window is open");
+    assert_eq!(admission, Admission::Admitted, "an outside submission is never queued");
     set.submit(message);
 }
 
@@ -474,7 +493,7 @@ fn keyed_mailbox_with(probe: &Arc<Probe>, config: StrategyConfig) -> Arc<dyn Str
 fn assert_quiet<const F: bool>(set: &MailboxSet<SharedQueue<F>>) {
     assert!(lock(&set.placement.queue).is_empty(), "a mailbox was left queued");
     assert_eq!(set.live(), 0, "a mailbox was left in the map");
-    assert_eq!(set.core.window.in_flight(), 0, "a credit was not returned");
+    assert_eq!(set.core.windows.in_flight(), 0, "a credit was not returned");
 }
 
 #[test]
@@ -488,7 +507,7 @@ fn mailbox_submit_races_the_end_of_a_turn() {
         let worker = spawn_runner(&set, &probe, 2);
         submit(&set, message(KEY, 1, Job::Noop));
         // What `drain` waits for; by then the emptied mailbox has left the map.
-        set.core.window.wait_empty();
+        set.core.windows.wait_empty();
         assert_eq!(set.live(), 0, "a drained set still had a live mailbox");
         worker.join().unwrap();
         probe.assert_ran_in_order(&[(KEY, 0), (KEY, 1)]);

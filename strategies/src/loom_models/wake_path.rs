@@ -49,7 +49,7 @@ fn mailbox_a_completion_of_a_keys_last_message_races_a_new_one() {
         let io = spawn_opener(&probe);
         let worker = spawn_runner(&set, &probe, 2);
         submit(&set, message(KEY, 1, Job::Noop));
-        set.core.window.wait_empty(); // `drain`
+        set.core.windows.wait_empty(); // `drain`
         assert_eq!(set.live(), 0, "a drained set still had a live mailbox");
         let io = io.join().unwrap();
         let worker = worker.join().unwrap();
@@ -72,7 +72,7 @@ fn mailbox_a_drain_never_sees_the_mailbox_a_completion_emptied() {
         submit(&set, message(KEY, 0, Job::Wait { ns: 0 }));
         run_queued(&set);
         let io = spawn_opener(&probe);
-        set.core.window.wait_empty();
+        set.core.windows.wait_empty();
         assert_eq!(set.live(), 0, "the window was empty before the mailbox was retired");
         let io = io.join().unwrap();
         assert_eq!(probe.ended_on(KEY, 0), Some(io));
@@ -141,11 +141,11 @@ fn mailbox_a_completion_races_the_sweep() {
                 }
             })
         };
-        set.core.window.close();
+        set.core.windows.close();
         set.core.raise_forced();
         while {
             set.sweep();
-            set.core.window.in_flight() > 0
+            set.core.windows.in_flight() > 0
         } {
             thread::yield_now();
         }

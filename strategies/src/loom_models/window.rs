@@ -159,16 +159,75 @@ fn window_a_reentrant_submit_at_a_full_window_races_a_finish() {
         if admission == Admission::Admitted {
             set.submit(next); // what `Executor::submit` does with an admitted message
         }
-        set.core.window.wait_empty();
+        set.core.windows.wait_empty();
         assert_eq!(probe.ended().len(), 2, "drain returned before both messages ran");
         worker.join().unwrap();
         probe.assert_ran_in_order(&[(KEY, 0), (OTHER, 0)]);
         assert_quiet(&set);
-        let window = &set.core.window;
+        let window = set.core.windows.single();
         assert_eq!(window.fields(), (1, 0, 0), "a credit lost or doubled");
         assert!(!window.is_queued(), "the queued flag outlived the queue");
         let queued = u64::from(admission == Admission::Queued);
         assert_eq!((window.queued_total(), window.peak_queued() as u64), (queued, queued));
         assert_eq!(window.peak_in_flight(), 1, "two messages held the only credit");
+    });
+}
+
+/// A keyed-mailbox executor (one worker) with one window of `max_in_flight` per type.
+fn per_type(probe: &Arc<Probe>, max_in_flight: usize) -> Arc<dyn Strategy> {
+    let config =
+        StrategyConfig { max_in_flight, window_scope: Some(WindowScope::Type), ..config(16) };
+    keyed_mailbox_with(probe, config)
+}
+
+#[test]
+fn per_type_windows_drain_waits_for_a_submission_into_another_type() {
+    // Windows per type, one credit each: the handler of a type-0 message submits into
+    // type 1's window (opening it) while `drain` runs on the main thread. Type 0's window
+    // empties before type 1's message is done, and may be looked at while type 1's is still
+    // empty: `drain` still returns only after both ran (the set's unfinished count).
+    explore("per_type_windows_drain_waits_for_a_submission_into_another_type", || {
+        let probe = probe();
+        let strategy = per_type(&probe, 1);
+        let first = message(Key::new(0, 7), 0, Job::Custom(SUBMIT_OTHER_TYPE));
+        strategy.submit(first).unwrap();
+        strategy.drain();
+        let mut ended = probe.ended();
+        ended.sort_unstable();
+        assert_eq!(ended, [(Key::new(0, 7), 0), (Key::new(1, 7), 0)], "drain returned early");
+        let stats = strategy.stats();
+        assert_eq!((stats.window_scope, stats.windows), (WindowScope::Type, 2), "{stats:?}");
+        assert_eq!(stats.live_mailboxes, Some(0), "{stats:?}");
+        strategy.close();
+    });
+}
+
+#[test]
+fn per_type_windows_close_races_the_first_message_of_a_new_type() {
+    // Windows per type: a submitter sends the first message of type 1 (its window is
+    // opened by this submission) while the main thread closes the strategy. Either the
+    // window was opened before the close walked the windows (then the close closes it) or
+    // after (then it is opened closed): the message is accepted and runs before `close`
+    // returns, or it is handed back; a later type's first message is always handed back.
+    explore("per_type_windows_close_races_the_first_message_of_a_new_type", || {
+        let probe = probe();
+        let strategy = per_type(&probe, 2);
+        strategy.submit(message(Key::new(0, 7), 0, Job::Noop)).unwrap();
+        let submitter = {
+            let strategy = Arc::clone(&strategy);
+            thread::spawn(move || strategy.submit(message(Key::new(1, 7), 0, Job::Noop)).is_ok())
+        };
+        strategy.close();
+        let accepted = submitter.join().unwrap();
+        let mut ended = probe.ended();
+        ended.sort_unstable();
+        let expected: &[(Key, u64)] = if accepted {
+            &[(Key::new(0, 7), 0), (Key::new(1, 7), 0)]
+        } else {
+            &[(Key::new(0, 7), 0)]
+        };
+        assert_eq!(ended, expected, "accepted {accepted}: a message stranded or run when refused");
+        let late = message(Key::new(2, 7), 0, Job::Noop);
+        assert!(strategy.submit(late).is_err(), "a new type's window opened after the close");
     });
 }
