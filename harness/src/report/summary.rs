@@ -106,8 +106,8 @@ pub fn render_summary(results: &Results) -> String {
             out,
             "Oversubscribed: {} worker(s) plus the producer thread exceed the {} core(s), so the \
              producer shares a core with the workers (parallel-consumer's 16 threads mostly sleep, \
-             holding threads, not cores). *machine eff.* sets the CPU term of the ideal bound at min(workers, \
-             cores - 1) workers instead of all of them.\n",
+             holding threads, not cores). *machine eff.* adds to the ideal bound the spinning CPU over \
+             min(workers, cores - 1) workers; blocked calls need threads only.\n",
             meta.workers, meta.cores
         );
     }

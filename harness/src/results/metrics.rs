@@ -7,15 +7,16 @@
 //!   time is CPU (spins) and blocking calls, as drawn by the workload. With one window per
 //!   aggregate type the waiting term is that of the type that waits longest: each type
 //!   has a window of its own;
-//! - machine efficiency: the ideal bound with at most `cores - 1` workers in its CPU term
-//!   (the producer needs a core), over the elapsed time;
+//! - machine efficiency: the ideal bound with one more term, the spinning CPU over at most
+//!   `cores - 1` workers (the producer needs a core; a blocked call holds a thread, not a
+//!   core), over the elapsed time;
 //! - measured floor: the same bound with the service times a run recorded in place of the
 //!   drawn ones (a blocking sleep overshoots), where handlers do not wait.
 
 use std::collections::HashMap;
 
 use hdrhistogram::Histogram;
-use strategies::WindowScope;
+use strategies::{Job, WindowScope};
 
 use super::{ContextSwitches, Latency, RunResult, Spread, Tail, Threads};
 use crate::measure::histograms::{new_histogram, Histograms};
@@ -23,24 +24,45 @@ use crate::measure::recorder::Correctness;
 use crate::measure::runner::{Measurement, Sample, ServiceTimes};
 use crate::workload::{job_cost_ns, Arrivals, Workload};
 
+/// What a cell could run at once, for its ideal bound.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Capacity {
+    /// Worker threads: every handler call, spinning or blocked, holds one.
+    pub workers: usize,
+    /// Of those, how many can spin at once: `workers`, or fewer where the machine has
+    /// fewer free cores (machine efficiency). A blocked call needs a thread, not a core.
+    pub computing: usize,
+    /// Unfinished messages per window.
+    pub window: usize,
+    /// Which messages share a window.
+    pub scope: WindowScope,
+}
+
+impl Capacity {
+    /// `workers` threads that can all compute at once.
+    pub fn new(workers: usize, window: usize, scope: WindowScope) -> Self {
+        Self { workers, computing: workers, window, scope }
+    }
+}
+
 /// The lower bound on a workload's elapsed time, in seconds (see the module docs). A
 /// completion-driven workload runs for its plan's duration: that is its bound.
-pub fn ideal_seconds(
-    workload: &Workload,
-    workers: usize,
-    window: usize,
-    scope: WindowScope,
-) -> f64 {
+pub fn ideal_seconds(workload: &Workload, capacity: Capacity) -> f64 {
+    let Capacity { workers, computing, window, scope } = capacity;
     if let Some(plan) = &workload.driven {
         return plan.duration_ns as f64 / 1e9;
     }
     let mut total_cpu = 0u64;
+    let mut total_spin = 0u64;
     let mut total_wait = 0u64;
     let mut wait_per_type: HashMap<u32, u64> = HashMap::new();
     let mut chains = vec![0u64; workload.keys];
     for message in &workload.messages {
         let (cpu, wait) = job_cost_ns(&message.job);
         total_cpu += cpu;
+        if !matches!(message.job, Job::Block { .. }) {
+            total_spin += cpu;
+        }
         total_wait += wait;
         if scope == WindowScope::Type && wait > 0 {
             *wait_per_type.entry(message.key.aggregate_type).or_default() += wait;
@@ -57,6 +79,7 @@ pub fn ideal_seconds(
         Arrivals::Paced => workload.messages.iter().map(|m| m.intended_ns).max().unwrap_or(0),
     };
     let bound_ns = (total_cpu as f64 / workers as f64)
+        .max(total_spin as f64 / computing.clamp(1, workers) as f64)
         .max(longest_chain as f64)
         .max(window_wait as f64 / window as f64)
         .max(last_arrival as f64);
@@ -139,11 +162,12 @@ pub fn run_result(
     let elapsed_s = median(&elapsed);
     let (workers, window) =
         (workload.workers.unwrap_or(workers), workload.window.unwrap_or(window));
-    let scope = measurement.window_scope;
-    let ideal_s = ideal_seconds(workload, workers, window, scope);
-    // The producer needs a core of its own: at most `cores - 1` workers can compute.
-    let machine_ideal_s =
-        ideal_seconds(workload, workers.min(cores.saturating_sub(1)).max(1), window, scope);
+    let capacity = Capacity::new(workers, window, measurement.window_scope);
+    let ideal_s = ideal_seconds(workload, capacity);
+    // The producer needs a core of its own: at most `cores - 1` workers can compute (a
+    // blocked handler holds its thread but no core).
+    let computing = workers.min(cores.saturating_sub(1)).max(1);
+    let machine_ideal_s = ideal_seconds(workload, Capacity { computing, ..capacity });
     let measured_floor_s = (!workload.scenario.handlers_wait()).then(|| {
         let last_arrival_ns = match workload.arrivals {
             Arrivals::Closed | Arrivals::Driven => 0,
@@ -245,18 +269,41 @@ mod tests {
         .remove(0);
         // Four messages of 1 ms on one key: the chain (4 ms) binds, not CPU / 2 workers.
         workload.messages = (0..4).map(|seq| message(0, seq, spin)).collect();
-        assert!((ideal_seconds(&workload, 2, 256, WindowScope::Strategy) - 0.004).abs() < 1e-9);
+        assert!(
+            (ideal_seconds(&workload, Capacity::new(2, 256, WindowScope::Strategy)) - 0.004).abs()
+                < 1e-9
+        );
         // Spread over four keys: CPU / workers (2 ms) binds.
         workload.messages = (0..4).map(|id| message(id, 0, spin)).collect();
-        assert!((ideal_seconds(&workload, 2, 256, WindowScope::Strategy) - 0.002).abs() < 1e-9);
+        assert!(
+            (ideal_seconds(&workload, Capacity::new(2, 256, WindowScope::Strategy)) - 0.002).abs()
+                < 1e-9
+        );
         // Waits through a window of 1: total waiting binds.
         workload.messages = (0..4).map(|id| message(id, 0, Job::Wait { ns: 1_000_000 })).collect();
-        assert!((ideal_seconds(&workload, 2, 1, WindowScope::Strategy) - 0.004).abs() < 1e-9);
+        assert!(
+            (ideal_seconds(&workload, Capacity::new(2, 1, WindowScope::Strategy)) - 0.004).abs()
+                < 1e-9
+        );
         // The same over two types with a window each: each type's waiting (2 ms) binds.
         for (id, message) in workload.messages.iter_mut().enumerate() {
             message.key.aggregate_type = (id % 2) as u32;
         }
-        assert!((ideal_seconds(&workload, 2, 1, WindowScope::Type) - 0.002).abs() < 1e-9);
-        assert!((ideal_seconds(&workload, 2, 1, WindowScope::Strategy) - 0.004).abs() < 1e-9);
+        assert!(
+            (ideal_seconds(&workload, Capacity::new(2, 1, WindowScope::Type)) - 0.002).abs() < 1e-9
+        );
+        assert!(
+            (ideal_seconds(&workload, Capacity::new(2, 1, WindowScope::Strategy)) - 0.004).abs()
+                < 1e-9
+        );
+        // Spins on 16 workers with one free core: the core binds (4 ms). Blocking calls
+        // hold threads, not cores: each key's 1 ms chain binds, not the core.
+        let on_one_core =
+            Capacity { computing: 1, ..Capacity::new(16, 256, WindowScope::Strategy) };
+        workload.messages = (0..4).map(|id| message(id, 0, spin)).collect();
+        assert!((ideal_seconds(&workload, on_one_core) - 0.004).abs() < 1e-9);
+        let block = Job::Block { ns: 1_000_000 };
+        workload.messages = (0..4).map(|id| message(id, 0, block)).collect();
+        assert!((ideal_seconds(&workload, on_one_core) - 0.001).abs() < 1e-9);
     }
 }
