@@ -18,8 +18,9 @@
 //! - `rules`: the rules file, parsed and checked against the results it will judge;
 //! - `metric`: the value of a rule's metric on one run (a results field or a derived metric);
 //! - `baseline`: the committed baseline file, read, checked and written;
-//! - `evaluate`: every rule on every cell it matches, confirming failures by measuring again;
-//! - `render`: the verdicts as text, Markdown or JSON.
+//! - `evaluate`: every rule on every cell it matches, confirming failures by measuring again,
+//!   after setting apart the rules about a scenario the results did not run;
+//! - `render`: the verdicts (and the rules set apart) as text, Markdown or JSON.
 //!
 //! This module holds the command itself, [`run_gate`], over a validated [`GateConfig`]. It
 //! only reads results: measuring a cell again is a closure its caller passes in.
@@ -42,8 +43,8 @@ use crate::results::{ReadError, Results, RunResult};
 use crate::workload::ScenarioId;
 
 pub use baseline::{baseline_from, parse_baseline, read_baseline, Baseline, BASELINE_SCHEMA};
-pub use evaluate::{evaluate, Rerun, Verdict};
-pub use render::{render, Format};
+pub use evaluate::{evaluate, split_not_run, Rerun, Verdict};
+pub use render::{render, Format, NotRun};
 pub use rules::{parse_rules, read_rules, Kind, Limit, Op, Rule, Selection};
 
 /// A gate input that cannot be used (exit status 2).
@@ -181,9 +182,10 @@ pub fn run_gate(
             }
         }
     };
+    let (rules, not_run) = split_not_run(rules, &results);
     let verdicts = evaluate(&results, &rules, baseline.as_ref(), config.confirm, &mut rerun)?;
     Ok(GateOutcome {
-        report: render(&verdicts, config.format),
+        report: render(&verdicts, &not_run, config.format),
         pass: verdicts.iter().all(|v| v.pass),
     })
 }
@@ -201,8 +203,51 @@ fn distinct<T: PartialEq>(values: impl Iterator<Item = T>) -> Vec<T> {
 
 #[cfg(test)]
 mod tests {
-    use super::testing::reference;
+    use super::testing::{reference, rules};
     use super::*;
+
+    #[test]
+    fn a_rule_about_a_scenario_not_run_does_not_apply_and_is_listed() {
+        let results = reference();
+        assert!(results.runs.iter().all(|run| run.scenario != "cold-command"));
+        let text = r#"
+            [[rule]]
+            name = "cold commands"
+            kind = "relative"
+            metric = "throughput_per_s.median"
+            scenario = "cold-command"
+            strategies = ["keyed-mailbox"]
+            of = "per-type-pool"
+            op = ">="
+            factor = 10
+
+            [[rule]]
+            name = "uniform runs"
+            kind = "absolute"
+            metric = "correctness"
+            scenario = "uniform"
+            strategies = "ordered"
+            op = "=="
+            value = 0
+        "#;
+        let (applicable, not_run) = split_not_run(rules(text, &results).unwrap(), &results);
+        let names: Vec<&str> = applicable.iter().map(|rule| rule.name.as_str()).collect();
+        assert_eq!(names, ["uniform runs"]);
+        assert_eq!(
+            not_run,
+            [NotRun { rule: "cold commands".into(), scenario: "cold-command".into() }]
+        );
+        // A scenario that ran, skipped cells included, still applies.
+        let mut skipped_only = reference();
+        skipped_only.runs.retain(|run| run.scenario != "uniform");
+        skipped_only.skipped.push(crate::results::Skipped {
+            scenario: "uniform".into(),
+            strategy: "inline".into(),
+            reason: "test".into(),
+        });
+        let (applicable, not_run) = split_not_run(rules(text, &results).unwrap(), &skipped_only);
+        assert_eq!((applicable.len(), not_run.len()), (1, 1));
+    }
 
     #[test]
     fn recorded_settings_are_checked_before_measuring_again() {

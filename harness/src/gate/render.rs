@@ -3,7 +3,18 @@
 
 use std::fmt::Write as _;
 
+use serde::Serialize;
+
 use super::evaluate::Verdict;
+
+/// A rule about a scenario the results did not run: it does not apply to them.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct NotRun {
+    /// The rule.
+    pub rule: String,
+    /// The scenario it is about.
+    pub scenario: String,
+}
 
 /// How to print verdicts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -42,8 +53,8 @@ fn measured_text(verdict: &Verdict) -> String {
         .join(" -> ")
 }
 
-/// The verdicts in `format`.
-pub fn render(verdicts: &[Verdict], format: Format) -> String {
+/// The verdicts in `format`, and the rules that did not apply.
+pub fn render(verdicts: &[Verdict], not_run: &[NotRun], format: Format) -> String {
     let failed = verdicts.iter().filter(|verdict| !verdict.pass).count();
     let mut out = String::new();
     match format {
@@ -52,6 +63,7 @@ pub fn render(verdicts: &[Verdict], format: Format) -> String {
                 "passed": verdicts.len() - failed,
                 "failed": failed,
                 "verdicts": verdicts,
+                "not_run": not_run,
             }))
             .expect("verdicts serialise");
             out.push('\n');
@@ -78,6 +90,12 @@ pub fn render(verdicts: &[Verdict], format: Format) -> String {
                     number(*verdict.limits.last().unwrap_or(&f64::NAN))
                 );
             }
+            if !not_run.is_empty() {
+                out.push_str("\nNot applied (their scenario was not run):\n\n");
+                for rule in not_run {
+                    let _ = writeln!(out, "- {} (`{}`)", rule.rule, rule.scenario);
+                }
+            }
         }
         Format::Text => {
             for verdict in verdicts {
@@ -92,7 +110,17 @@ pub fn render(verdicts: &[Verdict], format: Format) -> String {
                     number(*verdict.limits.last().unwrap_or(&f64::NAN))
                 );
             }
+            for rule in not_run {
+                let _ = writeln!(
+                    out,
+                    "{:4}  {:<44} not applied: scenario {} was not run",
+                    "n/a", rule.rule, rule.scenario
+                );
+            }
             let _ = writeln!(out, "{} passed, {} failed", verdicts.len() - failed, failed);
+            if !not_run.is_empty() {
+                let _ = writeln!(out, "{} not applied", not_run.len());
+            }
         }
     }
     out
@@ -112,11 +140,24 @@ mod tests {
             op: ">=".into(),
             pass: false,
         };
-        assert!(render(std::slice::from_ref(&verdict), Format::Text).contains("0 passed, 1 failed"));
-        assert!(render(std::slice::from_ref(&verdict), Format::Markdown)
+        let verdicts = std::slice::from_ref(&verdict);
+        assert!(render(verdicts, &[], Format::Text).contains("0 passed, 1 failed"));
+        assert!(render(verdicts, &[], Format::Markdown)
             .contains("| ❌ | r | uniform keyed-mailbox | 1 -> 2 | >= 3 |"));
         let json: serde_json::Value =
-            serde_json::from_str(&render(&[verdict], Format::Json)).unwrap();
+            serde_json::from_str(&render(verdicts, &[], Format::Json)).unwrap();
         assert_eq!(json["failed"], 1);
+    }
+
+    #[test]
+    fn every_format_lists_the_rules_that_did_not_apply() {
+        let not_run = [NotRun { rule: "cold".into(), scenario: "cold-command".into() }];
+        let text = render(&[], &not_run, Format::Text);
+        assert!(text.contains("n/a   cold") && text.contains("1 not applied"), "{text}");
+        let markdown = render(&[], &not_run, Format::Markdown);
+        assert!(markdown.contains("- cold (`cold-command`)"), "{markdown}");
+        let json: serde_json::Value =
+            serde_json::from_str(&render(&[], &not_run, Format::Json)).unwrap();
+        assert_eq!(json["not_run"][0]["scenario"], "cold-command");
     }
 }
