@@ -83,6 +83,11 @@ impl Placement for Affinity {
 
     fn bind(&self) -> usize {
         let count = self.workers.len();
+        if count == 1 {
+            // The only worker: the scan would choose it whatever it found, and reading a
+            // busy worker's queue and park state costs a cache miss per activation.
+            return 0;
+        }
         let start = self.next.fetch_add(1, Ordering::Relaxed) % count;
         let order = (0..count).map(|offset| (start + offset) % count);
         let running_and_empty = |&index: &usize| {
