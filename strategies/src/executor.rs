@@ -62,6 +62,7 @@ use std::sync::{Arc, OnceLock, Weak};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use crate::events::{EventCounter, EventSet};
 use crate::sync::thread::{self, JoinHandle};
 use crate::sync::{lock, pause, thread_local, AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering};
 use crate::window::{Admission, Window, WindowClosed};
@@ -128,6 +129,8 @@ pub(crate) struct Core {
     failed: AtomicU64,
     discarded: AtomicU64,
     abandoned: AtomicU64,
+    /// The cost breakdown's counters, off unless the harness asks (`events.rs`).
+    pub(crate) events: EventCounter,
 }
 
 impl std::fmt::Debug for Core {
@@ -141,10 +144,12 @@ impl std::fmt::Debug for Core {
 }
 
 impl Core {
-    /// A core whose windows have `scope` (the caller resolved the strategy's default).
+    /// A core whose windows have `scope` (the caller resolved the strategy's default) and
+    /// whose engine sees the events `seen`.
     pub(crate) fn new(
         config: StrategyConfig,
         scope: WindowScope,
+        seen: EventSet,
         handler: Arc<dyn Handler>,
     ) -> Self {
         Self {
@@ -156,6 +161,7 @@ impl Core {
             failed: AtomicU64::new(0),
             discarded: AtomicU64::new(0),
             abandoned: AtomicU64::new(0),
+            events: EventCounter::new(seen),
         }
     }
 
@@ -421,6 +427,9 @@ pub(crate) trait Engine: Send + Sync + Sized + 'static {
     /// The strategy this engine implements.
     const ID: StrategyId;
 
+    /// The events it counts for the cost breakdown (`events.rs`).
+    const EVENTS: EventSet;
+
     /// Starts the engine (its threads, or lazily later).
     fn start(core: &Arc<Core>) -> Self;
 
@@ -534,6 +543,11 @@ impl<E: Engine> Strategy for Executor<E> {
         self.engine.threads_started()
     }
 
+    fn count_events(&self, on: bool) -> bool {
+        self.core.events.set(on);
+        true
+    }
+
     fn stats(&self) -> Stats {
         let ForcedClose { discarded, abandoned } = self.core.forced_counts();
         Stats {
@@ -545,6 +559,7 @@ impl<E: Engine> Strategy for Executor<E> {
             admission_queued: self.core.windows.queued_total(),
             window_scope: self.core.windows.scope(),
             windows: self.core.windows.count(),
+            events: self.core.events.snapshot(),
             live_mailboxes: self.engine.live_mailboxes(),
         }
     }

@@ -26,6 +26,7 @@
 
 use std::sync::Arc;
 
+use crate::events::EventSet;
 use crate::executor::{Core, Engine, Threads};
 use crate::groups::GroupPool;
 use crate::{Message, StrategyId};
@@ -39,6 +40,8 @@ pub(crate) struct GroupBy {
 
 impl Engine for GroupBy {
     const ID: StrategyId = StrategyId::GroupBy;
+    /// flume's parks and wake-ups are its own; there are no mailboxes.
+    const EVENTS: EventSet = EventSet::HOPS;
 
     fn start(core: &Arc<Core>) -> Self {
         let threads = Threads::default();

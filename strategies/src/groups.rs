@@ -25,6 +25,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Wake, Waker};
 
+use crate::events::Event;
 use crate::executor::{Core, Threads};
 use crate::hash::mix64;
 use crate::{Key, Message, Pending};
@@ -137,6 +138,9 @@ impl Lane {
     fn run(mut self, receiver: &flume::Receiver<Task>) {
         let workers = self.core.config.workers;
         while let Ok(task) = receiver.recv() {
+            if matches!(task, Task::Run(_) | Task::Resume(_)) {
+                self.core.events.count(Event::Hop); // a message or a resume came over the lane
+            }
             match task {
                 Task::Run(message) => {
                     let groups = self.core.config.groups_per_worker * workers;

@@ -39,6 +39,7 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Wake, Waker};
 use std::time::Duration;
 
+use crate::events::EventSet;
 use crate::executor::{Core, Engine};
 use crate::{Key, Message, Pending, StrategyId};
 
@@ -77,6 +78,8 @@ impl Inline {
 
 impl Engine for Inline {
     const ID: StrategyId = StrategyId::Inline;
+    /// Everything runs on the submitter: no hand-off ever happens.
+    const EVENTS: EventSet = EventSet::HOPS;
 
     fn start(core: &Arc<Core>) -> Self {
         Self { core: Arc::clone(core), admitted: Mutex::new(VecDeque::new()) }

@@ -54,6 +54,7 @@
 
 use std::sync::Arc;
 
+use crate::events::{Event, EventSet};
 use crate::executor::{Core, Engine, Threads};
 use crate::mailbox::{Mailbox, MailboxSet, Placement, Turn};
 use crate::parking::{IdleSpin, ParkSlot};
@@ -105,7 +106,9 @@ impl Placement for Affinity {
     fn schedule(set: &Arc<MailboxSet<Self>>, mailbox: Arc<Mailbox>) {
         let worker = &set.placement.workers[mailbox.home()];
         worker.runnable.push(mailbox);
-        worker.park.unpark();
+        if worker.park.unpark() {
+            set.core.events.count(Event::Wakeup);
+        }
     }
 }
 
@@ -118,6 +121,7 @@ pub(crate) struct KeyedMailbox {
 
 impl Engine for KeyedMailbox {
     const ID: StrategyId = StrategyId::KeyedMailbox;
+    const EVENTS: EventSet = EventSet::ALL;
 
     fn start(core: &Arc<Core>) -> Self {
         let workers = core.config.workers;
@@ -174,6 +178,7 @@ fn work(set: &Arc<MailboxSet<Affinity>>, index: usize) {
         if let Some(mailbox) = me.runnable.pop() {
             idle.reset();
             if let Turn::Requeue(mailbox) = set.run(mailbox) {
+                set.core.events.count(Event::Hop);
                 me.runnable.push(mailbox);
             }
             continue;
@@ -191,6 +196,7 @@ fn work(set: &Arc<MailboxSet<Affinity>>, index: usize) {
             me.park.cancel_park();
             return;
         }
+        set.core.events.count(Event::Park);
         idle.park(&me.park);
     }
 }

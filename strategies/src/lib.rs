@@ -65,6 +65,7 @@ use std::pin::Pin;
 use std::str::FromStr;
 use std::sync::Arc;
 
+mod events;
 mod executor;
 mod groups;
 mod hash;
@@ -387,6 +388,26 @@ pub struct Stats {
     /// type seen with [`WindowScope::Type`]. `peak_in_flight` and `peak_admission_queue`
     /// are then the most in any one window.
     pub windows: usize,
+    /// What the machinery did while counting was on ([`Strategy::count_events`]).
+    pub events: Events,
+}
+
+/// Events a strategy's machinery counted while counting was on: the per-message cost
+/// breakdown. `None`: the strategy cannot see that event (a library's internals) or has
+/// no such machinery.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Events {
+    /// Unparks that woke a parked worker.
+    pub wakeups: Option<u64>,
+    /// Times a worker went to sleep.
+    pub parks: Option<u64>,
+    /// Mailboxes made for keys that had none (a map insert each).
+    pub activations: Option<u64>,
+    /// Mailboxes removed from the map once empty.
+    pub retirements: Option<u64>,
+    /// Units of work handed to a queue that a thread takes from: a mailbox scheduled or
+    /// requeued, a task or job spawned, a message or a resume sent to a lane.
+    pub hops: Option<u64>,
 }
 
 /// What a forced close did.
@@ -427,6 +448,15 @@ pub trait Strategy: Send + Sync + fmt::Debug {
 
     /// Counters so far.
     fn stats(&self) -> Stats;
+
+    /// Starts counting events from zero (`true`) or stops (`false`, keeping the counts),
+    /// for [`Stats::events`]. Counting costs a read-modify-write per event, so the harness
+    /// counts on a repetition of its own. Returns whether this strategy counts anything;
+    /// the default counts nothing.
+    fn count_events(&self, on: bool) -> bool {
+        let _ = on;
+        false
+    }
 }
 
 /// A design family (what a chart groups by).
@@ -589,7 +619,10 @@ macro_rules! strategies {
             ) -> Result<Box<dyn Strategy>, ConfigError> {
                 config.validate()?;
                 let scope = config.window_scope.unwrap_or(self.descriptor().window_scope);
-                let core = Arc::new(executor::Core::new(config, scope, handler));
+                let seen = match self {
+                    $(StrategyId::$variant => <$module::$engine as executor::Engine>::EVENTS,)*
+                };
+                let core = Arc::new(executor::Core::new(config, scope, seen, handler));
                 Ok(match self {
                     $(StrategyId::$variant => executor::Executor::<$module::$engine>::boxed(core),)*
                 })

@@ -83,6 +83,7 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Weak};
 use std::task::{Context, Wake, Waker};
 
+use crate::events::Event;
 use crate::executor::{Core, Held};
 use crate::sync::{ArrayQueue, KeyMap, Mutex, MutexGuard};
 use crate::{Key, Message, Pending};
@@ -257,12 +258,20 @@ impl<P: Placement> MailboxSet<P> {
             }
         });
         if let Some(mailbox) = to_schedule {
-            P::schedule(self, mailbox);
+            self.hand_off(mailbox);
         }
+    }
+
+    /// Hands a `Scheduled` mailbox to [`Placement::schedule`], counting the hop.
+    #[inline]
+    pub(crate) fn hand_off(self: &Arc<Self>, mailbox: Arc<Mailbox>) {
+        self.core.events.count(Event::Hop);
+        P::schedule(self, mailbox);
     }
 
     /// A mailbox for `key`, bound to a worker: a spare one if there is one.
     fn activate(self: &Arc<Self>, key: Key) -> Arc<Mailbox> {
+        self.core.events.count(Event::Activation);
         let home = self.placement.bind();
         if let Some(mut mailbox) = self.spare.pop() {
             if let Some(spare) = Arc::get_mut(&mut mailbox) {
@@ -400,6 +409,7 @@ impl<P: Placement> MailboxSet<P> {
             empty
         });
         if removed {
+            self.core.events.count(Event::Retirement);
             return true;
         }
         if mapped {
@@ -435,7 +445,7 @@ impl<P: Placement> MailboxSet<P> {
                 Phase::Waiting => {
                     inner.phase = Phase::Scheduled;
                     drop(inner);
-                    P::schedule(self, mailbox);
+                    self.hand_off(mailbox);
                     return;
                 }
                 Phase::Running => {
@@ -458,7 +468,7 @@ impl<P: Placement> MailboxSet<P> {
         let mut held = self.core.hold(mailbox.key);
         match self.drive(&mailbox, step, &mut held) {
             None => self.pass_on(mailbox),
-            Some(End::Requeue) => P::schedule(self, mailbox), // woken during the poll
+            Some(End::Requeue) => self.hand_off(mailbox), // woken during the poll
             Some(_) => {} // `Waiting` again: the next wake comes back here
         }
         held.release();
@@ -472,7 +482,7 @@ impl<P: Placement> MailboxSet<P> {
             if !inner.messages.is_empty() {
                 inner.phase = Phase::Scheduled;
                 drop(inner);
-                P::schedule(self, mailbox);
+                self.hand_off(mailbox);
                 return;
             }
         }
@@ -482,7 +492,7 @@ impl<P: Placement> MailboxSet<P> {
         }
         // A message arrived between the look and the retirement: its worker runs it.
         mailbox.lock().phase = Phase::Scheduled;
-        P::schedule(self, mailbox);
+        self.hand_off(mailbox);
     }
 
     /// Forced close: discards every queued message, abandons the pending step of every
@@ -520,7 +530,7 @@ impl<P: Placement> MailboxSet<P> {
         // A submission admitted before the close may have queued a message in one of them
         // meanwhile; then its runner discards the message and retires the mailbox.
         for mailbox in idle {
-            self.mailboxes.remove_if(&mailbox.key, |current| {
+            let retired = self.mailboxes.remove_if(&mailbox.key, |current| {
                 let mut inner = current.lock();
                 let idle = Arc::ptr_eq(current, &mailbox)
                     && matches!(inner.phase, Phase::Idle | Phase::Scheduled)
@@ -531,6 +541,9 @@ impl<P: Placement> MailboxSet<P> {
                 }
                 idle
             });
+            if retired {
+                self.core.events.count(Event::Retirement);
+            }
         }
         for (key, count) in discarded {
             self.core.discard(key, count);

@@ -27,6 +27,7 @@ use std::sync::Arc;
 
 use dashmap::DashMap;
 
+use crate::events::EventSet;
 use crate::executor::{Core, Engine, Threads};
 use crate::groups::GroupPool;
 use crate::{Message, StrategyId};
@@ -42,6 +43,8 @@ pub(crate) struct PerTypePool {
 
 impl Engine for PerTypePool {
     const ID: StrategyId = StrategyId::PerTypePool;
+    /// flume's parks and wake-ups are its own; there are no mailboxes.
+    const EVENTS: EventSet = EventSet::HOPS;
 
     fn start(core: &Arc<Core>) -> Self {
         Self { core: Arc::clone(core), pools: DashMap::new(), threads: Threads::default() }

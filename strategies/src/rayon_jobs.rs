@@ -33,6 +33,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, RwLock};
 
+use crate::events::EventSet;
 use crate::executor::{wait_for_threads, Core, Engine};
 use crate::mailbox::{Mailbox, MailboxSet, Placement, Turn};
 use crate::{Message, StrategyId};
@@ -59,7 +60,7 @@ impl Placement for RayonPlacement {
         if let Some(pool) = pool.as_ref() {
             pool.spawn_fifo(move || {
                 if let Turn::Requeue(mailbox) = set_for_job.run(mailbox) {
-                    RayonPlacement::schedule(&set_for_job, mailbox);
+                    set_for_job.hand_off(mailbox);
                 }
             });
         }
@@ -77,6 +78,8 @@ pub(crate) struct RayonJobs {
 
 impl Engine for RayonJobs {
     const ID: StrategyId = StrategyId::Rayon;
+    /// rayon's parks and wake-ups are its own.
+    const EVENTS: EventSet = EventSet::MAILBOXES;
 
     fn start(core: &Arc<Core>) -> Self {
         let started = Arc::new(AtomicUsize::new(0));

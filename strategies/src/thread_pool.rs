@@ -27,6 +27,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Wake, Waker};
 
+use crate::events::{Event, EventSet};
 use crate::executor::{Core, Engine, Threads};
 use crate::{Key, Message, Pending, StrategyId};
 
@@ -121,6 +122,8 @@ impl std::fmt::Debug for ThreadPool {
 
 impl Engine for ThreadPool {
     const ID: StrategyId = StrategyId::ThreadPool;
+    /// flume's parks and wake-ups are its own.
+    const EVENTS: EventSet = EventSet::HOPS;
 
     fn start(core: &Arc<Core>) -> Self {
         let (sender, receiver) = flume::unbounded();
@@ -135,6 +138,9 @@ impl Engine for ThreadPool {
             let (shared, receiver) = (Arc::clone(&shared), receiver.clone());
             threads.spawn(format!("thread-pool-{index}"), move || {
                 while let Ok(task) = receiver.recv() {
+                    if matches!(task, Task::Run(_) | Task::Resume(_)) {
+                        shared.core.events.count(Event::Hop); // it came over the channel
+                    }
                     match task {
                         Task::Run(message) => shared.run(&message),
                         Task::Resume(cell) => shared.resume(&cell),

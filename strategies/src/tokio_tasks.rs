@@ -38,6 +38,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
+use crate::events::EventSet;
 use crate::executor::{wait_for_threads, Core, Engine};
 use crate::mailbox::{Mailbox, MailboxSet, Placement, Turn};
 use crate::{Message, StrategyId};
@@ -61,7 +62,7 @@ impl Placement for TokioPlacement {
         // The join handle is dropped: a turn reports nothing back.
         drop(set.placement.handle.spawn(async move {
             if let Turn::Requeue(mailbox) = set_for_task.run(mailbox) {
-                TokioPlacement::schedule(&set_for_task, mailbox);
+                set_for_task.hand_off(mailbox);
             }
         }));
     }
@@ -77,6 +78,8 @@ pub(crate) struct TokioTasks {
 
 impl Engine for TokioTasks {
     const ID: StrategyId = StrategyId::Tokio;
+    /// tokio's parks and wake-ups are its own.
+    const EVENTS: EventSet = EventSet::MAILBOXES;
 
     fn start(core: &Arc<Core>) -> Self {
         let started = Arc::new(AtomicUsize::new(0));

@@ -42,6 +42,7 @@ use std::sync::Arc;
 
 use crossbeam_deque::{Injector, Stealer, Worker};
 
+use crate::events::{Event, EventSet};
 use crate::executor::{Core, Engine, Threads};
 use crate::mailbox::{Mailbox, MailboxSet, Placement, Turn};
 use crate::parking::{IdleSpin, ParkSlot};
@@ -57,13 +58,9 @@ pub(crate) struct Stealing {
 }
 
 impl Stealing {
-    /// Wakes one parked worker, if any, to look for work.
-    fn wake_one(&self) {
-        for park in &self.parks {
-            if park.unpark() {
-                return;
-            }
-        }
+    /// Wakes one parked worker, if any, to look for work; whether it woke one.
+    fn wake_one(&self) -> bool {
+        self.parks.iter().any(ParkSlot::unpark)
     }
 
     /// Whether any queue a worker could take from holds a mailbox.
@@ -95,7 +92,9 @@ impl Placement for Stealing {
 
     fn schedule(set: &Arc<MailboxSet<Self>>, mailbox: Arc<Mailbox>) {
         set.placement.injector.push(mailbox);
-        set.placement.wake_one();
+        if set.placement.wake_one() {
+            set.core.events.count(Event::Wakeup);
+        }
     }
 }
 
@@ -108,6 +107,7 @@ pub(crate) struct WorkStealing {
 
 impl Engine for WorkStealing {
     const ID: StrategyId = StrategyId::WorkStealing;
+    const EVENTS: EventSet = EventSet::ALL;
 
     fn start(core: &Arc<Core>) -> Self {
         let workers = core.config.workers;
@@ -165,10 +165,12 @@ fn work(set: &Arc<MailboxSet<Stealing>>, index: usize, local: &Worker<Arc<Mailbo
     loop {
         if let Some(mailbox) = placement.find(local) {
             idle.reset();
-            if !local.is_empty() {
-                placement.wake_one(); // more runnable work than this worker: share it
+            // More runnable work than this worker: share it.
+            if !local.is_empty() && placement.wake_one() {
+                set.core.events.count(Event::Wakeup);
             }
             if let Turn::Requeue(mailbox) = set.run(mailbox) {
+                set.core.events.count(Event::Hop);
                 local.push(mailbox);
             }
             continue;
@@ -186,6 +188,7 @@ fn work(set: &Arc<MailboxSet<Stealing>>, index: usize, local: &Worker<Arc<Mailbo
             park.cancel_park();
             return;
         }
+        set.core.events.count(Event::Park);
         idle.park(park);
     }
 }

@@ -980,3 +980,64 @@ fn checker_catches_the_unordered_thread_pool() {
     }
     assert!(faults > 0, "{id}: the checker saw no violation or overlap on 3 hot keys");
 }
+
+// ---------------------------------------------------------------------------------------
+// Event counts (the cost breakdown)
+// ---------------------------------------------------------------------------------------
+
+/// Counting is off until asked for and counts only while on; each strategy reports the
+/// events it can see and `None` for the rest. With one worker, 500 keys of one message each
+/// and the submissions spaced so that each key's mailbox retires before the next key
+/// arrives, a mailbox strategy activates and retires exactly one mailbox per key, and every
+/// strategy with a queue hands every message over at least once.
+#[test]
+fn event_counts_are_off_until_asked_and_count_what_each_strategy_sees() {
+    const KEYS: u64 = 500;
+    for &id in StrategyId::ALL {
+        let f = Fixture::new(id, StrategyConfig { idle_spin_us: 0, ..config(1) });
+        let mut seq = Sequencer::default();
+        f.submit_all((0..50).map(|k| seq.next(key(k), Job::Noop)));
+        f.drain();
+        let off = f.strategy().stats().events;
+        let zero_or_none = |count: Option<u64>| count.is_none_or(|count| count == 0);
+        assert!(
+            [off.wakeups, off.parks, off.activations, off.retirements, off.hops]
+                .into_iter()
+                .all(zero_or_none),
+            "{id}: counted while off: {off:?}"
+        );
+        let counts = f.strategy().count_events(true);
+        assert!(counts, "{id}: every built-in strategy counts something");
+        for k in 0..KEYS {
+            f.submit(seq.next(key(1_000 + k), Job::Noop));
+            f.drain();
+        }
+        f.strategy().count_events(false);
+        let on = f.strategy().stats().events;
+        f.submit_all((0..50).map(|k| seq.next(key(5_000 + k), Job::Noop)));
+        f.assert_contract("counted, then not");
+        assert_eq!(f.strategy().stats().events, on, "{id}: counted after counting stopped");
+        let descriptor = id.descriptor();
+        if has_mailboxes(id) {
+            assert_eq!((on.activations, on.retirements), (Some(KEYS), Some(KEYS)), "{id}: {on:?}");
+        } else {
+            assert_eq!((on.activations, on.retirements), (None, None), "{id}: {on:?}");
+        }
+        let hops = on.hops.expect("every strategy counts its hand-offs");
+        if descriptor.runs_on_caller() {
+            assert_eq!(hops, 0, "{id}: runs on the caller, hands nothing over");
+        } else {
+            assert!(hops >= KEYS, "{id}: {hops} hops for {KEYS} messages");
+        }
+        let parks_seen = matches!(id, StrategyId::KeyedMailbox | StrategyId::WorkStealing);
+        assert_eq!(on.parks.is_some(), parks_seen, "{id}: {on:?}");
+        assert_eq!(on.wakeups.is_some(), parks_seen, "{id}: {on:?}");
+        if parks_seen {
+            // One worker that parks at once, a drain between keys: it goes to sleep between
+            // messages, and a submission that finds it asleep wakes it.
+            let (parks, wakeups) = (on.parks.unwrap(), on.wakeups.unwrap());
+            assert!(parks >= 1 && wakeups >= 1, "{id}: {on:?}");
+        }
+        f.close();
+    }
+}

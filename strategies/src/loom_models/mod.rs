@@ -20,6 +20,7 @@ use std::sync::atomic::AtomicUsize as StdAtomicUsize;
 use std::sync::{Arc, OnceLock, Weak};
 use std::task::{Context, Poll, Waker};
 
+use crate::events::EventSet;
 use crate::executor::{Core, QueuedDispatch};
 use crate::mailbox::{Mailbox, MailboxSet, Placement, Turn};
 use crate::parking::ParkSlot;
@@ -392,7 +393,7 @@ fn mailbox_set_with<const F: bool>(
 ) -> Arc<MailboxSet<SharedQueue<F>>> {
     let handler: Arc<dyn Handler> = Arc::clone(probe) as Arc<dyn Handler>;
     let scope = config.window_scope.unwrap_or(WindowScope::Strategy);
-    let core = Arc::new(Core::new(config, scope, handler));
+    let core = Arc::new(Core::new(config, scope, EventSet::ALL, handler));
     MailboxSet::new(core, SharedQueue::default())
 }
 
