@@ -29,6 +29,9 @@ pub struct RunConfig {
     pub strategy: StrategyConfig,
     /// Measured repetitions per cell.
     pub repeat: usize,
+    /// Whether each cell runs one more, untimed, repetition that counts the strategy's
+    /// events (the per-message cost breakdown).
+    pub breakdown: bool,
     /// Threads of the harness timer that completes pending steps.
     pub timer_threads: usize,
     /// Whether `--quick` sizes are in use (recorded in the results).
@@ -104,6 +107,7 @@ impl RunConfig {
                 window_scope: meta.window_scope(),
             },
             repeat: meta.repeat,
+            breakdown: false,
             timer_threads: meta.timer_threads.unwrap_or(DEFAULT_TIMER_THREADS),
             quick: meta.quick,
             seed: meta.seed,
@@ -180,6 +184,7 @@ mod tests {
             strategies,
             strategy: StrategyConfig::with_workers(2),
             repeat: 1,
+            breakdown: false,
             timer_threads: 1,
             quick: true,
             seed: 1,

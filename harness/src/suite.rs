@@ -183,8 +183,14 @@ pub fn run_suite(
                     continue;
                 }
                 progress.starting(&what);
-                let measurement =
-                    measure(workload, strategy, config.strategy, config.repeat, &instruments)?;
+                let measurement = measure(
+                    workload,
+                    strategy,
+                    config.strategy,
+                    config.repeat,
+                    config.breakdown,
+                    &instruments,
+                )?;
                 let (result, histograms) = run_result(
                     workload,
                     strategy.as_str(),
@@ -353,8 +359,14 @@ pub fn remeasure(
     strategies
         .iter()
         .map(|&strategy| {
-            let measurement =
-                measure(&workload, strategy, recorded.strategy, recorded.repeat, &instruments)?;
+            let measurement = measure(
+                &workload,
+                strategy,
+                recorded.strategy,
+                recorded.repeat,
+                false,
+                &instruments,
+            )?;
             let (workers, window) = (recorded.strategy.workers, recorded.strategy.max_in_flight);
             let cores = system::cores();
             Ok(run_result(&workload, strategy.as_str(), &measurement, workers, window, cores).0)

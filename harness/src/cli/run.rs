@@ -51,6 +51,10 @@ pub struct RunArgs {
     /// Measured repetitions per cell [1..=1000] [default: 3, or 1 with --quick].
     #[arg(long)]
     pub repeat: Option<usize>,
+    /// Skip the cost breakdown: the one untimed repetition per cell that counts each
+    /// strategy's wake-ups, parks, mailbox activations and retirements, and hops.
+    #[arg(long)]
+    pub no_breakdown: bool,
     /// Smaller sizes and one repetition: a smoke run in about a minute.
     #[arg(long)]
     pub quick: bool,
@@ -157,6 +161,7 @@ impl TryFrom<(RunArgs, String)> for RunConfig {
                 window_scope: args.window_scope,
             },
             repeat: args.repeat.unwrap_or(if args.quick || published { 1 } else { 3 }),
+            breakdown: !args.no_breakdown,
             timer_threads: args.timer_threads,
             quick: args.quick,
             seed: args.seed,

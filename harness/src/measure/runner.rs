@@ -18,7 +18,9 @@ use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
-use strategies::{Job, Key, Message, Outcome, Strategy, StrategyConfig, StrategyId, WindowScope};
+use strategies::{
+    Events, Job, Key, Message, Outcome, Strategy, StrategyConfig, StrategyId, WindowScope,
+};
 
 use super::handler::BenchHandler;
 use super::histograms::Histograms;
@@ -129,6 +131,47 @@ pub struct Measurement {
     pub window_scope: WindowScope,
     /// Windows the strategy opened.
     pub windows: usize,
+    /// What the strategy's machinery did in one more, untimed, repetition; `None` when
+    /// not counted (the strategy counts nothing, or counting was not asked for).
+    pub events: Option<CountedEvents>,
+}
+
+/// The events of one counted repetition and the messages it sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CountedEvents {
+    /// The strategy's counts.
+    pub events: Events,
+    /// Messages submitted in that repetition.
+    pub messages: u64,
+}
+
+/// Sends `workload` once by its arrival mode, from `started` (the clock's reading just
+/// before): when the last message was sent and, for a completion-driven workload, what
+/// its senders did.
+fn send_once(
+    executor: &dyn Strategy,
+    workload: &Workload,
+    strategy: StrategyId,
+    clock: Clock,
+    started: u64,
+    completions: &mpsc::Receiver<u64>,
+) -> Result<(u64, Option<DrivenOutcome>), RunError> {
+    let refused = |source| RunError::Refused { strategy, source };
+    match (workload.arrivals, &workload.driven) {
+        (Arrivals::Closed, _) => {
+            submit_closed(executor, &workload.messages, clock).map(|sent| (sent, None))
+        }
+        (Arrivals::Paced, _) => {
+            submit_paced(executor, &workload.messages, clock, started).map(|sent| (sent, None))
+        }
+        (Arrivals::Driven, Some(plan)) => {
+            let outcome = submit_driven(executor, workload, plan, clock, completions)
+                .map_err(|error| error.into_run_error(strategy))?;
+            return Ok((outcome.last_send_ns, Some(outcome)));
+        }
+        (Arrivals::Driven, None) => unreachable!("a driven workload has its plan"),
+    }
+    .map_err(refused)
 }
 
 /// Why a cell could not be measured.
@@ -295,12 +338,14 @@ fn submit_driven(
     Ok(DrivenOutcome { last_send_ns, sent, measured_completed })
 }
 
-/// Measures `strategy` on `workload`: one warm-up, then `repeat` runs.
+/// Measures `strategy` on `workload`: one warm-up, then `repeat` runs, then, with
+/// `count_events`, one untimed run that counts the strategy's events (the breakdown).
 pub fn measure(
     workload: &Workload,
     strategy: StrategyId,
     config: StrategyConfig,
     repeat: usize,
+    count_events: bool,
     instruments: &Instruments,
 ) -> Result<Measurement, RunError> {
     let clock = Clock::start();
@@ -351,20 +396,8 @@ pub fn measure(
         let producer_before = Usage::thread_now();
         instruments.timer.reset_lateness();
         let started = clock.now_ns();
-        let mut driven = None;
-        let sent = match (workload.arrivals, &workload.driven) {
-            (Arrivals::Closed, _) => submit_closed(&*executor, &workload.messages, clock),
-            (Arrivals::Paced, _) => submit_paced(&*executor, &workload.messages, clock, started),
-            (Arrivals::Driven, Some(plan)) => {
-                let outcome = submit_driven(&*executor, workload, plan, clock, &completions)
-                    .map_err(|error| error.into_run_error(strategy))?;
-                let last_send = outcome.last_send_ns;
-                driven = Some(outcome);
-                Ok(last_send)
-            }
-            (Arrivals::Driven, None) => unreachable!("a driven workload has its plan"),
-        }
-        .map_err(|source| RunError::Refused { strategy, source })?;
+        let (sent, driven) =
+            send_once(&*executor, workload, strategy, clock, started, &completions)?;
         executor.drain();
         let finished = clock.now_ns();
         let usage = Usage::now().since(&usage_before);
@@ -387,6 +420,22 @@ pub fn measure(
         });
         recorder.reset();
     }
+    // The cost breakdown: one more repetition, counted and not timed, so that no timed
+    // figure carries the counters.
+    let events = if count_events && executor.count_events(true) {
+        let started = clock.now_ns();
+        let (_, driven) = send_once(&*executor, workload, strategy, clock, started, &completions)?;
+        executor.drain();
+        executor.count_events(false);
+        recorder.reset();
+        let messages = match &driven {
+            Some(outcome) => outcome.sent.iter().sum(),
+            None => workload.messages.len() as u64,
+        };
+        Some(CountedEvents { events: executor.stats().events, messages })
+    } else {
+        None
+    };
     executor.close();
     let stats = executor.stats();
     let measurement = Measurement {
@@ -395,6 +444,7 @@ pub fn measure(
         peak_in_flight: stats.peak_in_flight,
         window_scope: stats.window_scope,
         windows: stats.windows,
+        events,
     };
     drop(executor);
     wait_for_threads_to_exit(baseline_threads);
@@ -447,7 +497,7 @@ pub fn saturation_per_s(
     workers: usize,
     instruments: &Instruments,
 ) -> Result<f64, RunError> {
-    let measurement = measure(workload, StrategyId::Inline, config, 1, instruments)?;
+    let measurement = measure(workload, StrategyId::Inline, config, 1, false, instruments)?;
     let elapsed = measurement.samples[0].elapsed_s;
     Ok(workload.messages.len() as f64 / elapsed * workers as f64)
 }

@@ -140,6 +140,7 @@ pub fn render_summary(results: &Results) -> String {
             render_table(&mut out, &cell);
         }
         render_timer_lateness(&mut out, &rows);
+        render_breakdown(&mut out, scenario, &rows);
         match scenario {
             ScenarioId::AsyncIo | ScenarioId::AsyncIoZipf => {
                 render_key_sweep(&mut out, scenario, &rows);
@@ -246,6 +247,45 @@ fn render_timer_lateness(out: &mut String, rows: &[&RunResult]) {
         format_ns(p99 as f64),
         format_ns(max as f64)
     );
+}
+
+/// The per-message cost breakdown of a scenario's cells: what each strategy's machinery did
+/// per message in its counted repetition, beside the context switches of its timed ones.
+fn render_breakdown(out: &mut String, scenario: ScenarioId, rows: &[&RunResult]) {
+    if rows.iter().all(|row| row.events_per_message.is_none()) {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "### {scenario}: per-message breakdown\n\nEvents per message, counted on one more, \
+         untimed, repetition: *wake-ups* (unparks that woke a worker), *parks*, mailbox \
+         *activations* and *retirements*, *hops* (hand-offs to a queue a thread takes from). \
+         *n/a*: the strategy cannot see it (a library's internals) or has no such machinery. \
+         Context switches per message (voluntary / involuntary) are from the timed runs.\n"
+    );
+    out.push_str(
+        "| cell | strategy | wake-ups | parks | activations | retirements | hops | ctx switches |\n\
+         |---|---|---:|---:|---:|---:|---:|---:|\n",
+    );
+    let rate = |value: Option<f64>| value.map_or("n/a".to_owned(), |value| format!("{value:.3}"));
+    for row in rows {
+        let Some(events) = &row.events_per_message else { continue };
+        let messages = row.messages.max(1) as f64;
+        let param = if row.param.is_empty() { "-" } else { row.param.as_str() };
+        let _ = writeln!(
+            out,
+            "| {param} | {} | {} | {} | {} | {} | {} | {:.3} / {:.3} |",
+            row.strategy,
+            rate(events.wakeups),
+            rate(events.parks),
+            rate(events.activations),
+            rate(events.retirements),
+            rate(events.hops),
+            row.ctx_switches.voluntary / messages,
+            row.ctx_switches.involuntary / messages,
+        );
+    }
+    out.push('\n');
 }
 
 /// `cold-command`: the cold-command rate of each strategy by (slow, senders), and the

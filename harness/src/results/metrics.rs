@@ -18,10 +18,10 @@ use std::collections::HashMap;
 use hdrhistogram::Histogram;
 use strategies::{Job, WindowScope};
 
-use super::{ContextSwitches, Latency, RunResult, Spread, Tail, Threads};
+use super::{ContextSwitches, EventRates, Latency, RunResult, Spread, Tail, Threads};
 use crate::measure::histograms::{new_histogram, Histograms};
 use crate::measure::recorder::Correctness;
-use crate::measure::runner::{Measurement, Sample, ServiceTimes};
+use crate::measure::runner::{CountedEvents, Measurement, Sample, ServiceTimes};
 use crate::workload::{job_cost_ns, Arrivals, Workload};
 
 /// What a cell could run at once, for its ideal bound.
@@ -84,6 +84,20 @@ pub fn ideal_seconds(workload: &Workload, capacity: Capacity) -> f64 {
         .max(window_wait as f64 / window as f64)
         .max(last_arrival as f64);
     bound_ns / 1e9
+}
+
+/// Events per message of a counted repetition.
+fn event_rates(counted: CountedEvents) -> EventRates {
+    let per = |count: Option<u64>| count.map(|count| count as f64 / counted.messages.max(1) as f64);
+    let events = counted.events;
+    EventRates {
+        wakeups: per(events.wakeups),
+        parks: per(events.parks),
+        activations: per(events.activations),
+        retirements: per(events.retirements),
+        hops: per(events.hops),
+        messages: counted.messages,
+    }
 }
 
 /// The median of `values` (the mean of the middle two for an even count).
@@ -227,6 +241,7 @@ pub fn run_result(
         timer_lateness_ns: (!lateness.is_empty()).then(|| tail(&lateness)),
         window_scope: Some(measurement.window_scope),
         windows: Some(measurement.windows),
+        events_per_message: measurement.events.map(event_rates),
     };
     (result, merged)
 }

@@ -321,6 +321,28 @@ pub struct RunResult {
     /// seen); absent in older files.
     #[serde(default)]
     pub windows: Option<usize>,
+    /// The per-message cost breakdown, from one more, untimed, repetition that counted the
+    /// strategy's events; null where not counted (`--no-breakdown`, older files).
+    #[serde(default)]
+    pub events_per_message: Option<EventRates>,
+}
+
+/// Events per message of one counted repetition (see `strategies::Events`); a null field
+/// is an event the strategy cannot see.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq)]
+pub struct EventRates {
+    /// Unparks that woke a parked worker.
+    pub wakeups: Option<f64>,
+    /// Times a worker went to sleep.
+    pub parks: Option<f64>,
+    /// Mailboxes made for keys that had none.
+    pub activations: Option<f64>,
+    /// Mailboxes removed once empty.
+    pub retirements: Option<f64>,
+    /// Hand-offs to a queue that a thread takes from.
+    pub hops: Option<f64>,
+    /// Messages the counted repetition sent.
+    pub messages: u64,
 }
 
 /// A cell that was not measured.

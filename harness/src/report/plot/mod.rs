@@ -11,6 +11,7 @@
 //! Every chart shares one look: a title, a legend strip between the title and the plot
 //! (so a legend never covers data), and one fixed colour per strategy ([`strategy_colour`]).
 
+mod breakdown;
 mod cold_command;
 mod head_of_line;
 mod hot_backlog;
@@ -167,6 +168,7 @@ pub fn render_all(results: &Results) -> Result<Charts, PlotError> {
     hot_backlog::plan(results, &mut plans);
     key_sweep::plan(results, &mut plans);
     cold_command::plan(results, &mut plans);
+    breakdown::plan(results, &mut plans);
     for plan in plans {
         match plan {
             Planned::Draw(chart) => charts.charts.push(chart?),
