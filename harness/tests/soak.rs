@@ -59,10 +59,7 @@ fn assert_passed(outcome: &SoakOutcome, keys: usize) {
 }
 
 fn has_mailboxes(id: StrategyId) -> bool {
-    matches!(
-        id,
-        StrategyId::KeyedMailbox | StrategyId::WorkStealing | StrategyId::Tokio | StrategyId::Rayon
-    )
+    id.descriptor().family == strategies::Family::Mailboxes
 }
 
 /// The default strategies, 20,000 keys churned and a 1 s mixed soak each.

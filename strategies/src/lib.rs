@@ -40,6 +40,7 @@
 //! | `keyed-mailbox` | `keyed_mailbox.rs` | mailboxes | shared pool | per-key mailboxes pinned to a worker at creation, fair rounds |
 //! | `tokio` | `tokio_tasks.rs` | mailboxes | shared pool | per-key mailboxes drained by tokio tasks |
 //! | `rayon` | `rayon_jobs.rs` | mailboxes | shared pool | per-key mailboxes drained by rayon jobs |
+//! | `tokio-actors` | `tokio_actors.rs` | mailboxes | shared pool | one tokio task and channel per active key (an actor each) |
 //! | `inline` | `inline.rs` | inline | caller | the handler runs on the submitting thread (reference) |
 //! | `thread-pool` | `thread_pool.rs` | unordered | shared pool | a plain pool fed by one channel, no per-key order (control) |
 //!
@@ -652,6 +653,9 @@ strategies! {
     Rayon        = "rayon",         rayon_jobs::RayonJobs,      Mailboxes,  true, SharedPool,
         Strategy, [227, 119, 194],
         "peer: per-key mailboxes drained by jobs on a rayon pool";
+    TokioActors  = "tokio-actors",  tokio_actors::TokioActors,  Mailboxes,  true, SharedPool,
+        Strategy, [204, 153, 0],
+        "peer: one tokio task and channel per active key, as an actor framework would";
     Inline       = "inline",        inline::Inline,             Inline,     true, Caller,
         Strategy, [127, 127, 127],
         "control: the handler runs on the submitting thread (zero-overhead reference)";
