@@ -14,6 +14,7 @@ pub use crate::limits::{
     check_setting, parse_list, FlagRange, SettingError, MAX_GROUPS, MAX_KEYS, MAX_MESSAGES,
     MAX_PER_TYPE_THREADS, MAX_REPEAT, SETTING_RANGES,
 };
+use crate::measure::runner::Repetitions;
 use crate::measure::timer::DEFAULT_TIMER_THREADS;
 use crate::results::Meta;
 use crate::workload::{ScenarioId, Sizes};
@@ -29,6 +30,9 @@ pub struct RunConfig {
     pub strategy: StrategyConfig,
     /// Measured repetitions per cell.
     pub repeat: usize,
+    /// Threads that submit the workload, keys partitioned among them (completion-driven
+    /// scenarios keep their one driver).
+    pub producers: usize,
     /// Whether each cell runs one more, untimed, repetition that counts the strategy's
     /// events (the per-message cost breakdown).
     pub breakdown: bool,
@@ -70,11 +74,22 @@ pub fn range_of(flag: &str) -> Option<FlagRange> {
 }
 
 impl RunConfig {
+    /// How each cell of this run is measured.
+    pub fn repetitions(&self) -> Repetitions {
+        Repetitions { repeat: self.repeat, count_events: self.breakdown, producers: self.producers }
+    }
+
+    /// How a cell is measured again to confirm a gate: as recorded, with no breakdown.
+    pub fn confirmation(&self) -> Repetitions {
+        Repetitions { count_events: false, ..self.repetitions() }
+    }
+
     /// Checks every setting and size, and what they cost together with the selected
     /// strategies and scenarios (threads and hash-serial groups).
     pub fn validate(&self) -> Result<(), SettingError> {
         check_setting("repeat", self.repeat)?;
         check_setting("timer-threads", self.timer_threads)?;
+        check_setting("producers", self.producers)?;
         self.sizes.validate()?;
         check_strategy_settings(&self.strategy, &self.strategies, &self.scenarios, &self.sizes)
     }
@@ -108,6 +123,7 @@ impl RunConfig {
             },
             repeat: meta.repeat,
             breakdown: false,
+            producers: meta.producers.unwrap_or(1),
             timer_threads: meta.timer_threads.unwrap_or(DEFAULT_TIMER_THREADS),
             quick: meta.quick,
             seed: meta.seed,
@@ -185,6 +201,7 @@ mod tests {
             strategy: StrategyConfig::with_workers(2),
             repeat: 1,
             breakdown: false,
+            producers: 1,
             timer_threads: 1,
             quick: true,
             seed: 1,

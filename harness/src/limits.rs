@@ -60,7 +60,11 @@ pub const SETTING_RANGES: &[FlagRange] = &[
     FlagRange::int("idle-spin-us", 0, StrategyConfig::MAX_IDLE_SPIN_US as usize),
     FlagRange::int("repeat", 1, MAX_REPEAT),
     FlagRange::int("timer-threads", 1, 64),
+    FlagRange::int("producers", 1, MAX_PRODUCERS),
 ];
+
+/// The most producer threads `--producers` starts.
+pub const MAX_PRODUCERS: usize = 64;
 
 /// A value that cannot be used, named by the flag that sets it.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]

@@ -187,8 +187,7 @@ pub fn run_suite(
                     workload,
                     strategy,
                     config.strategy,
-                    config.repeat,
-                    config.breakdown,
+                    config.repetitions(),
                     &instruments,
                 )?;
                 let (result, histograms) = run_result(
@@ -233,6 +232,7 @@ pub fn run_suite(
             groups_per_worker: Some(config.strategy.groups_per_worker),
             idle_spin_us: Some(config.strategy.idle_spin_us),
             window_scope: Some(WindowScopeSetting::from(config.strategy.window_scope)),
+            producers: Some(config.producers),
             timer_threads: Some(config.timer_threads),
             sizes: Some(config.sizes.clone()),
         },
@@ -363,8 +363,7 @@ pub fn remeasure(
                 &workload,
                 strategy,
                 recorded.strategy,
-                recorded.repeat,
-                false,
+                recorded.confirmation(),
                 &instruments,
             )?;
             let (workers, window) = (recorded.strategy.workers, recorded.strategy.max_in_flight);

@@ -6,6 +6,14 @@ use harness::results::Results;
 use harness::suite::{run_suite, Quiet};
 use harness::workload::SizeArgs;
 
+/// The suites of this file run one at a time: the thread sampler counts the process's
+/// threads, so a suite running beside another would count its threads too.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 fn tiny(out: &std::path::Path, scenarios: &str, strategies: &str) -> RunConfig {
     let args = RunArgs {
         scenario: scenarios.into(),
@@ -32,6 +40,7 @@ fn tiny(out: &std::path::Path, scenarios: &str, strategies: &str) -> RunConfig {
 
 #[test]
 fn a_tiny_suite_writes_every_output_and_catches_the_control() {
+    let _serial = one_at_a_time();
     let out = std::env::temp_dir().join(format!("keyed-bench-suite-{}", std::process::id()));
     let config = tiny(&out, "zipf,hot-backlog", "keyed-mailbox,group-by,inline,thread-pool");
     let (results, summary) = run_suite(&config, &mut Quiet).expect("the suite runs");
@@ -80,4 +89,35 @@ fn an_unwritable_output_fails_before_measuring() {
     let config = tiny(std::path::Path::new("/proc/keyed-bench-cannot-write"), "uniform", "inline");
     let error = run_suite(&config, &mut Quiet).unwrap_err().to_string();
     assert!(error.contains("cannot write"), "{error}");
+}
+
+/// Two producers, keys partitioned between them: every ordered strategy stays clean, the
+/// control is still caught, the producer threads are not counted as the strategy's, and
+/// the breakdown repetition counts every message.
+#[test]
+fn two_producers_keep_every_key_in_order_and_are_not_counted_as_strategy_threads() {
+    let _serial = one_at_a_time();
+    let out = std::env::temp_dir().join(format!("keyed-bench-producers-{}", std::process::id()));
+    let mut config = tiny(&out, "zipf,hot-backlog", "keyed-mailbox,tokio-actors,thread-pool");
+    config.producers = 2;
+    let (results, _) = run_suite(&config, &mut Quiet).expect("the suite runs");
+    assert_eq!(results.meta.producers, Some(2));
+    for run in &results.runs {
+        assert_eq!(run.threads.observed, 2, "{} on {}", run.strategy, run.scenario);
+        let events = run.events_per_message.expect("the breakdown runs by default");
+        assert_eq!(events.messages as usize, run.messages, "{}", run.strategy);
+        if run.strategy != "thread-pool" {
+            assert!(
+                run.correctness.is_clean(),
+                "{} on {}: {:?}",
+                run.strategy,
+                run.scenario,
+                run.correctness
+            );
+        }
+    }
+    let control =
+        results.runs.iter().find(|r| r.strategy == "thread-pool" && r.scenario == "zipf").unwrap();
+    assert!(control.correctness.order_violations + control.correctness.overlaps > 0);
+    std::fs::remove_dir_all(&out).ok();
 }

@@ -45,6 +45,10 @@ pub struct RunArgs {
     /// others].
     #[arg(long, value_name = "strategy|type")]
     pub window_scope: Option<WindowScope>,
+    /// Threads that submit the workload, each the keys `key % N` of it, as several
+    /// receivers would (completion-driven scenarios keep one driver) [1..=64].
+    #[arg(long, default_value_t = 1)]
+    pub producers: usize,
     /// Threads of the harness timer that completes every pending step [1..=64].
     #[arg(long, default_value_t = crate::measure::timer::DEFAULT_TIMER_THREADS)]
     pub timer_threads: usize,
@@ -162,6 +166,7 @@ impl TryFrom<(RunArgs, String)> for RunConfig {
             },
             repeat: args.repeat.unwrap_or(if args.quick || published { 1 } else { 3 }),
             breakdown: !args.no_breakdown,
+            producers: args.producers,
             timer_threads: args.timer_threads,
             quick: args.quick,
             seed: args.seed,

@@ -131,6 +131,9 @@ pub struct Measurement {
     pub window_scope: WindowScope,
     /// Windows the strategy opened.
     pub windows: usize,
+    /// Threads that submitted (1 unless `--producers` said more and the workload is not
+    /// completion-driven).
+    pub producers: usize,
     /// What the strategy's machinery did in one more, untimed, repetition; `None` when
     /// not counted (the strategy counts nothing, or counting was not asked for).
     pub events: Option<CountedEvents>,
@@ -143,6 +146,104 @@ pub struct CountedEvents {
     pub events: Events,
     /// Messages submitted in that repetition.
     pub messages: u64,
+}
+
+/// How a cell is measured: timed repetitions, whether a counted one follows, and how many
+/// threads submit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Repetitions {
+    /// Timed repetitions.
+    pub repeat: usize,
+    /// One more, untimed, repetition that counts the strategy's events.
+    pub count_events: bool,
+    /// Producer threads, keys partitioned among them.
+    pub producers: usize,
+}
+
+impl Repetitions {
+    /// `repeat` timed repetitions from one producer, nothing counted.
+    pub fn timed(repeat: usize) -> Self {
+        Self { repeat, count_events: false, producers: 1 }
+    }
+}
+
+/// What one sending of the workload did.
+struct Sent {
+    /// When the last message was sent.
+    last_ns: u64,
+    /// A completion-driven workload: what its senders did.
+    driven: Option<DrivenOutcome>,
+    /// CPU seconds of the producer threads other than the calling one.
+    helpers_cpu_s: f64,
+}
+
+/// Who sends a workload: the calling thread alone, or it and `partitions.len() - 1` more
+/// threads, each sending, in workload order, the messages of the keys its partition owns
+/// (a key has one producer, so per-key order is kept). A completion-driven workload always
+/// has its one driver.
+struct Senders {
+    partitions: Vec<Vec<Message>>,
+}
+
+impl Senders {
+    fn new(workload: &Workload, producers: usize) -> Self {
+        if producers <= 1 || workload.driven.is_some() {
+            return Self { partitions: Vec::new() };
+        }
+        let mut partitions = vec![Vec::new(); producers];
+        for message in &workload.messages {
+            let key = message.key;
+            let spread = key.aggregate_id ^ u64::from(key.aggregate_type).rotate_left(32);
+            partitions[(spread % producers as u64) as usize].push(*message);
+        }
+        Self { partitions }
+    }
+
+    /// Threads started besides the caller's.
+    fn helpers(&self) -> usize {
+        self.partitions.len().saturating_sub(1)
+    }
+
+    fn send(
+        &self,
+        executor: &dyn Strategy,
+        workload: &Workload,
+        strategy: StrategyId,
+        clock: Clock,
+        started: u64,
+        completions: &mpsc::Receiver<u64>,
+    ) -> Result<Sent, RunError> {
+        if self.partitions.is_empty() {
+            let (last_ns, driven) =
+                send_once(executor, workload, strategy, clock, started, completions)?;
+            return Ok(Sent { last_ns, driven, helpers_cpu_s: 0.0 });
+        }
+        let refused = |source| RunError::Refused { strategy, source };
+        let send = |messages: &[Message]| match workload.arrivals {
+            Arrivals::Paced => submit_paced(executor, messages, clock, started),
+            Arrivals::Closed | Arrivals::Driven => submit_closed(executor, messages, clock),
+        };
+        std::thread::scope(|scope| {
+            let helpers: Vec<_> = self.partitions[1..]
+                .iter()
+                .map(|messages| {
+                    scope.spawn(move || {
+                        let before = Usage::thread_now();
+                        let sent = send(messages);
+                        (sent, Usage::thread_now().since(&before).cpu_s)
+                    })
+                })
+                .collect();
+            let mut last_ns = send(&self.partitions[0]).map_err(refused)?;
+            let mut helpers_cpu_s = 0.0;
+            for helper in helpers {
+                let (sent, cpu_s) = helper.join().expect("a producer thread panicked");
+                last_ns = last_ns.max(sent.map_err(refused)?);
+                helpers_cpu_s += cpu_s;
+            }
+            Ok(Sent { last_ns, driven: None, helpers_cpu_s })
+        })
+    }
 }
 
 /// Sends `workload` once by its arrival mode, from `started` (the clock's reading just
@@ -344,10 +445,11 @@ pub fn measure(
     workload: &Workload,
     strategy: StrategyId,
     config: StrategyConfig,
-    repeat: usize,
-    count_events: bool,
+    plan: Repetitions,
     instruments: &Instruments,
 ) -> Result<Measurement, RunError> {
+    let Repetitions { repeat, count_events, producers } = plan;
+    let senders = Senders::new(workload, producers);
     let clock = Clock::start();
     let mut recorder = Recorder::new(&workload.messages, workload.keys, clock);
     let hot_keys: Vec<u64> =
@@ -396,24 +498,29 @@ pub fn measure(
         let producer_before = Usage::thread_now();
         instruments.timer.reset_lateness();
         let started = clock.now_ns();
-        let (sent, driven) =
-            send_once(&*executor, workload, strategy, clock, started, &completions)?;
+        let sent = senders.send(&*executor, workload, strategy, clock, started, &completions)?;
         executor.drain();
         let finished = clock.now_ns();
         let usage = Usage::now().since(&usage_before);
         let producer = Usage::thread_now().since(&producer_before);
+        let (driven, sent, helpers_cpu_s) = (sent.driven, sent.last_ns, sent.helpers_cpu_s);
         let failed = executor.stats().failed - failed_before;
         samples.push(Sample {
             elapsed_s: (finished - started) as f64 / 1e9,
             send_s: (sent - started) as f64 / 1e9,
             usage,
-            producer_cpu_s: producer.cpu_s,
+            producer_cpu_s: producer.cpu_s + helpers_cpu_s,
             correctness: match &driven {
                 Some(outcome) => recorder.correctness_of_sent(failed, &outcome.sent),
                 None => recorder.correctness(failed),
             },
             measured_completed: driven.as_ref().map(|outcome| outcome.measured_completed),
-            threads_observed: instruments.sampler.peak().saturating_sub(baseline_threads),
+            // The extra producer threads live through the sends, when the peak is taken:
+            // they are the harness's, not the strategy's.
+            threads_observed: instruments
+                .sampler
+                .peak()
+                .saturating_sub(baseline_threads + senders.helpers()),
             histograms: Histograms::from_recorder(&recorder, &workload.troubled),
             service: ServiceTimes::from_recorder(&recorder),
             timer_lateness: instruments.timer.lateness(),
@@ -424,7 +531,8 @@ pub fn measure(
     // figure carries the counters.
     let events = if count_events && executor.count_events(true) {
         let started = clock.now_ns();
-        let (_, driven) = send_once(&*executor, workload, strategy, clock, started, &completions)?;
+        let driven =
+            senders.send(&*executor, workload, strategy, clock, started, &completions)?.driven;
         executor.drain();
         executor.count_events(false);
         recorder.reset();
@@ -444,6 +552,7 @@ pub fn measure(
         peak_in_flight: stats.peak_in_flight,
         window_scope: stats.window_scope,
         windows: stats.windows,
+        producers: senders.helpers() + 1,
         events,
     };
     drop(executor);
@@ -497,7 +606,8 @@ pub fn saturation_per_s(
     workers: usize,
     instruments: &Instruments,
 ) -> Result<f64, RunError> {
-    let measurement = measure(workload, StrategyId::Inline, config, 1, false, instruments)?;
+    let measurement =
+        measure(workload, StrategyId::Inline, config, Repetitions::timed(1), instruments)?;
     let elapsed = measurement.samples[0].elapsed_s;
     Ok(workload.messages.len() as f64 / elapsed * workers as f64)
 }

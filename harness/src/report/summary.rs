@@ -71,9 +71,10 @@ pub fn render_summary(results: &Results) -> String {
     );
     let _ = writeln!(
         out,
-        "Settings: workers {}, window {} ({}), throughput {}, idle spin {}, repeat {}, seed {}{}. \
-         Command: `{}`\n",
+        "Settings: workers {}, producers {}, window {} ({}), throughput {}, idle spin {}, repeat \
+         {}, seed {}{}. Command: `{}`\n",
         meta.workers,
+        meta.producers.unwrap_or(1),
         meta.window,
         window_scope_setting(meta.window_scope),
         meta.throughput,
@@ -101,13 +102,14 @@ pub fn render_summary(results: &Results) -> String {
     for note in &meta.notes {
         let _ = writeln!(out, "Note: {note}\n");
     }
-    if meta.workers + 1 > meta.cores {
+    let producers = meta.producers.unwrap_or(1);
+    if meta.workers + producers > meta.cores {
         let _ = writeln!(
             out,
-            "Oversubscribed: {} worker(s) plus the producer thread exceed the {} core(s), so the \
-             producer shares a core with the workers (parallel-consumer's 16 threads mostly sleep, \
+            "Oversubscribed: {} worker(s) plus {producers} producer thread(s) exceed the {} \
+             core(s), so the producers share cores with the workers (parallel-consumer's 16 threads mostly sleep, \
              holding threads, not cores). *machine eff.* adds to the ideal bound the spinning CPU over \
-             min(workers, cores - 1) workers; blocked calls need threads only.\n",
+             min(workers, cores - producers) workers; blocked calls need threads only.\n",
             meta.workers, meta.cores
         );
     }

@@ -8,7 +8,7 @@
 //!   aggregate type the waiting term is that of the type that waits longest: each type
 //!   has a window of its own;
 //! - machine efficiency: the ideal bound with one more term, the spinning CPU over at most
-//!   `cores - 1` workers (the producer needs a core; a blocked call holds a thread, not a
+//!   `cores - producers` workers (each producer needs a core; a blocked call holds a thread, not a
 //!   core), over the elapsed time;
 //! - measured floor: the same bound with the service times a run recorded in place of the
 //!   drawn ones (a blocking sleep overshoots), where handlers do not wait.
@@ -178,9 +178,9 @@ pub fn run_result(
         (workload.workers.unwrap_or(workers), workload.window.unwrap_or(window));
     let capacity = Capacity::new(workers, window, measurement.window_scope);
     let ideal_s = ideal_seconds(workload, capacity);
-    // The producer needs a core of its own: at most `cores - 1` workers can compute (a
-    // blocked handler holds its thread but no core).
-    let computing = workers.min(cores.saturating_sub(1)).max(1);
+    // Each producer needs a core of its own: at most `cores - producers` workers can
+    // compute (a blocked handler holds its thread but no core).
+    let computing = workers.min(cores.saturating_sub(measurement.producers)).max(1);
     let machine_ideal_s = ideal_seconds(workload, Capacity { computing, ..capacity });
     let measured_floor_s = (!workload.scenario.handlers_wait()).then(|| {
         let last_arrival_ns = match workload.arrivals {

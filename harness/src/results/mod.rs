@@ -100,6 +100,10 @@ pub struct Meta {
     /// before it was a setting, which spun a fixed exponential backoff).
     #[serde(default)]
     pub idle_spin_us: Option<u32>,
+    /// Producer threads (`--producers`); absent in files from before the setting, which
+    /// had one.
+    #[serde(default)]
+    pub producers: Option<usize>,
     /// The `--window-scope` the run was given (`default`: each strategy's own). Absent in
     /// files from before it was a setting, where every strategy had one window.
     #[serde(default)]
