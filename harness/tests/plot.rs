@@ -278,7 +278,7 @@ fn the_reference_run_draws_every_chart() {
         .map(|id| id.as_str())
         .filter(|id| !results.runs.iter().any(|run| run.scenario == *id))
         .collect();
-    assert_eq!(absent, ["async-io-zipf", "parallel-consumer", "cold-command"]);
+    assert_eq!(absent, ["async-io-zipf", "parallel-consumer", "cold-command", "stateful"]);
     for skipped in &charts.skipped {
         if skipped.starts_with("breakdown-uniform: skipped, no uniform run here has a counted") {
             continue; // the run predates the breakdown

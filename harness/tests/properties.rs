@@ -167,6 +167,12 @@ proptest! {
         if range.flag == "keys-per-type" {
             flags.push("--types=1".to_owned());
         }
+        if range.flag == "stateful-keys" {
+            flags.push("--state-kib=1".to_owned());
+        }
+        if range.flag == "state-kib" {
+            flags.push("--stateful-keys=1".to_owned());
+        }
         flags.push(format!("--{}={value}", range.flag));
         let number = if range.integer {
             // Whole numbers in decimal, `+5` included.

@@ -131,6 +131,14 @@ pub enum Job {
     },
     /// Panic: tests that a failing handler is contained.
     Panic,
+    /// Read and update `lines` cache lines of the aggregate's own state (the handler keeps
+    /// a block of state per aggregate), then spin about `spin_ns` of CPU, then return done.
+    Touch {
+        /// 64-byte lines of the state read and written.
+        lines: u32,
+        /// CPU time after the state, in nanoseconds.
+        spin_ns: u32,
+    },
     /// A value meaning whatever a test handler decides.
     Custom(u32),
 }

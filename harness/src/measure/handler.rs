@@ -1,5 +1,6 @@
 //! The benchmark handler: interprets each message's [`Job`] and reports to the recorder.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Once};
 use std::time::{Duration, Instant};
 
@@ -7,6 +8,7 @@ use strategies::{Handler, Job, Message, Outcome};
 
 use crate::measure::recorder::Recorder;
 use crate::measure::timer::Timer;
+use crate::workload::STATE_LINE_BYTES;
 
 /// Burns about `ns` nanoseconds of CPU on the calling thread.
 pub fn spin(ns: u64) {
@@ -42,6 +44,33 @@ pub fn quiet_workload_panics() {
     });
 }
 
+/// The state of `stateful`'s aggregates: a block of `bytes` per key, in one allocation,
+/// written once when made so that no run pays its page faults. A [`Job::Touch`] reads and
+/// writes one word of each of its lines (relaxed atomics: the unordered control may run two
+/// messages of a key at once, and that must not be a data race).
+#[derive(Debug)]
+pub struct AggregateState {
+    words_per_key: usize,
+    words: Box<[AtomicU64]>,
+}
+
+impl AggregateState {
+    /// `keys` blocks of `bytes` (a whole number of cache lines).
+    pub fn new(keys: usize, bytes: usize) -> Self {
+        let words_per_key = bytes.div_ceil(8).max(1);
+        let words = (0..keys * words_per_key).map(|_| AtomicU64::new(0)).collect();
+        Self { words_per_key, words }
+    }
+
+    /// Reads and writes the first word of each of the first `lines` lines of `key`'s block.
+    fn touch(&self, key: u64, lines: u32) {
+        let block = &self.words[key as usize * self.words_per_key..][..self.words_per_key];
+        for word in block.iter().step_by(STATE_LINE_BYTES / 8).take(lines as usize) {
+            word.store(word.load(Ordering::Relaxed).wrapping_add(1), Ordering::Relaxed);
+        }
+    }
+}
+
 /// The completion hook of a [`BenchHandler`].
 type Hook = Arc<dyn Fn(u64) + Send + Sync>;
 
@@ -52,6 +81,8 @@ pub struct BenchHandler {
     timer: Timer,
     /// Hears the aggregate id of every message that ended (a completion-driven run).
     completions: Option<Hook>,
+    /// The aggregates' state, where the workload has some (`stateful`).
+    state: Option<Arc<AggregateState>>,
 }
 
 impl std::fmt::Debug for BenchHandler {
@@ -67,7 +98,12 @@ impl std::fmt::Debug for BenchHandler {
 impl BenchHandler {
     /// A handler that records to `recorder` and waits on `timer`.
     pub fn new(recorder: Arc<Recorder>, timer: Timer) -> Self {
-        Self { recorder, timer, completions: None }
+        Self { recorder, timer, completions: None, state: None }
+    }
+
+    /// The same handler, keeping `state` for the messages' `Job::Touch`.
+    pub fn with_state(self, state: Arc<AggregateState>) -> Self {
+        Self { state: Some(state), ..self }
     }
 
     /// The same handler, telling `completions` the aggregate id of every message that
@@ -90,6 +126,12 @@ impl Handler for BenchHandler {
         match message.job {
             Job::Noop | Job::Custom(_) => {}
             Job::Spin { ns } => spin(u64::from(ns)),
+            Job::Touch { lines, spin_ns } => {
+                if let Some(state) = &self.state {
+                    state.touch(message.key.aggregate_id, lines);
+                }
+                spin(u64::from(spin_ns));
+            }
             // A blocking call: the thread sleeps (and may oversleep); the recorder's start
             // and end give the actual service time.
             Job::Block { ns } => std::thread::sleep(Duration::from_nanos(u64::from(ns))),

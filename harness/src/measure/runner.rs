@@ -22,7 +22,7 @@ use strategies::{
     Events, Job, Key, Message, Outcome, Strategy, StrategyConfig, StrategyId, WindowScope,
 };
 
-use super::handler::BenchHandler;
+use super::handler::{AggregateState, BenchHandler};
 use super::histograms::Histograms;
 use super::recorder::{Clock, Correctness, Recorder};
 use super::system::{ThreadSampler, Usage};
@@ -465,6 +465,10 @@ pub fn measure(
         handler = handler.with_completions(Arc::new(move |key| {
             let _ = completed.send(key); // the driver is gone only once the run is over
         }));
+    }
+    if workload.state_bytes > 0 {
+        let state = AggregateState::new(workload.keys, workload.state_bytes);
+        handler = handler.with_state(Arc::new(state));
     }
     let handler = Arc::new(handler);
     let config = StrategyConfig {

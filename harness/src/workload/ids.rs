@@ -48,6 +48,8 @@ scenario_ids! {
     ColdCommand = "cold-command",
         "commands to new aggregates beside slow ones waiting 5 ms and a hot one: Wow's mixed-workload benchmark";
     OpenLoop = "open-loop", "constant-rate arrivals at fractions of saturation: latency vs offered load";
+    Stateful = "stateful",
+        "every aggregate owns a block of state its handler reads and updates, by key count: where affinity should pay";
 }
 
 impl fmt::Display for ScenarioId {

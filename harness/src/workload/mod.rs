@@ -16,6 +16,7 @@ mod sizes;
 
 pub use generate::{
     cold_command_param, generate, job_cost_ns, keys_param, Arrivals, Driven, HotChain, Workload,
+    STATE_LINE_BYTES,
 };
 pub use ids::{ScenarioId, UnknownScenario};
 pub use sizes::{SizeArgs, SizeValue, Sizes};

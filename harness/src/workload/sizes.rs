@@ -317,6 +317,20 @@ sizes! {
         flag "cold-hot-spin-ns" in 0 => 1_000_000_000;
         shown by [ColdCommand];
         "CPU time of each hot message of cold-command, in nanoseconds";
+    stateful_messages: usize = 50_000, quick 10_000;
+        flag "stateful-messages" in 1 => MAX_MESSAGES;
+        shown by [Stateful];
+        "Messages per run of stateful";
+    stateful_keys: Vec<usize> = vec![32, 1_024, 32_768], quick vec![32, 32_768];
+        flag "stateful-keys" in 1 => 4_194_304, value_delimiter = ',';
+        shown by [Stateful];
+        "Key counts of stateful (with 4 KiB each: 128 KiB, 4 MiB, 128 MiB of state), comma-separated, each once",
+        "; stateful-keys x state-kib at most 4 GiB";
+    state_kib: usize = 4;
+        flag "state-kib" in 1 => 1_024;
+        shown by [Stateful];
+        "State of each aggregate of stateful in KiB, all of it read and written by each message",
+        "; stateful-keys x state-kib at most 4 GiB";
     loads: Vec<f64> = vec![0.25, 0.5, 0.75, 0.9], quick vec![0.5, 0.9];
         flag "loads" in 0.01 => 2.0, value_delimiter = ',';
         shown by [OpenLoop];
@@ -362,9 +376,22 @@ impl Sizes {
                 why: "the keys of many-types",
             });
         }
+        let most_keys = self.stateful_keys.iter().copied().max().unwrap_or(0);
+        let state = most_keys.saturating_mul(self.state_kib.saturating_mul(1024));
+        if state > MAX_STATE_BYTES {
+            return Err(SettingError::TooMany {
+                what: "--stateful-keys x --state-kib",
+                value: format!("{most_keys} x {} KiB = {state} bytes", self.state_kib),
+                max: MAX_STATE_BYTES,
+                why: "the state stateful allocates",
+            });
+        }
         Ok(())
     }
 }
+
+/// The most state `stateful` allocates (4 GiB).
+pub const MAX_STATE_BYTES: usize = 1 << 32;
 
 #[cfg(test)]
 mod tests {
