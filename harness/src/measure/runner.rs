@@ -148,6 +148,9 @@ pub struct CountedEvents {
     pub messages: u64,
 }
 
+/// Messages the counted repetition of a cell sends at most (a prefix of its workload).
+pub const BREAKDOWN_MESSAGES: usize = 10_000;
+
 /// How a cell is measured: timed repetitions, whether a counted one follows, and how many
 /// threads submit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -533,17 +536,22 @@ pub fn measure(
     }
     // The cost breakdown: one more repetition, counted and not timed, so that no timed
     // figure carries the counters.
-    let events = if count_events && executor.count_events(true) {
+    // It sends the workload's first `BREAKDOWN_MESSAGES` (the same experiment, shorter);
+    // a completion-driven cell is not counted: its senders answer completions, and a part
+    // of its plan is another experiment.
+    let counted = count_events && workload.driven.is_none();
+    let events = if counted && executor.count_events(true) {
+        let prefix = Workload {
+            messages: workload.messages[..workload.messages.len().min(BREAKDOWN_MESSAGES)].to_vec(),
+            ..workload.clone()
+        };
+        let senders = Senders::new(&prefix, producers);
         let started = clock.now_ns();
-        let driven =
-            senders.send(&*executor, workload, strategy, clock, started, &completions)?.driven;
+        senders.send(&*executor, &prefix, strategy, clock, started, &completions)?;
         executor.drain();
         executor.count_events(false);
         recorder.reset();
-        let messages = match &driven {
-            Some(outcome) => outcome.sent.iter().sum(),
-            None => workload.messages.len() as u64,
-        };
+        let messages = prefix.messages.len() as u64;
         Some(CountedEvents { events: executor.stats().events, messages })
     } else {
         None
