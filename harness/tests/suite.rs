@@ -105,7 +105,7 @@ fn two_producers_keep_every_key_in_order_and_are_not_counted_as_strategy_threads
     for run in &results.runs {
         assert_eq!(run.threads.observed, 2, "{} on {}", run.strategy, run.scenario);
         let events = run.events_per_message.expect("the breakdown runs by default");
-        let counted = run.messages.min(harness::measure::runner::BREAKDOWN_MESSAGES);
+        let counted = harness::measure::runner::breakdown_messages(run.messages);
         assert_eq!(events.messages as usize, counted, "{}", run.strategy);
         if run.strategy != "thread-pool" {
             assert!(

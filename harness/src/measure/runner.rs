@@ -151,6 +151,13 @@ pub struct CountedEvents {
 /// Messages the counted repetition of a cell sends at most (a prefix of its workload).
 pub const BREAKDOWN_MESSAGES: usize = 10_000;
 
+/// Messages the counted repetition of a workload of `messages` sends: a quarter of them,
+/// at least 500 (all of a smaller one), at most [`BREAKDOWN_MESSAGES`], so that counting
+/// costs a small share of a cell whatever its size.
+pub fn breakdown_messages(messages: usize) -> usize {
+    (messages / 4).clamp(messages.min(500), BREAKDOWN_MESSAGES)
+}
+
 /// How a cell is measured: timed repetitions, whether a counted one follows, and how many
 /// threads submit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -542,7 +549,7 @@ pub fn measure(
     let counted = count_events && workload.driven.is_none();
     let events = if counted && executor.count_events(true) {
         let prefix = Workload {
-            messages: workload.messages[..workload.messages.len().min(BREAKDOWN_MESSAGES)].to_vec(),
+            messages: workload.messages[..breakdown_messages(workload.messages.len())].to_vec(),
             ..workload.clone()
         };
         let senders = Senders::new(&prefix, producers);

@@ -260,7 +260,7 @@ fn render_breakdown(out: &mut String, scenario: ScenarioId, rows: &[&RunResult])
     let _ = writeln!(
         out,
         "### {scenario}: per-message breakdown\n\nEvents per message, counted on one more, \
-         untimed, repetition of the cell's first 10,000 messages: *wake-ups* (unparks that woke a worker), *parks*, mailbox \
+         untimed, repetition of the first quarter of the cell's messages (at most 10,000): *wake-ups* (unparks that woke a worker), *parks*, mailbox \
          *activations* and *retirements*, *hops* (hand-offs to a queue a thread takes from). \
          *n/a*: the strategy cannot see it (a library's internals) or has no such machinery. \
          Context switches per message (voluntary / involuntary) are from the timed runs.\n"

@@ -301,7 +301,7 @@ sizes! {
         flag "cold-senders" in 1 => 64, value_delimiter = ',';
         shown by [ColdCommand];
         "Cold-command senders, each sending to a new aggregate and waiting until it is handled, comma-separated, each once";
-    cold_duration_ms: u64 = 300, quick 200;
+    cold_duration_ms: u64 = 200;
         flag "cold-duration-ms" in 10 => 600_000;
         shown by [ColdCommand];
         "How long the cold-command senders send, in milliseconds";

@@ -13,8 +13,8 @@ use crate::results::{Results, RunResult};
 use crate::workload::ScenarioId;
 
 const NOTE: &str = "One group of bars per strategy on uniform (no-wait handlers, closed loop): \
-events per message, counted on one more repetition of the first 10,000 messages after the \
-timed ones, so that no timed figure carries the counters. Wake-ups are unparks that woke a worker; parks, times a worker \
+events per message, counted on one more repetition of the first quarter of the messages \
+(at most 10,000) after the timed ones, so that no timed figure carries the counters. Wake-ups are unparks that woke a worker; parks, times a worker \
 went to sleep; activations and retirements, mailboxes made and removed; hops, hand-offs to a \
 queue a thread takes from (a mailbox scheduled or requeued, a task spawned, a message sent to \
 a lane). Context switches (voluntary plus involuntary) are per message of the timed runs. A \
