@@ -50,7 +50,8 @@ use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 use tokio::sync::Notify;
 
 use crate::events::{Event, EventSet};
-use crate::executor::{wait_for_threads, Core, Engine, Held};
+use crate::executor::{Core, Engine, Held};
+use crate::tokio_tasks::{start_runtime, stop_runtime};
 use crate::sync::KeyMap;
 use crate::{Key, Message, Pending, StrategyId};
 
@@ -86,21 +87,7 @@ impl Engine for TokioActors {
     const EVENTS: EventSet = EventSet::MAILBOXES;
 
     fn start(core: &Arc<Core>) -> Self {
-        let started = Arc::new(AtomicUsize::new(0));
-        let counter = Arc::clone(&started);
-        let mut builder = tokio::runtime::Builder::new_multi_thread();
-        builder.worker_threads(core.config.workers).thread_name("tokio-actor");
-        #[cfg(not(loom))]
-        builder.on_thread_start(move || {
-            // Release: pairs with the Acquire load in `executor::wait_for_threads`.
-            counter.fetch_add(1, Ordering::Release);
-        });
-        #[cfg(loom)]
-        drop(counter);
-        let runtime = builder
-            .build()
-            .unwrap_or_else(|error| panic!("cannot start the tokio runtime: {error}"));
-        wait_for_threads(&started, core.config.workers);
+        let (runtime, started) = start_runtime(core.config.workers, "tokio-actor");
         let shared =
             Arc::new(Shared { core: Arc::clone(core), actors: KeyMap::new(), forced: Notify::new() });
         Self {
@@ -139,11 +126,7 @@ impl Engine for TokioActors {
     }
 
     fn stop(&self) {
-        let runtime = self.runtime.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take();
-        if let Some(runtime) = runtime {
-            // Nothing is in flight, so every actor has ended.
-            runtime.shutdown_timeout(std::time::Duration::from_secs(10));
-        }
+        stop_runtime(&self.runtime); // nothing is in flight: every actor has ended
     }
 
     fn threads_started(&self) -> usize {

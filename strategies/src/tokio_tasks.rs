@@ -82,23 +82,7 @@ impl Engine for TokioTasks {
     const EVENTS: EventSet = EventSet::MAILBOXES;
 
     fn start(core: &Arc<Core>) -> Self {
-        let started = Arc::new(AtomicUsize::new(0));
-        let counter = Arc::clone(&started);
-        let mut builder = tokio::runtime::Builder::new_multi_thread();
-        builder.worker_threads(core.config.workers).thread_name("tokio-worker");
-        // tokio built with `--cfg loom` (scripts/loom.sh) has no thread hooks; this strategy
-        // is never modelled, so there it only has to compile.
-        #[cfg(not(loom))]
-        builder.on_thread_start(move || {
-            // Release: pairs with the Acquire load in `executor::wait_for_threads`.
-            counter.fetch_add(1, Ordering::Release);
-        });
-        #[cfg(loom)]
-        drop(counter);
-        let runtime = builder
-            .build()
-            .unwrap_or_else(|error| panic!("cannot start the tokio runtime: {error}"));
-        wait_for_threads(&started, core.config.workers);
+        let (runtime, started) = start_runtime(core.config.workers, "tokio-worker");
         let placement = TokioPlacement { handle: runtime.handle().clone() };
         Self {
             set: MailboxSet::new(Arc::clone(core), placement),
@@ -116,11 +100,7 @@ impl Engine for TokioTasks {
     }
 
     fn stop(&self) {
-        let runtime = self.runtime.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take();
-        if let Some(runtime) = runtime {
-            // Nothing is in flight, so no task is left to wait for.
-            runtime.shutdown_timeout(std::time::Duration::from_secs(10));
-        }
+        stop_runtime(&self.runtime);
     }
 
     fn threads_started(&self) -> usize {
@@ -129,5 +109,40 @@ impl Engine for TokioTasks {
 
     fn live_mailboxes(&self) -> Option<usize> {
         Some(self.set.live())
+    }
+}
+
+/// A multi-thread runtime of `workers` threads named `name`, started and counted: returns
+/// once every thread runs, with the count of threads started (`threads_started`). Shared
+/// with `tokio-actors`.
+pub(crate) fn start_runtime(
+    workers: usize,
+    name: &'static str,
+) -> (tokio::runtime::Runtime, Arc<AtomicUsize>) {
+    let started = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&started);
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    builder.worker_threads(workers).thread_name(name);
+    // tokio built with `--cfg loom` (scripts/loom.sh) has no thread hooks; these strategies
+    // are never modelled, so there they only have to compile.
+    #[cfg(not(loom))]
+    builder.on_thread_start(move || {
+        // Release: pairs with the Acquire load in `executor::wait_for_threads`.
+        counter.fetch_add(1, Ordering::Release);
+    });
+    #[cfg(loom)]
+    drop(counter);
+    let runtime =
+        builder.build().unwrap_or_else(|error| panic!("cannot start the tokio runtime: {error}"));
+    wait_for_threads(&started, workers);
+    (runtime, started)
+}
+
+/// Shuts the runtime down, once; called when nothing is in flight, so no task is left to
+/// wait for.
+pub(crate) fn stop_runtime(runtime: &Mutex<Option<tokio::runtime::Runtime>>) {
+    let runtime = runtime.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take();
+    if let Some(runtime) = runtime {
+        runtime.shutdown_timeout(std::time::Duration::from_secs(10));
     }
 }
