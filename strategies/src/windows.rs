@@ -211,13 +211,13 @@ impl Windows {
         }
     }
 
-    fn fold<T>(&self, init: T, mut f: impl FnMut(T, &Window) -> T) -> T {
+    fn fold<T: Copy>(&self, init: T, mut f: impl FnMut(T, &Window) -> T) -> T {
         match self {
             Self::One(window) => f(init, window),
             Self::PerType(set) => {
-                let mut acc = Some(init);
-                set.windows.for_each(|window| acc = acc.take().map(|acc| f(acc, window)));
-                acc.expect("the fold's value is put back after every window")
+                let mut acc = init;
+                set.windows.for_each(|window| acc = f(acc, window));
+                acc
             }
         }
     }

@@ -7,7 +7,6 @@ use strategies::StrategyId;
 
 use super::baseline::{baseline_key, Baseline};
 use super::metric::{find, metric_of};
-use super::render::NotRun;
 use super::rules::{matching_runs, selection_ids, Kind, Limit, Op, Rule};
 use super::{baseline_error, rules_error, GateInputError};
 use crate::results::{Results, RunResult};
@@ -27,6 +26,15 @@ pub struct Verdict {
     pub op: String,
     /// Whether the rule holds (on the run or on any confirmation).
     pub pass: bool,
+}
+
+/// A rule about a scenario the results did not run: it does not apply to them.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct NotRun {
+    /// The rule.
+    pub rule: String,
+    /// The scenario it is about.
+    pub scenario: String,
 }
 
 /// Measures a cell again: `(scenario, param, strategies)` -> fresh results of those.

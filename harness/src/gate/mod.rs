@@ -43,8 +43,8 @@ use crate::results::{ReadError, Results, RunResult};
 use crate::workload::ScenarioId;
 
 pub use baseline::{baseline_from, parse_baseline, read_baseline, Baseline, BASELINE_SCHEMA};
-pub use evaluate::{evaluate, split_not_run, Rerun, Verdict};
-pub use render::{render, Format, NotRun};
+pub use evaluate::{evaluate, split_not_run, NotRun, Rerun, Verdict};
+pub use render::{render, Format};
 pub use rules::{parse_rules, read_rules, Kind, Limit, Op, Rule, Selection};
 
 /// A gate input that cannot be used (exit status 2).

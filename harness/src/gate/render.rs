@@ -3,18 +3,7 @@
 
 use std::fmt::Write as _;
 
-use serde::Serialize;
-
-use super::evaluate::Verdict;
-
-/// A rule about a scenario the results did not run: it does not apply to them.
-#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
-pub struct NotRun {
-    /// The rule.
-    pub rule: String,
-    /// The scenario it is about.
-    pub scenario: String,
-}
+use super::evaluate::{NotRun, Verdict};
 
 /// How to print verdicts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

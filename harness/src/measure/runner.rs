@@ -193,20 +193,23 @@ struct Sent {
 /// has its one driver.
 struct Senders {
     partitions: Vec<Vec<Message>>,
+    /// The strategy sent to, which an error names.
+    strategy: StrategyId,
 }
 
 impl Senders {
-    fn new(workload: &Workload, producers: usize) -> Self {
-        if producers <= 1 || workload.driven.is_some() {
-            return Self { partitions: Vec::new() };
+    /// The senders of `messages` (a workload's, or the counted prefix of them).
+    fn new(messages: &[Message], driven: bool, producers: usize, strategy: StrategyId) -> Self {
+        if producers <= 1 || driven {
+            return Self { partitions: Vec::new(), strategy };
         }
         let mut partitions = vec![Vec::new(); producers];
-        for message in &workload.messages {
+        for message in messages {
             let key = message.key;
             let spread = key.aggregate_id ^ u64::from(key.aggregate_type).rotate_left(32);
             partitions[(spread % producers as u64) as usize].push(*message);
         }
-        Self { partitions }
+        Self { partitions, strategy }
     }
 
     /// Threads started besides the caller's.
@@ -214,25 +217,34 @@ impl Senders {
         self.partitions.len().saturating_sub(1)
     }
 
+    /// Sends `messages` of `workload` once by its arrival mode, from `started` (the clock's
+    /// reading just before); a completion-driven workload runs its plan instead.
     fn send(
         &self,
         executor: &dyn Strategy,
         workload: &Workload,
-        strategy: StrategyId,
+        messages: &[Message],
         clock: Clock,
         started: u64,
         completions: &mpsc::Receiver<u64>,
     ) -> Result<Sent, RunError> {
-        if self.partitions.is_empty() {
-            let (last_ns, driven) =
-                send_once(executor, workload, strategy, clock, started, completions)?;
-            return Ok(Sent { last_ns, driven, helpers_cpu_s: 0.0 });
+        let strategy = self.strategy;
+        if let Some(plan) = &workload.driven {
+            let outcome = submit_driven(executor, workload, plan, clock, completions)
+                .map_err(|error| error.into_run_error(strategy))?;
+            let last_ns = outcome.last_send_ns;
+            return Ok(Sent { last_ns, driven: Some(outcome), helpers_cpu_s: 0.0 });
         }
         let refused = |source| RunError::Refused { strategy, source };
         let send = |messages: &[Message]| match workload.arrivals {
+            Arrivals::Closed => submit_closed(executor, messages, clock),
             Arrivals::Paced => submit_paced(executor, messages, clock, started),
-            Arrivals::Closed | Arrivals::Driven => submit_closed(executor, messages, clock),
+            Arrivals::Driven => unreachable!("a driven workload has its plan"),
         };
+        if self.partitions.is_empty() {
+            let last_ns = send(messages).map_err(refused)?;
+            return Ok(Sent { last_ns, driven: None, helpers_cpu_s: 0.0 });
+        }
         std::thread::scope(|scope| {
             let helpers: Vec<_> = self.partitions[1..]
                 .iter()
@@ -254,35 +266,6 @@ impl Senders {
             Ok(Sent { last_ns, driven: None, helpers_cpu_s })
         })
     }
-}
-
-/// Sends `workload` once by its arrival mode, from `started` (the clock's reading just
-/// before): when the last message was sent and, for a completion-driven workload, what
-/// its senders did.
-fn send_once(
-    executor: &dyn Strategy,
-    workload: &Workload,
-    strategy: StrategyId,
-    clock: Clock,
-    started: u64,
-    completions: &mpsc::Receiver<u64>,
-) -> Result<(u64, Option<DrivenOutcome>), RunError> {
-    let refused = |source| RunError::Refused { strategy, source };
-    match (workload.arrivals, &workload.driven) {
-        (Arrivals::Closed, _) => {
-            submit_closed(executor, &workload.messages, clock).map(|sent| (sent, None))
-        }
-        (Arrivals::Paced, _) => {
-            submit_paced(executor, &workload.messages, clock, started).map(|sent| (sent, None))
-        }
-        (Arrivals::Driven, Some(plan)) => {
-            let outcome = submit_driven(executor, workload, plan, clock, completions)
-                .map_err(|error| error.into_run_error(strategy))?;
-            return Ok((outcome.last_send_ns, Some(outcome)));
-        }
-        (Arrivals::Driven, None) => unreachable!("a driven workload has its plan"),
-    }
-    .map_err(refused)
 }
 
 /// Why a cell could not be measured.
@@ -459,7 +442,7 @@ pub fn measure(
     instruments: &Instruments,
 ) -> Result<Measurement, RunError> {
     let Repetitions { repeat, count_events, producers } = plan;
-    let senders = Senders::new(workload, producers);
+    let senders = Senders::new(&workload.messages, workload.driven.is_some(), producers, strategy);
     let clock = Clock::start();
     let mut recorder = Recorder::new(&workload.messages, workload.keys, clock);
     let hot_keys: Vec<u64> =
@@ -512,7 +495,8 @@ pub fn measure(
         let producer_before = Usage::thread_now();
         instruments.timer.reset_lateness();
         let started = clock.now_ns();
-        let sent = senders.send(&*executor, workload, strategy, clock, started, &completions)?;
+        let sent =
+            senders.send(&*executor, workload, &workload.messages, clock, started, &completions)?;
         executor.drain();
         let finished = clock.now_ns();
         let usage = Usage::now().since(&usage_before);
@@ -543,22 +527,19 @@ pub fn measure(
     }
     // The cost breakdown: one more repetition, counted and not timed, so that no timed
     // figure carries the counters.
-    // It sends the workload's first `BREAKDOWN_MESSAGES` (the same experiment, shorter);
+    // It sends the first `breakdown_messages` of the workload (the same experiment, shorter);
     // a completion-driven cell is not counted: its senders answer completions, and a part
     // of its plan is another experiment.
     let counted = count_events && workload.driven.is_none();
     let events = if counted && executor.count_events(true) {
-        let prefix = Workload {
-            messages: workload.messages[..breakdown_messages(workload.messages.len())].to_vec(),
-            ..workload.clone()
-        };
-        let senders = Senders::new(&prefix, producers);
+        let prefix = &workload.messages[..breakdown_messages(workload.messages.len())];
+        let senders = Senders::new(prefix, false, producers, strategy);
         let started = clock.now_ns();
-        senders.send(&*executor, &prefix, strategy, clock, started, &completions)?;
+        senders.send(&*executor, workload, prefix, clock, started, &completions)?;
         executor.drain();
         executor.count_events(false);
         recorder.reset();
-        let messages = prefix.messages.len() as u64;
+        let messages = prefix.len() as u64;
         Some(CountedEvents { events: executor.stats().events, messages })
     } else {
         None
