@@ -72,6 +72,8 @@ mod groups;
 mod hash;
 mod mailbox;
 mod parking;
+#[cfg(not(loom))]
+pub mod stages;
 mod sync;
 mod window;
 mod windows;

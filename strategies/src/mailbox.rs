@@ -298,6 +298,17 @@ impl<P: Placement> MailboxSet<P> {
         })
     }
 
+    /// Activation and retirement alone, with no message (`stages.rs`): `key`'s mailbox
+    /// enters the map as a first submission's would, then leaves it and is kept as a
+    /// spare as a last turn's would.
+    #[cfg(not(loom))]
+    pub(crate) fn activate_and_retire(self: &Arc<Self>, key: Key) {
+        let mailbox = self.mailboxes.with_entry(key, || self.activate(key), Arc::clone);
+        let retired = self.retire(&mailbox);
+        debug_assert!(retired, "nothing else uses the stage's mailboxes");
+        self.recycle(mailbox);
+    }
+
     /// Keeps a retired mailbox for reuse if nothing else refers to it (a waker of an
     /// earlier step may still hold it; then it is simply dropped later).
     fn recycle(&self, mut mailbox: Arc<Mailbox>) {
