@@ -1,7 +1,8 @@
 //! Dispatch overhead of every strategy: a no-op handler, so the time per message is the
 //! strategy's own cost (admission through the window, queueing, waking a worker, running,
 //! completing). 1,000 and 100,000 keys, so mailboxes are created and retired as in real
-//! traffic; 1 and 2 workers.
+//! traffic; 1 and 2 workers. With 2 workers `keyed-mailbox+binding=round-robin` is the
+//! binding ablation: new mailboxes go round-robin, with no scan of the workers' state.
 //!
 //! This isolates per-message cost only; the headline comparison (throughput, tail latency,
 //! head-of-line blocking, threads) comes from `keyed-bench run`.
@@ -10,7 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use strategies::{Job, Key, Message, Outcome, StrategyConfig, StrategyId};
+use strategies::{Binding, Job, Key, Message, Outcome, StrategyConfig, StrategyId};
 
 /// Messages per timed batch; each batch ends with a drain.
 const MESSAGES: u64 = 10_000;
@@ -35,15 +36,21 @@ fn dispatch(c: &mut Criterion) {
             })
             .collect();
         for workers in WORKERS {
-            for &id in StrategyId::ALL {
+            // Every strategy as designed, then keyed-mailbox's binding ablation (with one
+            // worker there is nothing to bind).
+            let ablation = (workers > 1).then_some(StrategyId::KeyedMailbox);
+            let designs = StrategyId::ALL.iter().map(|&id| (id, Binding::Reference));
+            for (id, binding) in designs.chain(ablation.map(|id| (id, Binding::RoundRobin))) {
                 // Built outside the timed part: threads are started once.
+                let config = StrategyConfig { binding, ..StrategyConfig::with_workers(workers) };
                 let strategy = id
-                    .build(
-                        StrategyConfig::with_workers(workers),
-                        Arc::new(|_: &Message| Outcome::Done),
-                    )
+                    .build(config, Arc::new(|_: &Message| Outcome::Done))
                     .expect("default settings are valid");
-                let name = BenchmarkId::new(id.as_str(), format!("keys={keys},workers={workers}"));
+                let label = match binding {
+                    Binding::Reference => id.as_str().to_owned(),
+                    ablation => format!("{id}+binding={ablation}"),
+                };
+                let name = BenchmarkId::new(label, format!("keys={keys},workers={workers}"));
                 group.bench_function(name, |bencher| {
                     bencher.iter_custom(|iterations| {
                         let started = Instant::now();

@@ -120,6 +120,7 @@ impl RunConfig {
                 // the default is the nearest there is.
                 idle_spin_us: meta.idle_spin_us.unwrap_or(StrategyConfig::DEFAULT_IDLE_SPIN_US),
                 window_scope: meta.window_scope(),
+                binding: meta.binding.unwrap_or_default(),
             },
             repeat: meta.repeat,
             breakdown: false,

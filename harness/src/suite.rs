@@ -232,6 +232,7 @@ pub fn run_suite(
             groups_per_worker: Some(config.strategy.groups_per_worker),
             idle_spin_us: Some(config.strategy.idle_spin_us),
             window_scope: Some(WindowScopeSetting::from(config.strategy.window_scope)),
+            binding: Some(config.strategy.binding),
             producers: Some(config.producers),
             timer_threads: Some(config.timer_threads),
             sizes: Some(config.sizes.clone()),

@@ -103,6 +103,7 @@ fn small_results() -> Results {
             groups_per_worker: None,
             idle_spin_us: None,
             window_scope: None,
+            binding: None,
             producers: None,
             timer_threads: None,
             sizes: None,

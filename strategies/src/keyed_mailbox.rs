@@ -70,7 +70,7 @@ use crate::executor::{Core, Engine, Threads};
 use crate::mailbox::{Mailbox, MailboxSet, Placement, Turn};
 use crate::parking::{IdleSpin, ParkSlot};
 use crate::sync::{AtomicBool, AtomicUsize, Ordering, SegQueue};
-use crate::{Message, StrategyId};
+use crate::{Binding, Message, StrategyId};
 
 /// One worker's run queue and sleep state.
 #[derive(Debug, Default)]
@@ -86,6 +86,8 @@ pub(crate) struct Affinity {
     workers: Vec<Worker>,
     /// Where the next binding scan starts.
     next: AtomicUsize,
+    /// The binding rule: the reference scan, or an ablation (`Binding`).
+    binding: Binding,
     shutdown: AtomicBool,
 }
 
@@ -101,6 +103,9 @@ impl Placement for Affinity {
             return 0;
         }
         let start = self.next.fetch_add(1, Ordering::Relaxed) % count;
+        if self.binding == Binding::RoundRobin {
+            return start;
+        }
         let order = (0..count).map(|offset| (start + offset) % count);
         let running_and_empty = |&index: &usize| {
             let worker = &self.workers[index];
@@ -139,6 +144,7 @@ impl Engine for KeyedMailbox {
         let placement = Affinity {
             workers: (0..workers).map(|_| Worker::default()).collect(),
             next: AtomicUsize::new(0),
+            binding: core.config.binding,
             shutdown: AtomicBool::new(false),
         };
         let set = MailboxSet::new(Arc::clone(core), placement);

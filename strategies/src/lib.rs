@@ -247,6 +247,57 @@ impl FromStr for WindowScope {
     }
 }
 
+/// How `keyed-mailbox` binds a new mailbox to a worker. Only the reference rule is the
+/// design; the other is an ablation, to measure what the rule costs and what it buys.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Binding {
+    /// The reference rule: scanning from the next worker in round-robin order, the first
+    /// running worker whose queue is empty, else the first parked one, else that next
+    /// worker.
+    #[default]
+    Reference,
+    /// Ablation: the next worker in round-robin order, looking at no worker's state.
+    RoundRobin,
+}
+
+impl Binding {
+    /// Every rule, in the order the CLI lists them.
+    pub const ALL: [Binding; 2] = [Binding::Reference, Binding::RoundRobin];
+
+    /// The name used on the command line and in results (`reference`, `round-robin`).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Reference => "reference",
+            Self::RoundRobin => "round-robin",
+        }
+    }
+}
+
+impl fmt::Display for Binding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A binding name that names no rule.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown binding `{given}`; valid bindings: reference, round-robin")]
+pub struct UnknownBinding {
+    /// What was given.
+    pub given: String,
+}
+
+impl FromStr for Binding {
+    type Err = UnknownBinding;
+
+    fn from_str(given: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .into_iter()
+            .find(|binding| binding.as_str() == given)
+            .ok_or_else(|| UnknownBinding { given: given.to_owned() })
+    }
+}
+
 /// Settings shared by every strategy; [`StrategyConfig::validate`] rejects zero sizes and
 /// values past their limits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -268,6 +319,9 @@ pub struct StrategyConfig {
     /// Which messages share one admission window: `None` runs the strategy's own default
     /// ([`Descriptor::window_scope`]).
     pub window_scope: Option<WindowScope>,
+    /// How `keyed-mailbox` binds a new mailbox to a worker ([`Binding`]; other strategies
+    /// ignore it).
+    pub binding: Binding,
 }
 
 impl StrategyConfig {
@@ -293,6 +347,7 @@ impl StrategyConfig {
             groups_per_worker: Self::DEFAULT_GROUPS_PER_WORKER,
             idle_spin_us: Self::DEFAULT_IDLE_SPIN_US,
             window_scope: None,
+            binding: Binding::Reference,
         }
     }
 

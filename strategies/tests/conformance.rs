@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 use strategies::{
-    BuildError, ConfigError, Family, ForcedClose, Handler, Job, Key, Message, Outcome,
+    Binding, BuildError, ConfigError, Family, ForcedClose, Handler, Job, Key, Message, Outcome,
     StrategyConfig, StrategyId, SubmitError, Threads,
 };
 
@@ -951,6 +951,35 @@ fn a_live_mailbox_runs_all_its_messages_on_one_thread() {
         assert!(f.handler_threads().len() > 1, "{id}: only one worker ever ran: affinity untested");
         f.close();
     }
+}
+
+/// The binding ablation changes only where a new mailbox goes: `keyed-mailbox` with
+/// round-robin binding keeps every key's order, runs a live mailbox on one thread, and
+/// still uses all its workers.
+#[test]
+fn keyed_mailbox_with_round_robin_binding_keeps_order_and_affinity() {
+    let id = StrategyId::KeyedMailbox;
+    let f = Fixture::new(id, StrategyConfig { binding: Binding::RoundRobin, ..config(3) });
+    let mut seq = Sequencer::default();
+    let mut rng = StdRng::seed_from_u64(31);
+    let pinned = key(1_000);
+    f.submit(seq.next(pinned, pend_on_gate(1)));
+    let others: Vec<Key> = (0..60).map(key).collect();
+    let background = seq.shuffled(&mut rng, &others, 10, |rng| random_job(rng, 0.3, 5, 100));
+    for (i, message) in background.into_iter().enumerate() {
+        f.submit(message);
+        if i % 7 == 0 {
+            f.submit(seq.next(pinned, random_job(&mut rng, 0.5, 5, 100)));
+        }
+    }
+    f.gates.open(1);
+    f.assert_ordered("round-robin binding");
+    f.assert_mailboxes_retired("round-robin binding");
+    let pinned_threads: HashSet<_> =
+        f.recorder.with_log(|log| log.runs_of(pinned).map(|run| run.thread).collect());
+    assert_eq!(pinned_threads.len(), 1, "one mailbox's messages ran on several threads");
+    assert_eq!(f.handler_threads().len(), 3, "round-robin binding left a worker unused");
+    f.close();
 }
 
 // ---------------------------------------------------------------------------------------

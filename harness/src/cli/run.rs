@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use strategies::{StrategyConfig, WindowScope};
+use strategies::{Binding, StrategyConfig, WindowScope};
 
 use super::parse_strategies;
 use crate::config::{parse_list, RunConfig, SettingError};
@@ -45,6 +45,11 @@ pub struct RunArgs {
     /// others].
     #[arg(long, value_name = "strategy|type")]
     pub window_scope: Option<WindowScope>,
+    /// How keyed-mailbox binds a new key's mailbox to a worker: `reference` (the design's
+    /// scan for a running worker with an empty queue, then a parked one) or `round-robin`
+    /// (an ablation that looks at no worker, to measure what the scan costs and buys).
+    #[arg(long, value_name = "reference|round-robin", default_value_t = Binding::Reference)]
+    pub binding: Binding,
     /// Threads that submit the workload, each the keys `key % N` of it, as several
     /// receivers would (completion-driven scenarios keep one driver) [1..=64].
     #[arg(long, default_value_t = 1)]
@@ -163,6 +168,7 @@ impl TryFrom<(RunArgs, String)> for RunConfig {
                 groups_per_worker: args.groups_per_worker,
                 idle_spin_us: args.idle_spin_us,
                 window_scope: args.window_scope,
+                binding: args.binding,
             },
             repeat: args.repeat.unwrap_or(if args.quick || published { 1 } else { 3 }),
             breakdown: !args.no_breakdown,
@@ -265,6 +271,27 @@ mod tests {
         let config = config(RunArgs { quick: true, ..args() }).unwrap();
         assert_eq!(config.repeat, 1);
         assert!(config.sizes.messages < Sizes::standard().messages);
+    }
+
+    #[test]
+    fn the_binding_is_the_reference_rule_unless_the_ablation_is_asked_for() {
+        assert_eq!(config(args()).unwrap().strategy.binding, Binding::Reference);
+        #[derive(clap::Parser)]
+        struct Run {
+            #[command(flatten)]
+            run: RunArgs,
+        }
+        let parse = |value: &str| {
+            <Run as clap::Parser>::try_parse_from(["keyed-bench", "--binding", value])
+                .map(|parsed| parsed.run.binding)
+                .map_err(|error| error.to_string())
+        };
+        assert_eq!(parse("round-robin"), Ok(Binding::RoundRobin));
+        assert_eq!(parse("reference"), Ok(Binding::Reference));
+        let error = parse("hash").unwrap_err();
+        assert!(error.contains("--binding") && error.contains("reference, round-robin"), "{error}");
+        let given = RunArgs { binding: Binding::RoundRobin, ..args() };
+        assert_eq!(config(given).unwrap().strategy.binding, Binding::RoundRobin);
     }
 
     #[test]

@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use strategies::{Family, StrategyId, WindowScope};
+use strategies::{Binding, Family, StrategyId, WindowScope};
 
 use super::format::{format_ns, format_rate};
 use crate::results::{Results, RunResult, WindowScopeSetting};
@@ -72,7 +72,7 @@ pub fn render_summary(results: &Results) -> String {
     let _ = writeln!(
         out,
         "Settings: workers {}, producers {}, window {} ({}), throughput {}, idle spin {}, repeat \
-         {}, seed {}{}. Command: `{}`\n",
+         {}, seed {}{}{}. Command: `{}`\n",
         meta.workers,
         meta.producers.unwrap_or(1),
         meta.window,
@@ -82,6 +82,12 @@ pub fn render_summary(results: &Results) -> String {
         meta.repeat,
         meta.seed,
         if meta.quick { ", quick sizes" } else { "" },
+        match meta.binding {
+            Some(binding) if binding != Binding::Reference => {
+                format!(", keyed-mailbox binding {binding} (an ablation, not the design)")
+            }
+            _ => String::new(),
+        },
         meta.command
     );
     if let Some(overhead) = meta.recorder_overhead_ns {

@@ -10,7 +10,7 @@ pub mod fs;
 pub mod metrics;
 
 use serde::{Deserialize, Serialize};
-use strategies::WindowScope;
+use strategies::{Binding, WindowScope};
 
 use crate::measure::recorder::Correctness;
 use crate::workload::Sizes;
@@ -108,6 +108,10 @@ pub struct Meta {
     /// files from before it was a setting, where every strategy had one window.
     #[serde(default)]
     pub window_scope: Option<WindowScopeSetting>,
+    /// `keyed-mailbox`'s binding rule (`--binding`); absent in files from before the
+    /// setting, which used the reference rule.
+    #[serde(default, with = "by_name", skip_serializing_if = "Option::is_none")]
+    pub binding: Option<Binding>,
     /// The workload sizes, so that a cell can be measured again (gate confirmation).
     /// Absent in files from before they were recorded; reading such a file fills them in
     /// where its command line shows what they were.
@@ -115,24 +119,30 @@ pub struct Meta {
     pub sizes: Option<Sizes>,
 }
 
-/// A cell's window scope in JSON: its name (`strategy`, `type`), or null.
-mod scope_name {
-    use serde::{de::Error, Deserialize, Deserializer, Serializer};
-    use strategies::WindowScope;
+/// An optional setting in JSON by its command-line name (a window scope: `strategy`,
+/// `type`; a binding: `reference`, `round-robin`), or null.
+mod by_name {
+    use std::fmt::Display;
+    use std::str::FromStr;
 
-    pub fn serialize<S: Serializer>(
-        scope: &Option<WindowScope>,
+    use serde::{de::Error, Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<T: Display, S: Serializer>(
+        value: &Option<T>,
         serializer: S,
     ) -> Result<S::Ok, S::Error> {
-        match scope {
-            Some(scope) => serializer.serialize_str(scope.as_str()),
+        match value {
+            Some(value) => serializer.collect_str(value),
             None => serializer.serialize_none(),
         }
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(
-        deserializer: D,
-    ) -> Result<Option<WindowScope>, D::Error> {
+    pub fn deserialize<'de, T, D>(deserializer: D) -> Result<Option<T>, D::Error>
+    where
+        T: FromStr,
+        T::Err: Display,
+        D: Deserializer<'de>,
+    {
         Option::<String>::deserialize(deserializer)?
             .map(|name| name.parse().map_err(D::Error::custom))
             .transpose()
@@ -319,7 +329,7 @@ pub struct RunResult {
     pub timer_lateness_ns: Option<Tail>,
     /// Which messages shared a window in this cell (`strategy` or `type`); absent in
     /// files from before the setting, where every cell had one window per strategy.
-    #[serde(default, with = "scope_name")]
+    #[serde(default, with = "by_name")]
     pub window_scope: Option<WindowScope>,
     /// Admission windows the strategy opened (1 per strategy, or one per aggregate type
     /// seen); absent in older files.

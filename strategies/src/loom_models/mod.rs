@@ -378,6 +378,7 @@ fn config(throughput: usize) -> StrategyConfig {
         groups_per_worker: 1,
         idle_spin_us: 0,
         window_scope: None,
+        binding: crate::Binding::Reference,
     }
 }
 
