@@ -26,9 +26,30 @@
 //! included: a waiting message ends only when a pool thread runs its job), and sleeping
 //! threads are woken through its own sleep module tuned for that use.
 //!
+//! # Why this is rayon at its best for the job
+//!
+//! - **One job per turn, not per message.** A job is rayon's unit of scheduling and
+//!   costs a heap allocation and a trip through its deques and sleep module; a turn
+//!   amortises it over up to `throughput` messages of one key, and the key's order lives
+//!   in the mailbox, not in rayon (which promises no order between spawns).
+//! - **`spawn_fifo`, not `spawn`.** A full turn requeued from a pool thread would, with
+//!   `spawn`, go to the front of that thread's deque (rayon spawns LIFO per thread) and
+//!   run again before the keys queued behind it: the fairness rounds would be lost.
+//!   `spawn_fifo` keeps a thread's own spawns in FIFO order; from the producer (outside the
+//!   pool) both enter the same global injector.
+//! - **No scope.** `scope`/`scope_fifo` end by joining every task spawned in them: a
+//!   fork-join shape with a known end, where this is an unbounded stream whose producer must
+//!   not block on a batch. `in_place_scope` would run the producer's turns on the producer.
+//! - **No blocking helpers.** rayon has none (no `block_in_place`); a blocking handler holds
+//!   its pool thread, as it would any rayon user's.
+//! - **The pool's lock is not on a shared line.** `schedule` takes the pool's `RwLock` for
+//!   reading; only `stop` writes it, so the producer's read is one atomic add on a line that
+//!   pool threads touch only when they requeue a full turn or reschedule a woken step.
+//!
 //! # References
 //!
-//! - rayon's documentation (`ThreadPool::spawn_fifo`, `ThreadPoolBuilder`).
+//! - rayon's documentation (`ThreadPool::spawn_fifo`, `ThreadPoolBuilder`, rayon RFC 1 on
+//!   FIFO spawns).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, RwLock};

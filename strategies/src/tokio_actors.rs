@@ -35,6 +35,19 @@
 //! alone would do; the `tokio` strategy instead drives the shared mailbox machinery with
 //! tokio tasks.
 //!
+//! # Why this is the idiom at its best
+//!
+//! - **tokio's own channel, unbounded.** The shared window already bounds what is in
+//!   flight; a bounded channel would add a second backpressure that no other strategy has,
+//!   and a send that can wait. `UnboundedSender::send` never waits and allocates only when
+//!   the channel's block list grows.
+//! - **A task per active key, not per message**, ended when its channel drains, so the
+//!   runtime holds as many tasks as there are active keys (what an actor framework keeps
+//!   alive), and an idle key costs nothing.
+//! - **Steps are `.await`ed in the actor**, the plain async idiom: tokio reschedules the
+//!   task on its waker, with no mailbox machinery in between.
+//! - No `block_in_place` or `spawn_blocking`, for the reasons in `tokio_tasks.rs`.
+//!
 //! # References
 //!
 //! - tokio's `sync::mpsc` and multi-thread runtime (docs.rs/tokio).

@@ -30,9 +30,30 @@
 //! costs a task too. The LIFO slot favours the most recently spawned turn, which can delay
 //! older ones under CPU-heavy handlers.
 //!
+//! # Why this is tokio at its best for the job
+//!
+//! - **One task per turn, not per message.** A spawn allocates a task and goes through the
+//!   scheduler; a turn amortises it over up to `throughput` messages of one key. The
+//!   per-key order lives in the mailbox: tokio promises none between tasks.
+//! - **The default runtime.** Work stealing, the injection queue for spawns from outside
+//!   the runtime (the producer, the harness timer) and each worker's local queue for spawns
+//!   from inside are what a tokio program gets. The LIFO slot (a turn spawned from a worker
+//!   runs next there) can only be turned off in `tokio_unstable` builds; it stays on, as in
+//!   every stable tokio program.
+//! - **No `block_in_place` or `spawn_blocking`.** Handlers are run where the task runs.
+//!   `block_in_place` hands the worker's queue to a new thread for each blocking call and
+//!   `spawn_blocking` runs the call on tokio's blocking pool (up to 512 threads): either
+//!   breaks the `workers`-thread budget that every strategy is measured with, and neither
+//!   would keep the key's order without the mailbox waiting on the call.
+//! - **Pending steps are awaited by tokio's waker protocol.** A woken step's mailbox spawns
+//!   a turn task, as a task awaiting the step would be rescheduled; no poll runs on the
+//!   waking thread.
+//! - The idiomatic alternative, one long-lived task and channel per active key, is the
+//!   `tokio-actors` strategy, measured beside this one.
+//!
 //! # References
 //!
-//! - tokio's multi-thread scheduler (docs.rs/tokio, `runtime` module).
+//! - tokio's multi-thread scheduler (docs.rs/tokio, `runtime` module, `Builder`).
 //! - docs/design.md section 5 (the LIFO slot's tail-latency problems).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
