@@ -15,6 +15,8 @@ pub mod gate;
 pub mod limits;
 /// One workload offered to one strategy: the runner, the handler, the recorder, the timer.
 pub mod measure;
+/// The end-to-end pipeline: a partitioned log, offset commits and a version-aware projection.
+pub mod pipeline;
 /// What reads results: the summary, the charts, the HTML report, exports, `list`.
 pub mod report;
 /// `results.json`: the schema, the metrics computed from raw samples, the files of a run.
