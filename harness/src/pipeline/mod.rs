@@ -83,6 +83,7 @@
 //! [`ProjectionReport`]: crate::pipeline::ProjectionReport
 
 pub mod commit;
+pub mod consumer;
 pub mod log;
 pub mod metadata;
 pub mod projection;
@@ -93,6 +94,10 @@ use std::sync::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 pub use commit::{
     CommitError, CommitPolicy, MetadataLimit, PartitionProgress, UnknownCommitPolicy,
     DEFAULT_METADATA_LIMIT_BYTES, MIN_METADATA_LIMIT,
+};
+pub use consumer::{
+    run_incarnation, ConsumerConfig, ConsumerError, Delivery, IncarnationReport, Ledger, Stop,
+    Treat, Treatment, DEFAULT_MAX_POLL_RECORDS,
 };
 pub use log::{murmur2, partition_for, partition_for_bytes, LogError, Partition, Record, Topic};
 pub use metadata::{decode_metadata, MetadataError, TAG_BITSET, TAG_RUN_LENGTH};
