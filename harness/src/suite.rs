@@ -51,6 +51,9 @@ pub enum SuiteError {
     /// A cell could not be measured.
     #[error(transparent)]
     Run(#[from] RunError),
+    /// A pipeline cell could not be run.
+    #[error(transparent)]
+    Pipeline(#[from] crate::pipeline::PipelineError),
     /// The output could not be written.
     #[error("cannot write {path}")]
     Write {
@@ -164,8 +167,37 @@ pub fn run_suite(
 
     let mut runs = Vec::new();
     let mut skipped = Vec::new();
+    let mut pipelines = Vec::new();
     let mut histogram_files = Vec::new();
     for &scenario in &config.scenarios {
+        if scenario.is_pipeline() {
+            let mut contenders = Vec::new();
+            for &strategy in &config.strategies {
+                match skip_reason(scenario, strategy) {
+                    Some(reason) => {
+                        skipped.push(Skipped {
+                            scenario: scenario.as_str().into(),
+                            strategy: strategy.as_str().into(),
+                            reason: reason.into(),
+                        });
+                        for _ in 0..scenario.params(&config.sizes) {
+                            progress.finished(&format!("{scenario} {strategy}"), "skipped");
+                        }
+                    }
+                    None => contenders.push(strategy),
+                }
+            }
+            let cells = crate::pipeline::run_crash(
+                &config.sizes,
+                config.seed,
+                &instruments.timer,
+                config.strategy,
+                &contenders,
+                |run| progress.finished(&pipeline_cell_name(run), &pipeline_outcome_line(run)),
+            )?;
+            pipelines.extend(cells);
+            continue;
+        }
         let workloads =
             generate(scenario, &config.sizes, config.seed, saturation_per_s.unwrap_or(1.0));
         for (index, workload) in workloads.iter().enumerate() {
@@ -239,6 +271,7 @@ pub fn run_suite(
         },
         runs,
         skipped,
+        pipelines,
     };
     let summary = render_summary(&results);
     write_outputs(config, &results, &summary, &histogram_files)?;
@@ -270,6 +303,21 @@ fn cell_name(workload: &Workload, strategy: StrategyId) -> String {
     } else {
         format!("{} {} {strategy}", workload.scenario, workload.param)
     }
+}
+
+fn pipeline_cell_name(run: &crate::pipeline::PipelineRun) -> String {
+    format!("{} {} {}", run.scenario, run.param, run.strategy)
+}
+
+fn pipeline_outcome_line(run: &crate::pipeline::PipelineRun) -> String {
+    format!(
+        "{:.0} records/s, lost {}, redelivered {}, commit lag p99 {}, final state {}",
+        run.throughput_per_s,
+        run.lost,
+        run.redelivered,
+        run.commit_lag.p99,
+        if run.projection.final_state_correct { "correct" } else { "WRONG" }
+    )
 }
 
 fn file_stem(workload: &Workload, strategy: StrategyId) -> String {

@@ -27,12 +27,12 @@
 //!    long each partition's committed offset has stood still while records completed.
 //! 5. **End.** Either the log is consumed: the poll loop stops at the end offsets, drains
 //!    the executor, stops the committer and commits a last time. Or the incarnation
-//!    crashes ([`Stop::CrashAfter`]): after `completions` records completed, the poll loop
-//!    stops at once, waits for the committer's next periodic commit (so the crash comes
-//!    right after a commit, the same point for every strategy and policy), stops it with
-//!    no further commit and force-closes the executor: queued records are discarded and
-//!    stuck ones abandoned. Effects already applied stay applied; the next incarnation
-//!    redelivers what the commit did not cover.
+//!    crashes ([`Stop::CrashAfter`]): the moment the crash point is reached, the process is
+//!    as good as dead: no record starts or applies any more, no commit is made (the last
+//!    one is the previous periodic commit), the poll loop stops and the executor is
+//!    force-closed (queued records discarded, stuck ones abandoned). Effects applied
+//!    before the crash point stay applied; the next incarnation redelivers what the last
+//!    commit did not cover.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -48,6 +48,7 @@ use super::log::Record;
 use super::projection::Projection;
 use super::transport::{EmbeddedTransport, MemberId, Transport, TransportError};
 use crate::measure::handler::spin;
+use crate::measure::timer::Timer;
 
 /// Kafka's default `max.poll.records`.
 pub const DEFAULT_MAX_POLL_RECORDS: usize = 500;
@@ -72,6 +73,9 @@ pub struct ConsumerConfig {
 pub enum Treatment {
     /// Run it: spin, apply, complete.
     Run,
+    /// Spin, then wait this long without a thread (a slow dependency, pending on the
+    /// harness timer), then apply and complete.
+    Wait(Duration),
     /// Leave it pending for ever: it never applies nor completes (until a forced close
     /// abandons it).
     Stall,
@@ -85,10 +89,9 @@ pub type Treat = Arc<dyn Fn(&Record) -> Treatment + Send + Sync>;
 pub enum Stop {
     /// Consume to the end offsets, drain, commit a last time.
     AtEnd,
-    /// Die after this many records completed, or once the log is consumed and nothing
+    /// Die the moment this many records completed, or once the log is consumed and nothing
     /// completed for `idle` (records stuck, or waiting behind stuck ones, may keep the
-    /// count from ever being reached): right after the next periodic commit, without a
-    /// final one (module docs, step 5).
+    /// count from ever being reached), without a final commit (module docs, step 5).
     CrashAfter {
         /// Completions, in this incarnation, after which it dies.
         completions: u64,
@@ -235,9 +238,9 @@ struct Shared {
     completed: AtomicU64,
     /// Raised by the handler once the crash point is reached.
     crash: AtomicBool,
+    /// Completes the waits of [`Treatment::Wait`].
+    timer: Timer,
     crash_after: Option<u64>,
-    /// Commit ticks finished, so that a crash can wait for the next one.
-    ticks: AtomicU64,
 }
 
 /// Runs one incarnation of `member` over its current assignment in `transport`, with a new
@@ -253,6 +256,7 @@ pub fn run_incarnation(
     ledger: &Arc<Ledger>,
     treat: Treat,
     stop: Stop,
+    timer: &Timer,
 ) -> Result<IncarnationReport, ConsumerError> {
     let assigned = transport.assignment(member);
     let partitions = transport.partitions();
@@ -281,11 +285,11 @@ pub fn run_incarnation(
         records,
         completed: AtomicU64::new(0),
         crash: AtomicBool::new(false),
+        timer: timer.clone(),
         crash_after: match stop {
             Stop::AtEnd => None,
             Stop::CrashAfter { completions, .. } => Some(completions),
         },
-        ticks: AtomicU64::new(0),
     });
 
     let handler = {
@@ -328,13 +332,7 @@ pub fn run_incarnation(
         wait_for_crash(&shared, idle);
     }
     let crashed = shared.crash.load(Ordering::Acquire);
-    if crashed {
-        // Die right after the next periodic commit (module docs, step 5).
-        let seen = shared.ticks.load(Ordering::Acquire);
-        while shared.ticks.load(Ordering::Acquire) < seen + 2 {
-            thread::sleep(Duration::from_micros(200));
-        }
-    } else {
+    if !crashed {
         executor.drain();
     }
     // Release: pairs with the committer's Acquire load.
@@ -382,13 +380,18 @@ fn wait_for_crash(shared: &Shared, idle: Duration) {
 
 /// Step 3: one record in the handler.
 fn handle(
-    shared: &Shared,
-    projection: &Projection,
-    ledger: &Ledger,
+    shared: &Arc<Shared>,
+    projection: &Arc<Projection>,
+    ledger: &Arc<Ledger>,
     treat: &Treat,
     config: ConsumerConfig,
     message: &Message,
 ) -> Outcome {
+    // Acquire: pairs with the Release store of the completion that reached the crash
+    // point: after it the consumer is dead, and nothing it would still run happens.
+    if shared.crash.load(Ordering::Acquire) {
+        return Outcome::Done;
+    }
     let Job::Custom(partition) = message.job else {
         return Outcome::Done;
     };
@@ -400,21 +403,43 @@ fn handle(
         return Outcome::Done;
     };
     Ledger::count(&ledger.deliveries, record.partition, record.offset);
-    if treat(&record) == Treatment::Stall {
-        return Outcome::Pending(Box::pin(std::future::pending()));
+    match treat(&record) {
+        Treatment::Stall => Outcome::Pending(Box::pin(std::future::pending())),
+        Treatment::Run => {
+            spin(config.spin_ns);
+            finish(shared, projection, ledger, record);
+            Outcome::Done
+        }
+        Treatment::Wait(after) => {
+            spin(config.spin_ns);
+            let sleep = shared.timer.sleep(after);
+            let (shared, projection, ledger) =
+                (Arc::clone(shared), Arc::clone(projection), Arc::clone(ledger));
+            Outcome::Pending(Box::pin(async move {
+                sleep.await;
+                finish(&shared, &projection, &ledger, record);
+            }))
+        }
     }
-    spin(config.spin_ns);
+}
+
+/// The end of a record's handling: its effect, then its completion (in that order, so that
+/// no commit covers an effect that has not happened), unless the consumer died meanwhile.
+fn finish(shared: &Shared, projection: &Projection, ledger: &Ledger, record: Record) {
+    if shared.crash.load(Ordering::Acquire) {
+        return; // died while this record ran: its effect never happened
+    }
     projection.apply(record);
     Ledger::count(&ledger.applications, record.partition, record.offset);
-    if let Some(progress) = lock(&shared.progress[partition as usize]).as_mut() {
+    if let Some(progress) = lock(&shared.progress[record.partition as usize]).as_mut() {
         progress.completed(record.offset);
     }
     let completed = shared.completed.fetch_add(1, Ordering::Relaxed) + 1;
     if shared.crash_after.is_some_and(|after| completed >= after) {
-        // Release: pairs with the poll loop's Acquire load.
+        // Release: pairs with the Acquire loads of the poll loop, the committer and the
+        // handlers.
         shared.crash.store(true, Ordering::Release);
     }
-    Outcome::Done
 }
 
 /// Step 2: polls and submits until the assigned partitions are consumed or the crash.
@@ -496,13 +521,17 @@ fn commit_loop(
     // highest completed offset at that time.
     let mut last: Vec<(u64, Instant, Option<u64>)> =
         assigned.iter().map(|_| (u64::MAX, Instant::now(), None)).collect();
-    // Acquire: pairs with the Release store in `run_incarnation`.
-    while !stop.load(Ordering::Acquire) {
+    // Acquire (both): pairs with the Release store in `run_incarnation`, and with the
+    // handler's at the crash point (a dead consumer commits nothing).
+    while !stop.load(Ordering::Acquire) && !shared.crash.load(Ordering::Acquire) {
         thread::sleep(config.commit_interval);
         let now = Instant::now();
         let mut lag = 0;
         let mut paused = false;
         for (index, &partition) in assigned.iter().enumerate() {
+            if shared.crash.load(Ordering::Acquire) {
+                return ticks;
+            }
             let state = lock(&shared.progress[partition as usize]).as_ref().map(|progress| {
                 (
                     progress.commit(),
@@ -534,8 +563,6 @@ fn commit_loop(
         }
         ticks.lag_samples.push(lag);
         ticks.paused_ticks += u64::from(paused);
-        // Release: pairs with the Acquire loads of a crashing poll loop.
-        shared.ticks.fetch_add(1, Ordering::Release);
     }
     ticks
 }
@@ -582,8 +609,9 @@ mod tests {
         Arc::new(|_: &Record| Treatment::Run)
     }
 
-    /// Offsets 2 and 4 never complete, every other one does and is committed, then the
-    /// consumer crashes; the second incarnation runs to the end. Returns the ledger, the
+    /// Offsets 2 and 4 never complete, every other one does and is committed (the crash
+    /// comes 50 ms after the last completion, 50 commit intervals), then the consumer
+    /// crashes; the second incarnation runs to the end. Returns the ledger, the
     /// projection and the second incarnation's report.
     fn crash_with_two_stuck(
         strategy: StrategyId,
@@ -602,7 +630,9 @@ mod tests {
             &projection,
             &ledger,
             stall_two_and_four(),
-            Stop::CrashAfter { completions: 8, idle: Duration::from_millis(50) },
+            // Crash once nothing more completes: every completion has been committed.
+            Stop::CrashAfter { completions: u64::MAX, idle: Duration::from_millis(50) },
+            &Timer::start(),
         )
         .unwrap();
         if holds_only_its_key(strategy) {
@@ -619,6 +649,7 @@ mod tests {
             &ledger,
             run_all(),
             Stop::AtEnd,
+            &Timer::start(),
         )
         .unwrap();
         (ledger, projection, second)
@@ -729,6 +760,7 @@ mod tests {
                     &ledger,
                     run_all(),
                     Stop::AtEnd,
+                    &Timer::start(),
                 )
                 .unwrap();
                 assert_eq!(report.completed, 1_000, "{strategy} {policy}");

@@ -87,6 +87,7 @@ pub mod consumer;
 pub mod log;
 pub mod metadata;
 pub mod projection;
+pub mod scenario;
 pub mod transport;
 
 use std::sync::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
@@ -104,6 +105,7 @@ pub use metadata::{decode_metadata, MetadataError, TAG_BITSET, TAG_RUN_LENGTH};
 pub use projection::{
     fold_digest, replay_digest, Applied, Projection, ProjectionReport, INITIAL_DIGEST, SHARDS,
 };
+pub use scenario::{run_crash, LagSummary, PipelineError, PipelineRun};
 pub use transport::{Commit, EmbeddedTransport, MemberId, Transport, TransportError};
 
 /// Locks `mutex`, ignoring poisoning: every critical section here leaves its data

@@ -2,6 +2,7 @@
 //!
 //! - `format`: durations and rates as people read them;
 //! - `summary`: `summary.md`, one table per (scenario, param);
+//! - `pipeline`: the summary's tables of the end-to-end pipeline scenarios;
 //! - `plot`: the charts, PNG and SVG;
 //! - `html`: `report.html`, the charts and the summary on one page;
 //! - `export`: results in the formats of continuous-benchmarking services;
@@ -11,6 +12,7 @@ pub mod catalog;
 pub mod export;
 pub mod format;
 pub mod html;
+pub mod pipeline;
 pub mod plot;
 pub mod summary;
 

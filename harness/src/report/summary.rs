@@ -161,6 +161,7 @@ pub fn render_summary(results: &Results) -> String {
             _ => {}
         }
     }
+    crate::report::pipeline::render_pipelines(&mut out, &results.pipelines);
     if !results.skipped.is_empty() {
         out.push_str("\n## Not run\n\n");
         for skipped in &results.skipped {

@@ -51,6 +51,10 @@ pub struct Results {
     /// Cells not measured, with the reason.
     #[serde(default)]
     pub skipped: Vec<Skipped>,
+    /// The end-to-end pipeline cells (`pipeline-*` scenarios), one per (scenario, param,
+    /// strategy); absent in files from before they existed.
+    #[serde(default)]
+    pub pipelines: Vec<crate::pipeline::PipelineRun>,
 }
 
 /// How, where and when the run was made.
@@ -110,7 +114,7 @@ pub struct Meta {
     pub window_scope: Option<WindowScopeSetting>,
     /// `keyed-mailbox`'s binding rule (`--binding`); absent in files from before the
     /// setting, which used the reference rule.
-    #[serde(default, with = "by_name", skip_serializing_if = "Option::is_none")]
+    #[serde(default, with = "by_name")]
     pub binding: Option<Binding>,
     /// The workload sizes, so that a cell can be measured again (gate confirmation).
     /// Absent in files from before they were recorded; reading such a file fills them in

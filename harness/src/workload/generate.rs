@@ -128,12 +128,19 @@ impl ScenarioId {
             Self::ColdCommand => sizes.cold_slow.len() * sizes.cold_senders.len(),
             Self::OpenLoop => sizes.loads.len(),
             Self::Stateful => sizes.stateful_keys.len(),
+            Self::PipelineCrash => crate::pipeline::CommitPolicy::ALL.len(),
             Self::Uniform
             | Self::Zipf
             | Self::ManyTypes
             | Self::ConflictBackoff
             | Self::LongSync => 1,
         }
+    }
+
+    /// Whether it is an end-to-end pipeline scenario: a log consumed into a projection
+    /// (`pipeline::scenario`), not a workload of messages ([`generate`] gives none).
+    pub const fn is_pipeline(self) -> bool {
+        matches!(self, Self::PipelineCrash)
     }
 
     /// Whether some of its handlers wait (return a pending result), so that a strategy that
@@ -144,7 +151,8 @@ impl ScenarioId {
             | Self::HotBacklog
             | Self::AsyncIo
             | Self::AsyncIoZipf
-            | Self::ColdCommand => true,
+            | Self::ColdCommand
+            | Self::PipelineCrash => true,
             Self::Uniform
             | Self::Zipf
             | Self::ManyTypes
@@ -170,7 +178,8 @@ impl ScenarioId {
             | Self::AsyncIoZipf
             | Self::ColdCommand
             | Self::OpenLoop
-            | Self::Stateful => false,
+            | Self::Stateful
+            | Self::PipelineCrash => false,
         }
     }
 
@@ -189,13 +198,14 @@ impl ScenarioId {
             | Self::AsyncIoZipf
             | Self::ColdCommand
             | Self::OpenLoop
-            | Self::Stateful => None,
+            | Self::Stateful
+            | Self::PipelineCrash => None,
         }
     }
 
     /// The number of its random stream: fixed per scenario, so that adding or reordering
     /// scenarios never changes another one's messages (older results stay reproducible).
-    const fn stream(self) -> u64 {
+    pub(crate) const fn stream(self) -> u64 {
         match self {
             Self::Uniform => 0,
             Self::Zipf => 1,
@@ -209,6 +219,7 @@ impl ScenarioId {
             Self::ParallelConsumer => 9,
             Self::ColdCommand => 10,
             Self::Stateful => 11,
+            Self::PipelineCrash => 12,
         }
     }
 
@@ -227,7 +238,8 @@ impl ScenarioId {
             | Self::ParallelConsumer
             | Self::ColdCommand
             | Self::OpenLoop
-            | Self::Stateful => 1,
+            | Self::Stateful
+            | Self::PipelineCrash => 1,
         }
     }
 }
@@ -404,6 +416,9 @@ pub fn generate(
                 workload
             })
             .collect(),
+        // Not a workload of messages: the pipeline produces its own log
+        // (`pipeline::scenario`).
+        ScenarioId::PipelineCrash => Vec::new(),
         ScenarioId::Stateful => sizes
             .stateful_keys
             .iter()
@@ -589,7 +604,8 @@ mod tests {
 
     #[test]
     fn what_a_scenario_says_of_itself_matches_what_it_generates() {
-        for &scenario in ScenarioId::ALL {
+        // The pipeline scenarios produce a log, not messages; `pipeline::scenario` tests them.
+        for &scenario in ScenarioId::ALL.iter().filter(|scenario| !scenario.is_pipeline()) {
             let workloads = generate(scenario, &sizes(), 1, 1e6);
             assert_eq!(scenario.params(&sizes()), workloads.len(), "{scenario}: params");
             let waits = workloads

@@ -50,6 +50,8 @@ scenario_ids! {
     OpenLoop = "open-loop", "constant-rate arrivals at fractions of saturation: latency vs offered load";
     Stateful = "stateful",
         "every aggregate owns a block of state its handler reads and updates, by key count: where affinity should pay";
+    PipelineCrash = "pipeline-crash",
+        "a partitioned log consumed into a version-aware projection, the consumer crashing mid-run, per commit policy: records lost and redelivered";
 }
 
 impl fmt::Display for ScenarioId {

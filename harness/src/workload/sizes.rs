@@ -339,6 +339,38 @@ sizes! {
         flag "open-messages" in 1 => MAX_MESSAGES;
         shown by [OpenLoop];
         "Messages per run of open-loop";
+    pipeline_records: usize = 20_000, quick 5_000;
+        flag "pipeline-records" in 1 => MAX_MESSAGES;
+        shown by [PipelineCrash];
+        "Records produced to the log of a pipeline scenario, each the next version of a random aggregate";
+    pipeline_keys: usize = 1_000;
+        flag "pipeline-keys" in 1 => MAX_MESSAGES;
+        shown by [PipelineCrash];
+        "Aggregates (keys) of a pipeline scenario's records";
+    partitions: u32 = 4;
+        flag "partitions" in 1 => 1_024;
+        shown by [PipelineCrash];
+        "Partitions of a pipeline scenario's log (records placed by Kafka's default partitioner)";
+    crash_after: usize = 10_000, quick 2_500;
+        flag "crash-after" in 1 => MAX_MESSAGES;
+        shown by [PipelineCrash];
+        "Completed records after which pipeline-crash's consumer dies (right after its next periodic commit)";
+    pipeline_slow_pct: f64 = 0.5;
+        flag "pipeline-slow-pct" in 0.0 => 100.0;
+        shown by [PipelineCrash];
+        "Percent of a pipeline scenario's records that wait on a slow dependency (pending, no thread held)";
+    pipeline_slow_ms: u64 = 20;
+        flag "pipeline-slow-ms" in 1 => 60_000;
+        shown by [PipelineCrash];
+        "How long a slow record of a pipeline scenario waits, in milliseconds";
+    commit_interval_ms: u64 = 2, quick 1;
+        flag "commit-interval-ms" in 1 => 60_000;
+        shown by [PipelineCrash];
+        "Time between a pipeline consumer's periodic offset commits, in milliseconds";
+    metadata_limit: usize = 4_096;
+        flag "metadata-limit" in 3 => 1_048_576;
+        shown by [PipelineCrash];
+        "Most bytes of offset metadata one partition's commit may carry under contiguous+metadata (it pauses the partition at 75%)";
 }
 
 /// The help text of a size flag: what it sizes, its range, its default and quick values.
