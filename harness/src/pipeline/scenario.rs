@@ -270,6 +270,11 @@ mod tests {
     }
 
     #[test]
+    fn the_scenario_has_one_cell_per_commit_policy() {
+        assert_eq!(ScenarioId::PipelineCrash.params(&sizes()), CommitPolicy::ALL.len());
+    }
+
+    #[test]
     fn the_log_is_the_same_for_a_seed_and_holds_every_version_once() {
         let (first, versions) = produce(&sizes(), 7).unwrap();
         let (second, _) = produce(&sizes(), 7).unwrap();
