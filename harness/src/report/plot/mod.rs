@@ -17,6 +17,7 @@ mod head_of_line;
 mod hot_backlog;
 mod key_sweep;
 mod open_loop;
+mod pipeline;
 mod spectrum;
 mod threads;
 mod throughput;
@@ -169,6 +170,7 @@ pub fn render_all(results: &Results) -> Result<Charts, PlotError> {
     key_sweep::plan(results, &mut plans);
     cold_command::plan(results, &mut plans);
     breakdown::plan(results, &mut plans);
+    pipeline::plan(results, &mut plans);
     for plan in plans {
         match plan {
             Planned::Draw(chart) => charts.charts.push(chart?),
