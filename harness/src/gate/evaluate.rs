@@ -6,8 +6,10 @@ use serde::Serialize;
 use strategies::StrategyId;
 
 use super::baseline::{baseline_key, Baseline};
-use super::metric::{find, metric_of};
-use super::rules::{matching_runs, selection_ids, Kind, Limit, Op, Rule};
+use super::metric::{find, metric_of, pipeline_metric};
+use super::rules::{
+    is_pipeline_rule, matching_pipelines, matching_runs, selection_ids, Kind, Limit, Op, Rule,
+};
 use super::{baseline_error, rules_error, GateInputError};
 use crate::results::{Results, RunResult};
 
@@ -50,6 +52,10 @@ pub fn evaluate(
 ) -> Result<Vec<Verdict>, GateInputError> {
     let mut verdicts = Vec::new();
     for rule in rules {
+        if is_pipeline_rule(rule) {
+            verdicts.extend(judge_pipelines(rule, results)?);
+            continue;
+        }
         let cells: Vec<&RunResult> = matching_runs(rule, &results.runs).collect();
         let mut judged = 0;
         for run in cells {
@@ -106,12 +112,45 @@ pub fn evaluate(
     Ok(verdicts)
 }
 
+/// An absolute rule on every pipeline cell it matches (no re-measurement: what a crash
+/// loses is not a matter of speed).
+fn judge_pipelines(rule: &Rule, results: &Results) -> Result<Vec<Verdict>, GateInputError> {
+    let Some(Limit::Number(limit)) = rule.value else {
+        return Err(rules_error(format!("rule `{}`: a pipeline rule needs a number", rule.name)));
+    };
+    let verdicts: Vec<Verdict> = matching_pipelines(rule, &results.pipelines)
+        .filter_map(|run| {
+            let measured = pipeline_metric(&rule.metric, run)?;
+            Some(Verdict {
+                rule: rule.name.clone(),
+                cell: format!("{} {} {}", run.scenario, run.param, run.strategy),
+                measured: vec![measured],
+                limits: vec![limit],
+                op: rule.op.symbol().into(),
+                pass: rule.op.holds(measured, limit),
+            })
+        })
+        .collect();
+    if verdicts.is_empty() {
+        return Err(rules_error(format!(
+            "rule `{}` matches no pipeline cell in these results (scenario {}, param {}, \
+             metric `{}`)",
+            rule.name,
+            rule.scenario.as_deref().unwrap_or("any"),
+            rule.param.as_deref().unwrap_or("any"),
+            rule.metric
+        )));
+    }
+    Ok(verdicts)
+}
+
 /// Sets apart the rules about a scenario these results did not run (neither measured nor
 /// skipped: a run with `--scenario` naming others): they do not apply, and the report
 /// lists them. A rule about a scenario that ran but matches no cell is still an error.
 pub fn split_not_run(rules: Vec<Rule>, results: &Results) -> (Vec<Rule>, Vec<NotRun>) {
     let ran = |scenario: &str| {
         results.runs.iter().any(|run| run.scenario == scenario)
+            || results.pipelines.iter().any(|run| run.scenario == scenario)
             || results.skipped.iter().any(|skipped| skipped.scenario == scenario)
     };
     let mut not_run = Vec::new();
@@ -120,6 +159,14 @@ pub fn split_not_run(rules: Vec<Rule>, results: &Results) -> (Vec<Rule>, Vec<Not
         .filter(|rule| match &rule.scenario {
             Some(scenario) if !ran(scenario) => {
                 not_run.push(NotRun { rule: rule.name.clone(), scenario: scenario.clone() });
+                false
+            }
+            // A rule about every scenario, on results that hold pipeline cells alone.
+            None if results.runs.is_empty() && !results.pipelines.is_empty() => {
+                not_run.push(NotRun {
+                    rule: rule.name.clone(),
+                    scenario: "(any but pipeline-*)".into(),
+                });
                 false
             }
             _ => true,
@@ -223,10 +270,11 @@ mod tests {
             std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../gates.toml")).unwrap();
         let mut rules = rules(&text, &results).unwrap();
         rules.retain(|rule| rule.kind != Kind::Baseline);
-        // The reference run predates cold-command and parallel-consumer.
+        // The reference run predates cold-command, parallel-consumer and pipeline-crash.
         let (rules, not_run) = split_not_run(rules, &results);
-        let scenarios: Vec<&str> = not_run.iter().map(|rule| rule.scenario.as_str()).collect();
-        assert_eq!(scenarios, ["cold-command", "parallel-consumer"]);
+        let mut scenarios: Vec<&str> = not_run.iter().map(|rule| rule.scenario.as_str()).collect();
+        scenarios.dedup();
+        assert_eq!(scenarios, ["cold-command", "parallel-consumer", "pipeline-crash"]);
         let verdicts = evaluate(&results, &rules, None, 0, &mut no_rerun()).unwrap();
         assert!(verdicts.len() > 100);
         assert!(verdicts.iter().all(|v| v.pass), "{}", render(&verdicts, &not_run, Format::Text));
@@ -297,5 +345,80 @@ mod tests {
         let mut rerun = |_: &str, _: &str, _: &[StrategyId]| Some(healthy.runs.clone());
         let verdicts = evaluate(&results, &rules, None, 2, &mut rerun).unwrap();
         assert_eq!(verdicts.iter().filter(|v| !v.pass).count(), 1);
+    }
+
+    /// A small measured pipeline-crash cell of each policy for keyed-mailbox and
+    /// thread-pool, alone in a results file.
+    fn pipeline_results() -> Results {
+        let sizes = crate::workload::Sizes {
+            pipeline_records: 2_000,
+            pipeline_keys: 100,
+            crash_after: 800,
+            commit_interval_ms: 1,
+            ..crate::workload::Sizes::quick()
+        };
+        let mut results = reference();
+        results.runs.clear();
+        results.pipelines = crate::pipeline::run_crash(
+            &sizes,
+            3,
+            &crate::measure::timer::Timer::start(),
+            strategies::StrategyConfig::with_workers(2),
+            &[StrategyId::KeyedMailbox, StrategyId::ThreadPool],
+            |_| {},
+        )
+        .unwrap();
+        results
+    }
+
+    const SAFE: &str = r#"
+        [[rule]]
+        name = "contiguous loses nothing"
+        kind = "absolute"
+        metric = "lost"
+        scenario = "pipeline-crash"
+        param = "policy=contiguous"
+        strategies = "all"
+        op = "=="
+        value = 0
+    "#;
+
+    #[test]
+    fn pipeline_rules_judge_the_pipeline_cells_and_fail_on_a_loss() {
+        let mut results = pipeline_results();
+        let rules = rules(&format!("{SAFE}{CORRECT}"), &results).unwrap();
+        let (rules, not_run) = split_not_run(rules, &results);
+        assert_eq!(not_run.len(), 1, "a rule about every message scenario has nothing to judge");
+        let verdicts = evaluate(&results, &rules, None, 2, &mut no_rerun()).unwrap();
+        assert_eq!(verdicts.len(), 2);
+        assert!(verdicts.iter().all(|v| v.pass), "{verdicts:?}");
+        let cell = results
+            .pipelines
+            .iter_mut()
+            .find(|run| run.param == "policy=contiguous" && run.strategy == "keyed-mailbox")
+            .unwrap();
+        cell.lost = 3;
+        let verdicts = evaluate(&results, &rules, None, 2, &mut no_rerun()).unwrap();
+        let failed: Vec<_> = verdicts.iter().filter(|v| !v.pass).collect();
+        assert_eq!(failed.len(), 1);
+        assert_eq!(failed[0].cell, "pipeline-crash policy=contiguous keyed-mailbox");
+        assert_eq!(failed[0].measured, [3.0]);
+    }
+
+    #[test]
+    fn a_pipeline_rule_must_be_absolute_on_a_known_field() {
+        let results = pipeline_results();
+        let relative = SAFE.replace(r#"kind = "absolute""#, r#"kind = "relative""#);
+        let error = rules(&relative, &results).unwrap_err().to_string();
+        assert!(error.contains("is absolute"), "{error}");
+        let unknown = SAFE.replace(r#"metric = "lost""#, r#"metric = "lsot""#);
+        let error = rules(&unknown, &results).unwrap_err().to_string();
+        assert!(error.contains("unknown metric `lsot`"), "{error}");
+        let flag = SAFE
+            .replace(r#"metric = "lost""#, r#"metric = "projection.final_state_correct""#)
+            .replace(r#"value = 0"#, r#"value = 1"#);
+        let verdicts =
+            evaluate(&results, &rules(&flag, &results).unwrap(), None, 0, &mut no_rerun()).unwrap();
+        assert!(verdicts.iter().all(|v| v.pass && v.measured == [1.0]), "{verdicts:?}");
     }
 }

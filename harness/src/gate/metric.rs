@@ -1,6 +1,7 @@
 //! A rule's metric on one run: a results field by dotted path, or a metric derived from
 //! the run and the others of its cell.
 
+use crate::pipeline::PipelineRun;
 use crate::results::RunResult;
 
 /// Metrics computed from a run rather than read from it.
@@ -38,6 +39,13 @@ fn raw_metric(metric: &str, run: &RunResult, runs: &[RunResult]) -> Option<f64> 
         }
         path => lookup(&serde_json::to_value(run).ok()?, path)?.as_f64(),
     }
+}
+
+/// The value of `metric`, a dotted field path, for a pipeline cell; a flag reads as 1 or 0.
+pub(super) fn pipeline_metric(metric: &str, run: &PipelineRun) -> Option<f64> {
+    let json = serde_json::to_value(run).ok()?;
+    let value = lookup(&json, metric)?;
+    value.as_f64().or_else(|| value.as_bool().map(|flag| f64::from(u8::from(flag))))
 }
 
 /// The run of `strategy` in the cell `scenario` `param`.

@@ -7,8 +7,9 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use strategies::StrategyId;
 
-use super::metric::{lookup, DERIVED_METRICS};
+use super::metric::{lookup, pipeline_metric, DERIVED_METRICS};
 use super::{rules_error, GateInputError};
+use crate::pipeline::PipelineRun;
 use crate::results::{Results, RunResult};
 use crate::workload::ScenarioId;
 
@@ -183,9 +184,12 @@ fn check_rule(rule: &Rule, results: &Results) -> Result<(), GateInputError> {
         )));
     }
     if let Some(scenario) = &rule.scenario {
-        scenario
+        let scenario = scenario
             .parse::<ScenarioId>()
             .map_err(|error| rules_error(format!("rule `{name}`: {error}")))?;
+        if scenario.is_pipeline() {
+            return check_pipeline_rule(rule, scenario, results);
+        }
     }
     let ids = selection_ids(&rule.strategies)
         .map_err(|error| rules_error(format!("rule `{name}`: {error}")))?;
@@ -216,7 +220,7 @@ fn check_rule(rule: &Rule, results: &Results) -> Result<(), GateInputError> {
             )));
         }
     }
-    if !DERIVED_METRICS.contains(&rule.metric.as_str()) {
+    if !DERIVED_METRICS.contains(&rule.metric.as_str()) && !results.runs.is_empty() {
         // A field is known if some run has it (nullable ones are null where they do not apply).
         let known = results.runs.iter().any(|run| {
             serde_json::to_value(run).is_ok_and(|json| {
@@ -300,6 +304,59 @@ fn check_rule(rule: &Rule, results: &Results) -> Result<(), GateInputError> {
         },
     }
     Ok(())
+}
+
+/// A rule about a pipeline scenario: absolute, against a number, on a numeric or flag field
+/// of `pipelines[]` (checked against the results' pipeline cells when they have any).
+fn check_pipeline_rule(
+    rule: &Rule,
+    scenario: ScenarioId,
+    results: &Results,
+) -> Result<(), GateInputError> {
+    let name = &rule.name;
+    if rule.kind != Kind::Absolute || !matches!(rule.value, Some(Limit::Number(_))) {
+        return Err(rules_error(format!(
+            "rule `{name}`: a rule about {scenario} is absolute, with a number as `value`"
+        )));
+    }
+    if rule.of.is_some() || rule.tolerance.is_some() || rule.factor.is_some() {
+        return Err(rules_error(format!(
+            "rule `{name}`: a rule about {scenario} takes no `of`, `tolerance` or `factor`"
+        )));
+    }
+    selection_ids(&rule.strategies)
+        .map_err(|error| rules_error(format!("rule `{name}`: {error}")))?;
+    let cells: Vec<_> =
+        results.pipelines.iter().filter(|run| run.scenario == scenario.as_str()).collect();
+    if !cells.is_empty() && !cells.iter().any(|run| pipeline_metric(&rule.metric, run).is_some()) {
+        return Err(rules_error(format!(
+            "rule `{name}`: unknown metric `{}` for {scenario}; use a field path of \
+             pipelines[] such as lost, redelivered or projection.keys_wrong",
+            rule.metric
+        )));
+    }
+    Ok(())
+}
+
+/// The pipeline cells `rule` applies to: its scenario, param and strategies.
+pub(super) fn matching_pipelines<'r>(
+    rule: &'r Rule,
+    runs: &'r [PipelineRun],
+) -> impl Iterator<Item = &'r PipelineRun> + 'r {
+    let ids = selection_ids(&rule.strategies).unwrap_or_default();
+    runs.iter().filter(move |run| {
+        rule.scenario.as_ref().is_some_and(|scenario| *scenario == run.scenario)
+            && rule.param.as_ref().is_none_or(|param| *param == run.param)
+            && ids.iter().any(|id| id.as_str() == run.strategy)
+    })
+}
+
+/// Whether `rule` is about a pipeline scenario (judged on `pipelines[]`).
+pub(super) fn is_pipeline_rule(rule: &Rule) -> bool {
+    rule.scenario
+        .as_deref()
+        .and_then(|id| id.parse::<ScenarioId>().ok())
+        .is_some_and(ScenarioId::is_pipeline)
 }
 
 /// The strategy ids of a selection.
