@@ -146,6 +146,9 @@ const CASES: &[Case] = &[
     case(&["run", "--published-parallel-consumer", "--pc-keys", "3"], "--pc-keys"),
     case(&["run", "--published-parallel-consumer", "--pc-messages", "9"], "--pc-messages"),
     case(&["run", "--types", "100000", "--keys-per-type", "10000"], "100000 x 10000"),
+    case(&["run", "--pipeline-records", "1000"], "--crash-after is 10000, past the limit of 1000"),
+    case(&["run", "--metadata-limit", "2"], "--metadata-limit"),
+    case(&["run", "--partitions", "0"], "--partitions"),
     case(
         &["run", "--scenario", "many-types", "--strategy", "per-type-pool", "--types", "100000"],
         "--types x --workers is 100000 x",

@@ -157,8 +157,9 @@ proptest! {
         })
     ) {
         let range = ranges()[index];
-        // Companions that keep the products (types x keys-per-type, threads, groups) out of
-        // the way: each flag is checked on its own here.
+        // Companions that keep the products (types x keys-per-type, threads, groups) and the
+        // crash point (at most the pipeline's records) out of the way: each flag is checked
+        // on its own here.
         let mut flags = vec![
             "--scenario=uniform".to_owned(),
             "--strategy=inline".to_owned(),
@@ -172,6 +173,12 @@ proptest! {
         }
         if range.flag == "state-kib" {
             flags.push("--stateful-keys=1".to_owned());
+        }
+        if range.flag == "pipeline-records" {
+            flags.push("--crash-after=1".to_owned());
+        }
+        if range.flag == "crash-after" {
+            flags.push("--pipeline-records=100000000".to_owned());
         }
         flags.push(format!("--{}={value}", range.flag));
         let number = if range.integer {

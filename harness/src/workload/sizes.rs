@@ -418,6 +418,15 @@ impl Sizes {
                 why: "the state stateful allocates",
             });
         }
+        if self.crash_after > self.pipeline_records {
+            return Err(SettingError::TooMany {
+                what: "--crash-after",
+                value: self.crash_after.to_string(),
+                max: self.pipeline_records,
+                why: "pipeline-crash's consumer dies after that many completions, which must \
+                      not pass the records the log holds (--pipeline-records)",
+            });
+        }
         Ok(())
     }
 }
