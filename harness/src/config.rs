@@ -16,6 +16,7 @@ pub use crate::limits::{
 };
 use crate::measure::runner::Repetitions;
 use crate::measure::timer::DEFAULT_TIMER_THREADS;
+use crate::pipeline::CommitPolicy;
 use crate::results::Meta;
 use crate::workload::{ScenarioId, Sizes};
 
@@ -28,6 +29,8 @@ pub struct RunConfig {
     pub strategies: Vec<StrategyId>,
     /// Workers, window, throughput, groups.
     pub strategy: StrategyConfig,
+    /// The commit policies the pipeline scenarios run, one cell each.
+    pub commit_policies: Vec<CommitPolicy>,
     /// Measured repetitions per cell.
     pub repeat: usize,
     /// Threads that submit the workload, keys partitioned among them (completion-driven
@@ -109,6 +112,10 @@ impl RunConfig {
         let config = Self {
             scenarios,
             strategies,
+            commit_policies: meta
+                .commit_policies
+                .clone()
+                .unwrap_or_else(|| CommitPolicy::ALL.to_vec()),
             strategy: StrategyConfig {
                 workers: meta.workers,
                 max_in_flight: meta.window,
@@ -199,6 +206,7 @@ mod tests {
         RunConfig {
             scenarios,
             strategies,
+            commit_policies: CommitPolicy::ALL.to_vec(),
             strategy: StrategyConfig::with_workers(2),
             repeat: 1,
             breakdown: false,

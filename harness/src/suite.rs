@@ -136,7 +136,14 @@ pub fn run_suite(
     let cells: usize = config
         .scenarios
         .iter()
-        .map(|&scenario| scenario.params(&config.sizes) * config.strategies.len())
+        .map(|&scenario| {
+            let params = if scenario.is_pipeline() {
+                config.commit_policies.len()
+            } else {
+                scenario.params(&config.sizes)
+            };
+            params * config.strategies.len()
+        })
         .sum();
     progress.planned(cells);
 
@@ -180,7 +187,7 @@ pub fn run_suite(
                             strategy: strategy.as_str().into(),
                             reason: reason.into(),
                         });
-                        for _ in 0..scenario.params(&config.sizes) {
+                        for _ in &config.commit_policies {
                             progress.finished(&format!("{scenario} {strategy}"), "skipped");
                         }
                     }
@@ -192,6 +199,7 @@ pub fn run_suite(
                 config.seed,
                 &instruments.timer,
                 config.strategy,
+                &config.commit_policies,
                 &contenders,
                 |run| progress.finished(&pipeline_cell_name(run), &pipeline_outcome_line(run)),
             )?;
@@ -265,6 +273,7 @@ pub fn run_suite(
             idle_spin_us: Some(config.strategy.idle_spin_us),
             window_scope: Some(WindowScopeSetting::from(config.strategy.window_scope)),
             binding: Some(config.strategy.binding),
+            commit_policies: Some(config.commit_policies.clone()),
             producers: Some(config.producers),
             timer_threads: Some(config.timer_threads),
             sizes: Some(config.sizes.clone()),

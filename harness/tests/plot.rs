@@ -104,6 +104,7 @@ fn small_results() -> Results {
             idle_spin_us: None,
             window_scope: None,
             binding: None,
+            commit_policies: None,
             producers: None,
             timer_threads: None,
             sizes: None,

@@ -10,6 +10,7 @@ use strategies::{Binding, StrategyConfig, WindowScope};
 
 use super::parse_strategies;
 use crate::config::{parse_list, RunConfig, SettingError};
+use crate::pipeline::CommitPolicy;
 use crate::suite::Observer;
 use crate::workload::reference::with_parallel_consumer_sizes;
 use crate::workload::{ScenarioId, SizeArgs, Sizes};
@@ -23,6 +24,10 @@ pub struct RunArgs {
     /// Strategies to run, comma-separated, each once, or `all`.
     #[arg(long, default_value = "all", value_name = "x,y|all")]
     pub strategy: String,
+    /// Commit policies of the pipeline scenarios, comma-separated, each once, or `all`:
+    /// contiguous, contiguous+metadata, highest-completed.
+    #[arg(long, default_value = "all", value_name = "a,b|all")]
+    pub commit_policy: String,
     /// Worker threads per pool [1..=4096] [default: available cores].
     #[arg(long)]
     pub workers: Option<usize>,
@@ -131,6 +136,7 @@ impl TryFrom<(RunArgs, String)> for RunConfig {
     fn try_from((args, command): (RunArgs, String)) -> Result<Self, SettingError> {
         let scenarios = parse_list("scenario", &args.scenario, ScenarioId::ALL)?;
         let strategies = parse_strategies(std::slice::from_ref(&args.strategy))?;
+        let commit_policies = parse_list("commit-policy", &args.commit_policy, &CommitPolicy::ALL)?;
         if args.published_async_io {
             return Err(SettingError::Removed {
                 flag: "published-async-io",
@@ -161,6 +167,7 @@ impl TryFrom<(RunArgs, String)> for RunConfig {
         let config = RunConfig {
             scenarios,
             strategies,
+            commit_policies,
             strategy: StrategyConfig {
                 workers: args.workers.unwrap_or_else(crate::measure::system::cores),
                 max_in_flight: args.window,
@@ -271,6 +278,22 @@ mod tests {
         let config = config(RunArgs { quick: true, ..args() }).unwrap();
         assert_eq!(config.repeat, 1);
         assert!(config.sizes.messages < Sizes::standard().messages);
+    }
+
+    #[test]
+    fn commit_policies_are_all_three_unless_listed() {
+        assert_eq!(config(args()).unwrap().commit_policies, CommitPolicy::ALL);
+        let given = RunArgs { commit_policy: "highest-completed,contiguous".into(), ..args() };
+        assert_eq!(
+            config(given).unwrap().commit_policies,
+            [CommitPolicy::HighestCompleted, CommitPolicy::Contiguous]
+        );
+        let twice = RunArgs { commit_policy: "contiguous,contiguous".into(), ..args() };
+        let error = config(twice).unwrap_err().to_string();
+        assert!(error.contains("--commit-policy") && error.contains("contiguous"), "{error}");
+        let unknown = RunArgs { commit_policy: "newest".into(), ..args() };
+        let error = config(unknown).unwrap_err().to_string();
+        assert!(error.contains("contiguous+metadata"), "{error}");
     }
 
     #[test]

@@ -161,6 +161,23 @@ pub fn split_not_run(rules: Vec<Rule>, results: &Results) -> (Vec<Rule>, Vec<Not
                 not_run.push(NotRun { rule: rule.name.clone(), scenario: scenario.clone() });
                 false
             }
+            // A pipeline rule about a commit policy the run left out (`--commit-policy`).
+            Some(scenario)
+                if is_pipeline_rule(rule)
+                    && rule.param.as_ref().is_some_and(|param| {
+                        !results
+                            .pipelines
+                            .iter()
+                            .any(|run| run.scenario == *scenario && run.param == *param)
+                    }) =>
+            {
+                let param = rule.param.as_deref().unwrap_or_default();
+                not_run.push(NotRun {
+                    rule: rule.name.clone(),
+                    scenario: format!("{scenario} {param}"),
+                });
+                false
+            }
             // A rule about every scenario, on results that hold pipeline cells alone.
             None if results.runs.is_empty() && !results.pipelines.is_empty() => {
                 not_run.push(NotRun {
@@ -364,6 +381,7 @@ mod tests {
             3,
             &crate::measure::timer::Timer::start(),
             strategies::StrategyConfig::with_workers(2),
+            &crate::pipeline::CommitPolicy::ALL,
             &[StrategyId::KeyedMailbox, StrategyId::ThreadPool],
             |_| {},
         )
@@ -403,6 +421,15 @@ mod tests {
         assert_eq!(failed.len(), 1);
         assert_eq!(failed[0].cell, "pipeline-crash policy=contiguous keyed-mailbox");
         assert_eq!(failed[0].measured, [3.0]);
+    }
+
+    #[test]
+    fn a_pipeline_rule_about_a_policy_left_out_does_not_apply() {
+        let mut results = pipeline_results();
+        results.pipelines.retain(|run| run.param != "policy=contiguous");
+        let (rules, not_run) = split_not_run(rules(SAFE, &results).unwrap(), &results);
+        assert!(rules.is_empty());
+        assert_eq!(not_run[0].scenario, "pipeline-crash policy=contiguous");
     }
 
     #[test]

@@ -140,19 +140,20 @@ fn produce(sizes: &Sizes, seed: u64) -> Result<(Topic, BTreeMap<u64, u64>), Pipe
     Ok((topic, versions))
 }
 
-/// Runs every cell of `pipeline-crash` for `strategies`, calling `each` after every cell
-/// with its result.
+/// Runs the cells of `pipeline-crash` for `policies` x `strategies`, calling `each` after
+/// every cell with its result.
 pub fn run_crash(
     sizes: &Sizes,
     seed: u64,
     timer: &Timer,
     strategy_config: StrategyConfig,
+    policies: &[CommitPolicy],
     strategies: &[StrategyId],
     mut each: impl FnMut(&PipelineRun),
 ) -> Result<Vec<PipelineRun>, PipelineError> {
     let (topic, expected) = produce(sizes, seed)?;
     let mut runs = Vec::new();
-    for policy in CommitPolicy::ALL {
+    for &policy in policies {
         for &strategy in strategies {
             let run =
                 crash_cell(&topic, &expected, sizes, strategy_config, strategy, policy, timer)
@@ -292,6 +293,7 @@ mod tests {
             7,
             &Timer::start(),
             StrategyConfig::with_workers(2),
+            &CommitPolicy::ALL,
             &ordered,
             |_| {},
         )

@@ -116,6 +116,10 @@ pub struct Meta {
     /// setting, which used the reference rule.
     #[serde(default, with = "by_name")]
     pub binding: Option<Binding>,
+    /// The pipeline scenarios' commit policies (`--commit-policy`); absent in files from
+    /// before the setting, which ran all three.
+    #[serde(default)]
+    pub commit_policies: Option<Vec<crate::pipeline::CommitPolicy>>,
     /// The workload sizes, so that a cell can be measured again (gate confirmation).
     /// Absent in files from before they were recorded; reading such a file fills them in
     /// where its command line shows what they were.
