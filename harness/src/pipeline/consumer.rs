@@ -130,11 +130,13 @@ impl Ledger {
         Self { deliveries: counters(), applications: counters() }
     }
 
+    /// A record's counter in `counters`; `None` for a record outside the ledger.
+    fn slot(counters: &[Vec<AtomicU32>], partition: u32, offset: u64) -> Option<&AtomicU32> {
+        counters.get(partition as usize)?.get(usize::try_from(offset).ok()?)
+    }
+
     fn count(counters: &[Vec<AtomicU32>], partition: u32, offset: u64) {
-        let slot = counters
-            .get(partition as usize)
-            .and_then(|offsets| offsets.get(usize::try_from(offset).ok()?));
-        if let Some(count) = slot {
+        if let Some(count) = Self::slot(counters, partition, offset) {
             count.fetch_add(1, Ordering::Relaxed);
         }
     }
@@ -142,10 +144,7 @@ impl Ledger {
     /// One record's counters (zero for a record outside the ledger).
     pub fn of(&self, partition: u32, offset: u64) -> Delivery {
         let read = |counters: &[Vec<AtomicU32>]| {
-            counters
-                .get(partition as usize)
-                .and_then(|offsets| offsets.get(usize::try_from(offset).ok()?))
-                .map_or(0, |count| count.load(Ordering::Relaxed))
+            Self::slot(counters, partition, offset).map_or(0, |count| count.load(Ordering::Relaxed))
         };
         Delivery { delivered: read(&self.deliveries), applied: read(&self.applications) }
     }
@@ -157,6 +156,29 @@ impl Ledger {
         let redelivered =
             self.deliveries.iter().flatten().filter(|count| count.load(Ordering::Relaxed) > 1);
         (lost.count() as u64, redelivered.count() as u64)
+    }
+}
+
+/// What outlives every consumer of a run: the log and the group's commits, the business
+/// state, the ledger of deliveries, and the timer that ends the slow records' waits.
+#[derive(Clone, Debug)]
+pub struct Pipeline {
+    /// The log and the consumer group's commits.
+    pub transport: Arc<EmbeddedTransport>,
+    /// The business state the handlers build.
+    pub projection: Arc<Projection>,
+    /// How often each record was delivered and applied.
+    pub ledger: Arc<Ledger>,
+    /// Completes the waits of [`Treatment::Wait`].
+    pub timer: Timer,
+}
+
+impl Pipeline {
+    /// A pipeline over `transport`'s log as it stands (produced before it is consumed),
+    /// with an empty projection and ledger.
+    pub fn new(transport: Arc<EmbeddedTransport>, timer: Timer) -> Self {
+        let ledger = Arc::new(Ledger::new(&transport.end_offsets()));
+        Self { transport, projection: Arc::new(Projection::new()), ledger, timer }
     }
 }
 
@@ -243,21 +265,19 @@ struct Shared {
     crash_after: Option<u64>,
 }
 
-/// Runs one incarnation of `member` over its current assignment in `transport`, with a new
-/// `strategy` executor built from `strategy_config`; returns what it did.
-#[allow(clippy::too_many_arguments)]
+/// Runs one incarnation of `member` over its current assignment in the pipeline's
+/// transport, with a new `strategy` executor built from `strategy_config`; returns what it
+/// did.
 pub fn run_incarnation(
-    transport: &Arc<EmbeddedTransport>,
+    pipeline: &Pipeline,
     member: MemberId,
     strategy: StrategyId,
     strategy_config: StrategyConfig,
     config: ConsumerConfig,
-    projection: &Arc<Projection>,
-    ledger: &Arc<Ledger>,
     treat: Treat,
     stop: Stop,
-    timer: &Timer,
 ) -> Result<IncarnationReport, ConsumerError> {
+    let Pipeline { transport, projection, ledger, timer } = pipeline;
     let assigned = transport.assignment(member);
     let partitions = transport.partitions();
     let mut progress = Vec::with_capacity(partitions as usize);
@@ -617,42 +637,22 @@ mod tests {
         strategy: StrategyId,
         policy: CommitPolicy,
     ) -> (Arc<Ledger>, Arc<Projection>, IncarnationReport) {
-        let transport = ten_records();
-        let ledger = Arc::new(Ledger::new(&transport.end_offsets()));
-        let projection = Arc::new(Projection::new());
-        let settings = StrategyConfig::with_workers(2);
-        let first = run_incarnation(
-            &transport,
-            MemberId(0),
-            strategy,
-            settings,
-            config(policy),
-            &projection,
-            &ledger,
-            stall_two_and_four(),
-            // Crash once nothing more completes: every completion has been committed.
-            Stop::CrashAfter { completions: u64::MAX, idle: Duration::from_millis(50) },
-            &Timer::start(),
-        )
-        .unwrap();
+        let pipeline = Pipeline::new(ten_records(), Timer::start());
+        let incarnation = |treat: Treat, stop: Stop| {
+            let settings = StrategyConfig::with_workers(2);
+            run_incarnation(&pipeline, MemberId(0), strategy, settings, config(policy), treat, stop)
+                .unwrap()
+        };
+        // Crash once nothing more completes: every completion has been committed.
+        let idle = Duration::from_millis(50);
+        let first =
+            incarnation(stall_two_and_four(), Stop::CrashAfter { completions: u64::MAX, idle });
         if holds_only_its_key(strategy) {
             assert_eq!(first.completed, 8, "{strategy} {policy}: the first incarnation");
         }
         assert!(first.forced.abandoned >= 2, "{strategy} {policy}: the stuck records");
-        let second = run_incarnation(
-            &transport,
-            MemberId(0),
-            strategy,
-            settings,
-            config(policy),
-            &projection,
-            &ledger,
-            run_all(),
-            Stop::AtEnd,
-            &Timer::start(),
-        )
-        .unwrap();
-        (ledger, projection, second)
+        let second = incarnation(run_all(), Stop::AtEnd);
+        (Arc::clone(&pipeline.ledger), Arc::clone(&pipeline.projection), second)
     }
 
     /// Strategies that can run a stuck record at all: `inline` would wait for it on the
@@ -748,19 +748,16 @@ mod tests {
                 let transport =
                     Arc::new(EmbeddedTransport::new(transport.with_topic(Clone::clone)));
                 transport.assign(MemberId(0), &[0, 1, 2, 3]).unwrap();
-                let ledger = Arc::new(Ledger::new(&transport.end_offsets()));
-                let projection = Arc::new(Projection::new());
+                let pipeline = Pipeline::new(Arc::clone(&transport), Timer::start());
+                let Pipeline { ledger, projection, .. } = &pipeline;
                 let report = run_incarnation(
-                    &transport,
+                    &pipeline,
                     MemberId(0),
                     strategy,
                     StrategyConfig::with_workers(2),
                     config(policy),
-                    &projection,
-                    &ledger,
                     run_all(),
                     Stop::AtEnd,
-                    &Timer::start(),
                 )
                 .unwrap();
                 assert_eq!(report.completed, 1_000, "{strategy} {policy}");

@@ -97,8 +97,8 @@ pub use commit::{
     DEFAULT_METADATA_LIMIT_BYTES, MIN_METADATA_LIMIT,
 };
 pub use consumer::{
-    run_incarnation, ConsumerConfig, ConsumerError, Delivery, IncarnationReport, Ledger, Stop,
-    Treat, Treatment, DEFAULT_MAX_POLL_RECORDS,
+    run_incarnation, ConsumerConfig, ConsumerError, Delivery, IncarnationReport, Ledger, Pipeline,
+    Stop, Treat, Treatment, DEFAULT_MAX_POLL_RECORDS,
 };
 pub use log::{murmur2, partition_for, partition_for_bytes, LogError, Partition, Record, Topic};
 pub use metadata::{decode_metadata, MetadataError, TAG_BITSET, TAG_RUN_LENGTH};

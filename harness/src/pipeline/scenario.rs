@@ -28,11 +28,11 @@ use strategies::{StrategyConfig, StrategyId};
 
 use super::commit::{CommitPolicy, MetadataLimit};
 use super::consumer::{
-    run_incarnation, ConsumerConfig, ConsumerError, IncarnationReport, Ledger, Stop, Treat,
+    run_incarnation, ConsumerConfig, ConsumerError, IncarnationReport, Pipeline, Stop, Treat,
     Treatment, DEFAULT_MAX_POLL_RECORDS,
 };
 use super::log::Topic;
-use super::projection::{Projection, ProjectionReport};
+use super::projection::ProjectionReport;
 use super::transport::{EmbeddedTransport, MemberId, Transport};
 use crate::measure::timer::Timer;
 use crate::workload::{ScenarioId, Sizes};
@@ -183,8 +183,7 @@ fn crash_cell(
     let member = MemberId(0);
     let all: Vec<u32> = (0..topic.partitions()).collect();
     transport.assign(member, &all)?;
-    let ledger = Arc::new(Ledger::new(&transport.end_offsets()));
-    let projection = Arc::new(Projection::new());
+    let pipeline = Pipeline::new(transport, timer.clone());
     let metadata_limit = MetadataLimit::new(sizes.metadata_limit)
         .map_err(|source| ConsumerError::Resume { partition: 0, source })?;
     let config = ConsumerConfig {
@@ -210,19 +209,16 @@ fn crash_cell(
     let mut incarnations = Vec::new();
     for stop in [crash, Stop::AtEnd] {
         incarnations.push(run_incarnation(
-            &transport,
+            &pipeline,
             member,
             strategy,
             strategy_config,
             config,
-            &projection,
-            &ledger,
             Arc::clone(&treat),
             stop,
-            timer,
         )?);
     }
-    let (lost, redelivered) = ledger.lost_and_redelivered();
+    let (lost, redelivered) = pipeline.ledger.lost_and_redelivered();
     let mut lags: Vec<u64> =
         incarnations.iter().flat_map(|report| report.lag_samples.iter().copied()).collect();
     let elapsed_s: f64 = incarnations.iter().map(|report| report.elapsed_s).sum();
@@ -250,7 +246,7 @@ fn crash_cell(
             .unwrap_or(0),
         elapsed_s,
         throughput_per_s: if elapsed_s > 0.0 { records as f64 / elapsed_s } else { 0.0 },
-        projection: projection.report(expected),
+        projection: pipeline.projection.report(expected),
         incarnations,
     })
 }
