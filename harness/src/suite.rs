@@ -64,6 +64,15 @@ pub enum SuiteError {
     },
 }
 
+/// The `skipped[]` entry of a strategy that does not run a scenario ([`skip_reason`]).
+fn skipped_cell(scenario: ScenarioId, strategy: StrategyId) -> Option<Skipped> {
+    skip_reason(scenario, strategy).map(|reason| Skipped {
+        scenario: scenario.as_str().into(),
+        strategy: strategy.as_str().into(),
+        reason: reason.into(),
+    })
+}
+
 /// Why a strategy does not run a scenario, if it does not: a strategy that runs handlers on
 /// the submitting thread would run every wait one after another, and a blocking handler
 /// would block the producer itself.
@@ -180,13 +189,9 @@ pub fn run_suite(
         if scenario.is_pipeline() {
             let mut contenders = Vec::new();
             for &strategy in &config.strategies {
-                match skip_reason(scenario, strategy) {
-                    Some(reason) => {
-                        skipped.push(Skipped {
-                            scenario: scenario.as_str().into(),
-                            strategy: strategy.as_str().into(),
-                            reason: reason.into(),
-                        });
+                match skipped_cell(scenario, strategy) {
+                    Some(entry) => {
+                        skipped.push(entry);
                         for _ in &config.commit_policies {
                             progress.finished(&format!("{scenario} {strategy}"), "skipped");
                         }
@@ -211,13 +216,9 @@ pub fn run_suite(
         for (index, workload) in workloads.iter().enumerate() {
             for &strategy in &config.strategies {
                 let what = cell_name(workload, strategy);
-                if let Some(reason) = skip_reason(scenario, strategy) {
+                if let Some(entry) = skipped_cell(scenario, strategy) {
                     if index == 0 {
-                        skipped.push(Skipped {
-                            scenario: scenario.as_str().into(),
-                            strategy: strategy.as_str().into(),
-                            reason: reason.into(),
-                        });
+                        skipped.push(entry);
                     }
                     progress.finished(&what, "skipped");
                     continue;
