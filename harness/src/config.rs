@@ -16,7 +16,7 @@ pub use crate::limits::{
 };
 use crate::measure::runner::Repetitions;
 use crate::measure::timer::DEFAULT_TIMER_THREADS;
-use crate::pipeline::CommitPolicy;
+use crate::pipeline::{CommitPolicy, RetryPolicy};
 use crate::results::Meta;
 use crate::workload::{ScenarioId, Sizes};
 
@@ -29,8 +29,10 @@ pub struct RunConfig {
     pub strategies: Vec<StrategyId>,
     /// Workers, window, throughput, groups.
     pub strategy: StrategyConfig,
-    /// The commit policies the pipeline scenarios run, one cell each.
+    /// The commit policies pipeline-crash and pipeline-rebalance run, one cell each.
     pub commit_policies: Vec<CommitPolicy>,
+    /// The retry policies pipeline-retry runs, one cell each.
+    pub retry_policies: Vec<RetryPolicy>,
     /// Measured repetitions per cell.
     pub repeat: usize,
     /// Threads that submit the workload, keys partitioned among them (completion-driven
@@ -116,6 +118,10 @@ impl RunConfig {
                 .commit_policies
                 .clone()
                 .unwrap_or_else(|| CommitPolicy::ALL.to_vec()),
+            retry_policies: meta
+                .retry_policies
+                .clone()
+                .unwrap_or_else(|| RetryPolicy::ALL.to_vec()),
             strategy: StrategyConfig {
                 workers: meta.workers,
                 max_in_flight: meta.window,
@@ -207,6 +213,7 @@ mod tests {
             scenarios,
             strategies,
             commit_policies: CommitPolicy::ALL.to_vec(),
+            retry_policies: RetryPolicy::ALL.to_vec(),
             strategy: StrategyConfig::with_workers(2),
             repeat: 1,
             breakdown: false,

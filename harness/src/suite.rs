@@ -147,7 +147,7 @@ pub fn run_suite(
         .iter()
         .map(|&scenario| {
             let params = if scenario.is_pipeline() {
-                config.commit_policies.len()
+                pipeline_plan(config).params(scenario)
             } else {
                 scenario.params(&config.sizes)
             };
@@ -192,19 +192,23 @@ pub fn run_suite(
                 match skipped_cell(scenario, strategy) {
                     Some(entry) => {
                         skipped.push(entry);
-                        for _ in &config.commit_policies {
+                        for _ in 0..pipeline_plan(config).params(scenario) {
                             progress.finished(&format!("{scenario} {strategy}"), "skipped");
                         }
                     }
                     None => contenders.push(strategy),
                 }
             }
-            let cells = crate::pipeline::run_crash(
-                &config.sizes,
-                config.seed,
-                &instruments.timer,
-                config.strategy,
-                &config.commit_policies,
+            let bench = crate::pipeline::Bench {
+                sizes: &config.sizes,
+                seed: config.seed,
+                timer: &instruments.timer,
+                strategy_config: config.strategy,
+            };
+            let cells = crate::pipeline::run_scenario(
+                scenario,
+                &bench,
+                &pipeline_plan(config),
                 &contenders,
                 |run| progress.finished(&pipeline_cell_name(run), &pipeline_outcome_line(run)),
             )?;
@@ -275,6 +279,7 @@ pub fn run_suite(
             window_scope: Some(WindowScopeSetting::from(config.strategy.window_scope)),
             binding: Some(config.strategy.binding),
             commit_policies: Some(config.commit_policies.clone()),
+            retry_policies: Some(config.retry_policies.clone()),
             producers: Some(config.producers),
             timer_threads: Some(config.timer_threads),
             sizes: Some(config.sizes.clone()),
@@ -312,6 +317,14 @@ fn cell_name(workload: &Workload, strategy: StrategyId) -> String {
         format!("{} {strategy}", workload.scenario)
     } else {
         format!("{} {} {strategy}", workload.scenario, workload.param)
+    }
+}
+
+/// The policies the pipeline scenarios' cells run.
+fn pipeline_plan(config: &RunConfig) -> crate::pipeline::PipelinePlan {
+    crate::pipeline::PipelinePlan {
+        commit_policies: config.commit_policies.clone(),
+        retry_policies: config.retry_policies.clone(),
     }
 }
 

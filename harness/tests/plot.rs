@@ -105,6 +105,7 @@ fn small_results() -> Results {
             window_scope: None,
             binding: None,
             commit_policies: None,
+            retry_policies: None,
             producers: None,
             timer_threads: None,
             sizes: None,
@@ -284,7 +285,17 @@ fn the_reference_run_draws_every_chart() {
         .collect();
     assert_eq!(
         absent,
-        ["async-io-zipf", "parallel-consumer", "cold-command", "stateful", "pipeline-crash"]
+        [
+            "async-io-zipf",
+            "parallel-consumer",
+            "cold-command",
+            "stateful",
+            "pipeline-crash",
+            "pipeline-retry",
+            "pipeline-expand",
+            "pipeline-reorder",
+            "pipeline-rebalance"
+        ]
     );
     for skipped in &charts.skipped {
         if skipped.starts_with("breakdown-uniform: skipped, no uniform run here has a counted") {

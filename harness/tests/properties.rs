@@ -176,6 +176,13 @@ proptest! {
         }
         if range.flag == "pipeline-records" {
             flags.push("--crash-after=1".to_owned());
+            flags.push("--poison=0".to_owned());
+        }
+        if range.flag == "poison" {
+            flags.push("--pipeline-records=100000000".to_owned());
+        }
+        if range.flag == "expand-to" {
+            flags.push("--partitions=1".to_owned());
         }
         if range.flag == "crash-after" {
             flags.push("--pipeline-records=100000000".to_owned());

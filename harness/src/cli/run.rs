@@ -10,7 +10,7 @@ use strategies::{Binding, StrategyConfig, WindowScope};
 
 use super::parse_strategies;
 use crate::config::{parse_list, RunConfig, SettingError};
-use crate::pipeline::CommitPolicy;
+use crate::pipeline::{CommitPolicy, RetryPolicy};
 use crate::suite::Observer;
 use crate::workload::reference::with_parallel_consumer_sizes;
 use crate::workload::{ScenarioId, SizeArgs, Sizes};
@@ -28,6 +28,10 @@ pub struct RunArgs {
     /// contiguous, contiguous+metadata, highest-completed.
     #[arg(long, default_value = "all", value_name = "a,b|all")]
     pub commit_policy: String,
+    /// Retry policies of pipeline-retry, comma-separated, each once, or `all`:
+    /// retry-in-place, pause-partition, retry-topic.
+    #[arg(long, default_value = "all", value_name = "a,b|all")]
+    pub retry_policy: String,
     /// Worker threads per pool [1..=4096] [default: available cores].
     #[arg(long)]
     pub workers: Option<usize>,
@@ -137,6 +141,7 @@ impl TryFrom<(RunArgs, String)> for RunConfig {
         let scenarios = parse_list("scenario", &args.scenario, ScenarioId::ALL)?;
         let strategies = parse_strategies(std::slice::from_ref(&args.strategy))?;
         let commit_policies = parse_list("commit-policy", &args.commit_policy, &CommitPolicy::ALL)?;
+        let retry_policies = parse_list("retry-policy", &args.retry_policy, &RetryPolicy::ALL)?;
         if args.published_async_io {
             return Err(SettingError::Removed {
                 flag: "published-async-io",
@@ -163,11 +168,16 @@ impl TryFrom<(RunArgs, String)> for RunConfig {
         if published {
             with_parallel_consumer_sizes(&mut sizes);
         }
+        let expand_to_given = args.sizes.expand_to.is_some();
         args.sizes.apply(&mut sizes);
+        if !expand_to_given && sizes.expand_to <= sizes.partitions {
+            sizes.expand_to = sizes.partitions.saturating_mul(2);
+        }
         let config = RunConfig {
             scenarios,
             strategies,
             commit_policies,
+            retry_policies,
             strategy: StrategyConfig {
                 workers: args.workers.unwrap_or_else(crate::measure::system::cores),
                 max_in_flight: args.window,

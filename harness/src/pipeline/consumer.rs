@@ -1,38 +1,51 @@
 //! A consumer group member: it polls its partitions through a [`Transport`], hands every
 //! record to an executor (any `strategies::Strategy`), applies it to the projection in the
-//! handler, tracks completions per partition and commits them by policy; and it can die
-//! without a final commit, so that a new one resumes where the commits say.
+//! handler, retries what fails, tracks completions per partition and commits them by
+//! policy; and it can die without a final commit, or give its partitions up in a
+//! rebalance, so that a new one resumes where the commits say.
 //!
 //! # One incarnation, step by step
 //!
 //! 1. **Resume.** For each assigned partition, a [`PartitionProgress`] is built from the
 //!    group's committed [`Commit`] (and its metadata, under `contiguous+metadata`), and the
 //!    member's positions go back to the committed offsets.
-//! 2. **Poll and submit** (the calling thread, the executor's producer). Up to
-//!    `max_poll_records` records per poll, each partition in offset order. A record the
-//!    metadata says completed before the restart is skipped; every other one is marked
-//!    polled and submitted as a message: the aggregate id is the key, the offset the
-//!    sequence number, the partition in `Job::Custom` (a partition's offsets are
+//! 2. **Poll and submit** (the calling thread, the executor's producer). First the
+//!    partitions are paused or resumed as their reasons come and go: a [`Hold`]
+//!    (drain-then-expand), a record failing in place under `pause-partition`, or commit
+//!    metadata past 75% of its limit. Then the retry topic's records whose delay is over
+//!    are submitted again, then up to `max_poll_records` records of the log, each
+//!    partition in offset order (a paced log shows each record from its produce time on).
+//!    A record the metadata says completed before the restart is skipped; every other one
+//!    is marked polled and submitted as a message: the aggregate id is the key, the offset
+//!    the sequence number, the partition in `Job::Custom` (a partition's offsets are
 //!    increasing, so each key's messages are submitted in offset order). A full window
 //!    blocks the poll loop, as an executor's back-pressure stops a real consumer's polls.
 //! 3. **Handle** (an executor thread). The handler counts the delivery in the [`Ledger`],
-//!    asks the incarnation's [`Treat`] what to do (run it, or leave it pending for ever, a
-//!    record stuck on a lock or a dead dependency), spins the record's CPU, applies it to
-//!    the [`Projection`] and only then marks it completed in its partition's progress: a
-//!    commit never covers an effect that has not happened.
+//!    asks the incarnation's [`Treat`] what to do (run it, wait on a slow dependency, fail
+//!    some attempts, or stay pending for ever), spins the record's CPU, applies it to the
+//!    [`Projection`] and only then marks it completed in its partition's progress: a
+//!    commit never covers an effect that has not happened. A failed attempt goes by the
+//!    retry policy (module `retry`): wait the backoff on the key, or go to the retry topic
+//!    (its offset completes at once), and after `max_attempts` failures to the dead-letter
+//!    topic (settled without an effect).
 //! 4. **Commit** (a committer thread, every `commit_interval`). For each partition, the
-//!    progress's [`PartitionProgress::commit`] goes to the transport; a partition whose
-//!    metadata would pass 75% of its limit is paused, and resumed once it falls back.
-//!    Every tick samples the committed-offset lag (summed over the partitions) and how
-//!    long each partition's committed offset has stood still while records completed.
-//! 5. **End.** Either the log is consumed: the poll loop stops at the end offsets, drains
-//!    the executor, stops the committer and commits a last time. Or the incarnation
-//!    crashes ([`Stop::CrashAfter`]): the moment the crash point is reached, the process is
-//!    as good as dead: no record starts or applies any more, no commit is made (the last
-//!    one is the previous periodic commit), the poll loop stops and the executor is
-//!    force-closed (queued records discarded, stuck ones abandoned). Effects applied
-//!    before the crash point stay applied; the next incarnation redelivers what the last
-//!    commit did not cover.
+//!    progress's [`PartitionProgress::commit`] goes to the transport, and the metadata
+//!    back-pressure is set. Every tick samples the committed-offset lag (summed over the
+//!    partitions, with its time) and how long each partition's committed offset has stood
+//!    still while records completed.
+//! 5. **End.** [`Stop::AtEnd`]: the log is consumed and the retry topic settled; the poll
+//!    loop stops, drains the executor, stops the committer and commits a last time.
+//!    [`Stop::CrashAfter`]: the moment the crash point is reached the process is as good
+//!    as dead: no record starts or applies any more, no commit is made (the last one is
+//!    the previous periodic commit), the poll loop stops and the executor is force-closed
+//!    (queued records discarded, stuck ones abandoned). [`Stop::Revoke`]: once the
+//!    rebalance's signal is raised the same happens, except that it first commits what
+//!    completed. Effects applied before the end stay applied; the next incarnation
+//!    redelivers what the last commit did not cover.
+//!
+//! Dying is one protocol: raise `dead`, then take the write side of a lock whose read
+//! side every handler holds while it checks `dead` and applies. Once the write lock is
+//! held no handler is halfway through an apply, and none starts one.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -43,17 +56,22 @@ use serde::{Deserialize, Serialize};
 use strategies::{ForcedClose, Job, Key, Message, Outcome, Strategy, StrategyConfig, StrategyId};
 
 use super::commit::{CommitError, CommitPolicy, MetadataLimit, PartitionProgress};
-use super::lock;
 use super::log::Record;
 use super::projection::Projection;
+use super::retry::{RetryConfig, RetryPolicy, RetryTopic};
 use super::transport::{EmbeddedTransport, MemberId, Transport, TransportError};
+use super::{lock, read, write};
 use crate::measure::handler::spin;
 use crate::measure::timer::Timer;
 
 /// Kafka's default `max.poll.records`.
 pub const DEFAULT_MAX_POLL_RECORDS: usize = 500;
 
-/// How a consumer polls, commits and handles.
+/// Marks a message's `Job::Custom` partition as a record polled from the retry topic (a
+/// partition number is at most 1,024, far below it).
+const FROM_RETRY_TOPIC: u32 = 1 << 31;
+
+/// How a consumer polls, commits, handles and retries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ConsumerConfig {
     /// Which offset each commit names, and what rides in its metadata.
@@ -64,8 +82,11 @@ pub struct ConsumerConfig {
     pub metadata_limit: MetadataLimit,
     /// The most records one poll returns.
     pub max_poll_records: usize,
-    /// CPU each record's handler burns before it applies the record, in nanoseconds.
+    /// CPU each record's handler burns before it applies the record (and each attempt of
+    /// a failing one), in nanoseconds.
     pub spin_ns: u64,
+    /// What a failed attempt leads to.
+    pub retry: RetryConfig,
 }
 
 /// What the handler does with a record, decided per incarnation.
@@ -79,15 +100,43 @@ pub enum Treatment {
     /// Leave it pending for ever: it never applies nor completes (until a forced close
     /// abandons it).
     Stall,
+    /// Its first `failures` attempts fail (`u32::MAX`: poison, every attempt fails); what
+    /// then happens is the consumer's retry policy.
+    Fail {
+        /// Attempts that fail before one succeeds.
+        failures: u32,
+    },
 }
 
 /// Decides each record's [`Treatment`].
 pub type Treat = Arc<dyn Fn(&Record) -> Treatment + Send + Sync>;
 
+/// A flag one thread raises and others watch: a rebalance's revocation.
+#[derive(Clone, Debug, Default)]
+pub struct Signal(Arc<AtomicBool>);
+
+impl Signal {
+    /// A signal not yet raised.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Raises it.
+    pub fn raise(&self) {
+        // Release: pairs with the Acquire load of `is_raised`.
+        self.0.store(true, Ordering::Release);
+    }
+
+    /// Whether it was raised.
+    pub fn is_raised(&self) -> bool {
+        self.0.load(Ordering::Acquire)
+    }
+}
+
 /// How an incarnation ends.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub enum Stop {
-    /// Consume to the end offsets, drain, commit a last time.
+    /// Consume to the end offsets (and settle the retry topic), drain, commit a last time.
     AtEnd,
     /// Die the moment this many records completed, or once the log is consumed and nothing
     /// completed for `idle` (records stuck, or waiting behind stuck ones, may keep the
@@ -98,17 +147,86 @@ pub enum Stop {
         /// How long a consumed log may see no completion before the consumer dies anyway.
         idle: Duration,
     },
+    /// Give the partitions up once the signal is raised (a rebalance revokes them): stop
+    /// polling, let nothing more apply, commit what completed, abandon what is in flight.
+    Revoke(Signal),
 }
 
-/// How often each record of the log reached a handler and was applied, over every
-/// incarnation: what was lost (never applied) and what was redelivered (delivered more
-/// than once).
+/// Partitions an incarnation keeps paused until the group has committed other partitions
+/// up to given offsets: drain-then-expand holds a topic's new partitions until its old
+/// ones are consumed up to the expansion.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Hold {
+    /// The partitions held.
+    pub partitions: Vec<u32>,
+    /// `(partition, offset)`: the hold lifts once every such partition's committed offset
+    /// has reached its offset.
+    pub until_committed: Vec<(u32, u64)>,
+}
+
+/// One incarnation of a consumer group member: who it is, what it runs the records on,
+/// how it consumes and how it ends.
+#[derive(Clone)]
+pub struct Incarnation {
+    /// The member.
+    pub member: MemberId,
+    /// The executor it builds.
+    pub strategy: StrategyId,
+    /// The executor's settings.
+    pub strategy_config: StrategyConfig,
+    /// How it polls, commits and retries.
+    pub config: ConsumerConfig,
+    /// What its handler does with each record.
+    pub treat: Treat,
+    /// How it ends.
+    pub stop: Stop,
+    /// Partitions it keeps paused for a while (none by default).
+    pub hold: Option<Hold>,
+}
+
+impl std::fmt::Debug for Incarnation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Incarnation")
+            .field("member", &self.member)
+            .field("strategy", &self.strategy)
+            .field("config", &self.config)
+            .field("stop", &self.stop)
+            .field("hold", &self.hold)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Incarnation {
+    /// An incarnation with no hold.
+    pub fn new(
+        member: MemberId,
+        strategy: StrategyId,
+        strategy_config: StrategyConfig,
+        config: ConsumerConfig,
+        treat: Treat,
+        stop: Stop,
+    ) -> Self {
+        Self { member, strategy, strategy_config, config, treat, stop, hold: None }
+    }
+}
+
+/// How often each record of the log reached a handler, was applied or dead-lettered, and
+/// when it was first applied, over every incarnation: what was lost (neither applied nor
+/// dead-lettered) and what was redelivered (delivered more than once).
 #[derive(Debug)]
 pub struct Ledger {
-    /// Per partition, per offset: handler calls.
+    /// Per partition, per offset: handler calls for the record polled from its partition
+    /// (the retry topic's deliveries are retries, counted by the consumer).
     deliveries: Vec<Vec<AtomicU32>>,
     /// Per partition, per offset: applications to the projection.
     applications: Vec<Vec<AtomicU32>>,
+    /// Per partition, per offset: sends to the dead-letter topic.
+    dead_letters: Vec<Vec<AtomicU32>>,
+    /// Per partition, per offset: nanoseconds since the pipeline's epoch, plus one, of the
+    /// first application (0: never applied).
+    first_applied: Vec<Vec<AtomicU64>>,
+    /// Applications of any record.
+    applied_total: AtomicU64,
 }
 
 /// A record's counters in a [`Ledger`].
@@ -118,6 +236,8 @@ pub struct Delivery {
     pub delivered: u32,
     /// Applications to the projection.
     pub applied: u32,
+    /// Sends to the dead-letter topic.
+    pub dead_lettered: u32,
 }
 
 impl Ledger {
@@ -127,11 +247,19 @@ impl Ledger {
         let counters = || -> Vec<Vec<AtomicU32>> {
             end_offsets.iter().map(|&end| (0..end).map(|_| AtomicU32::new(0)).collect()).collect()
         };
-        Self { deliveries: counters(), applications: counters() }
+        let first_applied =
+            end_offsets.iter().map(|&end| (0..end).map(|_| AtomicU64::new(0)).collect()).collect();
+        Self {
+            deliveries: counters(),
+            applications: counters(),
+            dead_letters: counters(),
+            first_applied,
+            applied_total: AtomicU64::new(0),
+        }
     }
 
-    /// A record's counter in `counters`; `None` for a record outside the ledger.
-    fn slot(counters: &[Vec<AtomicU32>], partition: u32, offset: u64) -> Option<&AtomicU32> {
+    /// A record's slot in `counters`; `None` for a record outside the ledger.
+    fn slot<T>(counters: &[Vec<T>], partition: u32, offset: u64) -> Option<&T> {
         counters.get(partition as usize)?.get(usize::try_from(offset).ok()?)
     }
 
@@ -141,26 +269,66 @@ impl Ledger {
         }
     }
 
+    /// Counts an application of `record`, `at_ns` after the pipeline's epoch.
+    fn applied(&self, record: &Record, at_ns: u64) {
+        Self::count(&self.applications, record.partition, record.offset);
+        if let Some(first) = Self::slot(&self.first_applied, record.partition, record.offset) {
+            let _ = first.compare_exchange(0, at_ns + 1, Ordering::Relaxed, Ordering::Relaxed);
+        }
+        self.applied_total.fetch_add(1, Ordering::Relaxed);
+    }
+
     /// One record's counters (zero for a record outside the ledger).
     pub fn of(&self, partition: u32, offset: u64) -> Delivery {
         let read = |counters: &[Vec<AtomicU32>]| {
             Self::slot(counters, partition, offset).map_or(0, |count| count.load(Ordering::Relaxed))
         };
-        Delivery { delivered: read(&self.deliveries), applied: read(&self.applications) }
+        Delivery {
+            delivered: read(&self.deliveries),
+            applied: read(&self.applications),
+            dead_lettered: read(&self.dead_letters),
+        }
     }
 
-    /// Records never applied (lost), and records delivered more than once (redelivered).
+    /// When the record was first applied, in nanoseconds since the pipeline's epoch.
+    pub fn first_applied_ns(&self, partition: u32, offset: u64) -> Option<u64> {
+        let at = Self::slot(&self.first_applied, partition, offset)?.load(Ordering::Relaxed);
+        at.checked_sub(1)
+    }
+
+    /// Applications so far, of every record (a redelivered one counts each time).
+    pub fn applied_total(&self) -> u64 {
+        self.applied_total.load(Ordering::Relaxed)
+    }
+
+    /// Records neither applied nor dead-lettered (lost), and records delivered more than
+    /// once (redelivered).
     pub fn lost_and_redelivered(&self) -> (u64, u64) {
-        let lost =
-            self.applications.iter().flatten().filter(|count| count.load(Ordering::Relaxed) == 0);
+        let settled = |(applied, dead): (&AtomicU32, &AtomicU32)| {
+            applied.load(Ordering::Relaxed) > 0 || dead.load(Ordering::Relaxed) > 0
+        };
+        let lost = self
+            .applications
+            .iter()
+            .flatten()
+            .zip(self.dead_letters.iter().flatten())
+            .filter(|&pair| !settled(pair))
+            .count();
         let redelivered =
             self.deliveries.iter().flatten().filter(|count| count.load(Ordering::Relaxed) > 1);
-        (lost.count() as u64, redelivered.count() as u64)
+        (lost as u64, redelivered.count() as u64)
+    }
+
+    /// Records sent to the dead-letter topic.
+    pub fn dead_lettered(&self) -> u64 {
+        let sent = self.dead_letters.iter().flatten();
+        sent.filter(|count| count.load(Ordering::Relaxed) > 0).count() as u64
     }
 }
 
 /// What outlives every consumer of a run: the log and the group's commits, the business
-/// state, the ledger of deliveries, and the timer that ends the slow records' waits.
+/// state, the ledger of deliveries, the timer that ends the handlers' waits, and the epoch
+/// that produce times and timelines count from.
 #[derive(Clone, Debug)]
 pub struct Pipeline {
     /// The log and the consumer group's commits.
@@ -169,35 +337,64 @@ pub struct Pipeline {
     pub projection: Arc<Projection>,
     /// How often each record was delivered and applied.
     pub ledger: Arc<Ledger>,
-    /// Completes the waits of [`Treatment::Wait`].
+    /// Completes the waits of [`Treatment::Wait`] and the retries' backoffs.
     pub timer: Timer,
+    /// When the pipeline started: a record becomes visible its produce time after it.
+    pub epoch: Instant,
 }
 
 impl Pipeline {
     /// A pipeline over `transport`'s log as it stands (produced before it is consumed),
-    /// with an empty projection and ledger.
+    /// with an empty projection and ledger, paced from now.
     pub fn new(transport: Arc<EmbeddedTransport>, timer: Timer) -> Self {
         let ledger = Arc::new(Ledger::new(&transport.end_offsets()));
-        Self { transport, projection: Arc::new(Projection::new()), ledger, timer }
+        let epoch = Instant::now();
+        transport.pace_from(epoch);
+        Self { transport, projection: Arc::new(Projection::new()), ledger, timer, epoch }
     }
+
+    /// Nanoseconds since the epoch.
+    pub fn now_ns(&self) -> u64 {
+        since_ns(self.epoch)
+    }
+}
+
+fn since_ns(epoch: Instant) -> u64 {
+    u64::try_from(epoch.elapsed().as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// The committed-offset lag at one commit tick.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LagPoint {
+    /// Seconds since the pipeline's epoch.
+    pub at_s: f64,
+    /// Records completed above the committed offsets, summed over the member's partitions.
+    pub lag: u64,
 }
 
 /// What one incarnation of a consumer did.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct IncarnationReport {
-    /// Records polled.
+    /// The member it was.
+    pub member: u32,
+    /// Records polled from the log.
     pub polled: u64,
     /// Records skipped because the commit metadata says they completed before.
     pub skipped_done: u64,
-    /// Records submitted to the executor.
+    /// Records submitted to the executor (retry-topic records excluded).
     pub submitted: u64,
-    /// Records completed (applied and marked in their partition's progress).
+    /// Records polled from the retry topic and submitted again.
+    pub retry_polls: u64,
+    /// Offsets completed (applied, dead-lettered or handed to the retry topic).
     pub completed: u64,
+    /// Attempts after a record's first one.
+    pub retries: u64,
+    /// Records sent to the dead-letter topic.
+    pub dead_lettered: u64,
     /// Periodic and final commits (one per partition each).
     pub commits: u64,
-    /// The committed-offset lag at each commit tick, summed over the partitions: records
-    /// completed above each partition's committed offset.
-    pub lag_samples: Vec<u64>,
+    /// The committed-offset lag at each commit tick.
+    pub lag_timeline: Vec<LagPoint>,
     /// The longest time one partition's committed offset stood still while records of it
     /// completed, in seconds.
     pub longest_freeze_s: f64,
@@ -205,9 +402,21 @@ pub struct IncarnationReport {
     pub max_metadata_bytes: usize,
     /// Ticks at which some partition was paused by the metadata back-pressure.
     pub paused_ticks: u64,
-    /// What the forced close of a crash discarded and abandoned (zero when it ran to the
-    /// end).
+    /// Time partitions stood paused by failing records (pause-partition), summed over
+    /// partitions, in seconds.
+    pub failure_pause_s: f64,
+    /// Time its held partitions waited for the hold to lift, in seconds.
+    pub held_s: f64,
+    /// Records polled but not covered by the last commit when it died or gave its
+    /// partitions up: at most what the next owner runs again.
+    pub uncommitted_at_end: u64,
+    /// Records polled and not completed when it died or gave its partitions up: in flight.
+    pub in_flight_at_end: u64,
+    /// What the forced close of a crash or revocation discarded and abandoned (zero when
+    /// it ran to the end).
     pub forced: ForcedCloseCounts,
+    /// When it started, in seconds since the pipeline's epoch.
+    pub started_at_s: f64,
     /// From the first poll to the end (the drain and the last commit, or the crash).
     pub elapsed_s: f64,
 }
@@ -251,33 +460,126 @@ pub enum ConsumerError {
     Transport(#[from] TransportError),
 }
 
+/// What a settled attempt does to the business state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Effect {
+    /// Apply the record to the projection.
+    Apply,
+    /// Send it to the dead-letter topic (settled without an effect).
+    DeadLetter,
+    /// Nothing yet: it went to the retry topic.
+    Handoff,
+}
+
+/// Where a delivered record came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Origin {
+    /// Its partition: settling it completes its offset.
+    Log,
+    /// The retry topic: its offset was completed at the handoff.
+    RetryTopic,
+}
+
 /// What the consumer and its handler and committer share.
 struct Shared {
     /// Per partition of the topic: its progress (`None` for a partition not assigned).
     progress: Vec<Mutex<Option<PartitionProgress>>>,
     /// Every record, by partition and offset (the log is produced before it is consumed).
     records: Vec<Vec<Record>>,
+    /// Per record: attempts so far (the retry topic's records count theirs here).
+    attempts: Vec<Vec<AtomicU32>>,
+    /// Per partition: records failing in place under pause-partition.
+    failing: Vec<AtomicU32>,
+    /// Per partition: the commit metadata would pass 75% of its limit.
+    metadata_full: Vec<AtomicBool>,
+    retry_topic: RetryTopic,
+    /// Records handed to the retry topic and not yet applied or dead-lettered.
+    retries_outstanding: AtomicU64,
+    retries: AtomicU64,
+    dead_lettered: AtomicU64,
     completed: AtomicU64,
-    /// Raised by the handler once the crash point is reached.
-    crash: AtomicBool,
-    /// Completes the waits of [`Treatment::Wait`].
+    /// Raised at a crash point or a revocation: from then on nothing applies or completes.
+    dead: AtomicBool,
+    /// Held (read) by every settling handler around its check of `dead` and its effects;
+    /// taken (write) once `dead` is raised, so that none is halfway through after it.
+    finishing: std::sync::RwLock<()>,
     timer: Timer,
+    epoch: Instant,
     crash_after: Option<u64>,
-}
-
-/// Runs one incarnation of `member` over its current assignment in the pipeline's
-/// transport, with a new `strategy` executor built from `strategy_config`; returns what it
-/// did.
-pub fn run_incarnation(
-    pipeline: &Pipeline,
-    member: MemberId,
-    strategy: StrategyId,
-    strategy_config: StrategyConfig,
     config: ConsumerConfig,
     treat: Treat,
-    stop: Stop,
+    projection: Arc<Projection>,
+    ledger: Arc<Ledger>,
+}
+
+impl Shared {
+    fn record_of(&self, message: &Message) -> Option<(Record, Origin)> {
+        let Job::Custom(tagged) = message.job else {
+            return None;
+        };
+        let origin = if tagged & FROM_RETRY_TOPIC == 0 { Origin::Log } else { Origin::RetryTopic };
+        let partition = tagged & !FROM_RETRY_TOPIC;
+        let records = self.records.get(partition as usize)?;
+        Some((*records.get(usize::try_from(message.seq).ok()?)?, origin))
+    }
+
+    fn is_dead(&self) -> bool {
+        // Acquire: pairs with the Release store at the crash point or revocation.
+        self.dead.load(Ordering::Acquire)
+    }
+
+    /// The end of an attempt that settles `record` (or hands it to the retry topic): its
+    /// effect, then its offset's completion (in that order, so that no commit covers an
+    /// effect that has not happened), unless the consumer died meanwhile.
+    fn finish(&self, record: Record, effect: Effect, origin: Origin) {
+        let _alive = read(&self.finishing);
+        if self.is_dead() {
+            return; // died while this record ran: its effect never happened
+        }
+        match effect {
+            Effect::Apply => {
+                self.projection.apply(record);
+                self.ledger.applied(&record, since_ns(self.epoch));
+            }
+            Effect::DeadLetter => {
+                self.projection.dead_letter(record);
+                Ledger::count(&self.ledger.dead_letters, record.partition, record.offset);
+                self.dead_lettered.fetch_add(1, Ordering::Relaxed);
+            }
+            Effect::Handoff => {}
+        }
+        if origin == Origin::RetryTopic {
+            self.retries_outstanding.fetch_sub(1, Ordering::Release);
+            return;
+        }
+        if let Some(progress) = lock(&self.progress[record.partition as usize]).as_mut() {
+            progress.completed(record.offset);
+        }
+        // Release: pairs with the poll loop's Acquire load (the handoff's retry-topic send
+        // comes before it).
+        let completed = self.completed.fetch_add(1, Ordering::Release) + 1;
+        if self.crash_after.is_some_and(|after| completed >= after) {
+            // Release: pairs with the Acquire loads of `is_dead`.
+            self.dead.store(true, Ordering::Release);
+        }
+    }
+
+    /// Kills the incarnation: raises `dead` and waits until no handler is halfway through
+    /// settling a record. Nothing applies or completes after it returns.
+    fn die(&self) {
+        self.dead.store(true, Ordering::Release);
+        drop(write(&self.finishing));
+    }
+}
+
+/// Runs one incarnation over the member's current assignment in the pipeline's transport,
+/// with a new executor; returns what it did.
+pub fn run_incarnation(
+    pipeline: &Pipeline,
+    incarnation: Incarnation,
 ) -> Result<IncarnationReport, ConsumerError> {
-    let Pipeline { transport, projection, ledger, timer } = pipeline;
+    let Pipeline { transport, projection, ledger, timer, epoch } = pipeline;
+    let Incarnation { member, strategy, strategy_config, config, treat, stop, hold } = incarnation;
     let assigned = transport.assignment(member);
     let partitions = transport.partitions();
     let mut progress = Vec::with_capacity(partitions as usize);
@@ -299,31 +601,48 @@ pub fn run_incarnation(
             .map(|partition| topic.partition(partition).map(|p| p.records().to_vec()))
             .collect::<Result<Vec<_>, _>>()
     });
-    let records = records.map_err(TransportError::Log)?;
+    let records: Vec<Vec<Record>> = records.map_err(TransportError::Log)?;
+    let attempts =
+        records.iter().map(|records| records.iter().map(|_| AtomicU32::new(0)).collect()).collect();
     let shared = Arc::new(Shared {
         progress,
         records,
+        attempts,
+        failing: (0..partitions).map(|_| AtomicU32::new(0)).collect(),
+        metadata_full: (0..partitions).map(|_| AtomicBool::new(false)).collect(),
+        retry_topic: RetryTopic::new(),
+        retries_outstanding: AtomicU64::new(0),
+        retries: AtomicU64::new(0),
+        dead_lettered: AtomicU64::new(0),
         completed: AtomicU64::new(0),
-        crash: AtomicBool::new(false),
+        dead: AtomicBool::new(false),
+        finishing: std::sync::RwLock::new(()),
         timer: timer.clone(),
+        epoch: *epoch,
         crash_after: match stop {
-            Stop::AtEnd => None,
             Stop::CrashAfter { completions, .. } => Some(completions),
+            Stop::AtEnd | Stop::Revoke(_) => None,
         },
+        config,
+        treat,
+        projection: Arc::clone(projection),
+        ledger: Arc::clone(ledger),
     });
 
     let handler = {
         let shared = Arc::clone(&shared);
-        let projection = Arc::clone(projection);
-        let ledger = Arc::clone(ledger);
-        move |message: &Message| handle(&shared, &projection, &ledger, &treat, config, message)
+        move |message: &Message| handle(&shared, message)
     };
     let executor = strategy
         .build(strategy_config, Arc::new(handler))
         .map_err(|error| ConsumerError::Build { strategy, reason: error.to_string() })?;
 
     let started = Instant::now();
-    let mut report = IncarnationReport::default();
+    let mut report = IncarnationReport {
+        member: member.0,
+        started_at_s: started.duration_since(*epoch).as_secs_f64(),
+        ..IncarnationReport::default()
+    };
     let committer_stop = Arc::new(AtomicBool::new(false));
     let committer = {
         let shared = Arc::clone(&shared);
@@ -332,40 +651,52 @@ pub fn run_incarnation(
         let assigned = assigned.clone();
         thread::Builder::new()
             .name("pipeline-committer".into())
-            .spawn(move || {
-                commit_loop(&shared, &transport, member, &assigned, config, &committer_stop)
-            })
+            .spawn(move || commit_loop(&shared, &transport, member, &assigned, &committer_stop))
             .unwrap_or_else(|error| panic!("cannot start the committer: {error}"))
     };
 
+    let mut pauses = Pauses::new(&assigned, hold);
     poll_loop(
         transport.as_ref(),
         member,
         &assigned,
         &shared,
         executor.as_ref(),
-        config,
+        &stop,
+        &mut pauses,
         &mut report,
     );
-
-    if let Stop::CrashAfter { idle, .. } = stop {
-        wait_for_crash(&shared, idle);
+    match &stop {
+        Stop::AtEnd => executor.drain(),
+        Stop::CrashAfter { idle, .. } => wait_for_crash(&shared, *idle),
+        Stop::Revoke(signal) => {
+            while !signal.is_raised() && !shared.is_dead() {
+                thread::sleep(Duration::from_micros(200)); // consumed before the revocation
+            }
+        }
     }
-    let crashed = shared.crash.load(Ordering::Acquire);
-    if !crashed {
-        executor.drain();
+    if !matches!(stop, Stop::AtEnd) {
+        shared.die();
+        report.in_flight_at_end = assigned
+            .iter()
+            .filter_map(|&partition| {
+                lock(&shared.progress[partition as usize]).as_ref().map(|p| p.in_flight() as u64)
+            })
+            .sum();
     }
     // Release: pairs with the committer's Acquire load.
     committer_stop.store(true, Ordering::Release);
     let ticks = committer.join().unwrap_or_else(|_| panic!("the committer panicked"));
     report.commits += ticks.commits;
-    report.lag_samples = ticks.lag_samples;
+    report.lag_timeline = ticks.lag_timeline;
     report.longest_freeze_s = ticks.longest_freeze.as_secs_f64();
     report.max_metadata_bytes = ticks.max_metadata_bytes;
     report.paused_ticks = ticks.paused_ticks;
-    if crashed {
-        report.forced = executor.force_close().into();
-    } else {
+    let (failure_pause, held) = pauses.finish();
+    report.failure_pause_s = failure_pause.as_secs_f64();
+    report.held_s = held.as_secs_f64();
+    if !matches!(stop, Stop::CrashAfter { .. }) {
+        // The end, or a revocation: commit what completed.
         for &partition in &assigned {
             let commit = lock(&shared.progress[partition as usize]).as_ref().map(|p| p.commit());
             if let Some(commit) = commit {
@@ -374,9 +705,23 @@ pub fn run_incarnation(
                 report.commits += 1;
             }
         }
+    }
+    if matches!(stop, Stop::AtEnd) {
         executor.close();
+    } else {
+        report.uncommitted_at_end = assigned
+            .iter()
+            .map(|&partition| {
+                let position = transport.position(member, partition).unwrap_or(0);
+                let committed = transport.committed(partition).map_or(0, |commit| commit.offset);
+                position.saturating_sub(committed)
+            })
+            .sum();
+        report.forced = executor.force_close().into();
     }
     report.completed = shared.completed.load(Ordering::Relaxed);
+    report.retries = shared.retries.load(Ordering::Relaxed);
+    report.dead_lettered = shared.dead_lettered.load(Ordering::Relaxed);
     report.elapsed_s = started.elapsed().as_secs_f64();
     Ok(report)
 }
@@ -386,114 +731,235 @@ pub fn run_incarnation(
 fn wait_for_crash(shared: &Shared, idle: Duration) {
     let mut seen = shared.completed.load(Ordering::Relaxed);
     let mut since = Instant::now();
-    // Acquire: pairs with the handler's Release store.
-    while !shared.crash.load(Ordering::Acquire) {
+    while !shared.is_dead() {
         thread::sleep(Duration::from_micros(500));
         let now = shared.completed.load(Ordering::Relaxed);
         if now != seen {
             (seen, since) = (now, Instant::now());
         } else if since.elapsed() >= idle {
-            shared.crash.store(true, Ordering::Release);
+            return;
         }
     }
 }
 
 /// Step 3: one record in the handler.
-fn handle(
-    shared: &Arc<Shared>,
-    projection: &Arc<Projection>,
-    ledger: &Arc<Ledger>,
-    treat: &Treat,
-    config: ConsumerConfig,
-    message: &Message,
-) -> Outcome {
-    // Acquire: pairs with the Release store of the completion that reached the crash
-    // point: after it the consumer is dead, and nothing it would still run happens.
-    if shared.crash.load(Ordering::Acquire) {
-        return Outcome::Done;
+fn handle(shared: &Arc<Shared>, message: &Message) -> Outcome {
+    if shared.is_dead() {
+        return Outcome::Done; // the consumer is dead: nothing it would still run happens
     }
-    let Job::Custom(partition) = message.job else {
+    let Some((record, origin)) = shared.record_of(message) else {
         return Outcome::Done;
     };
-    let Some(&record) = shared
-        .records
-        .get(partition as usize)
-        .and_then(|records| records.get(usize::try_from(message.seq).ok()?))
-    else {
-        return Outcome::Done;
-    };
-    Ledger::count(&ledger.deliveries, record.partition, record.offset);
-    match treat(&record) {
+    if origin == Origin::Log {
+        // A delivery from the log; the retry topic's are retries, not redeliveries.
+        Ledger::count(&shared.ledger.deliveries, record.partition, record.offset);
+    }
+    let spin_ns = shared.config.spin_ns;
+    match (shared.treat)(&record) {
         Treatment::Stall => Outcome::Pending(Box::pin(std::future::pending())),
         Treatment::Run => {
-            spin(config.spin_ns);
-            finish(shared, projection, ledger, record);
+            spin(spin_ns);
+            shared.finish(record, Effect::Apply, origin);
             Outcome::Done
         }
         Treatment::Wait(after) => {
-            spin(config.spin_ns);
+            spin(spin_ns);
             let sleep = shared.timer.sleep(after);
-            let (shared, projection, ledger) =
-                (Arc::clone(shared), Arc::clone(projection), Arc::clone(ledger));
+            let shared = Arc::clone(shared);
             Outcome::Pending(Box::pin(async move {
                 sleep.await;
-                finish(&shared, &projection, &ledger, record);
+                shared.finish(record, Effect::Apply, origin);
             }))
         }
+        Treatment::Fail { failures } => attempt_failing(shared, record, failures, origin),
     }
 }
 
-/// The end of a record's handling: its effect, then its completion (in that order, so that
-/// no commit covers an effect that has not happened), unless the consumer died meanwhile.
-fn finish(shared: &Shared, projection: &Projection, ledger: &Ledger, record: Record) {
-    if shared.crash.load(Ordering::Acquire) {
-        return; // died while this record ran: its effect never happened
+/// Step 3 for a record whose first `failures` attempts fail, by the retry policy (see
+/// `retry`).
+fn attempt_failing(shared: &Arc<Shared>, record: Record, failures: u32, origin: Origin) -> Outcome {
+    let retry = shared.config.retry;
+    spin(shared.config.spin_ns);
+    let (partition, offset) = (record.partition as usize, record.offset as usize);
+    if retry.policy == RetryPolicy::RetryTopic {
+        let attempt = shared.attempts[partition][offset].fetch_add(1, Ordering::Relaxed) + 1;
+        if attempt > 1 {
+            shared.retries.fetch_add(1, Ordering::Relaxed);
+        }
+        if attempt > failures {
+            shared.finish(record, Effect::Apply, origin);
+        } else if attempt >= retry.max_attempts {
+            shared.finish(record, Effect::DeadLetter, origin);
+        } else {
+            if origin == Origin::Log {
+                shared.retries_outstanding.fetch_add(1, Ordering::Relaxed);
+            }
+            // In the retry topic before its offset is done: a commit never skips it.
+            let due = since_ns(shared.epoch).saturating_add(
+                u64::try_from(retry.backoff_after(attempt).as_nanos()).unwrap_or(u64::MAX),
+            );
+            shared.retry_topic.send(&record, due);
+            if origin == Origin::Log {
+                shared.finish(record, Effect::Handoff, origin);
+            }
+        }
+        return Outcome::Done;
     }
-    projection.apply(record);
-    Ledger::count(&ledger.applications, record.partition, record.offset);
-    if let Some(progress) = lock(&shared.progress[record.partition as usize]).as_mut() {
-        progress.completed(record.offset);
+    let pause = retry.policy == RetryPolicy::PausePartition;
+    if pause {
+        shared.failing[partition].fetch_add(1, Ordering::AcqRel);
     }
-    let completed = shared.completed.fetch_add(1, Ordering::Relaxed) + 1;
-    if shared.crash_after.is_some_and(|after| completed >= after) {
-        // Release: pairs with the Acquire loads of the poll loop, the committer and the
-        // handlers.
-        shared.crash.store(true, Ordering::Release);
+    let shared = Arc::clone(shared);
+    Outcome::Pending(Box::pin(async move {
+        let mut attempt = 1; // the one that just failed
+        let effect = loop {
+            if attempt >= retry.max_attempts {
+                break Effect::DeadLetter;
+            }
+            shared.timer.sleep(retry.backoff_after(attempt)).await;
+            if shared.is_dead() {
+                break Effect::Handoff; // nothing happens: `finish` sees the death
+            }
+            attempt += 1;
+            shared.retries.fetch_add(1, Ordering::Relaxed);
+            spin(shared.config.spin_ns);
+            if attempt > failures {
+                break Effect::Apply;
+            }
+        };
+        shared.finish(record, effect, origin);
+        if pause {
+            shared.failing[partition].fetch_sub(1, Ordering::AcqRel);
+        }
+    }))
+}
+
+/// Which of a member's partitions stand paused, and why: held (drain-then-expand), a
+/// record failing in place (pause-partition), or commit metadata near its limit.
+struct Pauses {
+    partitions: Vec<u32>,
+    paused: Vec<bool>,
+    hold: Option<Hold>,
+    held_since: Instant,
+    held: Duration,
+    failing_since: Vec<Option<Instant>>,
+    failure_pause: Duration,
+}
+
+impl Pauses {
+    fn new(assigned: &[u32], hold: Option<Hold>) -> Self {
+        Self {
+            partitions: assigned.to_vec(),
+            paused: vec![false; assigned.len()],
+            hold,
+            held_since: Instant::now(),
+            held: Duration::ZERO,
+            failing_since: vec![None; assigned.len()],
+            failure_pause: Duration::ZERO,
+        }
+    }
+
+    /// Pauses and resumes partitions as their reasons come and go.
+    fn reconcile(&mut self, transport: &EmbeddedTransport, member: MemberId, shared: &Shared) {
+        if let Some(hold) = &self.hold {
+            let drained = hold.until_committed.iter().all(|&(partition, offset)| {
+                transport.committed(partition).is_some_and(|commit| commit.offset >= offset)
+            });
+            if drained {
+                self.held = self.held_since.elapsed();
+                self.hold = None;
+            }
+        }
+        for (index, &partition) in self.partitions.iter().enumerate() {
+            let failing = shared.failing[partition as usize].load(Ordering::Acquire) > 0;
+            match (failing, self.failing_since[index]) {
+                (true, None) => self.failing_since[index] = Some(Instant::now()),
+                (false, Some(since)) => {
+                    self.failure_pause += since.elapsed();
+                    self.failing_since[index] = None;
+                }
+                _ => {}
+            }
+            let held = self.hold.as_ref().is_some_and(|hold| hold.partitions.contains(&partition));
+            let full = shared.metadata_full[partition as usize].load(Ordering::Acquire);
+            let wanted = failing || held || full;
+            if wanted != self.paused[index] {
+                let changed = if wanted {
+                    transport.pause(member, &[partition])
+                } else {
+                    transport.resume(member, &[partition])
+                };
+                if changed.is_ok() {
+                    self.paused[index] = wanted;
+                }
+            }
+        }
+    }
+
+    /// The time spent paused by failures, and held.
+    fn finish(self) -> (Duration, Duration) {
+        let still_failing: Duration =
+            self.failing_since.iter().flatten().map(|since| since.elapsed()).sum();
+        let held = if self.hold.is_some() { self.held_since.elapsed() } else { self.held };
+        (self.failure_pause + still_failing, held)
     }
 }
 
-/// Step 2: polls and submits until the assigned partitions are consumed or the crash.
+/// Step 2: polls and submits until the assigned partitions are consumed (and the retry
+/// topic settled), the crash, or the revocation.
+#[allow(clippy::too_many_arguments)]
 fn poll_loop(
     transport: &EmbeddedTransport,
     member: MemberId,
     assigned: &[u32],
     shared: &Shared,
     executor: &dyn Strategy,
-    config: ConsumerConfig,
+    stop: &Stop,
+    pauses: &mut Pauses,
     report: &mut IncarnationReport,
 ) {
     let ends: Vec<(u32, u64)> = assigned
         .iter()
         .map(|&partition| (partition, shared.records[partition as usize].len() as u64))
         .collect();
+    let revoked = || matches!(stop, Stop::Revoke(signal) if signal.is_raised());
+    let submit = |record: &Record, tag: u32| {
+        let message = Message {
+            key: Key::new(0, record.key),
+            seq: record.offset,
+            intended_ns: record.produce_ns,
+            job: Job::Custom(record.partition | tag),
+        };
+        executor.submit(message).is_ok()
+    };
     loop {
-        // Acquire: pairs with the handler's Release store.
-        if shared.crash.load(Ordering::Acquire) {
+        if shared.is_dead() || revoked() {
             return;
         }
-        let records = transport.poll(member, config.max_poll_records);
+        pauses.reconcile(transport, member, shared);
+        for (partition, offset) in shared.retry_topic.poll_due(since_ns(shared.epoch)) {
+            let record = shared.records[partition as usize][offset as usize];
+            report.retry_polls += u64::from(submit(&record, FROM_RETRY_TOPIC));
+        }
+        let records = transport.poll(member, shared.config.max_poll_records);
         if records.is_empty() {
             let consumed = ends.iter().all(|&(partition, end)| {
                 transport.position(member, partition).is_some_and(|position| position >= end)
             });
-            if consumed {
+            // Under retry-topic a record still running may yet go to the retry topic, so
+            // the loop ends only once every submitted record is settled or handed off.
+            let retrying = shared.config.retry.policy == RetryPolicy::RetryTopic
+                && (shared.completed.load(Ordering::Acquire) < report.submitted
+                    // Acquire: pairs with the Release decrement of a settled retry.
+                    || shared.retries_outstanding.load(Ordering::Acquire) > 0);
+            if consumed && !retrying {
                 return;
             }
-            thread::sleep(Duration::from_micros(100)); // paused partitions: wait for commits
+            thread::sleep(Duration::from_micros(100)); // paced, paused or retrying: wait
             continue;
         }
         for record in records {
-            if shared.crash.load(Ordering::Acquire) {
+            if shared.is_dead() || revoked() {
                 return;
             }
             report.polled += 1;
@@ -504,15 +970,7 @@ fn poll_loop(
                 report.skipped_done += 1;
                 continue;
             }
-            let message = Message {
-                key: Key::new(0, record.key),
-                seq: record.offset,
-                intended_ns: record.produce_ns,
-                job: Job::Custom(record.partition),
-            };
-            if executor.submit(message).is_ok() {
-                report.submitted += 1;
-            }
+            report.submitted += u64::from(submit(&record, 0));
         }
     }
 }
@@ -521,7 +979,7 @@ fn poll_loop(
 #[derive(Debug, Default)]
 struct Ticks {
     commits: u64,
-    lag_samples: Vec<u64>,
+    lag_timeline: Vec<LagPoint>,
     longest_freeze: Duration,
     max_metadata_bytes: usize,
     paused_ticks: u64,
@@ -533,7 +991,6 @@ fn commit_loop(
     transport: &EmbeddedTransport,
     member: MemberId,
     assigned: &[u32],
-    config: ConsumerConfig,
     stop: &AtomicBool,
 ) -> Ticks {
     let mut ticks = Ticks::default();
@@ -541,15 +998,15 @@ fn commit_loop(
     // highest completed offset at that time.
     let mut last: Vec<(u64, Instant, Option<u64>)> =
         assigned.iter().map(|_| (u64::MAX, Instant::now(), None)).collect();
-    // Acquire (both): pairs with the Release store in `run_incarnation`, and with the
-    // handler's at the crash point (a dead consumer commits nothing).
-    while !stop.load(Ordering::Acquire) && !shared.crash.load(Ordering::Acquire) {
-        thread::sleep(config.commit_interval);
+    // Acquire: pairs with the Release store in `run_incarnation`; a dead consumer commits
+    // nothing.
+    while !stop.load(Ordering::Acquire) && !shared.is_dead() {
+        thread::sleep(shared.config.commit_interval);
         let now = Instant::now();
         let mut lag = 0;
         let mut paused = false;
         for (index, &partition) in assigned.iter().enumerate() {
-            if shared.crash.load(Ordering::Acquire) {
+            if shared.is_dead() {
                 return ticks;
             }
             let state = lock(&shared.progress[partition as usize]).as_ref().map(|progress| {
@@ -574,14 +1031,12 @@ fn commit_loop(
                 ticks.commits += 1;
             }
             lag += partition_lag;
-            let _ = if pause {
-                paused = true;
-                transport.pause(member, &[partition])
-            } else {
-                transport.resume(member, &[partition])
-            };
+            paused |= pause;
+            // Release: pairs with the poll loop's Acquire load in `Pauses::reconcile`.
+            shared.metadata_full[partition as usize].store(pause, Ordering::Release);
         }
-        ticks.lag_samples.push(lag);
+        let at_s = now.duration_since(shared.epoch).as_secs_f64();
+        ticks.lag_timeline.push(LagPoint { at_s, lag });
         ticks.paused_ticks += u64::from(paused);
     }
     ticks
@@ -610,6 +1065,7 @@ mod tests {
             metadata_limit: MetadataLimit::default(),
             max_poll_records: DEFAULT_MAX_POLL_RECORDS,
             spin_ns: 0,
+            retry: RetryConfig::default(),
         }
     }
 
@@ -640,8 +1096,9 @@ mod tests {
         let pipeline = Pipeline::new(ten_records(), Timer::start());
         let incarnation = |treat: Treat, stop: Stop| {
             let settings = StrategyConfig::with_workers(2);
-            run_incarnation(&pipeline, MemberId(0), strategy, settings, config(policy), treat, stop)
-                .unwrap()
+            let incarnation =
+                Incarnation::new(MemberId(0), strategy, settings, config(policy), treat, stop);
+            run_incarnation(&pipeline, incarnation).unwrap()
         };
         // Crash once nothing more completes: every completion has been committed.
         let idle = Duration::from_millis(50);
@@ -750,16 +1207,15 @@ mod tests {
                 transport.assign(MemberId(0), &[0, 1, 2, 3]).unwrap();
                 let pipeline = Pipeline::new(Arc::clone(&transport), Timer::start());
                 let Pipeline { ledger, projection, .. } = &pipeline;
-                let report = run_incarnation(
-                    &pipeline,
+                let incarnation = Incarnation::new(
                     MemberId(0),
                     strategy,
                     StrategyConfig::with_workers(2),
                     config(policy),
                     run_all(),
                     Stop::AtEnd,
-                )
-                .unwrap();
+                );
+                let report = run_incarnation(&pipeline, incarnation).unwrap();
                 assert_eq!(report.completed, 1_000, "{strategy} {policy}");
                 assert_eq!(ledger.lost_and_redelivered(), (0, 0), "{strategy} {policy}");
                 let state = projection.report(&expected);

@@ -87,6 +87,7 @@ pub mod consumer;
 pub mod log;
 pub mod metadata;
 pub mod projection;
+pub mod retry;
 pub mod scenario;
 pub mod transport;
 
@@ -97,15 +98,19 @@ pub use commit::{
     DEFAULT_METADATA_LIMIT_BYTES, MIN_METADATA_LIMIT,
 };
 pub use consumer::{
-    run_incarnation, ConsumerConfig, ConsumerError, Delivery, IncarnationReport, Ledger, Pipeline,
-    Stop, Treat, Treatment, DEFAULT_MAX_POLL_RECORDS,
+    run_incarnation, ConsumerConfig, ConsumerError, Delivery, Hold, Incarnation, IncarnationReport,
+    LagPoint, Ledger, Pipeline, Signal, Stop, Treat, Treatment, DEFAULT_MAX_POLL_RECORDS,
 };
 pub use log::{murmur2, partition_for, partition_for_bytes, LogError, Partition, Record, Topic};
 pub use metadata::{decode_metadata, MetadataError, TAG_BITSET, TAG_RUN_LENGTH};
 pub use projection::{
     fold_digest, replay_digest, Applied, Projection, ProjectionReport, INITIAL_DIGEST, SHARDS,
 };
-pub use scenario::{run_crash, LagSummary, PipelineError, PipelineRun};
+pub use retry::{RetryConfig, RetryPolicy, RetryTopic, UnknownRetryPolicy};
+pub use scenario::{
+    run_crash, run_scenario, Bench, LagSummary, LatencySummary, PipelineError, PipelinePlan,
+    PipelineRun,
+};
 pub use transport::{Commit, EmbeddedTransport, MemberId, Transport, TransportError};
 
 /// Locks `mutex`, ignoring poisoning: every critical section here leaves its data

@@ -21,9 +21,15 @@
 //! 2. The naive projection applies every record as it arrives, with no version check. It
 //!    counts an *out-of-order* apply when the version is not its last one + 1, and a
 //!    *double apply* when that version was applied before.
-//! 3. [`Projection::report`] compares both with what the producer wrote (each key's last
+//! 3. A record that failed `--max-attempts` times goes to the dead-letter topic instead
+//!    ([`Projection::dead_letter`]): the version-aware projection treats its version as
+//!    settled without an effect (an operator moved past it), so the key's later versions
+//!    are not stashed behind it for ever; the naive projection moves past it only when it
+//!    is next in line.
+//! 4. [`Projection::report`] compares both with what the producer wrote (each key's last
 //!    version). A key's final state is correct when its version is the last one, nothing is
-//!    left stashed, and its digest equals that of a sequential replay of versions `1..=n`.
+//!    left stashed, and its digest equals that of a sequential replay of versions `1..=n`
+//!    without the dead-lettered ones.
 //!
 //! # The digest
 //!
@@ -96,8 +102,11 @@ struct KeyState {
     current: u64,
     /// The version-aware projection's state.
     digest: u64,
-    /// Records that arrived before their predecessors, by version.
-    stash: BTreeMap<u64, Record>,
+    /// Records that arrived before their predecessors, by version (`None`: a dead letter,
+    /// settled without an effect once its predecessors are in).
+    stash: BTreeMap<u64, Option<Record>>,
+    /// Versions that went to the dead-letter topic: never applied, left out of the replay.
+    dead: std::collections::BTreeSet<u64>,
     /// The deepest this key's stash got: how far ahead of its predecessors a record came.
     max_stash: usize,
     /// The naive projection's last applied version (0: none).
@@ -107,6 +116,43 @@ struct KeyState {
     /// The payload size each version first arrived with: the replay's input, and how the
     /// naive projection knows it applied a version before.
     arrived: BTreeMap<u64, u32>,
+}
+
+impl KeyState {
+    /// The version-aware step for `version`: `record` applies it, `None` settles it without
+    /// an effect (a dead letter).
+    fn settle(&mut self, counters: &mut Counters, version: u64, record: Option<Record>) -> Applied {
+        if version == self.current + 1 {
+            self.advance(version, record.as_ref());
+            let mut drained = 0;
+            while let Some(next) = self.stash.remove(&(self.current + 1)) {
+                self.advance(self.current + 1, next.as_ref());
+                drained += usize::from(next.is_some());
+            }
+            counters.applied += u64::from(record.is_some()) + drained as u64;
+            Applied::Applied { drained }
+        } else if version <= self.current || self.stash.contains_key(&version) {
+            let duplicate = version > 0;
+            counters.ignored += 1;
+            counters.duplicates += u64::from(duplicate);
+            Applied::Ignored { duplicate }
+        } else {
+            self.stash.insert(version, record);
+            let depth = self.stash.len();
+            self.max_stash = self.max_stash.max(depth);
+            counters.gaps += 1;
+            counters.max_stash = counters.max_stash.max(depth as u64);
+            Applied::Stashed { depth }
+        }
+    }
+
+    /// Makes `version` current, folding in `record` (none for a dead letter).
+    fn advance(&mut self, version: u64, record: Option<&Record>) {
+        self.current = version;
+        if let Some(record) = record {
+            self.digest = fold_digest(self.digest, record.version, record.payload_bytes);
+        }
+    }
 }
 
 /// Counters of one shard, summed by the report.
@@ -181,6 +227,9 @@ pub struct ProjectionReport {
     pub naive_final_state_correct: bool,
     /// Keys whose version-aware state is wrong.
     pub keys_wrong: u64,
+    /// Keys with a record that arrived before a predecessor (stashed at least once).
+    #[serde(default)]
+    pub keys_reordered: u64,
     /// Keys whose naive state is wrong.
     pub naive_keys_wrong: u64,
 }
@@ -216,30 +265,22 @@ impl Projection {
         state.naive_digest = fold_digest(state.naive_digest, record.version, record.payload_bytes);
         counters.naive_applied += 1;
 
-        if record.version == state.current + 1 {
-            state.current = record.version;
-            state.digest = fold_digest(state.digest, record.version, record.payload_bytes);
-            let mut drained = 0;
-            while let Some(next) = state.stash.remove(&(state.current + 1)) {
-                state.current = next.version;
-                state.digest = fold_digest(state.digest, next.version, next.payload_bytes);
-                drained += 1;
-            }
-            counters.applied += 1 + drained as u64;
-            Applied::Applied { drained }
-        } else if record.version <= state.current || state.stash.contains_key(&record.version) {
-            let duplicate = record.version > 0;
-            counters.ignored += 1;
-            counters.duplicates += u64::from(duplicate);
-            Applied::Ignored { duplicate }
-        } else {
-            state.stash.insert(record.version, record);
-            let depth = state.stash.len();
-            state.max_stash = state.max_stash.max(depth);
-            counters.gaps += 1;
-            counters.max_stash = counters.max_stash.max(depth as u64);
-            Applied::Stashed { depth }
+        state.settle(counters, record.version, Some(record))
+    }
+
+    /// Settles `record` without an effect: it went to the dead-letter topic after its last
+    /// attempt failed. The version-aware projection moves past its version (at once, or
+    /// once its predecessors are in), the naive one when it is next in line; the replay
+    /// leaves it out.
+    pub fn dead_letter(&self, record: Record) {
+        let mut shard = lock(self.shard(record.key));
+        let Shard { keys, counters } = &mut *shard;
+        let state = keys.entry(record.key).or_default();
+        state.dead.insert(record.version);
+        if record.version == state.naive_last + 1 {
+            state.naive_last = record.version;
         }
+        state.settle(counters, record.version, None);
     }
 
     /// The version-aware projection's version of `key` (0: nothing applied).
@@ -278,13 +319,19 @@ impl Projection {
                 seen_expected += u64::from(last.is_some());
                 let last = last.unwrap_or(0);
                 let replay = (1..=last)
+                    .filter(|version| !state.dead.contains(version))
                     .map(|version| state.arrived.get(&version).map(|&bytes| (version, bytes)))
                     .collect::<Option<Vec<_>>>()
                     .map(replay_digest);
                 let correct =
                     state.current == last && state.stash.is_empty() && replay == Some(state.digest);
-                let naive_correct = state.naive_last == last && replay == Some(state.naive_digest);
+                // The naive projection may end below `last` only by dead letters.
+                let naive_at_end = state.naive_last == last
+                    || (state.naive_last < last
+                        && (state.naive_last + 1..=last).all(|v| state.dead.contains(&v)));
+                let naive_correct = naive_at_end && replay == Some(state.naive_digest);
                 report.keys += 1;
+                report.keys_reordered += u64::from(state.max_stash > 0);
                 report.stashed_at_end += state.stash.len() as u64;
                 report.keys_wrong += u64::from(!correct);
                 report.naive_keys_wrong += u64::from(!naive_correct);

@@ -21,7 +21,10 @@
 //!    so it cannot move the offset under the new owner.
 //! 5. [`Transport::seek_to_committed`] puts every position of a member back at the committed
 //!    offset (or 0): what a restarted consumer does before its first poll.
-//! 6. [`Transport::pause`] stops polls from returning a partition's records without losing
+//! 6. A record is visible to polls from its intended produce time on, counted from the
+//!    epoch given to [`EmbeddedTransport::pace_from`] (a paced producer); before that call,
+//!    and for records produced at 0, at once.
+//! 7. [`Transport::pause`] stops polls from returning a partition's records without losing
 //!    its position; [`Transport::resume`] lets them flow again (the consumer's back-pressure
 //!    when commit metadata would grow too large).
 
@@ -169,12 +172,31 @@ pub struct EmbeddedTransport {
     topic: RwLock<Topic>,
     /// Assignments, positions and commits.
     group: Mutex<Group>,
+    /// Where the records' produce times count from; unset: every record is visible.
+    epoch: std::sync::OnceLock<std::time::Instant>,
 }
 
 impl EmbeddedTransport {
     /// A transport over `topic`, with an empty group.
     pub fn new(topic: Topic) -> Self {
-        Self { topic: RwLock::new(topic), group: Mutex::new(Group::default()) }
+        Self {
+            topic: RwLock::new(topic),
+            group: Mutex::new(Group::default()),
+            epoch: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// Makes each record visible to polls only from its produce time on, counted from
+    /// `epoch` (a paced producer writes it then). Only the first call counts.
+    pub fn pace_from(&self, epoch: std::time::Instant) {
+        let _ = self.epoch.set(epoch);
+    }
+
+    /// The newest produce time visible now (every one, unpaced).
+    fn visible_ns(&self) -> u64 {
+        self.epoch
+            .get()
+            .map_or(u64::MAX, |epoch| u64::try_from(epoch.elapsed().as_nanos()).unwrap_or(u64::MAX))
     }
 
     /// Appends a record by its key's hash (see [`Topic::append`]).
@@ -289,12 +311,18 @@ impl Transport for EmbeddedTransport {
         let first = state.next_first % active.len();
         state.next_first = (first + 1) % active.len();
         let topic = read(&self.topic);
+        let visible_ns = self.visible_ns();
         // Each partition's next records, at most `max_records` of each, in rotation order.
         let mut batches: Vec<std::vec::IntoIter<Record>> = active[first..]
             .iter()
             .chain(&active[..first])
             .map(|&partition| {
-                topic.read(partition, state.positions[&partition], max_records).unwrap_or_default()
+                let mut batch = topic
+                    .read(partition, state.positions[&partition], max_records)
+                    .unwrap_or_default();
+                // A partition's produce times rise with its offsets.
+                batch.truncate(batch.partition_point(|record| record.produce_ns <= visible_ns));
+                batch
             })
             .map(Vec::into_iter)
             .collect();
@@ -547,6 +575,18 @@ mod tests {
             transport.poll(A, 10).iter().map(|record| record.version).collect();
         assert_eq!(versions, [1, 2]);
         assert_eq!(transport.end_offsets(), [2]);
+    }
+
+    #[test]
+    fn a_paced_record_is_polled_only_from_its_produce_time_on() {
+        let transport = EmbeddedTransport::new(Topic::new("events", 1).unwrap());
+        transport.append_to(0, 1, 1, 0, 0).unwrap();
+        transport.append_to(0, 1, 2, 0, 60_000_000_000).unwrap();
+        transport.assign(A, &[0]).unwrap();
+        transport.pace_from(std::time::Instant::now());
+        assert_eq!(offsets(&transport.poll(A, 10)), [(0, 0)]);
+        assert!(transport.poll(A, 10).is_empty(), "a minute ahead");
+        assert_eq!(transport.position(A, 0), Some(1));
     }
 
     #[test]

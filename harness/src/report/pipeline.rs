@@ -29,7 +29,10 @@ pub fn render_pipelines(out: &mut String, runs: &[PipelineRun]) {
              records completed; *state*: the version-aware projection's final state against a \
              sequential replay, then the naive projection's (no version check), with its \
              double applies.\n",
-            first.records, first.keys, first.partitions, first.crash_after
+            first.records,
+            first.keys,
+            first.partitions,
+            first.crash_after.unwrap_or(0)
         );
         out.push_str(
             "| policy | strategy | records/s | lost | redelivered | commit lag | freeze | \

@@ -120,6 +120,10 @@ pub struct Meta {
     /// before the setting, which ran all three.
     #[serde(default)]
     pub commit_policies: Option<Vec<crate::pipeline::CommitPolicy>>,
+    /// pipeline-retry's retry policies (`--retry-policy`); absent in files from before
+    /// the scenario.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_policies: Option<Vec<crate::pipeline::RetryPolicy>>,
     /// The workload sizes, so that a cell can be measured again (gate confirmation).
     /// Absent in files from before they were recorded; reading such a file fills them in
     /// where its command line shows what they were.

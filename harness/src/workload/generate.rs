@@ -128,8 +128,11 @@ impl ScenarioId {
             Self::ColdCommand => sizes.cold_slow.len() * sizes.cold_senders.len(),
             Self::OpenLoop => sizes.loads.len(),
             Self::Stateful => sizes.stateful_keys.len(),
-            // One cell per commit policy (`pipeline::CommitPolicy::ALL`; a test there checks).
-            Self::PipelineCrash => 3,
+            // One cell per commit policy, retry policy or mitigation (the `--commit-policy`
+            // and `--retry-policy` defaults; the run counts what it was given).
+            Self::PipelineCrash | Self::PipelineRetry | Self::PipelineRebalance => 3,
+            Self::PipelineExpand => 2,
+            Self::PipelineReorder => 1,
             Self::Uniform
             | Self::Zipf
             | Self::ManyTypes
@@ -141,7 +144,14 @@ impl ScenarioId {
     /// Whether it is an end-to-end pipeline scenario: a log consumed into a projection
     /// (`pipeline::scenario`), not a workload of messages ([`generate`] gives none).
     pub const fn is_pipeline(self) -> bool {
-        matches!(self, Self::PipelineCrash)
+        matches!(
+            self,
+            Self::PipelineCrash
+                | Self::PipelineRetry
+                | Self::PipelineExpand
+                | Self::PipelineReorder
+                | Self::PipelineRebalance
+        )
     }
 
     /// Whether some of its handlers wait (return a pending result), so that a strategy that
@@ -153,7 +163,11 @@ impl ScenarioId {
             | Self::AsyncIo
             | Self::AsyncIoZipf
             | Self::ColdCommand
-            | Self::PipelineCrash => true,
+            | Self::PipelineCrash
+            | Self::PipelineRetry
+            | Self::PipelineExpand
+            | Self::PipelineReorder
+            | Self::PipelineRebalance => true,
             Self::Uniform
             | Self::Zipf
             | Self::ManyTypes
@@ -180,7 +194,11 @@ impl ScenarioId {
             | Self::ColdCommand
             | Self::OpenLoop
             | Self::Stateful
-            | Self::PipelineCrash => false,
+            | Self::PipelineCrash
+            | Self::PipelineRetry
+            | Self::PipelineExpand
+            | Self::PipelineReorder
+            | Self::PipelineRebalance => false,
         }
     }
 
@@ -200,7 +218,11 @@ impl ScenarioId {
             | Self::ColdCommand
             | Self::OpenLoop
             | Self::Stateful
-            | Self::PipelineCrash => None,
+            | Self::PipelineCrash
+            | Self::PipelineRetry
+            | Self::PipelineExpand
+            | Self::PipelineReorder
+            | Self::PipelineRebalance => None,
         }
     }
 
@@ -221,6 +243,10 @@ impl ScenarioId {
             Self::ColdCommand => 10,
             Self::Stateful => 11,
             Self::PipelineCrash => 12,
+            Self::PipelineRetry => 13,
+            Self::PipelineExpand => 14,
+            Self::PipelineReorder => 15,
+            Self::PipelineRebalance => 16,
         }
     }
 
@@ -240,7 +266,11 @@ impl ScenarioId {
             | Self::ColdCommand
             | Self::OpenLoop
             | Self::Stateful
-            | Self::PipelineCrash => 1,
+            | Self::PipelineCrash
+            | Self::PipelineRetry
+            | Self::PipelineExpand
+            | Self::PipelineReorder
+            | Self::PipelineRebalance => 1,
         }
     }
 }
@@ -419,7 +449,11 @@ pub fn generate(
             .collect(),
         // Not a workload of messages: the pipeline produces its own log
         // (`pipeline::scenario`).
-        ScenarioId::PipelineCrash => Vec::new(),
+        ScenarioId::PipelineCrash
+        | ScenarioId::PipelineRetry
+        | ScenarioId::PipelineExpand
+        | ScenarioId::PipelineReorder
+        | ScenarioId::PipelineRebalance => Vec::new(),
         ScenarioId::Stateful => sizes
             .stateful_keys
             .iter()

@@ -52,6 +52,14 @@ scenario_ids! {
         "every aggregate owns a block of state its handler reads and updates, by key count: where affinity should pay";
     PipelineCrash = "pipeline-crash",
         "a partitioned log consumed into a version-aware projection, the consumer crashing mid-run, per commit policy: records lost and redelivered";
+    PipelineRetry = "pipeline-retry",
+        "a paced log with transient failures and poison records, per retry policy: bystander latency, overtaken versions, dead letters";
+    PipelineExpand = "pipeline-expand",
+        "the log's partitions grow mid-stream, so a key's new records land beside its old backlog, per mitigation: reorderings and stalls";
+    PipelineReorder = "pipeline-reorder",
+        "two producers race, so a key's versions reach its partition out of order: what the version-aware projection absorbs";
+    PipelineRebalance = "pipeline-rebalance",
+        "a consumer group loses a member and gains one mid-run, its partitions revoked and reassigned, per commit policy: losses, duplicates, pauses";
 }
 
 impl fmt::Display for ScenarioId {

@@ -341,15 +341,15 @@ sizes! {
         "Messages per run of open-loop";
     pipeline_records: usize = 20_000, quick 5_000;
         flag "pipeline-records" in 1 => MAX_MESSAGES;
-        shown by [PipelineCrash];
+        shown by [PipelineCrash, PipelineRetry, PipelineExpand, PipelineReorder, PipelineRebalance];
         "Records produced to the log of a pipeline scenario, each the next version of a random aggregate";
     pipeline_keys: usize = 1_000;
         flag "pipeline-keys" in 1 => MAX_MESSAGES;
-        shown by [PipelineCrash];
+        shown by [PipelineCrash, PipelineRetry, PipelineExpand, PipelineReorder, PipelineRebalance];
         "Aggregates (keys) of a pipeline scenario's records";
     partitions: u32 = 4;
         flag "partitions" in 1 => 1_024;
-        shown by [PipelineCrash];
+        shown by [PipelineCrash, PipelineRetry, PipelineExpand, PipelineReorder, PipelineRebalance];
         "Partitions of a pipeline scenario's log (records placed by Kafka's default partitioner)";
     crash_after: usize = 10_000, quick 2_500;
         flag "crash-after" in 1 => MAX_MESSAGES;
@@ -357,20 +357,53 @@ sizes! {
         "Completed records after which pipeline-crash's consumer dies (right after its next periodic commit)";
     pipeline_slow_pct: f64 = 0.5;
         flag "pipeline-slow-pct" in 0.0 => 100.0;
-        shown by [PipelineCrash];
+        shown by [PipelineCrash, PipelineRetry, PipelineExpand, PipelineReorder, PipelineRebalance];
         "Percent of a pipeline scenario's records that wait on a slow dependency (pending, no thread held)";
     pipeline_slow_ms: u64 = 20;
         flag "pipeline-slow-ms" in 1 => 60_000;
-        shown by [PipelineCrash];
+        shown by [PipelineCrash, PipelineRetry, PipelineExpand, PipelineReorder, PipelineRebalance];
         "How long a slow record of a pipeline scenario waits, in milliseconds";
     commit_interval_ms: u64 = 2, quick 1;
         flag "commit-interval-ms" in 1 => 60_000;
-        shown by [PipelineCrash];
+        shown by [PipelineCrash, PipelineRetry, PipelineExpand, PipelineReorder, PipelineRebalance];
         "Time between a pipeline consumer's periodic offset commits, in milliseconds";
     metadata_limit: usize = 4_096;
         flag "metadata-limit" in 3 => 1_048_576;
-        shown by [PipelineCrash];
+        shown by [PipelineCrash, PipelineRetry, PipelineExpand, PipelineReorder, PipelineRebalance];
         "Most bytes of offset metadata one partition's commit may carry under contiguous+metadata (it pauses the partition at 75%)";
+    pipeline_rate: u64 = 80_000;
+        flag "pipeline-rate" in 1 => 100_000_000;
+        shown by [PipelineRetry];
+        "Records per second the paced producer of pipeline-retry writes (latency counts from each record's produce time)";
+    fail_pct: f64 = 0.5;
+        flag "fail-pct" in 0.0 => 100.0;
+        shown by [PipelineRetry];
+        "Percent of pipeline-retry's records whose first 1 or 2 attempts fail (transient failures)";
+    poison: usize = 3;
+        flag "poison" in 0 => MAX_MESSAGES;
+        shown by [PipelineRetry];
+        "Records of pipeline-retry whose every attempt fails (poison), spread evenly over the log";
+    max_attempts: u32 = 4;
+        flag "max-attempts" in 1 => 100;
+        shown by [PipelineRetry];
+        "Failed attempts after which a record goes to the dead-letter topic, under every retry policy";
+    retry_backoff_ms: u64 = 2;
+        flag "retry-backoff-ms" in 1 => 60_000;
+        shown by [PipelineRetry];
+        "Wait after a record's first failed attempt, in milliseconds; it doubles with each further one";
+    expand_to: u32 = 8;
+        flag "expand-to" in 2 => 2_048;
+        shown by [PipelineExpand];
+        "Partitions pipeline-expand's log grows to halfway through: more than --partitions",
+        "; when not given and --partitions is 8 or more, twice --partitions";
+    producer_jitter: usize = 16;
+        flag "producer-jitter" in 1 => MAX_MESSAGES;
+        shown by [PipelineReorder];
+        "How many records late the second producer of pipeline-reorder may send each of its records (each delay uniform up to this)";
+    consumers: usize = 3;
+        flag "consumers" in 2 => 64;
+        shown by [PipelineRebalance];
+        "Members of pipeline-rebalance's consumer group (one leaves a third of the way in, a new one joins at two thirds; members past --partitions get none, as in Kafka)";
 }
 
 /// The help text of a size flag: what it sizes, its range, its default and quick values.
@@ -416,6 +449,24 @@ impl Sizes {
                 value: format!("{most_keys} x {} KiB = {state} bytes", self.state_kib),
                 max: MAX_STATE_BYTES,
                 why: "the state stateful allocates",
+            });
+        }
+        if self.expand_to <= self.partitions {
+            return Err(SettingError::OutOfRange {
+                flag: "expand-to",
+                value: self.expand_to.to_string(),
+                expected: format!(
+                    "more than --partitions ({}): pipeline-expand grows the log from that many",
+                    self.partitions
+                ),
+            });
+        }
+        if self.poison > self.pipeline_records {
+            return Err(SettingError::TooMany {
+                what: "--poison",
+                value: self.poison.to_string(),
+                max: self.pipeline_records,
+                why: "poison records are records of the log (--pipeline-records)",
             });
         }
         if self.crash_after > self.pipeline_records {

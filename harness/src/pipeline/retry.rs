@@ -1,0 +1,224 @@
+//! What a consumer does with a record whose handler failed: the retry policies, and the
+//! retry topic that one of them sends records to.
+//!
+//! # Policies
+//!
+//! A failing attempt is retried after a backoff that doubles from attempt to attempt
+//! (`backoff`, `2 x backoff`, `4 x backoff`, ...). A record that has failed
+//! `max_attempts` times goes to the dead-letter topic, under every policy, so that a
+//! poison record (one that always fails) never stalls a run for ever; its offset then
+//! counts as done.
+//!
+//! - [`RetryPolicy::RetryInPlace`]: the handler waits out the backoff without a thread (a
+//!   pending step) and tries again. The key stays busy meanwhile, so its later records wait
+//!   and order is kept. A per-key design freezes only that key; a hash-serial one freezes
+//!   every key of its group.
+//! - [`RetryPolicy::PausePartition`]: as in place, and the consumer also pauses the
+//!   record's partition until the record succeeds or is dead-lettered: records already
+//!   polled run on, nothing more of the partition is polled.
+//! - [`RetryPolicy::RetryTopic`]: the failing record goes to a retry topic with the
+//!   backoff as its delay, its offset counts as done, and the stream goes on. Once the
+//!   delay is over the consumer polls it from the retry topic and submits it again, behind
+//!   whatever the key received meanwhile: later versions of the key overtake it, which the
+//!   version-aware projection stashes until it arrives.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::lock;
+use super::log::Record;
+
+/// What the consumer does with a failed attempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum RetryPolicy {
+    /// Wait out the backoff on the key, and try again.
+    #[serde(rename = "retry-in-place")]
+    RetryInPlace,
+    /// As in place, with the partition paused until the record is settled.
+    #[serde(rename = "pause-partition")]
+    PausePartition,
+    /// Send it to a retry topic and go on.
+    #[serde(rename = "retry-topic")]
+    RetryTopic,
+}
+
+impl RetryPolicy {
+    /// Every policy, in the order the CLI lists them.
+    pub const ALL: [RetryPolicy; 3] =
+        [RetryPolicy::RetryInPlace, RetryPolicy::PausePartition, RetryPolicy::RetryTopic];
+
+    /// The name used on the command line and in results.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::RetryInPlace => "retry-in-place",
+            Self::PausePartition => "pause-partition",
+            Self::RetryTopic => "retry-topic",
+        }
+    }
+}
+
+impl fmt::Display for RetryPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A retry policy name that names no policy.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "unknown retry policy `{given}`; valid policies: retry-in-place, pause-partition, retry-topic"
+)]
+pub struct UnknownRetryPolicy {
+    /// What was given.
+    pub given: String,
+}
+
+impl FromStr for RetryPolicy {
+    type Err = UnknownRetryPolicy;
+
+    fn from_str(given: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .into_iter()
+            .find(|policy| policy.as_str() == given)
+            .ok_or_else(|| UnknownRetryPolicy { given: given.to_owned() })
+    }
+}
+
+/// How a consumer retries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RetryConfig {
+    /// What a failed attempt leads to.
+    pub policy: RetryPolicy,
+    /// Failed attempts after which a record is dead-lettered (at least 1).
+    pub max_attempts: u32,
+    /// The wait after the first failed attempt; each later one doubles it.
+    pub backoff: Duration,
+}
+
+impl Default for RetryConfig {
+    fn default() -> Self {
+        Self {
+            policy: RetryPolicy::RetryInPlace,
+            max_attempts: 4,
+            backoff: Duration::from_millis(2),
+        }
+    }
+}
+
+impl RetryConfig {
+    /// The wait after failed attempt `attempt` (from 1): `backoff x 2^(attempt - 1)`,
+    /// saturating.
+    pub fn backoff_after(&self, attempt: u32) -> Duration {
+        let doublings = attempt.saturating_sub(1).min(20);
+        self.backoff.saturating_mul(1 << doublings)
+    }
+}
+
+/// A record waiting in the retry topic.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Delayed {
+    /// When it may be polled again, in nanoseconds since the pipeline's epoch.
+    due_ns: u64,
+    /// Arrival order, so that records due at once come out in the order they went in.
+    sequence: u64,
+    /// Where the record lives in the log.
+    partition: u32,
+    offset: u64,
+}
+
+/// The retry topic: records with a delay, polled once it is over, earliest due first.
+#[derive(Debug, Default)]
+pub struct RetryTopic {
+    queue: Mutex<(BinaryHeap<Reverse<Delayed>>, u64)>,
+}
+
+impl RetryTopic {
+    /// An empty retry topic.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Appends `record`, to be polled at `due_ns` or later.
+    pub fn send(&self, record: &Record, due_ns: u64) {
+        let mut queue = lock(&self.queue);
+        let (heap, sequence) = &mut *queue;
+        *sequence += 1;
+        heap.push(Reverse(Delayed {
+            due_ns,
+            sequence: *sequence,
+            partition: record.partition,
+            offset: record.offset,
+        }));
+    }
+
+    /// The `(partition, offset)` of every record due at `now_ns`, earliest first, taken off
+    /// the topic.
+    pub fn poll_due(&self, now_ns: u64) -> Vec<(u32, u64)> {
+        let mut queue = lock(&self.queue);
+        let heap = &mut queue.0;
+        let mut due = Vec::new();
+        while heap.peek().is_some_and(|Reverse(next)| next.due_ns <= now_ns) {
+            if let Some(Reverse(next)) = heap.pop() {
+                due.push((next.partition, next.offset));
+            }
+        }
+        due
+    }
+
+    /// Records waiting.
+    pub fn len(&self) -> usize {
+        lock(&self.queue).0.len()
+    }
+
+    /// Whether nothing waits.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(partition: u32, offset: u64) -> Record {
+        Record { partition, offset, key: 1, version: 1, payload_bytes: 0, produce_ns: 0 }
+    }
+
+    #[test]
+    fn policies_round_trip_through_their_names() {
+        for policy in RetryPolicy::ALL {
+            assert_eq!(policy.as_str().parse::<RetryPolicy>(), Ok(policy));
+            let json = serde_json::to_string(&policy).unwrap();
+            assert_eq!(json, format!("\"{policy}\""));
+        }
+        let error = "retry-later".parse::<RetryPolicy>().unwrap_err();
+        assert!(error.to_string().contains("`retry-later`"), "{error}");
+    }
+
+    #[test]
+    fn the_backoff_doubles_per_failed_attempt() {
+        let config = RetryConfig { backoff: Duration::from_millis(3), ..RetryConfig::default() };
+        let waits: Vec<u128> = (1..=4).map(|a| config.backoff_after(a).as_millis()).collect();
+        assert_eq!(waits, [3, 6, 12, 24]);
+        assert!(config.backoff_after(u32::MAX) >= config.backoff_after(21));
+    }
+
+    #[test]
+    fn the_retry_topic_returns_what_is_due_earliest_first() {
+        let topic = RetryTopic::new();
+        topic.send(&record(0, 5), 300);
+        topic.send(&record(1, 2), 100);
+        topic.send(&record(0, 9), 100);
+        assert!(topic.poll_due(99).is_empty());
+        assert_eq!(topic.poll_due(100), [(1, 2), (0, 9)]);
+        assert_eq!(topic.len(), 1);
+        assert_eq!(topic.poll_due(1_000), [(0, 5)]);
+        assert!(topic.is_empty());
+    }
+}

@@ -1,0 +1,364 @@
+//! `pipeline-expand`, one cell per (mitigation, strategy):
+//! 1. The producer writes the first half of the log over `--partitions` partitions, the
+//!    topic grows to `--expand-to`, and it writes the second half over the new count. A key
+//!    whose `hash mod P` changes (a *moved* key) has its older records in an old partition
+//!    and its newer ones in a new partition. The log is a backlog from the start, as for a
+//!    consumer catching up when the expansion happens.
+//! 2. One consumer owns every partition and polls them round-robin, so a moved key's new
+//!    records can run while its old ones still wait in the old partition's backlog.
+//! 3. Mitigations: `none` (consume everything at once; the version-aware projection stashes
+//!    what arrives early, and the naive projection beside it shows the state without that
+//!    check) and `drain-then-expand` (the new partitions stay paused until the group has
+//!    committed every old partition up to where it stood at the expansion).
+//! 4. Measured: moved keys, keys and records that reached the projection out of order,
+//!    the stash, how long the new partitions were held (the drain's stall), the longest
+//!    commit freeze, and the timeline of applications in old and new partitions.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use strategies::StrategyId;
+
+use super::{
+    cell_error, consumer_config, events, last_versions, slow_treat, summarize, Bench,
+    PipelineError, PipelineRun, PAYLOAD_BYTES,
+};
+use crate::pipeline::commit::CommitPolicy;
+use crate::pipeline::consumer::{
+    run_incarnation, ConsumerError, Hold, Incarnation, Pipeline, Stop,
+};
+use crate::pipeline::log::{partition_for, Topic};
+use crate::pipeline::retry::RetryConfig;
+use crate::pipeline::transport::{EmbeddedTransport, MemberId, Transport};
+use crate::workload::{ScenarioId, Sizes};
+
+/// Bins of the expansion timeline.
+const TIMELINE_BINS: usize = 40;
+
+/// What the consumer does about an expansion.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Mitigation {
+    /// Nothing: every partition is consumed at once.
+    #[serde(rename = "none")]
+    None,
+    /// The new partitions wait until the old ones are committed up to the expansion.
+    #[serde(rename = "drain-then-expand")]
+    DrainThenExpand,
+}
+
+impl Mitigation {
+    /// Both, in the order the cells run.
+    pub const ALL: [Mitigation; 2] = [Mitigation::None, Mitigation::DrainThenExpand];
+
+    /// The name in results.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::None => "none",
+            Self::DrainThenExpand => "drain-then-expand",
+        }
+    }
+}
+
+impl fmt::Display for Mitigation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Records first applied in one slice of a pipeline-expand cell's time.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TimelineBin {
+    /// The slice's start, in seconds since the cell's start.
+    pub at_s: f64,
+    /// Records of the partitions the log had before the expansion.
+    pub old_partitions: u64,
+    /// Records of the partitions the expansion added.
+    pub new_partitions: u64,
+}
+
+/// What an expansion did in one pipeline-expand cell.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ExpansionReport {
+    /// The mitigation.
+    pub mitigation: Mitigation,
+    /// Partitions before.
+    pub from_partitions: u32,
+    /// Partitions after.
+    pub to_partitions: u32,
+    /// Keys with records in an old and a new partition.
+    pub keys_moved: u64,
+    /// Keys with a record that reached the version-aware projection before a predecessor.
+    pub keys_reordered: u64,
+    /// Records that did (stashed).
+    pub records_reordered: u64,
+    /// How long the new partitions were held, in seconds (0 without a mitigation).
+    pub held_s: f64,
+    /// When each slice's records were first applied, old and new partitions apart.
+    pub timeline: Vec<TimelineBin>,
+}
+
+/// The old partitions' end offsets at the expansion, `(partition, offset)`.
+type Marks = Vec<(u32, u64)>;
+
+/// The expanded log, each key's last version, and the old partitions' end offsets at the
+/// expansion.
+fn produce(sizes: &Sizes, seed: u64) -> Result<(Topic, BTreeMap<u64, u64>, Marks), PipelineError> {
+    let events = events(sizes, seed, ScenarioId::PipelineExpand);
+    let (before, after) = events.split_at(events.len() / 2);
+    let mut topic = Topic::new("events", sizes.partitions)?;
+    for &(key, version) in before {
+        topic.append(key, version, PAYLOAD_BYTES, 0);
+    }
+    let marks = (0..sizes.partitions)
+        .map(|partition| Ok((partition, topic.end_offset(partition)?)))
+        .collect::<Result<Vec<_>, super::super::log::LogError>>()?;
+    topic.expand_to(sizes.expand_to)?;
+    for &(key, version) in after {
+        topic.append(key, version, PAYLOAD_BYTES, 0);
+    }
+    Ok((topic, last_versions(&events), marks))
+}
+
+/// Runs the cells of `pipeline-expand` for every mitigation x `strategies`.
+pub fn run(
+    bench: &Bench<'_>,
+    strategies: &[StrategyId],
+    mut each: impl FnMut(&PipelineRun),
+) -> Result<Vec<PipelineRun>, PipelineError> {
+    let (topic, expected, marks) = produce(bench.sizes, bench.seed)?;
+    let mut runs = Vec::new();
+    for mitigation in Mitigation::ALL {
+        let param = format!("mitigation={mitigation}");
+        for &strategy in strategies {
+            let run = cell(bench, &topic, &expected, &marks, mitigation, strategy)
+                .map_err(cell_error(ScenarioId::PipelineExpand, &param, strategy))?;
+            each(&run);
+            runs.push(run);
+        }
+    }
+    Ok(runs)
+}
+
+/// The hold drain-then-expand puts on the partitions past `marks`.
+fn drain_hold(topic: &Topic, marks: &[(u32, u64)]) -> Hold {
+    Hold {
+        partitions: (marks.len() as u32..topic.partitions()).collect(),
+        until_committed: marks.to_vec(),
+    }
+}
+
+fn cell(
+    bench: &Bench<'_>,
+    topic: &Topic,
+    expected: &BTreeMap<u64, u64>,
+    marks: &[(u32, u64)],
+    mitigation: Mitigation,
+    strategy: StrategyId,
+) -> Result<PipelineRun, ConsumerError> {
+    let sizes = bench.sizes;
+    let transport = Arc::new(EmbeddedTransport::new(topic.clone()));
+    let member = MemberId(0);
+    let all: Vec<u32> = (0..topic.partitions()).collect();
+    transport.assign(member, &all)?;
+    let config = consumer_config(sizes, CommitPolicy::Contiguous, RetryConfig::default())?;
+    let pipeline = Pipeline::new(transport, bench.timer.clone());
+    let mut incarnation = Incarnation::new(
+        member,
+        strategy,
+        bench.strategy_config,
+        config,
+        slow_treat(sizes),
+        Stop::AtEnd,
+    );
+    if mitigation == Mitigation::DrainThenExpand {
+        incarnation.hold = Some(drain_hold(topic, marks));
+    }
+    let report = run_incarnation(&pipeline, incarnation)?;
+    let (elapsed_s, held_s) = (report.elapsed_s, report.held_s);
+    let mut run = summarize(
+        ScenarioId::PipelineExpand,
+        format!("mitigation={mitigation}"),
+        strategy,
+        CommitPolicy::Contiguous,
+        sizes,
+        &pipeline,
+        expected,
+        vec![report],
+        elapsed_s,
+    );
+    run.expansion = Some(ExpansionReport {
+        mitigation,
+        from_partitions: sizes.partitions,
+        to_partitions: topic.partitions(),
+        keys_moved: moved_keys(topic, sizes.partitions).len() as u64,
+        keys_reordered: run.projection.keys_reordered,
+        records_reordered: run.projection.gaps,
+        held_s,
+        timeline: timeline(&pipeline, topic, sizes.partitions, run.incarnations[0].started_at_s),
+    });
+    Ok(run)
+}
+
+/// Keys with records in both an old partition and a new one.
+fn moved_keys(topic: &Topic, old_partitions: u32) -> BTreeSet<u64> {
+    let keys_in = |partitions: std::ops::Range<u32>| -> BTreeSet<u64> {
+        partitions
+            .filter_map(|partition| topic.partition(partition).ok())
+            .flat_map(|partition| partition.records().iter().map(|record| record.key))
+            .collect()
+    };
+    let old = keys_in(0..old_partitions);
+    let new = keys_in(old_partitions..topic.partitions());
+    old.intersection(&new).copied().collect()
+}
+
+/// The first applications of the cell in [`TIMELINE_BINS`] slices of its time.
+fn timeline(
+    pipeline: &Pipeline,
+    topic: &Topic,
+    old_partitions: u32,
+    started_at_s: f64,
+) -> Vec<TimelineBin> {
+    let start_ns = (started_at_s * 1e9) as u64;
+    let mut applied: Vec<(u64, bool)> = Vec::new();
+    for partition in 0..topic.partitions() {
+        let end = topic.end_offset(partition).unwrap_or(0);
+        for offset in 0..end {
+            if let Some(at) = pipeline.ledger.first_applied_ns(partition, offset) {
+                applied.push((at.saturating_sub(start_ns), partition >= old_partitions));
+            }
+        }
+    }
+    let last = applied.iter().map(|&(at, _)| at).max().unwrap_or(0);
+    let width = (last / TIMELINE_BINS as u64).max(1);
+    let mut bins: Vec<TimelineBin> = (0..TIMELINE_BINS)
+        .map(|bin| TimelineBin {
+            at_s: (bin as u64 * width) as f64 / 1e9,
+            ..TimelineBin::default()
+        })
+        .collect();
+    for (at, new) in applied {
+        let bin = &mut bins[((at / width) as usize).min(TIMELINE_BINS - 1)];
+        if new {
+            bin.new_partitions += 1;
+        } else {
+            bin.old_partitions += 1;
+        }
+    }
+    bins
+}
+
+/// Whether `key` moves when a topic grows from `from` to `to` partitions.
+pub fn moves(key: u64, from: u32, to: u32) -> bool {
+    partition_for(key, from) != partition_for(key, to)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::timer::Timer;
+    use crate::pipeline::consumer::{Treat, Treatment};
+    use crate::pipeline::log::Record;
+    use crate::pipeline::scenario::tests::{ordered, sizes};
+    use strategies::StrategyConfig;
+
+    /// A topic of one partition grown to two, with 20 keys that move to the new one, each
+    /// with versions 1-5 before the expansion and 6-10 after; the old partition's end at
+    /// the expansion.
+    fn expanded() -> (Topic, BTreeMap<u64, u64>, Marks) {
+        let keys: Vec<u64> = (0..).filter(|&key| moves(key, 1, 2)).take(20).collect();
+        let mut topic = Topic::new("events", 1).unwrap();
+        for version in 1..=5 {
+            for &key in &keys {
+                topic.append(key, version, PAYLOAD_BYTES, 0);
+            }
+        }
+        let marks = vec![(0, topic.end_offset(0).unwrap())];
+        topic.expand_to(2).unwrap();
+        for version in 6..=10 {
+            for &key in &keys {
+                topic.append(key, version, PAYLOAD_BYTES, 0);
+            }
+        }
+        assert_eq!(topic.end_offset(1).unwrap(), 100, "every later record moved");
+        (topic, keys.iter().map(|&key| (key, 10)).collect(), marks)
+    }
+
+    /// The old partition's member A and the new partition's member B; B runs `first`.
+    fn consume(strategy: StrategyId, drain: bool) -> crate::pipeline::ProjectionReport {
+        let (topic, expected, marks) = expanded();
+        let transport = Arc::new(EmbeddedTransport::new(topic.clone()));
+        let (a, b) = (MemberId(1), MemberId(2));
+        transport.assign(a, &[0]).unwrap();
+        transport.assign(b, &[1]).unwrap();
+        let pipeline = Pipeline::new(transport, Timer::start());
+        let config =
+            consumer_config(&sizes(), CommitPolicy::Contiguous, RetryConfig::default()).unwrap();
+        let run: Treat = Arc::new(|_: &Record| Treatment::Run);
+        let incarnation = |member| {
+            let settings = StrategyConfig::with_workers(2);
+            Incarnation::new(member, strategy, settings, config, Arc::clone(&run), Stop::AtEnd)
+        };
+        if drain {
+            // B starts first but holds its partition until A has committed the backlog.
+            let mut held = incarnation(b);
+            held.hold = Some(drain_hold(&topic, &marks));
+            std::thread::scope(|scope| {
+                let pipeline = &pipeline;
+                let b = scope.spawn(move || run_incarnation(pipeline, held).unwrap());
+                std::thread::sleep(std::time::Duration::from_millis(30));
+                run_incarnation(pipeline, incarnation(a)).unwrap();
+                assert!(b.join().unwrap().held_s > 0.0, "{strategy}: B waited");
+            });
+        } else {
+            // The old partition's consumer is held (not started) while the new one runs.
+            run_incarnation(&pipeline, incarnation(b)).unwrap();
+            run_incarnation(&pipeline, incarnation(a)).unwrap();
+        }
+        assert_eq!(pipeline.ledger.lost_and_redelivered(), (0, 0), "{strategy}");
+        pipeline.projection.report(&expected)
+    }
+
+    #[test]
+    fn expansion_without_draining_reorders_and_draining_first_reorders_nothing() {
+        for strategy in ordered() {
+            let none = consume(strategy, false);
+            assert_eq!(none.keys_reordered, 20, "{strategy}: every moved key");
+            assert_eq!(none.gaps, 100, "{strategy}: v6-v10 of each key came first");
+            assert!(none.final_state_correct, "{strategy}: the version check absorbs it");
+            assert!(!none.naive_final_state_correct, "{strategy}: without it the state is wrong");
+            let drained = consume(strategy, true);
+            assert_eq!((drained.gaps, drained.keys_reordered), (0, 0), "{strategy}");
+            assert!(drained.final_state_correct && drained.naive_final_state_correct);
+        }
+    }
+
+    #[test]
+    fn the_suite_cells_measure_both_mitigations() {
+        let sizes = Sizes { partitions: 2, expand_to: 4, ..sizes() };
+        let timer = Timer::start();
+        let bench = Bench {
+            sizes: &sizes,
+            seed: 3,
+            timer: &timer,
+            strategy_config: StrategyConfig::with_workers(2),
+        };
+        let runs = run(&bench, &[StrategyId::KeyedMailbox], |_| {}).unwrap();
+        assert_eq!(runs.len(), 2);
+        for run in &runs {
+            let expansion = run.expansion.as_ref().unwrap();
+            assert_eq!((expansion.from_partitions, expansion.to_partitions), (2, 4));
+            assert!(expansion.keys_moved > 0);
+            assert!(run.projection.final_state_correct, "{}", run.param);
+            let applied: u64 =
+                expansion.timeline.iter().map(|bin| bin.old_partitions + bin.new_partitions).sum();
+            assert_eq!(applied, run.records, "every record in the timeline once");
+            if expansion.mitigation == Mitigation::DrainThenExpand {
+                assert_eq!(expansion.records_reordered, 0);
+                assert!(expansion.held_s > 0.0);
+            }
+        }
+    }
+}

@@ -1,0 +1,458 @@
+//! The pipeline scenarios as `keyed-bench run` measures them: a log produced from the run's
+//! seed, consumed by one strategy per cell, and what it cost end to end.
+//!
+//! Every scenario's log holds `--pipeline-records` records, each the next version (from 1)
+//! of an aggregate drawn uniformly from `--pipeline-keys`, in `--partitions` partitions
+//! placed by Kafka's default partitioner; each cell consumes the same log. Each record's
+//! handler spins `--spin-ns` and applies it to a version-aware projection;
+//! `--pipeline-slow-pct` of the records first wait `--pipeline-slow-ms` on a slow
+//! dependency (pending, no thread held), chosen by a hash of their place in the log. The
+//! consumer commits every `--commit-interval-ms`. What differs per scenario:
+//!
+//! - `pipeline-crash` ([`crash`]), one cell per commit policy: the consumer dies after
+//!   `--crash-after` completions and a new one resumes from the commits.
+//! - `pipeline-retry` ([`retry`]), one cell per retry policy: a paced producer, transient
+//!   failures and poison records.
+//! - `pipeline-expand` ([`expand`]), one cell per mitigation: the log grows from
+//!   `--partitions` to `--expand-to` partitions halfway through.
+//! - `pipeline-reorder` ([`reorder`]), one cell: two racing producers write some of a key's
+//!   versions out of order.
+//! - `pipeline-rebalance` ([`rebalance`]), one cell per commit policy: a group of
+//!   `--consumers` members loses one and gains one mid-run.
+//!
+//! Measured in every cell: records lost (neither applied nor dead-lettered) and
+//! redelivered (delivered twice), the committed-offset lag at every commit (p50, p99,
+//! max) and its timeline, the longest commit freeze, the most metadata bytes in one
+//! commit, and whether the projection's final state equals a sequential replay (and
+//! whether a projection without the version check would).
+
+pub mod crash;
+pub mod expand;
+pub mod rebalance;
+pub mod reorder;
+pub mod retry;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+use strategies::{StrategyConfig, StrategyId};
+
+use super::commit::{CommitPolicy, MetadataLimit};
+use super::consumer::{
+    ConsumerConfig, ConsumerError, IncarnationReport, LagPoint, Pipeline, Treat, Treatment,
+    DEFAULT_MAX_POLL_RECORDS,
+};
+use super::log::{Record, Topic};
+use super::projection::ProjectionReport;
+use super::retry::{RetryConfig, RetryPolicy};
+use crate::measure::timer::Timer;
+use crate::workload::{ScenarioId, Sizes};
+
+pub use crash::run_crash;
+
+/// Bytes of every record's payload (only folded into the projection's digest).
+const PAYLOAD_BYTES: u32 = 64;
+
+/// The committed-offset lag over a run, in records, from every commit tick.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LagSummary {
+    /// The median tick.
+    pub p50: u64,
+    /// The 99th percentile tick.
+    pub p99: u64,
+    /// The largest.
+    pub max: u64,
+}
+
+impl LagSummary {
+    fn of(samples: &mut [u64]) -> Self {
+        if samples.is_empty() {
+            return Self::default();
+        }
+        samples.sort_unstable();
+        let at = |quantile: f64| samples[nearest_rank(samples.len(), quantile)];
+        Self { p50: at(0.5), p99: at(0.99), max: samples[samples.len() - 1] }
+    }
+}
+
+/// The index of `quantile` in `len` sorted samples (rounded to the nearest rank).
+fn nearest_rank(len: usize, quantile: f64) -> usize {
+    ((len - 1) as f64 * quantile).round() as usize
+}
+
+/// Produce-to-apply latency of a set of records, in microseconds: from each record's
+/// intended produce time to its first application.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatencySummary {
+    /// Records measured (applied ones; a dead letter is never applied).
+    pub records: u64,
+    /// The median.
+    pub p50_us: f64,
+    /// The 99th percentile.
+    pub p99_us: f64,
+    /// The largest.
+    pub max_us: f64,
+}
+
+impl LatencySummary {
+    /// The summary of `nanos` (one value per record).
+    pub fn of(mut nanos: Vec<u64>) -> Self {
+        if nanos.is_empty() {
+            return Self::default();
+        }
+        nanos.sort_unstable();
+        let at = |quantile: f64| nanos[nearest_rank(nanos.len(), quantile)] as f64 / 1e3;
+        Self {
+            records: nanos.len() as u64,
+            p50_us: at(0.5),
+            p99_us: at(0.99),
+            max_us: nanos[nanos.len() - 1] as f64 / 1e3,
+        }
+    }
+}
+
+/// One pipeline cell: what a strategy did end to end under one scenario's parameter.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PipelineRun {
+    /// The scenario id (`pipeline-crash`, ...).
+    pub scenario: String,
+    /// The cell's parameter (`policy=contiguous`, `retry=retry-topic`, ...).
+    pub param: String,
+    /// The strategy id.
+    pub strategy: String,
+    /// The commit policy.
+    pub policy: CommitPolicy,
+    /// Partitions of the log (at the end, for an expanded one).
+    pub partitions: u32,
+    /// Records produced.
+    pub records: u64,
+    /// Aggregates the records belong to.
+    pub keys: u64,
+    /// Completions after which the first consumer died (pipeline-crash).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crash_after: Option<u64>,
+    /// Records produced that no handler ever applied, nor sent to the dead-letter topic.
+    pub lost: u64,
+    /// Records delivered to a handler more than once.
+    pub redelivered: u64,
+    /// The committed-offset lag over every incarnation.
+    pub commit_lag: LagSummary,
+    /// The longest time a partition's committed offset stood still while its records
+    /// completed, in seconds.
+    pub longest_freeze_s: f64,
+    /// The most metadata bytes one commit carried.
+    pub max_metadata_bytes: usize,
+    /// From the first poll to the last commit, in seconds.
+    pub elapsed_s: f64,
+    /// Records produced / elapsed, per second.
+    pub throughput_per_s: f64,
+    /// The business state, version-aware and naive.
+    pub projection: ProjectionReport,
+    /// Every consumer incarnation, in the order they started.
+    pub incarnations: Vec<IncarnationReport>,
+    /// pipeline-retry's failures, retries and latencies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry: Option<retry::RetryReport>,
+    /// pipeline-expand's expansion, stall and timeline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expansion: Option<expand::ExpansionReport>,
+    /// pipeline-reorder's producers and what they reordered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reorder: Option<reorder::ReorderReport>,
+    /// pipeline-rebalance's group and its rebalances.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rebalance: Option<rebalance::RebalanceReport>,
+}
+
+impl PipelineRun {
+    /// The committed-offset lag over time: every incarnation's ticks, by time (members of a
+    /// group each tick for their own partitions).
+    pub fn lag_timeline(&self) -> Vec<LagPoint> {
+        let mut points: Vec<LagPoint> =
+            self.incarnations.iter().flat_map(|report| report.lag_timeline.clone()).collect();
+        points.sort_by(|a, b| a.at_s.total_cmp(&b.at_s));
+        points
+    }
+}
+
+/// Why a pipeline cell could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum PipelineError {
+    /// The consumer failed.
+    #[error("{scenario} {param} {strategy}: {source}")]
+    Consumer {
+        /// The scenario.
+        scenario: ScenarioId,
+        /// The cell's parameter.
+        param: String,
+        /// The strategy.
+        strategy: StrategyId,
+        /// What went wrong.
+        source: ConsumerError,
+    },
+    /// The log could not be made (no partitions, or an expansion that does not grow).
+    #[error("cannot make the pipeline's log: {0}")]
+    Log(#[from] super::log::LogError),
+}
+
+/// The policies the cells of the pipeline scenarios cross with the strategies.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PipelinePlan {
+    /// pipeline-crash's and pipeline-rebalance's cells, one per commit policy.
+    pub commit_policies: Vec<CommitPolicy>,
+    /// pipeline-retry's cells, one per retry policy.
+    pub retry_policies: Vec<RetryPolicy>,
+}
+
+impl Default for PipelinePlan {
+    fn default() -> Self {
+        Self {
+            commit_policies: CommitPolicy::ALL.to_vec(),
+            retry_policies: RetryPolicy::ALL.to_vec(),
+        }
+    }
+}
+
+impl PipelinePlan {
+    /// The cells of `scenario` per strategy.
+    pub fn params(&self, scenario: ScenarioId) -> usize {
+        match scenario {
+            ScenarioId::PipelineCrash | ScenarioId::PipelineRebalance => self.commit_policies.len(),
+            ScenarioId::PipelineRetry => self.retry_policies.len(),
+            ScenarioId::PipelineExpand => expand::Mitigation::ALL.len(),
+            ScenarioId::PipelineReorder => 1,
+            _ => 0,
+        }
+    }
+}
+
+/// What every cell of a run shares.
+#[derive(Clone, Debug)]
+pub struct Bench<'a> {
+    /// The run's sizes.
+    pub sizes: &'a Sizes,
+    /// The run's seed.
+    pub seed: u64,
+    /// The harness timer that ends the handlers' waits.
+    pub timer: &'a Timer,
+    /// The executors' settings.
+    pub strategy_config: StrategyConfig,
+}
+
+/// Runs the cells of pipeline scenario `scenario` for `plan` x `strategies`, calling
+/// `each` after every cell with its result.
+pub fn run_scenario(
+    scenario: ScenarioId,
+    bench: &Bench<'_>,
+    plan: &PipelinePlan,
+    strategies: &[StrategyId],
+    each: impl FnMut(&PipelineRun),
+) -> Result<Vec<PipelineRun>, PipelineError> {
+    let Bench { sizes, seed, timer, strategy_config } = bench.clone();
+    match scenario {
+        ScenarioId::PipelineCrash => {
+            run_crash(sizes, seed, timer, strategy_config, &plan.commit_policies, strategies, each)
+        }
+        ScenarioId::PipelineRetry => retry::run(bench, &plan.retry_policies, strategies, each),
+        ScenarioId::PipelineExpand => expand::run(bench, strategies, each),
+        ScenarioId::PipelineReorder => reorder::run(bench, strategies, each),
+        ScenarioId::PipelineRebalance => {
+            rebalance::run(bench, &plan.commit_policies, strategies, each)
+        }
+        _ => Ok(Vec::new()),
+    }
+}
+
+/// The events of a scenario's log in the order they happen: `(key, version)`, each the
+/// next version of a uniformly drawn key, from the scenario's own random stream.
+fn events(sizes: &Sizes, seed: u64, scenario: ScenarioId) -> Vec<(u64, u64)> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ scenario.stream().wrapping_mul(0x9e37_79b9));
+    let mut versions: BTreeMap<u64, u64> = BTreeMap::new();
+    (0..sizes.pipeline_records)
+        .map(|_| {
+            let key = rng.gen_range(0..sizes.pipeline_keys as u64);
+            let version = versions.entry(key).and_modify(|v| *v += 1).or_insert(1);
+            (key, *version)
+        })
+        .collect()
+}
+
+/// Each key's last version among `events`.
+fn last_versions(events: &[(u64, u64)]) -> BTreeMap<u64, u64> {
+    let mut last = BTreeMap::new();
+    for &(key, version) in events {
+        let entry = last.entry(key).or_insert(0);
+        *entry = version.max(*entry);
+    }
+    last
+}
+
+/// The log of `events`, appended in order by the key's hash, each produced at 0 (a
+/// backlog there from the start).
+fn backlog(events: &[(u64, u64)], partitions: u32) -> Result<Topic, PipelineError> {
+    let mut topic = Topic::new("events", partitions)?;
+    for &(key, version) in events {
+        topic.append(key, version, PAYLOAD_BYTES, 0);
+    }
+    Ok(topic)
+}
+
+/// How every cell's consumer commits, under `policy`, retrying by `retry`.
+fn consumer_config(
+    sizes: &Sizes,
+    policy: CommitPolicy,
+    retry: RetryConfig,
+) -> Result<ConsumerConfig, ConsumerError> {
+    let metadata_limit = MetadataLimit::new(sizes.metadata_limit)
+        .map_err(|source| ConsumerError::Resume { partition: 0, source })?;
+    Ok(ConsumerConfig {
+        policy,
+        commit_interval: Duration::from_millis(sizes.commit_interval_ms),
+        metadata_limit,
+        max_poll_records: DEFAULT_MAX_POLL_RECORDS,
+        spin_ns: sizes.spin_ns.into(),
+        retry,
+    })
+}
+
+/// Whether `record` is one of the slow ones: a fixed share, chosen by a hash of its place
+/// in the log (the same records for every cell).
+fn is_slow(sizes: &Sizes, record: &Record) -> bool {
+    let slow_per_million = (sizes.pipeline_slow_pct * 10_000.0).round() as u64;
+    place_hash(record) % 1_000_000 < slow_per_million
+}
+
+/// A well-mixed hash of a record's place in the log.
+fn place_hash(record: &Record) -> u64 {
+    let place = u64::from(record.partition) << 40 | record.offset;
+    place.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 20
+}
+
+/// The treatment of every scenario without failures: the slow records wait on a slow
+/// dependency without holding a thread, the others run.
+fn slow_treat(sizes: &Sizes) -> Treat {
+    let sizes = sizes.clone();
+    let slow = Duration::from_millis(sizes.pipeline_slow_ms);
+    Arc::new(
+        move |record: &Record| {
+            if is_slow(&sizes, record) {
+                Treatment::Wait(slow)
+            } else {
+                Treatment::Run
+            }
+        },
+    )
+}
+
+/// A cell's result from what its consumers left in `pipeline`, with no scenario section.
+#[allow(clippy::too_many_arguments)]
+fn summarize(
+    scenario: ScenarioId,
+    param: String,
+    strategy: StrategyId,
+    policy: CommitPolicy,
+    sizes: &Sizes,
+    pipeline: &Pipeline,
+    expected: &BTreeMap<u64, u64>,
+    incarnations: Vec<IncarnationReport>,
+    elapsed_s: f64,
+) -> PipelineRun {
+    let (lost, redelivered) = pipeline.ledger.lost_and_redelivered();
+    let mut lags: Vec<u64> = incarnations
+        .iter()
+        .flat_map(|report| report.lag_timeline.iter().map(|point| point.lag))
+        .collect();
+    let (partitions, records) =
+        pipeline.transport.with_topic(|topic| (topic.partitions(), topic.len()));
+    PipelineRun {
+        scenario: scenario.as_str().into(),
+        param,
+        strategy: strategy.as_str().into(),
+        policy,
+        partitions,
+        records,
+        keys: sizes.pipeline_keys as u64,
+        crash_after: None,
+        lost,
+        redelivered,
+        commit_lag: LagSummary::of(&mut lags),
+        longest_freeze_s: incarnations
+            .iter()
+            .map(|report| report.longest_freeze_s)
+            .fold(0.0, f64::max),
+        max_metadata_bytes: incarnations
+            .iter()
+            .map(|report| report.max_metadata_bytes)
+            .max()
+            .unwrap_or(0),
+        elapsed_s,
+        throughput_per_s: if elapsed_s > 0.0 { records as f64 / elapsed_s } else { 0.0 },
+        projection: pipeline.projection.report(expected),
+        incarnations,
+        retry: None,
+        expansion: None,
+        reorder: None,
+        rebalance: None,
+    }
+}
+
+/// Wraps a consumer's failure with the cell it happened in.
+fn cell_error(
+    scenario: ScenarioId,
+    param: &str,
+    strategy: StrategyId,
+) -> impl FnOnce(ConsumerError) -> PipelineError + '_ {
+    move |source| PipelineError::Consumer { scenario, param: param.to_owned(), strategy, source }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// Small sizes every scenario's tests share.
+    pub(crate) fn sizes() -> Sizes {
+        Sizes {
+            pipeline_records: 3_000,
+            pipeline_keys: 200,
+            partitions: 3,
+            crash_after: 1_000,
+            commit_interval_ms: 1,
+            ..Sizes::quick()
+        }
+    }
+
+    /// The ordered strategies: every one but the unordered control.
+    pub(crate) fn ordered() -> Vec<StrategyId> {
+        StrategyId::ALL.iter().copied().filter(|id| id.descriptor().ordered).collect()
+    }
+
+    #[test]
+    fn the_plan_counts_the_cells_the_workload_table_expects() {
+        let plan = PipelinePlan::default();
+        for scenario in ScenarioId::ALL.iter().copied().filter(|s| s.is_pipeline()) {
+            assert_eq!(plan.params(scenario), scenario.params(&sizes()), "{scenario}");
+        }
+    }
+
+    #[test]
+    fn the_events_are_the_same_for_a_seed_and_number_each_key_from_one() {
+        let first = events(&sizes(), 7, ScenarioId::PipelineRetry);
+        assert_eq!(first, events(&sizes(), 7, ScenarioId::PipelineRetry));
+        assert_ne!(first, events(&sizes(), 7, ScenarioId::PipelineExpand), "own streams");
+        assert_eq!(first.len(), 3_000);
+        let last = last_versions(&first);
+        assert_eq!(last.values().sum::<u64>(), 3_000);
+    }
+
+    #[test]
+    fn latency_quantiles_come_from_the_samples() {
+        let summary = LatencySummary::of((1..=100).map(|us| us * 1_000).collect());
+        assert_eq!(summary.records, 100);
+        assert_eq!((summary.p50_us, summary.p99_us, summary.max_us), (51.0, 99.0, 100.0));
+        assert_eq!(LatencySummary::of(Vec::new()), LatencySummary::default());
+    }
+}

@@ -1,0 +1,332 @@
+//! `pipeline-rebalance`, one cell per (commit policy, strategy):
+//! 1. A consumer group of `--consumers` members, each with an executor of its own, shares
+//!    the partitions (partition `p` goes to the `p mod C`th member). The log is a backlog
+//!    from the start.
+//! 2. Once a third of the records were applied, the last member leaves; once two thirds
+//!    were, a new member joins. Each rebalance is eager, as Kafka's classic protocol is:
+//!    every member gives its partitions up (stops polling, lets nothing more apply, commits
+//!    what completed, abandons what is in flight), then the new assignment starts, each
+//!    member resuming its partitions from the group's commits.
+//! 3. Measured, per rebalance: the records polled but not covered by the revoking members'
+//!    last commits (the most the new owners can run again) and the pause, from the
+//!    revocation to the first record the new assignment applied; over the run: records
+//!    lost, duplicates (records delivered twice) against that bound, and whether every
+//!    key's versions reached the projection in order.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use strategies::StrategyId;
+
+use super::{
+    backlog, cell_error, consumer_config, events, last_versions, slow_treat, summarize, Bench,
+    PipelineError, PipelineRun,
+};
+use crate::pipeline::commit::CommitPolicy;
+use crate::pipeline::consumer::{
+    run_incarnation, ConsumerError, Incarnation, IncarnationReport, Pipeline, Signal, Stop,
+};
+use crate::pipeline::log::Topic;
+use crate::pipeline::retry::RetryConfig;
+use crate::pipeline::transport::{EmbeddedTransport, MemberId, Transport};
+use crate::workload::{ScenarioId, Sizes};
+
+/// One rebalance of a pipeline-rebalance cell.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RebalanceEvent {
+    /// `leave` or `join`.
+    pub kind: String,
+    /// Members before it.
+    pub members_before: u32,
+    /// Members after it.
+    pub members_after: u32,
+    /// When the partitions were revoked, in seconds since the cell's start.
+    pub revoked_at_s: f64,
+    /// From the revocation to the first record the new assignment applied, in seconds.
+    pub pause_s: f64,
+    /// Records polled but not covered by the revoking members' last commits: what the new
+    /// owners may run again (completed records above a gap included).
+    pub uncommitted: u64,
+    /// Records the revoking members had polled and not completed: in flight.
+    pub in_flight: u64,
+}
+
+/// What a consumer group's rebalances cost in one pipeline-rebalance cell.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RebalanceReport {
+    /// Members at the start.
+    pub consumers: u32,
+    /// The rebalances, in order.
+    pub events: Vec<RebalanceEvent>,
+    /// Every rebalance's uncommitted records, summed: the most duplicates a policy that
+    /// commits only below a gap can make.
+    pub duplicates_bound: u64,
+    /// Whether the duplicates (the run's redelivered records) stayed within it.
+    pub duplicates_within_bound: bool,
+    /// Every rebalance's records in flight, summed: the most duplicates a policy that
+    /// commits the completed offsets above a gap (`contiguous+metadata`) can make.
+    pub in_flight: u64,
+    /// Duplicates per record produced, in percent (the reference test's bar is 20%).
+    pub duplicate_pct: f64,
+}
+
+/// One assignment of the partitions, and when it ends.
+struct Generation {
+    members: Vec<MemberId>,
+    /// Applications after which its partitions are revoked (`None`: it runs to the end).
+    revoke_after: Option<u64>,
+    /// What the rebalance that ends it is.
+    kind: &'static str,
+}
+
+/// A revocation as the driver saw it.
+struct Revocation {
+    kind: &'static str,
+    before: u32,
+    after: u32,
+    /// When the signal was raised, in nanoseconds since the pipeline's epoch.
+    revoked_ns: u64,
+    /// When every revoked member had stopped.
+    gone_ns: u64,
+    uncommitted: u64,
+    in_flight: u64,
+}
+
+/// The three generations: all members; one left; one joined.
+fn generations(consumers: usize, records: u64) -> Vec<Generation> {
+    let all: Vec<MemberId> = (0..consumers as u32).map(MemberId).collect();
+    let left = all[..all.len() - 1].to_vec();
+    let mut joined = left.clone();
+    joined.push(MemberId(consumers as u32));
+    vec![
+        Generation { members: all, revoke_after: Some(records / 3), kind: "leave" },
+        Generation { members: left, revoke_after: Some(records * 2 / 3), kind: "join" },
+        Generation { members: joined, revoke_after: None, kind: "" },
+    ]
+}
+
+/// Runs the cells of `pipeline-rebalance` for `policies` x `strategies`.
+pub fn run(
+    bench: &Bench<'_>,
+    policies: &[CommitPolicy],
+    strategies: &[StrategyId],
+    mut each: impl FnMut(&PipelineRun),
+) -> Result<Vec<PipelineRun>, PipelineError> {
+    let events = events(bench.sizes, bench.seed, ScenarioId::PipelineRebalance);
+    let topic = backlog(&events, bench.sizes.partitions)?;
+    let expected = last_versions(&events);
+    let mut runs = Vec::new();
+    for &policy in policies {
+        let param = format!("policy={policy}");
+        for &strategy in strategies {
+            let run = cell(bench, &topic, &expected, policy, strategy).map_err(cell_error(
+                ScenarioId::PipelineRebalance,
+                &param,
+                strategy,
+            ))?;
+            each(&run);
+            runs.push(run);
+        }
+    }
+    Ok(runs)
+}
+
+/// Gives partition `p` to the `p mod len`th of `members`, and nothing to `leaving`.
+fn assign(
+    transport: &EmbeddedTransport,
+    members: &[MemberId],
+    leaving: &[MemberId],
+) -> Result<(), ConsumerError> {
+    for &member in leaving {
+        transport.assign(member, &[])?;
+    }
+    for (index, &member) in members.iter().enumerate() {
+        let partitions: Vec<u32> = (0..transport.partitions())
+            .filter(|partition| *partition as usize % members.len() == index)
+            .collect();
+        transport.assign(member, &partitions)?;
+    }
+    Ok(())
+}
+
+fn cell(
+    bench: &Bench<'_>,
+    topic: &Topic,
+    expected: &BTreeMap<u64, u64>,
+    policy: CommitPolicy,
+    strategy: StrategyId,
+) -> Result<PipelineRun, ConsumerError> {
+    let sizes: &Sizes = bench.sizes;
+    let transport = Arc::new(EmbeddedTransport::new(topic.clone()));
+    let config = consumer_config(sizes, policy, RetryConfig::default())?;
+    let treat = slow_treat(sizes);
+    let pipeline = Pipeline::new(Arc::clone(&transport), bench.timer.clone());
+    let started = Instant::now();
+    let mut incarnations: Vec<IncarnationReport> = Vec::new();
+    let mut rebalances: Vec<Revocation> = Vec::new();
+    let plan = generations(sizes.consumers, topic.len());
+    let mut previous: Vec<MemberId> = Vec::new();
+    for (index, generation) in plan.iter().enumerate() {
+        let leaving: Vec<MemberId> =
+            previous.iter().copied().filter(|m| !generation.members.contains(m)).collect();
+        assign(&transport, &generation.members, &leaving)?;
+        let signal = Signal::new();
+        let stop = match generation.revoke_after {
+            Some(_) => Stop::Revoke(signal.clone()),
+            None => Stop::AtEnd,
+        };
+        let reports = thread::scope(|scope| {
+            let handles: Vec<_> = generation
+                .members
+                .iter()
+                .map(|&member| {
+                    let incarnation = Incarnation::new(
+                        member,
+                        strategy,
+                        bench.strategy_config,
+                        config,
+                        Arc::clone(&treat),
+                        stop.clone(),
+                    );
+                    let pipeline = &pipeline;
+                    scope.spawn(move || run_incarnation(pipeline, incarnation))
+                })
+                .collect();
+            let mut revoked_ns = None;
+            if let Some(after) = generation.revoke_after {
+                while pipeline.ledger.applied_total() < after
+                    && !handles.iter().all(|handle| handle.is_finished())
+                {
+                    thread::sleep(Duration::from_micros(200));
+                }
+                revoked_ns = Some(pipeline.now_ns());
+                signal.raise();
+            }
+            let reports: Vec<Result<IncarnationReport, ConsumerError>> = handles
+                .into_iter()
+                .map(|handle| handle.join().unwrap_or_else(|_| panic!("a member panicked")))
+                .collect();
+            (revoked_ns, pipeline.now_ns(), reports)
+        });
+        let (revoked_ns, gone_ns, reports) = reports;
+        let reports = reports.into_iter().collect::<Result<Vec<_>, _>>()?;
+        if let Some(revoked_ns) = revoked_ns {
+            let uncommitted = reports.iter().map(|report| report.uncommitted_at_end).sum();
+            let in_flight = reports.iter().map(|report| report.in_flight_at_end).sum();
+            let before = generation.members.len() as u32;
+            let after = plan.get(index + 1).map_or(0, |next| next.members.len() as u32);
+            rebalances.push(Revocation {
+                kind: generation.kind,
+                before,
+                after,
+                revoked_ns,
+                gone_ns,
+                uncommitted,
+                in_flight,
+            });
+        }
+        incarnations.extend(reports);
+        previous = generation.members.clone();
+    }
+    let elapsed_s = started.elapsed().as_secs_f64();
+    let ledger = &pipeline.ledger;
+    let mut applied_at: Vec<u64> = Vec::new();
+    for partition in 0..topic.partitions() {
+        let end = topic.end_offset(partition).unwrap_or(0);
+        applied_at.extend((0..end).filter_map(|offset| ledger.first_applied_ns(partition, offset)));
+    }
+    let first_applied_after =
+        |ns: u64| -> Option<u64> { applied_at.iter().copied().filter(|&at| at >= ns).min() };
+    let epoch_to_start = started.duration_since(pipeline.epoch).as_secs_f64();
+    let events: Vec<RebalanceEvent> = rebalances
+        .into_iter()
+        .map(|revocation| {
+            let resumed = first_applied_after(revocation.gone_ns).unwrap_or(revocation.gone_ns);
+            RebalanceEvent {
+                kind: revocation.kind.into(),
+                members_before: revocation.before,
+                members_after: revocation.after,
+                revoked_at_s: revocation.revoked_ns as f64 / 1e9 - epoch_to_start,
+                pause_s: resumed.saturating_sub(revocation.revoked_ns) as f64 / 1e9,
+                uncommitted: revocation.uncommitted,
+                in_flight: revocation.in_flight,
+            }
+        })
+        .collect();
+    let mut run = summarize(
+        ScenarioId::PipelineRebalance,
+        format!("policy={policy}"),
+        strategy,
+        policy,
+        sizes,
+        &pipeline,
+        expected,
+        incarnations,
+        elapsed_s,
+    );
+    let duplicates_bound = events.iter().map(|event| event.uncommitted).sum();
+    let in_flight = events.iter().map(|event| event.in_flight).sum();
+    let duplicate_pct = 100.0 * run.redelivered as f64 / run.records.max(1) as f64;
+    run.rebalance = Some(RebalanceReport {
+        consumers: sizes.consumers as u32,
+        events,
+        duplicates_bound,
+        duplicates_within_bound: run.redelivered <= duplicates_bound,
+        in_flight,
+        duplicate_pct,
+    });
+    Ok(run)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::timer::Timer;
+    use crate::pipeline::scenario::tests::{ordered, sizes};
+    use strategies::StrategyConfig;
+
+    #[test]
+    fn a_rebalance_with_an_ordered_strategy_loses_nothing_and_keeps_every_key_in_order() {
+        let sizes = Sizes { partitions: 4, consumers: 3, ..sizes() };
+        let timer = Timer::start();
+        let bench = Bench {
+            sizes: &sizes,
+            seed: 11,
+            timer: &timer,
+            strategy_config: StrategyConfig::with_workers(2),
+        };
+        let strategies: Vec<StrategyId> =
+            ordered().into_iter().filter(|&id| id != StrategyId::Inline).collect();
+        let policies = [CommitPolicy::Contiguous, CommitPolicy::ContiguousMetadata];
+        for run in run(&bench, &policies, &strategies, |_| {}).unwrap() {
+            let what = format!("{} {}", run.strategy, run.param);
+            let rebalance = run.rebalance.as_ref().unwrap();
+            assert_eq!(rebalance.events.len(), 2, "{what}");
+            assert_eq!(
+                [rebalance.events[0].members_after, rebalance.events[1].members_after],
+                [2, 3],
+                "{what}"
+            );
+            assert_eq!(run.incarnations.len(), 3 + 2 + 3, "{what}");
+            assert_eq!(run.lost, 0, "{what}");
+            assert_eq!(run.projection.gaps, 0, "{what}: every key's versions in order");
+            assert!(run.projection.final_state_correct, "{what}");
+            assert!(
+                rebalance.duplicates_within_bound,
+                "{what}: {} > {}",
+                run.redelivered, rebalance.duplicates_bound
+            );
+            if run.policy == CommitPolicy::ContiguousMetadata {
+                assert!(
+                    run.redelivered <= rebalance.in_flight,
+                    "{what}: only what was in flight comes back, {} > {}",
+                    run.redelivered,
+                    rebalance.in_flight
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,185 @@
+//! `pipeline-reorder`, one cell per strategy:
+//! 1. Each event gets its aggregate's next version when it commits, and one of two
+//!    producers (chosen at random per event, so a key's events go through both) sends it.
+//!    The first producer sends at once; the second sends each record up to
+//!    `--producer-jitter` records late (uniformly). The log therefore holds some of a key's
+//!    versions out of order within its partition, as an outbox relay or two service
+//!    instances racing on one aggregate would write them.
+//! 2. One consumer runs the log (a backlog from the start) on the strategy and commits
+//!    `contiguous`.
+//! 3. Measured: records the producers appended after a higher version of their key, what
+//!    reached the projection before a predecessor, the stash it needed, and both
+//!    projections' final state: an ordered executor keeps the log's order, so only the
+//!    version check can put the versions back.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+use strategies::StrategyId;
+
+use super::{
+    cell_error, consumer_config, events, last_versions, slow_treat, summarize, Bench,
+    PipelineError, PipelineRun, PAYLOAD_BYTES,
+};
+use crate::pipeline::commit::CommitPolicy;
+use crate::pipeline::consumer::{run_incarnation, ConsumerError, Incarnation, Pipeline, Stop};
+use crate::pipeline::log::Topic;
+use crate::pipeline::retry::RetryConfig;
+use crate::pipeline::transport::{EmbeddedTransport, MemberId, Transport};
+use crate::workload::{ScenarioId, Sizes};
+
+/// Producers racing.
+const PRODUCERS: u32 = 2;
+
+/// What the producers did to the log's order, and what the projection made of it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ReorderReport {
+    /// Producers writing.
+    pub producers: u32,
+    /// The most records late the second producer sent one.
+    pub jitter: u64,
+    /// Records appended after a higher version of their key.
+    pub appended_out_of_order: u64,
+    /// Records that reached the version-aware projection before a predecessor.
+    pub reached_out_of_order: u64,
+    /// Keys with such a record.
+    pub keys_reordered: u64,
+    /// The deepest stash one key needed.
+    pub max_stash: u64,
+}
+
+/// The log the racing producers write, each key's last version, and the records appended
+/// after a higher version of their key.
+fn produce(sizes: &Sizes, seed: u64) -> Result<(Topic, BTreeMap<u64, u64>, u64), PipelineError> {
+    let events = events(sizes, seed, ScenarioId::PipelineReorder);
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x0005_eed0_f0de);
+    // Each event's send time, in events: the first producer's at once, the second's late.
+    let mut sends: Vec<(usize, usize)> = (0..events.len())
+        .map(|index| {
+            let late = if rng.gen_range(0..PRODUCERS) == 0 {
+                0
+            } else {
+                rng.gen_range(0..=sizes.producer_jitter)
+            };
+            (index + late, index)
+        })
+        .collect();
+    sends.sort_unstable();
+    let mut topic = Topic::new("events", sizes.partitions)?;
+    let mut highest: BTreeMap<u64, u64> = BTreeMap::new();
+    let mut out_of_order = 0;
+    for (_, index) in sends {
+        let (key, version) = events[index];
+        let seen = highest.entry(key).or_insert(0);
+        out_of_order += u64::from(version < *seen);
+        *seen = version.max(*seen);
+        topic.append(key, version, PAYLOAD_BYTES, 0);
+    }
+    Ok((topic, last_versions(&events), out_of_order))
+}
+
+/// Runs the cells of `pipeline-reorder` for `strategies`.
+pub fn run(
+    bench: &Bench<'_>,
+    strategies: &[StrategyId],
+    mut each: impl FnMut(&PipelineRun),
+) -> Result<Vec<PipelineRun>, PipelineError> {
+    let (topic, expected, out_of_order) = produce(bench.sizes, bench.seed)?;
+    let param = format!("producers={PRODUCERS}");
+    let mut runs = Vec::new();
+    for &strategy in strategies {
+        let run = cell(bench, &topic, &expected, out_of_order, strategy).map_err(cell_error(
+            ScenarioId::PipelineReorder,
+            &param,
+            strategy,
+        ))?;
+        each(&run);
+        runs.push(run);
+    }
+    Ok(runs)
+}
+
+fn cell(
+    bench: &Bench<'_>,
+    topic: &Topic,
+    expected: &BTreeMap<u64, u64>,
+    appended_out_of_order: u64,
+    strategy: StrategyId,
+) -> Result<PipelineRun, ConsumerError> {
+    let sizes = bench.sizes;
+    let transport = Arc::new(EmbeddedTransport::new(topic.clone()));
+    let member = MemberId(0);
+    let all: Vec<u32> = (0..topic.partitions()).collect();
+    transport.assign(member, &all)?;
+    let config = consumer_config(sizes, CommitPolicy::Contiguous, RetryConfig::default())?;
+    let pipeline = Pipeline::new(transport, bench.timer.clone());
+    let incarnation = Incarnation::new(
+        member,
+        strategy,
+        bench.strategy_config,
+        config,
+        slow_treat(sizes),
+        Stop::AtEnd,
+    );
+    let report = run_incarnation(&pipeline, incarnation)?;
+    let elapsed_s = report.elapsed_s;
+    let mut run = summarize(
+        ScenarioId::PipelineReorder,
+        format!("producers={PRODUCERS}"),
+        strategy,
+        CommitPolicy::Contiguous,
+        sizes,
+        &pipeline,
+        expected,
+        vec![report],
+        elapsed_s,
+    );
+    run.reorder = Some(ReorderReport {
+        producers: PRODUCERS,
+        jitter: sizes.producer_jitter as u64,
+        appended_out_of_order,
+        reached_out_of_order: run.projection.gaps,
+        keys_reordered: run.projection.keys_reordered,
+        max_stash: run.projection.max_stash,
+    });
+    Ok(run)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::timer::Timer;
+    use crate::pipeline::scenario::tests::{ordered, sizes};
+    use strategies::StrategyConfig;
+
+    #[test]
+    fn racing_producers_reorder_the_log_and_the_version_check_puts_it_back() {
+        let sizes = Sizes { pipeline_keys: 50, producer_jitter: 8, ..sizes() };
+        let (_, _, out_of_order) = produce(&sizes, 7).unwrap();
+        assert!(out_of_order > 0, "the log holds versions out of order");
+        let timer = Timer::start();
+        let bench = Bench {
+            sizes: &sizes,
+            seed: 7,
+            timer: &timer,
+            strategy_config: StrategyConfig::with_workers(2),
+        };
+        let strategies: Vec<StrategyId> =
+            ordered().into_iter().filter(|&id| id != StrategyId::Inline).collect();
+        for run in run(&bench, &strategies, |_| {}).unwrap() {
+            let reorder = run.reorder.as_ref().unwrap();
+            assert_eq!(reorder.appended_out_of_order, out_of_order);
+            assert!(
+                reorder.reached_out_of_order > 0,
+                "{}: in order in, out of order",
+                run.strategy
+            );
+            assert!(run.projection.final_state_correct, "{}", run.strategy);
+            assert!(!run.projection.naive_final_state_correct, "{}", run.strategy);
+            assert_eq!(run.lost, 0, "{}", run.strategy);
+        }
+    }
+}

@@ -1,0 +1,322 @@
+//! `pipeline-retry`, one cell per (retry policy, strategy):
+//! 1. A paced producer writes the log at `--pipeline-rate` records per second: a record is
+//!    visible to the consumer from its produce time on, and its latency counts from then.
+//! 2. No record waits on a slow dependency here (`--pipeline-slow-pct` is not used): the
+//!    failures' backoffs are this scenario's waits. `--fail-pct` of the records fail transiently (their first 1 or 2 attempts fail, by a
+//!    hash of their place in the log) and `--poison` records, spread evenly over the log,
+//!    fail every attempt. The keys with such a record are *troubled*; the others are
+//!    *bystanders*.
+//! 3. One consumer runs the log on the strategy, commits `contiguous`, and retries by the
+//!    cell's policy (module `pipeline::retry`): a failed attempt waits
+//!    `--retry-backoff-ms`, doubling, and after `--max-attempts` failed attempts the record
+//!    goes to the dead-letter topic.
+//! 4. Measured: bystander and troubled produce-to-apply latency (p50, p99, max),
+//!    throughput, retries, dead letters, the records that reached the projection before a
+//!    predecessor (overtaken: the retry topic's doing) and the stash they needed, the time
+//!    partitions stood paused, and whether the final state is right.
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use strategies::StrategyId;
+
+use super::{
+    cell_error, consumer_config, events, last_versions, place_hash, summarize, Bench,
+    LatencySummary, PipelineError, PipelineRun, PAYLOAD_BYTES,
+};
+use crate::pipeline::commit::CommitPolicy;
+use crate::pipeline::consumer::{
+    run_incarnation, ConsumerError, Incarnation, Pipeline, Stop, Treat, Treatment,
+};
+use crate::pipeline::log::{Record, Topic};
+use crate::pipeline::retry::{RetryConfig, RetryPolicy};
+use crate::pipeline::transport::{EmbeddedTransport, MemberId, Transport};
+use crate::workload::{ScenarioId, Sizes};
+
+/// What failed, what was retried and who waited, in one pipeline-retry cell.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RetryReport {
+    /// The retry policy.
+    pub policy: RetryPolicy,
+    /// Records per second the producer wrote.
+    pub rate_per_s: u64,
+    /// Failed attempts after which a record was dead-lettered.
+    pub max_attempts: u32,
+    /// The first backoff, in milliseconds.
+    pub backoff_ms: u64,
+    /// Records that failed transiently (1 or 2 attempts).
+    pub failing_records: u64,
+    /// Records that failed every attempt.
+    pub poison_records: u64,
+    /// Keys with a failing or poison record.
+    pub troubled_keys: u64,
+    /// Attempts after a record's first.
+    pub retries: u64,
+    /// Records sent to the dead-letter topic.
+    pub dead_lettered: u64,
+    /// Records that reached the projection before a predecessor (stashed).
+    pub overtaken: u64,
+    /// The deepest stash one key needed.
+    pub max_stash: u64,
+    /// Produce-to-apply latency of the keys without failures.
+    pub bystander_latency: LatencySummary,
+    /// Produce-to-apply latency of the troubled keys' records.
+    pub troubled_latency: LatencySummary,
+    /// Time partitions stood paused by failing records, summed over partitions, seconds.
+    pub failure_pause_s: f64,
+}
+
+/// The paced log, and each key's last version.
+fn produce(sizes: &Sizes, seed: u64) -> Result<(Topic, BTreeMap<u64, u64>), PipelineError> {
+    let events = events(sizes, seed, ScenarioId::PipelineRetry);
+    let mut topic = Topic::new("events", sizes.partitions)?;
+    let gap_ns = 1e9 / sizes.pipeline_rate as f64;
+    for (index, &(key, version)) in events.iter().enumerate() {
+        topic.append(key, version, PAYLOAD_BYTES, (index as f64 * gap_ns) as u64);
+    }
+    Ok((topic, last_versions(&events)))
+}
+
+/// Which records fail, and how often.
+#[derive(Clone, Debug, Default)]
+struct Failures {
+    /// `(partition, offset)` of the poison records.
+    poison: HashSet<(u32, u64)>,
+    /// Failing records per million.
+    fail_per_million: u64,
+}
+
+impl Failures {
+    /// `--poison` records spread evenly over the log in produce order, and the share
+    /// `--fail-pct` by a hash of each record's place.
+    fn of(sizes: &Sizes, topic: &Topic) -> Self {
+        let mut in_order: Vec<Record> = (0..topic.partitions())
+            .filter_map(|partition| topic.partition(partition).ok())
+            .flat_map(|partition| partition.records().iter().copied())
+            .collect();
+        in_order.sort_by_key(|record| record.produce_ns);
+        let count = in_order.len();
+        let poison = (0..sizes.poison)
+            .map(|k| &in_order[(k + 1) * count / (sizes.poison + 1)])
+            .map(|record| (record.partition, record.offset))
+            .collect();
+        Self { poison, fail_per_million: (sizes.fail_pct * 10_000.0).round() as u64 }
+    }
+
+    /// Attempts of `record` that fail (0: none).
+    fn failures(&self, record: &Record) -> u32 {
+        if self.poison.contains(&(record.partition, record.offset)) {
+            return u32::MAX;
+        }
+        let hash = place_hash(record) / 1_000_000;
+        if hash % 1_000_000 < self.fail_per_million {
+            1 + (hash / 1_000_000 % 2) as u32
+        } else {
+            0
+        }
+    }
+}
+
+/// Runs the cells of `pipeline-retry` for `policies` x `strategies`.
+pub fn run(
+    bench: &Bench<'_>,
+    policies: &[RetryPolicy],
+    strategies: &[StrategyId],
+    mut each: impl FnMut(&PipelineRun),
+) -> Result<Vec<PipelineRun>, PipelineError> {
+    let (topic, expected) = produce(bench.sizes, bench.seed)?;
+    let failures = Arc::new(Failures::of(bench.sizes, &topic));
+    let mut runs = Vec::new();
+    for &policy in policies {
+        let param = format!("retry={policy}");
+        for &strategy in strategies {
+            let run = cell(bench, &topic, &expected, &failures, policy, strategy)
+                .map_err(cell_error(ScenarioId::PipelineRetry, &param, strategy))?;
+            each(&run);
+            runs.push(run);
+        }
+    }
+    Ok(runs)
+}
+
+fn cell(
+    bench: &Bench<'_>,
+    topic: &Topic,
+    expected: &BTreeMap<u64, u64>,
+    failures: &Arc<Failures>,
+    policy: RetryPolicy,
+    strategy: StrategyId,
+) -> Result<PipelineRun, ConsumerError> {
+    let sizes = bench.sizes;
+    let transport = Arc::new(EmbeddedTransport::new(topic.clone()));
+    let member = MemberId(0);
+    let all: Vec<u32> = (0..topic.partitions()).collect();
+    transport.assign(member, &all)?;
+    let retry = RetryConfig {
+        policy,
+        max_attempts: sizes.max_attempts,
+        backoff: Duration::from_millis(sizes.retry_backoff_ms),
+    };
+    let config = consumer_config(sizes, CommitPolicy::Contiguous, retry)?;
+    let treat: Treat = {
+        let failures = Arc::clone(failures);
+        // No slow records here: the failures' backoffs are this scenario's waits.
+        Arc::new(move |record: &Record| match failures.failures(record) {
+            0 => Treatment::Run,
+            failures => Treatment::Fail { failures },
+        })
+    };
+    let pipeline = Pipeline::new(transport, bench.timer.clone());
+    let incarnation =
+        Incarnation::new(member, strategy, bench.strategy_config, config, treat, Stop::AtEnd);
+    let report = run_incarnation(&pipeline, incarnation)?;
+    let elapsed_s = report.elapsed_s;
+    let (retries, dead_lettered, failure_pause_s) =
+        (report.retries, report.dead_lettered, report.failure_pause_s);
+    let mut run = summarize(
+        ScenarioId::PipelineRetry,
+        format!("retry={policy}"),
+        strategy,
+        CommitPolicy::Contiguous,
+        sizes,
+        &pipeline,
+        expected,
+        vec![report],
+        elapsed_s,
+    );
+    let records: Vec<Record> = (0..topic.partitions())
+        .filter_map(|partition| topic.partition(partition).ok())
+        .flat_map(|partition| partition.records().iter().copied())
+        .collect();
+    let troubled: BTreeSet<u64> = records
+        .iter()
+        .filter(|record| failures.failures(record) > 0)
+        .map(|record| record.key)
+        .collect();
+    let (mut bystanders, mut troubled_latency) = (Vec::new(), Vec::new());
+    for record in &records {
+        let Some(applied) = pipeline.ledger.first_applied_ns(record.partition, record.offset)
+        else {
+            continue;
+        };
+        let latency = applied.saturating_sub(record.produce_ns);
+        if troubled.contains(&record.key) {
+            troubled_latency.push(latency);
+        } else {
+            bystanders.push(latency);
+        }
+    }
+    let count = |wanted: fn(u32) -> bool| {
+        records.iter().filter(|record| wanted(failures.failures(record))).count() as u64
+    };
+    run.retry = Some(RetryReport {
+        policy,
+        rate_per_s: sizes.pipeline_rate,
+        max_attempts: sizes.max_attempts,
+        backoff_ms: sizes.retry_backoff_ms,
+        failing_records: count(|failures| failures > 0 && failures < u32::MAX),
+        poison_records: count(|failures| failures == u32::MAX),
+        troubled_keys: troubled.len() as u64,
+        retries,
+        dead_lettered,
+        overtaken: run.projection.gaps,
+        max_stash: run.projection.max_stash,
+        bystander_latency: LatencySummary::of(bystanders),
+        troubled_latency: LatencySummary::of(troubled_latency),
+        failure_pause_s,
+    });
+    Ok(run)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::timer::Timer;
+    use crate::pipeline::scenario::tests::{ordered, sizes};
+    use strategies::StrategyConfig;
+
+    fn retry_sizes() -> Sizes {
+        Sizes { pipeline_rate: 200_000, fail_pct: 3.0, poison: 2, ..sizes() }
+    }
+
+    #[test]
+    fn every_policy_settles_every_record_and_dead_letters_the_poison() {
+        let sizes = retry_sizes();
+        let timer = Timer::start();
+        let bench = Bench {
+            sizes: &sizes,
+            seed: 7,
+            timer: &timer,
+            strategy_config: StrategyConfig::with_workers(2),
+        };
+        let strategies = [StrategyId::KeyedMailbox, StrategyId::GroupBy, StrategyId::Tokio];
+        let runs = run(&bench, &RetryPolicy::ALL, &strategies, |_| {}).unwrap();
+        assert_eq!(runs.len(), 9);
+        for run in &runs {
+            let what = format!("{} {}", run.strategy, run.param);
+            let retry = run.retry.as_ref().unwrap();
+            assert_eq!((run.lost, run.redelivered), (0, 0), "{what}: retries are no redeliveries");
+            assert_eq!(retry.poison_records, 2, "{what}");
+            assert_eq!(retry.dead_lettered, 2, "{what}: only the poison");
+            assert!(retry.failing_records > 0, "{what}");
+            assert!(retry.retries >= retry.failing_records, "{what}");
+            assert!(run.projection.final_state_correct, "{what}");
+            if retry.policy == RetryPolicy::RetryTopic {
+                continue;
+            }
+            // In place, a key's later versions wait for the failing one.
+            assert_eq!(retry.overtaken, 0, "{what}: order kept in place");
+        }
+    }
+
+    /// One key: v1, v2 (fails once) and v3, .. v9; under `retry-topic` the later versions
+    /// reach the projection while v2 waits in the retry topic.
+    #[test]
+    fn retry_topic_lets_later_versions_overtake_and_only_the_version_check_absorbs_it() {
+        for strategy in ordered().into_iter().filter(|&id| id != StrategyId::Inline) {
+            let mut topic = Topic::new("events", 1).unwrap();
+            for version in 1..=9 {
+                topic.append_to(0, 5, version, PAYLOAD_BYTES, 0).unwrap();
+            }
+            let expected: BTreeMap<u64, u64> = [(5, 9)].into();
+            let transport = Arc::new(EmbeddedTransport::new(topic));
+            transport.assign(MemberId(0), &[0]).unwrap();
+            let pipeline = Pipeline::new(transport, Timer::start());
+            let mut config = consumer_config(
+                &sizes(),
+                CommitPolicy::Contiguous,
+                RetryConfig {
+                    policy: RetryPolicy::RetryTopic,
+                    max_attempts: 4,
+                    backoff: Duration::from_millis(100),
+                },
+            )
+            .unwrap();
+            config.spin_ns = 0;
+            let treat: Treat = Arc::new(|record: &Record| {
+                if record.version == 2 {
+                    Treatment::Fail { failures: 1 }
+                } else {
+                    Treatment::Run
+                }
+            });
+            let incarnation = Incarnation::new(
+                MemberId(0),
+                strategy,
+                StrategyConfig::with_workers(2),
+                config,
+                treat,
+                Stop::AtEnd,
+            );
+            let report = run_incarnation(&pipeline, incarnation).unwrap();
+            assert_eq!((report.retries, report.retry_polls), (1, 1), "{strategy}");
+            let state = pipeline.projection.report(&expected);
+            assert_eq!(state.gaps, 7, "{strategy}: v3..v9 arrived before v2");
+            assert!(state.final_state_correct, "{strategy}: stashed until v2 came back");
+            assert!(!state.naive_final_state_correct, "{strategy}: applied v3..v9 before v2");
+            assert!(state.naive_out_of_order > 0, "{strategy}");
+        }
+    }
+}
