@@ -287,11 +287,22 @@ mod tests {
             std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../gates.toml")).unwrap();
         let mut rules = rules(&text, &results).unwrap();
         rules.retain(|rule| rule.kind != Kind::Baseline);
-        // The reference run predates cold-command, parallel-consumer and pipeline-crash.
+        // The reference run predates cold-command, parallel-consumer and the pipelines.
         let (rules, not_run) = split_not_run(rules, &results);
         let mut scenarios: Vec<&str> = not_run.iter().map(|rule| rule.scenario.as_str()).collect();
         scenarios.dedup();
-        assert_eq!(scenarios, ["cold-command", "parallel-consumer", "pipeline-crash"]);
+        assert_eq!(
+            scenarios,
+            [
+                "cold-command",
+                "parallel-consumer",
+                "pipeline-crash",
+                "pipeline-retry",
+                "pipeline-expand",
+                "pipeline-reorder",
+                "pipeline-rebalance"
+            ]
+        );
         let verdicts = evaluate(&results, &rules, None, 0, &mut no_rerun()).unwrap();
         assert!(verdicts.len() > 100);
         assert!(verdicts.iter().all(|v| v.pass), "{}", render(&verdicts, &not_run, Format::Text));
