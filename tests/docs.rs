@@ -63,6 +63,34 @@ fn field_paths(value: &serde_json::Value, path: &str, into: &mut BTreeSet<String
     }
 }
 
+/// One small cell of every pipeline scenario, each with its own section filled in.
+fn pipeline_cells() -> Vec<harness::pipeline::PipelineRun> {
+    use harness::pipeline::{run_scenario, Bench, PipelinePlan};
+    let sizes = harness::workload::Sizes {
+        pipeline_records: 600,
+        pipeline_keys: 50,
+        partitions: 2,
+        expand_to: 4,
+        crash_after: 200,
+        commit_interval_ms: 1,
+        ..harness::workload::Sizes::quick()
+    };
+    let timer = harness::measure::timer::Timer::start();
+    let bench = Bench {
+        sizes: &sizes,
+        seed: 1,
+        timer: &timer,
+        strategy_config: strategies::StrategyConfig::with_workers(2),
+    };
+    let plan = PipelinePlan::default();
+    let mut cells = Vec::new();
+    for scenario in ScenarioId::ALL.iter().copied().filter(|scenario| scenario.is_pipeline()) {
+        let runs = run_scenario(scenario, &bench, &plan, &[StrategyId::KeyedMailbox], |_| {});
+        cells.extend(runs.expect("a small pipeline cell runs").into_iter().take(1));
+    }
+    cells
+}
+
 #[test]
 fn every_results_field_is_documented() {
     let reference = read("results/2026-11-30-vm/results.json");
@@ -71,6 +99,8 @@ fn every_results_field_is_documented() {
     // Fill every optional field, so that the check sees it.
     let run = results.runs.iter().find(|run| run.bystander_latency_ns.is_some()).cloned();
     results.runs = run.into_iter().collect();
+    results.pipelines = pipeline_cells();
+    results.meta.retry_policies = Some(harness::pipeline::RetryPolicy::ALL.to_vec());
     let json = serde_json::to_value(&results).unwrap();
     let mut paths = BTreeSet::new();
     field_paths(&json, "", &mut paths);
