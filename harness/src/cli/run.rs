@@ -24,8 +24,9 @@ pub struct RunArgs {
     /// Strategies to run, comma-separated, each once, or `all`.
     #[arg(long, default_value = "all", value_name = "x,y|all")]
     pub strategy: String,
-    /// Commit policies of the pipeline scenarios, comma-separated, each once, or `all`:
-    /// contiguous, contiguous+metadata, highest-completed.
+    /// Commit policies of pipeline-crash and pipeline-rebalance, comma-separated, each
+    /// once, or `all`: contiguous, contiguous+metadata, highest-completed (the other
+    /// pipeline scenarios commit contiguous).
     #[arg(long, default_value = "all", value_name = "a,b|all")]
     pub commit_policy: String,
     /// Retry policies of pipeline-retry, comma-separated, each once, or `all`:

@@ -111,9 +111,10 @@ pub enum Treatment {
 /// Decides each record's [`Treatment`].
 pub type Treat = Arc<dyn Fn(&Record) -> Treatment + Send + Sync>;
 
-/// A flag one thread raises and others watch: a rebalance's revocation.
+/// A flag one thread raises and others watch: a rebalance's revocation. It also counts
+/// the watchers that have run out of work and only wait for it.
 #[derive(Clone, Debug, Default)]
-pub struct Signal(Arc<AtomicBool>);
+pub struct Signal(Arc<(AtomicBool, AtomicU32)>);
 
 impl Signal {
     /// A signal not yet raised.
@@ -124,12 +125,24 @@ impl Signal {
     /// Raises it.
     pub fn raise(&self) {
         // Release: pairs with the Acquire load of `is_raised`.
-        self.0.store(true, Ordering::Release);
+        self.0 .0.store(true, Ordering::Release);
     }
 
     /// Whether it was raised.
     pub fn is_raised(&self) -> bool {
-        self.0.load(Ordering::Acquire)
+        self.0 .0.load(Ordering::Acquire)
+    }
+
+    /// Incarnations that consumed everything assigned to them and only wait for it.
+    pub fn idle(&self) -> u32 {
+        self.0 .1.load(Ordering::Acquire)
+    }
+
+    fn wait_idle(&self) {
+        self.0 .1.fetch_add(1, Ordering::AcqRel);
+        while !self.is_raised() {
+            thread::sleep(Duration::from_micros(200));
+        }
     }
 }
 
@@ -669,11 +682,12 @@ pub fn run_incarnation(
     match &stop {
         Stop::AtEnd => executor.drain(),
         Stop::CrashAfter { idle, .. } => wait_for_crash(&shared, *idle),
-        Stop::Revoke(signal) => {
-            while !signal.is_raised() && !shared.is_dead() {
-                thread::sleep(Duration::from_micros(200)); // consumed before the revocation
-            }
+        Stop::Revoke(signal) if !signal.is_raised() => {
+            // Consumed before the revocation: settle what is in flight, then wait for it.
+            executor.drain();
+            signal.wait_idle();
         }
+        Stop::Revoke(_) => {}
     }
     if !matches!(stop, Stop::AtEnd) {
         shared.die();

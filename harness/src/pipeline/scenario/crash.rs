@@ -15,14 +15,14 @@ use std::time::Duration;
 
 use strategies::{StrategyConfig, StrategyId};
 
-use super::{backlog, cell_error, consumer_config, events, last_versions, slow_treat, summarize};
+use super::summarize;
+use super::{backlog, consumer_config, events, last_versions, one_member, run_cells, slow_treat};
 use super::{PipelineError, PipelineRun};
 use crate::measure::timer::Timer;
 use crate::pipeline::commit::CommitPolicy;
 use crate::pipeline::consumer::{run_incarnation, ConsumerError, Incarnation, Pipeline, Stop};
 use crate::pipeline::log::Topic;
 use crate::pipeline::retry::RetryConfig;
-use crate::pipeline::transport::{EmbeddedTransport, MemberId, Transport};
 use crate::workload::{ScenarioId, Sizes};
 
 /// How long a crashing consumer waits for its crash point once the log is consumed before
@@ -44,23 +44,16 @@ pub fn run_crash(
     strategy_config: StrategyConfig,
     policies: &[CommitPolicy],
     strategies: &[StrategyId],
-    mut each: impl FnMut(&PipelineRun),
+    each: impl FnMut(&PipelineRun),
 ) -> Result<Vec<PipelineRun>, PipelineError> {
     let (topic, expected) = produce(sizes, seed)?;
-    let mut runs = Vec::new();
-    for &policy in policies {
-        let param = format!("policy={policy}");
-        for &strategy in strategies {
-            let run =
-                crash_cell(&topic, &expected, sizes, strategy_config, strategy, policy, timer)
-                    .map_err(cell_error(ScenarioId::PipelineCrash, &param, strategy))?;
-            each(&run);
-            runs.push(run);
-        }
-    }
-    Ok(runs)
+    let name = |policy| format!("policy={policy}");
+    run_cells(ScenarioId::PipelineCrash, policies, strategies, each, name, |policy, param, s| {
+        crash_cell(&topic, &expected, sizes, strategy_config, s, policy, param, timer)
+    })
 }
 
+#[allow(clippy::too_many_arguments)]
 fn crash_cell(
     topic: &Topic,
     expected: &BTreeMap<u64, u64>,
@@ -68,12 +61,10 @@ fn crash_cell(
     strategy_config: StrategyConfig,
     strategy: StrategyId,
     policy: CommitPolicy,
+    param: String,
     timer: &Timer,
 ) -> Result<PipelineRun, ConsumerError> {
-    let transport = Arc::new(EmbeddedTransport::new(topic.clone()));
-    let member = MemberId(0);
-    let all: Vec<u32> = (0..topic.partitions()).collect();
-    transport.assign(member, &all)?;
+    let (transport, member) = one_member(topic)?;
     let pipeline = Pipeline::new(transport, timer.clone());
     let config = consumer_config(sizes, policy, RetryConfig::default())?;
     let treat = slow_treat(sizes);
@@ -87,7 +78,7 @@ fn crash_cell(
     let elapsed_s = incarnations.iter().map(|report| report.elapsed_s).sum();
     let mut run = summarize(
         ScenarioId::PipelineCrash,
-        format!("policy={policy}"),
+        param,
         strategy,
         policy,
         sizes,

@@ -16,22 +16,18 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
-use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use strategies::StrategyId;
 
 use super::{
-    cell_error, consumer_config, events, last_versions, slow_treat, summarize, Bench,
-    PipelineError, PipelineRun, PAYLOAD_BYTES,
+    consume_to_end, consumer_config, events, last_versions, run_cells, slow_treat, summarize,
+    Bench, PipelineError, PipelineRun, PAYLOAD_BYTES,
 };
 use crate::pipeline::commit::CommitPolicy;
-use crate::pipeline::consumer::{
-    run_incarnation, ConsumerError, Hold, Incarnation, Pipeline, Stop,
-};
+use crate::pipeline::consumer::{ConsumerError, Hold, Pipeline};
 use crate::pipeline::log::{partition_for, Topic};
 use crate::pipeline::retry::RetryConfig;
-use crate::pipeline::transport::{EmbeddedTransport, MemberId, Transport};
 use crate::workload::{ScenarioId, Sizes};
 
 /// Bins of the expansion timeline.
@@ -125,20 +121,18 @@ fn produce(sizes: &Sizes, seed: u64) -> Result<(Topic, BTreeMap<u64, u64>, Marks
 pub fn run(
     bench: &Bench<'_>,
     strategies: &[StrategyId],
-    mut each: impl FnMut(&PipelineRun),
+    each: impl FnMut(&PipelineRun),
 ) -> Result<Vec<PipelineRun>, PipelineError> {
     let (topic, expected, marks) = produce(bench.sizes, bench.seed)?;
-    let mut runs = Vec::new();
-    for mitigation in Mitigation::ALL {
-        let param = format!("mitigation={mitigation}");
-        for &strategy in strategies {
-            let run = cell(bench, &topic, &expected, &marks, mitigation, strategy)
-                .map_err(cell_error(ScenarioId::PipelineExpand, &param, strategy))?;
-            each(&run);
-            runs.push(run);
-        }
-    }
-    Ok(runs)
+    let name = |mitigation| format!("mitigation={mitigation}");
+    run_cells(
+        ScenarioId::PipelineExpand,
+        &Mitigation::ALL,
+        strategies,
+        each,
+        name,
+        |m, param, s| cell(bench, &topic, &expected, &marks, m, param, s),
+    )
 }
 
 /// The hold drain-then-expand puts on the partitions past `marks`.
@@ -155,31 +149,18 @@ fn cell(
     expected: &BTreeMap<u64, u64>,
     marks: &[(u32, u64)],
     mitigation: Mitigation,
+    param: String,
     strategy: StrategyId,
 ) -> Result<PipelineRun, ConsumerError> {
     let sizes = bench.sizes;
-    let transport = Arc::new(EmbeddedTransport::new(topic.clone()));
-    let member = MemberId(0);
-    let all: Vec<u32> = (0..topic.partitions()).collect();
-    transport.assign(member, &all)?;
     let config = consumer_config(sizes, CommitPolicy::Contiguous, RetryConfig::default())?;
-    let pipeline = Pipeline::new(transport, bench.timer.clone());
-    let mut incarnation = Incarnation::new(
-        member,
-        strategy,
-        bench.strategy_config,
-        config,
-        slow_treat(sizes),
-        Stop::AtEnd,
-    );
-    if mitigation == Mitigation::DrainThenExpand {
-        incarnation.hold = Some(drain_hold(topic, marks));
-    }
-    let report = run_incarnation(&pipeline, incarnation)?;
+    let hold = (mitigation == Mitigation::DrainThenExpand).then(|| drain_hold(topic, marks));
+    let (pipeline, report) =
+        consume_to_end(bench, topic, config, slow_treat(sizes), strategy, hold)?;
     let (elapsed_s, held_s) = (report.elapsed_s, report.held_s);
     let mut run = summarize(
         ScenarioId::PipelineExpand,
-        format!("mitigation={mitigation}"),
+        param,
         strategy,
         CommitPolicy::Contiguous,
         sizes,
@@ -259,9 +240,11 @@ pub fn moves(key: u64, from: u32, to: u32) -> bool {
 mod tests {
     use super::*;
     use crate::measure::timer::Timer;
-    use crate::pipeline::consumer::{Treat, Treatment};
+    use crate::pipeline::consumer::{run_incarnation, Incarnation, Stop, Treat, Treatment};
     use crate::pipeline::log::Record;
     use crate::pipeline::scenario::tests::{ordered, sizes};
+    use crate::pipeline::transport::{EmbeddedTransport, MemberId, Transport};
+    use std::sync::Arc;
     use strategies::StrategyConfig;
 
     /// A topic of one partition grown to two, with 20 keys that move to the new one, each

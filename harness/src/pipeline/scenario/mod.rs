@@ -43,12 +43,13 @@ use strategies::{StrategyConfig, StrategyId};
 
 use super::commit::{CommitPolicy, MetadataLimit};
 use super::consumer::{
-    ConsumerConfig, ConsumerError, IncarnationReport, LagPoint, Pipeline, Treat, Treatment,
-    DEFAULT_MAX_POLL_RECORDS,
+    run_incarnation, ConsumerConfig, ConsumerError, Hold, Incarnation, IncarnationReport, LagPoint,
+    Pipeline, Stop, Treat, Treatment, DEFAULT_MAX_POLL_RECORDS,
 };
 use super::log::{Record, Topic};
 use super::projection::ProjectionReport;
 use super::retry::{RetryConfig, RetryPolicy};
+use super::transport::{EmbeddedTransport, MemberId, Transport};
 use crate::measure::timer::Timer;
 use crate::workload::{ScenarioId, Sizes};
 
@@ -398,6 +399,57 @@ fn summarize(
         reorder: None,
         rebalance: None,
     }
+}
+
+/// Runs `cell` for every parameter x strategy, in that order, calling `each` after every
+/// cell; `name` gives a parameter's `param` (`policy=contiguous`, ...).
+fn run_cells<P: Copy>(
+    scenario: ScenarioId,
+    params: &[P],
+    strategies: &[StrategyId],
+    mut each: impl FnMut(&PipelineRun),
+    name: impl Fn(P) -> String,
+    mut cell: impl FnMut(P, String, StrategyId) -> Result<PipelineRun, ConsumerError>,
+) -> Result<Vec<PipelineRun>, PipelineError> {
+    let mut runs = Vec::new();
+    for &value in params {
+        let param = name(value);
+        for &strategy in strategies {
+            let run = cell(value, param.clone(), strategy)
+                .map_err(cell_error(scenario, &param, strategy))?;
+            each(&run);
+            runs.push(run);
+        }
+    }
+    Ok(runs)
+}
+
+/// A transport over a copy of `topic` whose every partition member 0 owns.
+fn one_member(topic: &Topic) -> Result<(Arc<EmbeddedTransport>, MemberId), ConsumerError> {
+    let transport = Arc::new(EmbeddedTransport::new(topic.clone()));
+    let member = MemberId(0);
+    let all: Vec<u32> = (0..topic.partitions()).collect();
+    transport.assign(member, &all)?;
+    Ok((transport, member))
+}
+
+/// One consumer that owns every partition of a copy of `topic` runs it to the end on
+/// `strategy`: the pipeline it leaves, and its report.
+fn consume_to_end(
+    bench: &Bench<'_>,
+    topic: &Topic,
+    config: ConsumerConfig,
+    treat: Treat,
+    strategy: StrategyId,
+    hold: Option<Hold>,
+) -> Result<(Pipeline, IncarnationReport), ConsumerError> {
+    let (transport, member) = one_member(topic)?;
+    let pipeline = Pipeline::new(transport, bench.timer.clone());
+    let mut incarnation =
+        Incarnation::new(member, strategy, bench.strategy_config, config, treat, Stop::AtEnd);
+    incarnation.hold = hold;
+    let report = run_incarnation(&pipeline, incarnation)?;
+    Ok((pipeline, report))
 }
 
 /// Wraps a consumer's failure with the cell it happened in.

@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use strategies::StrategyId;
 
 use super::{
-    backlog, cell_error, consumer_config, events, last_versions, slow_treat, summarize, Bench,
+    backlog, consumer_config, events, last_versions, run_cells, slow_treat, summarize, Bench,
     PipelineError, PipelineRun,
 };
 use crate::pipeline::commit::CommitPolicy;
@@ -113,25 +113,20 @@ pub fn run(
     bench: &Bench<'_>,
     policies: &[CommitPolicy],
     strategies: &[StrategyId],
-    mut each: impl FnMut(&PipelineRun),
+    each: impl FnMut(&PipelineRun),
 ) -> Result<Vec<PipelineRun>, PipelineError> {
     let events = events(bench.sizes, bench.seed, ScenarioId::PipelineRebalance);
     let topic = backlog(&events, bench.sizes.partitions)?;
     let expected = last_versions(&events);
-    let mut runs = Vec::new();
-    for &policy in policies {
-        let param = format!("policy={policy}");
-        for &strategy in strategies {
-            let run = cell(bench, &topic, &expected, policy, strategy).map_err(cell_error(
-                ScenarioId::PipelineRebalance,
-                &param,
-                strategy,
-            ))?;
-            each(&run);
-            runs.push(run);
-        }
-    }
-    Ok(runs)
+    let name = |policy| format!("policy={policy}");
+    run_cells(
+        ScenarioId::PipelineRebalance,
+        policies,
+        strategies,
+        each,
+        name,
+        |policy, param, s| cell(bench, &topic, &expected, policy, param, s),
+    )
 }
 
 /// Gives partition `p` to the `p mod len`th of `members`, and nothing to `leaving`.
@@ -157,6 +152,7 @@ fn cell(
     topic: &Topic,
     expected: &BTreeMap<u64, u64>,
     policy: CommitPolicy,
+    param: String,
     strategy: StrategyId,
 ) -> Result<PipelineRun, ConsumerError> {
     let sizes: &Sizes = bench.sizes;
@@ -197,9 +193,10 @@ fn cell(
                 .collect();
             let mut revoked_ns = None;
             if let Some(after) = generation.revoke_after {
-                while pipeline.ledger.applied_total() < after
-                    && !handles.iter().all(|handle| handle.is_finished())
-                {
+                // Revoke at the count, or once every member has nothing left to do (a
+                // policy that skips records may never reach it).
+                let members = generation.members.len() as u32;
+                while pipeline.ledger.applied_total() < after && signal.idle() < members {
                     thread::sleep(Duration::from_micros(200));
                 }
                 revoked_ns = Some(pipeline.now_ns());
@@ -258,7 +255,7 @@ fn cell(
         .collect();
     let mut run = summarize(
         ScenarioId::PipelineRebalance,
-        format!("policy={policy}"),
+        param,
         strategy,
         policy,
         sizes,

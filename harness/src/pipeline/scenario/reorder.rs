@@ -13,7 +13,6 @@
 //!    version check can put the versions back.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -21,14 +20,13 @@ use serde::{Deserialize, Serialize};
 use strategies::StrategyId;
 
 use super::{
-    cell_error, consumer_config, events, last_versions, slow_treat, summarize, Bench,
-    PipelineError, PipelineRun, PAYLOAD_BYTES,
+    consume_to_end, consumer_config, events, last_versions, run_cells, slow_treat, summarize,
+    Bench, PipelineError, PipelineRun, PAYLOAD_BYTES,
 };
 use crate::pipeline::commit::CommitPolicy;
-use crate::pipeline::consumer::{run_incarnation, ConsumerError, Incarnation, Pipeline, Stop};
+use crate::pipeline::consumer::ConsumerError;
 use crate::pipeline::log::Topic;
 use crate::pipeline::retry::RetryConfig;
-use crate::pipeline::transport::{EmbeddedTransport, MemberId, Transport};
 use crate::workload::{ScenarioId, Sizes};
 
 /// Producers racing.
@@ -85,21 +83,13 @@ fn produce(sizes: &Sizes, seed: u64) -> Result<(Topic, BTreeMap<u64, u64>, u64),
 pub fn run(
     bench: &Bench<'_>,
     strategies: &[StrategyId],
-    mut each: impl FnMut(&PipelineRun),
+    each: impl FnMut(&PipelineRun),
 ) -> Result<Vec<PipelineRun>, PipelineError> {
     let (topic, expected, out_of_order) = produce(bench.sizes, bench.seed)?;
-    let param = format!("producers={PRODUCERS}");
-    let mut runs = Vec::new();
-    for &strategy in strategies {
-        let run = cell(bench, &topic, &expected, out_of_order, strategy).map_err(cell_error(
-            ScenarioId::PipelineReorder,
-            &param,
-            strategy,
-        ))?;
-        each(&run);
-        runs.push(run);
-    }
-    Ok(runs)
+    let name = |producers| format!("producers={producers}");
+    run_cells(ScenarioId::PipelineReorder, &[PRODUCERS], strategies, each, name, |_, param, s| {
+        cell(bench, &topic, &expected, out_of_order, param, s)
+    })
 }
 
 fn cell(
@@ -107,28 +97,17 @@ fn cell(
     topic: &Topic,
     expected: &BTreeMap<u64, u64>,
     appended_out_of_order: u64,
+    param: String,
     strategy: StrategyId,
 ) -> Result<PipelineRun, ConsumerError> {
     let sizes = bench.sizes;
-    let transport = Arc::new(EmbeddedTransport::new(topic.clone()));
-    let member = MemberId(0);
-    let all: Vec<u32> = (0..topic.partitions()).collect();
-    transport.assign(member, &all)?;
     let config = consumer_config(sizes, CommitPolicy::Contiguous, RetryConfig::default())?;
-    let pipeline = Pipeline::new(transport, bench.timer.clone());
-    let incarnation = Incarnation::new(
-        member,
-        strategy,
-        bench.strategy_config,
-        config,
-        slow_treat(sizes),
-        Stop::AtEnd,
-    );
-    let report = run_incarnation(&pipeline, incarnation)?;
+    let (pipeline, report) =
+        consume_to_end(bench, topic, config, slow_treat(sizes), strategy, None)?;
     let elapsed_s = report.elapsed_s;
     let mut run = summarize(
         ScenarioId::PipelineReorder,
-        format!("producers={PRODUCERS}"),
+        param,
         strategy,
         CommitPolicy::Contiguous,
         sizes,

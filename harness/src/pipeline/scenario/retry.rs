@@ -23,16 +23,13 @@ use serde::{Deserialize, Serialize};
 use strategies::StrategyId;
 
 use super::{
-    cell_error, consumer_config, events, last_versions, place_hash, summarize, Bench,
-    LatencySummary, PipelineError, PipelineRun, PAYLOAD_BYTES,
+    consume_to_end, consumer_config, events, last_versions, place_hash, run_cells, summarize,
+    Bench, LatencySummary, PipelineError, PipelineRun, PAYLOAD_BYTES,
 };
 use crate::pipeline::commit::CommitPolicy;
-use crate::pipeline::consumer::{
-    run_incarnation, ConsumerError, Incarnation, Pipeline, Stop, Treat, Treatment,
-};
+use crate::pipeline::consumer::{ConsumerError, Treat, Treatment};
 use crate::pipeline::log::{Record, Topic};
 use crate::pipeline::retry::{RetryConfig, RetryPolicy};
-use crate::pipeline::transport::{EmbeddedTransport, MemberId, Transport};
 use crate::workload::{ScenarioId, Sizes};
 
 /// What failed, what was retried and who waited, in one pipeline-retry cell.
@@ -124,21 +121,14 @@ pub fn run(
     bench: &Bench<'_>,
     policies: &[RetryPolicy],
     strategies: &[StrategyId],
-    mut each: impl FnMut(&PipelineRun),
+    each: impl FnMut(&PipelineRun),
 ) -> Result<Vec<PipelineRun>, PipelineError> {
     let (topic, expected) = produce(bench.sizes, bench.seed)?;
     let failures = Arc::new(Failures::of(bench.sizes, &topic));
-    let mut runs = Vec::new();
-    for &policy in policies {
-        let param = format!("retry={policy}");
-        for &strategy in strategies {
-            let run = cell(bench, &topic, &expected, &failures, policy, strategy)
-                .map_err(cell_error(ScenarioId::PipelineRetry, &param, strategy))?;
-            each(&run);
-            runs.push(run);
-        }
-    }
-    Ok(runs)
+    let name = |policy| format!("retry={policy}");
+    run_cells(ScenarioId::PipelineRetry, policies, strategies, each, name, |policy, param, s| {
+        cell(bench, &topic, &expected, &failures, policy, param, s)
+    })
 }
 
 fn cell(
@@ -147,13 +137,10 @@ fn cell(
     expected: &BTreeMap<u64, u64>,
     failures: &Arc<Failures>,
     policy: RetryPolicy,
+    param: String,
     strategy: StrategyId,
 ) -> Result<PipelineRun, ConsumerError> {
     let sizes = bench.sizes;
-    let transport = Arc::new(EmbeddedTransport::new(topic.clone()));
-    let member = MemberId(0);
-    let all: Vec<u32> = (0..topic.partitions()).collect();
-    transport.assign(member, &all)?;
     let retry = RetryConfig {
         policy,
         max_attempts: sizes.max_attempts,
@@ -168,16 +155,13 @@ fn cell(
             failures => Treatment::Fail { failures },
         })
     };
-    let pipeline = Pipeline::new(transport, bench.timer.clone());
-    let incarnation =
-        Incarnation::new(member, strategy, bench.strategy_config, config, treat, Stop::AtEnd);
-    let report = run_incarnation(&pipeline, incarnation)?;
+    let (pipeline, report) = consume_to_end(bench, topic, config, treat, strategy, None)?;
     let elapsed_s = report.elapsed_s;
     let (retries, dead_lettered, failure_pause_s) =
         (report.retries, report.dead_lettered, report.failure_pause_s);
     let mut run = summarize(
         ScenarioId::PipelineRetry,
-        format!("retry={policy}"),
+        param,
         strategy,
         CommitPolicy::Contiguous,
         sizes,
@@ -234,7 +218,9 @@ fn cell(
 mod tests {
     use super::*;
     use crate::measure::timer::Timer;
+    use crate::pipeline::consumer::{run_incarnation, Incarnation, Pipeline, Stop};
     use crate::pipeline::scenario::tests::{ordered, sizes};
+    use crate::pipeline::transport::{EmbeddedTransport, MemberId, Transport};
     use strategies::StrategyConfig;
 
     fn retry_sizes() -> Sizes {
