@@ -377,3 +377,105 @@ fn the_breakdown_is_drawn_from_counted_uniform_runs_only() {
     assert_well_formed_svg(&chart.svg, &chart.name);
     assert!(chart.svg.contains("n/a"), "events a strategy cannot see are marked");
 }
+
+/// The pipeline charts and the scenario each draws from.
+const PIPELINE_CHARTS: [(&str, &str); 5] = [
+    ("pipeline-crash", "pipeline-crash"),
+    ("pipeline-commit-lag", "pipeline-crash"),
+    ("pipeline-retry", "pipeline-retry"),
+    ("pipeline-expand", "pipeline-expand"),
+    ("pipeline-rebalance", "pipeline-rebalance"),
+];
+
+/// Measured cells of pipeline-crash, -retry, -expand and -rebalance, tiny, for
+/// keyed-mailbox, group-by and thread-pool; measured once per test binary.
+fn pipeline_runs() -> &'static [harness::pipeline::PipelineRun] {
+    use harness::measure::timer::Timer;
+    use harness::pipeline::{run_scenario, Bench, PipelinePlan};
+    use harness::workload::{ScenarioId, Sizes};
+    use strategies::{StrategyConfig, StrategyId};
+
+    static RUNS: std::sync::OnceLock<Vec<harness::pipeline::PipelineRun>> =
+        std::sync::OnceLock::new();
+    RUNS.get_or_init(|| {
+        let sizes = Sizes {
+            pipeline_records: 1_500,
+            pipeline_keys: 100,
+            partitions: 2,
+            expand_to: 4,
+            commit_interval_ms: 1,
+            crash_after: 500,
+            ..Sizes::quick()
+        };
+        let timer = Timer::start();
+        let bench = Bench {
+            sizes: &sizes,
+            seed: 5,
+            timer: &timer,
+            strategy_config: StrategyConfig::with_workers(2),
+        };
+        let strategies = [StrategyId::KeyedMailbox, StrategyId::GroupBy, StrategyId::ThreadPool];
+        let mut runs = Vec::new();
+        for scenario in [
+            ScenarioId::PipelineCrash,
+            ScenarioId::PipelineRetry,
+            ScenarioId::PipelineExpand,
+            ScenarioId::PipelineRebalance,
+        ] {
+            let cells =
+                run_scenario(scenario, &bench, &PipelinePlan::default(), &strategies, |_| {})
+                    .unwrap_or_else(|error| panic!("{scenario}: {error}"));
+            assert!(!cells.is_empty(), "{scenario} measured no cell");
+            runs.extend(cells);
+        }
+        runs
+    })
+}
+
+/// The small results with `pipelines` as their pipeline cells.
+fn with_pipelines(pipelines: Vec<harness::pipeline::PipelineRun>) -> Results {
+    Results { pipelines, ..small_results() }
+}
+
+#[test]
+fn measured_pipeline_cells_draw_every_pipeline_chart() {
+    let charts = render_all(&with_pipelines(pipeline_runs().to_vec())).expect("charts draw");
+    for (name, _) in PIPELINE_CHARTS {
+        let chart = charts.charts.iter().find(|chart| chart.name == name);
+        let chart = chart.unwrap_or_else(|| panic!("{name} not drawn: {:?}", charts.skipped));
+        assert_valid_png(&chart.png, name);
+        assert_well_formed_svg(&chart.svg, name);
+        assert!(!chart.note.is_empty() && !chart.title.is_empty(), "{name}");
+        assert!(
+            !charts.skipped.iter().any(|line| line.starts_with(&format!("{name}:"))),
+            "{name} both drawn and skipped: {:?}",
+            charts.skipped
+        );
+    }
+    let expand = charts.charts.iter().find(|chart| chart.name == "pipeline-expand").unwrap();
+    assert!(expand.title.contains("keyed-mailbox"), "{}", expand.title);
+    for mitigation in ["none", "drain-then-expand"] {
+        assert!(expand.note.contains(&format!("{mitigation}, ")), "{}", expand.note);
+    }
+    let html = render_report(&with_pipelines(pipeline_runs().to_vec()), &charts);
+    assert_well_formed_html(&html);
+}
+
+#[test]
+fn each_pipeline_chart_is_skipped_with_its_reason_when_its_scenario_is_absent() {
+    for (_, scenario) in PIPELINE_CHARTS {
+        let kept: Vec<_> =
+            pipeline_runs().iter().filter(|run| run.scenario != scenario).cloned().collect();
+        let charts = render_all(&with_pipelines(kept)).expect("charts draw");
+        let names = names(&charts);
+        for (name, from) in PIPELINE_CHARTS {
+            if from != scenario {
+                assert!(names.contains(&name), "{name} not drawn without {scenario}");
+                continue;
+            }
+            assert!(!names.contains(&name), "{name} drawn without {scenario}");
+            let reason = format!("{name}: skipped, no {scenario} runs in these results");
+            assert!(charts.skipped.contains(&reason), "{reason} not in {:?}", charts.skipped);
+        }
+    }
+}

@@ -152,6 +152,28 @@ fn drawable(results: &Results) -> Results {
             clamp(value);
         }
     }
+    for run in &mut results.pipelines {
+        for incarnation in &mut run.incarnations {
+            clamp(&mut incarnation.started_at_s);
+            for point in &mut incarnation.lag_timeline {
+                clamp(&mut point.at_s);
+            }
+        }
+        if let Some(retry) = &mut run.retry {
+            clamp(&mut retry.bystander_latency.p99_us);
+        }
+        if let Some(expansion) = &mut run.expansion {
+            clamp(&mut expansion.held_s);
+            for bin in &mut expansion.timeline {
+                clamp(&mut bin.at_s);
+            }
+        }
+        if let Some(rebalance) = &mut run.rebalance {
+            for event in &mut rebalance.events {
+                clamp(&mut event.pause_s);
+            }
+        }
+    }
     results
 }
 
@@ -274,6 +296,8 @@ enum Mark {
     Dashed,
     /// An open diamond: reference points.
     Diamond,
+    /// A white square with a coloured outline: a third bar beside a pair.
+    Outline,
 }
 
 /// One legend entry.
@@ -308,6 +332,15 @@ fn frame<DB: DrawingBackend>(
 ) -> Result<DrawingArea<DB, Shift>, DrawingAreaErrorKind<DB::ErrorType>> {
     root.fill(&WHITE)?;
     let body = root.margin(10, 0, 0, 0).titled(title, text_style(TITLE_PX))?;
+    legend(&body, entries)
+}
+
+/// Draws a legend strip of `entries` across the top of `body`; returns the area under it.
+/// The legend wraps onto as many rows as it needs.
+fn legend<DB: DrawingBackend>(
+    body: &DrawingArea<DB, Shift>,
+    entries: &[Entry],
+) -> Result<DrawingArea<DB, Shift>, DrawingAreaErrorKind<DB::ErrorType>> {
     let (width, _) = body.dim_in_pixel();
     let style = text_style(TEXT_PX);
     let swatch = 28_i32;
@@ -366,6 +399,10 @@ fn frame<DB: DrawingBackend>(
             Mark::Diamond => {
                 legend.draw(&diamond((x + swatch / 2, middle), 6, colour, String::new()))?
             }
+            Mark::Outline => legend.draw(&Rectangle::new(
+                [(x + 4, middle - 7), (x + swatch - 4, middle + 7)],
+                colour.stroke_width(2),
+            ))?,
         }
         legend.draw(&Text::new(
             entry.label.clone(),

@@ -4,10 +4,11 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{
+use super::super::{
     category, centres, frame, log_range, text_style, ticked, DrawResult, Entry, Figure, Mark,
     Planned, TEXT_PX, TICK_PX,
 };
+use super::{policy_colour, runs_of, skip, strategies_of};
 use crate::pipeline::{CommitPolicy, PipelineRun};
 use crate::results::Results;
 use crate::workload::ScenarioId;
@@ -20,15 +21,6 @@ bar, only its label. contiguous redelivers everything above each partition's fir
 incomplete record; contiguous+metadata only what its metadata did not cover; \
 highest-completed commits past slow records and loses them.";
 
-/// The colour of each policy's bars.
-fn policy_colour(policy: CommitPolicy) -> RGBColor {
-    match policy {
-        CommitPolicy::Contiguous => RGBColor(70, 120, 180),
-        CommitPolicy::ContiguousMetadata => RGBColor(90, 170, 110),
-        CommitPolicy::HighestCompleted => RGBColor(230, 160, 50),
-    }
-}
-
 const LOST: RGBColor = RGBColor(160, 30, 30);
 
 struct Crash<'a> {
@@ -37,22 +29,13 @@ struct Crash<'a> {
 }
 
 pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
-    let scenario = ScenarioId::PipelineCrash.as_str();
-    let runs: Vec<&PipelineRun> =
-        results.pipelines.iter().filter(|run| run.scenario == scenario).collect();
+    let runs = runs_of(results, ScenarioId::PipelineCrash);
     if runs.is_empty() {
-        plans.push(Planned::Skip(
-            "pipeline-crash: skipped, no pipeline-crash runs in these results".into(),
-        ));
+        plans.push(skip("pipeline-crash", ScenarioId::PipelineCrash));
         return;
     }
-    let mut strategies: Vec<&str> = Vec::new();
-    for run in &runs {
-        if !strategies.contains(&run.strategy.as_str()) {
-            strategies.push(&run.strategy);
-        }
-    }
-    plans.push(super::render(
+    let strategies = strategies_of(&runs);
+    plans.push(super::super::render(
         "pipeline-crash".into(),
         "Redelivered and lost after a consumer crash (pipeline-crash)".into(),
         NOTE.into(),
