@@ -9,12 +9,14 @@ use std::process::ExitCode;
 
 use anyhow::Error;
 use clap::{Parser, Subcommand};
+use harness::cli::compare::CompareArgs;
 use harness::cli::export::ExportArgs;
 use harness::cli::gate::GateArgs;
 use harness::cli::list::{list, ListArgs};
 use harness::cli::plot::PlotArgs;
 use harness::cli::run::{Progress, RunArgs};
 use harness::cli::soak::SoakArgs;
+use harness::compare::{run_compare, CompareConfig};
 use harness::config::RunConfig;
 use harness::gate::{run_gate, GateConfig};
 use harness::report::export::{export, ExportConfig};
@@ -46,6 +48,18 @@ enum Command {
     /// Judge a results file against the rules of gates.toml: exit 0 if every rule holds,
     /// 1 if one fails, 2 on bad input.
     Gate(GateArgs),
+    /// Compare two runs cell by cell, each metric judged faster, slower, within noise or
+    /// too few samples to judge: exit 0, or 1 with --fail-on-regression and a cell slower
+    /// by more than it, 2 on bad input.
+    ///
+    /// Cells are matched by scenario, param, strategy and, where both files record it, worker
+    /// count; cells in one file only are listed. A verdict of faster or slower needs at
+    /// least 5 repetitions on each side (`run --repeat 5`), a two-sided Mann-Whitney U test
+    /// significant at --alpha, and medians more than --threshold percent apart. Settings
+    /// that differ between the runs are printed as a note first. Pipeline cells
+    /// (pipelines[]) run once each: they are listed under their own heading, single-shot,
+    /// with their change, and never judged.
+    Compare(CompareArgs),
     /// Print a results file in Bencher's metric format or github-action-benchmark's.
     Export(ExportArgs),
     /// Churn a million keys through each strategy (no mailbox or memory may be left), then
@@ -92,6 +106,7 @@ fn main() -> ExitCode {
         Command::List(args) => Ok(Done::passed(list(&args))),
         Command::Plot(args) => plot(args),
         Command::Gate(args) => gate(args),
+        Command::Compare(args) => compare(args),
         Command::Export(args) => export_results(args),
         Command::Soak(args) => soak(args),
     })
@@ -140,6 +155,12 @@ fn gate(args: GateArgs) -> Result<Done, Stop> {
         &mut |line| eprintln!("gate: {line}"),
     )
     .map_err(bad_input)?;
+    Ok(Done { stdout: outcome.report, notes: Vec::new(), pass: outcome.pass })
+}
+
+fn compare(args: CompareArgs) -> Result<Done, Stop> {
+    let config = CompareConfig::try_from(args).map_err(bad_input)?;
+    let outcome = run_compare(&config).map_err(bad_input)?;
     Ok(Done { stdout: outcome.report, notes: Vec::new(), pass: outcome.pass })
 }
 

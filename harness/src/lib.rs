@@ -7,6 +7,8 @@
 
 /// The command line: one file per subcommand, clap arguments into validated configs.
 pub mod cli;
+/// `keyed-bench compare`: two runs' results, cell by cell, judged against their noise.
+pub mod compare;
 /// The validated settings of a suite run, from flags or from a results file.
 pub mod config;
 /// `keyed-bench gate`: rules evaluated on one run's results.

@@ -66,6 +66,7 @@ fn run(scenario: &str, param: &str, strategy: &str, scale: u64) -> RunResult {
         window_scope: None,
         windows: None,
         events_per_message: None,
+        samples: None,
     }
 }
 

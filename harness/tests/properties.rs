@@ -12,7 +12,7 @@ use harness::cli::RunArgs;
 use harness::config::{flag_ranges, FlagRange, RunConfig};
 use harness::gate::{parse_baseline, parse_rules, run_gate, Format, GateConfig};
 use harness::measure::recorder::{Clock, Correctness, Recorder};
-use harness::results::Results;
+use harness::results::{Results, Samples};
 use harness::workload::ScenarioId;
 use proptest::prelude::*;
 use strategies::{Job, Key, Message, StrategyId};
@@ -466,6 +466,11 @@ proptest! {
             };
             run.messages = counts[8] as usize;
             run.bystander_latency_ns = if nullable { None } else { Some(run.hol_ns) };
+            run.samples = (!nullable).then(|| Samples {
+                throughput_per_s: vec![numbers[10], numbers[11]],
+                elapsed_s: vec![numbers[11], numbers[10]],
+                latency_p99_ns: vec![counts[9], counts[0]],
+            });
         }
         let written = serde_json::to_vec_pretty(&results).unwrap();
         let read = Results::parse(&written, Path::new("results.json")).unwrap();

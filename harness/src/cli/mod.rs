@@ -5,10 +5,12 @@
 //! - `run`: `keyed-bench run` (and no subcommand), into [`crate::config::RunConfig`];
 //! - `plot`: `keyed-bench plot`, into [`crate::report::html::PlotConfig`];
 //! - `gate`: `keyed-bench gate`, into [`crate::gate::GateConfig`];
+//! - `compare`: `keyed-bench compare`, into [`crate::compare::CompareConfig`];
 //! - `soak`: `keyed-bench soak`, into [`crate::soak::SoakConfig`];
 //! - `export`: `keyed-bench export`, into [`crate::report::export::ExportConfig`];
 //! - `list`: `keyed-bench list`.
 
+pub mod compare;
 pub mod export;
 pub mod gate;
 pub mod list;

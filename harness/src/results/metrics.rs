@@ -18,7 +18,7 @@ use std::collections::HashMap;
 use hdrhistogram::Histogram;
 use strategies::{Job, WindowScope};
 
-use super::{ContextSwitches, EventRates, Latency, RunResult, Spread, Tail, Threads};
+use super::{ContextSwitches, EventRates, Latency, RunResult, Samples, Spread, Tail, Threads};
 use crate::measure::histograms::{new_histogram, Histograms};
 use crate::measure::recorder::Correctness;
 use crate::measure::runner::{CountedEvents, Measurement, Sample, ServiceTimes};
@@ -242,6 +242,21 @@ pub fn run_result(
         window_scope: Some(measurement.window_scope),
         windows: Some(measurement.windows),
         events_per_message: measurement.events.map(event_rates),
+        samples: Some(Samples {
+            throughput_per_s: throughputs,
+            elapsed_s: elapsed,
+            latency_p99_ns: samples
+                .iter()
+                .map(|sample| {
+                    let histograms = &sample.histograms;
+                    match (&histograms.bystander, driven) {
+                        (Some(bystander), true) => bystander,
+                        _ => &histograms.latency,
+                    }
+                    .value_at_quantile(0.99)
+                })
+                .collect(),
+        }),
     };
     (result, merged)
 }

@@ -351,6 +351,21 @@ pub struct RunResult {
     /// strategy's events; null where not counted (`--no-breakdown`, older files).
     #[serde(default)]
     pub events_per_message: Option<EventRates>,
+    /// Each repetition's own figures, in the order they ran; absent in older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub samples: Option<Samples>,
+}
+
+/// The figures of each timed repetition of a cell, in the order they ran (one entry per
+/// repetition in each list), for comparing two runs with their noise.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Samples {
+    /// Messages (completion-driven cells: handled cold commands) / elapsed, per second.
+    pub throughput_per_s: Vec<f64>,
+    /// Elapsed seconds: first submit to the end of the drain.
+    pub elapsed_s: Vec<f64>,
+    /// The 99th percentile of the repetition's own latency histogram, in nanoseconds.
+    pub latency_p99_ns: Vec<u64>,
 }
 
 /// Events per message of one counted repetition (see `strategies::Events`); a null field
@@ -462,17 +477,39 @@ impl Results {
                     let path = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
                     first_negative(field, &path)
                 }),
+                serde_json::Value::Array(items) => items
+                    .iter()
+                    .enumerate()
+                    .find_map(|(index, item)| first_negative(item, &format!("{path}[{index}]"))),
                 _ => None,
             }
         }
         for (index, run) in self.runs.iter().enumerate() {
+            let cell =
+                || format!("runs[{index}] ({} {} {})", run.scenario, run.param, run.strategy);
             let json = serde_json::to_value(run).map_err(|error| error.to_string())?;
             if let Some((field, value)) = first_negative(&json, "") {
                 return Err(format!(
-                    "runs[{index}] ({} {} {}): `{field}` is {value}; a measurement is never \
-                     negative",
-                    run.scenario, run.param, run.strategy
+                    "{}: `{field}` is {value}; a measurement is never negative",
+                    cell()
                 ));
+            }
+            if let Some(samples) = &run.samples {
+                let lengths = [
+                    samples.throughput_per_s.len(),
+                    samples.elapsed_s.len(),
+                    samples.latency_p99_ns.len(),
+                ];
+                if lengths.iter().any(|length| *length != lengths[0]) {
+                    return Err(format!(
+                        "{}: `samples` lists {}, {} and {} repetitions; each list holds one \
+                         entry per repetition",
+                        cell(),
+                        lengths[0],
+                        lengths[1],
+                        lengths[2]
+                    ));
+                }
             }
         }
         Ok(())
@@ -536,6 +573,33 @@ mod tests {
         json["runs"][2]["elapsed_s"] = serde_json::json!(-0.5);
         let error = Results::parse(json.to_string().as_bytes(), path).unwrap_err().to_string();
         assert!(error.contains("runs[2] (") && error.contains("`elapsed_s` is -0.5"), "{error}");
+    }
+
+    #[test]
+    fn per_repetition_samples_are_optional_and_checked() {
+        let reference = include_str!("../../../results/2026-11-30-vm/results.json");
+        let path = Path::new("samples.json");
+        let results = Results::parse(reference.as_bytes(), path).unwrap();
+        assert!(results.runs.iter().all(|run| run.samples.is_none()));
+        let written = serde_json::to_value(&results).unwrap();
+        assert!(written["runs"][0].get("samples").is_none(), "absent, not null");
+        let mut json: serde_json::Value = serde_json::from_str(reference).unwrap();
+        let samples = serde_json::json!({
+            "throughput_per_s": [1.0, 2.0],
+            "elapsed_s": [0.5, 0.25],
+            "latency_p99_ns": [10, 20],
+        });
+        json["runs"][1]["samples"] = samples.clone();
+        let parsed = Results::parse(json.to_string().as_bytes(), path).unwrap();
+        let read = parsed.runs[1].samples.as_ref().unwrap();
+        assert_eq!(read.elapsed_s, [0.5, 0.25]);
+        assert_eq!(serde_json::to_value(&parsed).unwrap()["runs"][1]["samples"], samples);
+        json["runs"][1]["samples"]["elapsed_s"] = serde_json::json!([0.5, -0.25]);
+        let error = Results::parse(json.to_string().as_bytes(), path).unwrap_err().to_string();
+        assert!(error.contains("`samples.elapsed_s[1]` is -0.25"), "{error}");
+        json["runs"][1]["samples"]["elapsed_s"] = serde_json::json!([0.5]);
+        let error = Results::parse(json.to_string().as_bytes(), path).unwrap_err().to_string();
+        assert!(error.contains("`samples` lists 2, 1 and 2 repetitions"), "{error}");
     }
 
     #[test]

@@ -1,0 +1,812 @@
+//! `keyed-bench compare`: two runs' results, cell by cell, with their noise.
+//!
+//! Cells of A and B are matched by scenario, param and strategy (and worker count, where
+//! both record it). For each matched cell and metric the verdict weighs the per-repetition
+//! samples (`runs[].samples`) of both runs:
+//!
+//! - **too few samples to judge**: either side has fewer than [`MIN_SAMPLES`] (a file
+//!   written before samples were recorded has none);
+//! - **faster** or **slower**: the two-sided Mann-Whitney U test rejects "one distribution"
+//!   at `alpha`, *and* the medians differ by more than `threshold_pct` percent, in the
+//!   metric's better or worse direction;
+//! - **within noise** otherwise: no significant difference, or a significant but negligible
+//!   one.
+//!
+//! Cells present in one file only are listed, never dropped. Pipeline cells
+//! (`pipelines[]`) run once each: they are listed beside their change, not judged. Settings
+//! that differ between the runs are listed as a note.
+//!
+//! # Layout
+//!
+//! - `stats`: the Mann-Whitney U test;
+//! - `render`: a comparison as text, Markdown or JSON.
+//!
+//! This module holds the comparison itself ([`compare`], [`judge`]: pure functions of two
+//! results), and the command, [`run_compare`], which reads the files.
+
+mod render;
+pub mod stats;
+
+use std::fmt;
+use std::path::PathBuf;
+use std::str::FromStr;
+
+use serde::Serialize;
+
+use crate::results::metrics::median;
+use crate::results::{ReadError, Results, RunResult};
+
+pub use render::{render, Format, Inputs, Regressions};
+
+/// The fewest samples on each side that a verdict other than "too few samples to judge"
+/// needs.
+pub const MIN_SAMPLES: usize = 5;
+/// The default significance level of the test.
+pub const DEFAULT_ALPHA: f64 = 0.05;
+/// The default least change of the median, in percent, that counts as faster or slower.
+pub const DEFAULT_THRESHOLD_PCT: f64 = 2.0;
+/// The range of `--alpha`.
+pub const ALPHA_RANGE: (f64, f64) = (0.0001, 0.5);
+/// The range of `--threshold`, in percent.
+pub const THRESHOLD_RANGE: (f64, f64) = (0.0, 100.0);
+/// The range of `--fail-on-regression`, in percent.
+pub const REGRESSION_RANGE: (f64, f64) = (0.0, 1000.0);
+
+/// A metric compared per cell.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Metric {
+    /// Messages per second (`throughput_per_s`): higher is better.
+    Throughput,
+    /// Seconds per repetition (`elapsed_s`): lower is better.
+    Elapsed,
+    /// The 99th-percentile latency of a repetition (`latency_p99_ns`): lower is better.
+    P99,
+}
+
+impl Metric {
+    /// Every metric, in the order they are reported.
+    pub const ALL: &'static [Metric] = &[Metric::Throughput, Metric::Elapsed, Metric::P99];
+
+    /// The name `--metric` takes.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Throughput => "throughput",
+            Self::Elapsed => "elapsed",
+            Self::P99 => "p99",
+        }
+    }
+
+    /// Whether a larger value is an improvement.
+    pub fn higher_is_better(self) -> bool {
+        self == Self::Throughput
+    }
+
+    /// The cell's per-repetition values of this metric; empty when not recorded.
+    fn samples(self, run: &RunResult) -> Vec<f64> {
+        let Some(samples) = &run.samples else { return Vec::new() };
+        match self {
+            Self::Throughput => samples.throughput_per_s.clone(),
+            Self::Elapsed => samples.elapsed_s.clone(),
+            Self::P99 => samples.latency_p99_ns.iter().map(|&ns| ns as f64).collect(),
+        }
+    }
+
+    /// The cell's summary figure, for a cell without samples: the median throughput and
+    /// elapsed time, and the p99 of the merged histogram.
+    fn recorded(self, run: &RunResult) -> f64 {
+        match self {
+            Self::Throughput => run.throughput_per_s.median,
+            Self::Elapsed => run.elapsed_s,
+            Self::P99 => run.latency_ns.p99 as f64,
+        }
+    }
+}
+
+impl fmt::Display for Metric {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Metric {
+    type Err = String;
+
+    fn from_str(name: &str) -> Result<Self, String> {
+        Self::ALL.iter().copied().find(|metric| metric.as_str() == name).ok_or_else(|| {
+            let known: Vec<&str> = Self::ALL.iter().map(|metric| metric.as_str()).collect();
+            format!("unknown metric `{name}`; expected one of {}", known.join(", "))
+        })
+    }
+}
+
+/// What a comparison concluded about one metric of one cell.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Verdict {
+    /// B is better than A beyond the noise and the threshold.
+    #[serde(rename = "faster")]
+    Faster,
+    /// B is worse than A beyond the noise and the threshold.
+    #[serde(rename = "slower")]
+    Slower,
+    /// No difference the samples can tell from noise, or one within the threshold.
+    #[serde(rename = "within noise")]
+    WithinNoise,
+    /// A side has fewer than [`MIN_SAMPLES`] samples.
+    #[serde(rename = "too few samples to judge")]
+    TooFewSamples,
+}
+
+impl Verdict {
+    /// The verdict as reports print it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Faster => "faster",
+            Self::Slower => "slower",
+            Self::WithinNoise => "within noise",
+            Self::TooFewSamples => "too few samples to judge",
+        }
+    }
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How verdicts are reached.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Options {
+    /// The significance level of the two-sided Mann-Whitney U test.
+    pub alpha: f64,
+    /// The least change of the median, in percent, that counts as faster or slower.
+    pub threshold_pct: f64,
+    /// The metrics to compare, in report order.
+    pub metrics: Vec<Metric>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            alpha: DEFAULT_ALPHA,
+            threshold_pct: DEFAULT_THRESHOLD_PCT,
+            metrics: Metric::ALL.to_vec(),
+        }
+    }
+}
+
+/// The judgement of two samples of one metric.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Judgement {
+    /// A's median.
+    pub a_median: f64,
+    /// B's median.
+    pub b_median: f64,
+    /// A's sample count.
+    pub a_samples: usize,
+    /// B's sample count.
+    pub b_samples: usize,
+    /// `(B - A) / A` of the medians, in percent; `None` where A's median is 0 and B's is
+    /// not.
+    pub change_pct: Option<f64>,
+    /// The test's two-sided p-value; `None` with too few samples.
+    pub p_value: Option<f64>,
+    /// The verdict.
+    pub verdict: Verdict,
+}
+
+impl Judgement {
+    /// How much worse B is than A, in percent, when the verdict is [`Verdict::Slower`]: the
+    /// fall in a higher-is-better metric, the rise in a lower-is-better one (infinite where
+    /// A's median is 0).
+    pub fn regression_pct(&self, higher_is_better: bool) -> Option<f64> {
+        (self.verdict == Verdict::Slower).then(|| match self.change_pct {
+            Some(change) if higher_is_better => -change,
+            Some(change) => change,
+            None => f64::INFINITY,
+        })
+    }
+}
+
+/// The change from `a` to `b` in percent of `a`; `None` where `a` is 0 and `b` is not.
+fn change_pct(a: f64, b: f64) -> Option<f64> {
+    if a == b {
+        Some(0.0)
+    } else if a == 0.0 {
+        None
+    } else {
+        Some((b - a) / a.abs() * 100.0)
+    }
+}
+
+/// Judges samples `b` against `a` of a metric where `higher_is_better` says which way is
+/// an improvement (see the module docs). `recorded` gives each side's median where it has
+/// no samples at all (a file from before samples were recorded).
+pub fn judge(
+    a: &[f64],
+    b: &[f64],
+    recorded: (f64, f64),
+    higher_is_better: bool,
+    options: &Options,
+) -> Judgement {
+    let middle = |samples: &[f64], recorded: f64| {
+        if samples.is_empty() {
+            recorded
+        } else {
+            median(samples)
+        }
+    };
+    let (a_median, b_median) = (middle(a, recorded.0), middle(b, recorded.1));
+    let change = change_pct(a_median, b_median);
+    let mut judgement = Judgement {
+        a_median,
+        b_median,
+        a_samples: a.len(),
+        b_samples: b.len(),
+        change_pct: change,
+        p_value: None,
+        verdict: Verdict::TooFewSamples,
+    };
+    if a.len() < MIN_SAMPLES || b.len() < MIN_SAMPLES {
+        return judgement;
+    }
+    let p = stats::mann_whitney_p(a, b);
+    judgement.p_value = Some(p);
+    let beyond_threshold = change.is_none_or(|change| change.abs() > options.threshold_pct);
+    judgement.verdict = if p < options.alpha && beyond_threshold {
+        if (b_median > a_median) == higher_is_better {
+            Verdict::Faster
+        } else {
+            Verdict::Slower
+        }
+    } else {
+        Verdict::WithinNoise
+    };
+    judgement
+}
+
+/// Which cell a comparison row is about.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CellId {
+    /// Scenario id.
+    pub scenario: String,
+    /// The parameter, or empty.
+    pub param: String,
+    /// Strategy id.
+    pub strategy: String,
+    /// The cell's worker threads, where its file records them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workers: Option<usize>,
+}
+
+impl CellId {
+    fn of_run(run: &RunResult) -> Self {
+        Self {
+            scenario: run.scenario.clone(),
+            param: run.param.clone(),
+            strategy: run.strategy.clone(),
+            workers: run.workers,
+        }
+    }
+
+    fn of_pipeline(run: &crate::pipeline::PipelineRun) -> Self {
+        Self {
+            scenario: run.scenario.clone(),
+            param: run.param.clone(),
+            strategy: run.strategy.clone(),
+            workers: None,
+        }
+    }
+
+    /// Whether `other` is the same cell: scenario, param and strategy equal, and the worker
+    /// counts too where both record one.
+    fn matches(&self, other: &Self) -> bool {
+        self.scenario == other.scenario
+            && self.param == other.param
+            && self.strategy == other.strategy
+            && (self.workers.is_none() || other.workers.is_none() || self.workers == other.workers)
+    }
+}
+
+impl fmt::Display for CellId {
+    /// `scenario [param] strategy`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.scenario)?;
+        if !self.param.is_empty() {
+            write!(f, " {}", self.param)?;
+        }
+        write!(f, " {}", self.strategy)
+    }
+}
+
+/// One metric of one matched cell.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MetricRow {
+    /// The metric.
+    pub metric: Metric,
+    /// Whether higher is better.
+    pub higher_is_better: bool,
+    /// The judgement.
+    #[serde(flatten)]
+    pub judgement: Judgement,
+}
+
+/// A cell present in both runs.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CellComparison {
+    /// The cell (with A's worker count).
+    pub cell: CellId,
+    /// One row per compared metric.
+    pub metrics: Vec<MetricRow>,
+}
+
+/// A pipeline cell present in both runs: one sample each, shown, not judged.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PipelineComparison {
+    /// The cell.
+    pub cell: CellId,
+    /// The metric (throughput or elapsed).
+    pub metric: Metric,
+    /// A's value.
+    pub a: f64,
+    /// B's value.
+    pub b: f64,
+    /// `(B - A) / A` in percent.
+    pub change_pct: Option<f64>,
+}
+
+/// A setting recorded in `meta` that differs between the runs.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SettingDifference {
+    /// Its path in results.json (`meta.sizes.spin_ns`).
+    pub field: String,
+    /// A's value, as JSON (`absent` where A does not record it).
+    pub a: String,
+    /// B's value.
+    pub b: String,
+}
+
+/// Two runs compared.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Comparison {
+    /// The test's significance level.
+    pub alpha: f64,
+    /// The least change of the median, in percent, that a verdict needs.
+    pub threshold_pct: f64,
+    /// The fewest samples per side that a verdict needs.
+    pub min_samples: usize,
+    /// Settings that differ between A and B.
+    pub settings: Vec<SettingDifference>,
+    /// Cells in both, in A's order.
+    pub cells: Vec<CellComparison>,
+    /// Cells (runs and pipelines) only A has.
+    pub only_in_a: Vec<CellId>,
+    /// Cells (runs and pipelines) only B has.
+    pub only_in_b: Vec<CellId>,
+    /// Pipeline cells in both, in A's order: single-shot, not judged.
+    pub pipelines: Vec<PipelineComparison>,
+}
+
+impl Comparison {
+    /// Every judged row with the cell it belongs to.
+    pub fn rows(&self) -> impl Iterator<Item = (&CellId, &MetricRow)> {
+        self.cells.iter().flat_map(|cell| cell.metrics.iter().map(move |row| (&cell.cell, row)))
+    }
+
+    /// The rows whose verdict is slower by more than `pct` percent.
+    pub fn regressions(&self, pct: f64) -> Vec<(&CellId, &MetricRow)> {
+        self.rows()
+            .filter(|(_, row)| {
+                row.judgement.regression_pct(row.higher_is_better).is_some_and(|worse| worse > pct)
+            })
+            .collect()
+    }
+
+    /// How many rows reached each verdict, in [`Verdict`] order.
+    pub fn counts(&self) -> [(Verdict, usize); 4] {
+        [Verdict::Faster, Verdict::Slower, Verdict::WithinNoise, Verdict::TooFewSamples].map(
+            |verdict| {
+                (verdict, self.rows().filter(|(_, r)| r.judgement.verdict == verdict).count())
+            },
+        )
+    }
+}
+
+/// Pairs each of `a` with the first unpaired of `b` that `matches`; returns the pairs and
+/// the indices left on each side.
+fn pair<T>(
+    a: &[T],
+    b: &[T],
+    id: impl Fn(&T) -> CellId,
+) -> (Vec<(usize, usize)>, Vec<usize>, Vec<usize>) {
+    let mut taken = vec![false; b.len()];
+    let (mut pairs, mut only_a) = (Vec::new(), Vec::new());
+    for (i, left) in a.iter().enumerate() {
+        let left = id(left);
+        let found = (0..b.len()).find(|&j| !taken[j] && left.matches(&id(&b[j])));
+        match found {
+            Some(j) => {
+                taken[j] = true;
+                pairs.push((i, j));
+            }
+            None => only_a.push(i),
+        }
+    }
+    let only_b = (0..b.len()).filter(|&j| !taken[j]).collect();
+    (pairs, only_a, only_b)
+}
+
+/// The `meta` fields whose difference a reader must know of; `sizes` is compared size by
+/// size.
+const SETTINGS: &[&str] = &[
+    "git_commit",
+    "rustc",
+    "cpu_model",
+    "cores",
+    "workers",
+    "window",
+    "throughput",
+    "seed",
+    "repeat",
+    "quick",
+    "producers",
+    "timer_threads",
+    "groups_per_worker",
+    "idle_spin_us",
+    "window_scope",
+    "binding",
+    "commit_policies",
+    "retry_policies",
+];
+
+/// The settings of `a` and `b` that differ, by their path in results.json.
+fn setting_differences(a: &Results, b: &Results) -> Vec<SettingDifference> {
+    let shown = |value: Option<&serde_json::Value>| match value {
+        None | Some(serde_json::Value::Null) => "absent".to_owned(),
+        Some(serde_json::Value::String(text)) => text.clone(),
+        Some(value) => value.to_string(),
+    };
+    let (meta_a, meta_b) = (
+        serde_json::to_value(&a.meta).unwrap_or_default(),
+        serde_json::to_value(&b.meta).unwrap_or_default(),
+    );
+    let mut differences = Vec::new();
+    for field in SETTINGS {
+        let (left, right) = (meta_a.get(field), meta_b.get(field));
+        if shown(left) != shown(right) {
+            let field = format!("meta.{field}");
+            differences.push(SettingDifference { field, a: shown(left), b: shown(right) });
+        }
+    }
+    let sizes = |meta: &serde_json::Value| meta.get("sizes").and_then(|s| s.as_object()).cloned();
+    match (sizes(&meta_a), sizes(&meta_b)) {
+        (Some(left), Some(right)) => {
+            let mut names: Vec<&String> = left.keys().chain(right.keys()).collect();
+            names.sort();
+            names.dedup();
+            for name in names {
+                let (l, r) = (shown(left.get(name)), shown(right.get(name)));
+                if l != r {
+                    let field = format!("meta.sizes.{name}");
+                    differences.push(SettingDifference { field, a: l, b: r });
+                }
+            }
+        }
+        (None, None) => {}
+        (left, right) => {
+            let recorded =
+                |sizes: &Option<_>| if sizes.is_some() { "recorded" } else { "absent" }.to_owned();
+            let field = "meta.sizes".to_owned();
+            differences.push(SettingDifference { field, a: recorded(&left), b: recorded(&right) });
+        }
+    }
+    differences
+}
+
+/// Compares run `b` against run `a` (see the module docs).
+pub fn compare(a: &Results, b: &Results, options: &Options) -> Comparison {
+    let (pairs, only_a, only_b) = pair(&a.runs, &b.runs, CellId::of_run);
+    let cells = pairs
+        .into_iter()
+        .map(|(i, j)| {
+            let (left, right) = (&a.runs[i], &b.runs[j]);
+            let metrics = options
+                .metrics
+                .iter()
+                .map(|&metric| MetricRow {
+                    metric,
+                    higher_is_better: metric.higher_is_better(),
+                    judgement: judge(
+                        &metric.samples(left),
+                        &metric.samples(right),
+                        (metric.recorded(left), metric.recorded(right)),
+                        metric.higher_is_better(),
+                        options,
+                    ),
+                })
+                .collect();
+            CellComparison { cell: CellId::of_run(left), metrics }
+        })
+        .collect();
+    let mut only_in_a: Vec<CellId> =
+        only_a.into_iter().map(|i| CellId::of_run(&a.runs[i])).collect();
+    let mut only_in_b: Vec<CellId> =
+        only_b.into_iter().map(|j| CellId::of_run(&b.runs[j])).collect();
+    let (pairs, only_a, only_b) = pair(&a.pipelines, &b.pipelines, CellId::of_pipeline);
+    only_in_a.extend(only_a.into_iter().map(|i| CellId::of_pipeline(&a.pipelines[i])));
+    only_in_b.extend(only_b.into_iter().map(|j| CellId::of_pipeline(&b.pipelines[j])));
+    let mut pipelines = Vec::new();
+    for (i, j) in pairs {
+        let (left, right) = (&a.pipelines[i], &b.pipelines[j]);
+        for &metric in &options.metrics {
+            let values = match metric {
+                Metric::Throughput => (left.throughput_per_s, right.throughput_per_s),
+                Metric::Elapsed => (left.elapsed_s, right.elapsed_s),
+                Metric::P99 => continue,
+            };
+            pipelines.push(PipelineComparison {
+                cell: CellId::of_pipeline(left),
+                metric,
+                a: values.0,
+                b: values.1,
+                change_pct: change_pct(values.0, values.1),
+            });
+        }
+    }
+    Comparison {
+        alpha: options.alpha,
+        threshold_pct: options.threshold_pct,
+        min_samples: MIN_SAMPLES,
+        settings: setting_differences(a, b),
+        cells,
+        only_in_a,
+        only_in_b,
+        pipelines,
+    }
+}
+
+/// A validated `keyed-bench compare`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CompareConfig {
+    /// The baseline results file.
+    pub a: PathBuf,
+    /// The results file judged against it.
+    pub b: PathBuf,
+    /// How verdicts are reached.
+    pub options: Options,
+    /// Output format.
+    pub format: Format,
+    /// Fail (exit 1) when a verdict is slower by more than this many percent.
+    pub fail_on_regression: Option<f64>,
+}
+
+/// What `keyed-bench compare` concluded.
+#[derive(Debug)]
+pub struct CompareOutcome {
+    /// The report in the chosen format.
+    pub report: String,
+    /// False when `--fail-on-regression` was given and some cell regressed past it.
+    pub pass: bool,
+}
+
+/// Runs `keyed-bench compare`: reads both files (an unreadable one is a [`ReadError`]),
+/// compares and renders.
+pub fn run_compare(config: &CompareConfig) -> Result<CompareOutcome, ReadError> {
+    let a = Results::read(&config.a)?;
+    let b = Results::read(&config.b)?;
+    let comparison = compare(&a, &b, &config.options);
+    let regressions = config.fail_on_regression.map(|pct| (pct, comparison.regressions(pct)));
+    let pass = regressions.as_ref().is_none_or(|(_, found)| found.is_empty());
+    let report = render(
+        &comparison,
+        &Inputs { a: &config.a, b: &config.b, results: (&a, &b) },
+        regressions.as_ref().map(|(pct, found)| (*pct, found.as_slice())),
+        config.format,
+    );
+    Ok(CompareOutcome { report, pass })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options() -> Options {
+        Options::default()
+    }
+
+    /// `n` samples around `centre`, spread by +-1%, deterministic.
+    fn around(centre: f64, n: usize) -> Vec<f64> {
+        (0..n).map(|i| centre * (1.0 + 0.02 * (i as f64 / (n - 1).max(1) as f64 - 0.5))).collect()
+    }
+
+    #[test]
+    fn identical_distributions_are_within_noise() {
+        let a = around(1000.0, 7);
+        let mut b = a.clone();
+        b.reverse();
+        for higher in [true, false] {
+            let judgement = judge(&a, &b, (0.0, 0.0), higher, &options());
+            assert_eq!(judgement.verdict, Verdict::WithinNoise);
+            assert_eq!(judgement.change_pct, Some(0.0));
+            assert_eq!(judgement.p_value, Some(1.0));
+        }
+        // Interleaved draws of one distribution: no significance.
+        let a = [100.0, 102.0, 104.0, 106.0, 108.0];
+        let b = [101.0, 103.0, 105.0, 107.0, 109.0];
+        let judgement = judge(&a, &b, (0.0, 0.0), true, &options());
+        assert_eq!(judgement.verdict, Verdict::WithinNoise, "{judgement:?}");
+        assert!(judgement.p_value.unwrap() > 0.3);
+    }
+
+    #[test]
+    fn a_thirty_percent_shift_with_five_and_five_is_judged() {
+        let a = around(1000.0, 5);
+        let b = around(700.0, 5);
+        // Throughput fell 30%: slower; elapsed fell 30%: faster.
+        let throughput = judge(&a, &b, (0.0, 0.0), true, &options());
+        assert_eq!(throughput.verdict, Verdict::Slower);
+        assert!((throughput.change_pct.unwrap() + 30.0).abs() < 1e-9);
+        assert!((throughput.p_value.unwrap() - 2.0 / 252.0).abs() < 1e-12);
+        assert!((throughput.regression_pct(true).unwrap() - 30.0).abs() < 1e-9);
+        let elapsed = judge(&a, &b, (0.0, 0.0), false, &options());
+        assert_eq!(elapsed.verdict, Verdict::Faster);
+        assert_eq!(elapsed.regression_pct(false), None);
+        // The other way round.
+        assert_eq!(judge(&b, &a, (0.0, 0.0), true, &options()).verdict, Verdict::Faster);
+        let worse = judge(&b, &a, (0.0, 0.0), false, &options());
+        assert_eq!(worse.verdict, Verdict::Slower);
+        assert!((worse.regression_pct(false).unwrap() - 100.0 * 3.0 / 7.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn fewer_than_five_samples_are_too_few_to_judge() {
+        let a = around(1000.0, 4);
+        let b = around(500.0, 20);
+        for (a, b) in [(&a, &b), (&b, &a), (&a, &a)] {
+            let judgement = judge(a, b, (0.0, 0.0), true, &options());
+            assert_eq!(judgement.verdict, Verdict::TooFewSamples);
+            assert_eq!(judgement.p_value, None);
+            assert!(judgement.change_pct.is_some());
+        }
+        // No samples at all (an older file): the recorded medians are shown.
+        let judgement = judge(&[], &b, (400.0, 0.0), true, &options());
+        assert_eq!(judgement.verdict, Verdict::TooFewSamples);
+        assert_eq!((judgement.a_median, judgement.a_samples), (400.0, 0));
+    }
+
+    #[test]
+    fn ties_are_ranked_together() {
+        // Every value tied: nothing to tell apart.
+        let same = [5.0; 6];
+        assert_eq!(judge(&same, &same, (0.0, 0.0), true, &options()).verdict, Verdict::WithinNoise);
+        // Ties across the samples, but B clearly lower: still slower for throughput.
+        let a = [10.0, 10.0, 11.0, 11.0, 12.0];
+        let b = [8.0, 8.0, 9.0, 9.0, 10.0];
+        let judgement = judge(&a, &b, (0.0, 0.0), true, &options());
+        assert_eq!(judgement.verdict, Verdict::Slower, "{judgement:?}");
+        assert!(judgement.p_value.unwrap() < 0.05);
+        // Heavy ties that leave the medians equal: within noise.
+        let a = [1.0, 1.0, 1.0, 2.0, 2.0];
+        let b = [1.0, 1.0, 1.0, 1.0, 2.0];
+        assert_eq!(judge(&a, &b, (0.0, 0.0), true, &options()).verdict, Verdict::WithinNoise);
+    }
+
+    #[test]
+    fn a_significant_but_negligible_change_is_within_noise() {
+        // 1% apart, no overlap: significant at 0.05, but under the 2% threshold.
+        let a: Vec<f64> = (0..6).map(|i| 1000.0 + f64::from(i)).collect();
+        let b: Vec<f64> = a.iter().map(|v| v * 1.01).collect();
+        let judgement = judge(&a, &b, (0.0, 0.0), true, &options());
+        assert!(judgement.p_value.unwrap() < 0.05);
+        assert_eq!(judgement.verdict, Verdict::WithinNoise);
+        let lower = Options { threshold_pct: 0.5, ..options() };
+        assert_eq!(judge(&a, &b, (0.0, 0.0), true, &lower).verdict, Verdict::Faster);
+        // A stricter alpha than the smallest p of 5 + 5 samples (0.0079) judges nothing.
+        let strict = Options { alpha: 0.005, ..options() };
+        let (a, b) = (around(1000.0, 5), around(700.0, 5));
+        assert_eq!(judge(&a, &b, (0.0, 0.0), true, &strict).verdict, Verdict::WithinNoise);
+    }
+
+    #[test]
+    fn a_zero_baseline_has_no_percentage() {
+        let zeros = [0.0; 5];
+        let ones = [1.0; 5];
+        let judgement = judge(&zeros, &ones, (0.0, 0.0), false, &options());
+        assert_eq!(judgement.change_pct, None);
+        assert_eq!(judgement.verdict, Verdict::Slower);
+        assert_eq!(judgement.regression_pct(false), Some(f64::INFINITY));
+        assert_eq!(judge(&zeros, &zeros, (0.0, 0.0), false, &options()).change_pct, Some(0.0));
+    }
+
+    fn reference() -> Results {
+        let text = include_str!("../../../results/2026-11-30-vm/results.json");
+        Results::parse(text.as_bytes(), std::path::Path::new("reference.json")).unwrap()
+    }
+
+    /// `run` with `n` samples of each metric, scaled by `scale`.
+    fn with_samples(run: &mut RunResult, n: usize, scale: f64) {
+        let throughput = around(run.throughput_per_s.median * scale, n);
+        run.samples = Some(crate::results::Samples {
+            elapsed_s: throughput.iter().map(|t| run.messages as f64 / t).collect(),
+            latency_p99_ns: throughput.iter().map(|t| (1e12 / t) as u64).collect(),
+            throughput_per_s: throughput,
+        });
+    }
+
+    #[test]
+    fn cells_are_matched_and_the_unmatched_listed() {
+        let mut a = reference();
+        a.runs.retain(|run| run.scenario == "uniform");
+        for run in &mut a.runs {
+            run.workers = Some(2);
+        }
+        let mut b = a.clone();
+        for run in &mut a.runs {
+            with_samples(run, 5, 1.0);
+        }
+        for run in &mut b.runs {
+            let scale = if run.strategy == "keyed-mailbox" { 0.7 } else { 1.0 };
+            with_samples(run, 5, scale);
+        }
+        let gone = a.runs[0].strategy.clone();
+        b.runs.retain(|run| run.strategy != gone);
+        b.runs.reverse();
+        let mut extra = b.runs[0].clone();
+        extra.param = "keys=7".into();
+        b.runs.push(extra);
+        let comparison = compare(&a, &b, &options());
+        assert_eq!(comparison.cells.len(), a.runs.len() - 1);
+        assert_eq!(comparison.only_in_a.len(), 1);
+        assert_eq!(comparison.only_in_a[0].strategy, gone);
+        assert_eq!(comparison.only_in_b.len(), 1);
+        assert_eq!(comparison.only_in_b[0].param, "keys=7");
+        for cell in &comparison.cells {
+            let verdicts: Vec<Verdict> = cell.metrics.iter().map(|m| m.judgement.verdict).collect();
+            if cell.cell.strategy == "keyed-mailbox" {
+                assert_eq!(verdicts, [Verdict::Slower; 3], "{}", cell.cell);
+            } else {
+                assert_eq!(verdicts, [Verdict::WithinNoise; 3], "{}", cell.cell);
+            }
+        }
+        let regressions = comparison.regressions(10.0);
+        assert_eq!(regressions.len(), 3);
+        assert!(comparison.regressions(50.0).is_empty());
+        assert!(comparison.settings.is_empty(), "{:?}", comparison.settings);
+        // Other worker counts are other cells.
+        for run in &mut b.runs {
+            run.workers = Some(99);
+        }
+        let comparison = compare(&a, &b, &options());
+        assert!(comparison.cells.is_empty());
+        // Restricted to one metric.
+        let only = Options { metrics: vec![Metric::P99], ..options() };
+        let comparison = compare(&a, &a, &only);
+        assert!(comparison.rows().all(|(_, row)| row.metric == Metric::P99));
+    }
+
+    #[test]
+    fn a_file_without_samples_is_too_few_to_judge_and_settings_differences_are_named() {
+        let a = reference();
+        let mut b = reference();
+        b.meta.seed = 7;
+        b.meta.git_commit = "other".into();
+        if let Some(sizes) = b.meta.sizes.as_mut() {
+            sizes.spin_ns += 1;
+        }
+        let comparison = compare(&a, &b, &options());
+        assert!(comparison.rows().all(|(_, row)| row.judgement.verdict == Verdict::TooFewSamples));
+        assert!(comparison.only_in_a.is_empty() && comparison.only_in_b.is_empty());
+        let fields: Vec<&str> = comparison.settings.iter().map(|d| d.field.as_str()).collect();
+        assert_eq!(fields, ["meta.git_commit", "meta.seed", "meta.sizes.spin_ns"]);
+        assert_eq!(comparison.settings[1].b, "7");
+    }
+
+    #[test]
+    fn metrics_parse_by_name() {
+        for metric in Metric::ALL {
+            assert_eq!(metric.as_str().parse::<Metric>(), Ok(*metric));
+        }
+        assert!("latency".parse::<Metric>().unwrap_err().contains("unknown metric `latency`"));
+    }
+}

@@ -1,0 +1,503 @@
+//! A comparison as an aligned text table, a Markdown table for a pull-request comment, or
+//! JSON. Only reads the comparison (and the two files' identities for the heading).
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use super::{CellId, Comparison, Metric, MetricRow, Verdict};
+use crate::report::format::{format_ns, format_rate};
+use crate::results::Results;
+
+/// How to print a comparison.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Aligned tables.
+    Text,
+    /// Tables for a pull-request comment.
+    Markdown,
+    /// Machine-readable.
+    Json,
+}
+
+/// The two files compared, for the heading.
+#[derive(Clone, Copy, Debug)]
+pub struct Inputs<'a> {
+    /// A's path.
+    pub a: &'a Path,
+    /// B's path.
+    pub b: &'a Path,
+    /// What each holds.
+    pub results: (&'a Results, &'a Results),
+}
+
+/// The regressions past `--fail-on-regression`, with its percentage.
+pub type Regressions<'a, 'c> = (f64, &'a [(&'c CellId, &'c MetricRow)]);
+
+/// A metric's value as people read it.
+fn value(metric: Metric, value: f64) -> String {
+    match metric {
+        Metric::Throughput => format!("{}/s", format_rate(value)),
+        Metric::Elapsed => format_ns(value * 1e9),
+        Metric::P99 => format_ns(value),
+    }
+}
+
+fn change(change: Option<f64>) -> String {
+    change.map_or_else(|| "n/a".to_owned(), |change| format!("{change:+.1}%"))
+}
+
+fn p_value(p: Option<f64>) -> String {
+    match p {
+        None => "-".to_owned(),
+        Some(p) if p < 0.001 => "<0.001".to_owned(),
+        Some(p) => format!("{p:.3}"),
+    }
+}
+
+/// `(created, commit, N repetitions)`, after a file's path.
+fn details(results: &Results) -> String {
+    let meta = &results.meta;
+    format!(
+        "({}, commit {}, {} repetition{})",
+        meta.created,
+        meta.git_commit,
+        meta.repeat,
+        if meta.repeat == 1 { "" } else { "s" }
+    )
+}
+
+/// How verdicts were reached, in one sentence.
+fn method(comparison: &Comparison) -> String {
+    format!(
+        "verdicts: two-sided Mann-Whitney U test at alpha {} on the repetitions' samples, and \
+         medians more than {}% apart; fewer than {} samples on a side: too few samples to judge",
+        comparison.alpha, comparison.threshold_pct, comparison.min_samples
+    )
+}
+
+/// The verdict counts, `2 faster, 1 slower, ...`.
+fn counts(comparison: &Comparison) -> String {
+    comparison
+        .counts()
+        .iter()
+        .map(|(verdict, count)| format!("{count} {verdict}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Whether some compared cell lacks samples on a side (a file from before they were
+/// recorded).
+fn lacks_samples(comparison: &Comparison) -> bool {
+    comparison.rows().any(|(_, row)| row.judgement.a_samples == 0 || row.judgement.b_samples == 0)
+}
+
+const NO_SAMPLES: &str = "cells without per-repetition samples (`runs[].samples`, absent from \
+                          files written before they were recorded) are too few to judge";
+
+const PIPELINES: &str = "pipeline cells (single-shot: one sample each, not judged)";
+
+/// A cell's label with its worker count, for the lists of unmatched cells.
+fn unmatched(cell: &CellId) -> String {
+    match cell.workers {
+        Some(workers) => format!("{cell} (workers {workers})"),
+        None => cell.to_string(),
+    }
+}
+
+/// Rows of cells padded to one width per column; `right[i]` aligns column `i` right.
+fn table(rows: &[Vec<String>], right: &[bool], indent: &str) -> String {
+    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..columns)
+        .map(|i| {
+            rows.iter().filter_map(|row| row.get(i)).map(|c| c.chars().count()).max().unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for row in rows {
+        let mut line = indent.to_owned();
+        for (i, cell) in row.iter().enumerate() {
+            let pad = widths[i] - cell.chars().count();
+            if i > 0 {
+                line.push_str("  ");
+            }
+            if right.get(i).copied().unwrap_or(false) {
+                line.push_str(&" ".repeat(pad));
+                line.push_str(cell);
+            } else {
+                line.push_str(cell);
+                line.push_str(&" ".repeat(pad));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// The comparison in `format`; `regressions` lists the rows past `--fail-on-regression`
+/// where it was given.
+pub fn render(
+    comparison: &Comparison,
+    inputs: &Inputs<'_>,
+    regressions: Option<Regressions<'_, '_>>,
+    format: Format,
+) -> String {
+    match format {
+        Format::Json => json(comparison, inputs, regressions),
+        Format::Markdown => markdown(comparison, inputs, regressions),
+        Format::Text => text(comparison, inputs, regressions),
+    }
+}
+
+fn json(
+    comparison: &Comparison,
+    inputs: &Inputs<'_>,
+    regressions: Option<Regressions<'_, '_>>,
+) -> String {
+    let file = |path: &Path, results: &Results| {
+        serde_json::json!({
+            "path": path.display().to_string(),
+            "created": results.meta.created,
+            "git_commit": results.meta.git_commit,
+            "repeat": results.meta.repeat,
+        })
+    };
+    let mut value = serde_json::to_value(comparison).expect("a comparison serialises");
+    let object = value.as_object_mut().expect("a comparison is an object");
+    object.insert("a".into(), file(inputs.a, inputs.results.0));
+    object.insert("b".into(), file(inputs.b, inputs.results.1));
+    object.insert(
+        "test".into(),
+        "two-sided Mann-Whitney U (exact up to 50 samples in all, else the normal \
+         approximation with tie correction)"
+            .into(),
+    );
+    let summary: serde_json::Map<String, serde_json::Value> = comparison
+        .counts()
+        .iter()
+        .map(|(verdict, count)| (verdict.as_str().to_owned(), (*count).into()))
+        .collect();
+    object.insert("summary".into(), summary.into());
+    if let Some((pct, found)) = regressions {
+        let rows: Vec<serde_json::Value> = found
+            .iter()
+            .map(|(cell, row)| {
+                serde_json::json!({
+                    "cell": cell,
+                    "metric": row.metric,
+                    "slower_by_pct": row.judgement.regression_pct(row.higher_is_better),
+                })
+            })
+            .collect();
+        object.insert(
+            "fail_on_regression".into(),
+            serde_json::json!({ "pct": pct, "failed": !rows.is_empty(), "regressions": rows }),
+        );
+    }
+    let mut out = serde_json::to_string_pretty(&value).expect("a comparison serialises");
+    out.push('\n');
+    out
+}
+
+fn text(
+    comparison: &Comparison,
+    inputs: &Inputs<'_>,
+    regressions: Option<Regressions<'_, '_>>,
+) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "A: {} {}", inputs.a.display(), details(inputs.results.0));
+    let _ = writeln!(out, "B: {} {}", inputs.b.display(), details(inputs.results.1));
+    if !comparison.settings.is_empty() {
+        out.push_str("note: the runs' settings differ (A -> B):\n");
+        let rows: Vec<Vec<String>> = comparison
+            .settings
+            .iter()
+            .map(|d| vec![d.field.clone(), format!("{} -> {}", d.a, d.b)])
+            .collect();
+        out.push_str(&table(&rows, &[], "  "));
+    }
+    let _ = writeln!(out, "{}", method(comparison));
+    if lacks_samples(comparison) {
+        let _ = writeln!(out, "note: {NO_SAMPLES}");
+    }
+    out.push('\n');
+    if comparison.cells.is_empty() {
+        out.push_str("no cell is in both runs\n");
+    } else {
+        let mut rows =
+            vec![["cell", "metric", "A median", "B median", "change", "samples", "p", "verdict"]
+                .map(str::to_owned)
+                .to_vec()];
+        for cell in &comparison.cells {
+            for (index, row) in cell.metrics.iter().enumerate() {
+                let judgement = &row.judgement;
+                rows.push(vec![
+                    if index == 0 { cell.cell.to_string() } else { String::new() },
+                    row.metric.to_string(),
+                    value(row.metric, judgement.a_median),
+                    value(row.metric, judgement.b_median),
+                    change(judgement.change_pct),
+                    format!("{}/{}", judgement.a_samples, judgement.b_samples),
+                    p_value(judgement.p_value),
+                    judgement.verdict.to_string(),
+                ]);
+            }
+        }
+        out.push_str(&table(&rows, &[false, false, true, true, true, true, true, false], ""));
+    }
+    for (side, cells) in [("A", &comparison.only_in_a), ("B", &comparison.only_in_b)] {
+        if !cells.is_empty() {
+            let _ = writeln!(out, "\nonly in {side} (not compared):");
+            for cell in cells {
+                let _ = writeln!(out, "  {}", unmatched(cell));
+            }
+        }
+    }
+    if !comparison.pipelines.is_empty() {
+        let _ = writeln!(out, "\n{PIPELINES}:");
+        let mut rows = vec![["cell", "metric", "A", "B", "change"].map(str::to_owned).to_vec()];
+        for row in &comparison.pipelines {
+            rows.push(vec![
+                row.cell.to_string(),
+                row.metric.to_string(),
+                value(row.metric, row.a),
+                value(row.metric, row.b),
+                change(row.change_pct),
+            ]);
+        }
+        out.push_str(&table(&rows, &[false, false, true, true, true], "  "));
+    }
+    let _ = writeln!(out, "\n{}", counts(comparison));
+    if let Some((pct, found)) = regressions {
+        if found.is_empty() {
+            let _ = writeln!(out, "no cell is slower by more than {pct}% (--fail-on-regression)");
+        } else {
+            let _ =
+                writeln!(out, "{} slower by more than {pct}% (--fail-on-regression):", found.len());
+            for (cell, row) in found {
+                let worse = row.judgement.regression_pct(row.higher_is_better).unwrap_or(f64::NAN);
+                let _ = writeln!(out, "  {cell} {}: slower by {worse:.1}%", row.metric);
+            }
+        }
+    }
+    out
+}
+
+fn markdown(
+    comparison: &Comparison,
+    inputs: &Inputs<'_>,
+    regressions: Option<Regressions<'_, '_>>,
+) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "### keyed-bench compare: {}\n", counts(comparison));
+    let _ = writeln!(out, "- A: `{}` {}", inputs.a.display(), details(inputs.results.0));
+    let _ = writeln!(out, "- B: `{}` {}", inputs.b.display(), details(inputs.results.1));
+    let _ = writeln!(out, "- {}", method(comparison));
+    if lacks_samples(comparison) {
+        let _ = writeln!(out, "- {NO_SAMPLES}");
+    }
+    if !comparison.settings.is_empty() {
+        out.push_str("\n> **Note:** the runs' settings differ (A -> B): ");
+        let listed: Vec<String> = comparison
+            .settings
+            .iter()
+            .map(|d| format!("`{}` {} -> {}", d.field, d.a, d.b))
+            .collect();
+        out.push_str(&listed.join("; "));
+        out.push('\n');
+    }
+    if let Some((pct, found)) = regressions {
+        let _ = writeln!(
+            out,
+            "\n**{} slower by more than {pct}%** (`--fail-on-regression`){}",
+            found.len(),
+            if found.is_empty() { "" } else { ":" }
+        );
+        for (cell, row) in found {
+            let worse = row.judgement.regression_pct(row.higher_is_better).unwrap_or(f64::NAN);
+            let _ = writeln!(out, "- `{cell}` {}: slower by {worse:.1}%", row.metric);
+        }
+    }
+    if !comparison.cells.is_empty() {
+        out.push_str(
+            "\n| cell | metric | A median | B median | change | samples | p | verdict |\n\
+             |---|---|---:|---:|---:|---:|---:|---|\n",
+        );
+        for (cell, row) in comparison.rows() {
+            let judgement = &row.judgement;
+            let verdict = match judgement.verdict {
+                Verdict::Slower => "**slower**",
+                verdict => verdict.as_str(),
+            };
+            let _ = writeln!(
+                out,
+                "| {cell} | {} | {} | {} | {} | {}/{} | {} | {verdict} |",
+                row.metric,
+                value(row.metric, judgement.a_median),
+                value(row.metric, judgement.b_median),
+                change(judgement.change_pct),
+                judgement.a_samples,
+                judgement.b_samples,
+                p_value(judgement.p_value),
+            );
+        }
+    } else {
+        out.push_str("\nNo cell is in both runs.\n");
+    }
+    for (side, cells) in [("A", &comparison.only_in_a), ("B", &comparison.only_in_b)] {
+        if !cells.is_empty() {
+            let listed: Vec<String> = cells.iter().map(|c| format!("`{}`", unmatched(c))).collect();
+            let _ = writeln!(out, "\n**Only in {side}** (not compared): {}", listed.join(", "));
+        }
+    }
+    if !comparison.pipelines.is_empty() {
+        let mut heading = PIPELINES.to_owned();
+        heading[..1].make_ascii_uppercase();
+        let _ = writeln!(out, "\n{heading}:\n");
+        out.push_str("| cell | metric | A | B | change |\n|---|---|---:|---:|---:|\n");
+        for row in &comparison.pipelines {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} |",
+                row.cell,
+                row.metric,
+                value(row.metric, row.a),
+                value(row.metric, row.b),
+                change(row.change_pct)
+            );
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{compare, Options};
+    use super::*;
+
+    fn reference() -> Results {
+        let text = include_str!("../../../results/2026-11-30-vm/results.json");
+        Results::parse(text.as_bytes(), Path::new("reference.json")).unwrap()
+    }
+
+    /// A (the uniform cells, 5 samples each) against B (keyed-mailbox 30% slower, one cell
+    /// gone, the seed changed).
+    fn planted() -> (Results, Results) {
+        let mut a = reference();
+        a.runs.retain(|run| run.scenario == "uniform");
+        for run in &mut a.runs {
+            let t = run.throughput_per_s.median;
+            run.samples = Some(crate::results::Samples {
+                throughput_per_s: (0..5).map(|i| t * (1.0 + 0.001 * f64::from(i))).collect(),
+                elapsed_s: (0..5).map(|i| 0.1 + 0.0001 * f64::from(i)).collect(),
+                latency_p99_ns: (0..5).map(|i| 50_000 + i).collect(),
+            });
+        }
+        let mut b = a.clone();
+        b.meta.seed = 9;
+        b.runs.retain(|run| run.strategy != "thread-pool");
+        for run in b.runs.iter_mut().filter(|run| run.strategy == "keyed-mailbox") {
+            let samples = run.samples.as_mut().unwrap();
+            samples.throughput_per_s.iter_mut().for_each(|t| *t *= 0.7);
+            samples.elapsed_s.iter_mut().for_each(|e| *e /= 0.7);
+        }
+        (a, b)
+    }
+
+    #[test]
+    fn every_format_reports_verdicts_unmatched_cells_and_settings() {
+        let (a, b) = planted();
+        let comparison = compare(&a, &b, &Options::default());
+        let inputs = Inputs { a: Path::new("a.json"), b: Path::new("b.json"), results: (&a, &b) };
+        let regressions = comparison.regressions(10.0);
+        let found = Some((10.0, regressions.as_slice()));
+        let text = render(&comparison, &inputs, found, Format::Text);
+        assert!(text.contains("meta.seed") && text.contains("42 -> 9"), "{text}");
+        let line = text.lines().find(|l| l.starts_with("uniform keyed-mailbox")).unwrap();
+        assert!(line.contains("throughput") && line.contains("-30.0%"), "{line}");
+        assert!(line.ends_with("slower") && line.contains("0.008"), "{line}");
+        assert!(text.contains("only in B") || text.contains("only in A"), "{text}");
+        assert!(text.contains("only in A (not compared):\n  uniform thread-pool"), "{text}");
+        assert!(text.contains("2 slower by more than 10% (--fail-on-regression)"), "{text}");
+        assert!(text.contains("uniform keyed-mailbox throughput: slower by 30.0%"), "{text}");
+        let markdown = render(&comparison, &inputs, found, Format::Markdown);
+        assert!(markdown.contains("| uniform keyed-mailbox | throughput |"), "{markdown}");
+        assert!(markdown.contains("-30.0% | 5/5 | 0.008 | **slower** |"), "{markdown}");
+        assert!(markdown.contains("**Only in A** (not compared): `uniform thread-pool`"));
+        assert!(markdown.contains("`meta.seed` 42 -> 9"), "{markdown}");
+        let json: serde_json::Value =
+            serde_json::from_str(&render(&comparison, &inputs, found, Format::Json)).unwrap();
+        assert_eq!(json["summary"]["slower"], 2);
+        assert_eq!(json["fail_on_regression"]["failed"], true);
+        assert_eq!(json["only_in_a"][0]["strategy"], "thread-pool");
+        assert_eq!(json["settings"][0]["field"], "meta.seed");
+        let row = &json["cells"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|cell| cell["cell"]["strategy"] == "keyed-mailbox")
+            .unwrap()["metrics"][0];
+        assert_eq!(row["metric"], "throughput");
+        assert_eq!(row["verdict"], "slower");
+        assert_eq!(row["higher_is_better"], true);
+        assert_eq!(row["a_samples"], 5);
+    }
+
+    /// One small pipeline-crash cell.
+    fn pipeline_cell() -> crate::pipeline::PipelineRun {
+        use crate::pipeline::{run_scenario, Bench, PipelinePlan};
+        let sizes = crate::workload::Sizes {
+            pipeline_records: 600,
+            pipeline_keys: 50,
+            partitions: 2,
+            crash_after: 200,
+            commit_interval_ms: 1,
+            ..crate::workload::Sizes::quick()
+        };
+        let timer = crate::measure::timer::Timer::start();
+        let bench = Bench {
+            sizes: &sizes,
+            seed: 1,
+            timer: &timer,
+            strategy_config: strategies::StrategyConfig::with_workers(2),
+        };
+        let strategy = [strategies::StrategyId::KeyedMailbox];
+        let scenario = crate::workload::ScenarioId::PipelineCrash;
+        let runs = run_scenario(scenario, &bench, &PipelinePlan::default(), &strategy, |_| {});
+        runs.expect("a small pipeline cell runs").remove(0)
+    }
+
+    #[test]
+    fn pipeline_cells_are_listed_as_single_shot_and_old_files_noted() {
+        let mut a = reference();
+        a.runs.truncate(3);
+        a.pipelines = vec![pipeline_cell()];
+        let mut b = a.clone();
+        b.pipelines[0].elapsed_s *= 2.0;
+        b.pipelines[0].throughput_per_s /= 2.0;
+        let comparison = compare(&a, &b, &Options::default());
+        assert_eq!(comparison.pipelines.len(), 2);
+        assert!(comparison.only_in_a.is_empty() && comparison.only_in_b.is_empty());
+        let inputs = Inputs { a: Path::new("a.json"), b: Path::new("b.json"), results: (&a, &b) };
+        let text = render(&comparison, &inputs, None, Format::Text);
+        assert!(text.contains("note: cells without per-repetition samples"), "{text}");
+        assert!(text.contains(&format!("{PIPELINES}:")), "{text}");
+        let elapsed = text.lines().find(|l| l.contains("pipeline-crash") && l.contains("elapsed"));
+        assert!(elapsed.is_some_and(|line| line.ends_with("+100.0%")), "{text}");
+        assert!(!text.contains("note: the runs' settings differ"), "{text}");
+        assert!(text.ends_with("0 faster, 0 slower, 0 within noise, 9 too few samples to judge\n"));
+        let markdown = render(&comparison, &inputs, None, Format::Markdown);
+        assert!(markdown.contains("Pipeline cells (single-shot"), "{markdown}");
+        b.pipelines.clear();
+        let comparison = compare(&a, &b, &Options::default());
+        assert_eq!(comparison.only_in_a.len(), 1);
+        assert_eq!(comparison.only_in_a[0].scenario, "pipeline-crash");
+    }
+
+    #[test]
+    fn tables_align_their_columns() {
+        let rows =
+            vec![vec!["a".to_owned(), "1".to_owned()], vec!["long".to_owned(), "100".to_owned()]];
+        assert_eq!(table(&rows, &[false, true], ""), "a       1\nlong  100\n");
+    }
+}

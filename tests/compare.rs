@@ -1,0 +1,137 @@
+//! `keyed-bench compare` end to end: two small runs, the second with a handler 30% heavier,
+//! must compare as slower, and `--fail-on-regression` must turn that into exit status 1.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn keyed_bench(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_keyed-bench")).args(args).output().expect("the binary runs")
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// A fresh, empty folder under the system temp dir.
+fn scratch(name: &str) -> PathBuf {
+    let dir =
+        std::env::temp_dir().join(format!("keyed-bench-compare-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+/// Runs uniform on inline and keyed-mailbox, 5 repetitions, handlers of `spin_ns`, into
+/// `out`. One worker: the run needs two cores at most, so a busy machine disturbs it less.
+fn run(out: &Path, spin_ns: u32) {
+    let spin = spin_ns.to_string();
+    let output = keyed_bench(&[
+        "run",
+        "--quick",
+        "--scenario",
+        "uniform",
+        "--strategy",
+        "inline,keyed-mailbox",
+        "--repeat",
+        "5",
+        "--no-breakdown",
+        "--messages",
+        "1000",
+        "--keys",
+        "100",
+        "--workers",
+        "1",
+        "--spin-ns",
+        &spin,
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+}
+
+/// Whether keyed-mailbox's throughput reads as slower, by more than 10%.
+fn planted_slowdown_shows(comparison: &serde_json::Value) -> bool {
+    let Some(cell) = comparison["cells"]
+        .as_array()
+        .and_then(|cells| cells.iter().find(|cell| cell["cell"]["strategy"] == "keyed-mailbox"))
+    else {
+        return false;
+    };
+    let row = &cell["metrics"][0];
+    row["metric"] == "throughput"
+        && row["verdict"] == "slower"
+        && row["change_pct"].as_f64().is_some_and(|change| change < -10.0)
+}
+
+#[test]
+fn a_planted_slowdown_is_slower_and_fails_the_regression_check() {
+    let dir = scratch("planted");
+    let (a, b) = (dir.join("a"), dir.join("b"));
+    let (a_path, b_path) = (a.to_str().unwrap(), b.to_str().unwrap());
+    // A timing test on a shared machine: a burst of load from elsewhere can blur one pair of
+    // runs, so a pair that does not show the planted slowdown is measured again, up to
+    // four pairs in all.
+    let mut comparison = serde_json::Value::Null;
+    for _attempt in 0..4 {
+        run(&a, 20_000);
+        run(&b, 26_000);
+        let output = keyed_bench(&["compare", a_path, b_path, "--format", "json"]);
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        comparison = serde_json::from_slice(&output.stdout).expect("JSON");
+        if planted_slowdown_shows(&comparison) {
+            break;
+        }
+    }
+    assert!(planted_slowdown_shows(&comparison), "{comparison:#}");
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(a.join("results.json")).unwrap()).unwrap();
+    for run in results["runs"].as_array().unwrap() {
+        for list in ["throughput_per_s", "elapsed_s", "latency_p99_ns"] {
+            assert_eq!(run["samples"][list].as_array().map(Vec::len), Some(5), "{list}");
+        }
+    }
+    assert_eq!(comparison["settings"][0]["field"], "meta.sizes.spin_ns");
+    assert_eq!(
+        (comparison["settings"][0]["a"].as_str(), comparison["settings"][0]["b"].as_str()),
+        (Some("20000"), Some("26000"))
+    );
+
+    let failing = keyed_bench(&["compare", a_path, b_path, "--fail-on-regression", "10"]);
+    let text = String::from_utf8_lossy(&failing.stdout);
+    assert_eq!(failing.status.code(), Some(1), "{text}{}", stderr(&failing));
+    assert!(text.contains("note: the runs' settings differ"), "{text}");
+    assert!(text.contains("meta.sizes.spin_ns  20000 -> 26000"), "{text}");
+    assert!(text.contains("slower by more than 10% (--fail-on-regression)"), "{text}");
+    assert!(text.lines().any(|line| line.starts_with("uniform keyed-mailbox")), "{text}");
+
+    // A run against itself: every sample the same, nothing slower, exit 0.
+    let same = keyed_bench(&["compare", a_path, a_path, "--fail-on-regression", "0"]);
+    let text = String::from_utf8_lossy(&same.stdout);
+    assert_eq!(same.status.code(), Some(0), "{text}{}", stderr(&same));
+    assert!(text.contains("0 faster, 0 slower, 6 within noise, 0 too few samples"), "{text}");
+    assert!(!text.contains("settings differ"), "{text}");
+    let markdown = keyed_bench(&["compare", a_path, b_path, "--format", "markdown"]);
+    assert_eq!(markdown.status.code(), Some(0), "{}", stderr(&markdown));
+    assert!(String::from_utf8_lossy(&markdown.stdout).starts_with("### keyed-bench compare: "));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_file_from_before_samples_compares_as_too_few_samples() {
+    let reference =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("results/2026-11-30-vm/results.json");
+    let reference = reference.to_str().unwrap();
+    let output = keyed_bench(&[
+        "compare",
+        reference,
+        reference,
+        "--metric",
+        "throughput",
+        "--fail-on-regression",
+        "0",
+    ]);
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{text}{}", stderr(&output));
+    assert!(text.contains("note: cells without per-repetition samples"), "{text}");
+    assert!(text.contains("0 faster, 0 slower, 0 within noise, 127 too few samples"), "{text}");
+}
