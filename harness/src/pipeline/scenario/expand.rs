@@ -21,8 +21,8 @@ use serde::{Deserialize, Serialize};
 use strategies::StrategyId;
 
 use super::{
-    consume_to_end, consumer_config, events, last_versions, run_cells, slow_treat, summarize,
-    Bench, PipelineError, PipelineRun, PAYLOAD_BYTES,
+    consume_to_end, consumer_config, events, last_versions, run_cells, slow_treat,
+    summarize_single, Bench, PipelineError, PipelineRun, PAYLOAD_BYTES,
 };
 use crate::pipeline::commit::CommitPolicy;
 use crate::pipeline::consumer::{ConsumerError, Hold, Pipeline};
@@ -157,17 +157,15 @@ fn cell(
     let hold = (mitigation == Mitigation::DrainThenExpand).then(|| drain_hold(topic, marks));
     let (pipeline, report) =
         consume_to_end(bench, topic, config, slow_treat(sizes), strategy, hold)?;
-    let (elapsed_s, held_s) = (report.elapsed_s, report.held_s);
-    let mut run = summarize(
+    let held_s = report.held_s;
+    let mut run = summarize_single(
         ScenarioId::PipelineExpand,
         param,
         strategy,
-        CommitPolicy::Contiguous,
         sizes,
         &pipeline,
         expected,
-        vec![report],
-        elapsed_s,
+        report,
     );
     run.expansion = Some(ExpansionReport {
         mitigation,

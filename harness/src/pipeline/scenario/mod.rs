@@ -401,6 +401,21 @@ fn summarize(
     }
 }
 
+/// A cell's result from its one consumer's run to the end (committing `contiguous`).
+fn summarize_single(
+    scenario: ScenarioId,
+    param: String,
+    strategy: StrategyId,
+    sizes: &Sizes,
+    pipeline: &Pipeline,
+    expected: &BTreeMap<u64, u64>,
+    report: IncarnationReport,
+) -> PipelineRun {
+    let elapsed_s = report.elapsed_s;
+    let policy = CommitPolicy::Contiguous;
+    summarize(scenario, param, strategy, policy, sizes, pipeline, expected, vec![report], elapsed_s)
+}
+
 /// Runs `cell` for every parameter x strategy, in that order, calling `each` after every
 /// cell; `name` gives a parameter's `param` (`policy=contiguous`, ...).
 fn run_cells<P: Copy>(

@@ -20,8 +20,8 @@ use serde::{Deserialize, Serialize};
 use strategies::StrategyId;
 
 use super::{
-    consume_to_end, consumer_config, events, last_versions, run_cells, slow_treat, summarize,
-    Bench, PipelineError, PipelineRun, PAYLOAD_BYTES,
+    consume_to_end, consumer_config, events, last_versions, run_cells, slow_treat,
+    summarize_single, Bench, PipelineError, PipelineRun, PAYLOAD_BYTES,
 };
 use crate::pipeline::commit::CommitPolicy;
 use crate::pipeline::consumer::ConsumerError;
@@ -104,17 +104,14 @@ fn cell(
     let config = consumer_config(sizes, CommitPolicy::Contiguous, RetryConfig::default())?;
     let (pipeline, report) =
         consume_to_end(bench, topic, config, slow_treat(sizes), strategy, None)?;
-    let elapsed_s = report.elapsed_s;
-    let mut run = summarize(
+    let mut run = summarize_single(
         ScenarioId::PipelineReorder,
         param,
         strategy,
-        CommitPolicy::Contiguous,
         sizes,
         &pipeline,
         expected,
-        vec![report],
-        elapsed_s,
+        report,
     );
     run.reorder = Some(ReorderReport {
         producers: PRODUCERS,

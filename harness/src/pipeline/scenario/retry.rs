@@ -23,8 +23,8 @@ use serde::{Deserialize, Serialize};
 use strategies::StrategyId;
 
 use super::{
-    consume_to_end, consumer_config, events, last_versions, place_hash, run_cells, summarize,
-    Bench, LatencySummary, PipelineError, PipelineRun, PAYLOAD_BYTES,
+    consume_to_end, consumer_config, events, last_versions, place_hash, run_cells,
+    summarize_single, Bench, LatencySummary, PipelineError, PipelineRun, PAYLOAD_BYTES,
 };
 use crate::pipeline::commit::CommitPolicy;
 use crate::pipeline::consumer::{ConsumerError, Treat, Treatment};
@@ -156,19 +156,16 @@ fn cell(
         })
     };
     let (pipeline, report) = consume_to_end(bench, topic, config, treat, strategy, None)?;
-    let elapsed_s = report.elapsed_s;
     let (retries, dead_lettered, failure_pause_s) =
         (report.retries, report.dead_lettered, report.failure_pause_s);
-    let mut run = summarize(
+    let mut run = summarize_single(
         ScenarioId::PipelineRetry,
         param,
         strategy,
-        CommitPolicy::Contiguous,
         sizes,
         &pipeline,
         expected,
-        vec![report],
-        elapsed_s,
+        report,
     );
     let records: Vec<Record> = (0..topic.partitions())
         .filter_map(|partition| topic.partition(partition).ok())
