@@ -14,7 +14,7 @@ use harness::cli::export::ExportArgs;
 use harness::cli::gate::GateArgs;
 use harness::cli::list::{list, ListArgs};
 use harness::cli::plot::PlotArgs;
-use harness::cli::run::{Progress, RunArgs};
+use harness::cli::run::{render_plan, Progress, RunArgs};
 use harness::cli::soak::SoakArgs;
 use harness::compare::{run_compare, CompareConfig};
 use harness::config::RunConfig;
@@ -24,7 +24,7 @@ use harness::report::html::{plot_and_report, PlotConfig};
 use harness::results::fs::write_atomically;
 use harness::results::Results;
 use harness::soak::{run_soak, SoakConfig};
-use harness::suite::{remeasure, run_suite, SuiteError};
+use harness::suite::{check_output, remeasure, run_suite, SuiteError};
 
 /// Benchmark suite for executors of per-aggregate ordered messages.
 ///
@@ -114,7 +114,12 @@ fn main() -> ExitCode {
 
 fn run(args: RunArgs) -> Result<Done, Stop> {
     let command = std::env::args().collect::<Vec<_>>().join(" ");
+    let dry_run = args.dry_run;
     let config = RunConfig::try_from((args, command)).map_err(bad_input)?;
+    if dry_run {
+        check_output(&config.out).map_err(bad_input)?;
+        return Ok(Done::passed(render_plan(&config)));
+    }
     let (_, summary) =
         run_suite(&config, &mut Progress::default()).map_err(|error| match error {
             SuiteError::Write { .. } => bad_input(error),

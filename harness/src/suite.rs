@@ -4,16 +4,16 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use strategies::StrategyId;
+use strategies::{StrategyId, WindowScope};
 
 use crate::config::RunConfig;
 use crate::measure::runner::{
-    measure, recorder_overhead_ns, saturation_per_s, Instruments, RunError,
+    breakdown_messages, measure, recorder_overhead_ns, saturation_per_s, Instruments, RunError,
 };
 use crate::measure::system;
 use crate::report::summary::render_summary;
 use crate::results::fs::{hgrm, write_atomically};
-use crate::results::metrics::run_result;
+use crate::results::metrics::{ideal_seconds, run_result, Capacity};
 use crate::results::{Meta, Results, RunResult, Skipped, WindowScopeSetting, SCHEMA};
 use crate::workload::reference::is_parallel_consumer_experiment;
 use crate::workload::{generate, ScenarioId, Sizes, Workload};
@@ -24,8 +24,9 @@ const SATURATION_MESSAGES: usize = 50_000;
 /// Hears how a suite run goes, to show it (a progress bar, log lines); the suite itself
 /// prints nothing.
 pub trait Observer {
-    /// The run will measure `cells` cells (skipped ones included).
-    fn planned(&mut self, _cells: usize) {}
+    /// The run will measure `cells`, in this order (skipped ones included), each with
+    /// its expected cost.
+    fn planned(&mut self, _cells: &[PlannedCell]) {}
     /// Something worth a line that is not a cell (a calibration starting).
     fn note(&mut self, line: &str);
     /// A cell starts.
@@ -92,6 +93,160 @@ fn skip_reason(scenario: ScenarioId, strategy: StrategyId) -> Option<&'static st
     )
 }
 
+/// Seconds every cell that runs costs beyond its base time (below), calibrated on the
+/// reference run `results/2026-12-01-vm-5` (the default suite, 2 cores, 2 workers):
+/// `meta.suite_elapsed_s` = 270.3 s for 378 cells, 347 of them run (251 measured, 96
+/// pipeline). Its measured cells' base times (ideal bound x 3 repetitions, plus the breakdown
+/// repetition's share of the workload) sum to 194.5 s, its pipeline cells' (20,000 records
+/// each: records / --pipeline-rate where paced, else [`PIPELINE_RECORD_S`] per record) to
+/// 16.6 s; (270.3 - 211.1) / 347 = 0.17 s. It covers what the bound leaves out: each
+/// strategy's distance from the ideal, the warm-up, threads started and joined, workload
+/// and log generation, and the suite's own calibrations.
+pub const CELL_OVERHEAD_S: f64 = 0.17;
+
+/// Seconds an unpaced pipeline cell takes per record: the reference run's unpaced pipeline
+/// cells (pipeline-crash, -expand, -reorder, -rebalance: 72 cells of 20,000 records) took
+/// 8.33 s in all, 5.8 us per record.
+pub const PIPELINE_RECORD_S: f64 = 5.8e-6;
+
+/// `inline`'s saturation rate per counted worker in the reference run (763,526 msg/s with
+/// one worker counted on 2 cores): the open-loop rates a plan assumes before saturation is
+/// measured (`--dry-run`).
+pub const REFERENCE_SATURATION_PER_WORKER: f64 = 763_526.0;
+
+/// One cell of a run, as `--dry-run` lists it and the progress display weighs it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlannedCell {
+    /// The scenario.
+    pub scenario: ScenarioId,
+    /// Its parameter (`burst=240`, `policy=contiguous`), or empty.
+    pub param: String,
+    /// The strategy.
+    pub strategy: StrategyId,
+    /// The name the observer hears for it in [`Observer::finished`].
+    pub name: String,
+    /// Why it is not run, if it is not.
+    pub skipped: Option<&'static str>,
+    /// Timed repetitions (a pipeline cell runs once).
+    pub repetitions: usize,
+    /// Whether an untimed breakdown repetition follows.
+    pub breakdown: bool,
+    /// A lower bound on its time: the workload's ideal bound x the repetitions, plus the
+    /// breakdown repetition's share; for a paced pipeline cell records / --pipeline-rate;
+    /// 0 for a skipped or an unpaced pipeline cell.
+    pub bound_s: f64,
+    /// Its expected time: the base (the bound, or [`PIPELINE_RECORD_S`] per record of an
+    /// unpaced pipeline cell) plus [`CELL_OVERHEAD_S`]; 0 for a skipped cell.
+    pub estimate_s: f64,
+}
+
+/// Every cell `config` runs, in the order the suite runs them, with their costs.
+/// `saturation_per_s` sets the open-loop rates; without it they assume the reference run's
+/// saturation per worker ([`REFERENCE_SATURATION_PER_WORKER`]).
+pub fn plan(config: &RunConfig, saturation_per_s: Option<f64>) -> Vec<PlannedCell> {
+    let saturation = saturation_per_s
+        .unwrap_or_else(|| REFERENCE_SATURATION_PER_WORKER * saturation_workers(config) as f64);
+    let repetitions = config.repeat;
+    let mut cells = Vec::new();
+    for &scenario in &config.scenarios {
+        if scenario.is_pipeline() {
+            let records = config.sizes.pipeline_records;
+            let paced_s = (scenario == ScenarioId::PipelineRetry)
+                .then(|| records as f64 / config.sizes.pipeline_rate as f64);
+            let base_s = paced_s.unwrap_or(records as f64 * PIPELINE_RECORD_S);
+            let params = pipeline_plan(config).param_names(scenario);
+            let (skipped, contenders): (Vec<StrategyId>, Vec<StrategyId>) = config
+                .strategies
+                .iter()
+                .partition(|&&strategy| skip_reason(scenario, strategy).is_some());
+            for strategy in skipped {
+                for param in &params {
+                    cells.push(PlannedCell {
+                        scenario,
+                        param: param.clone(),
+                        strategy,
+                        name: format!("{scenario} {strategy}"),
+                        skipped: skip_reason(scenario, strategy),
+                        repetitions: 0,
+                        breakdown: false,
+                        bound_s: 0.0,
+                        estimate_s: 0.0,
+                    });
+                }
+            }
+            for param in &params {
+                for &strategy in &contenders {
+                    cells.push(PlannedCell {
+                        scenario,
+                        param: param.clone(),
+                        strategy,
+                        name: format!("{scenario} {param} {strategy}"),
+                        skipped: None,
+                        repetitions: 1,
+                        breakdown: false,
+                        bound_s: paced_s.unwrap_or(0.0),
+                        estimate_s: base_s + CELL_OVERHEAD_S,
+                    });
+                }
+            }
+            continue;
+        }
+        for workload in generate(scenario, &config.sizes, config.seed, saturation) {
+            let messages = workload.messages.len().max(1);
+            let breakdown = config.breakdown && workload.driven.is_none();
+            let share =
+                if breakdown { breakdown_messages(messages) as f64 / messages as f64 } else { 0.0 };
+            let workers = workload.workers.unwrap_or(config.strategy.workers);
+            let window = workload.window.unwrap_or(config.strategy.max_in_flight);
+            for &strategy in &config.strategies {
+                let skipped = skip_reason(scenario, strategy);
+                let (bound_s, estimate_s) = if skipped.is_some() {
+                    (0.0, 0.0)
+                } else {
+                    let scope = config.strategy.window_scope.unwrap_or(
+                        if strategy == StrategyId::PerTypePool {
+                            WindowScope::Type
+                        } else {
+                            WindowScope::Strategy
+                        },
+                    );
+                    let ideal_s = ideal_seconds(&workload, Capacity::new(workers, window, scope));
+                    let bound_s = ideal_s * (repetitions as f64 + share);
+                    (bound_s, bound_s + CELL_OVERHEAD_S)
+                };
+                cells.push(PlannedCell {
+                    scenario,
+                    param: workload.param.clone(),
+                    strategy,
+                    name: cell_name(&workload, strategy),
+                    skipped,
+                    repetitions: if skipped.is_some() { 0 } else { repetitions },
+                    breakdown: skipped.is_none() && breakdown,
+                    bound_s,
+                    estimate_s,
+                });
+            }
+        }
+    }
+    cells
+}
+
+/// Fails as the run would on an output folder it could not create: one under a file.
+/// Creates nothing (`--dry-run`).
+pub fn check_output(out: &std::path::Path) -> Result<(), SuiteError> {
+    let existing = out.ancestors().find(|path| !path.as_os_str().is_empty() && path.exists());
+    match existing {
+        Some(path) if !path.is_dir() => Err(SuiteError::Write {
+            path: out.display().to_string(),
+            source: std::io::Error::new(
+                std::io::ErrorKind::NotADirectory,
+                format!("{} is not a folder", path.display()),
+            ),
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// Creates the output folders, failing early (before any measurement) if it cannot, and
 /// removes what an earlier run wrote there (`results.json`, `summary.md`,
 /// `histograms/*.hgrm`; nothing else), so a run that fails leaves no complete-looking
@@ -142,20 +297,6 @@ pub fn run_suite(
         ));
     }
 
-    let cells: usize = config
-        .scenarios
-        .iter()
-        .map(|&scenario| {
-            let params = if scenario.is_pipeline() {
-                pipeline_plan(config).params(scenario)
-            } else {
-                scenario.params(&config.sizes)
-            };
-            params * config.strategies.len()
-        })
-        .sum();
-    progress.planned(cells);
-
     progress.note("measuring the recorder's own cost (inline, no-op handler)");
     let recorder_overhead_ns = Some(recorder_overhead_ns(&instruments));
     let saturation_per_s = if config.scenarios.contains(&ScenarioId::OpenLoop) {
@@ -180,6 +321,7 @@ pub fn run_suite(
             config.sizes.pc_messages, config.sizes.pc_keys
         ));
     }
+    progress.planned(&plan(config, saturation_per_s));
 
     let mut runs = Vec::new();
     let mut skipped = Vec::new();
@@ -467,6 +609,48 @@ mod tests {
             assert!(out.join(name).exists(), "{name} is not ours to remove");
         }
         std::fs::remove_dir_all(&out).unwrap();
+    }
+
+    #[test]
+    fn the_plan_holds_every_cell_the_run_reports() {
+        let args = crate::cli::run::RunArgs { quick: true, ..Default::default() };
+        let config = RunConfig::try_from((args, "test".to_owned())).unwrap();
+        let cells = plan(&config, Some(1e6));
+        let expected: usize = config
+            .scenarios
+            .iter()
+            .map(|&scenario| {
+                let params = if scenario.is_pipeline() {
+                    pipeline_plan(&config).params(scenario)
+                } else {
+                    scenario.params(&config.sizes)
+                };
+                params * config.strategies.len()
+            })
+            .sum();
+        assert_eq!(cells.len(), expected);
+        for cell in &cells {
+            assert_eq!(cell.skipped, skip_reason(cell.scenario, cell.strategy), "{}", cell.name);
+            assert!(cell.name.starts_with(cell.scenario.as_str()), "{}", cell.name);
+            assert!(cell.name.ends_with(cell.strategy.as_str()), "{}", cell.name);
+            if cell.skipped.is_none() {
+                assert!(cell.estimate_s > cell.bound_s && cell.bound_s >= 0.0, "{}", cell.name);
+            }
+        }
+        // A cell with waits costs more than one of 1 us spins: the weights differ.
+        let cost = |scenario| cells.iter().find(|cell| cell.scenario == scenario).unwrap();
+        assert!(cost(ScenarioId::ConflictBackoff).bound_s > cost(ScenarioId::Uniform).bound_s);
+    }
+
+    #[test]
+    fn an_output_under_a_file_is_refused_without_creating_anything() {
+        let file = std::env::temp_dir().join(format!("keyed-bench-check-{}", std::process::id()));
+        std::fs::write(&file, b"x").unwrap();
+        assert!(check_output(&file.join("sub")).is_err());
+        std::fs::remove_file(&file).unwrap();
+        let absent = file.join("a").join("b");
+        check_output(&absent).unwrap();
+        assert!(!file.exists());
     }
 
     #[test]

@@ -1,17 +1,22 @@
 //! `keyed-bench run` (and `keyed-bench` with no subcommand): clap-derived raw values, then a
 //! `TryFrom` into the validated [`RunConfig`]; and the progress display of a run.
 
+use std::collections::{HashMap, VecDeque};
 use std::io::IsTerminal;
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::{ProgressBar, ProgressState, ProgressStyle};
 use strategies::{Binding, StrategyConfig, WindowScope};
 
 use super::parse_strategies;
 use crate::config::{parse_list, RunConfig, SettingError};
 use crate::pipeline::{CommitPolicy, RetryPolicy};
-use crate::suite::Observer;
+use crate::suite::{
+    plan, Observer, PlannedCell, CELL_OVERHEAD_S, PIPELINE_RECORD_S,
+    REFERENCE_SATURATION_PER_WORKER,
+};
 use crate::workload::reference::with_parallel_consumer_sizes;
 use crate::workload::{ScenarioId, SizeArgs, Sizes};
 
@@ -96,6 +101,20 @@ pub struct RunArgs {
     /// --published-parallel-consumer).
     #[arg(long, hide = true)]
     pub published_async_io: bool,
+    /// Check every flag as a run would, then list the cells it would run and an estimated
+    /// duration, and exit without measuring or writing anything (no output folder).
+    ///
+    /// Each cell is listed with its scenario, parameter, strategy and repetitions; a
+    /// skipped cell with the reason the run would give. The estimate is, per cell, the
+    /// workload's ideal bound (the time no strategy can beat) x its repetitions, plus the
+    /// breakdown repetition's share of the workload, plus a fixed 0.17 s per cell measured
+    /// on the reference run (the default suite: 270 s for 378 cells on 2 cores, 2 workers);
+    /// pipeline cells count records / --pipeline-rate where paced, else 5.8 us per record.
+    /// The bound holds on any machine; the per-cell part is the reference machine's and
+    /// moves with the machine's cores and speed. open-loop's rates assume the reference
+    /// run's saturation per worker (a run measures it first).
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 impl RunArgs {
@@ -203,29 +222,150 @@ impl TryFrom<(RunArgs, String)> for RunConfig {
     }
 }
 
-/// Reports a run's progress on standard error: a bar on a terminal, plain lines otherwise.
+/// What `keyed-bench run --dry-run` prints: every cell `config` would run, one a line, the
+/// number of cells and an estimated duration with its basis (see `--dry-run`'s help).
+pub fn render_plan(config: &RunConfig) -> String {
+    let cells = plan(config, None);
+    let mut out = String::from(
+        "dry run: nothing is measured or written; these are the cells the run would run\n",
+    );
+    for cell in &cells {
+        let param = if cell.param.is_empty() { "-" } else { &cell.param };
+        let what = match cell.skipped {
+            Some(reason) => format!("skipped: {reason}"),
+            None => {
+                let reps = match (cell.scenario.is_pipeline(), cell.repetitions) {
+                    (true, _) => "1 run".to_owned(),
+                    (false, 1) => "1 repetition".to_owned(),
+                    (false, n) => format!("{n} repetitions"),
+                };
+                let breakdown = if cell.breakdown { " + breakdown" } else { "" };
+                format!("{reps}{breakdown}, ~{:.2} s", cell.estimate_s)
+            }
+        };
+        let (scenario, strategy) = (cell.scenario.as_str(), cell.strategy.as_str());
+        out.push_str(&format!("{scenario:<18} {param:<28} {strategy:<14} {what}\n"));
+    }
+    let skipped = cells.iter().filter(|cell| cell.skipped.is_some()).count();
+    let estimate_s: f64 = cells.iter().map(|cell| cell.estimate_s).sum();
+    let bound_s: f64 = cells.iter().map(|cell| cell.bound_s).sum();
+    out.push_str(&format!(
+        "{} cells: {} to run, {skipped} skipped\n",
+        cells.len(),
+        cells.len() - skipped
+    ));
+    out.push_str(&format!(
+        "estimated duration: about {} on a 2-core machine like the reference run's (this one \
+         has {} cores, --workers {}); the ideal bound alone is {}\n",
+        clock(estimate_s),
+        crate::measure::system::cores(),
+        config.strategy.workers,
+        clock(bound_s)
+    ));
+    out.push_str(&format!(
+        "basis: per cell, the workload's ideal bound x its repetitions (plus the breakdown \
+         repetition's share of the workload), plus {CELL_OVERHEAD_S} s measured per cell on the \
+         reference run (the default suite: 270 s for 378 cells, 2 cores, 2 workers); pipeline \
+         cells: records / --pipeline-rate where paced, else {:.1} us per record. The bound \
+         holds on any machine; the per-cell part moves with its cores and speed\n",
+        PIPELINE_RECORD_S * 1e6
+    ));
+    if config.scenarios.contains(&ScenarioId::OpenLoop) {
+        out.push_str(&format!(
+            "open-loop's rates assume the reference run's saturation, {REFERENCE_SATURATION_PER_WORKER:.0} \
+             msg/s per counted worker; a run measures it first\n"
+        ));
+    }
+    out
+}
+
+/// Reports a run's progress on standard error: a bar on a terminal, plain lines otherwise,
+/// each with the time elapsed and an estimate of the time left.
+///
+/// The estimate weighs every cell by its expected cost ([`PlannedCell::estimate_s`]: the
+/// workload's ideal bound x its repetitions plus a calibrated per-cell overhead; 0 for a
+/// skipped cell), so a long cell left counts for more than a short one: time left = (time
+/// the finished cells took / their expected cost) x the expected cost left ([`eta_s`]).
+/// Until a cell with a cost has finished it says `estimating`.
 #[derive(Debug, Default)]
 pub struct Progress {
     bar: Option<ProgressBar>,
     total: usize,
     done: usize,
+    /// When the run began (its first line), for the time elapsed.
+    began: Option<Instant>,
+    /// When the cells began, for the rate of the estimate.
+    cells_began: Option<Instant>,
+    /// The expected cost of each cell still to finish, by the name the suite gives it.
+    costs: HashMap<String, VecDeque<f64>>,
+    /// Expected cost of the finished cells, and of those left.
+    done_cost_s: f64,
+    left_cost_s: f64,
+}
+
+/// Seconds left of a run: `spent_s` (the time the finished cells took) per second of their
+/// expected cost `done_cost_s`, times the expected cost left, `left_cost_s`. `None` until a
+/// cell with a cost has finished.
+pub fn eta_s(spent_s: f64, done_cost_s: f64, left_cost_s: f64) -> Option<f64> {
+    (done_cost_s > 0.0).then(|| spent_s / done_cost_s * left_cost_s.max(0.0))
+}
+
+/// A duration as `45s`, `3m05s` or `1h02m`, rounded to the second.
+pub fn clock(seconds: f64) -> String {
+    let whole = seconds.max(0.0).round() as u64;
+    match whole {
+        0..=59 => format!("{whole}s"),
+        60..=3_599 => format!("{}m{:02}s", whole / 60, whole % 60),
+        _ => format!("{}h{:02}m", whole / 3_600, whole % 3_600 / 60),
+    }
+}
+
+impl Progress {
+    fn began(&mut self) -> Instant {
+        *self.began.get_or_insert_with(Instant::now)
+    }
+
+    /// `~3m05s left`, or `estimating` before a cell with a cost has finished.
+    fn left(&self) -> String {
+        let spent_s = self.cells_began.map_or(0.0, |began| began.elapsed().as_secs_f64());
+        match eta_s(spent_s, self.done_cost_s, self.left_cost_s) {
+            Some(left_s) => format!("~{} left", clock(left_s)),
+            None => "estimating".to_owned(),
+        }
+    }
 }
 
 impl Observer for Progress {
-    fn planned(&mut self, cells: usize) {
-        self.total = cells;
+    fn planned(&mut self, cells: &[PlannedCell]) {
+        let began = self.began();
+        self.cells_began = Some(Instant::now());
+        self.total = cells.len();
+        self.costs.clear();
+        for cell in cells {
+            self.costs.entry(cell.name.clone()).or_default().push_back(cell.estimate_s);
+        }
+        self.left_cost_s = cells.iter().map(|cell| cell.estimate_s).sum();
+        self.done_cost_s = 0.0;
         self.bar = std::io::stderr().is_terminal().then(|| {
-            let bar = ProgressBar::new(cells as u64);
+            let bar = ProgressBar::new(cells.len() as u64).with_elapsed(began.elapsed());
             bar.set_style(
-                ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}")
-                    .expect("valid progress template")
-                    .progress_chars("=> "),
+                ProgressStyle::with_template(
+                    "{clock} elapsed, {prefix} [{bar:30}] {pos}/{len} {msg}",
+                )
+                .expect("valid progress template")
+                .with_key("clock", |state: &ProgressState, out: &mut dyn std::fmt::Write| {
+                    let _ = out.write_str(&clock(state.elapsed().as_secs_f64()));
+                })
+                .progress_chars("=> "),
             );
+            bar.set_prefix(self.left());
+            bar.enable_steady_tick(Duration::from_secs(1));
             bar
         });
     }
 
     fn note(&mut self, line: &str) {
+        self.began();
         match &self.bar {
             Some(bar) => bar.println(line),
             None => eprintln!("{line}"),
@@ -239,13 +379,24 @@ impl Observer for Progress {
     }
 
     fn finished(&mut self, cell: &str, outcome: &str) {
+        let began = self.began();
         self.done += 1;
+        let cost = self.costs.get_mut(cell).and_then(VecDeque::pop_front).unwrap_or(0.0);
+        self.done_cost_s += cost;
+        self.left_cost_s -= cost;
+        let left = self.left();
         match &self.bar {
             Some(bar) => {
                 bar.inc(1);
+                bar.set_prefix(left);
                 bar.println(format!("{cell}: {outcome}"));
             }
-            None => eprintln!("[{:>3}/{}] {cell}: {outcome}", self.done, self.total),
+            None => eprintln!(
+                "[{:>3}/{}] {} elapsed, {left}: {cell}: {outcome}",
+                self.done,
+                self.total,
+                clock(began.elapsed().as_secs_f64())
+            ),
         }
     }
 
@@ -274,6 +425,79 @@ mod tests {
 
     fn config(args: RunArgs) -> Result<RunConfig, SettingError> {
         RunConfig::try_from((args, "test".into()))
+    }
+
+    #[test]
+    fn the_time_left_weighs_each_cell_by_its_expected_cost() {
+        // Nothing with a cost has finished (only skipped cells, cost 0): no estimate yet.
+        assert_eq!(eta_s(0.0, 0.0, 50.0), None);
+        assert_eq!(eta_s(3.0, 0.0, 50.0), None);
+        // Two cells expected at 1 s each took 4 s: the run goes at 2 s per expected second,
+        // so 3 s of expected cost left is 6 s, whatever the number of cells behind it.
+        assert_eq!(eta_s(4.0, 2.0, 3.0), Some(6.0));
+        // One long cell left (10 s expected) weighs as much as ten short ones.
+        assert_eq!(eta_s(4.0, 2.0, 10.0), Some(20.0));
+        assert_eq!(eta_s(4.0, 2.0, 0.0), Some(0.0));
+        // A run faster than expected shortens the estimate.
+        assert_eq!(eta_s(1.0, 4.0, 8.0), Some(2.0));
+    }
+
+    #[test]
+    fn the_progress_follows_the_plan_cell_by_cell() {
+        let cell = |name: &str, estimate_s: f64| PlannedCell {
+            scenario: ScenarioId::Uniform,
+            param: String::new(),
+            strategy: StrategyId::Inline,
+            name: name.to_owned(),
+            skipped: (estimate_s == 0.0).then_some("skipped"),
+            repetitions: 1,
+            breakdown: false,
+            bound_s: estimate_s,
+            estimate_s,
+        };
+        let mut progress = Progress::default();
+        progress.planned(&[cell("a", 0.0), cell("b", 1.0), cell("b", 3.0), cell("c", 6.0)]);
+        assert_eq!(progress.left(), "estimating");
+        progress.finished("a", "skipped");
+        assert_eq!(progress.left(), "estimating");
+        assert_eq!((progress.done_cost_s, progress.left_cost_s), (0.0, 10.0));
+        progress.finished("b", "ok");
+        assert_eq!((progress.done_cost_s, progress.left_cost_s), (1.0, 9.0));
+        assert!(progress.left().ends_with(" left"), "{}", progress.left());
+        progress.finished("b", "ok");
+        progress.finished("c", "ok");
+        assert_eq!((progress.done_cost_s, progress.left_cost_s), (10.0, 0.0));
+        assert_eq!(progress.left(), "~0s left");
+    }
+
+    #[test]
+    fn durations_read_as_a_clock() {
+        assert_eq!(clock(0.2), "0s");
+        assert_eq!(clock(45.4), "45s");
+        assert_eq!(clock(72.0), "1m12s");
+        assert_eq!(clock(185.0), "3m05s");
+        assert_eq!(clock(3_725.0), "1h02m");
+        assert_eq!(clock(-1.0), "0s");
+    }
+
+    #[test]
+    fn the_dry_run_lists_every_cell_and_an_estimate() {
+        let config = config(RunArgs { quick: true, ..args() }).unwrap();
+        let text = render_plan(&config);
+        let cells = plan(&config, None);
+        assert_eq!(text.lines().count(), cells.len() + 4 + 1, "{text}");
+        for scenario in ScenarioId::ALL {
+            assert!(text.lines().any(|line| line.starts_with(scenario.as_str())), "{scenario}");
+        }
+        assert!(text.contains(&format!("{} cells:", cells.len())), "{text}");
+        assert!(text.contains("estimated duration: about "), "{text}");
+        let skipped = cells.iter().filter(|cell| cell.skipped.is_some());
+        assert!(skipped.clone().all(|cell| cell.estimate_s == 0.0));
+        assert!(skipped.clone().all(|cell| cell.strategy == StrategyId::Inline));
+        assert!(cells
+            .iter()
+            .filter(|cell| cell.skipped.is_none())
+            .all(|cell| { cell.estimate_s >= cell.bound_s + CELL_OVERHEAD_S - 1e-12 }));
     }
 
     #[test]

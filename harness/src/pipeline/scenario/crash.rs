@@ -47,7 +47,7 @@ pub fn run_crash(
     each: impl FnMut(&PipelineRun),
 ) -> Result<Vec<PipelineRun>, PipelineError> {
     let (topic, expected) = produce(sizes, seed)?;
-    let name = |policy| format!("policy={policy}");
+    let name = super::policy_param;
     run_cells(ScenarioId::PipelineCrash, policies, strategies, each, name, |policy, param, s| {
         crash_cell(&topic, &expected, sizes, strategy_config, s, policy, param, timer)
     })

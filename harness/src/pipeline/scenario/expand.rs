@@ -124,7 +124,7 @@ pub fn run(
     each: impl FnMut(&PipelineRun),
 ) -> Result<Vec<PipelineRun>, PipelineError> {
     let (topic, expected, marks) = produce(bench.sizes, bench.seed)?;
-    let name = |mitigation| format!("mitigation={mitigation}");
+    let name = super::mitigation_param;
     run_cells(
         ScenarioId::PipelineExpand,
         &Mitigation::ALL,

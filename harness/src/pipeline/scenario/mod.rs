@@ -221,14 +221,40 @@ impl Default for PipelinePlan {
 impl PipelinePlan {
     /// The cells of `scenario` per strategy.
     pub fn params(&self, scenario: ScenarioId) -> usize {
+        self.param_names(scenario).len()
+    }
+
+    /// The `param` of each cell of `scenario` per strategy, in the order they run.
+    pub fn param_names(&self, scenario: ScenarioId) -> Vec<String> {
         match scenario {
-            ScenarioId::PipelineCrash | ScenarioId::PipelineRebalance => self.commit_policies.len(),
-            ScenarioId::PipelineRetry => self.retry_policies.len(),
-            ScenarioId::PipelineExpand => expand::Mitigation::ALL.len(),
-            ScenarioId::PipelineReorder => 1,
-            _ => 0,
+            ScenarioId::PipelineCrash | ScenarioId::PipelineRebalance => {
+                self.commit_policies.iter().copied().map(policy_param).collect()
+            }
+            ScenarioId::PipelineRetry => {
+                self.retry_policies.iter().copied().map(retry_param).collect()
+            }
+            ScenarioId::PipelineExpand => {
+                expand::Mitigation::ALL.into_iter().map(mitigation_param).collect()
+            }
+            ScenarioId::PipelineReorder => vec![reorder::param()],
+            _ => Vec::new(),
         }
     }
+}
+
+/// The `param` of a cell per commit policy (`pipeline-crash`, `pipeline-rebalance`).
+fn policy_param(policy: CommitPolicy) -> String {
+    format!("policy={policy}")
+}
+
+/// The `param` of a `pipeline-retry` cell.
+fn retry_param(policy: RetryPolicy) -> String {
+    format!("retry={policy}")
+}
+
+/// The `param` of a `pipeline-expand` cell.
+fn mitigation_param(mitigation: expand::Mitigation) -> String {
+    format!("mitigation={mitigation}")
 }
 
 /// What every cell of a run shares.

@@ -118,7 +118,7 @@ pub fn run(
     let events = events(bench.sizes, bench.seed, ScenarioId::PipelineRebalance);
     let topic = backlog(&events, bench.sizes.partitions)?;
     let expected = last_versions(&events);
-    let name = |policy| format!("policy={policy}");
+    let name = super::policy_param;
     run_cells(
         ScenarioId::PipelineRebalance,
         policies,

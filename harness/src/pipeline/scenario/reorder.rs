@@ -79,6 +79,11 @@ fn produce(sizes: &Sizes, seed: u64) -> Result<(Topic, BTreeMap<u64, u64>, u64),
     Ok((topic, last_versions(&events), out_of_order))
 }
 
+/// The `param` of the scenario's one cell.
+pub(super) fn param() -> String {
+    format!("producers={PRODUCERS}")
+}
+
 /// Runs the cells of `pipeline-reorder` for `strategies`.
 pub fn run(
     bench: &Bench<'_>,
@@ -86,7 +91,7 @@ pub fn run(
     each: impl FnMut(&PipelineRun),
 ) -> Result<Vec<PipelineRun>, PipelineError> {
     let (topic, expected, out_of_order) = produce(bench.sizes, bench.seed)?;
-    let name = |producers| format!("producers={producers}");
+    let name = |_| param();
     run_cells(ScenarioId::PipelineReorder, &[PRODUCERS], strategies, each, name, |_, param, s| {
         cell(bench, &topic, &expected, out_of_order, param, s)
     })

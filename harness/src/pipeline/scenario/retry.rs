@@ -125,7 +125,7 @@ pub fn run(
 ) -> Result<Vec<PipelineRun>, PipelineError> {
     let (topic, expected) = produce(bench.sizes, bench.seed)?;
     let failures = Arc::new(Failures::of(bench.sizes, &topic));
-    let name = |policy| format!("retry={policy}");
+    let name = super::retry_param;
     run_cells(ScenarioId::PipelineRetry, policies, strategies, each, name, |policy, param, s| {
         cell(bench, &topic, &expected, &failures, policy, param, s)
     })
