@@ -204,6 +204,21 @@ fn the_report_holds_meta_tables_and_every_chart_inline() {
 }
 
 #[test]
+fn the_report_opens_with_the_verdict_before_any_chart() {
+    let results = small_results();
+    let charts = render_all(&results).expect("charts draw");
+    let html = render_report(&results, &charts);
+    assert_well_formed_html(&html);
+    let verdict = html.find("<h2 id=\"verdict\">Verdict</h2>").expect("a verdict section");
+    let table = html[verdict..].find("<th>reading</th>").expect("the verdict table") + verdict;
+    for later in ["<h2 id=\"run\">", "<h2 id=\"charts\">", "<figure", "<h2 id=\"summary\">"] {
+        let at = html.find(later).unwrap_or_else(|| panic!("{later} on the page"));
+        assert!(table < at, "the verdict table comes before {later}");
+    }
+    assert_eq!(html.matches("<th>reading</th>").count(), 1, "the verdict once, not again");
+}
+
+#[test]
 fn plot_and_report_write_every_file() {
     let dir = scratch("write");
     let input = dir.join("results.json");
@@ -479,4 +494,35 @@ fn each_pipeline_chart_is_skipped_with_its_reason_when_its_scenario_is_absent() 
             assert!(charts.skipped.contains(&reason), "{reason} not in {:?}", charts.skipped);
         }
     }
+}
+
+#[test]
+fn a_committed_run_opens_its_summary_with_a_verdict_row_per_cell() {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../results/2026-12-01-vm-5/results.json");
+    let results = Results::read(&path).expect("the committed reference run reads");
+    let summary = harness::report::summary::render_summary(&results);
+    assert!(summary.starts_with("# keyed-bench summary\n\n## Verdict\n\n"));
+    let verdict = &summary[..summary.find("\n# ").unwrap_or(summary.len())];
+    let verdict = &verdict[..verdict.find("Settings:").expect("the header follows")];
+    let rows: Vec<&str> = verdict
+        .lines()
+        .filter(|line| line.starts_with("| ") && !line.starts_with("| scenario"))
+        .collect();
+    let mut cells: Vec<(&str, &str)> = Vec::new();
+    for (scenario, param) in results
+        .runs
+        .iter()
+        .map(|run| (run.scenario.as_str(), run.param.as_str()))
+        .chain(results.pipelines.iter().map(|run| (run.scenario.as_str(), run.param.as_str())))
+    {
+        if !cells.contains(&(scenario, param)) {
+            cells.push((scenario, param));
+        }
+    }
+    assert_eq!(rows.len(), cells.len(), "one row per cell:\n{verdict}");
+    for row in &rows {
+        assert!(!row.contains("inf") && !row.contains("NaN"), "{row}");
+    }
+    println!("{verdict}");
 }

@@ -1,11 +1,11 @@
 //! The `plot` command: charts of a results file and `report.html`, one self-contained page
-//! (run meta, every chart inline as SVG with a note on how to read it, the summary tables).
-//! Reads results only.
+//! (the verdict table first, then run meta, every chart inline as SVG with a note on how to
+//! read it, the summary tables). Reads results only.
 //!
 //! The page is assembled from the templates in `harness/templates/` (compiled in with
 //! `include_str!`): each `{{name}}` placeholder is replaced in one pass, so a value that
 //! happens to contain braces is never expanded again. The summary tables are
-//! [`render_summary`]'s Markdown turned into HTML by a converter that knows exactly the
+//! [`render_summary`](super::summary::render_summary)'s Markdown turned into HTML by a converter that knows exactly the
 //! subset the summary writes: headings, paragraphs, list items, pipe tables, `**bold**` and
 //! `` `code` ``.
 
@@ -13,7 +13,8 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use super::format::{format_ns, format_rate};
-use super::summary::render_summary;
+use super::summary::render_summary_parts;
+use super::verdict::render_verdict_body;
 use crate::report::plot::{render_all, write_all, Chart, Charts, PlotError};
 use crate::results::fs::write_atomically;
 use crate::results::{ReadError, Results};
@@ -129,10 +130,19 @@ pub fn render_report(results: &Results, charts: &Charts) -> String {
         .collect();
     let notes: String =
         meta.notes.iter().map(|note| format!("<p>Note: {}</p>\n", escape(note))).collect();
-    let contents: String = charts
-        .charts
-        .iter()
-        .map(|chart| format!("<li><a href=\"#{}\">{}</a></li>\n", chart.name, escape(&chart.title)))
+    let verdict = render_verdict_body(results);
+    let (verdict, verdict_link) = if verdict.is_empty() {
+        (String::new(), "")
+    } else {
+        (
+            format!("<h2 id=\"verdict\">Verdict</h2>\n{}", markdown_to_html(&verdict)),
+            "<li><a href=\"#verdict\">Verdict</a></li>\n",
+        )
+    };
+    let contents: String = std::iter::once(verdict_link.to_owned())
+        .chain(charts.charts.iter().map(|chart| {
+            format!("<li><a href=\"#{}\">{}</a></li>\n", chart.name, escape(&chart.title))
+        }))
         .collect();
     let figures: String = charts.charts.iter().map(figure).collect();
     let skipped = if charts.skipped.is_empty() {
@@ -143,17 +153,29 @@ pub fn render_report(results: &Results, charts: &Charts) -> String {
         format!("<div class=\"skipped\"><p>Not drawn:</p>\n<ul>\n{items}</ul></div>\n")
     };
     fill(
-        REPORT_TEMPLATE,
+        &page_template(),
         &[
+            ("verdict", &verdict),
             ("created", &escape(&meta.created)),
             ("meta_rows", &meta_rows),
             ("notes", &notes),
             ("contents", &contents),
             ("charts", &figures),
             ("skipped", &skipped),
-            ("summary", &markdown_to_html(&render_summary(results))),
+            ("summary", &markdown_to_html(&render_summary_parts(results, false))),
         ],
     )
+}
+
+/// The page template with a `{{verdict}}` slot first in the page's content: before its
+/// first section heading (the run's meta, then the charts), or right after `<body>`.
+fn page_template() -> String {
+    const SLOT: &str = "{{verdict}}\n";
+    let at = REPORT_TEMPLATE
+        .find("<h2")
+        .or_else(|| REPORT_TEMPLATE.find("<body>").map(|body| body + "<body>".len()))
+        .unwrap_or(0);
+    format!("{}{SLOT}{}", &REPORT_TEMPLATE[..at], &REPORT_TEMPLATE[at..])
 }
 
 /// One chart's section: its SVG inline, without any XML prologue.

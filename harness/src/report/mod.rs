@@ -1,6 +1,8 @@
 //! Reports: everything that reads results and shows them. Nothing here times anything.
 //!
 //! - `format`: durations and rates as people read them;
+//! - `verdict`: the table `summary.md` and `report.html` open with, the best ordered design
+//!   per cell on its scenario's headline metric;
 //! - `summary`: `summary.md`, one table per (scenario, param);
 //! - `pipeline`: the summary's tables of the end-to-end pipeline scenarios;
 //! - `plot`: the charts, PNG and SVG;
@@ -15,6 +17,7 @@ pub mod html;
 pub mod pipeline;
 pub mod plot;
 pub mod summary;
+pub mod verdict;
 
 use std::borrow::Cow;
 

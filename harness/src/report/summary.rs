@@ -14,7 +14,7 @@ use crate::workload::reference::{
 use crate::workload::{cold_command_param, keys_param, ScenarioId};
 
 /// Whether a strategy competes for "best" (ordered, and not the `inline` reference).
-fn is_contender(strategy: &str) -> bool {
+pub(super) fn is_contender(strategy: &str) -> bool {
     let descriptor = super::descriptor(strategy);
     descriptor.ordered && descriptor.family != Family::Inline
 }
@@ -60,10 +60,20 @@ fn window_scope_setting(setting: Option<WindowScopeSetting>) -> String {
     }
 }
 
-/// The whole summary.
+/// The whole summary: the title, the verdict table, then the run's header and every
+/// scenario's tables.
 pub fn render_summary(results: &Results) -> String {
+    render_summary_parts(results, true)
+}
+
+/// The summary, with or without the verdict (`report.html` shows it at the top of the page
+/// instead).
+pub(super) fn render_summary_parts(results: &Results, with_verdict: bool) -> String {
     let meta = &results.meta;
     let mut out = String::from("# keyed-bench summary\n\n");
+    if with_verdict {
+        out.push_str(&super::verdict::render_verdict(results));
+    }
     let _ = writeln!(
         out,
         "{} · commit `{}` · {} · {} cores · {}\n",

@@ -1,0 +1,857 @@
+//! The verdict: the table that `summary.md` and `report.html` open with. One row per
+//! measured cell (scenario and parameter), so no parameter is picked to stand for its
+//! scenario. Each row ranks the ordered designs on the one metric its scenario exists to
+//! show ([`HEADLINES`]), gives every ordered design's ratio to the best with its spread
+//! over repetitions, and a one-line reading assembled from those numbers by a few
+//! templates ([`reading`], [`pipeline_reading`]). Reads results only.
+//!
+//! Rules: only ordered designs are ranked (`inline`, the reference, and unordered controls
+//! such as `thread-pool` are not; an unordered control is named when it beats the best);
+//! a design with any correctness violation in the scenario is never best and is marked ✗;
+//! a ratio with no data on either side, or a zero best, reads n/a; designs whose spreads
+//! overlap read "within noise" rather than a winner.
+
+use std::fmt::Write as _;
+
+use super::format::{format_ns, format_rate};
+use crate::pipeline::PipelineRun;
+use crate::results::{Results, RunResult};
+use crate::workload::ScenarioId;
+
+/// Where neither side has a spread (one repetition, or a percentile of one merged
+/// histogram), medians this close (relative to the larger) read as within noise.
+pub const NOISE_WITHOUT_SPREAD: f64 = 0.05;
+
+/// The metric a scenario's verdict ranks on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Headline {
+    /// `throughput_per_s`: the median, spread min-max over repetitions; higher is better.
+    Throughput,
+    /// `throughput_per_s` of a completion-driven cell: handled cold commands per second;
+    /// higher is better.
+    ColdRate,
+    /// `bystander_latency_ns.p99`; lower is better. One merged histogram: no spread.
+    BystanderP99,
+    /// `latency_ns.p99` at the cell's offered load; lower is better. Spread from the
+    /// repetitions' own p99 (`samples.latency_p99_ns`) where recorded.
+    LatencyP99,
+    /// `efficiency` (ideal / elapsed); higher is better. Spread from the repetitions'
+    /// elapsed times (`samples.elapsed_s`) where recorded, else the throughput's spread
+    /// scaled onto it (same messages, same ideal bound).
+    Efficiency,
+    /// Pipelines: records lost and the final state per design, not a speed ranking.
+    Correctness,
+}
+
+impl Headline {
+    /// How the metric reads in the table and the reading.
+    pub const fn label(self) -> &'static str {
+        match self {
+            Self::Throughput => "throughput",
+            Self::ColdRate => "cold-command rate",
+            Self::BystanderP99 => "bystander p99",
+            Self::LatencyP99 => "p99 latency",
+            Self::Efficiency => "efficiency",
+            Self::Correctness => "lost / final state",
+        }
+    }
+
+    /// Whether a higher value is better (false: lower is).
+    pub const fn higher_is_better(self) -> bool {
+        matches!(self, Self::Throughput | Self::ColdRate | Self::Efficiency)
+    }
+
+    /// The metric column: its label and which way is better.
+    fn column(self) -> String {
+        match self {
+            Self::Correctness => format!("{} (correctness first)", self.label()),
+            _ if self.higher_is_better() => format!("{} (higher)", self.label()),
+            _ => format!("{} (lower)", self.label()),
+        }
+    }
+
+    /// A value of the metric with its unit.
+    fn format(self, value: f64) -> String {
+        match self {
+            Self::Throughput => format!("{} msg/s", format_rate(value)),
+            Self::ColdRate => format!("{}/s", format_rate(value)),
+            Self::BystanderP99 | Self::LatencyP99 => format_ns(value),
+            Self::Efficiency => format!("{value:.2}"),
+            Self::Correctness => "-".to_owned(),
+        }
+    }
+}
+
+/// The headline metric of every scenario: the one it exists to show. Every scenario has
+/// exactly one row (a test checks it).
+pub const HEADLINES: &[(ScenarioId, Headline)] = &[
+    // Raw dispatch cost of ~1 us handlers: messages per second.
+    (ScenarioId::Uniform, Headline::Throughput),
+    // Hot keys: how much of the uniform rate survives skew.
+    (ScenarioId::Zipf, Headline::Throughput),
+    // Many aggregate types: the rate with one pool per type against shared pools.
+    (ScenarioId::ManyTypes, Headline::Throughput),
+    // Backoffs of a few keys: how long the untroubled keys wait behind them.
+    (ScenarioId::ConflictBackoff, Headline::BystanderP99),
+    // Rare 2 ms synchronous handlers: the rate that stealing (or its absence) leaves.
+    (ScenarioId::LongSync, Headline::Throughput),
+    // One key's burst of pending messages: the bystanders' stall behind a shared window.
+    (ScenarioId::HotBacklog, Headline::BystanderP99),
+    // Non-blocking waits by key count: how close to the ideal bound the run finishes.
+    (ScenarioId::AsyncIo, Headline::Efficiency),
+    // The same under skewed keys.
+    (ScenarioId::AsyncIoZipf, Headline::Efficiency),
+    // Blocking handlers, the Parallel Consumer's experiment: elapsed against the floor.
+    (ScenarioId::ParallelConsumer, Headline::Efficiency),
+    // Commands to new aggregates beside slow ones: cold commands handled per second.
+    (ScenarioId::ColdCommand, Headline::ColdRate),
+    // Constant-rate arrivals: the tail latency at each offered load.
+    (ScenarioId::OpenLoop, Headline::LatencyP99),
+    // State owned per aggregate: the rate where cache affinity should pay.
+    (ScenarioId::Stateful, Headline::Throughput),
+    // The pipelines: did records get lost, and is the projection right, per policy.
+    (ScenarioId::PipelineCrash, Headline::Correctness),
+    (ScenarioId::PipelineRetry, Headline::Correctness),
+    (ScenarioId::PipelineExpand, Headline::Correctness),
+    (ScenarioId::PipelineReorder, Headline::Correctness),
+    (ScenarioId::PipelineRebalance, Headline::Correctness),
+];
+
+/// The headline metric of `scenario`.
+pub fn headline(scenario: ScenarioId) -> Option<Headline> {
+    HEADLINES.iter().find(|(id, _)| *id == scenario).map(|(_, headline)| *headline)
+}
+
+/// One design's value of a metric: the median and, where the repetitions give one, the
+/// min-max spread.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Value {
+    /// The median (or the merged figure).
+    pub median: f64,
+    /// Lowest and highest over repetitions; none where not recorded or of zero width.
+    pub spread: Option<(f64, f64)>,
+}
+
+impl Value {
+    fn new(median: f64, spread: Option<(f64, f64)>) -> Option<Self> {
+        let spread = spread
+            .filter(|(low, high)| low.is_finite() && high.is_finite() && high > low)
+            .map(|(low, high)| (low.min(median), high.max(median)));
+        median.is_finite().then_some(Self { median, spread })
+    }
+}
+
+/// The value of `headline` for one cell's row; none where the row has no such figure.
+pub fn value(headline: Headline, row: &RunResult) -> Option<Value> {
+    let throughput = &row.throughput_per_s;
+    match headline {
+        Headline::Throughput | Headline::ColdRate => {
+            Value::new(throughput.median, Some((throughput.min, throughput.max)))
+        }
+        Headline::BystanderP99 => {
+            row.bystander_latency_ns.and_then(|tail| Value::new(tail.p99 as f64, None))
+        }
+        Headline::LatencyP99 => {
+            let samples = row.samples.as_ref().map(|s| &s.latency_p99_ns[..]).unwrap_or(&[]);
+            let spread = samples
+                .iter()
+                .min()
+                .zip(samples.iter().max())
+                .map(|(low, high)| (*low as f64, *high as f64));
+            Value::new(row.latency_ns.p99 as f64, spread)
+        }
+        Headline::Efficiency => {
+            let elapsed = row.samples.as_ref().map(|s| &s.elapsed_s[..]).unwrap_or(&[]);
+            let spread = if !elapsed.is_empty() && elapsed.iter().all(|e| *e > 0.0) {
+                let longest = elapsed.iter().copied().fold(f64::MIN, f64::max);
+                let shortest = elapsed.iter().copied().fold(f64::MAX, f64::min);
+                Some((row.ideal_s / longest, row.ideal_s / shortest))
+            } else if throughput.median > 0.0 {
+                let scale = row.efficiency / throughput.median;
+                Some((throughput.min * scale, throughput.max * scale))
+            } else {
+                None
+            };
+            Value::new(row.efficiency, spread)
+        }
+        Headline::Correctness => None,
+    }
+}
+
+/// Whether two values are within each other's noise: their spreads overlap, or, where
+/// either has none, their medians are within [`NOISE_WITHOUT_SPREAD`].
+pub fn within_noise(a: Value, b: Value) -> bool {
+    match (a.spread, b.spread) {
+        (Some((a_low, a_high)), Some((b_low, b_high))) => a_low <= b_high && b_low <= a_high,
+        _ => {
+            let larger = a.median.abs().max(b.median.abs());
+            larger == 0.0 || (a.median - b.median).abs() <= NOISE_WITHOUT_SPREAD * larger
+        }
+    }
+}
+
+/// One design in one cell.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Entry {
+    /// Strategy id.
+    pub strategy: String,
+    /// Its value of the headline metric; none where it has no data.
+    pub value: Option<Value>,
+    /// Whether it had a correctness violation anywhere in the scenario.
+    pub violated: bool,
+}
+
+/// The best eligible entry: data, no violation, highest (or lowest) median; the first on
+/// a tie.
+pub fn best(entries: &[Entry], higher: bool) -> Option<&Entry> {
+    let mut best: Option<(&Entry, f64)> = None;
+    for entry in entries.iter().filter(|entry| !entry.violated) {
+        let Some(value) = entry.value.map(|value| value.median) else { continue };
+        let better = match best {
+            Some((_, held)) => (higher && value > held) || (!higher && value < held),
+            None => true,
+        };
+        if better {
+            best = Some((entry, value));
+        }
+    }
+    best.map(|(entry, _)| entry)
+}
+
+/// `value / best`, none where either is missing or not a finite ratio.
+fn ratio(value: f64, best: f64) -> Option<f64> {
+    (best != 0.0).then(|| value / best).filter(|ratio| ratio.is_finite())
+}
+
+/// How much better `best` is than `other`, as a factor of at least 1; none where a side
+/// is zero.
+fn factor(best: f64, other: f64, higher: bool) -> Option<f64> {
+    let (top, bottom) = if higher { (best, other) } else { (other, best) };
+    ratio(top, bottom)
+}
+
+/// A ratio as it reads: three decimals below 0.1, two below 10, one below 100, then whole
+/// with thousands separators.
+pub fn format_ratio(ratio: f64) -> String {
+    if ratio < 0.1 {
+        format!("{ratio:.3}")
+    } else if ratio < 10.0 {
+        format!("{ratio:.2}")
+    } else if ratio < 100.0 {
+        format!("{ratio:.1}")
+    } else {
+        let digits = format!("{:.0}", ratio);
+        let mut out = String::new();
+        for (index, digit) in digits.chars().enumerate() {
+            if index > 0 && (digits.len() - index) % 3 == 0 {
+                out.push(',');
+            }
+            out.push(digit);
+        }
+        out
+    }
+}
+
+/// One entry's cell: its ratio to the best with the spread, ✗ where it had a violation.
+pub fn ratio_cell(entry: &Entry, best: Option<&Entry>) -> String {
+    let best = best.and_then(|best| best.value).map(|value| value.median);
+    let text = match (entry.value, best) {
+        (Some(value), Some(best)) => match ratio(value.median, best) {
+            Some(median) => {
+                let spread = value
+                    .spread
+                    .and_then(|(low, high)| Some((ratio(low, best)?, ratio(high, best)?)));
+                match spread {
+                    Some((low, high)) => format!(
+                        "{} ({}-{})",
+                        format_ratio(median),
+                        format_ratio(low),
+                        format_ratio(high)
+                    ),
+                    None => format_ratio(median),
+                }
+            }
+            None => "n/a".to_owned(),
+        },
+        _ => "n/a".to_owned(),
+    };
+    if entry.violated {
+        format!("{text} ✗")
+    } else {
+        text
+    }
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn list(names: &[&str]) -> String {
+    match names {
+        [] => String::new(),
+        [one] => (*one).to_owned(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
+/// The reading of one ranked cell, from its entries and the unordered controls' values.
+///
+/// Templates: no eligible data; a single eligible design; "A, B within noise on M";
+/// "A has Fx higher M than B"; then, when not yet named, "farthest: C at Fx lower";
+/// designs excluded for violations; an unordered control that beats the best.
+pub fn reading(headline: Headline, entries: &[Entry], controls: &[(&str, Value)]) -> String {
+    let higher = headline.higher_is_better();
+    let label = headline.label();
+    let (better, worse) = if higher { ("higher", "lower") } else { ("lower", "higher") };
+    let mut eligible: Vec<(&str, Value)> = entries
+        .iter()
+        .filter(|entry| !entry.violated)
+        .filter_map(|entry| Some((entry.strategy.as_str(), entry.value?)))
+        .collect();
+    // Best first; a stable sort keeps the column order among equals.
+    eligible.sort_by(|(_, a), (_, b)| {
+        let order = a.median.partial_cmp(&b.median).unwrap_or(std::cmp::Ordering::Equal);
+        if higher {
+            order.reverse()
+        } else {
+            order
+        }
+    });
+    let mut parts = Vec::new();
+    match eligible.as_slice() {
+        [] => parts.push(format!("no eligible ordered design has data on {label}")),
+        [(only, _)] => parts.push(format!("{only} is the only eligible ordered design with data")),
+        [(best_name, best), rest @ ..] => {
+            let tied: Vec<&str> = rest
+                .iter()
+                .filter(|(_, value)| within_noise(*best, *value))
+                .map(|(name, _)| *name)
+                .collect();
+            let mut named = vec![*best_name];
+            if tied.is_empty() {
+                let (runner, value) = rest[0];
+                parts.push(match factor(best.median, value.median, higher) {
+                    Some(f) => format!(
+                        "{best_name} has {}x {better} {label} than {runner}",
+                        format_ratio(f)
+                    ),
+                    None => format!("{best_name} leads {runner} on {label} (ratio n/a)"),
+                });
+                named.push(runner);
+            } else {
+                named.extend(&tied);
+                let all = if tied.len() == rest.len() { "all " } else { "" };
+                parts.push(format!("{all}{} within noise on {label}", list(&named)));
+            }
+            if let Some((farthest, value)) = rest.last().filter(|(name, _)| !named.contains(name)) {
+                parts.push(match factor(best.median, value.median, higher) {
+                    Some(f) => format!("farthest: {farthest} at {}x {worse}", format_ratio(f)),
+                    None => format!("farthest: {farthest} (ratio n/a)"),
+                });
+            }
+            for (control, value) in controls {
+                let ahead = factor(value.median, best.median, higher).filter(|f| *f > 1.0);
+                if let Some(f) = ahead.filter(|_| !within_noise(*best, *value)) {
+                    parts.push(format!(
+                        "the unordered control {control} is {}x {better}",
+                        format_ratio(f)
+                    ));
+                }
+            }
+        }
+    }
+    let excluded: Vec<&str> = entries
+        .iter()
+        .filter(|entry| entry.violated)
+        .map(|entry| entry.strategy.as_str())
+        .collect();
+    if !excluded.is_empty() {
+        parts.push(format!("{} not eligible (correctness violations)", list(&excluded)));
+    }
+    parts.join("; ")
+}
+
+/// One ordered design's pipeline cell: records lost, redelivered, and whether the
+/// version-aware projection's final state came out right.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PipelineCell {
+    /// Records never applied.
+    pub lost: u64,
+    /// Records delivered twice.
+    pub redelivered: u64,
+    /// Whether the final state matched a sequential replay.
+    pub correct: bool,
+}
+
+/// `n`, or `low-high` where they differ.
+fn range(values: impl Iterator<Item = u64> + Clone) -> String {
+    match (values.clone().min(), values.max()) {
+        (Some(low), Some(high)) if low == high => low.to_string(),
+        (Some(low), Some(high)) => format!("{low}-{high}"),
+        _ => "n/a".to_owned(),
+    }
+}
+
+/// The correctness-first reading of one pipeline cell over the ordered designs.
+pub fn pipeline_reading(cells: &[PipelineCell]) -> String {
+    let total = cells.len();
+    if total == 0 {
+        return "no ordered design measured".to_owned();
+    }
+    let losing: Vec<&PipelineCell> = cells.iter().filter(|cell| cell.lost > 0).collect();
+    let wrong = cells.iter().filter(|cell| !cell.correct).count();
+    let mut parts = Vec::new();
+    if losing.is_empty() && wrong == 0 {
+        parts.push(format!("all {total} ordered designs lose nothing and end correct"));
+    } else {
+        if losing.is_empty() {
+            parts.push(format!("none of {total} ordered designs loses a record"));
+        } else {
+            let lost = range(losing.iter().map(|cell| cell.lost));
+            parts.push(if losing.len() == total {
+                format!("all {total} ordered designs lose records ({lost})")
+            } else {
+                format!("{} of {total} ordered designs lose records ({lost})", losing.len())
+            });
+        }
+        parts.push(match wrong {
+            0 => "all end correct".to_owned(),
+            wrong if wrong == total => "all end wrong".to_owned(),
+            wrong => format!("{wrong} of {total} end wrong"),
+        });
+    }
+    if cells.iter().any(|cell| cell.redelivered > 0) {
+        parts.push(format!("{} redelivered", range(cells.iter().map(|cell| cell.redelivered))));
+    }
+    parts.join("; ")
+}
+
+/// The ordered designs the verdict ranks, in the order the results first name them.
+fn contenders(results: &Results) -> Vec<&str> {
+    let mut names: Vec<&str> = Vec::new();
+    let all = results
+        .runs
+        .iter()
+        .map(|run| run.strategy.as_str())
+        .chain(results.pipelines.iter().map(|run| run.strategy.as_str()));
+    for name in all {
+        if super::summary::is_contender(name) && !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    names
+}
+
+/// Whether `strategy` is an unordered control (`thread-pool`): not ordered, and not a
+/// strategy this build does not know.
+fn is_unordered_control(strategy: &str) -> bool {
+    strategies::descriptor_of(strategy).is_some_and(|descriptor| !descriptor.ordered)
+}
+
+/// The distinct params of `params`, in first-seen order.
+fn distinct<'a>(params: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+    let mut out: Vec<&str> = Vec::new();
+    for param in params {
+        if !out.contains(&param) {
+            out.push(param);
+        }
+    }
+    out
+}
+
+/// The verdict section without its heading: the sentences that say how to read it, then
+/// the table. Empty where the results hold no cell.
+pub fn render_verdict_body(results: &Results) -> String {
+    let columns = contenders(results);
+    if results.runs.is_empty() && results.pipelines.is_empty() {
+        return String::new();
+    }
+    let meta = &results.meta;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "One row per measured cell (scenario and parameter), so no parameter stands in for \
+         its scenario. Each row ranks the {} ordered designs on the metric its scenario \
+         exists to show (not `inline`, the reference, nor unordered controls such as \
+         `thread-pool`); {} cores, {} workers, {} repetition(s) per cell. Each design's cell \
+         is its median over the best's, with its repetitions' min-max over the best's median \
+         in brackets: 1.00 is the best, and a design is worse below 1 where higher is better, \
+         above 1 where lower is. ✗: a correctness violation in that scenario, so never best; \
+         n/a: no data on one side. Designs whose min-max ranges overlap (or, with no spread \
+         recorded, such as a percentile of merged histograms, whose medians are within {:.0}%) \
+         read as within noise. Pipeline rows read correctness first: records lost and the \
+         final state of each design.\n",
+        columns.len(),
+        meta.cores,
+        meta.workers,
+        meta.repeat,
+        NOISE_WITHOUT_SPREAD * 100.0,
+    );
+    let _ =
+        writeln!(out, "| scenario | param | metric | best | {} | reading |", columns.join(" | "));
+    let _ = writeln!(out, "|---|---|---|---|{}---|", "---:|".repeat(columns.len()));
+    for &scenario in ScenarioId::ALL {
+        let Some(headline) = headline(scenario) else { continue };
+        if headline == Headline::Correctness {
+            let runs: Vec<&PipelineRun> =
+                results.pipelines.iter().filter(|run| run.scenario == scenario.as_str()).collect();
+            for param in distinct(runs.iter().map(|run| run.param.as_str())) {
+                pipeline_row(&mut out, scenario, param, &runs, &columns);
+            }
+            continue;
+        }
+        let rows: Vec<&RunResult> =
+            results.runs.iter().filter(|run| run.scenario == scenario.as_str()).collect();
+        let violated: Vec<&str> = rows
+            .iter()
+            .filter(|row| !row.correctness.is_clean())
+            .map(|row| row.strategy.as_str())
+            .collect();
+        for param in distinct(rows.iter().map(|row| row.param.as_str())) {
+            let cell: Vec<&RunResult> =
+                rows.iter().copied().filter(|row| row.param == param).collect();
+            let entries: Vec<Entry> = columns
+                .iter()
+                .map(|&strategy| Entry {
+                    strategy: strategy.to_owned(),
+                    value: cell
+                        .iter()
+                        .find(|row| row.strategy == strategy)
+                        .and_then(|row| value(headline, row)),
+                    violated: violated.contains(&strategy),
+                })
+                .collect();
+            let controls: Vec<(&str, Value)> = cell
+                .iter()
+                .filter(|row| is_unordered_control(&row.strategy))
+                .filter_map(|row| Some((row.strategy.as_str(), value(headline, row)?)))
+                .collect();
+            let top = best(&entries, headline.higher_is_better());
+            let best_text = top.map_or("n/a".to_owned(), |entry| {
+                let median = entry.value.map_or(f64::NAN, |value| value.median);
+                format!("**{}** {}", entry.strategy, headline.format(median))
+            });
+            let ratios: Vec<String> = entries.iter().map(|entry| ratio_cell(entry, top)).collect();
+            let _ = writeln!(
+                out,
+                "| {scenario} | {} | {} | {best_text} | {} | {} |",
+                if param.is_empty() { "-" } else { param },
+                headline.column(),
+                ratios.join(" | "),
+                reading(headline, &entries, &controls),
+            );
+        }
+    }
+    out
+}
+
+/// One pipeline cell's row: per ordered design, lost records and the final state.
+fn pipeline_row(
+    out: &mut String,
+    scenario: ScenarioId,
+    param: &str,
+    runs: &[&PipelineRun],
+    columns: &[&str],
+) {
+    let mut measured = Vec::new();
+    let cells: Vec<String> = columns
+        .iter()
+        .map(|&strategy| {
+            match runs.iter().find(|run| run.param == param && run.strategy == strategy) {
+                Some(run) => {
+                    let correct = run.projection.final_state_correct;
+                    measured.push(PipelineCell {
+                        lost: run.lost,
+                        redelivered: run.redelivered,
+                        correct,
+                    });
+                    format!("{} lost, {}", run.lost, if correct { "correct" } else { "wrong ✗" })
+                }
+                None => "n/a".to_owned(),
+            }
+        })
+        .collect();
+    let _ = writeln!(
+        out,
+        "| {scenario} | {} | {} | - | {} | {} |",
+        if param.is_empty() { "-" } else { param },
+        Headline::Correctness.column(),
+        cells.join(" | "),
+        pipeline_reading(&measured),
+    );
+}
+
+/// The verdict section of `summary.md`: a heading, then [`render_verdict_body`]. Empty
+/// where the results hold no cell.
+pub fn render_verdict(results: &Results) -> String {
+    let body = render_verdict_body(results);
+    if body.is_empty() {
+        return String::new();
+    }
+    format!("## Verdict\n\n{body}\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::recorder::Correctness;
+    use crate::results::{ContextSwitches, Latency, Meta, Spread, Tail, Threads, SCHEMA};
+
+    /// A cell with the given throughput spread and bystander p99.
+    fn cell(
+        scenario: &str,
+        strategy: &str,
+        throughput: (f64, f64, f64),
+        bystander_p99: Option<u64>,
+    ) -> RunResult {
+        let (median, min, max) = throughput;
+        RunResult {
+            scenario: scenario.into(),
+            param: String::new(),
+            strategy: strategy.into(),
+            throughput_per_s: Spread { median, min, max },
+            latency_ns: Latency { p50: 1_000, p90: 2_000, p99: 5_000, p999: 9_000, max: 10_000 },
+            hol_ns: Tail { p50: 10, p99: 100, p999: 200, max: 300 },
+            bystander_latency_ns: bystander_p99.map(|p99| Tail {
+                p50: 10,
+                p99,
+                p999: p99,
+                max: p99,
+            }),
+            threads: Threads { reported: 2, observed: 2 },
+            correctness: Correctness::default(),
+            cpu_s: 0.1,
+            ctx_switches: ContextSwitches { voluntary: 1.0, involuntary: 0.0 },
+            peak_in_flight: 10,
+            ideal_s: 0.05,
+            efficiency: 0.5,
+            machine_efficiency: None,
+            producer_cpu_s: None,
+            elapsed_s: 0.1,
+            messages: 1_000,
+            offered_per_s: None,
+            achieved_per_s: None,
+            below_offered: None,
+            workers: Some(2),
+            window: Some(256),
+            measured_floor_s: None,
+            timer_lateness_ns: None,
+            window_scope: None,
+            windows: None,
+            events_per_message: None,
+            samples: None,
+        }
+    }
+
+    fn results(runs: Vec<RunResult>) -> Results {
+        Results {
+            schema: SCHEMA.into(),
+            meta: Meta {
+                created: "2026-01-01T00:00:00Z".into(),
+                git_commit: "abc".into(),
+                rustc: "rustc".into(),
+                cpu_model: "cpu".into(),
+                cores: 4,
+                workers: 4,
+                window: 256,
+                throughput: 16,
+                command: "keyed-bench run".into(),
+                seed: 1,
+                repeat: 3,
+                quick: false,
+                recorder_overhead_ns: Some(100.0),
+                saturation_per_s: None,
+                suite_elapsed_s: 1.0,
+                notes: Vec::new(),
+                groups_per_worker: None,
+                timer_threads: None,
+                idle_spin_us: None,
+                producers: None,
+                window_scope: None,
+                binding: None,
+                commit_policies: None,
+                retry_policies: None,
+                sizes: None,
+            },
+            runs,
+            skipped: Vec::new(),
+            pipelines: Vec::new(),
+        }
+    }
+
+    /// The verdict row of `scenario`.
+    fn row_of(verdict: &str, scenario: &str) -> String {
+        verdict
+            .lines()
+            .find(|line| line.starts_with(&format!("| {scenario} |")))
+            .unwrap_or_else(|| panic!("no {scenario} row in\n{verdict}"))
+            .to_owned()
+    }
+
+    #[test]
+    fn every_scenario_has_one_headline() {
+        for &scenario in ScenarioId::ALL {
+            let count = HEADLINES.iter().filter(|(id, _)| *id == scenario).count();
+            assert_eq!(count, 1, "{scenario}");
+        }
+    }
+
+    #[test]
+    fn the_best_is_the_highest_throughput_ordered_design() {
+        let runs = vec![
+            cell("uniform", "keyed-mailbox", (100.0, 96.0, 104.0), None),
+            cell("uniform", "work-stealing", (200.0, 190.0, 210.0), None),
+            cell("uniform", "group-by", (150.0, 140.0, 160.0), None),
+            // Controls are faster but never ranked.
+            cell("uniform", "inline", (900.0, 890.0, 910.0), None),
+            cell("uniform", "thread-pool", (800.0, 790.0, 810.0), None),
+        ];
+        let verdict = render_verdict(&results(runs));
+        let row = row_of(&verdict, "uniform");
+        assert!(row.contains("| **work-stealing** 200 msg/s |"), "{row}");
+        assert!(row.contains("| 0.50 (0.48-0.52) |"), "keyed-mailbox's ratio: {row}");
+        assert!(row.contains("| 1.00 (0.95-1.05) |"), "the best's own ratio: {row}");
+        assert!(row.contains("work-stealing has 1.33x higher throughput than group-by"), "{row}");
+        assert!(row.contains("farthest: keyed-mailbox at 2.00x lower"), "{row}");
+        assert!(row.contains("the unordered control thread-pool is 4.00x higher"), "{row}");
+        let header = verdict.lines().find(|line| line.starts_with("| scenario")).unwrap();
+        assert!(!header.contains("inline") && !header.contains("thread-pool"), "{header}");
+    }
+
+    #[test]
+    fn a_lower_is_better_metric_picks_the_lowest() {
+        let runs = vec![
+            cell("hot-backlog", "group-by", (100.0, 90.0, 110.0), Some(10_000_000)),
+            cell("hot-backlog", "keyed-mailbox", (90.0, 80.0, 100.0), Some(1_000)),
+            cell("hot-backlog", "work-stealing", (95.0, 85.0, 105.0), Some(2_000)),
+        ];
+        let row = row_of(&render_verdict(&results(runs)), "hot-backlog");
+        assert!(row.contains("| **keyed-mailbox** 1.0 us |"), "{row}");
+        assert!(row.contains("| bystander p99 (lower) |"), "{row}");
+        assert!(row.contains("| 10,000 |"), "group-by's ratio, no spread: {row}");
+        assert!(
+            row.contains("keyed-mailbox has 2.00x lower bystander p99 than work-stealing"),
+            "{row}"
+        );
+        assert!(row.contains("farthest: group-by at 10,000x higher"), "{row}");
+    }
+
+    #[test]
+    fn a_design_with_a_violation_is_never_best() {
+        let mut broken = cell("zipf", "rayon", (500.0, 490.0, 510.0), None);
+        broken.correctness.order_violations = 1;
+        let runs = vec![cell("zipf", "keyed-mailbox", (100.0, 95.0, 105.0), None), broken];
+        let row = row_of(&render_verdict(&results(runs)), "zipf");
+        assert!(row.contains("| **keyed-mailbox** 100 msg/s |"), "{row}");
+        assert!(row.contains("5.00 (4.90-5.10) ✗"), "marked: {row}");
+        assert!(row.contains("keyed-mailbox is the only eligible ordered design"), "{row}");
+        assert!(row.contains("rayon not eligible (correctness violations)"), "{row}");
+    }
+
+    #[test]
+    fn overlapping_spreads_read_within_noise() {
+        let runs = vec![
+            cell("long-sync", "keyed-mailbox", (100.0, 90.0, 110.0), Some(1_000)),
+            cell("long-sync", "work-stealing", (105.0, 95.0, 115.0), Some(1_000)),
+            cell("long-sync", "group-by", (50.0, 45.0, 55.0), Some(1_000)),
+        ];
+        let row = row_of(&render_verdict(&results(runs)), "long-sync");
+        assert!(
+            row.contains("work-stealing and keyed-mailbox within noise on throughput"),
+            "{row}"
+        );
+        assert!(row.contains("farthest: group-by at 2.10x lower"), "{row}");
+        assert!(!row.contains("has 1.05x"), "no winner named inside the noise: {row}");
+        // Without a spread, a 5% margin stands in for it.
+        let a = Value { median: 100.0, spread: None };
+        assert!(within_noise(a, Value { median: 104.0, spread: None }));
+        assert!(!within_noise(a, Value { median: 120.0, spread: None }));
+        let all = vec![
+            Entry { strategy: "a".into(), value: Some(a), violated: false },
+            Entry {
+                strategy: "b".into(),
+                value: Some(Value { median: 101.0, spread: None }),
+                violated: false,
+            },
+        ];
+        assert_eq!(
+            reading(Headline::BystanderP99, &all, &[]),
+            "all a and b within noise on bystander p99"
+        );
+    }
+
+    #[test]
+    fn missing_data_and_zero_bests_read_n_a() {
+        // conflict-backoff ranks on bystander p99, which one design lacks.
+        let runs = vec![
+            cell("conflict-backoff", "keyed-mailbox", (100.0, 90.0, 110.0), Some(1_000)),
+            cell("conflict-backoff", "group-by", (100.0, 90.0, 110.0), None),
+        ];
+        let row = row_of(&render_verdict(&results(runs)), "conflict-backoff");
+        assert!(row.contains("| 1.00 | n/a |"), "{row}");
+        // A best of zero divides nothing.
+        let zero = Entry {
+            strategy: "a".into(),
+            value: Some(Value { median: 0.0, spread: None }),
+            violated: false,
+        };
+        let other = Entry {
+            strategy: "b".into(),
+            value: Some(Value { median: 5.0, spread: None }),
+            violated: false,
+        };
+        assert_eq!(ratio_cell(&other, Some(&zero)), "n/a");
+        assert_eq!(ratio_cell(&other, None), "n/a");
+        let text = reading(Headline::LatencyP99, &[zero.clone(), other], &[]);
+        assert!(text.contains("(ratio n/a)"), "{text}");
+        assert!(!text.contains("inf") && !text.contains("NaN"), "{text}");
+        // No design with data at all.
+        let empty = Entry { strategy: "a".into(), value: None, violated: false };
+        assert_eq!(
+            reading(Headline::Throughput, &[empty], &[]),
+            "no eligible ordered design has data on throughput"
+        );
+    }
+
+    #[test]
+    fn pipelines_read_correctness_first() {
+        let clean = PipelineCell { lost: 0, redelivered: 0, correct: true };
+        assert_eq!(
+            pipeline_reading(&[clean, clean]),
+            "all 2 ordered designs lose nothing and end correct"
+        );
+        let lossy = PipelineCell { lost: 7, redelivered: 3, correct: false };
+        let worse = PipelineCell { lost: 9, redelivered: 0, correct: false };
+        assert_eq!(
+            pipeline_reading(&[lossy, worse, clean]),
+            "2 of 3 ordered designs lose records (7-9); 2 of 3 end wrong; 0-3 redelivered"
+        );
+        assert_eq!(
+            pipeline_reading(&[lossy, worse]),
+            "all 2 ordered designs lose records (7-9); all end wrong; 0-3 redelivered"
+        );
+        assert_eq!(pipeline_reading(&[]), "no ordered design measured");
+    }
+
+    #[test]
+    fn ratios_read_well() {
+        assert_eq!(format_ratio(0.754), "0.75");
+        assert_eq!(format_ratio(0.0091), "0.009");
+        assert_eq!(format_ratio(12.34), "12.3");
+        assert_eq!(format_ratio(10_000.0), "10,000");
+        assert_eq!(format_ratio(1_234_567.0), "1,234,567");
+        assert_eq!(format_ratio(100.0), "100");
+    }
+
+    #[test]
+    fn summary_md_starts_with_the_verdict() {
+        let runs = vec![
+            cell("uniform", "keyed-mailbox", (100.0, 95.0, 105.0), None),
+            cell("uniform", "group-by", (150.0, 140.0, 160.0), None),
+        ];
+        let summary = super::super::summary::render_summary(&results(runs));
+        assert!(summary.starts_with("# keyed-bench summary\n\n## Verdict\n\n"), "{summary}");
+        let verdict = summary.find("## Verdict").unwrap();
+        let first_section = summary.find("\n## uniform").unwrap();
+        assert!(verdict < first_section);
+        let table = summary.find("| scenario | param | metric | best |").unwrap();
+        assert!(table < summary.find("Settings:").unwrap(), "the table comes before the header");
+    }
+}
