@@ -104,6 +104,7 @@ fn every_results_field_is_documented() {
             elapsed_s: vec![run.elapsed_s],
             latency_p99_ns: vec![run.latency_ns.p99],
         });
+        run.memory = Some(harness::results::CellMemory { before_bytes: 1, peak_bytes: 2 });
     }
     results.runs = run.into_iter().collect();
     results.pipelines = pipeline_cells();

@@ -370,6 +370,7 @@ pub fn run_suite(
                     continue;
                 }
                 progress.starting(&what);
+                let memory = MemoryWatch::start();
                 let measurement = measure(
                     workload,
                     strategy,
@@ -377,7 +378,7 @@ pub fn run_suite(
                     config.repetitions(),
                     &instruments,
                 )?;
-                let (result, histograms) = run_result(
+                let (mut result, histograms) = run_result(
                     workload,
                     strategy.as_str(),
                     &measurement,
@@ -385,6 +386,7 @@ pub fn run_suite(
                     config.strategy.max_in_flight,
                     system::cores(),
                 );
+                result.memory = memory.finish();
                 progress.finished(&what, &outcome_line(&result));
                 let stem = file_stem(workload, strategy);
                 histogram_files.push((format!("{stem}.latency.hgrm"), hgrm(&histograms.latency)));
@@ -459,6 +461,26 @@ fn cell_name(workload: &Workload, strategy: StrategyId) -> String {
         format!("{} {strategy}", workload.scenario)
     } else {
         format!("{} {} {strategy}", workload.scenario, workload.param)
+    }
+}
+
+/// The process's resident memory over one cell: the high-water mark is reset when it
+/// starts, and read when it finishes.
+struct MemoryWatch {
+    /// Resident bytes at the start, where the high-water mark could be reset.
+    before: Option<u64>,
+}
+
+impl MemoryWatch {
+    fn start() -> Self {
+        let before = system::resident_bytes().filter(|_| system::reset_peak_resident());
+        Self { before }
+    }
+
+    fn finish(self) -> Option<crate::results::CellMemory> {
+        let before_bytes = self.before?;
+        let peak_bytes = system::peak_resident_bytes()?.max(before_bytes);
+        Some(crate::results::CellMemory { before_bytes, peak_bytes })
     }
 }
 

@@ -67,6 +67,7 @@ fn run(scenario: &str, param: &str, strategy: &str, scale: u64) -> RunResult {
         windows: None,
         events_per_message: None,
         samples: None,
+        memory: None,
     }
 }
 

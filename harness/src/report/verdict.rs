@@ -637,6 +637,7 @@ mod tests {
             windows: None,
             events_per_message: None,
             samples: None,
+            memory: None,
         }
     }
 

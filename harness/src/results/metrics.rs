@@ -257,6 +257,7 @@ pub fn run_result(
                 })
                 .collect(),
         }),
+        memory: None,
     };
     (result, merged)
 }

@@ -354,6 +354,21 @@ pub struct RunResult {
     /// Each repetition's own figures, in the order they ran; absent in older files.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub samples: Option<Samples>,
+    /// The process's resident memory while the cell was measured; absent in older files
+    /// and where the kernel does not let its high-water mark be reset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<CellMemory>,
+}
+
+/// The process's resident memory around one cell's measurement (Linux `VmRSS` before it,
+/// and `VmHWM` after it, the high-water mark having been reset at its start): the harness
+/// and the workload's messages included, so compare cells of one run with each other.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct CellMemory {
+    /// Resident bytes when the cell started.
+    pub before_bytes: u64,
+    /// The most resident bytes while it ran (its repetitions and the breakdown one).
+    pub peak_bytes: u64,
 }
 
 /// The figures of each timed repetition of a cell, in the order they ran (one entry per
