@@ -40,3 +40,20 @@ pub fn descriptor(id: &str) -> Cow<'static, Descriptor> {
         Cow::Borrowed,
     )
 }
+
+/// Whether a strategy competes for "best" (ordered, and not the `inline` reference).
+pub(crate) fn is_contender(strategy: &str) -> bool {
+    let descriptor = descriptor(strategy);
+    descriptor.ordered && descriptor.family != Family::Inline
+}
+
+/// The distinct items of `items`, in order of first appearance.
+pub(crate) fn first_seen<'a>(items: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
+    let mut out: Vec<&str> = Vec::new();
+    for item in items {
+        if !out.contains(&item) {
+            out.push(item);
+        }
+    }
+    out
+}

@@ -8,13 +8,7 @@ use crate::report::format::format_rate;
 
 /// Appends one section per pipeline scenario in `runs` to `out`.
 pub fn render_pipelines(out: &mut String, runs: &[PipelineRun]) {
-    let mut scenarios: Vec<&str> = Vec::new();
-    for run in runs {
-        if !scenarios.contains(&run.scenario.as_str()) {
-            scenarios.push(&run.scenario);
-        }
-    }
-    for scenario in scenarios {
+    for scenario in super::first_seen(runs.iter().map(|run| run.scenario.as_str())) {
         let rows: Vec<&PipelineRun> = runs.iter().filter(|run| run.scenario == scenario).collect();
         let _ = writeln!(out, "\n## {scenario}\n");
         match scenario {

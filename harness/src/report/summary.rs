@@ -2,9 +2,10 @@
 
 use std::fmt::Write as _;
 
-use strategies::{Binding, Family, StrategyId, WindowScope};
+use strategies::{Binding, StrategyId, WindowScope};
 
 use super::format::{format_ns, format_rate};
+use super::is_contender;
 use crate::results::{Results, RunResult, WindowScopeSetting};
 use crate::workload::reference::{
     is_parallel_consumer_experiment, parallel_consumer_key_mode_s, PARALLEL_CONSUMER_MESSAGES,
@@ -12,12 +13,6 @@ use crate::workload::reference::{
     WOW_COLD_COMMAND_4_CORES, WOW_COLD_COMMAND_SLOW,
 };
 use crate::workload::{cold_command_param, keys_param, ScenarioId};
-
-/// Whether a strategy competes for "best" (ordered, and not the `inline` reference).
-pub(super) fn is_contender(strategy: &str) -> bool {
-    let descriptor = super::descriptor(strategy);
-    descriptor.ordered && descriptor.family != Family::Inline
-}
 
 /// The best value of `metric` among contenders (`higher` is better, or lower).
 fn best(

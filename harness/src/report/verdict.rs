@@ -425,35 +425,18 @@ pub fn pipeline_reading(cells: &[PipelineCell]) -> String {
 
 /// The ordered designs the verdict ranks, in the order the results first name them.
 fn contenders(results: &Results) -> Vec<&str> {
-    let mut names: Vec<&str> = Vec::new();
     let all = results
         .runs
         .iter()
         .map(|run| run.strategy.as_str())
         .chain(results.pipelines.iter().map(|run| run.strategy.as_str()));
-    for name in all {
-        if super::summary::is_contender(name) && !names.contains(&name) {
-            names.push(name);
-        }
-    }
-    names
+    super::first_seen(all.filter(|name| super::is_contender(name)))
 }
 
 /// Whether `strategy` is an unordered control (`thread-pool`): not ordered, and not a
 /// strategy this build does not know.
 fn is_unordered_control(strategy: &str) -> bool {
     strategies::descriptor_of(strategy).is_some_and(|descriptor| !descriptor.ordered)
-}
-
-/// The distinct params of `params`, in first-seen order.
-fn distinct<'a>(params: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
-    let mut out: Vec<&str> = Vec::new();
-    for param in params {
-        if !out.contains(&param) {
-            out.push(param);
-        }
-    }
-    out
 }
 
 /// The verdict section without its heading: the sentences that say how to read it, then
@@ -492,7 +475,7 @@ pub fn render_verdict_body(results: &Results) -> String {
         if headline == Headline::Correctness {
             let runs: Vec<&PipelineRun> =
                 results.pipelines.iter().filter(|run| run.scenario == scenario.as_str()).collect();
-            for param in distinct(runs.iter().map(|run| run.param.as_str())) {
+            for param in super::first_seen(runs.iter().map(|run| run.param.as_str())) {
                 pipeline_row(&mut out, scenario, param, &runs, &columns);
             }
             continue;
@@ -504,7 +487,7 @@ pub fn render_verdict_body(results: &Results) -> String {
             .filter(|row| !row.correctness.is_clean())
             .map(|row| row.strategy.as_str())
             .collect();
-        for param in distinct(rows.iter().map(|row| row.param.as_str())) {
+        for param in super::first_seen(rows.iter().map(|row| row.param.as_str())) {
             let cell: Vec<&RunResult> =
                 rows.iter().copied().filter(|row| row.param == param).collect();
             let entries: Vec<Entry> = columns

@@ -51,13 +51,7 @@ fn runs_of(results: &Results, scenario: ScenarioId) -> Vec<&PipelineRun> {
 
 /// The distinct strategies of `runs`, in order of first appearance.
 fn strategies_of<'a>(runs: &[&'a PipelineRun]) -> Vec<&'a str> {
-    let mut strategies: Vec<&str> = Vec::new();
-    for run in runs {
-        if !strategies.contains(&run.strategy.as_str()) {
-            strategies.push(&run.strategy);
-        }
-    }
-    strategies
+    crate::report::first_seen(runs.iter().map(|run| run.strategy.as_str()))
 }
 
 /// The distinct commit policies of `runs`, in [`CommitPolicy::ALL`] order.
