@@ -499,7 +499,8 @@ struct Shared {
     progress: Vec<Mutex<Option<PartitionProgress>>>,
     /// Every record, by partition and offset (the log is produced before it is consumed).
     records: Vec<Vec<Record>>,
-    /// Per record: attempts so far (the retry topic's records count theirs here).
+    /// Per record: attempts so far, under retry-topic (empty under the other policies,
+    /// whose attempts live in the retrying step).
     attempts: Vec<Vec<AtomicU32>>,
     /// Per partition: records failing in place under pause-partition.
     failing: Vec<AtomicU32>,
@@ -615,8 +616,12 @@ pub fn run_incarnation(
             .collect::<Result<Vec<_>, _>>()
     });
     let records: Vec<Vec<Record>> = records.map_err(TransportError::Log)?;
-    let attempts =
-        records.iter().map(|records| records.iter().map(|_| AtomicU32::new(0)).collect()).collect();
+    // Only the retry topic counts a record's attempts across its deliveries.
+    let attempts = if config.retry.policy == RetryPolicy::RetryTopic {
+        records.iter().map(|records| records.iter().map(|_| AtomicU32::new(0)).collect()).collect()
+    } else {
+        Vec::new()
+    };
     let shared = Arc::new(Shared {
         progress,
         records,

@@ -249,6 +249,11 @@ impl Topic {
         Ok(records[start..end].to_vec())
     }
 
+    /// Every record of the topic, partition by partition, each in offset order.
+    pub fn records(&self) -> impl Iterator<Item = &Record> + '_ {
+        self.partitions.iter().flat_map(|partition| partition.records.iter())
+    }
+
     /// How many records the topic holds, over every partition.
     pub fn len(&self) -> u64 {
         self.partitions.iter().map(Partition::end_offset).sum()

@@ -202,12 +202,9 @@ fn timeline(
 ) -> Vec<TimelineBin> {
     let start_ns = (started_at_s * 1e9) as u64;
     let mut applied: Vec<(u64, bool)> = Vec::new();
-    for partition in 0..topic.partitions() {
-        let end = topic.end_offset(partition).unwrap_or(0);
-        for offset in 0..end {
-            if let Some(at) = pipeline.ledger.first_applied_ns(partition, offset) {
-                applied.push((at.saturating_sub(start_ns), partition >= old_partitions));
-            }
+    for record in topic.records() {
+        if let Some(at) = pipeline.ledger.first_applied_ns(record.partition, record.offset) {
+            applied.push((at.saturating_sub(start_ns), record.partition >= old_partitions));
         }
     }
     let last = applied.iter().map(|&(at, _)| at).max().unwrap_or(0);

@@ -230,11 +230,10 @@ fn cell(
     }
     let elapsed_s = started.elapsed().as_secs_f64();
     let ledger = &pipeline.ledger;
-    let mut applied_at: Vec<u64> = Vec::new();
-    for partition in 0..topic.partitions() {
-        let end = topic.end_offset(partition).unwrap_or(0);
-        applied_at.extend((0..end).filter_map(|offset| ledger.first_applied_ns(partition, offset)));
-    }
+    let applied_at: Vec<u64> = topic
+        .records()
+        .filter_map(|record| ledger.first_applied_ns(record.partition, record.offset))
+        .collect();
     let first_applied_after =
         |ns: u64| -> Option<u64> { applied_at.iter().copied().filter(|&at| at >= ns).min() };
     let epoch_to_start = started.duration_since(pipeline.epoch).as_secs_f64();

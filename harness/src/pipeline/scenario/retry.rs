@@ -89,10 +89,7 @@ impl Failures {
     /// `--poison` records spread evenly over the log in produce order, and the share
     /// `--fail-pct` by a hash of each record's place.
     fn of(sizes: &Sizes, topic: &Topic) -> Self {
-        let mut in_order: Vec<Record> = (0..topic.partitions())
-            .filter_map(|partition| topic.partition(partition).ok())
-            .flat_map(|partition| partition.records().iter().copied())
-            .collect();
+        let mut in_order: Vec<Record> = topic.records().copied().collect();
         in_order.sort_by_key(|record| record.produce_ns);
         let count = in_order.len();
         let poison = (0..sizes.poison)
@@ -167,17 +164,13 @@ fn cell(
         expected,
         report,
     );
-    let records: Vec<Record> = (0..topic.partitions())
-        .filter_map(|partition| topic.partition(partition).ok())
-        .flat_map(|partition| partition.records().iter().copied())
-        .collect();
-    let troubled: BTreeSet<u64> = records
-        .iter()
+    let troubled: BTreeSet<u64> = topic
+        .records()
         .filter(|record| failures.failures(record) > 0)
         .map(|record| record.key)
         .collect();
     let (mut bystanders, mut troubled_latency) = (Vec::new(), Vec::new());
-    for record in &records {
+    for record in topic.records() {
         let Some(applied) = pipeline.ledger.first_applied_ns(record.partition, record.offset)
         else {
             continue;
@@ -190,7 +183,7 @@ fn cell(
         }
     }
     let count = |wanted: fn(u32) -> bool| {
-        records.iter().filter(|record| wanted(failures.failures(record))).count() as u64
+        topic.records().filter(|record| wanted(failures.failures(record))).count() as u64
     };
     run.retry = Some(RetryReport {
         policy,
