@@ -41,6 +41,8 @@ pub(crate) struct EventSet(u8);
 impl EventSet {
     /// Every event.
     pub(crate) const ALL: Self = Self(0b1_1111);
+    /// None: an engine built outside this crate, whose events it cannot see.
+    pub(crate) const NONE: Self = Self(0);
     /// What a mailbox set sees whatever runs its mailboxes.
     pub(crate) const MAILBOXES: Self =
         Self(1 << Event::Activation as u8 | 1 << Event::Retirement as u8 | 1 << Event::Hop as u8);

@@ -55,6 +55,7 @@
 //!    like any other. `drain` and `close` wait until the queue is empty too; `force_close`
 //!    empties it and counts its messages in [`ForcedClose::discarded`].
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::marker::PhantomData;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -115,8 +116,10 @@ impl<E: Engine> QueuedDispatch for E {
     }
 }
 
-/// State shared by a strategy's submit path and its threads.
-pub(crate) struct Core {
+/// State shared by a strategy's submit path and its threads: the admission windows, the
+/// handler and the counters. An [`Engine`] gets it at [`Engine::start`] and runs messages
+/// through it.
+pub struct Core {
     pub(crate) config: StrategyConfig,
     /// The admission windows, in the strategy's scope (`windows.rs`).
     pub(crate) windows: Windows,
@@ -163,6 +166,11 @@ impl Core {
             abandoned: AtomicU64::new(0),
             events: EventCounter::new(seen),
         }
+    }
+
+    /// The settings the strategy was built with.
+    pub fn config(&self) -> &StrategyConfig {
+        &self.config
     }
 
     /// Binds the engine that messages admitted from the admission queue are handed to;
@@ -228,7 +236,7 @@ impl Core {
     /// Starts `message`: runs its handler, containing a panic. Returns the rest of the step
     /// when it is pending; otherwise the message is finished. A forced close discards it
     /// instead of running it.
-    pub(crate) fn start(&self, message: &Message) -> Option<Pending> {
+    pub fn start(&self, message: &Message) -> Option<Pending> {
         if self.is_forced() {
             self.discard(message.key, 1);
             return None;
@@ -275,7 +283,7 @@ impl Core {
 
     /// Polls a pending step of a message of `key`, containing a panic. `Ready` means the
     /// message is finished.
-    pub(crate) fn poll(&self, key: Key, step: &mut Pending, cx: &mut Context<'_>) -> Poll<()> {
+    pub fn poll(&self, key: Key, step: &mut Pending, cx: &mut Context<'_>) -> Poll<()> {
         let poll = self.poll_step(step, cx);
         if poll.is_ready() {
             self.finish(key);
@@ -344,13 +352,13 @@ impl Core {
     }
 
     /// Whether a forced close has begun.
-    pub(crate) fn is_forced(&self) -> bool {
+    pub fn is_forced(&self) -> bool {
         // Acquire: pairs with the Release store in `Core::raise_forced`.
         self.forced.load(Ordering::Acquire)
     }
 
     /// Drops `count` queued messages of `key` without running them (forced close).
-    pub(crate) fn discard(&self, key: Key, count: u64) {
+    pub fn discard(&self, key: Key, count: u64) {
         if count > 0 {
             self.discarded.fetch_add(count, Ordering::Relaxed);
             for _ in 0..count {
@@ -361,7 +369,7 @@ impl Core {
 
     /// Drops the pending step of a message of `key` before it completed (forced close); a
     /// panic in its destructor is contained.
-    pub(crate) fn abandon(&self, key: Key, step: Pending) {
+    pub fn abandon(&self, key: Key, step: Pending) {
         self.abandoned.fetch_add(1, Ordering::Relaxed);
         drop_contained(step);
         self.finish(key);
@@ -422,14 +430,15 @@ impl Drop for Held<'_> {
 }
 
 /// The part of a strategy that differs between designs: where messages go and who runs
-/// them. [`Executor`] adds admission and closing.
-pub(crate) trait Engine: Send + Sync + Sized + 'static {
-    /// The strategy this engine implements.
-    const ID: StrategyId;
-
-    /// The events it counts for the cost breakdown (`events.rs`).
-    const EVENTS: EventSet;
-
+/// them. [`Executor`] adds admission and closing: the window, the admission queue, `drain`,
+/// `close` and `force_close` are the same for every engine, the built-in ones and any built
+/// outside this crate ([`crate::engine`]).
+///
+/// An engine runs each message it is handed with [`Core::start`], polls a step that returned
+/// pending with [`Core::poll`] when its waker fires, and keeps whatever per-key order its
+/// design promises. The core returns each finished message's window credit, contains
+/// panics and counts failures; an engine never touches the window itself.
+pub trait Engine: Send + Sync + Sized + 'static {
     /// Starts the engine (its threads, or lazily later).
     fn start(core: &Arc<Core>) -> Self;
 
@@ -460,8 +469,19 @@ pub(crate) trait Engine: Send + Sync + Sized + 'static {
     }
 }
 
+/// What the crate knows of a built-in engine beyond [`Engine`].
+pub(crate) trait BuiltIn: Engine {
+    /// The strategy this engine implements.
+    const ID: StrategyId;
+
+    /// The events it counts for the cost breakdown (`events.rs`).
+    const EVENTS: EventSet;
+}
+
 /// A [`Strategy`] made of a [`Core`] and an [`Engine`].
 pub(crate) struct Executor<E: Engine> {
+    /// The id [`Strategy::id`] reports.
+    id: Cow<'static, str>,
     core: Arc<Core>,
     /// Shared only with the core's weak [`QueuedDispatch`] binding.
     engine: Arc<E>,
@@ -470,11 +490,11 @@ pub(crate) struct Executor<E: Engine> {
 }
 
 impl<E: Engine> Executor<E> {
-    pub(crate) fn boxed(core: Arc<Core>) -> Box<dyn Strategy> {
+    pub(crate) fn boxed(id: Cow<'static, str>, core: Arc<Core>) -> Box<dyn Strategy> {
         let engine = Arc::new(E::start(&core));
         let dispatcher: Weak<dyn QueuedDispatch> = Arc::downgrade(&engine) as Weak<E>;
         core.bind(dispatcher);
-        Box::new(Self { core, engine, stopped: Mutex::new(false) })
+        Box::new(Self { id, core, engine, stopped: Mutex::new(false) })
     }
 
     fn stop_once(&self) {
@@ -488,13 +508,16 @@ impl<E: Engine> Executor<E> {
 
 impl<E: Engine> std::fmt::Debug for Executor<E> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Executor").field("core", &self.core).finish_non_exhaustive()
+        f.debug_struct("Executor")
+            .field("id", &self.id)
+            .field("core", &self.core)
+            .finish_non_exhaustive()
     }
 }
 
 impl<E: Engine> Strategy for Executor<E> {
-    fn id(&self) -> StrategyId {
-        E::ID
+    fn id(&self) -> &str {
+        &self.id
     }
 
     fn submit(&self, message: Message) -> Result<(), SubmitError> {

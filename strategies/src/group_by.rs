@@ -27,7 +27,7 @@
 use std::sync::Arc;
 
 use crate::events::EventSet;
-use crate::executor::{Core, Engine, Threads};
+use crate::executor::{BuiltIn, Core, Engine, Threads};
 use crate::groups::GroupPool;
 use crate::{Message, StrategyId};
 
@@ -38,11 +38,13 @@ pub(crate) struct GroupBy {
     threads: Threads,
 }
 
-impl Engine for GroupBy {
+impl BuiltIn for GroupBy {
     const ID: StrategyId = StrategyId::GroupBy;
     /// flume's parks and wake-ups are its own; there are no mailboxes.
     const EVENTS: EventSet = EventSet::HOPS;
+}
 
+impl Engine for GroupBy {
     fn start(core: &Arc<Core>) -> Self {
         let threads = Threads::default();
         let pool = GroupPool::start(core, "group-by", &threads);

@@ -40,7 +40,7 @@ use std::task::{Context, Wake, Waker};
 use std::time::Duration;
 
 use crate::events::EventSet;
-use crate::executor::{Core, Engine};
+use crate::executor::{BuiltIn, Core, Engine};
 use crate::{Key, Message, Pending, StrategyId};
 
 /// How often a submitter blocked on a pending step looks for a forced close.
@@ -76,11 +76,13 @@ impl Inline {
     }
 }
 
-impl Engine for Inline {
+impl BuiltIn for Inline {
     const ID: StrategyId = StrategyId::Inline;
     /// Everything runs on the submitter: no hand-off ever happens.
     const EVENTS: EventSet = EventSet::HOPS;
+}
 
+impl Engine for Inline {
     fn start(core: &Arc<Core>) -> Self {
         Self { core: Arc::clone(core), admitted: Mutex::new(VecDeque::new()) }
     }

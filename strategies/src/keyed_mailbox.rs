@@ -73,7 +73,7 @@
 use std::sync::Arc;
 
 use crate::events::{Event, EventSet};
-use crate::executor::{Core, Engine, Threads};
+use crate::executor::{BuiltIn, Core, Engine, Threads};
 use crate::mailbox::{Mailbox, MailboxSet, Placement, Turn};
 use crate::parking::{IdleSpin, ParkSlot};
 use crate::sync::{AtomicBool, AtomicUsize, Ordering, SegQueue};
@@ -142,10 +142,12 @@ pub(crate) struct KeyedMailbox {
     threads: Threads,
 }
 
-impl Engine for KeyedMailbox {
+impl BuiltIn for KeyedMailbox {
     const ID: StrategyId = StrategyId::KeyedMailbox;
     const EVENTS: EventSet = EventSet::ALL;
+}
 
+impl Engine for KeyedMailbox {
     fn start(core: &Arc<Core>) -> Self {
         let workers = core.config.workers;
         let placement = Affinity {

@@ -66,6 +66,8 @@ use std::pin::Pin;
 use std::str::FromStr;
 use std::sync::Arc;
 
+mod design;
+pub mod engine;
 mod events;
 mod executor;
 mod groups;
@@ -81,6 +83,7 @@ mod windows;
 #[cfg(all(test, loom))]
 mod loom_models;
 
+pub use design::{BuildFn, Design, RegisterError};
 pub use window::MAX_WINDOW;
 
 /// The aggregate a message belongs to: messages with equal keys are serialised.
@@ -487,8 +490,8 @@ pub struct ForcedClose {
 
 /// One executor design: accepts messages and runs them with its handler.
 pub trait Strategy: Send + Sync + fmt::Debug {
-    /// Which design this is.
-    fn id(&self) -> StrategyId;
+    /// Which design this is: its descriptor's id (`keyed-mailbox`, or a user design's).
+    fn id(&self) -> &str;
 
     /// Admits `message` and queues it. From an outside thread this blocks while the window
     /// is full. From inside one of this strategy's own handler calls or step polls it never
@@ -657,9 +660,14 @@ macro_rules! strategies {
             },
         )*];
 
+        /// The built-in designs, in declaration order (what [`Design::built_in`] points at).
+        static BUILT_IN: [design::Entry; StrategyId::ALL.len()] = [$(
+            design::Entry::built_in(StrategyId::$variant, &DESCRIPTORS[StrategyId::$variant as usize]),
+        )*];
+
         // The engine of each line implements the strategy of that line.
         $(const _: () = assert!(
-            matches!(<$module::$engine as executor::Engine>::ID, StrategyId::$variant),
+            matches!(<$module::$engine as executor::BuiltIn>::ID, StrategyId::$variant),
             concat!("the engine on the line of `", $id, "` implements another strategy"),
         );)*
 
@@ -686,11 +694,13 @@ macro_rules! strategies {
                 config.validate()?;
                 let scope = config.window_scope.unwrap_or(self.descriptor().window_scope);
                 let seen = match self {
-                    $(StrategyId::$variant => <$module::$engine as executor::Engine>::EVENTS,)*
+                    $(StrategyId::$variant => <$module::$engine as executor::BuiltIn>::EVENTS,)*
                 };
                 let core = Arc::new(executor::Core::new(config, scope, seen, handler));
                 Ok(match self {
-                    $(StrategyId::$variant => executor::Executor::<$module::$engine>::boxed(core),)*
+                    $(StrategyId::$variant => {
+                        executor::Executor::<$module::$engine>::boxed(Cow::Borrowed($id), core)
+                    })*
                 })
             }
         }
@@ -747,9 +757,10 @@ impl StrategyId {
     }
 }
 
-/// The built-in descriptor of `id`, if `id` names a built-in strategy.
+/// The descriptor of `id`, if `id` names a built-in strategy or a registered design
+/// ([`Design::find`]).
 pub fn descriptor_of(id: &str) -> Option<&'static Descriptor> {
-    id.parse::<StrategyId>().ok().map(StrategyId::descriptor)
+    Design::find(id).map(Design::descriptor)
 }
 
 impl fmt::Display for StrategyId {
@@ -782,13 +793,14 @@ impl FromStr for StrategyId {
     }
 }
 
-/// Builds the strategy named `id`: the registry entry point for the harness and the CLI.
+/// Builds the strategy named `id` (built in or registered): the registry entry point for
+/// the harness and the CLI.
 pub fn build(
     id: &str,
     config: StrategyConfig,
     handler: Arc<dyn Handler>,
 ) -> Result<Box<dyn Strategy>, BuildError> {
-    Ok(id.parse::<StrategyId>()?.build(config, handler)?)
+    id.parse::<Design>()?.build(config, handler)
 }
 
 /// Why [`build`] failed.
@@ -800,6 +812,13 @@ pub enum BuildError {
     /// The settings are invalid.
     #[error(transparent)]
     Config(#[from] ConfigError),
+    /// The design is known from a results file only: this process registered no way to
+    /// build it ([`Design::register`]).
+    #[error("`{id}` is known from a results file only: nothing in this process builds it")]
+    NotBuildable {
+        /// The design's id.
+        id: String,
+    },
 }
 
 #[cfg(test)]

@@ -28,7 +28,7 @@ use std::sync::Arc;
 use dashmap::DashMap;
 
 use crate::events::EventSet;
-use crate::executor::{Core, Engine, Threads};
+use crate::executor::{BuiltIn, Core, Engine, Threads};
 use crate::groups::GroupPool;
 use crate::{Message, StrategyId};
 
@@ -41,11 +41,13 @@ pub(crate) struct PerTypePool {
     threads: Threads,
 }
 
-impl Engine for PerTypePool {
+impl BuiltIn for PerTypePool {
     const ID: StrategyId = StrategyId::PerTypePool;
     /// flume's parks and wake-ups are its own; there are no mailboxes.
     const EVENTS: EventSet = EventSet::HOPS;
+}
 
+impl Engine for PerTypePool {
     fn start(core: &Arc<Core>) -> Self {
         Self { core: Arc::clone(core), pools: DashMap::new(), threads: Threads::default() }
     }

@@ -55,7 +55,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, RwLock};
 
 use crate::events::EventSet;
-use crate::executor::{wait_for_threads, Core, Engine};
+use crate::executor::{BuiltIn, wait_for_threads, Core, Engine};
 use crate::mailbox::{Mailbox, MailboxSet, Placement, Turn};
 use crate::{Message, StrategyId};
 
@@ -97,11 +97,13 @@ pub(crate) struct RayonJobs {
     exited: Arc<(Mutex<usize>, Condvar)>,
 }
 
-impl Engine for RayonJobs {
+impl BuiltIn for RayonJobs {
     const ID: StrategyId = StrategyId::Rayon;
     /// rayon's parks and wake-ups are its own.
     const EVENTS: EventSet = EventSet::MAILBOXES;
+}
 
+impl Engine for RayonJobs {
     fn start(core: &Arc<Core>) -> Self {
         let started = Arc::new(AtomicUsize::new(0));
         let exited = Arc::new((Mutex::new(0), Condvar::new()));

@@ -28,7 +28,7 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Wake, Waker};
 
 use crate::events::{Event, EventSet};
-use crate::executor::{Core, Engine, Threads};
+use crate::executor::{BuiltIn, Core, Engine, Threads};
 use crate::{Key, Message, Pending, StrategyId};
 
 /// Work for any pool thread.
@@ -120,11 +120,13 @@ impl std::fmt::Debug for ThreadPool {
     }
 }
 
-impl Engine for ThreadPool {
+impl BuiltIn for ThreadPool {
     const ID: StrategyId = StrategyId::ThreadPool;
     /// flume's parks and wake-ups are its own.
     const EVENTS: EventSet = EventSet::HOPS;
+}
 
+impl Engine for ThreadPool {
     fn start(core: &Arc<Core>) -> Self {
         let (sender, receiver) = flume::unbounded();
         let shared = Arc::new(Shared {

@@ -63,7 +63,7 @@ use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 use tokio::sync::Notify;
 
 use crate::events::{Event, EventSet};
-use crate::executor::{Core, Engine, Held};
+use crate::executor::{BuiltIn, Core, Engine, Held};
 use crate::tokio_tasks::{start_runtime, stop_runtime};
 use crate::sync::KeyMap;
 use crate::{Key, Message, Pending, StrategyId};
@@ -94,11 +94,13 @@ pub(crate) struct TokioActors {
     started: Arc<AtomicUsize>,
 }
 
-impl Engine for TokioActors {
+impl BuiltIn for TokioActors {
     const ID: StrategyId = StrategyId::TokioActors;
     /// tokio's parks and wake-ups are its own.
     const EVENTS: EventSet = EventSet::MAILBOXES;
+}
 
+impl Engine for TokioActors {
     fn start(core: &Arc<Core>) -> Self {
         let (runtime, started) = start_runtime(core.config.workers, "tokio-actor");
         let shared =

@@ -60,7 +60,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::events::EventSet;
-use crate::executor::{wait_for_threads, Core, Engine};
+use crate::executor::{BuiltIn, wait_for_threads, Core, Engine};
 use crate::mailbox::{Mailbox, MailboxSet, Placement, Turn};
 use crate::{Message, StrategyId};
 
@@ -97,11 +97,13 @@ pub(crate) struct TokioTasks {
     started: Arc<AtomicUsize>,
 }
 
-impl Engine for TokioTasks {
+impl BuiltIn for TokioTasks {
     const ID: StrategyId = StrategyId::Tokio;
     /// tokio's parks and wake-ups are its own.
     const EVENTS: EventSet = EventSet::MAILBOXES;
+}
 
+impl Engine for TokioTasks {
     fn start(core: &Arc<Core>) -> Self {
         let (runtime, started) = start_runtime(core.config.workers, "tokio-worker");
         let placement = TokioPlacement { handle: runtime.handle().clone() };

@@ -43,7 +43,7 @@ use std::sync::Arc;
 use crossbeam_deque::{Injector, Stealer, Worker};
 
 use crate::events::{Event, EventSet};
-use crate::executor::{Core, Engine, Threads};
+use crate::executor::{BuiltIn, Core, Engine, Threads};
 use crate::mailbox::{Mailbox, MailboxSet, Placement, Turn};
 use crate::parking::{IdleSpin, ParkSlot};
 use crate::{Message, StrategyId};
@@ -105,10 +105,12 @@ pub(crate) struct WorkStealing {
     threads: Threads,
 }
 
-impl Engine for WorkStealing {
+impl BuiltIn for WorkStealing {
     const ID: StrategyId = StrategyId::WorkStealing;
     const EVENTS: EventSet = EventSet::ALL;
+}
 
+impl Engine for WorkStealing {
     fn start(core: &Arc<Core>) -> Self {
         let workers = core.config.workers;
         let locals: Vec<_> = (0..workers).map(|_| Worker::new_fifo()).collect();

@@ -93,7 +93,7 @@ fn zero_settings_are_rejected_by_every_strategy() {
             }
         }
         match strategies::build(id.as_str(), config(1), handler()) {
-            Ok(strategy) => assert_eq!(strategy.id(), id),
+            Ok(strategy) => assert_eq!(strategy.id(), id.as_str()),
             Err(error) => panic!("{id}: the registry cannot build it: {error}"),
         }
     }

@@ -145,7 +145,7 @@ impl Fixture {
         let strategy = id
             .build(config, handler)
             .unwrap_or_else(|error| panic!("{id}: cannot build with {config:?}: {error}"));
-        assert_eq!(strategy.id(), id, "built the wrong strategy");
+        assert_eq!(strategy.id(), id.as_str(), "built the wrong strategy");
         let strategy: Arc<dyn Strategy> = Arc::from(strategy);
         let bound = submissions.strategy.set(Arc::downgrade(&strategy));
         assert!(bound.is_ok(), "submissions are bound once");
