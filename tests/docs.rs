@@ -85,7 +85,8 @@ fn pipeline_cells() -> Vec<harness::pipeline::PipelineRun> {
     let plan = PipelinePlan::default();
     let mut cells = Vec::new();
     for scenario in ScenarioId::ALL.iter().copied().filter(|scenario| scenario.is_pipeline()) {
-        let runs = run_scenario(scenario, &bench, &plan, &[StrategyId::KeyedMailbox], |_| {});
+        let runs =
+            run_scenario(scenario, &bench, &plan, &[StrategyId::KeyedMailbox.into()], |_| {});
         cells.extend(runs.expect("a small pipeline cell runs").into_iter().take(1));
     }
     cells

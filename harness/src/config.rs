@@ -8,7 +8,7 @@
 
 use std::path::PathBuf;
 
-use strategies::{Family, StrategyConfig, StrategyId, Threads};
+use strategies::{Design, Family, StrategyConfig, Threads};
 
 pub use crate::limits::{
     check_setting, parse_list, FlagRange, SettingError, MAX_GROUPS, MAX_KEYS, MAX_MESSAGES,
@@ -26,7 +26,7 @@ pub struct RunConfig {
     /// Scenarios, in presentation order.
     pub scenarios: Vec<ScenarioId>,
     /// Strategies, in presentation order.
-    pub strategies: Vec<StrategyId>,
+    pub strategies: Vec<Design>,
     /// Workers, window, throughput, groups.
     pub strategy: StrategyConfig,
     /// The commit policies pipeline-crash and pipeline-rebalance run, one cell each.
@@ -106,7 +106,7 @@ impl RunConfig {
     pub fn from_recorded(
         meta: &Meta,
         scenarios: Vec<ScenarioId>,
-        strategies: Vec<StrategyId>,
+        strategies: Vec<Design>,
     ) -> Result<Self, RecordedError> {
         let in_file = |error| RecordedError::Invalid(SettingError::Recorded(Box::new(error)));
         check_setting("repeat", meta.repeat).map_err(in_file)?;
@@ -155,7 +155,7 @@ impl RunConfig {
 /// and hash-group strategies allocate `workers x groups_per_worker` groups per pool.
 fn check_strategy_settings(
     config: &StrategyConfig,
-    strategies: &[StrategyId],
+    strategies: &[Design],
     scenarios: &[ScenarioId],
     sizes: &Sizes,
 ) -> Result<(), SettingError> {
@@ -207,8 +207,9 @@ fn check_strategy_settings(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use strategies::StrategyId;
 
-    fn config(strategies: Vec<StrategyId>, scenarios: Vec<ScenarioId>) -> RunConfig {
+    fn config(strategies: Vec<Design>, scenarios: Vec<ScenarioId>) -> RunConfig {
         RunConfig {
             scenarios,
             strategies,
@@ -229,13 +230,13 @@ mod tests {
 
     #[test]
     fn products_count_only_where_the_strategy_meets_the_scenario() {
-        let mut many = config(vec![StrategyId::PerTypePool], vec![ScenarioId::ManyTypes]);
+        let mut many = config(vec![StrategyId::PerTypePool.into()], vec![ScenarioId::ManyTypes]);
         many.sizes.types = 100_000;
         let error = many.validate().unwrap_err().to_string();
         assert!(error.starts_with("--types x --workers is 100000 x 2 = 200000"), "{error}");
         let elsewhere = RunConfig { scenarios: vec![ScenarioId::Uniform], ..many.clone() };
         elsewhere.validate().unwrap();
-        let other = RunConfig { strategies: vec![StrategyId::KeyedMailbox], ..many };
+        let other = RunConfig { strategies: vec![StrategyId::KeyedMailbox.into()], ..many };
         other.validate().unwrap();
     }
 

@@ -5,6 +5,8 @@
 //! This crate depends on `strategies`; never the reverse. The modules, in pipeline order
 //! (each one uses only those listed before it):
 
+/// Benchmark designs of your own: one call runs the suite, the report and the gates.
+pub mod bench;
 /// The command line: one file per subcommand, clap arguments into validated configs.
 pub mod cli;
 /// `keyed-bench compare`: two runs' results, cell by cell, judged against their noise.

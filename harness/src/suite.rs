@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use strategies::{StrategyId, WindowScope};
+use strategies::{Design, StrategyId, WindowScope};
 
 use crate::config::RunConfig;
 use crate::measure::runner::{
@@ -66,7 +66,7 @@ pub enum SuiteError {
 }
 
 /// The `skipped[]` entry of a strategy that does not run a scenario ([`skip_reason`]).
-fn skipped_cell(scenario: ScenarioId, strategy: StrategyId) -> Option<Skipped> {
+fn skipped_cell(scenario: ScenarioId, strategy: Design) -> Option<Skipped> {
     skip_reason(scenario, strategy).map(|reason| Skipped {
         scenario: scenario.as_str().into(),
         strategy: strategy.as_str().into(),
@@ -77,7 +77,7 @@ fn skipped_cell(scenario: ScenarioId, strategy: StrategyId) -> Option<Skipped> {
 /// Why a strategy does not run a scenario, if it does not: a strategy that runs handlers on
 /// the submitting thread would run every wait one after another, and a blocking handler
 /// would block the producer itself.
-fn skip_reason(scenario: ScenarioId, strategy: StrategyId) -> Option<&'static str> {
+fn skip_reason(scenario: ScenarioId, strategy: Design) -> Option<&'static str> {
     if !strategy.descriptor().runs_on_caller() {
         return None;
     }
@@ -122,7 +122,7 @@ pub struct PlannedCell {
     /// Its parameter (`burst=240`, `policy=contiguous`), or empty.
     pub param: String,
     /// The strategy.
-    pub strategy: StrategyId,
+    pub strategy: Design,
     /// The name the observer hears for it in [`Observer::finished`].
     pub name: String,
     /// Why it is not run, if it is not.
@@ -155,7 +155,7 @@ pub fn plan(config: &RunConfig, saturation_per_s: Option<f64>) -> Vec<PlannedCel
                 .then(|| records as f64 / config.sizes.pipeline_rate as f64);
             let base_s = paced_s.unwrap_or(records as f64 * PIPELINE_RECORD_S);
             let params = pipeline_plan(config).param_names(scenario);
-            let (skipped, contenders): (Vec<StrategyId>, Vec<StrategyId>) = config
+            let (skipped, contenders): (Vec<Design>, Vec<Design>) = config
                 .strategies
                 .iter()
                 .partition(|&&strategy| skip_reason(scenario, strategy).is_some());
@@ -427,6 +427,7 @@ pub fn run_suite(
             producers: Some(config.producers),
             timer_threads: Some(config.timer_threads),
             sizes: Some(config.sizes.clone()),
+            designs: crate::results::designs::records(&config.strategies),
         },
         runs,
         skipped,
@@ -456,7 +457,7 @@ fn write_outputs(
     write(config.out.join("results.json"), &json)
 }
 
-fn cell_name(workload: &Workload, strategy: StrategyId) -> String {
+fn cell_name(workload: &Workload, strategy: Design) -> String {
     if workload.param.is_empty() {
         format!("{} {strategy}", workload.scenario)
     } else {
@@ -507,7 +508,7 @@ fn pipeline_outcome_line(run: &crate::pipeline::PipelineRun) -> String {
     )
 }
 
-fn file_stem(workload: &Workload, strategy: StrategyId) -> String {
+fn file_stem(workload: &Workload, strategy: Design) -> String {
     let param: String =
         workload.param.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '.').collect();
     if param.is_empty() {
@@ -582,7 +583,7 @@ pub fn remeasure(
     meta: &Meta,
     scenario: &str,
     param: &str,
-    strategies: &[StrategyId],
+    strategies: &[Design],
 ) -> Result<Vec<RunResult>, RemeasureError> {
     let unavailable = RemeasureError::Unavailable;
     let scenario: ScenarioId = scenario.parse().map_err(|_| unavailable("unknown scenario"))?;
@@ -685,10 +686,10 @@ mod tests {
 
     #[test]
     fn inline_is_skipped_only_where_handlers_wait_or_block() {
-        assert!(skip_reason(ScenarioId::AsyncIo, StrategyId::Inline).is_some());
-        assert!(skip_reason(ScenarioId::Uniform, StrategyId::Inline).is_none());
-        assert!(skip_reason(ScenarioId::AsyncIo, StrategyId::KeyedMailbox).is_none());
-        assert!(skip_reason(ScenarioId::ParallelConsumer, StrategyId::Inline).is_some());
-        assert!(skip_reason(ScenarioId::ParallelConsumer, StrategyId::GroupBy).is_none());
+        assert!(skip_reason(ScenarioId::AsyncIo, StrategyId::Inline.into()).is_some());
+        assert!(skip_reason(ScenarioId::Uniform, StrategyId::Inline.into()).is_none());
+        assert!(skip_reason(ScenarioId::AsyncIo, StrategyId::KeyedMailbox.into()).is_none());
+        assert!(skip_reason(ScenarioId::ParallelConsumer, StrategyId::Inline.into()).is_some());
+        assert!(skip_reason(ScenarioId::ParallelConsumer, StrategyId::GroupBy.into()).is_none());
     }
 }

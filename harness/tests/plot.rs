@@ -111,6 +111,7 @@ fn small_results() -> Results {
             producers: None,
             timer_threads: None,
             sizes: None,
+            designs: Vec::new(),
         },
         runs,
         skipped: Vec::new(),
@@ -431,7 +432,8 @@ fn pipeline_runs() -> &'static [harness::pipeline::PipelineRun] {
             timer: &timer,
             strategy_config: StrategyConfig::with_workers(2),
         };
-        let strategies = [StrategyId::KeyedMailbox, StrategyId::GroupBy, StrategyId::ThreadPool];
+        let strategies = [StrategyId::KeyedMailbox, StrategyId::GroupBy, StrategyId::ThreadPool]
+            .map(strategies::Design::from);
         let mut runs = Vec::new();
         for scenario in [
             ScenarioId::PipelineCrash,

@@ -5,12 +5,12 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use harness::soak::{run_soak, SoakConfig, SoakOutcome, DEFAULT_STRATEGIES};
-use strategies::StrategyId;
+use strategies::Design;
 
 /// One soak at a time: the memory check reads the whole process's resident size.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
-fn soak(strategies: &[StrategyId], keys: usize, duration: Duration, rounds: usize) -> SoakOutcome {
+fn soak(strategies: &[Design], keys: usize, duration: Duration, rounds: usize) -> SoakOutcome {
     let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let config = SoakConfig {
         strategies: strategies.to_vec(),
@@ -58,7 +58,7 @@ fn assert_passed(outcome: &SoakOutcome, keys: usize) {
     assert!(!table.contains("FAIL"), "{table}");
 }
 
-fn has_mailboxes(id: StrategyId) -> bool {
+fn has_mailboxes(id: Design) -> bool {
     id.descriptor().family == strategies::Family::Mailboxes
 }
 
@@ -73,7 +73,8 @@ fn a_short_soak_of_the_default_strategies_passes_every_check() {
 /// `thread-pool` is held to its own promise: nothing lost or duplicated).
 #[test]
 fn a_tiny_soak_of_every_strategy_passes_every_check() {
-    let outcome = soak(StrategyId::ALL, 5_000, Duration::from_millis(200), 5_000);
+    let outcome =
+        soak(&Design::built_ins().collect::<Vec<_>>(), 5_000, Duration::from_millis(200), 5_000);
     assert_passed(&outcome, 5_000);
 }
 

@@ -185,6 +185,11 @@ impl Design {
         })
     }
 
+    /// The built-in designs, in [`StrategyId::ALL`] order.
+    pub fn built_ins() -> impl Iterator<Item = Self> {
+        StrategyId::ALL.iter().map(|&id| Self::built_in(id))
+    }
+
     /// Every design this process can build, in presentation order: the built-in ones,
     /// then the registered ones in registration order (`--strategy all`).
     pub fn all() -> Vec<Self> {
@@ -199,6 +204,20 @@ impl Design {
                     .map(|entry| Self(entry)),
             )
             .collect()
+    }
+
+    /// Every design this process knows, in presentation order: [`Design::all`], then the
+    /// ones known from a results file only (what a gate's `all` and `ordered` select).
+    pub fn known() -> Vec<Self> {
+        let mut known = Self::all();
+        let registered = REGISTERED.read().unwrap_or_else(PoisonError::into_inner);
+        known.extend(
+            registered
+                .iter()
+                .filter(|entry| matches!(entry.source, Source::Recorded))
+                .map(|entry| Self(entry)),
+        );
+        known
     }
 
     /// The id used on the command line, in JSON, in bench ids and in plots.

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::gate::{Format, GateConfig, MAX_CONFIRM};
+use crate::gate::{Format, GateConfig, DEFAULT_CONFIRM, MAX_CONFIRM};
 use crate::limits::SettingError;
 
 /// Flags of `keyed-bench gate`.
@@ -22,7 +22,7 @@ pub struct GateArgs {
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
     /// Re-measurements of a failing wall-clock rule before it fails [0..=10] (0: none).
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = DEFAULT_CONFIRM)]
     pub confirm: usize,
     /// Write the baseline file from these results instead of judging them.
     #[arg(long)]

@@ -19,17 +19,17 @@ pub mod run;
 pub mod soak;
 
 pub use run::RunArgs;
-use strategies::StrategyId;
+use strategies::Design;
 
 use crate::limits::{parse_list, SettingError};
 
 /// The strategies `--strategy` names, the one parsing of it for every command: each given
 /// value is a comma-separated list of ids or `all`; no id may be named twice, across values
 /// either.
-pub fn parse_strategies(given: &[String]) -> Result<Vec<StrategyId>, SettingError> {
+pub fn parse_strategies(given: &[String]) -> Result<Vec<Design>, SettingError> {
     let mut strategies = Vec::new();
     for value in given {
-        for id in parse_list("strategy", value, StrategyId::ALL)? {
+        for id in parse_list("strategy", value, &Design::all())? {
             if strategies.contains(&id) {
                 return Err(SettingError::Duplicate { flag: "strategy", value: id.to_string() });
             }

@@ -447,7 +447,7 @@ mod tests {
         let cell = |name: &str, estimate_s: f64| PlannedCell {
             scenario: ScenarioId::Uniform,
             param: String::new(),
-            strategy: StrategyId::Inline,
+            strategy: StrategyId::Inline.into(),
             name: name.to_owned(),
             skipped: (estimate_s == 0.0).then_some("skipped"),
             repetitions: 1,

@@ -461,7 +461,7 @@ mod tests {
             timer: &timer,
             strategy_config: strategies::StrategyConfig::with_workers(2),
         };
-        let strategy = [strategies::StrategyId::KeyedMailbox];
+        let strategy = [strategies::StrategyId::KeyedMailbox.into()];
         let scenario = crate::workload::ScenarioId::PipelineCrash;
         let runs = run_scenario(scenario, &bench, &PipelinePlan::default(), &strategy, |_| {});
         runs.expect("a small pipeline cell runs").remove(0)

@@ -3,7 +3,7 @@
 //! again, up to `confirm` times, and passes if any measurement holds.
 
 use serde::Serialize;
-use strategies::StrategyId;
+use strategies::{Design, StrategyId};
 
 use super::baseline::{baseline_key, Baseline};
 use super::metric::{find, metric_of, pipeline_metric};
@@ -40,7 +40,7 @@ pub struct NotRun {
 }
 
 /// Measures a cell again: `(scenario, param, strategies)` -> fresh results of those.
-pub type Rerun<'a> = dyn FnMut(&str, &str, &[StrategyId]) -> Option<Vec<RunResult>> + 'a;
+pub type Rerun<'a> = dyn FnMut(&str, &str, &[Design]) -> Option<Vec<RunResult>> + 'a;
 
 /// Evaluates every rule; `confirm` bounds the re-measurements of a failing wall-clock rule.
 pub fn evaluate(
@@ -66,10 +66,8 @@ pub fn evaluate(
             let (mut measured, mut limits) = (vec![first.0], vec![first.1]);
             let mut pass = rule.op.holds(first.0, first.1);
             if !pass && rule.is_wall_clock() {
-                let mut involved = vec![run
-                    .strategy
-                    .parse::<StrategyId>()
-                    .map_err(|e| rules_error(e.to_string()))?];
+                let mut involved =
+                    vec![run.strategy.parse::<Design>().map_err(|e| rules_error(e.to_string()))?];
                 if let Some(of) = &rule.of {
                     involved
                         .push(of.parse().map_err(|e: strategies::UnknownStrategy| {
@@ -77,7 +75,7 @@ pub fn evaluate(
                         })?);
                 }
                 if rule.metric == "throughput_vs_inline" {
-                    involved.push(StrategyId::Inline);
+                    involved.push(StrategyId::Inline.into());
                 }
                 for _ in 0..confirm {
                     let Some(fresh) = rerun(&run.scenario, &run.param, &involved) else { break };
@@ -314,7 +312,7 @@ mod tests {
         run_mut(&mut results, "zipf", "keyed-mailbox").correctness.order_violations = 1;
         let rules = rules(CORRECT, &results).unwrap();
         let mut reruns = 0;
-        let mut rerun = |_: &str, _: &str, _: &[StrategyId]| {
+        let mut rerun = |_: &str, _: &str, _: &[Design]| {
             reruns += 1;
             None
         };
@@ -340,7 +338,7 @@ mod tests {
         // A confirmation that measures the real ratio again rescues it, and both
         // measurements are reported.
         let healthy = reference();
-        let mut rerun = |_: &str, _: &str, involved: &[StrategyId]| {
+        let mut rerun = |_: &str, _: &str, involved: &[Design]| {
             assert_eq!(involved, [StrategyId::KeyedMailbox, StrategyId::GroupBy]);
             Some(healthy.runs.clone())
         };
@@ -370,7 +368,7 @@ mod tests {
         let rule = CORRECT.replace("metric = \"correctness\"", "metric = \"correctness.lost\"");
         let rules = rules(&rule, &results).unwrap();
         let healthy = reference();
-        let mut rerun = |_: &str, _: &str, _: &[StrategyId]| Some(healthy.runs.clone());
+        let mut rerun = |_: &str, _: &str, _: &[Design]| Some(healthy.runs.clone());
         let verdicts = evaluate(&results, &rules, None, 2, &mut rerun).unwrap();
         assert_eq!(verdicts.iter().filter(|v| !v.pass).count(), 1);
     }
@@ -393,7 +391,7 @@ mod tests {
             &crate::measure::timer::Timer::start(),
             strategies::StrategyConfig::with_workers(2),
             &crate::pipeline::CommitPolicy::ALL,
-            &[StrategyId::KeyedMailbox, StrategyId::ThreadPool],
+            &[StrategyId::KeyedMailbox.into(), StrategyId::ThreadPool.into()],
             |_| {},
         )
         .unwrap();

@@ -35,7 +35,7 @@ mod testing;
 
 use std::path::PathBuf;
 
-use strategies::StrategyId;
+use strategies::Design;
 
 use crate::config::{RecordedError, RunConfig};
 use crate::limits::SettingError;
@@ -88,6 +88,9 @@ fn baseline_error(message: impl Into<String>) -> GateInputError {
 /// The most confirmation re-measurements `--confirm` may ask for.
 pub const MAX_CONFIRM: usize = 10;
 
+/// Re-measurements of a failing wall-clock rule unless `--confirm` says otherwise.
+pub const DEFAULT_CONFIRM: usize = 2;
+
 /// A validated `keyed-bench gate`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GateConfig {
@@ -117,8 +120,8 @@ pub struct GateOutcome {
 
 /// Measures one (scenario, param) cell again for the given strategies, with the settings a
 /// run recorded: fresh results, or why it could not.
-pub type Remeasure<'a> = dyn FnMut(&RunConfig, &Results, &str, &str, &[StrategyId]) -> Result<Vec<RunResult>, String>
-    + 'a;
+pub type Remeasure<'a> =
+    dyn FnMut(&RunConfig, &Results, &str, &str, &[Design]) -> Result<Vec<RunResult>, String> + 'a;
 
 /// Runs `keyed-bench gate`: reads everything (bad input is a [`GateInputError`]), judges,
 /// and confirms a failing wall-clock rule with `remeasure`, which the caller supplies: the
@@ -164,7 +167,7 @@ pub fn run_gate(
     }
     let needs_baseline = rules.iter().any(|rule| rule.kind == Kind::Baseline);
     let baseline = needs_baseline.then(|| read_baseline(&config.baseline)).transpose()?;
-    let mut rerun = |scenario: &str, param: &str, strategies: &[StrategyId]| {
+    let mut rerun = |scenario: &str, param: &str, strategies: &[Design]| {
         let cell = format!("{scenario} {param}").trim_end().to_owned();
         let Some(recorded) = &recorded else {
             on_rerun(&format!("cannot measure {cell} again: the results do not record sizes"));
@@ -253,7 +256,7 @@ mod tests {
     fn recorded_settings_are_checked_before_measuring_again() {
         let mut results = reference();
         results.meta.sizes = Some(crate::workload::Sizes::standard());
-        let all = || (ScenarioId::ALL.to_vec(), StrategyId::ALL.to_vec());
+        let all = || (ScenarioId::ALL.to_vec(), Design::built_ins().collect::<Vec<_>>());
         let recorded = |results: &Results| {
             let (scenarios, strategies) = all();
             RunConfig::from_recorded(&results.meta, scenarios, strategies)

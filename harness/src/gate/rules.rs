@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
-use strategies::StrategyId;
+use strategies::Design;
 
 use super::metric::{lookup, pipeline_metric, DERIVED_METRICS};
 use super::{rules_error, GateInputError};
@@ -204,7 +204,7 @@ fn check_rule(rule: &Rule, results: &Results) -> Result<(), GateInputError> {
         }
     }
     if let Some(of) = &rule.of {
-        of.parse::<StrategyId>().map_err(|error| rules_error(format!("rule `{name}`: {error}")))?;
+        of.parse::<Design>().map_err(|error| rules_error(format!("rule `{name}`: {error}")))?;
     }
     if let Some(factor) = rule.factor {
         if !(factor.is_finite() && factor > 0.0) {
@@ -362,14 +362,12 @@ pub(super) fn is_pipeline_rule(rule: &Rule) -> bool {
 /// The strategy ids of a selection.
 pub(super) fn selection_ids(
     selection: &Selection,
-) -> Result<Vec<StrategyId>, strategies::UnknownStrategy> {
+) -> Result<Vec<Design>, strategies::UnknownStrategy> {
     Ok(match selection {
         Selection::Group(group) => match group.as_str() {
-            "all" => StrategyId::ALL.to_vec(),
-            "ordered" => StrategyId::ALL.iter().copied().filter(|id| id.is_ordered()).collect(),
-            "shared-pool" => {
-                StrategyId::ALL.iter().copied().filter(|id| id.is_shared_pool()).collect()
-            }
+            "all" => Design::known(),
+            "ordered" => Design::known().into_iter().filter(|id| id.is_ordered()).collect(),
+            "shared-pool" => Design::known().into_iter().filter(|id| id.is_shared_pool()).collect(),
             other => vec![other.parse()?],
         },
         Selection::List(ids) => ids.iter().map(|id| id.parse()).collect::<Result<_, _>>()?,

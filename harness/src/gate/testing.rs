@@ -1,7 +1,7 @@
 //! What the gate's unit tests share: the committed reference run to doctor, rules read
 //! from text, and two rules to vary.
 
-use strategies::StrategyId;
+use strategies::Design;
 
 use super::{read_rules, GateInputError, Rule};
 use crate::results::{Results, RunResult};
@@ -30,8 +30,8 @@ pub(super) fn run_mut<'r>(
     results.runs.iter_mut().find(|r| r.scenario == scenario && r.strategy == strategy).unwrap()
 }
 
-pub(super) fn no_rerun() -> impl FnMut(&str, &str, &[StrategyId]) -> Option<Vec<RunResult>> {
-    |_: &str, _: &str, _: &[StrategyId]| None
+pub(super) fn no_rerun() -> impl FnMut(&str, &str, &[Design]) -> Option<Vec<RunResult>> {
+    |_: &str, _: &str, _: &[Design]| None
 }
 
 pub(super) const CORRECT: &str = r#"

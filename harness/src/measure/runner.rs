@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 use strategies::{
-    Events, Job, Key, Message, Outcome, Strategy, StrategyConfig, StrategyId, WindowScope,
+    Design, Events, Job, Key, Message, Outcome, Strategy, StrategyConfig, StrategyId, WindowScope,
 };
 
 use super::handler::{AggregateState, BenchHandler};
@@ -194,12 +194,12 @@ struct Sent {
 struct Senders {
     partitions: Vec<Vec<Message>>,
     /// The strategy sent to, which an error names.
-    strategy: StrategyId,
+    strategy: Design,
 }
 
 impl Senders {
     /// The senders of `messages` (a workload's, or the counted prefix of them).
-    fn new(messages: &[Message], driven: bool, producers: usize, strategy: StrategyId) -> Self {
+    fn new(messages: &[Message], driven: bool, producers: usize, strategy: Design) -> Self {
         if producers <= 1 || driven {
             return Self { partitions: Vec::new(), strategy };
         }
@@ -275,15 +275,15 @@ pub enum RunError {
     #[error("cannot build `{strategy}`")]
     Build {
         /// The strategy.
-        strategy: StrategyId,
+        strategy: Design,
         /// Why.
-        source: strategies::ConfigError,
+        source: strategies::BuildError,
     },
     /// The strategy refused a message while open.
     #[error("`{strategy}` refused a message while open")]
     Refused {
         /// The strategy.
-        strategy: StrategyId,
+        strategy: Design,
         /// Why.
         source: strategies::SubmitError,
     },
@@ -291,7 +291,7 @@ pub enum RunError {
     #[error("`{strategy}` handled nothing for {DRIVEN_STALL:?} while messages were in flight")]
     Stalled {
         /// The strategy.
-        strategy: StrategyId,
+        strategy: Design,
     },
 }
 
@@ -315,7 +315,7 @@ enum DrivenError {
 }
 
 impl DrivenError {
-    fn into_run_error(self, strategy: StrategyId) -> RunError {
+    fn into_run_error(self, strategy: Design) -> RunError {
         match self {
             Self::Refused(source) => RunError::Refused { strategy, source },
             Self::Stalled => RunError::Stalled { strategy },
@@ -436,7 +436,7 @@ fn submit_driven(
 /// `count_events`, one untimed run that counts the strategy's events (the breakdown).
 pub fn measure(
     workload: &Workload,
-    strategy: StrategyId,
+    strategy: Design,
     config: StrategyConfig,
     plan: Repetitions,
     instruments: &Instruments,
@@ -607,7 +607,7 @@ pub fn saturation_per_s(
     instruments: &Instruments,
 ) -> Result<f64, RunError> {
     let measurement =
-        measure(workload, StrategyId::Inline, config, Repetitions::timed(1), instruments)?;
+        measure(workload, StrategyId::Inline.into(), config, Repetitions::timed(1), instruments)?;
     let elapsed = measurement.samples[0].elapsed_s;
     Ok(workload.messages.len() as f64 / elapsed * workers as f64)
 }

@@ -53,7 +53,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
-use strategies::{ForcedClose, Job, Key, Message, Outcome, Strategy, StrategyConfig, StrategyId};
+use strategies::{Design, ForcedClose, Job, Key, Message, Outcome, Strategy, StrategyConfig};
 
 use super::commit::{CommitError, CommitPolicy, MetadataLimit, PartitionProgress};
 use super::log::Record;
@@ -184,7 +184,7 @@ pub struct Incarnation {
     /// The member.
     pub member: MemberId,
     /// The executor it builds.
-    pub strategy: StrategyId,
+    pub strategy: Design,
     /// The executor's settings.
     pub strategy_config: StrategyConfig,
     /// How it polls, commits and retries.
@@ -213,7 +213,7 @@ impl Incarnation {
     /// An incarnation with no hold.
     pub fn new(
         member: MemberId,
-        strategy: StrategyId,
+        strategy: Design,
         strategy_config: StrategyConfig,
         config: ConsumerConfig,
         treat: Treat,
@@ -456,7 +456,7 @@ pub enum ConsumerError {
     #[error("cannot build {strategy}: {reason}")]
     Build {
         /// The strategy.
-        strategy: StrategyId,
+        strategy: Design,
         /// What was wrong.
         reason: String,
     },
@@ -1065,6 +1065,7 @@ fn commit_loop(
 mod tests {
     use super::*;
     use crate::pipeline::log::Topic;
+    use strategies::StrategyId;
 
     /// One partition of ten records, one key each, version 1.
     fn ten_records() -> Arc<EmbeddedTransport> {
@@ -1109,7 +1110,7 @@ mod tests {
     /// crashes; the second incarnation runs to the end. Returns the ledger, the
     /// projection and the second incarnation's report.
     fn crash_with_two_stuck(
-        strategy: StrategyId,
+        strategy: Design,
         policy: CommitPolicy,
     ) -> (Arc<Ledger>, Arc<Projection>, IncarnationReport) {
         let pipeline = Pipeline::new(ten_records(), Timer::start());
@@ -1133,14 +1134,14 @@ mod tests {
 
     /// Strategies that can run a stuck record at all: `inline` would wait for it on the
     /// consumer's own thread, for ever.
-    fn can_hold_a_stuck_record() -> impl Iterator<Item = StrategyId> {
-        StrategyId::ALL.iter().copied().filter(|&id| id != StrategyId::Inline)
+    fn can_hold_a_stuck_record() -> impl Iterator<Item = Design> {
+        Design::built_ins().filter(|&id| id != StrategyId::Inline)
     }
 
     /// Whether a stuck record holds only its own key: hash-serial groups make every key of
     /// its group wait behind it.
-    fn holds_only_its_key(strategy: StrategyId) -> bool {
-        !matches!(strategy, StrategyId::GroupBy | StrategyId::PerTypePool)
+    fn holds_only_its_key(strategy: Design) -> bool {
+        !matches!(strategy.strategy_id(), Some(StrategyId::GroupBy | StrategyId::PerTypePool))
     }
 
     fn expected_versions() -> std::collections::BTreeMap<u64, u64> {
@@ -1219,7 +1220,7 @@ mod tests {
         }
         let transport = Arc::new(transport);
         transport.assign(MemberId(0), &[0, 1, 2, 3]).unwrap();
-        for &strategy in StrategyId::ALL.iter().filter(|id| id.descriptor().ordered) {
+        for strategy in Design::built_ins().filter(|id| id.is_ordered()) {
             for policy in CommitPolicy::ALL {
                 let transport =
                     Arc::new(EmbeddedTransport::new(transport.with_topic(Clone::clone)));

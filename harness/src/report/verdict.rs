@@ -653,6 +653,7 @@ mod tests {
                 commit_policies: None,
                 retry_policies: None,
                 sizes: None,
+                designs: Vec::new(),
             },
             runs,
             skipped: Vec::new(),

@@ -1,11 +1,13 @@
 //! `results.json`: the versioned schema, and reading it back (every field is described in
 //! docs/results.md).
 //!
+//! - `designs`: the descriptors of the designs that are not built in;
 //! - `metrics`: raw samples turned into the numbers of a [`RunResult`];
 //! - `fs`: atomic writes and the `.hgrm` histogram files.
 
 use std::path::Path;
 
+pub mod designs;
 pub mod fs;
 pub mod metrics;
 
@@ -129,6 +131,10 @@ pub struct Meta {
     /// where its command line shows what they were.
     #[serde(default)]
     pub sizes: Option<Sizes>,
+    /// The designs measured that are not built in (a user's executor), with their
+    /// descriptors; absent when every design was built in.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub designs: Vec<designs::DesignRecord>,
 }
 
 /// An optional setting in JSON by its command-line name (a window scope: `strategy`,
@@ -477,6 +483,7 @@ impl Results {
         let mut results: Self =
             serde_json::from_str(text).map_err(|error| invalid(error.to_string()))?;
         results.check_measurements().map_err(invalid)?;
+        designs::make_known(&results.meta.designs).map_err(invalid)?;
         results.meta.recover_sizes();
         Ok(results)
     }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use strategies::{Handler, Job, Key, Message, Outcome, Strategy, StrategyId};
+use strategies::{Design, Handler, Job, Key, Message, Outcome, Strategy};
 
 use super::{build, grouped, ChurnOutcome, Memory, SoakConfig, SoakError};
 use super::{CHURN_PER_KEY, MIB, PROGRESS_INTERVAL};
@@ -72,7 +72,7 @@ fn send_churn(strategy: &dyn Strategy, keys: usize, part: usize, steps_done: &At
 
 /// Runs the churn phase of `strategy_id`.
 pub(super) fn churn(
-    strategy_id: StrategyId,
+    strategy_id: Design,
     config: &SoakConfig,
     progress: &mut dyn FnMut(&str),
 ) -> Result<ChurnOutcome, SoakError> {

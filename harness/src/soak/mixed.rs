@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use strategies::{Handler, Job, Key, Message, Outcome, StrategyId};
+use strategies::{Design, Handler, Job, Key, Message, Outcome};
 
 use super::PROGRESS_INTERVAL;
 use super::{build, grouped, MixedOutcome, SoakConfig, SoakError};
@@ -137,7 +137,7 @@ impl Shape {
 
 /// Runs the mixed soak of `strategy_id`.
 pub(super) fn mixed_soak(
-    strategy_id: StrategyId,
+    strategy_id: Design,
     config: &SoakConfig,
     progress: &mut dyn FnMut(&str),
 ) -> Result<MixedOutcome, SoakError> {

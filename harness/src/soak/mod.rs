@@ -45,7 +45,7 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
 
-use strategies::{ConfigError, Handler, Strategy, StrategyConfig, StrategyId};
+use strategies::{Design, Handler, Strategy, StrategyConfig, StrategyId};
 
 use crate::measure::handler::quiet_workload_panics;
 use crate::measure::recorder::Correctness;
@@ -61,8 +61,8 @@ pub const MEMORY_TOLERANCE_MIB: f64 = 16.0;
 /// Messages of one mixed-soak round unless the config says otherwise.
 pub const DEFAULT_ROUND_MESSAGES: usize = 50_000;
 /// Strategies soaked when none is named.
-pub const DEFAULT_STRATEGIES: [StrategyId; 2] =
-    [StrategyId::KeyedMailbox, StrategyId::WorkStealing];
+pub const DEFAULT_STRATEGIES: [Design; 2] =
+    [Design::built_in(StrategyId::KeyedMailbox), Design::built_in(StrategyId::WorkStealing)];
 
 /// One progress line at most this often.
 const PROGRESS_INTERVAL: Duration = Duration::from_secs(5);
@@ -73,7 +73,7 @@ const MIB: f64 = (1 << 20) as f64;
 #[derive(Clone, Debug, PartialEq)]
 pub struct SoakConfig {
     /// Strategies, in the order given.
-    pub strategies: Vec<StrategyId>,
+    pub strategies: Vec<Design>,
     /// Distinct keys of the churn.
     pub keys: usize,
     /// Length of the mixed soak per strategy.
@@ -103,9 +103,9 @@ pub enum SoakError {
     #[error("cannot build {strategy}")]
     Build {
         /// The strategy.
-        strategy: StrategyId,
+        strategy: Design,
         /// Why.
-        source: ConfigError,
+        source: strategies::BuildError,
     },
 }
 
@@ -167,7 +167,7 @@ pub struct MixedOutcome {
 #[derive(Clone, Debug, PartialEq)]
 pub struct StrategySoak {
     /// The strategy.
-    pub strategy: StrategyId,
+    pub strategy: Design,
     /// The churn phase.
     pub churn: ChurnOutcome,
     /// The mixed soak.
@@ -379,7 +379,7 @@ pub fn run_soak(
 }
 
 fn build(
-    strategy: StrategyId,
+    strategy: Design,
     config: &SoakConfig,
     handler: Arc<dyn Handler>,
 ) -> Result<Box<dyn Strategy>, SoakError> {
@@ -413,7 +413,11 @@ mod tests {
         };
         let mixed = MixedOutcome { messages: 1_234_567, injected_panics: 5, ..Default::default() };
         let outcome = SoakOutcome {
-            strategies: vec![StrategySoak { strategy: StrategyId::KeyedMailbox, churn, mixed }],
+            strategies: vec![StrategySoak {
+                strategy: StrategyId::KeyedMailbox.into(),
+                churn,
+                mixed,
+            }],
         };
         assert!(!outcome.passed());
         let table = outcome.render();

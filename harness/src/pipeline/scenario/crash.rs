@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use strategies::{StrategyConfig, StrategyId};
+use strategies::{Design, StrategyConfig};
 
 use super::summarize;
 use super::{backlog, consumer_config, events, last_versions, one_member, run_cells, slow_treat};
@@ -43,7 +43,7 @@ pub fn run_crash(
     timer: &Timer,
     strategy_config: StrategyConfig,
     policies: &[CommitPolicy],
-    strategies: &[StrategyId],
+    strategies: &[Design],
     each: impl FnMut(&PipelineRun),
 ) -> Result<Vec<PipelineRun>, PipelineError> {
     let (topic, expected) = produce(sizes, seed)?;
@@ -59,7 +59,7 @@ fn crash_cell(
     expected: &BTreeMap<u64, u64>,
     sizes: &Sizes,
     strategy_config: StrategyConfig,
-    strategy: StrategyId,
+    strategy: Design,
     policy: CommitPolicy,
     param: String,
     timer: &Timer,

@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
-use strategies::StrategyId;
+use strategies::Design;
 
 use super::{
     consume_to_end, consumer_config, events, last_versions, run_cells, slow_treat,
@@ -120,7 +120,7 @@ fn produce(sizes: &Sizes, seed: u64) -> Result<(Topic, BTreeMap<u64, u64>, Marks
 /// Runs the cells of `pipeline-expand` for every mitigation x `strategies`.
 pub fn run(
     bench: &Bench<'_>,
-    strategies: &[StrategyId],
+    strategies: &[Design],
     each: impl FnMut(&PipelineRun),
 ) -> Result<Vec<PipelineRun>, PipelineError> {
     let (topic, expected, marks) = produce(bench.sizes, bench.seed)?;
@@ -150,7 +150,7 @@ fn cell(
     marks: &[(u32, u64)],
     mitigation: Mitigation,
     param: String,
-    strategy: StrategyId,
+    strategy: Design,
 ) -> Result<PipelineRun, ConsumerError> {
     let sizes = bench.sizes;
     let config = consumer_config(sizes, CommitPolicy::Contiguous, RetryConfig::default())?;
@@ -241,6 +241,7 @@ mod tests {
     use crate::pipeline::transport::{EmbeddedTransport, MemberId, Transport};
     use std::sync::Arc;
     use strategies::StrategyConfig;
+    use strategies::StrategyId;
 
     /// A topic of one partition grown to two, with 20 keys that move to the new one, each
     /// with versions 1-5 before the expansion and 6-10 after; the old partition's end at
@@ -265,7 +266,7 @@ mod tests {
     }
 
     /// The old partition's member A and the new partition's member B; B runs `first`.
-    fn consume(strategy: StrategyId, drain: bool) -> crate::pipeline::ProjectionReport {
+    fn consume(strategy: Design, drain: bool) -> crate::pipeline::ProjectionReport {
         let (topic, expected, marks) = expanded();
         let transport = Arc::new(EmbeddedTransport::new(topic.clone()));
         let (a, b) = (MemberId(1), MemberId(2));
@@ -323,7 +324,7 @@ mod tests {
             timer: &timer,
             strategy_config: StrategyConfig::with_workers(2),
         };
-        let runs = run(&bench, &[StrategyId::KeyedMailbox], |_| {}).unwrap();
+        let runs = run(&bench, &[StrategyId::KeyedMailbox.into()], |_| {}).unwrap();
         assert_eq!(runs.len(), 2);
         for run in &runs {
             let expansion = run.expansion.as_ref().unwrap();

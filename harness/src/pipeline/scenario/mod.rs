@@ -39,7 +39,7 @@ use std::time::Duration;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
-use strategies::{StrategyConfig, StrategyId};
+use strategies::{Design, StrategyConfig};
 
 use super::commit::{CommitPolicy, MetadataLimit};
 use super::consumer::{
@@ -191,7 +191,7 @@ pub enum PipelineError {
         /// The cell's parameter.
         param: String,
         /// The strategy.
-        strategy: StrategyId,
+        strategy: Design,
         /// What went wrong.
         source: ConsumerError,
     },
@@ -276,7 +276,7 @@ pub fn run_scenario(
     scenario: ScenarioId,
     bench: &Bench<'_>,
     plan: &PipelinePlan,
-    strategies: &[StrategyId],
+    strategies: &[Design],
     each: impl FnMut(&PipelineRun),
 ) -> Result<Vec<PipelineRun>, PipelineError> {
     let Bench { sizes, seed, timer, strategy_config } = bench.clone();
@@ -380,7 +380,7 @@ fn slow_treat(sizes: &Sizes) -> Treat {
 fn summarize(
     scenario: ScenarioId,
     param: String,
-    strategy: StrategyId,
+    strategy: Design,
     policy: CommitPolicy,
     sizes: &Sizes,
     pipeline: &Pipeline,
@@ -431,7 +431,7 @@ fn summarize(
 fn summarize_single(
     scenario: ScenarioId,
     param: String,
-    strategy: StrategyId,
+    strategy: Design,
     sizes: &Sizes,
     pipeline: &Pipeline,
     expected: &BTreeMap<u64, u64>,
@@ -447,10 +447,10 @@ fn summarize_single(
 fn run_cells<P: Copy>(
     scenario: ScenarioId,
     params: &[P],
-    strategies: &[StrategyId],
+    strategies: &[Design],
     mut each: impl FnMut(&PipelineRun),
     name: impl Fn(P) -> String,
-    mut cell: impl FnMut(P, String, StrategyId) -> Result<PipelineRun, ConsumerError>,
+    mut cell: impl FnMut(P, String, Design) -> Result<PipelineRun, ConsumerError>,
 ) -> Result<Vec<PipelineRun>, PipelineError> {
     let mut runs = Vec::new();
     for &value in params {
@@ -481,7 +481,7 @@ fn consume_to_end(
     topic: &Topic,
     config: ConsumerConfig,
     treat: Treat,
-    strategy: StrategyId,
+    strategy: Design,
     hold: Option<Hold>,
 ) -> Result<(Pipeline, IncarnationReport), ConsumerError> {
     let (transport, member) = one_member(topic)?;
@@ -497,7 +497,7 @@ fn consume_to_end(
 fn cell_error(
     scenario: ScenarioId,
     param: &str,
-    strategy: StrategyId,
+    strategy: Design,
 ) -> impl FnOnce(ConsumerError) -> PipelineError + '_ {
     move |source| PipelineError::Consumer { scenario, param: param.to_owned(), strategy, source }
 }
@@ -519,8 +519,8 @@ pub(crate) mod tests {
     }
 
     /// The ordered strategies: every one but the unordered control.
-    pub(crate) fn ordered() -> Vec<StrategyId> {
-        StrategyId::ALL.iter().copied().filter(|id| id.descriptor().ordered).collect()
+    pub(crate) fn ordered() -> Vec<Design> {
+        Design::built_ins().filter(|id| id.descriptor().ordered).collect()
     }
 
     #[test]

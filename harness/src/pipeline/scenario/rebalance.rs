@@ -19,7 +19,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
-use strategies::StrategyId;
+use strategies::Design;
 
 use super::{
     backlog, consumer_config, events, last_versions, run_cells, slow_treat, summarize, Bench,
@@ -112,7 +112,7 @@ fn generations(consumers: usize, records: u64) -> Vec<Generation> {
 pub fn run(
     bench: &Bench<'_>,
     policies: &[CommitPolicy],
-    strategies: &[StrategyId],
+    strategies: &[Design],
     each: impl FnMut(&PipelineRun),
 ) -> Result<Vec<PipelineRun>, PipelineError> {
     let events = events(bench.sizes, bench.seed, ScenarioId::PipelineRebalance);
@@ -153,7 +153,7 @@ fn cell(
     expected: &BTreeMap<u64, u64>,
     policy: CommitPolicy,
     param: String,
-    strategy: StrategyId,
+    strategy: Design,
 ) -> Result<PipelineRun, ConsumerError> {
     let sizes: &Sizes = bench.sizes;
     let transport = Arc::new(EmbeddedTransport::new(topic.clone()));
@@ -283,6 +283,7 @@ mod tests {
     use crate::measure::timer::Timer;
     use crate::pipeline::scenario::tests::{ordered, sizes};
     use strategies::StrategyConfig;
+    use strategies::StrategyId;
 
     #[test]
     fn a_rebalance_with_an_ordered_strategy_loses_nothing_and_keeps_every_key_in_order() {
@@ -294,7 +295,7 @@ mod tests {
             timer: &timer,
             strategy_config: StrategyConfig::with_workers(2),
         };
-        let strategies: Vec<StrategyId> =
+        let strategies: Vec<Design> =
             ordered().into_iter().filter(|&id| id != StrategyId::Inline).collect();
         let policies = [CommitPolicy::Contiguous, CommitPolicy::ContiguousMetadata];
         for run in run(&bench, &policies, &strategies, |_| {}).unwrap() {

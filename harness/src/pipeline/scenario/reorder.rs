@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
-use strategies::StrategyId;
+use strategies::Design;
 
 use super::{
     consume_to_end, consumer_config, events, last_versions, run_cells, slow_treat,
@@ -87,7 +87,7 @@ pub(super) fn param() -> String {
 /// Runs the cells of `pipeline-reorder` for `strategies`.
 pub fn run(
     bench: &Bench<'_>,
-    strategies: &[StrategyId],
+    strategies: &[Design],
     each: impl FnMut(&PipelineRun),
 ) -> Result<Vec<PipelineRun>, PipelineError> {
     let (topic, expected, out_of_order) = produce(bench.sizes, bench.seed)?;
@@ -103,7 +103,7 @@ fn cell(
     expected: &BTreeMap<u64, u64>,
     appended_out_of_order: u64,
     param: String,
-    strategy: StrategyId,
+    strategy: Design,
 ) -> Result<PipelineRun, ConsumerError> {
     let sizes = bench.sizes;
     let config = consumer_config(sizes, CommitPolicy::Contiguous, RetryConfig::default())?;
@@ -135,6 +135,7 @@ mod tests {
     use crate::measure::timer::Timer;
     use crate::pipeline::scenario::tests::{ordered, sizes};
     use strategies::StrategyConfig;
+    use strategies::StrategyId;
 
     #[test]
     fn racing_producers_reorder_the_log_and_the_version_check_puts_it_back() {
@@ -148,7 +149,7 @@ mod tests {
             timer: &timer,
             strategy_config: StrategyConfig::with_workers(2),
         };
-        let strategies: Vec<StrategyId> =
+        let strategies: Vec<Design> =
             ordered().into_iter().filter(|&id| id != StrategyId::Inline).collect();
         for run in run(&bench, &strategies, |_| {}).unwrap() {
             let reorder = run.reorder.as_ref().unwrap();

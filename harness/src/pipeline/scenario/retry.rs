@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use strategies::StrategyId;
+use strategies::Design;
 
 use super::{
     consume_to_end, consumer_config, events, last_versions, place_hash, run_cells,
@@ -117,7 +117,7 @@ impl Failures {
 pub fn run(
     bench: &Bench<'_>,
     policies: &[RetryPolicy],
-    strategies: &[StrategyId],
+    strategies: &[Design],
     each: impl FnMut(&PipelineRun),
 ) -> Result<Vec<PipelineRun>, PipelineError> {
     let (topic, expected) = produce(bench.sizes, bench.seed)?;
@@ -135,7 +135,7 @@ fn cell(
     failures: &Arc<Failures>,
     policy: RetryPolicy,
     param: String,
-    strategy: StrategyId,
+    strategy: Design,
 ) -> Result<PipelineRun, ConsumerError> {
     let sizes = bench.sizes;
     let retry = RetryConfig {
@@ -212,6 +212,7 @@ mod tests {
     use crate::pipeline::scenario::tests::{ordered, sizes};
     use crate::pipeline::transport::{EmbeddedTransport, MemberId, Transport};
     use strategies::StrategyConfig;
+    use strategies::StrategyId;
 
     fn retry_sizes() -> Sizes {
         Sizes { pipeline_rate: 200_000, fail_pct: 3.0, poison: 2, ..sizes() }
@@ -227,7 +228,8 @@ mod tests {
             timer: &timer,
             strategy_config: StrategyConfig::with_workers(2),
         };
-        let strategies = [StrategyId::KeyedMailbox, StrategyId::GroupBy, StrategyId::Tokio];
+        let strategies =
+            [StrategyId::KeyedMailbox, StrategyId::GroupBy, StrategyId::Tokio].map(Design::from);
         let runs = run(&bench, &RetryPolicy::ALL, &strategies, |_| {}).unwrap();
         assert_eq!(runs.len(), 9);
         for run in &runs {

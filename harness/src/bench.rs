@@ -1,0 +1,134 @@
+//! Benchmark designs of your own beside the built-in ones: one call runs the suite, writes
+//! results.json, summary.md, the charts and report.html, and judges the run against
+//! gates.toml, exactly as `keyed-bench run`, `plot` and `gate` would.
+//!
+//! Register the design first ([`strategies::Design::register`] or
+//! [`strategies::Design::register_engine`]): from then on `--strategy` knows its id and
+//! `--strategy all` (the default) includes it after the built-in ones. Reports and gates
+//! read its descriptor from the results file (`meta.designs[]`), so a later
+//! `keyed-bench plot`, `compare`, `export` or `gate` on the folder shows it too; only a
+//! gate's confirmation re-measurement needs the process that can build it.
+//!
+//! ```no_run
+//! # use strategies::{Descriptor, Design, Family, Threads, StrategyId};
+//! let mine = Descriptor::custom("mine", "my executor", Family::Mailboxes, true, Threads::SharedPool);
+//! Design::register(mine, |config, handler| StrategyId::WorkStealing.build(config, handler))
+//!     .expect("a free id");
+//! let args = harness::cli::RunArgs::defaults(); // or parsed from the command line
+//! let outcome = harness::bench::run(args, "my-bench".into()).expect("the suite runs");
+//! println!("{}", outcome.report.display());
+//! ```
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use crate::cli::run::Progress;
+use crate::cli::RunArgs;
+use crate::config::{RunConfig, SettingError};
+use crate::gate::{run_gate, Format, GateConfig, GateInputError, DEFAULT_CONFIRM};
+use crate::report::html::{plot_and_report, PlotConfig, ReportError};
+use crate::suite::{remeasure, run_suite, SuiteError};
+
+/// What [`run`] wrote and concluded.
+#[derive(Debug)]
+pub struct BenchOutcome {
+    /// The results file.
+    pub results: PathBuf,
+    /// The HTML report.
+    pub report: PathBuf,
+    /// summary.md's text.
+    pub summary: String,
+    /// The gate's report (text), judged against gates.toml.
+    pub gate: String,
+    /// Whether every gate rule held.
+    pub gate_passed: bool,
+}
+
+/// Why [`run`] stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    /// A flag or setting is invalid (exit 2).
+    #[error(transparent)]
+    Setting(#[from] SettingError),
+    /// The suite could not run or write its outputs.
+    #[error(transparent)]
+    Suite(#[from] SuiteError),
+    /// The charts or the report could not be made.
+    #[error(transparent)]
+    Report(#[from] ReportError),
+    /// The gate's rules or baseline could not be read.
+    #[error(transparent)]
+    Gate(#[from] GateInputError),
+}
+
+/// Runs the suite that `args` select (as `keyed-bench run`; `command` is recorded as the
+/// command line), draws its charts and report, and judges it against `gates.toml` (and
+/// `gates-baseline.json`) in the working directory, re-measuring a failing wall-clock
+/// rule as `keyed-bench gate` does. Progress goes to standard error.
+pub fn run(args: RunArgs, command: String) -> Result<BenchOutcome, BenchError> {
+    let config = RunConfig::try_from((args, command))?;
+    let (_, summary) = run_suite(&config, &mut Progress::default())?;
+    let results = config.out.join("results.json");
+    let plot = PlotConfig {
+        input: results.clone(),
+        out: config.out.join("plots"),
+        report: config.out.join("report.html"),
+    };
+    let report = plot_and_report(&plot)?.report;
+    let gate = GateConfig {
+        results: results.clone(),
+        rules: PathBuf::from("gates.toml"),
+        baseline: PathBuf::from("gates-baseline.json"),
+        format: Format::Text,
+        confirm: DEFAULT_CONFIRM,
+        update_baseline: false,
+    };
+    let verdict = run_gate(
+        &gate,
+        &mut |recorded, results, scenario, param, strategies| {
+            remeasure(recorded, &results.meta, scenario, param, strategies)
+                .map_err(|error| error.to_string())
+        },
+        &mut |line| eprintln!("gate: {line}"),
+    )?;
+    Ok(BenchOutcome { results, report, summary, gate: verdict.report, gate_passed: verdict.pass })
+}
+
+/// [`run`] as a program's `main` would end: prints the summary and the gate's verdict,
+/// says where the files are, and gives the exit status `keyed-bench` would (0: done and
+/// every rule held, 1: a rule failed or the run failed, 2: bad input).
+pub fn main(args: RunArgs) -> ExitCode {
+    let command = std::env::args().collect::<Vec<_>>().join(" ");
+    match run(args, command) {
+        Ok(outcome) => {
+            println!("{}\n{}", outcome.summary, outcome.gate);
+            eprintln!("wrote {} and {}", outcome.results.display(), outcome.report.display());
+            if outcome.gate_passed {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+        Err(error) => {
+            eprintln!("error: {}", chain(&error));
+            let bad_input = matches!(
+                error,
+                BenchError::Setting(_)
+                    | BenchError::Gate(_)
+                    | BenchError::Suite(SuiteError::Write { .. })
+            );
+            ExitCode::from(if bad_input { 2 } else { 1 })
+        }
+    }
+}
+
+/// An error and its sources, `: `-separated.
+fn chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(&format!(": {cause}"));
+        source = cause.source();
+    }
+    text
+}

@@ -1,0 +1,130 @@
+//! `meta.designs[]`: the descriptors of the designs a run measured that are not built in
+//! (a user's executor, registered with [`strategies::Design::register`]), so that a later
+//! process reading the file charts and judges them as they were described.
+
+use serde::{Deserialize, Serialize};
+use strategies::{Descriptor, Design, Family, Threads, WindowScope};
+
+/// One design's descriptor, as results.json records it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DesignRecord {
+    /// Its id, as `runs[].strategy` names it.
+    pub id: String,
+    /// One line on what the design is.
+    pub description: String,
+    /// `mailboxes`, `hash-groups`, `inline` or `unordered`.
+    pub family: String,
+    /// Whether it promises per-key order.
+    pub ordered: bool,
+    /// `shared-pool`, `pool-per-type` or `caller`.
+    pub threads: String,
+    /// `strategy` or `type`: its default window scope.
+    pub window_scope: String,
+    /// sRGB plot colour.
+    pub colour: [u8; 3],
+}
+
+const FAMILIES: [(Family, &str); 4] = [
+    (Family::Mailboxes, "mailboxes"),
+    (Family::HashGroups, "hash-groups"),
+    (Family::Inline, "inline"),
+    (Family::Unordered, "unordered"),
+];
+
+const THREADS: [(Threads, &str); 3] = [
+    (Threads::SharedPool, "shared-pool"),
+    (Threads::PoolPerType, "pool-per-type"),
+    (Threads::Caller, "caller"),
+];
+
+fn name_of<T: PartialEq>(table: &[(T, &'static str)], value: &T) -> &'static str {
+    table.iter().find(|(each, _)| each == value).map_or("", |(_, name)| name)
+}
+
+fn value_of<T: Copy>(table: &[(T, &'static str)], name: &str, field: &str) -> Result<T, String> {
+    table.iter().find(|(_, each)| *each == name).map(|(value, _)| *value).ok_or_else(|| {
+        let valid: Vec<&str> = table.iter().map(|(_, name)| *name).collect();
+        format!("`{field}` is `{name}`; expected one of {}", valid.join(", "))
+    })
+}
+
+impl DesignRecord {
+    /// The record of `descriptor`.
+    pub fn of(descriptor: &Descriptor) -> Self {
+        Self {
+            id: descriptor.id.to_string(),
+            description: descriptor.description.to_string(),
+            family: name_of(&FAMILIES, &descriptor.family).to_owned(),
+            ordered: descriptor.ordered,
+            threads: name_of(&THREADS, &descriptor.threads).to_owned(),
+            window_scope: descriptor.window_scope.to_string(),
+            colour: descriptor.colour,
+        }
+    }
+
+    /// The descriptor it records, or why it records none.
+    pub fn descriptor(&self) -> Result<Descriptor, String> {
+        let window_scope: WindowScope =
+            self.window_scope.parse().map_err(|error| format!("`window_scope`: {error}"))?;
+        Ok(Descriptor {
+            id: self.id.clone().into(),
+            description: self.description.clone().into(),
+            family: value_of(&FAMILIES, &self.family, "family")?,
+            ordered: self.ordered,
+            threads: value_of(&THREADS, &self.threads, "threads")?,
+            window_scope,
+            colour: self.colour,
+        })
+    }
+}
+
+/// The records of the designs among `designs` that are not built in, in order.
+pub fn records(designs: &[Design]) -> Vec<DesignRecord> {
+    designs
+        .iter()
+        .filter(|design| design.strategy_id().is_none())
+        .map(|design| DesignRecord::of(design.descriptor()))
+        .collect()
+}
+
+/// Makes every recorded design known to this process ([`Design::recorded`]); one already
+/// known with another descriptor is an error naming it.
+pub fn make_known(records: &[DesignRecord]) -> Result<(), String> {
+    for (index, record) in records.iter().enumerate() {
+        let descriptor =
+            record.descriptor().map_err(|error| format!("meta.designs[{index}]: {error}"))?;
+        Design::recorded(descriptor).map_err(|error| format!("meta.designs[{index}]: {error}"))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_gives_back_its_descriptor_and_becomes_known() {
+        let descriptor = Descriptor::custom(
+            "results-test-design",
+            "a design of a results test",
+            Family::HashGroups,
+            true,
+            Threads::PoolPerType,
+        );
+        let record = DesignRecord::of(&descriptor);
+        assert_eq!(record.family, "hash-groups");
+        assert_eq!(record.threads, "pool-per-type");
+        assert_eq!(record.descriptor(), Ok(descriptor.clone()));
+        make_known(std::slice::from_ref(&record)).unwrap();
+        assert_eq!(strategies::descriptor_of("results-test-design"), Some(&descriptor));
+        let bad = DesignRecord { family: "actors".into(), ..record };
+        let error = make_known(&[bad]).unwrap_err();
+        assert!(error.contains("meta.designs[0]") && error.contains("`family`"), "{error}");
+    }
+
+    #[test]
+    fn built_in_designs_are_not_recorded() {
+        let designs: Vec<Design> = Design::built_ins().collect();
+        assert!(records(&designs).is_empty());
+    }
+}
