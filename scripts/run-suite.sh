@@ -16,6 +16,8 @@ fi
 cargo build --release --quiet
 ./target/release/keyed-bench run --out "$out" "$@"
 ./target/release/keyed-bench plot --input "$out/results.json"
+# The report checked in headless Chromium, its first screen kept beside it.
+scripts/check-report.sh "$out" --screenshot "$out/report-first-screen.png"
 
 cat > "$out/README.md" <<MD
 # Run $(basename "$out")
@@ -27,6 +29,7 @@ cat > "$out/README.md" <<MD
 - cores: $(nproc)
 
 Files: \`results.json\` (schema keyed-bench.results.v1), \`summary.md\`, \`histograms/\`,
-\`plots/\` (PNG and SVG of every chart), \`report.html\` (one self-contained page).
+\`plots/\` (PNG and SVG of every chart), \`report.html\` (one self-contained page),
+\`report-first-screen.png\` (its first screen in headless Chromium, 1280x800).
 MD
 echo "run-suite: wrote $out" >&2
