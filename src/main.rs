@@ -154,7 +154,7 @@ fn gate(args: GateArgs) -> Result<Done, Stop> {
     let outcome = run_gate(
         &config,
         &mut |recorded, results, scenario, param, strategies| {
-            remeasure(recorded, &results.meta, scenario, param, strategies)
+            remeasure(recorded, results, scenario, param, strategies)
                 .map_err(|error| format!("{:#}", Error::from(error)))
         },
         &mut |line| eprintln!("gate: {line}"),

@@ -92,6 +92,16 @@ fn pipeline_cells() -> Vec<harness::pipeline::PipelineRun> {
     cells
 }
 
+fn settings() -> harness::sweep::CellSettings {
+    harness::sweep::CellSettings {
+        workers: 2,
+        throughput: 16,
+        window: 256,
+        idle_spin_us: 20,
+        sweep: "workers=2".into(),
+    }
+}
+
 #[test]
 fn every_results_field_is_documented() {
     let reference = read("results/2026-11-30-vm/results.json");
@@ -106,9 +116,19 @@ fn every_results_field_is_documented() {
             latency_p99_ns: vec![run.latency_ns.p99],
         });
         run.memory = Some(harness::results::CellMemory { before_bytes: 1, peak_bytes: 2 });
+        run.settings = Some(settings());
     }
     results.runs = run.into_iter().collect();
     results.pipelines = pipeline_cells();
+    results.pipelines[0].settings = Some(settings());
+    let user = strategies::Descriptor::custom(
+        "docs-design",
+        "a design of the docs test",
+        strategies::Family::Mailboxes,
+        true,
+        strategies::Threads::SharedPool,
+    );
+    results.meta.designs = vec![harness::results::designs::DesignRecord::of(&user)];
     results.meta.retry_policies = Some(harness::pipeline::RetryPolicy::ALL.to_vec());
     let json = serde_json::to_value(&results).unwrap();
     let mut paths = BTreeSet::new();

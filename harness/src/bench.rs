@@ -86,7 +86,7 @@ pub fn run(args: RunArgs, command: String) -> Result<BenchOutcome, BenchError> {
     let verdict = run_gate(
         &gate,
         &mut |recorded, results, scenario, param, strategies| {
-            remeasure(recorded, &results.meta, scenario, param, strategies)
+            remeasure(recorded, results, scenario, param, strategies)
                 .map_err(|error| error.to_string())
         },
         &mut |line| eprintln!("gate: {line}"),

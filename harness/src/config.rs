@@ -18,6 +18,7 @@ use crate::measure::runner::Repetitions;
 use crate::measure::timer::DEFAULT_TIMER_THREADS;
 use crate::pipeline::{CommitPolicy, RetryPolicy};
 use crate::results::Meta;
+use crate::sweep::{Point, Sweep};
 use crate::workload::{ScenarioId, Sizes};
 
 /// A validated run of the suite.
@@ -27,8 +28,10 @@ pub struct RunConfig {
     pub scenarios: Vec<ScenarioId>,
     /// Strategies, in presentation order.
     pub strategies: Vec<Design>,
-    /// Workers, window, throughput, groups.
+    /// Workers, window, throughput, groups: the first point of [`RunConfig::sweep`].
     pub strategy: StrategyConfig,
+    /// The list-valued settings (one value each outside a sweep) and the cell limit.
+    pub sweep: Sweep,
     /// The commit policies pipeline-crash and pipeline-rebalance run, one cell each.
     pub commit_policies: Vec<CommitPolicy>,
     /// The retry policies pipeline-retry runs, one cell each.
@@ -96,7 +99,23 @@ impl RunConfig {
         check_setting("timer-threads", self.timer_threads)?;
         check_setting("producers", self.producers)?;
         self.sizes.validate()?;
-        check_strategy_settings(&self.strategy, &self.strategies, &self.scenarios, &self.sizes)
+        check_strategy_settings(&self.strategy, &self.strategies, &self.scenarios, &self.sizes)?;
+        for point in self.sweep.points(crate::sweep::Uses { workers: true, window: true }) {
+            let strategy = point.apply(self.strategy);
+            check_strategy_settings(&strategy, &self.strategies, &self.scenarios, &self.sizes)?;
+        }
+        Ok(())
+    }
+
+    /// This run at one point of its sweep: the point's settings, and a sweep of that
+    /// point alone.
+    pub fn at(&self, point: &Point) -> Self {
+        let strategy = point.apply(self.strategy);
+        Self {
+            strategy,
+            sweep: Sweep { window_given: self.sweep.window_given, ..Sweep::single(&strategy) },
+            ..self.clone()
+        }
     }
 
     /// The settings a results file recorded, for measuring `scenarios` x `strategies` of
@@ -111,7 +130,7 @@ impl RunConfig {
         let in_file = |error| RecordedError::Invalid(SettingError::Recorded(Box::new(error)));
         check_setting("repeat", meta.repeat).map_err(in_file)?;
         let sizes = meta.sizes.clone().ok_or(RecordedError::NoSizes)?;
-        let config = Self {
+        let mut config = Self {
             scenarios,
             strategies,
             commit_policies: meta
@@ -135,6 +154,7 @@ impl RunConfig {
                 window_scope: meta.window_scope(),
                 binding: meta.binding.unwrap_or_default(),
             },
+            sweep: Sweep::single(&StrategyConfig::default()),
             repeat: meta.repeat,
             breakdown: false,
             producers: meta.producers.unwrap_or(1),
@@ -145,6 +165,7 @@ impl RunConfig {
             sizes,
             command: meta.command.clone(),
         };
+        config.sweep = Sweep::single(&config.strategy);
         config.validate().map_err(in_file)?;
         Ok(config)
     }
@@ -216,6 +237,7 @@ mod tests {
             commit_policies: CommitPolicy::ALL.to_vec(),
             retry_policies: RetryPolicy::ALL.to_vec(),
             strategy: StrategyConfig::with_workers(2),
+            sweep: Sweep::single(&StrategyConfig::with_workers(2)),
             repeat: 1,
             breakdown: false,
             producers: 1,

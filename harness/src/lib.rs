@@ -29,5 +29,7 @@ pub mod results;
 pub mod soak;
 /// The suite: every selected cell measured in turn, then the files written.
 pub mod suite;
+/// Sweeps: list-valued strategy settings and the points of their cross product.
+pub mod sweep;
 /// The scenarios, their sizes (each declared once) and the seeded messages of every cell.
 pub mod workload;

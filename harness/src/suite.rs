@@ -15,6 +15,7 @@ use crate::report::summary::render_summary;
 use crate::results::fs::{hgrm, write_atomically};
 use crate::results::metrics::{ideal_seconds, run_result, Capacity};
 use crate::results::{Meta, Results, RunResult, Skipped, WindowScopeSetting, SCHEMA};
+use crate::sweep::{labelled, CellSettings};
 use crate::workload::reference::is_parallel_consumer_experiment;
 use crate::workload::{generate, ScenarioId, Sizes, Workload};
 
@@ -149,12 +150,82 @@ pub fn plan(config: &RunConfig, saturation_per_s: Option<f64>) -> Vec<PlannedCel
     let repetitions = config.repeat;
     let mut cells = Vec::new();
     for &scenario in &config.scenarios {
+        for at in scenario_points(config, scenario) {
+            plan_point(&at, scenario, saturation, repetitions, &mut cells);
+        }
+    }
+    cells
+}
+
+/// One point of a scenario's sweep: the run's settings there and the label its cells
+/// carry after their param.
+pub(crate) struct ScenarioPoint {
+    /// The run at this point ([`RunConfig::at`]).
+    pub(crate) config: RunConfig,
+    /// The point's label (`workers=4`), empty outside a sweep.
+    pub(crate) label: String,
+}
+
+/// The points of `config`'s sweep that `scenario` runs.
+pub(crate) fn scenario_points(config: &RunConfig, scenario: ScenarioId) -> Vec<ScenarioPoint> {
+    let uses = scenario.uses(&config.sizes, config.sweep.window_given);
+    config
+        .sweep
+        .points(uses)
+        .iter()
+        .map(|point| ScenarioPoint {
+            config: config.at(point),
+            label: config.sweep.label(point, uses),
+        })
+        .collect()
+}
+
+/// The workloads of `scenario` at one point: a scenario's own window gives way to a given
+/// `--window`, and the point's label follows each param.
+fn point_workloads(at: &ScenarioPoint, scenario: ScenarioId, saturation: f64) -> Vec<Workload> {
+    let config = &at.config;
+    let mut workloads = generate(scenario, &config.sizes, config.seed, saturation);
+    for workload in &mut workloads {
+        if config.sweep.window_given {
+            workload.window = None;
+        }
+        workload.param = labelled(&workload.param, &at.label);
+    }
+    workloads
+}
+
+/// The settings a cell of `workload` runs with at `at`.
+fn cell_settings(at: &ScenarioPoint, workload: Option<&Workload>) -> CellSettings {
+    let strategy = &at.config.strategy;
+    CellSettings {
+        workers: workload.and_then(|w| w.workers).unwrap_or(strategy.workers),
+        throughput: strategy.throughput,
+        window: workload.and_then(|w| w.window).unwrap_or(strategy.max_in_flight),
+        idle_spin_us: strategy.idle_spin_us,
+        sweep: at.label.clone(),
+    }
+}
+
+/// The cells of `scenario` at one point of the sweep, appended to `cells`.
+fn plan_point(
+    at: &ScenarioPoint,
+    scenario: ScenarioId,
+    saturation: f64,
+    repetitions: usize,
+    cells: &mut Vec<PlannedCell>,
+) {
+    let config = &at.config;
+    {
         if scenario.is_pipeline() {
             let records = config.sizes.pipeline_records;
             let paced_s = (scenario == ScenarioId::PipelineRetry)
                 .then(|| records as f64 / config.sizes.pipeline_rate as f64);
             let base_s = paced_s.unwrap_or(records as f64 * PIPELINE_RECORD_S);
-            let params = pipeline_plan(config).param_names(scenario);
+            let params: Vec<String> = pipeline_plan(config)
+                .param_names(scenario)
+                .iter()
+                .map(|param| labelled(param, &at.label))
+                .collect();
             let (skipped, contenders): (Vec<Design>, Vec<Design>) = config
                 .strategies
                 .iter()
@@ -189,9 +260,9 @@ pub fn plan(config: &RunConfig, saturation_per_s: Option<f64>) -> Vec<PlannedCel
                     });
                 }
             }
-            continue;
+            return;
         }
-        for workload in generate(scenario, &config.sizes, config.seed, saturation) {
+        for workload in point_workloads(at, scenario, saturation) {
             let messages = workload.messages.len().max(1);
             let breakdown = config.breakdown && workload.driven.is_none();
             let share =
@@ -228,7 +299,6 @@ pub fn plan(config: &RunConfig, saturation_per_s: Option<f64>) -> Vec<PlannedCel
             }
         }
     }
-    cells
 }
 
 /// Fails as the run would on an output folder it could not create: one under a file.
@@ -301,16 +371,12 @@ pub fn run_suite(
     let recorder_overhead_ns = Some(recorder_overhead_ns(&instruments));
     let saturation_per_s = if config.scenarios.contains(&ScenarioId::OpenLoop) {
         progress.note("measuring saturation (inline on uniform) for open-loop loads");
-        let sizes = Sizes {
-            messages: config.sizes.messages.min(SATURATION_MESSAGES),
-            ..config.sizes.clone()
-        };
-        let workload = generate(ScenarioId::Uniform, &sizes, config.seed, 1.0).remove(0);
-        let workers = saturation_workers(config);
-        Some(saturation_per_s(&workload, config.strategy, workers, &instruments)?)
+        Some(measure_saturation(config, &instruments)?)
     } else {
         None
     };
+    // A workers sweep counts other workers at other points: each count measured once.
+    let mut saturations = vec![(saturation_workers(config), saturation_per_s)];
     if config.scenarios.contains(&ScenarioId::ParallelConsumer)
         && !is_parallel_consumer_experiment(&config.sizes)
     {
@@ -328,72 +394,96 @@ pub fn run_suite(
     let mut pipelines = Vec::new();
     let mut histogram_files = Vec::new();
     for &scenario in &config.scenarios {
-        if scenario.is_pipeline() {
-            let mut contenders = Vec::new();
-            for &strategy in &config.strategies {
-                match skipped_cell(scenario, strategy) {
-                    Some(entry) => {
-                        skipped.push(entry);
-                        for _ in 0..pipeline_plan(config).params(scenario) {
-                            progress.finished(&format!("{scenario} {strategy}"), "skipped");
+        for (point, at) in scenario_points(config, scenario).iter().enumerate() {
+            let config = &at.config;
+            let first_point = point == 0;
+            if scenario.is_pipeline() {
+                let mut contenders = Vec::new();
+                for &strategy in &config.strategies {
+                    match skipped_cell(scenario, strategy) {
+                        Some(entry) => {
+                            if first_point {
+                                skipped.push(entry);
+                            }
+                            for _ in 0..pipeline_plan(config).params(scenario) {
+                                progress.finished(&format!("{scenario} {strategy}"), "skipped");
+                            }
                         }
+                        None => contenders.push(strategy),
                     }
-                    None => contenders.push(strategy),
                 }
-            }
-            let bench = crate::pipeline::Bench {
-                sizes: &config.sizes,
-                seed: config.seed,
-                timer: &instruments.timer,
-                strategy_config: config.strategy,
-            };
-            let cells = crate::pipeline::run_scenario(
-                scenario,
-                &bench,
-                &pipeline_plan(config),
-                &contenders,
-                |run| progress.finished(&pipeline_cell_name(run), &pipeline_outcome_line(run)),
-            )?;
-            pipelines.extend(cells);
-            continue;
-        }
-        let workloads =
-            generate(scenario, &config.sizes, config.seed, saturation_per_s.unwrap_or(1.0));
-        for (index, workload) in workloads.iter().enumerate() {
-            for &strategy in &config.strategies {
-                let what = cell_name(workload, strategy);
-                if let Some(entry) = skipped_cell(scenario, strategy) {
-                    if index == 0 {
-                        skipped.push(entry);
-                    }
-                    progress.finished(&what, "skipped");
-                    continue;
-                }
-                progress.starting(&what);
-                let memory = MemoryWatch::start();
-                let measurement = measure(
-                    workload,
-                    strategy,
-                    config.strategy,
-                    config.repetitions(),
-                    &instruments,
+                let bench = crate::pipeline::Bench {
+                    sizes: &config.sizes,
+                    seed: config.seed,
+                    timer: &instruments.timer,
+                    strategy_config: config.strategy,
+                };
+                let label_run = |run: &mut crate::pipeline::PipelineRun| {
+                    run.param = labelled(&run.param, &at.label);
+                    run.settings = Some(cell_settings(at, None));
+                };
+                let cells = crate::pipeline::run_scenario(
+                    scenario,
+                    &bench,
+                    &pipeline_plan(config),
+                    &contenders,
+                    |run| {
+                        let mut run = run.clone();
+                        label_run(&mut run);
+                        progress.finished(&pipeline_cell_name(&run), &pipeline_outcome_line(&run));
+                    },
                 )?;
-                let (mut result, histograms) = run_result(
-                    workload,
-                    strategy.as_str(),
-                    &measurement,
-                    workers,
-                    config.strategy.max_in_flight,
-                    system::cores(),
-                );
-                result.memory = memory.finish();
-                progress.finished(&what, &outcome_line(&result));
-                let stem = file_stem(workload, strategy);
-                histogram_files.push((format!("{stem}.latency.hgrm"), hgrm(&histograms.latency)));
-                if let Some(bystander) = &histograms.bystander {
-                    histogram_files.push((format!("{stem}.bystander.hgrm"), hgrm(bystander)));
+                pipelines.extend(cells.into_iter().map(|mut run| {
+                    label_run(&mut run);
+                    run
+                }));
+                continue;
+            }
+            let saturation = if scenario == ScenarioId::OpenLoop {
+                saturation_at(&mut saturations, config, &instruments, progress)?
+            } else {
+                saturation_per_s
+            };
+            let workloads = point_workloads(at, scenario, saturation.unwrap_or(1.0));
+            for (index, workload) in workloads.iter().enumerate() {
+                for &strategy in &config.strategies {
+                    let what = cell_name(workload, strategy);
+                    if let Some(entry) = skipped_cell(scenario, strategy) {
+                        if index == 0 && first_point {
+                            skipped.push(entry);
+                        }
+                        progress.finished(&what, "skipped");
+                        continue;
+                    }
+                    progress.starting(&what);
+                    let memory = MemoryWatch::start();
+                    let measurement = measure(
+                        workload,
+                        strategy,
+                        config.strategy,
+                        config.repetitions(),
+                        &instruments,
+                    )?;
+                    let settings = cell_settings(at, Some(workload));
+                    let (mut result, histograms) = run_result(
+                        workload,
+                        strategy.as_str(),
+                        &measurement,
+                        settings.workers,
+                        settings.window,
+                        system::cores(),
+                    );
+                    result.memory = memory.finish();
+                    result.settings = Some(settings);
+                    progress.finished(&what, &outcome_line(&result));
+                    let stem = file_stem(workload, strategy);
+                    histogram_files
+                        .push((format!("{stem}.latency.hgrm"), hgrm(&histograms.latency)));
+                    if let Some(bystander) = &histograms.bystander {
+                        histogram_files.push((format!("{stem}.bystander.hgrm"), hgrm(bystander)));
+                    }
+                    runs.push(result);
                 }
-                runs.push(result);
             }
         }
     }
@@ -535,6 +625,32 @@ fn outcome_line(result: &RunResult) -> String {
 }
 
 /// Workers that count towards saturation: `min(workers, cores - 1)`, at least one.
+/// `inline`'s saturation rate on uniform with `config`'s counted workers, for open-loop.
+fn measure_saturation(config: &RunConfig, instruments: &Instruments) -> Result<f64, SuiteError> {
+    let sizes =
+        Sizes { messages: config.sizes.messages.min(SATURATION_MESSAGES), ..config.sizes.clone() };
+    let workload = generate(ScenarioId::Uniform, &sizes, config.seed, 1.0).remove(0);
+    let workers = saturation_workers(config);
+    Ok(saturation_per_s(&workload, config.strategy, workers, instruments)?)
+}
+
+/// The saturation rate at a point of the sweep: measured once per counted worker count.
+fn saturation_at(
+    saturations: &mut Vec<(usize, Option<f64>)>,
+    config: &RunConfig,
+    instruments: &Instruments,
+    progress: &mut dyn Observer,
+) -> Result<Option<f64>, SuiteError> {
+    let workers = saturation_workers(config);
+    if let Some((_, saturation)) = saturations.iter().find(|(counted, _)| *counted == workers) {
+        return Ok(*saturation);
+    }
+    progress.note(&format!("measuring saturation with {workers} counted worker(s) for open-loop"));
+    let saturation = Some(measure_saturation(config, instruments)?);
+    saturations.push((workers, saturation));
+    Ok(saturation)
+}
+
 fn saturation_workers(config: &RunConfig) -> usize {
     config.strategy.workers.min(system::cores().saturating_sub(1)).max(1)
 }
@@ -580,18 +696,44 @@ pub enum RemeasureError {
 /// wall-clock rule).
 pub fn remeasure(
     recorded: &RunConfig,
-    meta: &Meta,
+    results: &Results,
     scenario: &str,
     param: &str,
     strategies: &[Design],
 ) -> Result<Vec<RunResult>, RemeasureError> {
     let unavailable = RemeasureError::Unavailable;
+    let meta = &results.meta;
+    // A cell of a sweep ran at its own point: its settings say which.
+    let settings = results
+        .runs
+        .iter()
+        .find(|run| run.scenario == scenario && run.param == param)
+        .and_then(|run| run.settings.clone());
     let scenario: ScenarioId = scenario.parse().map_err(|_| unavailable("unknown scenario"))?;
-    let workload =
+    let mut strategy_config = recorded.strategy;
+    let mut base = param;
+    if let Some(settings) = &settings {
+        strategy_config = crate::sweep::Point {
+            workers: settings.workers,
+            throughput: settings.throughput,
+            window: settings.window,
+            idle_spin_us: settings.idle_spin_us,
+        }
+        .apply(strategy_config);
+        base = settings.base_param(param);
+    }
+    let mut workload =
         generate(scenario, &recorded.sizes, recorded.seed, meta.saturation_per_s.unwrap_or(1.0))
             .into_iter()
-            .find(|workload| workload.param == param)
+            .find(|workload| workload.param == base)
             .ok_or_else(|| unavailable("no such parameter"))?;
+    if let Some(settings) = &settings {
+        // A window other than the scenario's own was given on the command line.
+        if workload.window.is_some_and(|own| own != settings.window) {
+            workload.window = None;
+        }
+        workload.param = param.to_owned();
+    }
     let instruments = Instruments::with_timer_threads(recorded.timer_threads);
     strategies
         .iter()
@@ -599,13 +741,16 @@ pub fn remeasure(
             let measurement = measure(
                 &workload,
                 strategy,
-                recorded.strategy,
+                strategy_config,
                 recorded.confirmation(),
                 &instruments,
             )?;
-            let (workers, window) = (recorded.strategy.workers, recorded.strategy.max_in_flight);
+            let (workers, window) = (strategy_config.workers, strategy_config.max_in_flight);
             let cores = system::cores();
-            Ok(run_result(&workload, strategy.as_str(), &measurement, workers, window, cores).0)
+            let (mut result, _) =
+                run_result(&workload, strategy.as_str(), &measurement, workers, window, cores);
+            result.settings = settings.clone();
+            Ok(result)
         })
         .collect()
 }

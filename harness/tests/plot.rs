@@ -68,6 +68,7 @@ fn run(scenario: &str, param: &str, strategy: &str, scale: u64) -> RunResult {
         events_per_message: None,
         samples: None,
         memory: None,
+        settings: None,
     }
 }
 

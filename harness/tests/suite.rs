@@ -18,11 +18,11 @@ fn tiny(out: &std::path::Path, scenarios: &str, strategies: &str) -> RunConfig {
     let args = RunArgs {
         scenario: scenarios.into(),
         strategy: strategies.into(),
-        workers: Some(2),
+        workers: vec![2],
         sizes: SizeArgs {
             messages: Some(20_000),
             paced_messages: Some(1_000),
-            keys: Some(200),
+            keys: Some(vec![200]),
             bursts: Some(vec![4]),
             bystanders: Some(500),
             async_messages: Some(200),

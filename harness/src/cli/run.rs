@@ -11,12 +11,13 @@ use indicatif::{ProgressBar, ProgressState, ProgressStyle};
 use strategies::{Binding, StrategyConfig, WindowScope};
 
 use super::parse_strategies;
-use crate::config::{parse_list, RunConfig, SettingError};
+use crate::config::{check_setting, parse_list, RunConfig, SettingError};
 use crate::pipeline::{CommitPolicy, RetryPolicy};
 use crate::suite::{
     plan, Observer, PlannedCell, CELL_OVERHEAD_S, PIPELINE_RECORD_S,
     REFERENCE_SATURATION_PER_WORKER,
 };
+use crate::sweep::Sweep;
 use crate::workload::reference::with_parallel_consumer_sizes;
 use crate::workload::{ScenarioId, SizeArgs, Sizes};
 
@@ -38,22 +39,33 @@ pub struct RunArgs {
     /// retry-in-place, pause-partition, retry-topic.
     #[arg(long, default_value = "all", value_name = "a,b|all")]
     pub retry_policy: String,
-    /// Worker threads per pool [1..=4096] [default: available cores].
-    #[arg(long)]
-    pub workers: Option<usize>,
-    /// Admission window: most unfinished messages at once [1..=2097151].
-    #[arg(long, default_value_t = StrategyConfig::DEFAULT_MAX_IN_FLIGHT)]
-    pub window: usize,
-    /// Messages a mailbox runs per turn [1..=1048576].
-    #[arg(long, default_value_t = StrategyConfig::DEFAULT_THROUGHPUT)]
-    pub throughput: usize,
+    /// Worker threads per pool [1..=4096] [default: available cores]. A comma-separated
+    /// list sweeps them (as --throughput, --window and --idle-spin-us): the suite runs
+    /// every point of their cross product.
+    #[arg(long, value_delimiter = ',', value_name = "N[,N...]")]
+    pub workers: Vec<usize>,
+    /// Admission window: most unfinished messages at once [1..=2097151] [default: 256].
+    /// Given, it replaces the window async-io, async-io-zipf and parallel-consumer have of
+    /// their own. A list sweeps it.
+    #[arg(long, value_delimiter = ',', value_name = "N[,N...]")]
+    pub window: Vec<usize>,
+    /// Messages a mailbox runs per turn [1..=1048576]. A list sweeps it.
+    #[arg(long, value_delimiter = ',', value_name = "N[,N...]",
+          default_values_t = [StrategyConfig::DEFAULT_THROUGHPUT])]
+    pub throughput: Vec<usize>,
     /// Hash-serial groups per worker (group-by, per-type-pool) [1..=65536].
     #[arg(long, default_value_t = StrategyConfig::DEFAULT_GROUPS_PER_WORKER)]
     pub groups_per_worker: usize,
     /// Microseconds an idle mailbox worker (keyed-mailbox, work-stealing) spins for new
     /// work before it parks; 0 parks at once. Not the handlers' CPU (--spin-ns) [0..=1000].
-    #[arg(long, default_value_t = StrategyConfig::DEFAULT_IDLE_SPIN_US)]
-    pub idle_spin_us: u32,
+    /// A list sweeps it.
+    #[arg(long, value_delimiter = ',', value_name = "N[,N...]",
+          default_values_t = [StrategyConfig::DEFAULT_IDLE_SPIN_US])]
+    pub idle_spin_us: Vec<u32>,
+    /// The most cells a run may have: a sweep whose cross product exceeds it is refused
+    /// before anything is measured [default: 2000].
+    #[arg(long, default_value_t = crate::sweep::DEFAULT_MAX_CELLS)]
+    pub max_cells: usize,
     /// Which messages share one admission window: `strategy` (one window, one receiver)
     /// or `type` (one window of --window messages per aggregate type, as the legacy
     /// per-type dispatchers had) [default: type for per-type-pool, strategy for the
@@ -193,20 +205,38 @@ impl TryFrom<(RunArgs, String)> for RunConfig {
         if !expand_to_given && sizes.expand_to <= sizes.partitions {
             sizes.expand_to = sizes.partitions.saturating_mul(2);
         }
+        let window_given = !args.window.is_empty();
+        let sweep = Sweep {
+            workers: setting_list("workers", args.workers, crate::measure::system::cores())?,
+            throughput: setting_list(
+                "throughput",
+                args.throughput,
+                StrategyConfig::DEFAULT_THROUGHPUT,
+            )?,
+            window: setting_list("window", args.window, StrategyConfig::DEFAULT_MAX_IN_FLIGHT)?,
+            idle_spin_us: setting_list(
+                "idle-spin-us",
+                args.idle_spin_us,
+                StrategyConfig::DEFAULT_IDLE_SPIN_US,
+            )?,
+            window_given,
+            max_cells: args.max_cells,
+        };
         let config = RunConfig {
             scenarios,
             strategies,
             commit_policies,
             retry_policies,
             strategy: StrategyConfig {
-                workers: args.workers.unwrap_or_else(crate::measure::system::cores),
-                max_in_flight: args.window,
-                throughput: args.throughput,
+                workers: sweep.workers[0],
+                max_in_flight: sweep.window[0],
+                throughput: sweep.throughput[0],
                 groups_per_worker: args.groups_per_worker,
-                idle_spin_us: args.idle_spin_us,
+                idle_spin_us: sweep.idle_spin_us[0],
                 window_scope: args.window_scope,
                 binding: args.binding,
             },
+            sweep,
             repeat: args.repeat.unwrap_or(if args.quick || published { 1 } else { 3 }),
             breakdown: !args.no_breakdown,
             producers: args.producers,
@@ -218,8 +248,40 @@ impl TryFrom<(RunArgs, String)> for RunConfig {
             command,
         };
         config.validate()?;
+        let cells = plan(&config, None).len();
+        if cells > config.sweep.max_cells {
+            return Err(SettingError::TooMany {
+                what: "cells",
+                value: format!(
+                    "{cells} ({} scenario(s) x {} strateg(ies) x their params x the points of \
+                     the sweep)",
+                    config.scenarios.len(),
+                    config.strategies.len()
+                ),
+                max: config.sweep.max_cells,
+                why: "a run this large is refused unless --max-cells raises the limit",
+            });
+        }
         Ok(config)
     }
+}
+
+/// A list-valued setting: each value checked against its flag's range, none twice;
+/// `default` when the flag was not given.
+fn setting_list<T>(flag: &'static str, given: Vec<T>, default: T) -> Result<Vec<T>, SettingError>
+where
+    T: Copy + PartialEq + std::fmt::Display + crate::limits::FlagValue,
+{
+    if given.is_empty() {
+        return Ok(vec![default]);
+    }
+    for (index, value) in given.iter().enumerate() {
+        check_setting(flag, *value)?;
+        if given[..index].contains(value) {
+            return Err(SettingError::Duplicate { flag, value: value.to_string() });
+        }
+    }
+    Ok(given)
 }
 
 /// What `keyed-bench run --dry-run` prints: every cell `config` would run, one a line, the
@@ -587,11 +649,11 @@ mod tests {
     #[test]
     fn zero_and_absurd_sizes_are_rejected_by_name() {
         let cases = [
-            RunArgs { workers: Some(0), ..args() },
-            RunArgs { window: 0, ..args() },
+            RunArgs { workers: vec![0], ..args() },
+            RunArgs { window: vec![0], ..args() },
             RunArgs { repeat: Some(0), ..args() },
             RunArgs { sizes: sizes(|s| s.messages = Some(0)), ..args() },
-            RunArgs { sizes: sizes(|s| s.keys = Some(MAX_KEYS + 1)), ..args() },
+            RunArgs { sizes: sizes(|s| s.keys = Some(vec![MAX_KEYS + 1])), ..args() },
             RunArgs { sizes: sizes(|s| s.loads = Some(vec![])), ..args() },
             RunArgs { sizes: sizes(|s| s.bursts = Some(vec![0])), ..args() },
             RunArgs { sizes: sizes(|s| s.rate = Some(f64::NAN)), ..args() },
@@ -683,7 +745,7 @@ mod tests {
             scenario: "many-types".into(),
             strategy: "per-type-pool".into(),
             sizes: sizes(|s| s.types = Some(100_000)),
-            workers: Some(2),
+            workers: vec![2],
             ..args()
         };
         let error = config(threads.clone()).unwrap_err().to_string();
@@ -692,7 +754,7 @@ mod tests {
         config(RunArgs { strategy: "keyed-mailbox".into(), ..threads }).unwrap();
         let groups = RunArgs {
             strategy: "group-by".into(),
-            workers: Some(4096),
+            workers: vec![4096],
             groups_per_worker: 65_536,
             ..args()
         };

@@ -163,10 +163,15 @@ pub fn split_not_run(rules: Vec<Rule>, results: &Results) -> (Vec<Rule>, Vec<Not
             Some(scenario)
                 if is_pipeline_rule(rule)
                     && rule.param.as_ref().is_some_and(|param| {
-                        !results
-                            .pipelines
-                            .iter()
-                            .any(|run| run.scenario == *scenario && run.param == *param)
+                        !results.pipelines.iter().any(|run| {
+                            run.scenario == *scenario
+                                && super::rules::selects(
+                                    &Rule { param: Some(param.clone()), ..rule.clone() },
+                                    &run.param,
+                                    run.settings.as_ref(),
+                                    None,
+                                )
+                        })
                     }) =>
             {
                 let param = rule.param.as_deref().unwrap_or_default();

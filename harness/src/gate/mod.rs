@@ -262,7 +262,7 @@ mod tests {
             RunConfig::from_recorded(&results.meta, scenarios, strategies)
         };
         recorded(&results).unwrap();
-        results.meta.sizes.as_mut().unwrap().keys = 0;
+        results.meta.sizes.as_mut().unwrap().keys = vec![0];
         let error = recorded(&results).unwrap_err();
         assert!(error.to_string().contains("--keys must be in 1..=100000000, got 0"), "{error}");
         let mut results = reference();

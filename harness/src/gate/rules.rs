@@ -11,6 +11,7 @@ use super::metric::{lookup, pipeline_metric, DERIVED_METRICS};
 use super::{rules_error, GateInputError};
 use crate::pipeline::PipelineRun;
 use crate::results::{Results, RunResult};
+use crate::sweep::CellSettings;
 use crate::workload::ScenarioId;
 
 /// What kind of comparison a rule makes.
@@ -103,9 +104,21 @@ pub struct Rule {
     /// Scenario id; every scenario when absent.
     #[serde(default)]
     pub scenario: Option<String>,
-    /// Parameter (`keys=20`); every parameter when absent.
+    /// Parameter (`keys=20`); every parameter when absent. Within a sweep it matches a
+    /// cell's whole param (`keys=20 workers=4`) or its scenario's own (`keys=20`, at every
+    /// point).
     #[serde(default)]
     pub param: Option<String>,
+    /// Only the cells that ran with this many workers (`runs[].settings.workers`, or the
+    /// run's `--workers` in files without per-cell settings); every count when absent.
+    #[serde(default)]
+    pub workers: Option<usize>,
+    /// Only the cells that ran with this `--throughput`; every value when absent.
+    #[serde(default)]
+    pub throughput: Option<usize>,
+    /// Only the cells that ran with this window; every window when absent.
+    #[serde(default)]
+    pub window: Option<usize>,
     /// The strategies the rule applies to.
     pub strategies: Selection,
     /// How measured compares to the limit.
@@ -220,7 +233,13 @@ fn check_rule(rule: &Rule, results: &Results) -> Result<(), GateInputError> {
             )));
         }
     }
-    if !DERIVED_METRICS.contains(&rule.metric.as_str()) && !results.runs.is_empty() {
+    // A rule about a scenario the run left out is reported as not run, not judged here.
+    let scenario_ran = rule
+        .scenario
+        .as_ref()
+        .is_none_or(|scenario| results.runs.iter().any(|run| run.scenario == *scenario));
+    if !DERIVED_METRICS.contains(&rule.metric.as_str()) && !results.runs.is_empty() && scenario_ran
+    {
         // A field is known if some run has it (nullable ones are null where they do not apply).
         let known = results.runs.iter().any(|run| {
             serde_json::to_value(run).is_ok_and(|json| {
@@ -346,9 +365,30 @@ pub(super) fn matching_pipelines<'r>(
     let ids = selection_ids(&rule.strategies).unwrap_or_default();
     runs.iter().filter(move |run| {
         rule.scenario.as_ref().is_some_and(|scenario| *scenario == run.scenario)
-            && rule.param.as_ref().is_none_or(|param| *param == run.param)
+            && selects(rule, &run.param, run.settings.as_ref(), None)
             && ids.iter().any(|id| id.as_str() == run.strategy)
     })
+}
+
+/// Whether `rule`'s param and settings select a cell with `param` and `settings`
+/// (`workers`: the cell's worker count in files without settings).
+pub(super) fn selects(
+    rule: &Rule,
+    param: &str,
+    settings: Option<&CellSettings>,
+    workers: Option<usize>,
+) -> bool {
+    let param_matches = rule.param.as_ref().is_none_or(|wanted| {
+        wanted == param || settings.is_some_and(|settings| settings.base_param(param) == wanted)
+    });
+    let setting =
+        |wanted: Option<usize>, of: fn(&CellSettings) -> usize, fallback: Option<usize>| {
+            wanted.is_none_or(|wanted| settings.map(of).or(fallback) == Some(wanted))
+        };
+    param_matches
+        && setting(rule.workers, |s| s.workers, workers)
+        && setting(rule.throughput, |s| s.throughput, None)
+        && setting(rule.window, |s| s.window, None)
 }
 
 /// Whether `rule` is about a pipeline scenario (judged on `pipelines[]`).
@@ -382,7 +422,7 @@ pub(super) fn matching_runs<'r>(
     let ids = selection_ids(&rule.strategies).unwrap_or_default();
     runs.iter().filter(move |run| {
         rule.scenario.as_ref().is_none_or(|scenario| *scenario == run.scenario)
-            && rule.param.as_ref().is_none_or(|param| *param == run.param)
+            && selects(rule, &run.param, run.settings.as_ref(), run.workers)
             && ids.iter().any(|id| id.as_str() == run.strategy)
     })
 }

@@ -621,6 +621,7 @@ mod tests {
             events_per_message: None,
             samples: None,
             memory: None,
+            settings: None,
         }
     }
 

@@ -258,6 +258,7 @@ pub fn run_result(
                 .collect(),
         }),
         memory: None,
+        settings: None,
     };
     (result, merged)
 }
@@ -293,7 +294,11 @@ mod tests {
         let spin = Job::Spin { ns: 1_000_000 };
         let mut workload = crate::workload::generate(
             crate::workload::ScenarioId::Uniform,
-            &crate::workload::Sizes { messages: 0, keys: 4, ..crate::workload::Sizes::quick() },
+            &crate::workload::Sizes {
+                messages: 0,
+                keys: vec![4],
+                ..crate::workload::Sizes::quick()
+            },
             1,
             1.0,
         )

@@ -364,6 +364,10 @@ pub struct RunResult {
     /// and where the kernel does not let its high-water mark be reset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory: Option<CellMemory>,
+    /// The strategy settings the cell ran with, and its point's label within a sweep;
+    /// absent in older files (where `meta` holds the run's one setting of each).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settings: Option<crate::sweep::CellSettings>,
 }
 
 /// The process's resident memory around one cell's measurement (Linux `VmRSS` before it,

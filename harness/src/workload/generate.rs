@@ -202,6 +202,25 @@ impl ScenarioId {
         }
     }
 
+    /// The admission window it runs with where it has its own, unless `--window` is given
+    /// (async-io's and parallel-consumer's).
+    pub fn window(self, sizes: &Sizes) -> Option<usize> {
+        match self {
+            Self::AsyncIo | Self::AsyncIoZipf => Some(sizes.async_window),
+            Self::ParallelConsumer => Some(sizes.pc_window),
+            _ => None,
+        }
+    }
+
+    /// What it takes from the strategy settings of a sweep: `--workers` unless it fixes its
+    /// own, `--window` unless it has its own and `window_given` is false.
+    pub fn uses(self, sizes: &Sizes, window_given: bool) -> crate::sweep::Uses {
+        crate::sweep::Uses {
+            workers: self.workers(sizes).is_none(),
+            window: window_given || self.window(sizes).is_none(),
+        }
+    }
+
     /// The worker threads it runs with where it fixes them, whatever `--workers` says (the
     /// published experiment's 16 threads).
     pub fn workers(self, sizes: &Sizes) -> Option<usize> {
@@ -292,6 +311,16 @@ pub fn job_cost_ns(job: &Job) -> (u64, u64) {
     }
 }
 
+/// The parameter a `--keys` count gives its cells: `keys=N` when the flag lists several
+/// (a sweep), nothing when it gives one.
+fn key_param(sizes: &Sizes, keys: usize) -> String {
+    if sizes.keys.len() > 1 {
+        format!("keys={keys}")
+    } else {
+        String::new()
+    }
+}
+
 /// Generates the workloads of `scenario`, one per parameter value, from `seed`.
 /// `open_loop_rate` is the saturation rate that `open-loop` loads are fractions of.
 pub fn generate(
@@ -305,20 +334,26 @@ pub fn generate(
     let spin = Job::Spin { ns: sizes.spin_ns };
     let paced_interval_ns = (1e9 / sizes.rate).max(1.0);
     match scenario {
-        ScenarioId::Uniform | ScenarioId::Zipf => {
-            let mut workload = Workload::new(scenario, String::new(), sizes.keys, Arrivals::Closed);
-            let mut seqs = vec![0; sizes.keys];
-            let zipf = Zipf::new(sizes.keys as u64, sizes.zipf_s).expect("validated zipf exponent");
-            for _ in 0..sizes.messages {
-                let id = if scenario == ScenarioId::Zipf {
-                    zipf.sample(&mut rng) as usize - 1
-                } else {
-                    rng.gen_range(0..sizes.keys)
-                };
-                workload.push(&mut seqs, 0, id, 0, spin);
-            }
-            vec![workload]
-        }
+        ScenarioId::Uniform | ScenarioId::Zipf => sizes
+            .keys
+            .iter()
+            .map(|&keys| {
+                let param = key_param(sizes, keys);
+                let mut workload = Workload::new(scenario, param, keys, Arrivals::Closed);
+                let mut seqs = vec![0; keys];
+                let zipf = Zipf::new(keys as u64, sizes.zipf_s).expect("validated zipf exponent");
+                let mut rng = rng.clone();
+                for _ in 0..sizes.messages {
+                    let id = if scenario == ScenarioId::Zipf {
+                        zipf.sample(&mut rng) as usize - 1
+                    } else {
+                        rng.gen_range(0..keys)
+                    };
+                    workload.push(&mut seqs, 0, id, 0, spin);
+                }
+                workload
+            })
+            .collect(),
         ScenarioId::ManyTypes => {
             let keys = sizes.types * sizes.keys_per_type;
             let mut workload = Workload::new(scenario, String::new(), keys, Arrivals::Closed);
@@ -430,17 +465,21 @@ pub fn generate(
             .map(|(slow, senders)| cold_command(sizes, slow, senders))
             .collect(),
         ScenarioId::OpenLoop => sizes
-            .loads
+            .keys
             .iter()
-            .map(|&load| {
+            .flat_map(|&keys| sizes.loads.iter().map(move |&load| (keys, load)))
+            .map(|(keys, load)| {
                 let rate = (open_loop_rate * load).max(1.0);
                 let interval_ns = 1e9 / rate;
-                let mut workload =
-                    Workload::new(scenario, format!("load={load}"), sizes.keys, Arrivals::Paced);
-                let mut seqs = vec![0; sizes.keys];
+                let param = match key_param(sizes, keys) {
+                    keys if keys.is_empty() => format!("load={load}"),
+                    keys => format!("{keys} load={load}"),
+                };
+                let mut workload = Workload::new(scenario, param, keys, Arrivals::Paced);
+                let mut seqs = vec![0; keys];
                 let mut load_rng = rng.clone();
                 for index in 0..sizes.open_messages {
-                    let id = load_rng.gen_range(0..sizes.keys);
+                    let id = load_rng.gen_range(0..keys);
                     let at = (index as f64 * interval_ns) as u64;
                     workload.push(&mut seqs, 0, id, at, spin);
                 }

@@ -33,6 +33,19 @@ pub trait SizeValue: Clone {
 
     /// The value as a flag takes it (`10000`, `200,240,241`).
     fn show(&self) -> String;
+
+    /// Reads the value as a results file records it. A list also reads from a single
+    /// number: a size that became a list (`keys`) reads from files that hold one value.
+    fn read<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error>;
+}
+
+/// A size as [`RecordedSizes`] reads it ([`SizeValue::read`]).
+struct Recorded<T>(T);
+
+impl<'de, T: SizeValue> Deserialize<'de> for Recorded<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        T::read(deserializer).map(Recorded)
+    }
 }
 
 macro_rules! size_value {
@@ -47,6 +60,10 @@ macro_rules! size_value {
             fn show(&self) -> String {
                 self.to_string()
             }
+
+            fn read<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                <$type>::deserialize(deserializer)
+            }
         }
 
         impl SizeValue for Vec<$type> {
@@ -58,6 +75,19 @@ macro_rules! size_value {
 
             fn show(&self) -> String {
                 self.iter().map(ToString::to_string).collect::<Vec<_>>().join(",")
+            }
+
+            fn read<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                #[derive(Deserialize)]
+                #[serde(untagged)]
+                enum OneOrMany {
+                    One($type),
+                    Many(Vec<$type>),
+                }
+                Ok(match OneOrMany::deserialize(deserializer)? {
+                    OneOrMany::One(value) => vec![value],
+                    OneOrMany::Many(values) => values,
+                })
             }
         }
     )*};
@@ -101,13 +131,15 @@ macro_rules! sizes {
         /// `null`) reads as the value that reproduces what the file measured.
         #[derive(Deserialize)]
         struct RecordedSizes {
-            $(#[serde(default)] $field: Option<$type>,)*
+            $(#[serde(default)] $field: Option<Recorded<$type>>,)*
         }
 
         impl From<RecordedSizes> for Sizes {
             fn from(recorded: RecordedSizes) -> Self {
                 Self {
-                    $($field: recorded.$field.unwrap_or_else(|| last_of!($default $(, $legacy)?)),)*
+                    $($field: recorded
+                        .$field
+                        .map_or_else(|| last_of!($default $(, $legacy)?), |Recorded(value)| value),)*
                 }
             }
         }
@@ -197,10 +229,11 @@ sizes! {
         flag "paced-messages" in 1 => MAX_MESSAGES;
         shown by [ConflictBackoff, LongSync];
         "Messages per run of the paced conflict-backoff and long-sync";
-    keys: usize = 10_000;
-        flag "keys" in 1 => MAX_KEYS;
+    keys: Vec<usize> = vec![10_000];
+        flag "keys" in 1 => MAX_KEYS, value_delimiter = ',';
         shown by [Uniform, Zipf, OpenLoop];
-        "Keys of uniform, zipf and open-loop";
+        "Keys of uniform, zipf and open-loop, comma-separated, each once: a list sweeps them \
+         (one cell per key count, its param `keys=N`)";
     zipf_s: f64 = 1.1;
         flag "zipf-s" in 0.01 => 10.0;
         shown by [Zipf, AsyncIoZipf];
@@ -534,9 +567,12 @@ mod tests {
     #[test]
     fn flags_replace_only_the_sizes_they_give() {
         let mut sizes = Sizes::quick();
-        let args = SizeArgs { keys: Some(7), loads: Some(vec![0.3]), ..SizeArgs::default() };
+        let args = SizeArgs { keys: Some(vec![7]), loads: Some(vec![0.3]), ..SizeArgs::default() };
         args.apply(&mut sizes);
-        assert_eq!((sizes.keys, sizes.loads.as_slice()), (7, [0.3].as_slice()));
-        assert_eq!(Sizes { keys: 7, loads: vec![0.3], ..Sizes::quick() }, sizes);
+        assert_eq!(
+            (sizes.keys.as_slice(), sizes.loads.as_slice()),
+            ([7].as_slice(), [0.3].as_slice())
+        );
+        assert_eq!(Sizes { keys: vec![7], loads: vec![0.3], ..Sizes::quick() }, sizes);
     }
 }

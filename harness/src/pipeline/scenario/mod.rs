@@ -167,6 +167,10 @@ pub struct PipelineRun {
     /// pipeline-rebalance's group and its rebalances.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rebalance: Option<rebalance::RebalanceReport>,
+    /// The strategy settings the consumer's executor ran with, and its point's label
+    /// within a sweep; absent in older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settings: Option<crate::sweep::CellSettings>,
 }
 
 impl PipelineRun {
@@ -424,6 +428,7 @@ fn summarize(
         expansion: None,
         reorder: None,
         rebalance: None,
+        settings: None,
     }
 }
 
