@@ -86,8 +86,13 @@ impl Drop for TimerThreads {
             lock(&shard.queue).shutdown = true;
             shard.changed.notify_all();
         }
+        // The last handle may be dropped on a timer thread itself (a step that owned a
+        // clone ended there): that thread is not joined, it sees `shutdown` and returns.
+        let me = std::thread::current().id();
         for handle in self.handles.drain(..) {
-            let _ = handle.join();
+            if handle.thread().id() != me {
+                let _ = handle.join();
+            }
         }
     }
 }
@@ -297,6 +302,41 @@ mod tests {
         assert_eq!(timer.lateness().len(), 1);
         timer.reset_lateness();
         assert_eq!(timer.lateness().len(), 0);
+    }
+
+    /// Holds the last clone of a timer and drops it when woken, on the timer's thread.
+    struct LastClone(Mutex<Option<Timer>>, AtomicBool, std::thread::Thread);
+    impl Wake for LastClone {
+        fn wake(self: Arc<Self>) {
+            drop(lock(&self.0).take());
+            // SeqCst: pairs with the load in the test's wait loop; set only once the drop
+            // returned.
+            self.1.store(true, Ordering::SeqCst);
+            self.2.unpark();
+        }
+    }
+
+    #[test]
+    fn the_last_clone_may_be_dropped_on_a_timer_thread() {
+        let timer = Timer::start();
+        let mut sleep = timer.sleep(Duration::from_millis(2));
+        let last = Arc::new(LastClone(
+            Mutex::new(Some(timer)),
+            AtomicBool::new(false),
+            std::thread::current(),
+        ));
+        let waker = Waker::from(Arc::clone(&last));
+        assert!(Pin::new(&mut sleep).poll(&mut Context::from_waker(&waker)).is_pending());
+        drop(waker);
+        let started = Instant::now();
+        // SeqCst: pairs with the store in `LastClone::wake`.
+        while !last.1.load(Ordering::SeqCst) {
+            std::thread::park_timeout(Duration::from_millis(50));
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "dropping the last clone on the timer's own thread did not return"
+            );
+        }
     }
 
     #[test]
