@@ -25,7 +25,7 @@ use std::process::ExitCode;
 use crate::cli::run::Progress;
 use crate::cli::RunArgs;
 use crate::config::{RunConfig, SettingError};
-use crate::gate::{run_gate, Format, GateConfig, GateInputError, DEFAULT_CONFIRM};
+use crate::gate::{run_gate, Format, GateConfig, DEFAULT_CONFIRM};
 use crate::report::html::{plot_and_report, PlotConfig, ReportError};
 use crate::suite::{remeasure, run_suite, SuiteError};
 
@@ -38,9 +38,10 @@ pub struct BenchOutcome {
     pub report: PathBuf,
     /// summary.md's text.
     pub summary: String,
-    /// The gate's report (text), judged against gates.toml.
-    pub gate: String,
-    /// Whether every gate rule held.
+    /// The gate's report (text), judged against gates.toml, or why the rules could not
+    /// judge this run (a rule compares with a strategy or scenario the run left out).
+    pub gate: Result<String, String>,
+    /// Whether every gate rule held (false where they could not judge).
     pub gate_passed: bool,
 }
 
@@ -56,9 +57,6 @@ pub enum BenchError {
     /// The charts or the report could not be made.
     #[error(transparent)]
     Report(#[from] ReportError),
-    /// The gate's rules or baseline could not be read.
-    #[error(transparent)]
-    Gate(#[from] GateInputError),
 }
 
 /// Runs the suite that `args` select (as `keyed-bench run`; `command` is recorded as the
@@ -90,8 +88,12 @@ pub fn run(args: RunArgs, command: String) -> Result<BenchOutcome, BenchError> {
                 .map_err(|error| error.to_string())
         },
         &mut |line| eprintln!("gate: {line}"),
-    )?;
-    Ok(BenchOutcome { results, report, summary, gate: verdict.report, gate_passed: verdict.pass })
+    );
+    let (gate, gate_passed) = match verdict {
+        Ok(verdict) => (Ok(verdict.report), verdict.pass),
+        Err(error) => (Err(chain(&error)), false),
+    };
+    Ok(BenchOutcome { results, report, summary, gate, gate_passed })
 }
 
 /// [`run`] as a program's `main` would end: prints the summary and the gate's verdict,
@@ -101,21 +103,28 @@ pub fn main(args: RunArgs) -> ExitCode {
     let command = std::env::args().collect::<Vec<_>>().join(" ");
     match run(args, command) {
         Ok(outcome) => {
-            println!("{}\n{}", outcome.summary, outcome.gate);
+            println!("{}", outcome.summary);
             eprintln!("wrote {} and {}", outcome.results.display(), outcome.report.display());
-            if outcome.gate_passed {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::FAILURE
+            match &outcome.gate {
+                Ok(report) => {
+                    println!("{report}");
+                    if outcome.gate_passed {
+                        ExitCode::SUCCESS
+                    } else {
+                        ExitCode::FAILURE
+                    }
+                }
+                Err(why) => {
+                    eprintln!("gate: not judged: {why}");
+                    ExitCode::SUCCESS
+                }
             }
         }
         Err(error) => {
             eprintln!("error: {}", chain(&error));
             let bad_input = matches!(
                 error,
-                BenchError::Setting(_)
-                    | BenchError::Gate(_)
-                    | BenchError::Suite(SuiteError::Write { .. })
+                BenchError::Setting(_) | BenchError::Suite(SuiteError::Write { .. })
             );
             ExitCode::from(if bad_input { 2 } else { 1 })
         }

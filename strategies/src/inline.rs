@@ -18,10 +18,17 @@
 //! # Ordering guarantee
 //!
 //! Per submitting thread, messages start one after another in submission order. With one
-//! submitting thread (as in the harness) that is total order, so per-key order holds.
-//! Several threads submitting the same key concurrently would overlap: the strategy keeps
-//! no per-key state. A message a handler submits runs after that handler's message has
-//! ended (step 3), so a saga that sends its key's next message never overlaps it.
+//! submitting thread (as in the harness) that is total order, so per-key order holds, and
+//! a message a handler submits runs after that handler's message has ended (step 3), so a
+//! saga that sends its key's next message never overlaps it.
+//!
+//! With several submitting threads neither holds in general: two threads submitting the
+//! same key overlap, since the strategy keeps no per-key state; and a message that waited
+//! in the admission queue is admitted by whichever thread finishes a message next, whose
+//! frame may start it while the handler that submitted it is still running on its own
+//! thread. The exported conformance check shows this in its re-entrant check, which
+//! submits from two threads; the suite's handlers never submit, and `inline` is the
+//! reference, not a contender.
 //!
 //! # Trade-offs
 //!

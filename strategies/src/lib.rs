@@ -30,6 +30,8 @@
 //!   back in [`SubmitError::Closed`]; [`Strategy::force_close`] discards queued messages
 //!   (the admission queue's too), lets running steps finish and abandons pending ones.
 //!
+//! [`conformance::check`] tells whether a design, built in or your own, keeps this contract.
+//!
 //! # Strategies
 //!
 //! | id | file | family | threads | design |
@@ -66,6 +68,8 @@ use std::pin::Pin;
 use std::str::FromStr;
 use std::sync::Arc;
 
+#[cfg(not(loom))]
+pub mod conformance;
 mod design;
 pub mod engine;
 mod events;
