@@ -37,6 +37,9 @@ pub struct NotRun {
     pub rule: String,
     /// The scenario it is about.
     pub scenario: String,
+    /// Why it does not apply, where that is not that its scenario was not run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
 }
 
 /// Measures a cell again: `(scenario, param, strategies)` -> fresh results of those.
@@ -142,6 +145,45 @@ fn judge_pipelines(rule: &Rule, results: &Results) -> Result<Vec<Verdict>, GateI
     Ok(verdicts)
 }
 
+/// Sets apart the baseline rules whose every cell is a point of a sweep that `baseline`
+/// holds no value for (a baseline written from a run without that sweep): they do not
+/// apply, and the report lists them. A rule with some points in the baseline judges those.
+pub fn split_unbaselined(
+    rules: Vec<Rule>,
+    results: &Results,
+    baseline: Option<&Baseline>,
+) -> (Vec<Rule>, Vec<NotRun>) {
+    let Some(baseline) = baseline else { return (rules, Vec::new()) };
+    let mut not_run = Vec::new();
+    let applicable = rules
+        .into_iter()
+        .filter(|rule| {
+            if rule.kind != Kind::Baseline || is_pipeline_rule(rule) {
+                return true;
+            }
+            let cells: Vec<&RunResult> = matching_runs(rule, &results.runs).collect();
+            let unbaselined = |run: &&RunResult| {
+                run.settings.as_ref().is_some_and(|s| !s.sweep.is_empty())
+                    && !baseline.values.contains_key(&baseline_key(rule, run))
+            };
+            if cells.is_empty() || !cells.iter().all(unbaselined) {
+                return true;
+            }
+            not_run.push(NotRun {
+                rule: rule.name.clone(),
+                scenario: rule.scenario.clone().unwrap_or_else(|| "every scenario".into()),
+                why: Some(
+                    "the baseline holds none of this sweep's points (`gate --update-baseline` \
+                     on a run of the same sweep records them)"
+                        .into(),
+                ),
+            });
+            false
+        })
+        .collect();
+    (applicable, not_run)
+}
+
 /// Sets apart the rules about a scenario these results did not run (neither measured nor
 /// skipped: a run with `--scenario` naming others): they do not apply, and the report
 /// lists them. A rule about a scenario that ran but matches no cell is still an error.
@@ -156,7 +198,11 @@ pub fn split_not_run(rules: Vec<Rule>, results: &Results) -> (Vec<Rule>, Vec<Not
         .into_iter()
         .filter(|rule| match &rule.scenario {
             Some(scenario) if !ran(scenario) => {
-                not_run.push(NotRun { rule: rule.name.clone(), scenario: scenario.clone() });
+                not_run.push(NotRun {
+                    rule: rule.name.clone(),
+                    scenario: scenario.clone(),
+                    why: None,
+                });
                 false
             }
             // A pipeline rule about a commit policy the run left out (`--commit-policy`).
@@ -178,6 +224,7 @@ pub fn split_not_run(rules: Vec<Rule>, results: &Results) -> (Vec<Rule>, Vec<Not
                 not_run.push(NotRun {
                     rule: rule.name.clone(),
                     scenario: format!("{scenario} {param}"),
+                    why: None,
                 });
                 false
             }
@@ -186,6 +233,7 @@ pub fn split_not_run(rules: Vec<Rule>, results: &Results) -> (Vec<Rule>, Vec<Not
                 not_run.push(NotRun {
                     rule: rule.name.clone(),
                     scenario: "(any but pipeline-*)".into(),
+                    why: None,
                 });
                 false
             }
@@ -262,7 +310,13 @@ fn judge(
                 baseline_error(format!("rule `{}` needs a baseline file (--baseline)", rule.name))
             })?;
             let key = baseline_key(rule, run);
+            let sweep_cell = run.settings.as_ref().is_some_and(|s| !s.sweep.is_empty());
             let Some(&base) = baseline.values.get(&key) else {
+                if sweep_cell {
+                    // A point the baseline does not hold (`split_unbaselined` lists a rule
+                    // that holds none).
+                    return Ok(None);
+                }
                 return Err(baseline_error(format!(
                     "the baseline has no value for `{key}`; refresh it with --update-baseline"
                 )));

@@ -43,7 +43,7 @@ use crate::results::{ReadError, Results, RunResult};
 use crate::workload::ScenarioId;
 
 pub use baseline::{baseline_from, parse_baseline, read_baseline, Baseline, BASELINE_SCHEMA};
-pub use evaluate::{evaluate, split_not_run, NotRun, Rerun, Verdict};
+pub use evaluate::{evaluate, split_not_run, split_unbaselined, NotRun, Rerun, Verdict};
 pub use render::{render, Format};
 pub use rules::{parse_rules, read_rules, Kind, Limit, Op, Rule, Selection};
 
@@ -185,7 +185,9 @@ pub fn run_gate(
             }
         }
     };
-    let (rules, not_run) = split_not_run(rules, &results);
+    let (rules, mut not_run) = split_not_run(rules, &results);
+    let (rules, unbaselined) = split_unbaselined(rules, &results, baseline.as_ref());
+    not_run.extend(unbaselined);
     let verdicts = evaluate(&results, &rules, baseline.as_ref(), config.confirm, &mut rerun)?;
     Ok(GateOutcome {
         report: render(&verdicts, &not_run, config.format),
@@ -238,7 +240,7 @@ mod tests {
         assert_eq!(names, ["uniform runs"]);
         assert_eq!(
             not_run,
-            [NotRun { rule: "cold commands".into(), scenario: "cold-command".into() }]
+            [NotRun { rule: "cold commands".into(), scenario: "cold-command".into(), why: None }]
         );
         // A scenario that ran, skipped cells included, still applies.
         let mut skipped_only = reference();

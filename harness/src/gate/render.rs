@@ -80,9 +80,10 @@ pub fn render(verdicts: &[Verdict], not_run: &[NotRun], format: Format) -> Strin
                 );
             }
             if !not_run.is_empty() {
-                out.push_str("\nNot applied (their scenario was not run):\n\n");
+                out.push_str("\nNot applied (their scenario was not run, unless a reason says otherwise):\n\n");
                 for rule in not_run {
-                    let _ = writeln!(out, "- {} (`{}`)", rule.rule, rule.scenario);
+                    let why = rule.why.as_ref().map(|why| format!(": {why}")).unwrap_or_default();
+                    let _ = writeln!(out, "- {} (`{}`){why}", rule.rule, rule.scenario);
                 }
             }
         }
@@ -100,9 +101,11 @@ pub fn render(verdicts: &[Verdict], not_run: &[NotRun], format: Format) -> Strin
                 );
             }
             for rule in not_run {
+                let why =
+                    rule.why.as_ref().map_or_else(|| " was not run".into(), |w| format!(": {w}"));
                 let _ = writeln!(
                     out,
-                    "{:4}  {:<44} not applied: scenario {} was not run",
+                    "{:4}  {:<44} not applied: scenario {}{why}",
                     "n/a", rule.rule, rule.scenario
                 );
             }
@@ -140,7 +143,7 @@ mod tests {
 
     #[test]
     fn every_format_lists_the_rules_that_did_not_apply() {
-        let not_run = [NotRun { rule: "cold".into(), scenario: "cold-command".into() }];
+        let not_run = [NotRun { rule: "cold".into(), scenario: "cold-command".into(), why: None }];
         let text = render(&[], &not_run, Format::Text);
         assert!(text.contains("n/a   cold") && text.contains("1 not applied"), "{text}");
         let markdown = render(&[], &not_run, Format::Markdown);

@@ -433,6 +433,29 @@ mod tests {
     use crate::gate::testing::*;
 
     #[test]
+    fn a_rule_selects_sweep_cells_by_setting_and_by_its_scenarios_own_param() {
+        let rule: super::Rule = toml::from_str(
+            "name = 'x'\nkind = 'absolute'\nmetric = 'correctness'\nstrategies = 'all'\n\
+             op = '=='\nvalue = 0\nparam = 'keys=20'\nworkers = 4",
+        )
+        .unwrap();
+        let at = |workers: usize, sweep: &str| crate::sweep::CellSettings {
+            workers,
+            throughput: 16,
+            window: 256,
+            idle_spin_us: 20,
+            sweep: sweep.into(),
+        };
+        let four = at(4, "workers=4");
+        assert!(super::selects(&rule, "keys=20 workers=4", Some(&four), None));
+        assert!(!super::selects(&rule, "keys=20 workers=2", Some(&at(2, "workers=2")), None));
+        assert!(!super::selects(&rule, "keys=10 workers=4", Some(&at(4, "workers=4")), None));
+        // Files without per-cell settings: the cell's worker count, its whole param.
+        assert!(super::selects(&rule, "keys=20", None, Some(4)));
+        assert!(!super::selects(&rule, "keys=20", None, Some(2)));
+    }
+
+    #[test]
     fn malformed_rules_are_bad_input_naming_the_problem() {
         let results = reference();
         let cases = [

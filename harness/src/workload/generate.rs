@@ -340,6 +340,11 @@ pub fn generate(
             .map(|&keys| {
                 let param = key_param(sizes, keys);
                 let mut workload = Workload::new(scenario, param, keys, Arrivals::Closed);
+                if scenario == ScenarioId::Zipf {
+                    // The hottest 1% (ids 0.., Zipf's ranks 1..): bystander latency is that of
+                    // the other keys, what fairness costs or buys them.
+                    workload.troubled[..keys.div_ceil(100)].fill(true);
+                }
                 let mut seqs = vec![0; keys];
                 let zipf = Zipf::new(keys as u64, sizes.zipf_s).expect("validated zipf exponent");
                 let mut rng = rng.clone();
