@@ -141,22 +141,14 @@ fn a_given_window_replaces_a_scenarios_own_and_is_swept() {
 fn a_product_past_the_cell_limit_or_a_repeated_value_is_refused_before_anything_runs() {
     let out = scratch("refused");
     let out_arg = out.to_str().unwrap();
-    let output = keyed_bench(&[
-        "run",
-        "--scenario",
-        "uniform",
-        "--workers",
-        "1,2,3,4",
-        "--throughput",
-        "1,2,4,8",
-        "--max-cells",
-        "20",
-        "--out",
-        out_arg,
-    ]);
+    // 4 x 4 points x 9 strategies = 144 cells.
+    let sixteen_points =
+        ["--scenario", "uniform", "--workers", "1,2,3,4", "--throughput", "1,2,4,8"];
+    let over = [&["run"][..], &sixteen_points, &["--max-cells", "20", "--out", out_arg]].concat();
+    let output = keyed_bench(&over);
     let said = text(&output);
     assert_eq!(output.status.code(), Some(2), "{said}");
-    assert!(said.contains("cells") && said.contains("--max-cells"), "{said}");
+    assert!(said.contains("cell count") && said.contains("--max-cells"), "{said}");
     assert!(!out.exists(), "a refused run wrote {}", out.display());
 
     let output = keyed_bench(&["run", "--workers", "2,2", "--out", out_arg]);
@@ -168,20 +160,10 @@ fn a_product_past_the_cell_limit_or_a_repeated_value_is_refused_before_anything_
     assert_eq!(output.status.code(), Some(2), "{}", text(&output));
 
     // The same product under a raised limit is listed by a dry run.
-    let output = keyed_bench(&[
-        "run",
-        "--dry-run",
-        "--scenario",
-        "uniform",
-        "--workers",
-        "1,2,3,4",
-        "--throughput",
-        "1,2,4,8",
-        "--max-cells",
-        "2000",
-        "--out",
-        out_arg,
-    ]);
+    let raised =
+        [&["run", "--dry-run"][..], &sixteen_points, &["--max-cells", "2000", "--out", out_arg]]
+            .concat();
+    let output = keyed_bench(&raised);
     let said = text(&output);
     assert_eq!(output.status.code(), Some(0), "{said}");
     assert!(

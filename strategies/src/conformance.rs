@@ -225,7 +225,7 @@ impl Check {
         }
     }
 
-    fn body(self) -> fn(&Env) -> Told {
+    fn body(self) -> fn(&Env) -> Checked {
         match self {
             Check::ExactlyOnce => exactly_once,
             Check::Order => order,
@@ -421,12 +421,25 @@ enum Told {
     Skip(String),
 }
 
+/// What a check body returns: `Err` is a verdict it reached early (the design would not
+/// build), so that a body can `?` it.
+type Checked = Result<Told, Told>;
+
 /// `Pass` with `figures` when nothing went wrong, else `Fail` naming the faults first.
 fn told(faults: &[String], figures: String) -> Told {
     if faults.is_empty() {
         Told::Pass(figures)
     } else {
         Told::Fail(format!("{}; {figures}", faults.join("; ")))
+    }
+}
+
+/// `Pass` with `figures` when `ok`, else `Fail` with them.
+fn judged(ok: bool, figures: String) -> Told {
+    if ok {
+        Told::Pass(figures)
+    } else {
+        Told::Fail(figures)
     }
 }
 
@@ -438,7 +451,7 @@ fn run_one(check: Check, design: Design, options: Options) -> Finding {
     let body = check.body();
     let (sender, receiver) = mpsc::channel();
     let spawned = thread::Builder::new().name(format!("conformance-{check:?}")).spawn(move || {
-        let told = body(&env);
+        let told = body(&env).unwrap_or_else(|early| early);
         env.watch.finish();
         let _ = sender.send(told);
     });
@@ -551,19 +564,19 @@ impl Env {
         self.descriptor.ordered
     }
 
-    /// The handler state for `plan`, registered with the watch.
-    fn shared(&self, plan: &Plan) -> Arc<Shared> {
+    /// The handler state for `plan`, registered with the watch, and the design built with
+    /// `max_in_flight` and a handler on that state, reachable from it.
+    fn build(
+        &self,
+        plan: &Plan,
+        max_in_flight: usize,
+    ) -> Result<(Arc<Shared>, Arc<dyn Strategy>), Told> {
         let shared = Arc::new(Shared::new(plan, self.descriptor.window_scope));
         self.watch.register(&shared);
-        shared
-    }
-
-    /// Builds the design with `max_in_flight` and a handler on `shared`, reachable from it.
-    fn build(&self, shared: &Arc<Shared>, max_in_flight: usize) -> Result<Arc<dyn Strategy>, Told> {
         self.stage("build");
         let config =
             StrategyConfig { workers: WORKERS, max_in_flight, ..StrategyConfig::default() };
-        let handler: Arc<dyn Handler> = Arc::new(Probe(Arc::clone(shared)));
+        let handler: Arc<dyn Handler> = Arc::new(Probe(Arc::clone(&shared)));
         let strategy: Arc<dyn Strategy> = match self.design.build(config, handler) {
             Ok(strategy) => Arc::from(strategy),
             Err(error) => {
@@ -573,16 +586,64 @@ impl Env {
             }
         };
         let _ = shared.strategy.set(Arc::downgrade(&strategy));
-        Ok(strategy)
+        Ok((shared, strategy))
     }
 
-    /// `drain`, then `close`, naming each while it runs.
-    fn drain_and_close(&self, strategy: &dyn Strategy) {
+    /// `drain`, naming it while it runs.
+    fn drain(&self, strategy: &dyn Strategy) {
         self.stage("drain");
         strategy.drain();
+    }
+
+    /// `close`, naming it while it runs.
+    fn close(&self, strategy: &dyn Strategy) {
         self.stage("close");
         strategy.close();
     }
+
+    /// Submits `lists` as [`produce`] does (naming `stage` meanwhile), then `drain`s: what
+    /// `read` read from the drained strategy.
+    fn produce_and_drain<T>(
+        &self,
+        stage: &'static str,
+        strategy: &Arc<dyn Strategy>,
+        shared: &Arc<Shared>,
+        lists: &[Vec<Message>],
+        read: impl FnOnce(&dyn Strategy) -> T,
+    ) -> T {
+        self.stage(stage);
+        produce(strategy, shared, lists);
+        self.drain(&**strategy);
+        read(&**strategy)
+    }
+
+    /// Builds the design for `plan` with `max_in_flight`, submits `plan`'s lists (each
+    /// from its own thread, naming `stage`), drains, reads the drained strategy with
+    /// `read`, and closes.
+    fn run<T>(
+        &self,
+        plan: &Plan,
+        max_in_flight: usize,
+        stage: &'static str,
+        read: impl FnOnce(&dyn Strategy) -> T,
+    ) -> Result<Run<T>, Told> {
+        let (shared, strategy) = self.build(plan, max_in_flight)?;
+        let drained = self.produce_and_drain(stage, &strategy, &shared, &plan.lists, read);
+        self.close(&*strategy);
+        let tally = shared.log.tally();
+        Ok(Run { shared, strategy, drained, tally })
+    }
+}
+
+/// What [`Env::run`] leaves for a check to read.
+struct Run<T> {
+    shared: Arc<Shared>,
+    /// The strategy, closed.
+    strategy: Arc<dyn Strategy>,
+    /// What was read from the strategy between `drain` and `close`.
+    drained: T,
+    /// The log's tally after `close`.
+    tally: Tally,
 }
 
 /// Submits each list of `plan` from its own thread, in order, and waits for them all.
@@ -605,22 +666,31 @@ fn produce(strategy: &Arc<dyn Strategy>, shared: &Arc<Shared>, lists: &[Vec<Mess
     refused.into_inner() as usize
 }
 
+/// Runs `during` on this thread while another submits `lists` as [`produce`] does, then
+/// waits for that submitter: what `during` returned.
+fn while_producing<T>(
+    strategy: &Arc<dyn Strategy>,
+    shared: &Arc<Shared>,
+    lists: &[Vec<Message>],
+    during: impl FnOnce() -> T,
+) -> T {
+    thread::scope(|scope| {
+        let producer = scope.spawn(move || produce(strategy, shared, lists));
+        let seen = during();
+        let _ = producer.join();
+        seen
+    })
+}
+
 // ---------------------------------------------------------------------------------------
 // The checks
 // ---------------------------------------------------------------------------------------
 
-fn exactly_once(env: &Env) -> Told {
+fn exactly_once(env: &Env) -> Checked {
     let mix = Mix { types: 3, keys: 300, hot: 6, hot_percent: 25, messages: 3_000, job: quick_job };
     let plan = Plan::mixed(1, &mix);
-    let shared = env.shared(&plan);
-    let strategy = match env.build(&shared, WINDOW) {
-        Ok(strategy) => strategy,
-        Err(told) => return told,
-    };
-    env.stage("submit");
-    produce(&strategy, &shared, &plan.lists);
-    env.drain_and_close(&*strategy);
-    let tally = shared.log.tally();
+    let run = env.run(&plan, WINDOW, "submit", |_| ())?;
+    let tally = &run.tally;
     let figures = format!(
         "{} synchronous messages over {} keys of {} types ({} hot) from 2 submitters: {}",
         count(plan.len()),
@@ -629,79 +699,48 @@ fn exactly_once(env: &Env) -> Told {
         mix.hot,
         tally.once(),
     );
-    if tally.is_complete() && tally.accepted == plan.len() {
-        Told::Pass(figures)
-    } else {
-        Told::Fail(figures)
-    }
+    Ok(judged(tally.is_complete() && tally.accepted == plan.len(), figures))
 }
 
-fn order(env: &Env) -> Told {
-    if !env.ordered() {
-        return unordered();
-    }
+fn order(env: &Env) -> Checked {
     let mix = Mix { types: 2, keys: 200, hot: 4, hot_percent: 30, messages: 20_000, job: tiny_job };
-    let plan = Plan::mixed(2, &mix);
-    let tally = match run_mix(env, &plan, WINDOW) {
-        Ok(tally) => tally,
-        Err(told) => return told,
-    };
-    let figures = format!(
-        "{} synchronous messages over {} keys ({} hot) from 2 submitters: {}",
-        count(plan.len()),
-        mix.keys,
-        mix.hot,
-        tally.order(),
-    );
-    if tally.is_ordered() {
-        Told::Pass(figures)
-    } else {
-        Told::Fail(figures)
-    }
+    judge_order(env, 2, &mix)
 }
 
-fn order_with_waits(env: &Env) -> Told {
-    if !env.ordered() {
-        return unordered();
-    }
+fn order_with_waits(env: &Env) -> Checked {
     let mix = Mix { types: 2, keys: 200, hot: 4, hot_percent: 30, messages: 2_000, job: wait_job };
-    let plan = Plan::mixed(3, &mix);
+    judge_order(env, 3, &mix)
+}
+
+/// An order check: `mix` (seeded with `seed`) from 2 submitters, judged on order alone;
+/// skipped for a design that does not promise order. Its figures count the pending
+/// messages (`wait_job`'s, up to 300 us), or call them all synchronous where there are none.
+fn judge_order(env: &Env, seed: u64, mix: &Mix) -> Checked {
+    if !env.ordered() {
+        return Ok(unordered());
+    }
+    let plan = Plan::mixed(seed, mix);
     let waits = plan.count(|job| matches!(job, Job::Wait { .. }));
-    let tally = match run_mix(env, &plan, WINDOW) {
-        Ok(tally) => tally,
-        Err(told) => return told,
+    let run = env.run(&plan, WINDOW, "submit", |_| ())?;
+    let (kind, pending) = match waits {
+        0 => ("synchronous ", String::new()),
+        waits => ("", format!(", {} of them pending up to 300 us on a timer thread", count(waits))),
     };
     let figures = format!(
-        "{} messages over {} keys ({} hot) from 2 submitters, {} of them pending up to 300 us \
-         on a timer thread: {}",
+        "{} {kind}messages over {} keys ({} hot) from 2 submitters{pending}: {}",
         count(plan.len()),
         mix.keys,
         mix.hot,
-        count(waits),
-        tally.order(),
+        run.tally.order(),
     );
-    if tally.is_ordered() {
-        Told::Pass(figures)
-    } else {
-        Told::Fail(figures)
-    }
+    Ok(judged(run.tally.is_ordered(), figures))
 }
 
 fn unordered() -> Told {
     Told::Skip("the descriptor does not promise per-key order".to_owned())
 }
 
-/// Builds, submits `plan` from its lists' threads, drains and closes: the tally.
-fn run_mix(env: &Env, plan: &Plan, max_in_flight: usize) -> Result<Tally, Told> {
-    let shared = env.shared(plan);
-    let strategy = env.build(&shared, max_in_flight)?;
-    env.stage("submit");
-    produce(&strategy, &shared, &plan.lists);
-    env.drain_and_close(&*strategy);
-    Ok(shared.log.tally())
-}
-
-fn window(env: &Env) -> Told {
+fn window(env: &Env) -> Checked {
     let mut faults = Vec::new();
 
     // Part 1: 12 held messages from 12 threads: 8 admitted, 4 submits blocked.
@@ -709,17 +748,9 @@ fn window(env: &Env) -> Told {
     let held: Vec<Vec<Message>> =
         (0..HELD).map(|i| vec![message(Key::new(0, 1_000 + i), 0, Job::Custom(HOLD))]).collect();
     let plan = Plan { lists: held, extra: Vec::new() };
-    let shared = env.shared(&plan);
-    let strategy = match env.build(&shared, SMALL_WINDOW) {
-        Ok(strategy) => strategy,
-        Err(told) => return told,
-    };
+    let (shared, strategy) = env.build(&plan, SMALL_WINDOW)?;
     env.stage("submit into a full window");
-    let (admitted, ended) = thread::scope(|scope| {
-        let producer = {
-            let (strategy, shared, lists) = (&strategy, &shared, &plan.lists);
-            scope.spawn(move || produce(strategy, shared, lists))
-        };
+    let (admitted, ended) = while_producing(&strategy, &shared, &plan.lists, || {
         let until = Instant::now() + PATIENCE;
         while shared.log.admitted() < SMALL_WINDOW && Instant::now() < until {
             thread::sleep(Duration::from_millis(1));
@@ -727,10 +758,10 @@ fn window(env: &Env) -> Told {
         thread::sleep(GRACE);
         let seen = (shared.log.admitted(), shared.log.progress().2);
         shared.gate.open();
-        let _ = producer.join();
         seen
     });
-    env.drain_and_close(&*strategy);
+    env.drain(&*strategy);
+    env.close(&*strategy);
     let tally = shared.log.tally();
     if admitted > SMALL_WINDOW {
         faults.push(format!(
@@ -754,19 +785,9 @@ fn window(env: &Env) -> Told {
     let mix =
         Mix { types: 2, keys: 40, hot: 2, hot_percent: 20, messages: 600, job: long_wait_job };
     let plan = Plan::mixed(4, &mix);
-    let shared = env.shared(&plan);
-    let strategy = match env.build(&shared, SMALL_WINDOW) {
-        Ok(strategy) => strategy,
-        Err(told) => return told,
-    };
-    env.stage("submit");
-    produce(&strategy, &shared, &plan.lists);
-    env.stage("drain");
-    strategy.drain();
-    let reported = strategy.stats().peak_in_flight;
-    env.stage("close");
-    strategy.close();
-    let tally = shared.log.tally();
+    let peak_in_flight = |strategy: &dyn Strategy| strategy.stats().peak_in_flight;
+    let run = env.run(&plan, SMALL_WINDOW, "submit", peak_in_flight)?;
+    let (tally, reported) = (&run.tally, run.drained);
     let per = match env.descriptor.window_scope {
         WindowScope::Strategy => "in its window",
         WindowScope::Type => "in one type's window",
@@ -791,10 +812,10 @@ fn window(env: &Env) -> Told {
         tally.peak_window,
         reported,
     );
-    told(&faults, figures)
+    Ok(told(&faults, figures))
 }
 
-fn reentrant(env: &Env) -> Told {
+fn reentrant(env: &Env) -> Checked {
     const CHAINS: u64 = 16;
     const LENGTH: u32 = 30;
     let mut lists = Vec::new();
@@ -808,20 +829,10 @@ fn reentrant(env: &Env) -> Told {
     }
     let plan = Plan { lists, extra };
     let total = plan.len() + plan.extra.len();
-    let shared = env.shared(&plan);
-    let strategy = match env.build(&shared, SMALL_WINDOW) {
-        Ok(strategy) => strategy,
-        Err(told) => return told,
-    };
-    env.stage("chains submitting into a full window");
-    produce(&strategy, &shared, &plan.lists);
-    env.stage("drain");
-    strategy.drain();
-    let stats = strategy.stats();
-    env.stage("close");
-    strategy.close();
-    let tally = shared.log.tally();
-    let reentry = *lock(&shared.reentry);
+    let stage = "chains submitting into a full window";
+    let run = env.run(&plan, SMALL_WINDOW, stage, |strategy| strategy.stats())?;
+    let (tally, stats) = (&run.tally, &run.drained);
+    let reentry = *lock(&run.shared.reentry);
     let ok = tally.is_complete()
         && tally.accepted == total
         && reentry.refused == 0
@@ -838,14 +849,10 @@ fn reentrant(env: &Env) -> Told {
         reentry.longest.as_secs_f64() * 1e3,
         stats.peak_admission_queue,
     );
-    if ok {
-        Told::Pass(figures)
-    } else {
-        Told::Fail(figures)
-    }
+    Ok(judged(ok, figures))
 }
 
-fn drain_and_close(env: &Env) -> Told {
+fn drain_and_close(env: &Env) -> Checked {
     let mut sequencer = Sequencer::default();
     let mut phase = |count: u64, job: fn(u64) -> Job| -> Vec<Message> {
         (0..count).map(|i| sequencer.next(Key::new(0, 5_000 + i % 10), job(i))).collect()
@@ -860,11 +867,7 @@ fn drain_and_close(env: &Env) -> Told {
     let late = phase(5, |_| Job::Noop);
     let later = phase(1, |_| Job::Noop);
     let plan = Plan { lists: vec![first, second, third, late, later], extra: Vec::new() };
-    let shared = env.shared(&plan);
-    let strategy = match env.build(&shared, WINDOW) {
-        Ok(strategy) => strategy,
-        Err(told) => return told,
-    };
+    let (shared, strategy) = env.build(&plan, WINDOW)?;
     let mut faults = Vec::new();
     let submit_all = |list: &[Message], faults: &mut Vec<String>| {
         let refused = list.iter().filter(|m| shared.submit(&*strategy, **m).is_err()).count();
@@ -878,29 +881,23 @@ fn drain_and_close(env: &Env) -> Told {
     };
     let [first, second, third, late, later] = &plan.lists[..] else { unreachable!() };
 
-    env.stage("submit");
-    submit_all(first, &mut faults);
-    env.stage("drain");
-    strategy.drain();
-    let left = unfinished();
-    if left > 0 {
-        faults.push(format!("drain returned with {left} of {} unfinished", first.len()));
-    }
-    env.stage("submit after drain");
-    submit_all(second, &mut faults);
-    env.stage("drain");
-    strategy.drain();
-    let left = unfinished();
-    if left > 0 {
-        faults.push(format!("the second drain returned with {left} unfinished"));
-    }
-    env.stage("submit, then close");
-    submit_all(third, &mut faults);
-    env.stage("close");
-    strategy.close();
-    let left = unfinished();
-    if left > 0 {
-        faults.push(format!("close returned with {left} of {} unfinished", third.len()));
+    // Each phase submits its list and ends with `drain` or `close`, which must leave none
+    // of what was accepted unfinished: its stage, its list, how it ends, and what a fault
+    // calls that end and the list's size.
+    let drain: fn(&Env, &dyn Strategy) = Env::drain;
+    let phases = [
+        ("submit", first, drain, "drain", format!(" of {}", first.len())),
+        ("submit after drain", second, drain, "the second drain", String::new()),
+        ("submit, then close", third, Env::close, "close", format!(" of {}", third.len())),
+    ];
+    for (stage, list, end, what, of) in phases {
+        env.stage(stage);
+        submit_all(list, &mut faults);
+        end(env, &*strategy);
+        let left = unfinished();
+        if left > 0 {
+            faults.push(format!("{what} returned with {left}{of} unfinished"));
+        }
     }
     env.stage("submit after close");
     let mut handed_back = 0;
@@ -942,10 +939,10 @@ fn drain_and_close(env: &Env) -> Told {
         third.len(),
         late.len(),
     );
-    told(&faults, figures)
+    Ok(told(&faults, figures))
 }
 
-fn force_close(env: &Env) -> Told {
+fn force_close(env: &Env) -> Checked {
     const NEVER_KEYS: u64 = 4;
     let mut sequencer = Sequencer::default();
     let mut list = Vec::new();
@@ -963,18 +960,10 @@ fn force_close(env: &Env) -> Told {
     let late = sequencer.next(Key::new(0, 3_300), Job::Noop);
     let plan = Plan { lists: vec![list], extra: vec![late] };
     let submitted = plan.len();
-    let shared = env.shared(&plan);
-    let strategy = match env.build(&shared, WINDOW) {
-        Ok(strategy) => strategy,
-        Err(told) => return told,
-    };
+    let (shared, strategy) = env.build(&plan, WINDOW)?;
     let mut faults = Vec::new();
     env.stage("submit");
-    let forced = thread::scope(|scope| {
-        let producer = {
-            let (strategy, shared, lists) = (&strategy, &shared, &plan.lists);
-            scope.spawn(move || produce(strategy, shared, lists))
-        };
+    let forced = while_producing(&strategy, &shared, &plan.lists, || {
         let never_started = |log: &LogState| log.nevers_started > 0;
         if !shared.log.wait_until(PATIENCE, never_started) {
             faults.push(format!(
@@ -987,7 +976,6 @@ fn force_close(env: &Env) -> Told {
         let forced = strategy.force_close();
         shared.log.mark_closed();
         env.stage("submitter after force_close");
-        let _ = producer.join();
         forced
     });
     thread::sleep(GRACE);
@@ -998,17 +986,14 @@ fn force_close(env: &Env) -> Told {
     let fates = shared.log.fates();
     let after = shared.log.after_close();
     let polls_after = shared.polls_after_close.load(Ordering::SeqCst);
-    if forced.discarded != fates.never_started as u64 {
-        faults.push(format!(
-            "reported {} discarded, {} admitted messages never started",
-            forced.discarded, fates.never_started
-        ));
-    }
-    if forced.abandoned != fates.never_ended as u64 {
-        faults.push(format!(
-            "reported {} abandoned, {} admitted messages started and never ended",
-            forced.abandoned, fates.never_ended
-        ));
+    let counted = [
+        (forced.discarded, "discarded", fates.never_started, "never started"),
+        (forced.abandoned, "abandoned", fates.never_ended, "started and never ended"),
+    ];
+    for (reported, what, seen, fate) in counted {
+        if reported != seen as u64 {
+            faults.push(format!("reported {reported} {what}, {seen} admitted messages {fate}"));
+        }
     }
     let accounted = fates.ran as u64 + forced.discarded + forced.abandoned;
     if accounted != fates.admitted as u64 {
@@ -1048,10 +1033,10 @@ fn force_close(env: &Env) -> Told {
          after it returned; {dropped} abandoned steps dropped",
         fates.ran, forced.discarded, forced.abandoned, fates.admitted, fates.handed_back,
     );
-    told(&faults, figures)
+    Ok(told(&faults, figures))
 }
 
-fn panics(env: &Env) -> Told {
+fn panics(env: &Env) -> Checked {
     const KEYS: u64 = 12;
     const ROUNDS: u64 = 20;
     let mut sequencer = Sequencer::default();
@@ -1078,24 +1063,26 @@ fn panics(env: &Env) -> Told {
     }
     let planned = (in_call + in_poll) as u64;
     let plan = Plan { lists, extra: Vec::new() };
-    let shared = env.shared(&plan);
-    let strategy = match env.build(&shared, WINDOW) {
-        Ok(strategy) => strategy,
-        Err(told) => return told,
-    };
+    let (shared, strategy) = env.build(&plan, WINDOW)?;
     let mut faults = Vec::new();
-    env.stage("submit around panics");
-    produce(&strategy, &shared, &plan.lists[..2]);
-    env.stage("drain");
-    strategy.drain();
-    let (failed_before, threads_before) = (strategy.stats().failed, strategy.threads_started());
-    env.stage("submit after the panics");
-    produce(&strategy, &shared, &plan.lists[2..]);
-    env.stage("drain");
-    strategy.drain();
-    let (failed_after, threads_after) = (strategy.stats().failed, strategy.threads_started());
-    env.stage("close");
-    strategy.close();
+    let failed_and_threads =
+        |strategy: &dyn Strategy| (strategy.stats().failed, strategy.threads_started());
+    let (before, after) = (&plan.lists[..2], &plan.lists[2..]);
+    let (failed_before, threads_before) = env.produce_and_drain(
+        "submit around panics",
+        &strategy,
+        &shared,
+        before,
+        failed_and_threads,
+    );
+    let (failed_after, threads_after) = env.produce_and_drain(
+        "submit after the panics",
+        &strategy,
+        &shared,
+        after,
+        failed_and_threads,
+    );
+    env.close(&*strategy);
     let tally = shared.log.tally();
     if !tally.is_complete() || tally.accepted != plan.len() {
         faults.push(tally.once());
@@ -1123,10 +1110,10 @@ fn panics(env: &Env) -> Told {
         plan.lists[0].len() + plan.lists[1].len(),
         plan.lists[2].len() + plan.lists[3].len(),
     );
-    told(&faults, figures)
+    Ok(told(&faults, figures))
 }
 
-fn threads(env: &Env) -> Told {
+fn threads(env: &Env) -> Checked {
     let mix = Mix { types: 4, keys: 40, hot: 0, hot_percent: 0, messages: 400, job: spin_job };
     let mut plan = Plan::mixed(5, &mix);
     // Every 50th message panics: a worker lost to a panic must not be replaced past the
@@ -1136,21 +1123,11 @@ fn threads(env: &Env) -> Told {
         message.job = Job::Panic;
         panicking += 1;
     }
-    let shared = env.shared(&plan);
-    let strategy = match env.build(&shared, WINDOW) {
-        Ok(strategy) => strategy,
-        Err(told) => return told,
-    };
-    env.stage("submit");
-    produce(&strategy, &shared, &plan.lists);
-    env.stage("drain");
-    strategy.drain();
-    let started = strategy.threads_started();
-    env.stage("close");
-    strategy.close();
-    let after_close = strategy.threads_started();
-    let handler_threads = shared.log.threads();
-    let submitters = lock(&shared.submitters).clone();
+    let run = env.run(&plan, WINDOW, "submit", |strategy| strategy.threads_started())?;
+    let started = run.drained;
+    let after_close = run.strategy.threads_started();
+    let handler_threads = run.shared.log.threads();
+    let submitters = lock(&run.shared.submitters).clone();
     let on_submitters = handler_threads.intersection(&submitters).count();
     let types = mix.types as usize;
     let (bound, budget) = match env.descriptor.threads {
@@ -1186,32 +1163,22 @@ fn threads(env: &Env) -> Told {
          {started} threads started ({budget}), {where_run}",
         plan.len()
     );
-    told(&faults, figures)
+    Ok(told(&faults, figures))
 }
 
-fn mailboxes(env: &Env) -> Told {
+fn mailboxes(env: &Env) -> Checked {
     let mix = Mix { types: 2, keys: 50, hot: 2, hot_percent: 20, messages: 600, job: wait_job };
     let plan = Plan::mixed(6, &mix);
-    let shared = env.shared(&plan);
-    let strategy = match env.build(&shared, WINDOW) {
-        Ok(strategy) => strategy,
-        Err(told) => return told,
-    };
-    env.stage("submit");
-    produce(&strategy, &shared, &plan.lists);
-    env.stage("drain");
-    strategy.drain();
-    let live = strategy.stats().live_mailboxes;
-    env.stage("close");
-    strategy.close();
-    let run = format!("{} messages over {} keys, some pending, then drain", plan.len(), mix.keys);
-    match live {
+    let live_mailboxes = |strategy: &dyn Strategy| strategy.stats().live_mailboxes;
+    let run = env.run(&plan, WINDOW, "submit", live_mailboxes)?;
+    let ran = format!("{} messages over {} keys, some pending, then drain", plan.len(), mix.keys);
+    Ok(match run.drained {
         None => Told::Skip("no per-key mailboxes (stats().live_mailboxes is None)".to_owned()),
-        Some(0) => Told::Pass(format!("{run}: 0 live mailboxes")),
+        Some(0) => Told::Pass(format!("{ran}: 0 live mailboxes")),
         Some(live) => Told::Fail(format!(
-            "{run}: {live} live mailboxes: a mailbox outlived its key's last message"
+            "{ran}: {live} live mailboxes: a mailbox outlived its key's last message"
         )),
-    }
+    })
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1553,6 +1520,18 @@ struct Slot {
     ends: AtomicU32,
 }
 
+impl Slot {
+    /// (accepted, handed back, starts, ends) now.
+    fn read(&self) -> (bool, bool, u32, u32) {
+        (
+            self.accepted.load(Ordering::SeqCst) > 0,
+            self.handed_back.load(Ordering::SeqCst) > 0,
+            self.starts.load(Ordering::SeqCst),
+            self.ends.load(Ordering::SeqCst),
+        )
+    }
+}
+
 /// Every start and end of the probe handler, checked for order as they happen.
 struct Log {
     /// Each planned message's slot, by key and `seq`.
@@ -1768,10 +1747,7 @@ impl Log {
     fn fates(&self) -> Fates {
         let mut fates = Fates::default();
         for slot in &self.slots {
-            let accepted = slot.accepted.load(Ordering::SeqCst) > 0;
-            let handed_back = slot.handed_back.load(Ordering::SeqCst) > 0;
-            let starts = slot.starts.load(Ordering::SeqCst);
-            let ends = slot.ends.load(Ordering::SeqCst);
+            let (accepted, handed_back, starts, ends) = slot.read();
             fates.handed_back += usize::from(handed_back);
             fates.ran_handed_back += usize::from(handed_back && starts > 0);
             // A message the caller's own thread ran inside `submit` before a forced close
@@ -1792,10 +1768,7 @@ impl Log {
     fn tally(&self) -> Tally {
         let mut tally = Tally::default();
         for slot in &self.slots {
-            let accepted = slot.accepted.load(Ordering::SeqCst) > 0;
-            let handed_back = slot.handed_back.load(Ordering::SeqCst) > 0;
-            let starts = slot.starts.load(Ordering::SeqCst);
-            let ends = slot.ends.load(Ordering::SeqCst);
+            let (accepted, handed_back, starts, ends) = slot.read();
             tally.accepted += usize::from(accepted);
             tally.handed_back += usize::from(handed_back);
             match (accepted, handed_back, starts) {

@@ -430,7 +430,7 @@ impl Drop for Held<'_> {
 }
 
 /// The part of a strategy that differs between designs: where messages go and who runs
-/// them. [`Executor`] adds admission and closing: the window, the admission queue, `drain`,
+/// them. The executor adds admission and closing: the window, the admission queue, `drain`,
 /// `close` and `force_close` are the same for every engine, the built-in ones and any built
 /// outside this crate ([`crate::engine`]).
 ///

@@ -251,12 +251,13 @@ impl TryFrom<(RunArgs, String)> for RunConfig {
         let cells = plan(&config, None).len();
         if cells > config.sweep.max_cells {
             return Err(SettingError::TooMany {
-                what: "cells",
+                what: "the run's cell count",
                 value: format!(
-                    "{cells} ({} scenario(s) x {} strateg(ies) x their params x the points of \
-                     the sweep)",
+                    "{cells} ({} scenarios x {} strategies x their params x the points of the \
+                     sweep: {})",
                     config.scenarios.len(),
-                    config.strategies.len()
+                    config.strategies.len(),
+                    config.sweep.points(crate::sweep::Uses { workers: true, window: true }).len()
                 ),
                 max: config.sweep.max_cells,
                 why: "a run this large is refused unless --max-cells raises the limit",
