@@ -530,3 +530,183 @@ fn a_committed_run_opens_its_summary_with_a_verdict_row_per_cell() {
     }
     println!("{verdict}");
 }
+
+// Sweeps: the sweep-* charts, and what the other charts show of a sweep.
+
+/// `run` as a cell of the sweep point `label` (`workers=2 throughput=16`): the label after
+/// its param, and the point's settings recorded.
+fn at_point(
+    mut run: RunResult,
+    (workers, throughput, window): (usize, usize, usize),
+    label: &str,
+) -> RunResult {
+    run.param = harness::sweep::labelled(&run.param, label);
+    run.workers = Some(workers);
+    run.window = Some(window);
+    run.settings = Some(harness::sweep::CellSettings {
+        workers,
+        throughput,
+        window,
+        idle_spin_us: 20,
+        sweep: label.into(),
+    });
+    run
+}
+
+/// uniform at 1, 2 and 4 workers for keyed-mailbox (scaling) and group-by (flat), on a
+/// machine of `cores` cores.
+fn workers_sweep(cores: usize) -> Results {
+    let mut runs = Vec::new();
+    for workers in [1_usize, 2, 4] {
+        for (strategy, scale) in [("keyed-mailbox", workers as u64), ("group-by", 1)] {
+            let run = run("uniform", "", strategy, scale);
+            runs.push(at_point(run, (workers, 16, 256), &format!("workers={workers}")));
+        }
+    }
+    let mut results = Results { runs, ..small_results() };
+    results.meta.cores = cores;
+    results.meta.workers = 1;
+    results
+}
+
+/// Whether `svg` holds a text element that reads exactly `text`.
+fn has_text(svg: &str, text: &str) -> bool {
+    svg.contains(&format!(">{text}<")) || svg.contains(&format!(">\n{text}\n</text>"))
+}
+
+fn sweep_charts(charts: &Charts) -> Vec<&str> {
+    names(charts).into_iter().filter(|name| name.starts_with("sweep-")).collect()
+}
+
+#[test]
+fn a_workers_sweep_draws_the_scaling_chart_with_its_ideal_and_the_oversubscribed_counts() {
+    let charts = render_all(&workers_sweep(4)).expect("charts draw");
+    assert_eq!(sweep_charts(&charts), ["sweep-workers-uniform"], "only the sweep it holds");
+    let chart = charts.charts.iter().find(|chart| chart.name == "sweep-workers-uniform").unwrap();
+    assert_valid_png(&chart.png, &chart.name);
+    assert_well_formed_svg(&chart.svg, &chart.name);
+    assert!(chart.title.contains("vs workers"), "{}", chart.title);
+    for legend in [
+        "keyed-mailbox",
+        "group-by",
+        "ideal: linear in workers",
+        // 4 workers and the producer need 5 of the 4 cores; 2 workers leave one.
+        "oversubscribed: workers + producer &gt; 4 cores",
+        "oversubscribed",
+    ] {
+        assert!(has_text(&chart.svg, legend), "{legend} not in the SVG");
+    }
+    assert!(chart.note.contains("workers + producer > 4 cores"), "{}", chart.note);
+    assert!(chart.note.contains("contention, not scaling"), "{}", chart.note);
+
+    // Where every count leaves the producer a core, nothing is marked.
+    let roomy = render_all(&workers_sweep(16)).expect("charts draw");
+    let chart = roomy.charts.iter().find(|chart| chart.name == "sweep-workers-uniform").unwrap();
+    assert!(has_text(&chart.svg, "ideal: linear in workers"));
+    assert!(!chart.svg.contains("oversubscribed"), "no count is oversubscribed on 16 cores");
+    assert!(chart.note.contains("No point here is oversubscribed"), "{}", chart.note);
+}
+
+#[test]
+fn the_other_charts_show_a_sweeps_first_point_and_say_so() {
+    let results = workers_sweep(4);
+    let charts = render_all(&results).expect("charts draw");
+    let throughput = charts.charts.iter().find(|chart| chart.name == "throughput").unwrap();
+    assert!(has_text(&throughput.svg, "uniform (workers=1)"), "the panel names its point");
+    assert!(!throughput.svg.contains("workers=2"), "one point per panel");
+    assert!(throughput.note.contains("its first point, workers=1"), "{}", throughput.note);
+    let summary = harness::report::summary::render_summary(&results);
+    assert!(summary.starts_with("# keyed-bench summary\n\n## Verdict\n\n"), "the verdict first");
+    assert!(summary.contains("Settings: workers [1, 2, 4], "), "the swept values, not meta's");
+    assert!(
+        summary.contains(
+            "Oversubscribed: cells with 4 workers on 4 cores (the producer needs a core too)"
+        ),
+        "{summary}"
+    );
+    let roomy = harness::report::summary::render_summary(&workers_sweep(16));
+    assert!(!roomy.contains("Oversubscribed"), "no cell oversubscribed on 16 cores");
+}
+
+#[test]
+fn a_throughput_sweep_on_zipf_draws_throughput_and_bystander_p99_per_turn_length() {
+    let mut runs = Vec::new();
+    for throughput in [1_usize, 16, 64] {
+        for (strategy, scale) in [("keyed-mailbox", throughput as u64), ("group-by", 2)] {
+            let mut run = run("zipf", "", strategy, scale);
+            run.bystander_latency_ns =
+                Some(Tail { p50: 900, p99: 30_000 * scale, p999: 60_000 * scale, max: 1_000_000 });
+            runs.push(at_point(run, (2, throughput, 256), &format!("throughput={throughput}")));
+        }
+    }
+    let results = Results { runs, ..small_results() };
+    let charts = render_all(&results).expect("charts draw");
+    assert_eq!(sweep_charts(&charts), ["sweep-throughput-zipf"]);
+    let chart = charts.charts.iter().find(|chart| chart.name == "sweep-throughput-zipf").unwrap();
+    assert_valid_png(&chart.png, &chart.name);
+    assert_well_formed_svg(&chart.svg, &chart.name);
+    for text in ["keyed-mailbox", "group-by (ignores it)", "64"] {
+        assert!(has_text(&chart.svg, text), "{text} not in the SVG");
+    }
+    // Two workers and the producer on the helper's two cores: the panels say so.
+    assert!(chart.svg.contains("bystander p99 latency · oversubscribed (2 workers)"));
+    assert!(chart.note.contains("outside the top 1%"), "{}", chart.note);
+    let summary = harness::report::summary::render_summary(&results);
+    assert!(summary.contains("throughput [1, 16, 64], "), "the swept values");
+}
+
+#[test]
+fn window_and_key_sweeps_draw_their_charts() {
+    let mut runs = Vec::new();
+    for window in [16_usize, 64, 256] {
+        for strategy in ["keyed-mailbox", "group-by"] {
+            for keys in ["keys=20", "keys=1000"] {
+                let mut run = run("async-io", keys, strategy, 1);
+                run.memory = Some(harness::results::CellMemory {
+                    before_bytes: 8 << 20,
+                    peak_bytes: (8 << 20) + window as u64 * 4096,
+                });
+                runs.push(at_point(run, (2, 16, window), &format!("window={window}")));
+            }
+        }
+    }
+    for keys in [100, 1_000, 10_000] {
+        for strategy in ["keyed-mailbox", "group-by"] {
+            let run = run("uniform", &format!("keys={keys}"), strategy, 1);
+            runs.push(at_point(run, (2, 16, 256), ""));
+        }
+    }
+    let charts = render_all(&Results { runs, ..small_results() }).expect("charts draw");
+    assert_eq!(sweep_charts(&charts), ["sweep-window-async-io", "sweep-keys-uniform"]);
+    let window = charts.charts.iter().find(|chart| chart.name == "sweep-window-async-io").unwrap();
+    assert!(has_text(&window.svg, "ideal rate: messages / ideal bound"), "the ideal's legend");
+    for caption in ["peak resident memory · keys=20", "messages per second (median) · keys=1000"]
+    {
+        assert!(window.svg.contains(caption), "{caption} not in the SVG");
+    }
+    let keys = charts.charts.iter().find(|chart| chart.name == "sweep-keys-uniform").unwrap();
+    assert!(has_text(&keys.svg, "10k") && keys.svg.contains("p99 latency"), "ticks, captions");
+    for chart in &charts.charts {
+        assert_valid_png(&chart.png, &chart.name);
+        assert_well_formed_svg(&chart.svg, &chart.name);
+    }
+    // The existing key-sweep chart still draws the window sweep's first point.
+    let elapsed = charts.charts.iter().find(|chart| chart.name == "async-io-elapsed");
+    let elapsed = elapsed.expect("async-io-elapsed drawn from a window sweep");
+    assert!(elapsed.note.contains("its first point, window=16"), "{}", elapsed.note);
+}
+
+#[test]
+fn results_without_a_sweep_draw_no_sweep_chart() {
+    let charts = render_all(&small_results()).expect("charts draw");
+    assert!(sweep_charts(&charts).is_empty(), "{:?}", names(&charts));
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../results/2026-12-01-vm-5/results.json");
+    let results = Results::read(&path).expect("the committed reference run reads");
+    let charts = render_all(&results).expect("charts draw");
+    assert!(sweep_charts(&charts).is_empty(), "{:?}", names(&charts));
+    assert!(charts.charts.iter().all(|chart| !chart.note.contains("hold a sweep")));
+    let summary = harness::report::summary::render_summary(&results);
+    let settings = summary.lines().find(|line| line.starts_with("Settings:")).unwrap();
+    assert!(!settings.contains('['), "no list outside a sweep: {settings}");
+}

@@ -13,7 +13,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use super::format::{format_ns, format_rate};
-use super::summary::render_summary_parts;
+use super::summary::{render_summary_parts, SweptSettings};
 use super::verdict::render_verdict_body;
 use crate::report::plot::{render_all, write_all, Chart, Charts, PlotError};
 use crate::results::fs::write_atomically;
@@ -97,6 +97,8 @@ pub fn plot_and_report(config: &PlotConfig) -> Result<PlotOutcome, ReportError> 
 /// The whole HTML page.
 pub fn render_report(results: &Results, charts: &Charts) -> String {
     let meta = &results.meta;
+    // A sweep's settings as lists: `meta` holds its first point's only.
+    let swept = SweptSettings::of(results);
     let mut rows = vec![
         ("created", escape(&meta.created)),
         ("commit", format!("<code>{}</code>", escape(&meta.git_commit))),
@@ -108,9 +110,9 @@ pub fn render_report(results: &Results, charts: &Charts) -> String {
             "settings",
             format!(
                 "workers {}, window {}, throughput {}, repeat {}, seed {}{}",
-                meta.workers,
-                meta.window,
-                meta.throughput,
+                swept.show("workers", meta.workers),
+                swept.show("window", meta.window),
+                swept.show("throughput", meta.throughput),
                 meta.repeat,
                 meta.seed,
                 if meta.quick { ", quick sizes" } else { "" }

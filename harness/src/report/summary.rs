@@ -55,6 +55,52 @@ fn window_scope_setting(setting: Option<WindowScopeSetting>) -> String {
     }
 }
 
+/// The values of each list-valued setting of a sweep, read from its cells' point labels
+/// (`runs[].settings.sweep`, `pipelines[].settings.sweep`): `meta` holds the first point's
+/// only.
+pub(super) struct SweptSettings {
+    /// (setting, its values in order of first appearance), by the label's names
+    /// (`workers`, `throughput`, `window`, `idle-spin-us`).
+    values: Vec<(String, Vec<String>)>,
+}
+
+impl SweptSettings {
+    pub(super) fn of(results: &Results) -> Self {
+        let labels = results
+            .runs
+            .iter()
+            .filter_map(|run| run.settings.as_ref())
+            .chain(results.pipelines.iter().filter_map(|run| run.settings.as_ref()))
+            .map(|settings| settings.sweep.as_str());
+        let mut values: Vec<(String, Vec<String>)> = Vec::new();
+        for part in labels.flat_map(str::split_whitespace) {
+            let Some((name, value)) = part.split_once('=') else { continue };
+            match values.iter_mut().find(|(setting, _)| setting == name) {
+                Some((_, seen)) if seen.iter().any(|v| v == value) => {}
+                Some((_, seen)) => seen.push(value.to_owned()),
+                None => values.push((name.to_owned(), vec![value.to_owned()])),
+            }
+        }
+        Self { values }
+    }
+
+    /// The values `setting` took, where the run swept it.
+    pub(super) fn values(&self, setting: &str) -> Option<Vec<&str>> {
+        self.values
+            .iter()
+            .find(|(name, _)| name == setting)
+            .map(|(_, values)| values.iter().map(String::as_str).collect())
+    }
+
+    /// `setting` as the settings line shows it: `[1, 2, 4]` where swept, else `single`.
+    pub(super) fn show(&self, setting: &str, single: impl std::fmt::Display) -> String {
+        match self.values(setting) {
+            Some(values) => format!("[{}]", values.join(", ")),
+            None => single.to_string(),
+        }
+    }
+}
+
 /// The whole summary: the title, the verdict table, then the run's header and every
 /// scenario's tables.
 pub fn render_summary(results: &Results) -> String {
@@ -74,16 +120,20 @@ pub(super) fn render_summary_parts(results: &Results, with_verdict: bool) -> Str
         "{} · commit `{}` · {} · {} cores · {}\n",
         meta.created, meta.git_commit, meta.cpu_model, meta.cores, meta.rustc
     );
+    let swept = SweptSettings::of(results);
     let _ = writeln!(
         out,
         "Settings: workers {}, producers {}, window {} ({}), throughput {}, idle spin {}, repeat \
          {}, seed {}{}{}. Command: `{}`\n",
-        meta.workers,
+        swept.show("workers", meta.workers),
         meta.producers.unwrap_or(1),
-        meta.window,
+        swept.show("window", meta.window),
         window_scope_setting(meta.window_scope),
-        meta.throughput,
-        meta.idle_spin_us.map_or("a fixed backoff".to_owned(), |us| format!("{us} us")),
+        swept.show("throughput", meta.throughput),
+        match meta.idle_spin_us {
+            Some(us) => format!("{} us", swept.show("idle-spin-us", us)),
+            None => "a fixed backoff".to_owned(),
+        },
         meta.repeat,
         meta.seed,
         if meta.quick { ", quick sizes" } else { "" },
@@ -114,15 +164,41 @@ pub(super) fn render_summary_parts(results: &Results, with_verdict: bool) -> Str
         let _ = writeln!(out, "Note: {note}\n");
     }
     let producers = meta.producers.unwrap_or(1);
-    if meta.workers + producers > meta.cores {
-        let _ = writeln!(
-            out,
-            "Oversubscribed: {} worker(s) plus {producers} producer thread(s) exceed the {} \
-             core(s), so the producers share cores with the workers (parallel-consumer's 16 threads mostly sleep, \
-             holding threads, not cores). *machine eff.* adds to the ideal bound the spinning CPU over \
-             min(workers, cores - producers) workers; blocked calls need threads only.\n",
-            meta.workers, meta.cores
-        );
+    let machine_efficiency = "*machine eff.* adds to the ideal bound the spinning CPU over \
+         min(workers, cores - producers) workers; blocked calls need threads only.";
+    match swept.values("workers") {
+        // A workers sweep: `meta.workers` is its first point only.
+        Some(workers) => {
+            let over: Vec<&str> = workers
+                .iter()
+                .copied()
+                .filter(|w| w.parse::<usize>().is_ok_and(|w| w + producers > meta.cores))
+                .collect();
+            if !over.is_empty() {
+                let needs = if producers == 1 {
+                    "the producer needs a core too".to_owned()
+                } else {
+                    format!("the {producers} producers need cores too")
+                };
+                let _ = writeln!(
+                    out,
+                    "Oversubscribed: cells with {} workers on {} cores ({needs}) — their \
+                     figures show contention, not scaling. {machine_efficiency}\n",
+                    over.join(", "),
+                    meta.cores
+                );
+            }
+        }
+        None if meta.workers + producers > meta.cores => {
+            let _ = writeln!(
+                out,
+                "Oversubscribed: {} worker(s) plus {producers} producer thread(s) exceed the {} \
+                 core(s), so the producers share cores with the workers (parallel-consumer's 16 threads mostly sleep, \
+                 holding threads, not cores). {machine_efficiency}\n",
+                meta.workers, meta.cores
+            );
+        }
+        None => {}
     }
     out.push_str(
         "Latency is completion - intended arrival; HOL is start - ready. **Bold**: best among \

@@ -1,6 +1,7 @@
 //! The per-message cost breakdown on `uniform`: what each strategy's machinery did per
 //! message (wake-ups, parks, mailbox activations and retirements, hops) in its counted
-//! repetition, beside the context switches of its timed runs.
+//! repetition, beside the context switches of its timed runs. Where uniform has several
+//! cells per strategy (a sweep, several `--keys`), the first only.
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -53,10 +54,23 @@ pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
         ));
         return;
     }
+    // One cell per strategy: the first param's (a sweep's first point, the first key count).
+    let first = rows[0].param.as_str();
+    let several = rows.iter().any(|row| row.param != first);
+    let rows: Vec<&RunResult> = rows.into_iter().filter(|row| row.param == first).collect();
+    let note = if several {
+        format!(
+            "{NOTE} These results hold several uniform cells per strategy (a sweep, or several \
+             key counts); this chart shows the first, {first}. The summary's breakdown tables \
+             hold every cell."
+        )
+    } else {
+        NOTE.to_owned()
+    };
     plans.push(super::render(
         "breakdown-uniform".into(),
         "Per-message breakdown (uniform)".into(),
-        NOTE.into(),
+        note,
         &Breakdown { rows },
     ));
 }

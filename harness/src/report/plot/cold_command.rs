@@ -1,10 +1,12 @@
 //! `cold-command`: how many times faster `keyed-mailbox` handles cold commands than the 9.2
 //! design (`per-type-pool`) and than `group-by`, per (slow aggregates, senders) cell (log
 //! y), beside Wow's published 9.3 / 9.2 ratios for 128 slow aggregates as labelled points.
+//! Of a sweep, the first point only.
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
+use super::sweep::{base_param, first_point, first_point_note};
 use super::{
     category, centres, diamond, frame, log_range, params, rows, strategy_colour, text_style,
     ticked, DrawResult, Entry, Figure, Mark, Planned, TEXT_PX, TICK_PX,
@@ -43,19 +45,26 @@ impl ColdCommand<'_> {
         let (mailbox, other) = (rate("keyed-mailbox")?, rate(against)?);
         (other > 0.0 && mailbox > 0.0).then(|| mailbox / other)
     }
+
+    /// The (slow aggregates, senders) of the cell `param`, from its own param.
+    fn cell(&self, param: &str) -> Option<(usize, usize)> {
+        let row = self.rows.iter().find(|row| row.param == param)?;
+        cold_command_param(base_param(row))
+    }
 }
 
 pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
-    let rows = rows(results, ScenarioId::ColdCommand);
+    let (rows, point) = first_point(rows(results, ScenarioId::ColdCommand));
     if rows.is_empty() {
         plans.push(Planned::Skip(
             "cold-command-ratio: skipped, no cold-command runs in these results".into(),
         ));
         return;
     }
-    let params: Vec<&str> =
-        params(&rows).into_iter().filter(|param| cold_command_param(param).is_some()).collect();
-    let figure = ColdCommand { rows, params, cores: results.meta.cores };
+    let params = params(&rows);
+    let mut figure = ColdCommand { rows, params, cores: results.meta.cores };
+    figure.params =
+        figure.params.iter().copied().filter(|param| figure.cell(param).is_some()).collect();
     let has_ratio = figure.params.iter().any(|param| figure.ratio(param, AGAINST[0]).is_some());
     if !has_ratio {
         plans.push(Planned::Skip(
@@ -69,7 +78,10 @@ pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
         "cold-command-ratio".into(),
         "cold-command: keyed-mailbox's cold-command rate over per-type-pool's and group-by's"
             .into(),
-        NOTE.into(),
+        first_point_note(
+            NOTE,
+            &point.map(|point| ("cold-command".to_owned(), point)).into_iter().collect::<Vec<_>>(),
+        ),
         &figure,
     ));
 }
@@ -118,7 +130,7 @@ impl Figure for ColdCommand<'_> {
         let x_label = |x: &f64| {
             self.params
                 .get(category(*x))
-                .and_then(|param| cold_command_param(param))
+                .and_then(|param| self.cell(param))
                 .map_or(String::new(), |(slow, senders)| format!("slow {slow}, senders {senders}"))
         };
         let y_label = |y: &f64| format!("{y:.0}x");
@@ -145,7 +157,7 @@ impl Figure for ColdCommand<'_> {
                     text_style(TICK_PX),
                 )))?;
             }
-            let Some((slow, senders)) = cold_command_param(param) else { continue };
+            let Some((slow, senders)) = self.cell(param) else { continue };
             if slow != WOW_COLD_COMMAND_SLOW {
                 continue;
             }

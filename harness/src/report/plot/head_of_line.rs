@@ -1,9 +1,11 @@
 //! Head-of-line blocking: bystander p99 latency and HOL p99 per strategy, one panel per
-//! troubled-key cell (`conflict-backoff`, `long-sync`, each `hot-backlog` burst).
+//! troubled-key cell (`conflict-backoff`, `long-sync`, each `hot-backlog` burst). Of a
+//! sweep, each scenario's first point only.
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
+use super::sweep::{first_point, first_point_note};
 use super::{
     category, centres, frame, grid, log_range, ns, ns_label, pale, params, rows, strategies,
     strategy_colour, text_style, ticked, DrawResult, Entry, Figure, Mark, Planned, TEXT_PX,
@@ -31,8 +33,12 @@ struct HeadOfLine<'a> {
 pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
     let mut panels = Vec::new();
     let mut all = Vec::new();
+    let mut shown: Vec<(String, &str)> = Vec::new();
     for scenario in SCENARIOS {
-        let rows = rows(results, scenario);
+        let (rows, point) = first_point(rows(results, scenario));
+        if let Some(point) = point {
+            shown.push((scenario.to_string(), point));
+        }
         for param in params(&rows) {
             let cell: Vec<&RunResult> = rows
                 .iter()
@@ -60,7 +66,7 @@ pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
     plans.push(super::render(
         "head-of-line".into(),
         "Head-of-line blocking: bystander p99 and HOL p99".into(),
-        NOTE.into(),
+        first_point_note(NOTE, &shown),
         &figure,
     ));
 }

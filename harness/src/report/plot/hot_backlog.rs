@@ -1,11 +1,13 @@
 //! `hot-backlog`: bystander p99 latency against the hot key's burst size, one line per
 //! strategy, with the burst at which one key can fill the shared admission window marked.
+//! Of a sweep, the first point only.
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
+use super::sweep::{base_param, first_point, first_point_note, param_part};
 use super::{
-    category, centres, find, frame, log_range, ns, ns_label, param_value, params, rows, strategies,
+    category, centres, find, frame, log_range, ns, ns_label, params, rows, strategies,
     strategy_colour, strategy_entries, text_style, ticked, DrawResult, Entry, Figure, Mark,
     Planned, TEXT_PX, TICK_PX,
 };
@@ -36,10 +38,13 @@ struct HotBacklog<'a> {
 }
 
 pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
-    let rows = rows(results, ScenarioId::HotBacklog);
+    let (rows, point) = first_point(rows(results, ScenarioId::HotBacklog));
     let mut bursts: Vec<(usize, &str)> = params(&rows)
         .into_iter()
-        .filter_map(|param| Some((param_value(param)? as usize, param)))
+        .filter_map(|param| {
+            let row = rows.iter().find(|row| row.param == param)?;
+            Some((param_part(base_param(row), "burst")? as usize, param))
+        })
         .collect();
     bursts.sort_unstable();
     if bursts.is_empty() || rows.iter().all(|row| row.bystander_latency_ns.is_none()) {
@@ -48,11 +53,18 @@ pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
         ));
         return;
     }
-    let figure = HotBacklog { rows, bursts, window: results.meta.window };
+    // The cliff is the window's: the point's where the cells record it.
+    let window = rows
+        .iter()
+        .find_map(|row| row.settings.as_ref().map(|settings| settings.window))
+        .unwrap_or(results.meta.window);
+    let shown: Vec<(String, &str)> =
+        point.map(|point| ("hot-backlog".to_owned(), point)).into_iter().collect();
+    let figure = HotBacklog { rows, bursts, window };
     plans.push(super::render(
         "hot-backlog-cliff".into(),
         "hot-backlog: bystander p99 vs burst size".into(),
-        NOTE.into(),
+        first_point_note(NOTE, &shown),
         &figure,
     ));
 }

@@ -2,18 +2,22 @@
 //! and the ideal bound as a dashed line, for `async-io`, `async-io-zipf` and
 //! `parallel-consumer`. Only `parallel-consumer` run as the published experiment shows the
 //! published figures (docs/design.md section 5.1), as labelled points: a published figure
-//! never stands beside a different experiment.
+//! never stands beside a different experiment. Of a sweep of the strategy settings, the
+//! first point only.
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
+use super::sweep::{base_param, first_point, first_point_note, param_part};
 use super::{
-    diamond, find, frame, log_range, param_value, params, rows, strategies, strategy_colour,
-    strategy_entries, text_style, DrawResult, Entry, Figure, Mark, Planned, TEXT_PX, TICK_PX,
+    diamond, find, frame, log_range, params, rows, strategies, strategy_colour, strategy_entries,
+    text_style, DrawResult, Entry, Figure, Mark, Planned, TEXT_PX, TICK_PX,
 };
 use crate::report::format::format_ns;
 use crate::results::{Results, RunResult};
-use crate::workload::reference::{is_parallel_consumer_experiment, PARALLEL_CONSUMER_KEY_MODE_S};
+use crate::workload::reference::{
+    is_parallel_consumer_experiment, PARALLEL_CONSUMER_KEY_MODE_S, PARALLEL_CONSUMER_WINDOW,
+};
 use crate::workload::ScenarioId;
 
 const ASYNC_IO_NOTE: &str = "Elapsed wall time of the whole async-io run (log y) against the \
@@ -63,10 +67,13 @@ pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
     ];
     for (scenario, note, published) in sweeps {
         let name = format!("{scenario}-elapsed");
-        let rows = rows(results, scenario);
+        let (rows, point) = first_point(rows(results, scenario));
         let mut keys: Vec<(usize, &str)> = params(&rows)
             .into_iter()
-            .filter_map(|param| Some((param_value(param)? as usize, param)))
+            .filter_map(|param| {
+                let row = rows.iter().find(|row| row.param == param)?;
+                Some((param_part(base_param(row), "keys")? as usize, param))
+            })
             .filter(|(keys, _)| *keys > 0)
             .collect();
         keys.sort_unstable();
@@ -77,9 +84,16 @@ pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
             continue;
         }
         let messages = rows.first().map_or(0, |row| row.messages);
+        // A `--window` sweep runs parallel-consumer with other windows than the published.
+        let published_window = rows
+            .iter()
+            .all(|row| row.window.is_none_or(|window| window == PARALLEL_CONSUMER_WINDOW));
+        let published = published.filter(|_| published_window);
         let figure = KeySweep { scenario, rows, keys, messages, published };
         let title = format!("{scenario}: elapsed time vs number of keys");
-        plans.push(super::render(name, title, note.into(), &figure));
+        let shown: Vec<(String, &str)> =
+            point.map(|point| (scenario.to_string(), point)).into_iter().collect();
+        plans.push(super::render(name, title, first_point_note(note, &shown), &figure));
     }
 }
 

@@ -19,6 +19,7 @@ mod key_sweep;
 mod open_loop;
 mod pipeline;
 mod spectrum;
+mod sweep;
 mod threads;
 mod throughput;
 
@@ -184,6 +185,7 @@ pub fn render_all(results: &Results) -> Result<Charts, PlotError> {
     let mut charts = Charts::default();
     let mut plans = Vec::new();
     throughput::plan(results, &mut plans);
+    sweep::plan(results, &mut plans);
     spectrum::plan(results, &mut plans);
     open_loop::plan(results, &mut plans);
     threads::plan(results, &mut plans);

@@ -1,11 +1,13 @@
 //! Latency vs offered load (`open-loop`): median and p99 latency against the offered
-//! fraction of saturation, one line per strategy.
+//! fraction of saturation, one line per strategy. Of a sweep (or several `--keys`), the
+//! first point and key count only.
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
+use super::sweep::{base_param, first_point, first_point_note, param_part};
 use super::{
-    find, frame, log_range, ns, ns_label, param_value, params, rows, strategies, strategy_colour,
+    find, frame, log_range, ns, ns_label, params, rows, strategies, strategy_colour,
     strategy_entries, text_style, ticked, DrawResult, Figure, Mark, Planned, TEXT_PX, TICK_PX,
 };
 use crate::report::format::format_rate;
@@ -32,14 +34,32 @@ struct OpenLoop<'a> {
 }
 
 pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
-    let rows = rows(results, ScenarioId::OpenLoop);
+    let (rows, point) = first_point(rows(results, ScenarioId::OpenLoop));
+    // With several `--keys`, each count has its own loads: the first count's are drawn.
+    let keys = |row: &RunResult| {
+        base_param(row).split(' ').find(|part| part.starts_with("keys=")).map(str::to_owned)
+    };
+    let first_keys = rows.first().and_then(|row| keys(row));
+    let several_keys = rows.iter().any(|row| keys(row) != first_keys);
+    let rows: Vec<&RunResult> = rows.into_iter().filter(|row| keys(row) == first_keys).collect();
     let loads: Vec<(f64, &str, Option<f64>)> = params(&rows)
         .into_iter()
         .filter_map(|param| {
-            let offered = rows.iter().find(|row| row.param == param)?.offered_per_s;
-            Some((param_value(param)?, param, offered))
+            let row = rows.iter().find(|row| row.param == param)?;
+            Some((param_part(base_param(row), "load")?, param, row.offered_per_s))
         })
         .collect();
+    let mut shown: Vec<(String, &str)> = Vec::new();
+    if let Some(point) = point {
+        shown.push(("open-loop".into(), point));
+    }
+    let keys_note = match first_keys.as_deref().filter(|_| several_keys) {
+        Some(keys) => format!(
+            " These results hold several key counts; this chart shows the first, {keys} (the \
+             sweep-keys-open-loop chart sets them side by side)."
+        ),
+        None => String::new(),
+    };
     if loads.is_empty() {
         plans.push(Planned::Skip(
             "open-loop-latency: skipped, no open-loop runs in these results".into(),
@@ -50,7 +70,7 @@ pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
     plans.push(super::render(
         "open-loop-latency".into(),
         "Latency vs offered load (open-loop)".into(),
-        NOTE.into(),
+        first_point_note(&format!("{NOTE}{keys_note}"), &shown),
         &figure,
     ));
 }

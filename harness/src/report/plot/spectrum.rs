@@ -1,10 +1,11 @@
 //! Latency percentile spectrum, one chart per scenario (one panel per parameter): x is the
 //! percentile on the usual 1/(1-q) log scale, y the latency on a log scale, one line per
-//! strategy.
+//! strategy. A sweep of more than [`MAX_PANELS`] panels shows its first point only.
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
+use super::sweep::{first_point, first_point_note};
 use super::{
     find, frame, grid, log_range, ns, ns_label, params, rows, strategies, strategy_colour,
     strategy_entries, text_style, ticked, DrawResult, Figure, Mark, Planned, TEXT_PX, TICK_PX,
@@ -22,6 +23,9 @@ const NOTE: &str = "Each line is one strategy. Left to right: the median, the 90
 right is ten times rarer. Both axes are logarithmic. Lower is better; a line that bends up \
 sharply at the right has a tail problem (head-of-line blocking, a stall), a line high \
 everywhere is slow for every message. Latency is completion minus intended arrival.";
+
+/// The most panels a chart shows every sweep point in; past it, the first point only.
+const MAX_PANELS: usize = 12;
 
 fn values(latency: &Latency) -> [u64; 5] {
     [latency.p50, latency.p90, latency.p99, latency.p999, latency.max]
@@ -42,12 +46,20 @@ pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
             )));
             continue;
         }
+        let (rows, shown) = if params(&rows).len() > MAX_PANELS {
+            let (rows, point) = first_point(rows);
+            let shown: Vec<(String, &str)> =
+                point.map(|point| (scenario.to_string(), point)).into_iter().collect();
+            (rows, shown)
+        } else {
+            (rows, Vec::new())
+        };
         let params = params(&rows);
         let figure = Spectrum { scenario, rows, params };
         plans.push(super::render(
             format!("latency-{scenario}"),
             format!("Latency percentiles: {scenario}"),
-            NOTE.into(),
+            first_point_note(NOTE, &shown),
             &figure,
         ));
     }

@@ -1,9 +1,11 @@
 //! Threads per strategy on `many-types`: what each strategy reports it started and the
-//! peak of OS threads it added, against the `workers` setting.
+//! peak of OS threads it added, against the `workers` setting. Of a sweep, the first point
+//! only.
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
+use super::sweep::{first_point, first_point_note};
 use super::{
     category, centres, frame, pale, rows, strategies, strategy_colour, text_style, ticked,
     DrawResult, Entry, Figure, Mark, Planned, TEXT_PX, TICK_PX,
@@ -23,18 +25,25 @@ struct Threads<'a> {
 }
 
 pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
-    let rows = rows(results, ScenarioId::ManyTypes);
+    let (rows, point) = first_point(rows(results, ScenarioId::ManyTypes));
     if rows.is_empty() {
         plans.push(Planned::Skip(
             "threads-many-types: skipped, no many-types runs in these results".into(),
         ));
         return;
     }
-    let figure = Threads { rows, workers: results.meta.workers };
+    // The point's workers, where the cells record them.
+    let workers = rows
+        .iter()
+        .find_map(|row| row.settings.as_ref().map(|settings| settings.workers))
+        .unwrap_or(results.meta.workers);
+    let shown: Vec<(String, &str)> =
+        point.map(|point| ("many-types".to_owned(), point)).into_iter().collect();
+    let figure = Threads { rows, workers };
     plans.push(super::render(
         "threads-many-types".into(),
         "Threads per strategy (many-types)".into(),
-        NOTE.into(),
+        first_point_note(NOTE, &shown),
         &figure,
     ));
 }

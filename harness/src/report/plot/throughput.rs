@@ -1,9 +1,11 @@
 //! Throughput per scenario: one panel per scenario, one group of bars per parameter,
-//! strategies side by side, whiskers from the slowest to the fastest repetition.
+//! strategies side by side, whiskers from the slowest to the fastest repetition. Of a sweep,
+//! each panel shows the first point (the `sweep-*` charts show them all).
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
+use super::sweep::{base_param, first_point, first_point_note};
 use super::{
     category, centres, find, frame, grid, params, rows, strategies, strategy_colour,
     strategy_entries, text_style, ticked, DrawResult, Figure, Mark, Planned, AXIS_LIMIT, TEXT_PX,
@@ -21,26 +23,35 @@ and a shorter bar means a strategy fell behind; thread-pool, the unordered contr
 held back by per-key order and may finish early.";
 
 struct Throughput<'a> {
-    panels: Vec<(ScenarioId, Vec<&'a RunResult>)>,
+    /// (scenario, its cells, the sweep point they are where others were left out).
+    panels: Vec<(ScenarioId, Vec<&'a RunResult>, Option<&'a str>)>,
     strategies: Vec<&'a str>,
 }
 
 pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
-    let panels: Vec<(ScenarioId, Vec<&RunResult>)> = ScenarioId::ALL
+    let panels: Vec<(ScenarioId, Vec<&RunResult>, Option<&str>)> = ScenarioId::ALL
         .iter()
-        .map(|&scenario| (scenario, rows(results, scenario)))
-        .filter(|(_, rows)| !rows.is_empty())
+        .map(|&scenario| {
+            let (rows, point) = first_point(rows(results, scenario));
+            (scenario, rows, point)
+        })
+        .filter(|(_, rows, _)| !rows.is_empty())
         .collect();
     if panels.is_empty() {
         plans.push(Planned::Skip("throughput: the results hold no runs".into()));
         return;
     }
-    let all: Vec<&RunResult> = results.runs.iter().collect();
-    let figure = Throughput { panels, strategies: strategies(&all) };
+    let shown: Vec<(String, &str)> = panels
+        .iter()
+        .filter_map(|(scenario, _, point)| Some((scenario.to_string(), (*point)?)))
+        .collect();
+    let all: Vec<&RunResult> =
+        panels.iter().flat_map(|(_, rows, _)| rows.iter().copied()).collect();
+    let figure = Throughput { strategies: strategies(&all), panels };
     plans.push(super::render(
         "throughput".into(),
         "Throughput per scenario".into(),
-        NOTE.into(),
+        first_point_note(NOTE, &shown),
         &figure,
     ));
 }
@@ -55,10 +66,10 @@ impl Figure for Throughput<'_> {
         let title = "Throughput per scenario (median msg/s; whiskers: min-max over repetitions)";
         let body = frame(root, title, &strategy_entries(&self.strategies, Mark::Bar))?;
         let body = body.margin(0, 10, 10, 10);
-        for (panel, (scenario, rows)) in
+        for (panel, (scenario, rows, point)) in
             body.split_evenly(grid(self.panels.len(), 4)).iter().zip(&self.panels)
         {
-            draw_panel(panel, *scenario, rows)?;
+            draw_panel(panel, *scenario, rows, *point)?;
         }
         Ok(())
     }
@@ -68,17 +79,33 @@ fn draw_panel<DB: DrawingBackend>(
     panel: &DrawingArea<DB, Shift>,
     scenario: ScenarioId,
     rows: &[&RunResult],
+    point: Option<&str>,
 ) -> DrawResult<DB> {
     let params = params(rows);
     let strategies = strategies(rows);
     let highest = rows.iter().map(|row| row.throughput_per_s.max).fold(0.0, f64::max);
     let top = (highest * 1.12).min(AXIS_LIMIT);
+    // Of a sweep's first point, the groups are named by the scenario's own param.
     let labels: Vec<String> = params
         .iter()
-        .map(|param| if param.is_empty() { scenario.as_str().to_owned() } else { (*param).into() })
+        .map(|param| {
+            let param = match (point, rows.iter().find(|row| row.param == *param)) {
+                (Some(_), Some(row)) => base_param(row),
+                _ => param,
+            };
+            if param.is_empty() {
+                scenario.as_str().to_owned()
+            } else {
+                param.to_owned()
+            }
+        })
         .collect();
+    let caption = match point {
+        Some(point) => format!("{scenario} ({point})"),
+        None => scenario.to_string(),
+    };
     let mut chart = ChartBuilder::on(panel)
-        .caption(scenario.as_str(), text_style(TEXT_PX))
+        .caption(caption, text_style(TEXT_PX))
         .margin(8)
         .x_label_area_size(28)
         .y_label_area_size(62)

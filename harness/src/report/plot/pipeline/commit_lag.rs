@@ -8,7 +8,9 @@ use super::super::{
     diamond, frame, strategy_colour, text_style, DrawResult, Entry, Figure, Mark, Planned, TEXT_PX,
     TICK_PX,
 };
-use super::{policies_of, policy_colour, runs_of, seconds_label, skip, strategies_of, NEUTRAL};
+use super::{
+    noted, policies_of, policy_colour, runs_of, seconds_label, skip, strategies_of, NEUTRAL,
+};
 use crate::pipeline::{CommitPolicy, PipelineRun};
 use crate::results::Results;
 use crate::workload::ScenarioId;
@@ -65,7 +67,7 @@ pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
     plans.push(super::super::render(
         "pipeline-commit-lag".into(),
         "Committed-offset lag over time (pipeline-crash)".into(),
-        NOTE.into(),
+        noted(NOTE, results, ScenarioId::PipelineCrash),
         &CommitLag { panels, strategies, end_s },
     ));
 }

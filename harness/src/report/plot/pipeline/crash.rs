@@ -8,7 +8,7 @@ use super::super::{
     category, centres, frame, log_range, text_style, ticked, DrawResult, Entry, Figure, Mark,
     Planned, TEXT_PX, TICK_PX,
 };
-use super::{policy_colour, runs_of, skip, strategies_of};
+use super::{noted, policy_colour, runs_of, skip, strategies_of};
 use crate::pipeline::{CommitPolicy, PipelineRun};
 use crate::results::Results;
 use crate::workload::ScenarioId;
@@ -38,7 +38,7 @@ pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
     plans.push(super::super::render(
         "pipeline-crash".into(),
         "Redelivered and lost after a consumer crash (pipeline-crash)".into(),
-        NOTE.into(),
+        noted(NOTE, results, ScenarioId::PipelineCrash),
         &Crash { runs, strategies },
     ));
 }

@@ -8,7 +8,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::super::{frame, text_style, DrawResult, Entry, Figure, Mark, Planned, TEXT_PX, TICK_PX};
-use super::{runs_of, seconds_label, skip, strategies_of};
+use super::{noted, runs_of, seconds_label, skip, strategies_of};
 use crate::pipeline::scenario::expand::{ExpansionReport, Mitigation, TimelineBin};
 use crate::pipeline::PipelineRun;
 use crate::results::Results;
@@ -86,7 +86,7 @@ pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
     plans.push(super::super::render(
         "pipeline-expand".into(),
         format!("Applications in old and new partitions over an expansion (pipeline-expand, {strategy})"),
-        note,
+        noted(&note, results, ScenarioId::PipelineExpand),
         &Expand { strategy, panels },
     ));
 }

@@ -44,9 +44,27 @@ fn policy_colour(policy: CommitPolicy) -> RGBColor {
 /// The neutral colour of legend entries that name a kind of bar, not a series.
 const NEUTRAL: RGBColor = RGBColor(110, 110, 110);
 
-/// The cells of `scenario`, in file order.
+/// The cells of `scenario`, in file order: of a sweep, its first point's
+/// ([`super::sweep::first_point_of`]).
 fn runs_of(results: &Results, scenario: ScenarioId) -> Vec<&PipelineRun> {
-    results.pipelines.iter().filter(|run| run.scenario == scenario.as_str()).collect()
+    sweep_point(results, scenario).0
+}
+
+/// The cells of `scenario` at the first point of a sweep, and its label where the results
+/// hold other points too.
+fn sweep_point(results: &Results, scenario: ScenarioId) -> (Vec<&PipelineRun>, Option<&str>) {
+    let runs = results.pipelines.iter().filter(|run| run.scenario == scenario.as_str()).collect();
+    super::sweep::first_point_of(runs, |run| run.settings.as_ref())
+}
+
+/// `note`, saying which point of a sweep the chart of `scenario` shows, where it matters.
+fn noted(note: &str, results: &Results, scenario: ScenarioId) -> String {
+    let shown: Vec<(String, &str)> = sweep_point(results, scenario)
+        .1
+        .map(|point| (scenario.to_string(), point))
+        .into_iter()
+        .collect();
+    super::sweep::noted(note, &shown, "The summary's pipeline tables show every point.")
 }
 
 /// The distinct strategies of `runs`, in order of first appearance.

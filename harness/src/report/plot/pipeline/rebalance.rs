@@ -10,8 +10,8 @@ use super::super::{
     Mark, Planned, TEXT_PX, TICK_PX,
 };
 use super::{
-    bar, count_label, policies_of, policy_colour, runs_of, skip, strategies_of, upright_label,
-    Fill, NEUTRAL,
+    bar, count_label, noted, policies_of, policy_colour, runs_of, skip, strategies_of,
+    upright_label, Fill, NEUTRAL,
 };
 use crate::pipeline::{CommitPolicy, PipelineRun};
 use crate::results::Results;
@@ -57,7 +57,7 @@ pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
     plans.push(super::super::render(
         "pipeline-rebalance".into(),
         "Duplicates against their bounds, and rebalance pauses (pipeline-rebalance)".into(),
-        NOTE.into(),
+        noted(NOTE, results, ScenarioId::PipelineRebalance),
         &Rebalance { strategies: strategies_of(&runs), policies: policies_of(&runs), runs, events },
     ));
 }

@@ -10,7 +10,7 @@ use super::super::{
     category, centres, frame, log_range, text_style, ticked, DrawResult, Entry, Figure, Mark,
     Planned, TEXT_PX, TICK_PX,
 };
-use super::{runs_of, skip, strategies_of};
+use super::{noted, runs_of, skip, strategies_of};
 use crate::pipeline::{PipelineRun, RetryPolicy};
 use crate::results::Results;
 use crate::workload::ScenarioId;
@@ -77,7 +77,7 @@ pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
     plans.push(super::super::render(
         "pipeline-retry".into(),
         "Bystander latency and overtaken records per retry policy (pipeline-retry)".into(),
-        NOTE.into(),
+        noted(NOTE, results, ScenarioId::PipelineRetry),
         &Retry { cells, strategies, policies },
     ));
 }

@@ -1,0 +1,630 @@
+//! The charts of a sweep: one setting on the x axis, the cells that differ only in it
+//! joined into one line per strategy.
+//!
+//! - `sweep-workers-<scenario>`: throughput and p99 latency against `--workers`, with
+//!   the ideal of linear scaling and the oversubscribed counts shaded;
+//! - `sweep-throughput-<scenario>`: throughput and the bystanders' p99 (zipf: the keys
+//!   outside the top 1%) against `--throughput`, the messages a mailbox runs per turn;
+//! - `sweep-window-<scenario>`: throughput beside the ideal rate, and peak memory, against
+//!   the admission window;
+//! - `sweep-keys-<scenario>`: throughput and p99 latency against the number of keys
+//!   (`--keys` on uniform, zipf and open-loop).
+//!
+//! A chart is drawn only where the results hold that sweep: two or more values of the
+//! setting among cells equal in everything else (scenario, param, the other settings).
+//! Each other point of the sweep (`throughput=16` beside a workers sweep, `keys=20` beside
+//! a window sweep) gets its own row of panels, so that every panel compares strategies at
+//! one point. A results file that holds no sweep draws none of them.
+//!
+//! The charts that show one cell per strategy (`throughput`, `head-of-line`, ...) show the
+//! first point of a sweep only, through [`first_point`], and say so in their note.
+
+mod figure;
+
+use std::fmt::Write as _;
+
+use super::{rows, Planned};
+use crate::results::{Results, RunResult};
+use crate::sweep::CellSettings;
+use crate::workload::ScenarioId;
+
+use figure::{Panel, Reference, SweepChart, YKind};
+
+/// The most rows of panels (other points) a sweep chart draws; the summary's tables hold
+/// the rest.
+const MAX_ROWS: usize = 6;
+
+/// The setting on a sweep chart's x axis.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Axis {
+    /// `--workers`: worker threads per pool.
+    Workers,
+    /// `--throughput`: messages a mailbox runs per turn.
+    Throughput,
+    /// `--window`: the admission window.
+    Window,
+    /// `--keys`: the number of keys of the workload (the param's `keys=N`).
+    Keys,
+}
+
+impl Axis {
+    /// The name in chart names and labels.
+    fn name(self) -> &'static str {
+        match self {
+            Self::Workers => "workers",
+            Self::Throughput => "throughput",
+            Self::Window => "window",
+            Self::Keys => "keys",
+        }
+    }
+
+    /// The x axis description.
+    fn description(self) -> &'static str {
+        match self {
+            Self::Workers => "workers per pool (log)",
+            Self::Throughput => "--throughput: messages per mailbox turn (log)",
+            Self::Window => "admission window, messages (log)",
+            Self::Keys => "keys (log)",
+        }
+    }
+
+    /// The setting's value in `row`, where the row records it.
+    fn value(self, row: &RunResult) -> Option<usize> {
+        let settings = row.settings.as_ref();
+        match self {
+            Self::Workers => settings.map(|s| s.workers),
+            Self::Throughput => settings.map(|s| s.throughput),
+            Self::Window => settings.map(|s| s.window),
+            Self::Keys => keys_of(base_param(row)),
+        }
+        .filter(|value| *value > 0)
+    }
+
+    /// What `row` holds besides this setting, where the row takes part in such a sweep.
+    fn rest(self, row: &RunResult) -> Option<Rest> {
+        let settings = row.settings.as_ref();
+        if self != Self::Keys && settings.is_none() {
+            return None;
+        }
+        let base = base_param(row);
+        let base = if self == Self::Keys {
+            base.split(' ').filter(|part| !part.starts_with("keys=")).collect::<Vec<_>>().join(" ")
+        } else {
+            base.to_owned()
+        };
+        Some(Rest {
+            base,
+            workers: settings.map(|s| s.workers).filter(|_| self != Self::Workers),
+            throughput: settings.map(|s| s.throughput).filter(|_| self != Self::Throughput),
+            window: settings.map(|s| s.window).filter(|_| self != Self::Window),
+            idle_spin_us: settings.map(|s| s.idle_spin_us),
+        })
+    }
+}
+
+/// A cell's own param (`keys=20`, `load=0.5`, `keys=1000 load=0.5`, or empty), without the
+/// label of its sweep point.
+pub(super) fn base_param(row: &RunResult) -> &str {
+    match &row.settings {
+        Some(settings) => settings.base_param(&row.param),
+        None => &row.param,
+    }
+}
+
+/// The `keys=N` of a param, among its space-separated parts.
+fn keys_of(param: &str) -> Option<usize> {
+    param.split(' ').find_map(|part| part.strip_prefix("keys=")?.parse().ok())
+}
+
+/// The value of the `name=` part of a space-separated param (`load=0.5` of
+/// `keys=1000 load=0.5`), if it is a usable number.
+pub(super) fn param_part(param: &str, name: &str) -> Option<f64> {
+    param.split(' ').find_map(|part| {
+        let value = part.strip_prefix(name)?.strip_prefix('=')?;
+        super::param_value(&format!("{name}={value}"))
+    })
+}
+
+/// Everything a cell of a sweep holds besides the swept setting: cells equal in it (and in
+/// scenario and strategy) lie on one line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Rest {
+    /// The scenario's own param (without `keys=` on a keys sweep).
+    base: String,
+    workers: Option<usize>,
+    throughput: Option<usize>,
+    window: Option<usize>,
+    idle_spin_us: Option<u32>,
+}
+
+impl Rest {
+    /// Its parts as `name=value` labels, the base first: (name, label).
+    fn parts(&self) -> Vec<(&'static str, String)> {
+        let mut parts = Vec::new();
+        if !self.base.is_empty() {
+            parts.push(("param", self.base.clone()));
+        }
+        let settings = [
+            ("workers", self.workers.map(|v| v.to_string())),
+            ("throughput", self.throughput.map(|v| v.to_string())),
+            ("window", self.window.map(|v| v.to_string())),
+            ("idle-spin-us", self.idle_spin_us.map(|v| v.to_string())),
+        ];
+        for (name, value) in settings {
+            if let Some(value) = value {
+                parts.push((name, format!("{name}={value}")));
+            }
+        }
+        parts
+    }
+}
+
+/// One other point of a sweep: the cells of every strategy along the swept setting.
+struct Point<'a> {
+    rest: Rest,
+    /// What tells it from the other points (`throughput=16`), empty when it is the only one.
+    label: String,
+    /// Its cells, in file order.
+    rows: Vec<&'a RunResult>,
+    /// The distinct values of the swept setting, in increasing order.
+    values: Vec<usize>,
+}
+
+/// The sweep of one setting in one scenario.
+struct Sweep<'a> {
+    scenario: ScenarioId,
+    axis: Axis,
+    /// The points drawn, at most [`MAX_ROWS`].
+    points: Vec<Point<'a>>,
+    /// How many points the results hold.
+    total: usize,
+    /// The names of the parts the points differ in (`throughput`, `param`).
+    varying: Vec<&'static str>,
+}
+
+/// The sweep of `axis` in `scenario`, if the results hold one.
+fn find_sweep(results: &Results, scenario: ScenarioId, axis: Axis) -> Option<Sweep<'_>> {
+    let mut points: Vec<Point<'_>> = Vec::new();
+    for row in rows(results, scenario) {
+        let (Some(value), Some(rest)) = (axis.value(row), axis.rest(row)) else { continue };
+        match points.iter_mut().find(|point| point.rest == rest) {
+            Some(point) => {
+                point.rows.push(row);
+                if !point.values.contains(&value) {
+                    point.values.push(value);
+                }
+            }
+            None => points.push(Point {
+                rest,
+                label: String::new(),
+                rows: vec![row],
+                values: vec![value],
+            }),
+        }
+    }
+    points.retain(|point| point.values.len() >= 2);
+    if points.is_empty() {
+        return None;
+    }
+    let total = points.len();
+    points.truncate(MAX_ROWS);
+    let mut varying: Vec<&'static str> = Vec::new();
+    for (name, label) in points[0].rest.parts() {
+        let same = points.iter().all(|point| point.rest.parts().iter().any(|(_, l)| *l == label));
+        if !same && !varying.contains(&name) {
+            varying.push(name);
+        }
+    }
+    for point in &mut points {
+        point.values.sort_unstable();
+        point.label = point
+            .rest
+            .parts()
+            .into_iter()
+            .filter(|(name, _)| varying.contains(name))
+            .map(|(_, label)| label)
+            .collect::<Vec<_>>()
+            .join(" ");
+    }
+    Some(Sweep { scenario, axis, points, total, varying })
+}
+
+/// The machine the results ran on, for the oversubscription caveat.
+#[derive(Clone, Copy, Debug)]
+struct Machine {
+    cores: usize,
+    producers: usize,
+}
+
+impl Machine {
+    fn of(results: &Results) -> Self {
+        Self { cores: results.meta.cores, producers: results.meta.producers.unwrap_or(1).max(1) }
+    }
+
+    /// Whether `workers` and the producers need more cores than there are.
+    fn oversubscribed(self, workers: usize) -> bool {
+        workers + self.producers > self.cores
+    }
+
+    /// `workers + producer > 2 cores`.
+    fn caveat(self) -> String {
+        let producers = if self.producers == 1 {
+            "producer".to_owned()
+        } else {
+            format!("{} producers", self.producers)
+        };
+        format!("workers + {producers} > {} cores", self.cores)
+    }
+}
+
+pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
+    let machine = Machine::of(results);
+    for &scenario in ScenarioId::ALL {
+        if let Some(sweep) = find_sweep(results, scenario, Axis::Workers) {
+            plans.push(workers_chart(&sweep, machine));
+        }
+    }
+    // zipf first: its bystanders are what a mailbox's turn length is about.
+    let zipf_first = std::iter::once(ScenarioId::Zipf)
+        .chain(ScenarioId::ALL.iter().copied().filter(|&id| id != ScenarioId::Zipf));
+    for scenario in zipf_first {
+        if let Some(sweep) = find_sweep(results, scenario, Axis::Throughput) {
+            plans.push(throughput_chart(&sweep, machine));
+        }
+    }
+    for &scenario in ScenarioId::ALL {
+        if let Some(sweep) = find_sweep(results, scenario, Axis::Window) {
+            plans.push(window_chart(&sweep, machine));
+        }
+    }
+    for scenario in [ScenarioId::Uniform, ScenarioId::Zipf, ScenarioId::OpenLoop] {
+        if let Some(sweep) = find_sweep(results, scenario, Axis::Keys) {
+            plans.push(keys_chart(&sweep, machine));
+        }
+    }
+}
+
+/// The throughput panel every sweep chart opens with.
+fn throughput_panel(reference: Reference) -> Panel {
+    Panel {
+        caption: "messages per second (median)",
+        y: YKind::Rate,
+        value: |row| Some(row.throughput_per_s.median),
+        spread: Some(|row| Some((row.throughput_per_s.min, row.throughput_per_s.max))),
+        reference,
+    }
+}
+
+/// The p99 latency panel.
+fn p99_panel() -> Panel {
+    Panel {
+        caption: "p99 latency",
+        y: YKind::Latency,
+        value: |row| Some(row.latency_ns.p99 as f64),
+        spread: None,
+        reference: Reference::None,
+    }
+}
+
+/// How every sweep chart's left-hand panels read.
+const THROUGHPUT_AXIS: &str = "Left: throughput, the median completed messages per second \
+(linear, from zero, each panel on its own scale), with whiskers from the slowest to the \
+fastest repetition where the cell ran more than one.";
+
+/// What the rows of panels are, and what was left out.
+fn rows_sentence(sweep: &Sweep<'_>) -> String {
+    let mut out = String::new();
+    if sweep.points.len() > 1 {
+        let _ = write!(
+            out,
+            " The other settings of the sweep ({}) each get a row of panels, labelled with \
+             their point, so that every panel compares strategies at one point (a line per \
+             strategy and point in one panel would not stay readable).",
+            sweep
+                .varying
+                .iter()
+                .map(|name| if *name == "param" { "the scenario's param" } else { name })
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    if sweep.total > sweep.points.len() {
+        let _ = write!(
+            out,
+            " Only the first {} of the {} points are drawn; the summary's tables hold them all.",
+            sweep.points.len(),
+            sweep.total
+        );
+    }
+    out
+}
+
+/// The oversubscription caveat of a chart whose x axis is not the workers.
+fn oversubscribed_sentence(sweep: &Sweep<'_>, machine: Machine) -> String {
+    let over = sweep
+        .points
+        .iter()
+        .any(|point| point.rest.workers.is_some_and(|workers| machine.oversubscribed(workers)));
+    if over {
+        format!(
+            " Panels marked oversubscribed ran with {}: the producer shares a core with the \
+             workers, so their figures show contention, not what the setting does alone.",
+            machine.caveat()
+        )
+    } else {
+        String::new()
+    }
+}
+
+fn workers_chart(sweep: &Sweep<'_>, machine: Machine) -> Planned {
+    let scenario = sweep.scenario;
+    let over: Vec<usize> = sweep
+        .points
+        .iter()
+        .flat_map(|point| point.values.iter().copied())
+        .filter(|&workers| machine.oversubscribed(workers))
+        .collect();
+    let oversubscribed = if over.is_empty() {
+        format!(
+            " No point here is oversubscribed: every count leaves a core for the producer \
+             ({} logical cores).",
+            machine.cores
+        )
+    } else {
+        format!(
+            " The grey region is oversubscribed ({}): the producer shares a core with the \
+             workers, so the figures there show contention, not scaling.",
+            machine.caveat()
+        )
+    };
+    // A paced scenario completes its offered rate, whatever the workers: no ideal there.
+    let paced =
+        sweep.points.iter().flat_map(|point| &point.rows).any(|row| row.offered_per_s.is_some());
+    let ideal = if paced {
+        format!(
+            " {scenario} is paced: every strategy that keeps up completes the offered rate, so \
+             flat throughput is expected and no ideal is drawn; read the latency, and a line \
+             that drops below the others has fallen behind."
+        )
+    } else {
+        " The dashed black line is the ideal, linear in workers: the best ordered strategy's \
+         throughput at the fewest workers, times workers over that count. A design that \
+         scales follows it; one that flattens or falls is held back by something other than \
+         cores (a shared queue, the window, the producer's own rate)."
+            .to_owned()
+    };
+    let note = format!(
+        "{THROUGHPUT_AXIS} Right: p99 latency (log). x: worker threads per pool (log, ticked \
+         at the measured counts); one line per strategy.{ideal}{}{oversubscribed}",
+        rows_sentence(sweep)
+    );
+    let chart = SweepChart {
+        sweep,
+        title: format!("{scenario}: throughput and p99 latency vs workers"),
+        panels: [
+            throughput_panel(if paced { Reference::None } else { Reference::LinearInWorkers }),
+            p99_panel(),
+        ],
+        machine,
+        ignores: |_| false,
+    };
+    super::render(
+        format!("sweep-{}-{scenario}", sweep.axis.name()),
+        chart.title.clone(),
+        note,
+        &chart,
+    )
+}
+
+/// Whether a strategy ignores `--throughput`: only the mailbox strategies bound a turn
+/// (tokio-actors, a channel per key, drains its channel instead).
+fn ignores_throughput(strategy: &str) -> bool {
+    super::super::descriptor(strategy).family != strategies::Family::Mailboxes
+        || strategy == strategies::StrategyId::TokioActors.as_str()
+}
+
+fn throughput_chart(sweep: &Sweep<'_>, machine: Machine) -> Planned {
+    let scenario = sweep.scenario;
+    let bystanders = sweep
+        .points
+        .iter()
+        .flat_map(|point| &point.rows)
+        .any(|row| row.bystander_latency_ns.is_some());
+    let (second, right) = if bystanders {
+        let which = if scenario == ScenarioId::Zipf {
+            "the keys outside the top 1% by popularity"
+        } else {
+            "the keys that are not troubled"
+        };
+        (
+            Panel {
+                caption: "bystander p99 latency",
+                y: YKind::Latency,
+                value: |row| row.bystander_latency_ns.map(|tail| tail.p99 as f64),
+                spread: None,
+                reference: Reference::None,
+            },
+            format!("the bystanders' p99 latency ({which}; log)"),
+        )
+    } else {
+        (p99_panel(), "p99 latency of every message (log)".to_owned())
+    };
+    let note = format!(
+        "{THROUGHPUT_AXIS} Right: {right}. x: --throughput, the most messages a mailbox runs \
+         per turn before it yields its worker (log); one line per strategy. A long turn lets a \
+         busy key keep its worker: throughput may rise while the other keys wait behind it; a \
+         short one trades throughput for fairness. Look for the turn length past which the \
+         right-hand lines climb. Only the mailbox strategies bound a turn; the others (marked \
+         'ignores it' in the legend) are drawn anyway, and their lines should stay flat \
+         within noise.{}{}",
+        rows_sentence(sweep),
+        oversubscribed_sentence(sweep, machine)
+    );
+    let chart = SweepChart {
+        sweep,
+        title: if bystanders {
+            format!("{scenario}: throughput and bystander p99 vs messages per turn")
+        } else {
+            format!("{scenario}: throughput and p99 latency vs messages per turn")
+        },
+        panels: [throughput_panel(Reference::None), second],
+        machine,
+        ignores: ignores_throughput,
+    };
+    super::render(
+        format!("sweep-{}-{scenario}", sweep.axis.name()),
+        chart.title.clone(),
+        note,
+        &chart,
+    )
+}
+
+fn window_chart(sweep: &Sweep<'_>, machine: Machine) -> Planned {
+    let scenario = sweep.scenario;
+    let memory = sweep.points.iter().flat_map(|point| &point.rows).any(|row| row.memory.is_some());
+    let (second, right) = if memory {
+        (
+            Panel {
+                caption: "peak resident memory",
+                y: YKind::Mib,
+                value: |row| row.memory.map(|memory| memory.peak_bytes as f64 / 1_048_576.0),
+                spread: None,
+                reference: Reference::None,
+            },
+            "the process's peak resident memory while the cell ran (MiB, linear, not from \
+             zero: the harness and the workload's messages are in it, so compare the points \
+             with each other); a larger window holds more messages in flight",
+        )
+    } else {
+        (p99_panel(), "p99 latency (log; these results record no memory)")
+    };
+    let note = format!(
+        "{THROUGHPUT_AXIS} The dashed black line is the ideal rate: messages over the ideal \
+         bound, which counts total waiting over the window, so it rises with the window until \
+         the longest key's chain or the CPU binds. Right: {right}. x: the admission window \
+         (log); one line per strategy. Where a strategy's line falls away from the ideal as \
+         the window shrinks, the window starts to stall it: the producer waits for credit \
+         while workers idle; where the ideal flattens, a larger window buys nothing.{}{}",
+        rows_sentence(sweep),
+        oversubscribed_sentence(sweep, machine)
+    );
+    let chart = SweepChart {
+        sweep,
+        title: if memory {
+            format!("{scenario}: throughput and peak memory vs admission window")
+        } else {
+            format!("{scenario}: throughput and p99 latency vs admission window")
+        },
+        panels: [throughput_panel(Reference::IdealRate), second],
+        machine,
+        ignores: |_| false,
+    };
+    super::render(
+        format!("sweep-{}-{scenario}", sweep.axis.name()),
+        chart.title.clone(),
+        note,
+        &chart,
+    )
+}
+
+fn keys_chart(sweep: &Sweep<'_>, machine: Machine) -> Planned {
+    let scenario = sweep.scenario;
+    let paced = if scenario == ScenarioId::OpenLoop {
+        " open-loop is paced: while a strategy keeps up its throughput is the offered rate, \
+         so read its p99."
+    } else {
+        ""
+    };
+    let note = format!(
+        "{THROUGHPUT_AXIS} Right: p99 latency (log). x: the number of keys of the workload \
+         (--keys, log); one line per strategy. Few keys make long per-key chains that no \
+         design can spread over its workers; many keys cost per-key state (mailboxes made and \
+         retired, map entries) and locality.{paced}{}{}",
+        rows_sentence(sweep),
+        oversubscribed_sentence(sweep, machine)
+    );
+    let chart = SweepChart {
+        sweep,
+        title: format!("{scenario}: throughput and p99 latency vs number of keys"),
+        panels: [throughput_panel(Reference::None), p99_panel()],
+        machine,
+        ignores: |_| false,
+    };
+    super::render(
+        format!("sweep-{}-{scenario}", sweep.axis.name()),
+        chart.title.clone(),
+        note,
+        &chart,
+    )
+}
+
+// The first point of a sweep, for the charts that show one cell per strategy.
+
+/// `items` of the first sweep point only (in file order), and that point's label, where
+/// `items` hold cells of more than one point; otherwise `items` as they are and `None`.
+/// Cells outside any sweep (an empty label: a scenario the sweep does not change, or a file
+/// from before settings were recorded) are always kept.
+pub(super) fn first_point_of<'a, T>(
+    items: Vec<&'a T>,
+    settings: impl Fn(&'a T) -> Option<&'a CellSettings>,
+) -> (Vec<&'a T>, Option<&'a str>) {
+    let label = |item: &'a T| settings(item).map_or("", |settings| settings.sweep.as_str());
+    let Some(first) = items.iter().map(|item| label(item)).find(|label| !label.is_empty()) else {
+        return (items, None);
+    };
+    if items.iter().all(|item| label(item).is_empty() || label(item) == first) {
+        return (items, None);
+    }
+    let kept =
+        items.into_iter().filter(|item| label(item).is_empty() || label(item) == first).collect();
+    (kept, Some(first))
+}
+
+/// The cells of `rows` at the first point of a sweep, and its label where others were left
+/// out ([`first_point_of`]).
+pub(super) fn first_point(rows: Vec<&RunResult>) -> (Vec<&RunResult>, Option<&str>) {
+    first_point_of(rows, |row| row.settings.as_ref())
+}
+
+/// `note` with a sentence saying which sweep points the chart shows: `shown` holds (what,
+/// label) for each part of the chart that left other points out.
+pub(super) fn first_point_note(note: &str, shown: &[(String, &str)]) -> String {
+    noted(note, shown, "The sweep-* charts and the summary's tables show every point.")
+}
+
+/// `note`, then which sweep points the chart shows (`shown`, as for [`first_point_note`])
+/// and where the others are (`elsewhere`); `note` alone where nothing was left out.
+pub(super) fn noted(note: &str, shown: &[(String, &str)], elsewhere: &str) -> String {
+    if shown.is_empty() {
+        return note.to_owned();
+    }
+    let labels: Vec<&str> = crate::report::first_seen(shown.iter().map(|(_, label)| *label));
+    let which = if labels.len() == 1 {
+        format!("its first point, {}", labels[0])
+    } else {
+        let each: Vec<String> =
+            shown.iter().map(|(what, label)| format!("{what}: {label}")).collect();
+        format!("the first point of each scenario's sweep ({})", each.join("; "))
+    };
+    format!(
+        "{note} These results hold a sweep; this chart shows {which}, so that it stays \
+         readable. {elsewhere}"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn params_come_apart() {
+        assert_eq!(keys_of("keys=1000 load=0.5"), Some(1000));
+        assert_eq!(keys_of("load=0.5"), None);
+        assert_eq!(param_part("keys=1000 load=0.5", "load"), Some(0.5));
+        assert_eq!(param_part("burst=241", "burst"), Some(241.0));
+        assert_eq!(param_part("burst=x", "burst"), None);
+        let machine = Machine { cores: 2, producers: 1 };
+        assert!(!machine.oversubscribed(1) && machine.oversubscribed(2));
+        assert_eq!(machine.caveat(), "workers + producer > 2 cores");
+    }
+}
