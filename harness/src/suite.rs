@@ -1,7 +1,9 @@
 //! The suite: every selected (scenario, param) x strategy cell, measured in turn, then
 //! `results.json`, `summary.md` and the histograms written to the output folder.
 
-use std::path::PathBuf;
+mod ledger;
+mod stop;
+
 use std::time::Instant;
 
 use strategies::{Design, StrategyId, WindowScope};
@@ -11,12 +13,13 @@ use crate::measure::runner::{
     breakdown_messages, measure, recorder_overhead_ns, saturation_per_s, Instruments, RunError,
 };
 use crate::measure::system;
-use crate::report::summary::render_summary;
-use crate::results::fs::{hgrm, write_atomically};
+use crate::results::fs::hgrm;
 use crate::results::metrics::{ideal_seconds, run_result, Capacity};
-use crate::results::{Meta, Results, RunResult, Skipped, WindowScopeSetting, SCHEMA};
+use crate::results::{Meta, Results, RunResult, Skipped, WindowScopeSetting};
 use crate::workload::reference::is_parallel_consumer_experiment;
 use crate::workload::{generate, ScenarioId, Sizes, Workload};
+use ledger::Ledger;
+pub use stop::StopSignal;
 
 /// Messages of the `inline` run that measures saturation for `open-loop`.
 const SATURATION_MESSAGES: usize = 50_000;
@@ -62,6 +65,13 @@ pub enum SuiteError {
         path: String,
         /// Why.
         source: std::io::Error,
+    },
+    /// The earlier results a run was to complete hold cells it does not plan (another
+    /// run's).
+    #[error("the earlier results hold cells this run does not plan: {}", cells.join(", "))]
+    NotPlanned {
+        /// The cells, `scenario [param] strategy`.
+        cells: Vec<String>,
     },
 }
 
@@ -269,6 +279,13 @@ pub fn prepare_output(out: &std::path::Path) -> Result<(), SuiteError> {
             _ => {}
         }
     }
+    writable_output(out)
+}
+
+/// Creates the output folders if missing and checks that the folder can be written,
+/// keeping everything in it (a resumed run adds to what its earlier sessions wrote).
+pub fn writable_output(out: &std::path::Path) -> Result<(), SuiteError> {
+    let histograms = out.join("histograms");
     std::fs::create_dir_all(&histograms)
         .map_err(|source| SuiteError::Write { path: histograms.display().to_string(), source })?;
     let probe = out.join(".write-probe");
@@ -283,11 +300,52 @@ pub fn run_suite(
     config: &RunConfig,
     progress: &mut dyn Observer,
 ) -> Result<(Results, String), SuiteError> {
-    prepare_output(&config.out)?;
+    let outcome = run_suite_with(config, progress, Control::default())?;
+    Ok((outcome.results, outcome.summary))
+}
+
+/// What may steer a suite run besides its settings ([`run_suite_with`]).
+#[derive(Debug, Default)]
+pub struct Control<'a> {
+    /// Once raised, the run stops after the cell in progress, saves what it has (marked
+    /// incomplete) and returns.
+    pub stop: Option<&'a StopSignal>,
+    /// The incomplete results of an earlier session of this run (same settings and build),
+    /// read from its output folder: its cells are kept, and only the missing ones run.
+    pub earlier: Option<Results>,
+}
+
+/// How a suite run ended.
+#[derive(Debug)]
+pub struct Outcome {
+    /// What `results.json` holds.
+    pub results: Results,
+    /// What `summary.md` holds.
+    pub summary: String,
+    /// Why the run stopped before its last cell, if it did (`meta.incomplete.stopped_by`).
+    pub stopped_by: Option<String>,
+    /// Saves of `results.json` while the run went (one per cell finished, and one before
+    /// the first), and the seconds they took in all.
+    pub saves: (usize, f64),
+}
+
+/// Runs the suite as `control` says and writes its outputs, telling `progress` how it goes:
+/// `results.json` after every cell (marked incomplete until the last), the histograms of
+/// each cell as it finishes, `summary.md` at the end. A run stopped by `control.stop`
+/// returns what it saved; one where a cell fails saves what it has before the error.
+pub fn run_suite_with(
+    config: &RunConfig,
+    progress: &mut dyn Observer,
+    control: Control<'_>,
+) -> Result<Outcome, SuiteError> {
+    let Control { stop, earlier } = control;
+    match earlier {
+        Some(_) => writable_output(&config.out)?,
+        None => prepare_output(&config.out)?,
+    }
     let suite_started = Instant::now();
     let created = now_rfc3339();
     let instruments = Instruments::with_timer_threads(config.timer_threads);
-    let workers = config.strategy.workers;
     let mut notes = Vec::new();
     if config.scenarios.contains(&ScenarioId::OpenLoop) {
         notes.push(format!(
@@ -297,19 +355,29 @@ pub fn run_suite(
         ));
     }
 
-    progress.note("measuring the recorder's own cost (inline, no-op handler)");
-    let recorder_overhead_ns = Some(recorder_overhead_ns(&instruments));
-    let saturation_per_s = if config.scenarios.contains(&ScenarioId::OpenLoop) {
-        progress.note("measuring saturation (inline on uniform) for open-loop loads");
-        let sizes = Sizes {
-            messages: config.sizes.messages.min(SATURATION_MESSAGES),
-            ..config.sizes.clone()
-        };
-        let workload = generate(ScenarioId::Uniform, &sizes, config.seed, 1.0).remove(0);
-        let workers = saturation_workers(config);
-        Some(saturation_per_s(&workload, config.strategy, workers, &instruments)?)
-    } else {
-        None
+    // A resumed run keeps the earlier session's calibrations: its cells were measured, and
+    // its open-loop loads generated, with them.
+    let recorded = earlier.as_ref().map(|earlier| &earlier.meta);
+    let recorder_overhead_ns = match recorded.and_then(|meta| meta.recorder_overhead_ns) {
+        Some(overhead) => overhead,
+        None => {
+            progress.note("measuring the recorder's own cost (inline, no-op handler)");
+            recorder_overhead_ns(&instruments)
+        }
+    };
+    let saturation_per_s = match recorded.and_then(|meta| meta.saturation_per_s) {
+        Some(saturation) => Some(saturation),
+        None if config.scenarios.contains(&ScenarioId::OpenLoop) => {
+            progress.note("measuring saturation (inline on uniform) for open-loop loads");
+            let sizes = Sizes {
+                messages: config.sizes.messages.min(SATURATION_MESSAGES),
+                ..config.sizes.clone()
+            };
+            let workload = generate(ScenarioId::Uniform, &sizes, config.seed, 1.0).remove(0);
+            let workers = saturation_workers(config);
+            Some(saturation_per_s(&workload, config.strategy, workers, &instruments)?)
+        }
+        None => None,
     };
     if config.scenarios.contains(&ScenarioId::ParallelConsumer)
         && !is_parallel_consumer_experiment(&config.sizes)
@@ -321,25 +389,73 @@ pub fn run_suite(
             config.sizes.pc_messages, config.sizes.pc_keys
         ));
     }
-    progress.planned(&plan(config, saturation_per_s));
+    let meta = suite_meta(config, created, Some(recorder_overhead_ns), saturation_per_s, notes);
+    let cells = plan(config, saturation_per_s);
+    let mut ledger = Ledger::new(&config.out, cells, meta, earlier, stop, suite_started)?;
+    progress.planned(&ledger.to_run());
+    ledger.save()?;
 
-    let mut runs = Vec::new();
-    let mut skipped = Vec::new();
-    let mut pipelines = Vec::new();
-    let mut histogram_files = Vec::new();
+    let stopped = || stop.and_then(StopSignal::requested).is_some();
+    let ran = run_cells(config, progress, &mut ledger, &instruments, saturation_per_s, &stopped);
+    progress.done();
+    let saves = ledger.saves();
+    if let Err(error) = ran {
+        // Keep what was done, saying why the rest is missing; the error is what counts.
+        let _ = ledger.finish(Some(format!("error: {error}")));
+        return Err(error);
+    }
+    let (results, summary) = ledger.finish(stop.and_then(StopSignal::requested).map(Into::into))?;
+    let stopped_by = results.meta.incomplete.as_ref().and_then(|left| left.stopped_by.clone());
+    Ok(Outcome { results, summary, stopped_by, saves })
+}
+
+/// Runs every cell of the plan that `ledger` does not hold yet, in order, recording each as
+/// it finishes; returns early, with what it did recorded, once `stopped` says so.
+fn run_cells(
+    config: &RunConfig,
+    progress: &mut dyn Observer,
+    ledger: &mut Ledger<'_>,
+    instruments: &Instruments,
+    saturation_per_s: Option<f64>,
+    stopped: &dyn Fn() -> bool,
+) -> Result<(), SuiteError> {
+    let workers = config.strategy.workers;
     for &scenario in &config.scenarios {
+        if !ledger.has_work(scenario) {
+            continue;
+        }
         if scenario.is_pipeline() {
+            let params = pipeline_plan(config).param_names(scenario);
             let mut contenders = Vec::new();
             for &strategy in &config.strategies {
-                match skipped_cell(scenario, strategy) {
-                    Some(entry) => {
-                        skipped.push(entry);
-                        for _ in 0..pipeline_plan(config).params(scenario) {
-                            progress.finished(&format!("{scenario} {strategy}"), "skipped");
-                        }
+                let Some(entry) = skipped_cell(scenario, strategy) else {
+                    contenders.push(strategy);
+                    continue;
+                };
+                for param in &params {
+                    let index = ledger.position(scenario.as_str(), param, strategy.as_str());
+                    if ledger.is_done(index) {
+                        continue;
                     }
-                    None => contenders.push(strategy),
+                    if stopped() {
+                        return Ok(());
+                    }
+                    progress.finished(&format!("{scenario} {strategy}"), "skipped");
+                    ledger.skipped(index, entry.clone())?;
                 }
+            }
+            let to_do: Vec<(String, Design)> = params
+                .iter()
+                .flat_map(|param| contenders.iter().map(move |&strategy| (param.clone(), strategy)))
+                .filter(|(param, strategy)| {
+                    !ledger.is_done(ledger.position(scenario.as_str(), param, strategy.as_str()))
+                })
+                .collect();
+            if to_do.is_empty() {
+                continue;
+            }
+            if stopped() {
+                return Ok(());
             }
             let bench = crate::pipeline::Bench {
                 sizes: &config.sizes,
@@ -347,26 +463,49 @@ pub fn run_suite(
                 timer: &instruments.timer,
                 strategy_config: config.strategy,
             };
-            let cells = crate::pipeline::run_scenario(
+            // A failed save stops the scenario's other cells; its error is returned after.
+            let failed = std::cell::Cell::new(false);
+            let mut save_error = None;
+            let mut wanted = |param: &str, strategy: Design| {
+                !failed.get()
+                    && !stopped()
+                    && to_do.iter().any(|(p, s)| p.as_str() == param && *s == strategy)
+            };
+            crate::pipeline::run_scenario_where(
                 scenario,
                 &bench,
                 &pipeline_plan(config),
                 &contenders,
-                |run| progress.finished(&pipeline_cell_name(run), &pipeline_outcome_line(run)),
+                &mut wanted,
+                |run| {
+                    progress.finished(&pipeline_cell_name(run), &pipeline_outcome_line(run));
+                    let index = ledger.position(&run.scenario, &run.param, &run.strategy);
+                    if let Err(error) = ledger.pipeline(index, run.clone()) {
+                        failed.set(true);
+                        save_error.get_or_insert(error);
+                    }
+                },
             )?;
-            pipelines.extend(cells);
+            if let Some(error) = save_error {
+                return Err(error);
+            }
             continue;
         }
         let workloads =
             generate(scenario, &config.sizes, config.seed, saturation_per_s.unwrap_or(1.0));
-        for (index, workload) in workloads.iter().enumerate() {
+        for workload in &workloads {
             for &strategy in &config.strategies {
+                let index = ledger.position(scenario.as_str(), &workload.param, strategy.as_str());
+                if ledger.is_done(index) {
+                    continue;
+                }
+                if stopped() {
+                    return Ok(());
+                }
                 let what = cell_name(workload, strategy);
                 if let Some(entry) = skipped_cell(scenario, strategy) {
-                    if index == 0 {
-                        skipped.push(entry);
-                    }
                     progress.finished(&what, "skipped");
+                    ledger.skipped(index, entry)?;
                     continue;
                 }
                 progress.starting(&what);
@@ -376,7 +515,7 @@ pub fn run_suite(
                     strategy,
                     config.strategy,
                     config.repetitions(),
-                    &instruments,
+                    instruments,
                 )?;
                 let (mut result, histograms) = run_result(
                     workload,
@@ -389,72 +528,58 @@ pub fn run_suite(
                 result.memory = memory.finish();
                 progress.finished(&what, &outcome_line(&result));
                 let stem = file_stem(workload, strategy);
-                histogram_files.push((format!("{stem}.latency.hgrm"), hgrm(&histograms.latency)));
+                let mut files = vec![(format!("{stem}.latency.hgrm"), hgrm(&histograms.latency))];
                 if let Some(bystander) = &histograms.bystander {
-                    histogram_files.push((format!("{stem}.bystander.hgrm"), hgrm(bystander)));
+                    files.push((format!("{stem}.bystander.hgrm"), hgrm(bystander)));
                 }
-                runs.push(result);
+                ledger.measured(index, result, &files)?;
             }
         }
     }
-    progress.done();
-
-    let results = Results {
-        schema: SCHEMA.into(),
-        meta: Meta {
-            created,
-            git_commit: system::git_commit(),
-            rustc: system::rustc_version(),
-            cpu_model: system::cpu_model(),
-            cores: system::cores(),
-            workers,
-            window: config.strategy.max_in_flight,
-            throughput: config.strategy.throughput,
-            command: config.command.clone(),
-            seed: config.seed,
-            repeat: config.repeat,
-            quick: config.quick,
-            recorder_overhead_ns,
-            saturation_per_s,
-            suite_elapsed_s: suite_started.elapsed().as_secs_f64(),
-            notes,
-            groups_per_worker: Some(config.strategy.groups_per_worker),
-            idle_spin_us: Some(config.strategy.idle_spin_us),
-            window_scope: Some(WindowScopeSetting::from(config.strategy.window_scope)),
-            binding: Some(config.strategy.binding),
-            commit_policies: Some(config.commit_policies.clone()),
-            retry_policies: Some(config.retry_policies.clone()),
-            producers: Some(config.producers),
-            timer_threads: Some(config.timer_threads),
-            sizes: Some(config.sizes.clone()),
-            designs: crate::results::designs::records(&config.strategies),
-        },
-        runs,
-        skipped,
-        pipelines,
-    };
-    let summary = render_summary(&results);
-    write_outputs(config, &results, &summary, &histogram_files)?;
-    Ok((results, summary))
+    Ok(())
 }
 
-fn write_outputs(
+/// The meta of a run of `config`, before its first cell.
+fn suite_meta(
     config: &RunConfig,
-    results: &Results,
-    summary: &str,
-    histograms: &[(String, String)],
-) -> Result<(), SuiteError> {
-    let write = |path: PathBuf, contents: &[u8]| {
-        write_atomically(&path, contents)
-            .map_err(|source| SuiteError::Write { path: path.display().to_string(), source })
-    };
-    for (name, text) in histograms {
-        write(config.out.join("histograms").join(name), text.as_bytes())?;
+    created: String,
+    recorder_overhead_ns: Option<f64>,
+    saturation_per_s: Option<f64>,
+    notes: Vec<String>,
+) -> Meta {
+    Meta {
+        created,
+        git_commit: system::git_commit(),
+        rustc: system::rustc_version(),
+        cpu_model: system::cpu_model(),
+        cores: system::cores(),
+        workers: config.strategy.workers,
+        window: config.strategy.max_in_flight,
+        throughput: config.strategy.throughput,
+        command: config.command.clone(),
+        seed: config.seed,
+        repeat: config.repeat,
+        quick: config.quick,
+        recorder_overhead_ns,
+        saturation_per_s,
+        suite_elapsed_s: 0.0,
+        notes,
+        groups_per_worker: Some(config.strategy.groups_per_worker),
+        idle_spin_us: Some(config.strategy.idle_spin_us),
+        window_scope: Some(WindowScopeSetting::from(config.strategy.window_scope)),
+        binding: Some(config.strategy.binding),
+        commit_policies: Some(config.commit_policies.clone()),
+        retry_policies: Some(config.retry_policies.clone()),
+        producers: Some(config.producers),
+        timer_threads: Some(config.timer_threads),
+        sizes: Some(config.sizes.clone()),
+        designs: crate::results::designs::records(&config.strategies),
+        scenarios: Some(config.scenarios.iter().map(|id| id.as_str().to_owned()).collect()),
+        strategies: Some(config.strategies.iter().map(|id| id.as_str().to_owned()).collect()),
+        breakdown: Some(config.breakdown),
+        incomplete: None,
+        resumed: Vec::new(),
     }
-    write(config.out.join("summary.md"), summary.as_bytes())?;
-    // Last: a results.json exists only once everything it refers to does.
-    let json = serde_json::to_vec_pretty(results).expect("results serialise");
-    write(config.out.join("results.json"), &json)
 }
 
 fn cell_name(workload: &Workload, strategy: Design) -> String {
