@@ -3,9 +3,12 @@
 //! Each subcommand turns its arguments into a validated config (`harness::cli`), calls the
 //! library and returns what to print, or why it could not. [`finish`] is the one place that
 //! prints a result and maps it to an exit status: 0 done, 1 a failed verdict or run, 2 bad
-//! input.
+//! input; a run stopped by a signal exits with 128 + its number (130 SIGINT, 143 SIGTERM).
+
+mod signals;
 
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::Error;
 use clap::{Parser, Subcommand};
@@ -24,7 +27,7 @@ use harness::report::html::{plot_and_report, PlotConfig};
 use harness::results::fs::write_atomically;
 use harness::results::Results;
 use harness::soak::{run_soak, SoakConfig};
-use harness::suite::{check_output, remeasure, run_suite, SuiteError};
+use harness::suite::{check_output, remeasure, run_suite_with, Control, StopSignal, SuiteError};
 
 /// Benchmark suite for executors of per-aggregate ordered messages.
 ///
@@ -90,6 +93,8 @@ enum Stop {
     BadInput(Error),
     /// The command failed while running (exit 1).
     Failed(Error),
+    /// A run stopped by a signal, its lines for standard error and its exit status.
+    Interrupted(Vec<String>, u8),
 }
 
 fn bad_input(error: impl Into<Error>) -> Stop {
@@ -120,13 +125,41 @@ fn run(args: RunArgs) -> Result<Done, Stop> {
         check_output(&config.out).map_err(bad_input)?;
         return Ok(Done::passed(render_plan(&config)));
     }
-    let (_, summary) =
-        run_suite(&config, &mut Progress::default()).map_err(|error| match error {
-            SuiteError::Write { .. } => bad_input(error),
-            error => Stop::Failed(error.into()),
-        })?;
-    let wrote = format!("wrote {}", config.out.join("results.json").display());
-    Ok(Done { stdout: format!("{summary}\n"), notes: vec![wrote], pass: true })
+    let stop = Arc::new(StopSignal::new());
+    signals::stop_on_signals(Arc::clone(&stop), &config.out)
+        .map_err(|error| Stop::Failed(Error::from(error).context("cannot handle signals")))?;
+    let control = Control { stop: Some(&stop), earlier: None };
+    let outcome =
+        run_suite_with(&config, &mut Progress::default(), control).map_err(
+            |error| match error {
+                SuiteError::Write { .. } | SuiteError::NotPlanned { .. } => bad_input(error),
+                error => Stop::Failed(error.into()),
+            },
+        )?;
+    let results = config.out.join("results.json");
+    let (saves, save_s) = outcome.saves;
+    let saved = format!(
+        "saved {} after every cell: {saves} saves, {save_s:.2} s in all",
+        results.display()
+    );
+    if let Some(by) = outcome.stopped_by {
+        let (done, planned, missing) =
+            outcome.results.meta.incomplete.as_ref().map_or((0, 0, 0), |left| {
+                (left.cells_done, left.cells_planned, left.missing.len())
+            });
+        let lines = vec![
+            saved,
+            format!(
+                "keyed-bench: stopped by {by} with {done} of {planned} cells done; {} holds \
+                 them, marked incomplete ({missing} missing)",
+                results.display()
+            ),
+            signals::resume_hint(&config.out),
+        ];
+        return Err(Stop::Interrupted(lines, signals::status(&by)));
+    }
+    let wrote = format!("wrote {}", results.display());
+    Ok(Done { stdout: format!("{}\n", outcome.summary), notes: vec![saved, wrote], pass: true })
 }
 
 fn plot(args: PlotArgs) -> Result<Done, Stop> {
@@ -200,6 +233,12 @@ fn finish(result: Result<Done, Stop>) -> ExitCode {
         Err(Stop::Failed(error)) => {
             eprintln!("keyed-bench: {error:#}");
             return ExitCode::FAILURE;
+        }
+        Err(Stop::Interrupted(lines, status)) => {
+            for line in lines {
+                eprintln!("{line}");
+            }
+            return ExitCode::from(status);
         }
     };
     let printed = emit(&done.stdout);
