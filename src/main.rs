@@ -17,7 +17,8 @@ use harness::cli::export::ExportArgs;
 use harness::cli::gate::GateArgs;
 use harness::cli::list::{list, ListArgs};
 use harness::cli::plot::PlotArgs;
-use harness::cli::run::{render_plan, Progress, RunArgs};
+use harness::cli::resume::{remaining, resume, Resume};
+use harness::cli::run::{render_cells, render_plan, Progress, RunArgs};
 use harness::cli::soak::SoakArgs;
 use harness::compare::{run_compare, CompareConfig};
 use harness::config::RunConfig;
@@ -120,15 +121,27 @@ fn main() -> ExitCode {
 fn run(args: RunArgs) -> Result<Done, Stop> {
     let command = std::env::args().collect::<Vec<_>>().join(" ");
     let dry_run = args.dry_run;
-    let config = RunConfig::try_from((args, command)).map_err(bad_input)?;
+    let (config, earlier) = match args.resume.clone() {
+        None => (RunConfig::try_from((args, command)).map_err(bad_input)?, None),
+        Some(dir) => match resume(&dir, args, command).map_err(bad_input)? {
+            Resume::Complete(line) => {
+                return Ok(Done { stdout: String::new(), notes: vec![line], pass: true });
+            }
+            Resume::Missing { config, earlier } => (*config, Some(*earlier)),
+        },
+    };
     if dry_run {
         check_output(&config.out).map_err(bad_input)?;
-        return Ok(Done::passed(render_plan(&config)));
+        let text = match &earlier {
+            Some(earlier) => render_cells(&config, &remaining(&config, earlier)),
+            None => render_plan(&config),
+        };
+        return Ok(Done::passed(text));
     }
     let stop = Arc::new(StopSignal::new());
     signals::stop_on_signals(Arc::clone(&stop), &config.out)
         .map_err(|error| Stop::Failed(Error::from(error).context("cannot handle signals")))?;
-    let control = Control { stop: Some(&stop), earlier: None };
+    let control = Control { stop: Some(&stop), earlier };
     let outcome =
         run_suite_with(&config, &mut Progress::default(), control).map_err(
             |error| match error {

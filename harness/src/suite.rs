@@ -1,7 +1,7 @@
 //! The suite: every selected (scenario, param) x strategy cell, measured in turn, then
 //! `results.json`, `summary.md` and the histograms written to the output folder.
 
-mod ledger;
+pub(crate) mod ledger;
 mod stop;
 
 use std::time::Instant;

@@ -115,6 +115,15 @@ pub struct RunArgs {
     /// run's saturation per worker (a run measures it first).
     #[arg(long)]
     pub dry_run: bool,
+    /// Go on with the run whose output folder DIR holds an incomplete results.json (a run
+    /// stopped by a signal, or that failed): run only its missing cells, with the settings
+    /// it records, into DIR, and merge them with its earlier cells in the usual order. Exits
+    /// 0 at once if the file is complete. Flags given beside it must agree with the
+    /// recorded ones (those not given take them), and the commit (without its -dirty mark),
+    /// rustc, CPU and cores must be the recorded ones; otherwise it exits 2, naming each
+    /// difference, before measuring. With --dry-run, lists the missing cells.
+    #[arg(long, value_name = "DIR")]
+    pub resume: Option<PathBuf>,
 }
 
 impl RunArgs {
@@ -225,11 +234,15 @@ impl TryFrom<(RunArgs, String)> for RunConfig {
 /// What `keyed-bench run --dry-run` prints: every cell `config` would run, one a line, the
 /// number of cells and an estimated duration with its basis (see `--dry-run`'s help).
 pub fn render_plan(config: &RunConfig) -> String {
-    let cells = plan(config, None);
+    render_cells(config, &plan(config, None))
+}
+
+/// [`render_plan`] of `cells`, some of `config`'s (the missing cells of a resumed run).
+pub fn render_cells(config: &RunConfig, cells: &[PlannedCell]) -> String {
     let mut out = String::from(
         "dry run: nothing is measured or written; these are the cells the run would run\n",
     );
-    for cell in &cells {
+    for cell in cells {
         let param = if cell.param.is_empty() { "-" } else { &cell.param };
         let what = match cell.skipped {
             Some(reason) => format!("skipped: {reason}"),
