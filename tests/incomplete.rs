@@ -1,0 +1,99 @@
+//! The commands that read results on an incomplete file (a run stopped before its last
+//! cell): `gate` refuses it unless `--allow-incomplete`, and then says what is missing.
+//!
+//! The incomplete file is the committed reference run with some cells taken out and listed
+//! in `meta.incomplete`, as a stopped run leaves them.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// A folder of this test's own, empty.
+fn scratch(name: &str) -> PathBuf {
+    let dir =
+        std::env::temp_dir().join(format!("keyed-bench-incomplete-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn keyed_bench(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_keyed-bench")).args(args).output().expect("the binary runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn reference_json() -> serde_json::Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("results/2026-11-30-vm/results.json");
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// The reference run stopped by SIGINT before `uniform keyed-mailbox` and all of `zipf`:
+/// those cells are listed as missing. Written to `dir/results.json`.
+fn incomplete(dir: &Path) -> PathBuf {
+    let mut json = reference_json();
+    let runs = json["runs"].as_array_mut().unwrap();
+    let planned = runs.len();
+    let gone = |run: &serde_json::Value| {
+        (run["scenario"] == "uniform" && run["strategy"] == "keyed-mailbox")
+            || run["scenario"] == "zipf"
+    };
+    let missing: Vec<serde_json::Value> = runs
+        .iter()
+        .filter(|run| gone(run))
+        .map(|run| {
+            serde_json::json!({
+                "scenario": run["scenario"],
+                "param": run["param"],
+                "strategy": run["strategy"],
+            })
+        })
+        .collect();
+    runs.retain(|run| !gone(run));
+    json["meta"]["incomplete"] = serde_json::json!({
+        "cells_planned": planned,
+        "cells_done": planned - missing.len(),
+        "missing": missing,
+        "stopped_by": "SIGINT",
+    });
+    let path = dir.join("results.json");
+    std::fs::write(&path, serde_json::to_vec_pretty(&json).unwrap()).unwrap();
+    path
+}
+
+fn rules_path() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("gates.toml").display().to_string()
+}
+
+#[test]
+fn gate_refuses_an_incomplete_file_unless_allowed_and_then_says_what_is_missing() {
+    let dir = scratch("gate");
+    let results = incomplete(&dir);
+    let results = results.to_str().unwrap();
+    let gate = ["gate", "--results", results, "--rules", &rules_path(), "--confirm", "0"];
+    let refused = keyed_bench(&gate);
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused.stderr));
+    let why = text(&refused.stderr);
+    assert!(why.contains("is incomplete: "), "{why}");
+    assert!(why.contains(" cells are missing (stopped by SIGINT)"), "{why}");
+    assert!(why.contains("--allow-incomplete"), "{why}");
+    assert!(refused.stdout.is_empty());
+
+    let allowed = keyed_bench(&[&gate[..], &["--allow-incomplete"]].concat());
+    let report = text(&allowed.stdout);
+    assert_eq!(allowed.status.code(), Some(0), "{report}{}", text(&allowed.stderr));
+    let first = report.lines().next().unwrap_or_default();
+    assert!(first.starts_with("note: incomplete results, "), "{report}");
+    assert!(first.contains(" missing (stopped by SIGINT)"), "{first}");
+    assert!(report.contains(" passed, 0 failed"), "{report}");
+    assert!(!report.contains(" zipf "), "no zipf cell is judged: {report}");
+
+    let written = dir.join("baseline.json");
+    let update =
+        ["--allow-incomplete", "--update-baseline", "--baseline", written.to_str().unwrap()];
+    let baseline = keyed_bench(&[&gate[..], &update].concat());
+    assert_eq!(baseline.status.code(), Some(2), "a baseline needs a complete run");
+    assert!(!written.exists());
+    std::fs::remove_dir_all(&dir).ok();
+}
