@@ -57,7 +57,8 @@ enum Command {
     /// by more than it, 2 on bad input.
     ///
     /// Cells are matched by scenario, param, strategy and, where both files record it, worker
-    /// count; cells in one file only are listed. A verdict of faster or slower needs at
+    /// count; cells in one file only are listed, and so are the cells an incomplete file (a
+    /// run stopped before them) lists as missing. A verdict of faster or slower needs at
     /// least 5 repetitions on each side (`run --repeat 5`), a two-sided Mann-Whitney U test
     /// significant at --alpha, and medians more than --threshold percent apart. Settings
     /// that differ between the runs are printed as a note first. Pipeline cells

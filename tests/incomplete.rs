@@ -1,5 +1,6 @@
 //! The commands that read results on an incomplete file (a run stopped before its last
-//! cell): `gate` refuses it unless `--allow-incomplete`, and then says what is missing.
+//! cell): `gate` refuses it unless `--allow-incomplete`, and then says what is missing;
+//! `compare` lists the cells either side misses.
 //!
 //! The incomplete file is the committed reference run with some cells taken out and listed
 //! in `meta.incomplete`, as a stopped run leaves them.
@@ -95,5 +96,43 @@ fn gate_refuses_an_incomplete_file_unless_allowed_and_then_says_what_is_missing(
     let baseline = keyed_bench(&[&gate[..], &update].concat());
     assert_eq!(baseline.status.code(), Some(2), "a baseline needs a complete run");
     assert!(!written.exists());
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn compare_lists_the_cells_an_incomplete_side_misses_in_every_format() {
+    let dir = scratch("compare");
+    let b = incomplete(&dir);
+    let a = Path::new(env!("CARGO_MANIFEST_DIR")).join("results/2026-11-30-vm/results.json");
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let run = |format: &str| {
+        let output = keyed_bench(&["compare", a, b, "--format", format]);
+        assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+        text(&output.stdout)
+    };
+    let plain = run("text");
+    assert!(plain.contains("note: B's run is incomplete: "), "{plain}");
+    let listed = plain.split("missing from B (its run is incomplete; not compared):\n").nth(1);
+    let listed = listed.unwrap_or_else(|| panic!("no list of missing cells:\n{plain}"));
+    assert!(listed.lines().any(|line| line == "  uniform keyed-mailbox"), "{plain}");
+    assert!(listed.lines().any(|line| line.starts_with("  zipf ")), "{plain}");
+    assert!(!plain.contains("only in A"), "a missing cell is not `only in A`:\n{plain}");
+    let markdown = run("markdown");
+    assert!(markdown.contains("**Missing from B** (its run is incomplete; not compared): "));
+    assert!(markdown.contains("`uniform keyed-mailbox`"), "{markdown}");
+    let json: serde_json::Value = serde_json::from_str(&run("json")).unwrap();
+    let missing = json["missing_in_b"].as_array().expect("missing_in_b");
+    assert!(missing
+        .iter()
+        .any(|cell| cell["scenario"] == "uniform" && cell["strategy"] == "keyed-mailbox"));
+    assert_eq!(json["missing_in_a"].as_array().map(Vec::len), Some(0));
+    assert!(json["only_in_a"].as_array().is_some_and(Vec::is_empty));
+    assert_eq!(json["b"]["incomplete"]["stopped_by"], "SIGINT");
+    assert!(json["a"]["incomplete"].is_null());
+    // Either side: the other way round, A's missing cells are listed.
+    let reversed = keyed_bench(&["compare", b, a]);
+    let reversed = text(&reversed.stdout);
+    assert!(reversed.contains("missing from A (its run is incomplete; not compared):"));
+    assert!(!reversed.contains("only in B"), "{reversed}");
     std::fs::remove_dir_all(&dir).ok();
 }
