@@ -1,6 +1,7 @@
 //! The commands that read results on an incomplete file (a run stopped before its last
 //! cell): `gate` refuses it unless `--allow-incomplete`, and then says what is missing;
-//! `compare` lists the cells either side misses.
+//! `compare` lists the cells either side misses; `plot` draws it and its report says first
+//! that the run is incomplete.
 //!
 //! The incomplete file is the committed reference run with some cells taken out and listed
 //! in `meta.incomplete`, as a stopped run leaves them.
@@ -134,5 +135,23 @@ fn compare_lists_the_cells_an_incomplete_side_misses_in_every_format() {
     let reversed = text(&reversed.stdout);
     assert!(reversed.contains("missing from A (its run is incomplete; not compared):"));
     assert!(!reversed.contains("only in B"), "{reversed}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn plot_of_an_incomplete_file_draws_and_says_so_at_the_top_of_its_report() {
+    let dir = scratch("plot");
+    let results = incomplete(&dir);
+    let output = keyed_bench(&["plot", "--input", results.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let html = std::fs::read_to_string(dir.join("report.html")).expect("report.html written");
+    let body = &html[html.find("<body>").expect("a body")..];
+    let banner = body.find("<p class=\"incomplete\"><strong>Incomplete run:</strong> ");
+    let banner = banner.unwrap_or_else(|| panic!("no incomplete line:\n{body}"));
+    let first_section = body.find("<h2").expect("a section");
+    assert!(banner < first_section, "the line comes before every section");
+    assert_eq!(body.matches("Incomplete run:").count(), 1, "one line");
+    assert!(body[banner..].contains(" missing (stopped by SIGINT)"));
+    assert!(dir.join("plots").read_dir().unwrap().count() > 0, "charts drawn");
     std::fs::remove_dir_all(&dir).ok();
 }

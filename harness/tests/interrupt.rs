@@ -111,6 +111,11 @@ fn a_stopped_run_saves_its_cells_and_resuming_it_completes_the_same_file() {
     );
     assert_eq!(first.skipped.len(), 1);
     assert!(first.pipelines.is_empty());
+    let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(summary
+        .lines()
+        .nth(2)
+        .is_some_and(|line| line.starts_with("**Incomplete run:** 5 of 12")));
     for stem in ["uniform-inline", "uniform-group-by", "async-io-keys20-keyed-mailbox"] {
         let histogram = out.join("histograms").join(format!("{stem}.latency.hgrm"));
         assert!(histogram.is_file(), "{}", histogram.display());
