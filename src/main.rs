@@ -250,14 +250,14 @@ fn finish(result: Result<Done, Stop>) -> ExitCode {
         }
         Err(Stop::Interrupted(lines, status)) => {
             for line in lines {
-                eprintln!("{line}");
+                signals::say(&line);
             }
             return ExitCode::from(status);
         }
     };
     let printed = emit(&done.stdout);
     for note in &done.notes {
-        eprintln!("{note}");
+        signals::say(note);
     }
     match (done.pass, printed) {
         (false, _) => ExitCode::FAILURE,

@@ -23,6 +23,13 @@ pub fn status(name: &str) -> u8 {
         .unwrap_or(1)
 }
 
+/// Prints `line` on standard error, ignoring a failure: a Ctrl-C also ends a reader of a
+/// pipe (`| tee`), and the run must still stop cleanly when nobody reads what it says.
+pub fn say(line: &str) {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
+}
+
 /// How to go on with the run whose output folder is `out`.
 pub fn resume_hint(out: &Path) -> String {
     format!("resume with: keyed-bench run --resume {}", out.display())
@@ -38,16 +45,16 @@ pub fn stop_on_signals(stop: Arc<StopSignal>, out: &Path) -> std::io::Result<()>
         for number in signals.forever() {
             let name = HANDLED.iter().find(|(n, _)| *n == number).map_or("a signal", |(_, n)| n);
             if stop.request(name) {
-                eprintln!(
+                say(&format!(
                     "keyed-bench: {name}: stopping after the cell in progress, then saving; \
                      {name} again stops at once"
-                );
+                ));
             } else {
-                eprintln!(
+                say(&format!(
                     "keyed-bench: {name} again: stopping now; {} holds every cell finished \
                      so far; {hint}",
                     results.display()
-                );
+                ));
                 stop.exit_now(i32::from(status(name)));
             }
         }

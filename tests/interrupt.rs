@@ -1,6 +1,7 @@
 //! `keyed-bench run` stopped by a real signal: the first SIGINT or SIGTERM lets the cell in
 //! progress finish, saves every finished cell marked incomplete and exits 130 or 143 with a
-//! line on how to resume; a second exits at once, leaving the last save whole.
+//! line on how to resume, even when nobody reads that line any more; a second exits at
+//! once, leaving the last save whole.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -116,5 +117,24 @@ fn a_second_sigterm_exits_143_at_once_leaving_a_valid_file() {
         .filter(|name| name.starts_with('.'))
         .collect();
     assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
+    std::fs::remove_dir_all(&out).ok();
+}
+
+/// Ctrl-C in a terminal also ends the reader of a pipe the run writes to (`2>&1 | tee`):
+/// the run must still save, say what it can, and exit 130.
+#[test]
+fn sigint_stops_cleanly_when_the_reader_of_its_output_is_gone() {
+    let out = scratch("tee");
+    let mut child = spawn_run(&out);
+    drop(child.stderr.take());
+    drop(child.stdout.take());
+    wait_for_a_saved_cell(&out, &mut child);
+    signal(&child, libc::SIGINT);
+    let (status, _) = wait(child);
+    assert_eq!(status.code(), Some(130));
+    let results = Results::read(&out.join("results.json")).expect("a valid results file");
+    let incomplete = results.meta.incomplete.as_ref().expect("marked incomplete");
+    assert_eq!(incomplete.stopped_by.as_deref(), Some("SIGINT"));
+    assert_eq!(incomplete.cells_done, results.runs.len());
     std::fs::remove_dir_all(&out).ok();
 }

@@ -440,8 +440,8 @@ fn run_cells(
                     if stopped() {
                         return Ok(());
                     }
-                    progress.finished(&format!("{scenario} {strategy}"), "skipped");
                     ledger.skipped(index, entry.clone())?;
+                    progress.finished(&format!("{scenario} {strategy}"), "skipped");
                 }
             }
             let to_do: Vec<(String, Design)> = params
@@ -478,12 +478,12 @@ fn run_cells(
                 &contenders,
                 &mut wanted,
                 |run| {
-                    progress.finished(&pipeline_cell_name(run), &pipeline_outcome_line(run));
                     let index = ledger.position(&run.scenario, &run.param, &run.strategy);
                     if let Err(error) = ledger.pipeline(index, run.clone()) {
                         failed.set(true);
                         save_error.get_or_insert(error);
                     }
+                    progress.finished(&pipeline_cell_name(run), &pipeline_outcome_line(run));
                 },
             )?;
             if let Some(error) = save_error {
@@ -504,8 +504,8 @@ fn run_cells(
                 }
                 let what = cell_name(workload, strategy);
                 if let Some(entry) = skipped_cell(scenario, strategy) {
-                    progress.finished(&what, "skipped");
                     ledger.skipped(index, entry)?;
+                    progress.finished(&what, "skipped");
                     continue;
                 }
                 progress.starting(&what);
@@ -526,13 +526,15 @@ fn run_cells(
                     system::cores(),
                 );
                 result.memory = memory.finish();
-                progress.finished(&what, &outcome_line(&result));
+                let outcome = outcome_line(&result);
                 let stem = file_stem(workload, strategy);
                 let mut files = vec![(format!("{stem}.latency.hgrm"), hgrm(&histograms.latency))];
                 if let Some(bystander) = &histograms.bystander {
                     files.push((format!("{stem}.bystander.hgrm"), hgrm(bystander)));
                 }
+                // Saved first: whatever telling the observer does, the cell is kept.
                 ledger.measured(index, result, &files)?;
+                progress.finished(&what, &outcome);
             }
         }
     }

@@ -316,6 +316,13 @@ pub struct Progress {
     left_cost_s: f64,
 }
 
+/// A progress line on standard error; a failure to print (a reader of the pipe that a
+/// Ctrl-C ended too) must not end the run before it saves.
+fn say(line: &str) {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
+}
+
 /// Seconds left of a run: `spent_s` (the time the finished cells took) per second of their
 /// expected cost `done_cost_s`, times the expected cost left, `left_cost_s`. `None` until a
 /// cell with a cost has finished.
@@ -381,7 +388,7 @@ impl Observer for Progress {
         self.began();
         match &self.bar {
             Some(bar) => bar.println(line),
-            None => eprintln!("{line}"),
+            None => say(line),
         }
     }
 
@@ -404,12 +411,12 @@ impl Observer for Progress {
                 bar.set_prefix(left);
                 bar.println(format!("{cell}: {outcome}"));
             }
-            None => eprintln!(
+            None => say(&format!(
                 "[{:>3}/{}] {} elapsed, {left}: {cell}: {outcome}",
                 self.done,
                 self.total,
                 clock(began.elapsed().as_secs_f64())
-            ),
+            )),
         }
     }
 
