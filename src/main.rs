@@ -3,9 +3,12 @@
 //! Each subcommand turns its arguments into a validated config (`harness::cli`), calls the
 //! library and returns what to print, or why it could not. [`finish`] is the one place that
 //! prints a result and maps it to an exit status: 0 done, 1 a failed verdict or run, 2 bad
-//! input.
+//! input; a run stopped by a signal exits with 128 + its number (130 SIGINT, 143 SIGTERM).
+
+mod signals;
 
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::Error;
 use clap::{Parser, Subcommand};
@@ -14,7 +17,8 @@ use harness::cli::export::ExportArgs;
 use harness::cli::gate::GateArgs;
 use harness::cli::list::{list, ListArgs};
 use harness::cli::plot::PlotArgs;
-use harness::cli::run::{render_plan, Progress, RunArgs};
+use harness::cli::resume::{remaining, resume, Resume};
+use harness::cli::run::{render_cells, render_plan, Progress, RunArgs};
 use harness::cli::soak::SoakArgs;
 use harness::compare::{run_compare, CompareConfig};
 use harness::config::RunConfig;
@@ -24,7 +28,7 @@ use harness::report::html::{plot_and_report, PlotConfig};
 use harness::results::fs::write_atomically;
 use harness::results::Results;
 use harness::soak::{run_soak, SoakConfig};
-use harness::suite::{check_output, remeasure, run_suite, SuiteError};
+use harness::suite::{check_output, remeasure, run_suite_with, Control, StopSignal, SuiteError};
 
 /// Benchmark suite for executors of per-aggregate ordered messages.
 ///
@@ -53,7 +57,8 @@ enum Command {
     /// by more than it, 2 on bad input.
     ///
     /// Cells are matched by scenario, param, strategy and, where both files record it, worker
-    /// count; cells in one file only are listed. A verdict of faster or slower needs at
+    /// count; cells in one file only are listed, and so are the cells an incomplete file (a
+    /// run stopped before them) lists as missing. A verdict of faster or slower needs at
     /// least 5 repetitions on each side (`run --repeat 5`), a two-sided Mann-Whitney U test
     /// significant at --alpha, and medians more than --threshold percent apart. Settings
     /// that differ between the runs are printed as a note first. Pipeline cells
@@ -90,6 +95,8 @@ enum Stop {
     BadInput(Error),
     /// The command failed while running (exit 1).
     Failed(Error),
+    /// A run stopped by a signal, its lines for standard error and its exit status.
+    Interrupted(Vec<String>, u8),
 }
 
 fn bad_input(error: impl Into<Error>) -> Stop {
@@ -115,18 +122,58 @@ fn main() -> ExitCode {
 fn run(args: RunArgs) -> Result<Done, Stop> {
     let command = std::env::args().collect::<Vec<_>>().join(" ");
     let dry_run = args.dry_run;
-    let config = RunConfig::try_from((args, command)).map_err(bad_input)?;
+    let (config, earlier) = match args.resume.clone() {
+        None => (RunConfig::try_from((args, command)).map_err(bad_input)?, None),
+        Some(dir) => match resume(&dir, args, command).map_err(bad_input)? {
+            Resume::Complete(line) => {
+                return Ok(Done { stdout: String::new(), notes: vec![line], pass: true });
+            }
+            Resume::Missing { config, earlier } => (*config, Some(*earlier)),
+        },
+    };
     if dry_run {
         check_output(&config.out).map_err(bad_input)?;
-        return Ok(Done::passed(render_plan(&config)));
+        let text = match &earlier {
+            Some(earlier) => render_cells(&config, &remaining(&config, earlier)),
+            None => render_plan(&config),
+        };
+        return Ok(Done::passed(text));
     }
-    let (_, summary) =
-        run_suite(&config, &mut Progress::default()).map_err(|error| match error {
-            SuiteError::Write { .. } => bad_input(error),
-            error => Stop::Failed(error.into()),
-        })?;
-    let wrote = format!("wrote {}", config.out.join("results.json").display());
-    Ok(Done { stdout: format!("{summary}\n"), notes: vec![wrote], pass: true })
+    let stop = Arc::new(StopSignal::new());
+    signals::stop_on_signals(Arc::clone(&stop), &config.out)
+        .map_err(|error| Stop::Failed(Error::from(error).context("cannot handle signals")))?;
+    let control = Control { stop: Some(&stop), earlier };
+    let outcome =
+        run_suite_with(&config, &mut Progress::default(), control).map_err(
+            |error| match error {
+                SuiteError::Write { .. } | SuiteError::NotPlanned { .. } => bad_input(error),
+                error => Stop::Failed(error.into()),
+            },
+        )?;
+    let results = config.out.join("results.json");
+    let (saves, save_s) = outcome.saves;
+    let saved = format!(
+        "saved {} after every cell: {saves} saves, {save_s:.2} s in all",
+        results.display()
+    );
+    if let Some(by) = outcome.stopped_by {
+        let (done, planned, missing) =
+            outcome.results.meta.incomplete.as_ref().map_or((0, 0, 0), |left| {
+                (left.cells_done, left.cells_planned, left.missing.len())
+            });
+        let lines = vec![
+            saved,
+            format!(
+                "keyed-bench: stopped by {by} with {done} of {planned} cells done; {} holds \
+                 them, marked incomplete ({missing} missing)",
+                results.display()
+            ),
+            signals::resume_hint(&config.out),
+        ];
+        return Err(Stop::Interrupted(lines, signals::status(&by)));
+    }
+    let wrote = format!("wrote {}", results.display());
+    Ok(Done { stdout: format!("{}\n", outcome.summary), notes: vec![saved, wrote], pass: true })
 }
 
 fn plot(args: PlotArgs) -> Result<Done, Stop> {
@@ -201,10 +248,16 @@ fn finish(result: Result<Done, Stop>) -> ExitCode {
             eprintln!("keyed-bench: {error:#}");
             return ExitCode::FAILURE;
         }
+        Err(Stop::Interrupted(lines, status)) => {
+            for line in lines {
+                signals::say(&line);
+            }
+            return ExitCode::from(status);
+        }
     };
     let printed = emit(&done.stdout);
     for note in &done.notes {
-        eprintln!("{note}");
+        signals::say(note);
     }
     match (done.pass, printed) {
         (false, _) => ExitCode::FAILURE,

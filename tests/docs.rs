@@ -129,7 +129,24 @@ fn every_results_field_is_documented() {
         strategies::Threads::SharedPool,
     );
     results.meta.designs = vec![harness::results::designs::DesignRecord::of(&user)];
+    results.meta.sweep =
+        Some(harness::sweep::Sweep::single(&strategies::StrategyConfig::with_workers(2)));
     results.meta.retry_policies = Some(harness::pipeline::RetryPolicy::ALL.to_vec());
+    results.meta.scenarios = Some(vec!["uniform".into()]);
+    results.meta.strategies = Some(vec!["inline".into()]);
+    results.meta.breakdown = Some(true);
+    let cell = harness::results::incomplete::CellRef::new("uniform", "", "inline");
+    results.meta.incomplete = Some(harness::results::incomplete::Incomplete {
+        cells_planned: 2,
+        cells_done: 1,
+        missing: vec![cell],
+        stopped_by: Some("SIGINT".into()),
+    });
+    results.meta.resumed = vec![harness::results::incomplete::Resumed {
+        created: "2030-01-01T00:00:00Z".into(),
+        command: "keyed-bench run --resume results/latest".into(),
+        git_commit: "abc".into(),
+    }];
     let json = serde_json::to_value(&results).unwrap();
     let mut paths = BTreeSet::new();
     field_paths(&json, "", &mut paths);

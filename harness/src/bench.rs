@@ -80,6 +80,7 @@ pub fn run(args: RunArgs, command: String) -> Result<BenchOutcome, BenchError> {
         format: Format::Text,
         confirm: DEFAULT_CONFIRM,
         update_baseline: false,
+        allow_incomplete: false,
     };
     let verdict = run_gate(
         &gate,

@@ -165,7 +165,7 @@ impl RunConfig {
             sizes,
             command: meta.command.clone(),
         };
-        config.sweep = Sweep::single(&config.strategy);
+        config.sweep = meta.sweep.clone().unwrap_or_else(|| Sweep::single(&config.strategy));
         config.validate().map_err(in_file)?;
         Ok(config)
     }

@@ -1,7 +1,9 @@
 //! The suite: every selected (scenario, param) x strategy cell, measured in turn, then
 //! `results.json`, `summary.md` and the histograms written to the output folder.
 
-use std::path::PathBuf;
+pub(crate) mod ledger;
+mod stop;
+
 use std::time::Instant;
 
 use strategies::{Design, StrategyId, WindowScope};
@@ -11,13 +13,14 @@ use crate::measure::runner::{
     breakdown_messages, measure, recorder_overhead_ns, saturation_per_s, Instruments, RunError,
 };
 use crate::measure::system;
-use crate::report::summary::render_summary;
-use crate::results::fs::{hgrm, write_atomically};
+use crate::results::fs::hgrm;
 use crate::results::metrics::{ideal_seconds, run_result, Capacity};
-use crate::results::{Meta, Results, RunResult, Skipped, WindowScopeSetting, SCHEMA};
+use crate::results::{Meta, Results, RunResult, Skipped, WindowScopeSetting};
 use crate::sweep::{labelled, CellSettings};
 use crate::workload::reference::is_parallel_consumer_experiment;
 use crate::workload::{generate, ScenarioId, Sizes, Workload};
+use ledger::Ledger;
+pub use stop::StopSignal;
 
 /// Messages of the `inline` run that measures saturation for `open-loop`.
 const SATURATION_MESSAGES: usize = 50_000;
@@ -63,6 +66,13 @@ pub enum SuiteError {
         path: String,
         /// Why.
         source: std::io::Error,
+    },
+    /// The earlier results a run was to complete hold cells it does not plan (another
+    /// run's).
+    #[error("the earlier results hold cells this run does not plan: {}", cells.join(", "))]
+    NotPlanned {
+        /// The cells, `scenario [param] strategy`.
+        cells: Vec<String>,
     },
 }
 
@@ -339,6 +349,13 @@ pub fn prepare_output(out: &std::path::Path) -> Result<(), SuiteError> {
             _ => {}
         }
     }
+    writable_output(out)
+}
+
+/// Creates the output folders if missing and checks that the folder can be written,
+/// keeping everything in it (a resumed run adds to what its earlier sessions wrote).
+pub fn writable_output(out: &std::path::Path) -> Result<(), SuiteError> {
+    let histograms = out.join("histograms");
     std::fs::create_dir_all(&histograms)
         .map_err(|source| SuiteError::Write { path: histograms.display().to_string(), source })?;
     let probe = out.join(".write-probe");
@@ -353,11 +370,52 @@ pub fn run_suite(
     config: &RunConfig,
     progress: &mut dyn Observer,
 ) -> Result<(Results, String), SuiteError> {
-    prepare_output(&config.out)?;
+    let outcome = run_suite_with(config, progress, Control::default())?;
+    Ok((outcome.results, outcome.summary))
+}
+
+/// What may steer a suite run besides its settings ([`run_suite_with`]).
+#[derive(Debug, Default)]
+pub struct Control<'a> {
+    /// Once raised, the run stops after the cell in progress, saves what it has (marked
+    /// incomplete) and returns.
+    pub stop: Option<&'a StopSignal>,
+    /// The incomplete results of an earlier session of this run (same settings and build),
+    /// read from its output folder: its cells are kept, and only the missing ones run.
+    pub earlier: Option<Results>,
+}
+
+/// How a suite run ended.
+#[derive(Debug)]
+pub struct Outcome {
+    /// What `results.json` holds.
+    pub results: Results,
+    /// What `summary.md` holds.
+    pub summary: String,
+    /// Why the run stopped before its last cell, if it did (`meta.incomplete.stopped_by`).
+    pub stopped_by: Option<String>,
+    /// Saves of `results.json` while the run went (one per cell finished, and one before
+    /// the first), and the seconds they took in all.
+    pub saves: (usize, f64),
+}
+
+/// Runs the suite as `control` says and writes its outputs, telling `progress` how it goes:
+/// `results.json` after every cell (marked incomplete until the last), the histograms of
+/// each cell as it finishes, `summary.md` at the end. A run stopped by `control.stop`
+/// returns what it saved; one where a cell fails saves what it has before the error.
+pub fn run_suite_with(
+    config: &RunConfig,
+    progress: &mut dyn Observer,
+    control: Control<'_>,
+) -> Result<Outcome, SuiteError> {
+    let Control { stop, earlier } = control;
+    match earlier {
+        Some(_) => writable_output(&config.out)?,
+        None => prepare_output(&config.out)?,
+    }
     let suite_started = Instant::now();
     let created = now_rfc3339();
     let instruments = Instruments::with_timer_threads(config.timer_threads);
-    let workers = config.strategy.workers;
     let mut notes = Vec::new();
     if config.scenarios.contains(&ScenarioId::OpenLoop) {
         notes.push(format!(
@@ -367,16 +425,24 @@ pub fn run_suite(
         ));
     }
 
-    progress.note("measuring the recorder's own cost (inline, no-op handler)");
-    let recorder_overhead_ns = Some(recorder_overhead_ns(&instruments));
-    let saturation_per_s = if config.scenarios.contains(&ScenarioId::OpenLoop) {
-        progress.note("measuring saturation (inline on uniform) for open-loop loads");
-        Some(measure_saturation(config, &instruments)?)
-    } else {
-        None
+    // A resumed run keeps the earlier session's calibrations: its cells were measured, and
+    // its open-loop loads generated, with them.
+    let recorded = earlier.as_ref().map(|earlier| &earlier.meta);
+    let recorder_overhead_ns = match recorded.and_then(|meta| meta.recorder_overhead_ns) {
+        Some(overhead) => overhead,
+        None => {
+            progress.note("measuring the recorder's own cost (inline, no-op handler)");
+            recorder_overhead_ns(&instruments)
+        }
     };
-    // A workers sweep counts other workers at other points: each count measured once.
-    let mut saturations = vec![(saturation_workers(config), saturation_per_s)];
+    let saturation_per_s = match recorded.and_then(|meta| meta.saturation_per_s) {
+        Some(saturation) => Some(saturation),
+        None if config.scenarios.contains(&ScenarioId::OpenLoop) => {
+            progress.note("measuring saturation (inline on uniform) for open-loop loads");
+            Some(measure_saturation(config, &instruments)?)
+        }
+        None => None,
+    };
     if config.scenarios.contains(&ScenarioId::ParallelConsumer)
         && !is_parallel_consumer_experiment(&config.sizes)
     {
@@ -387,164 +453,233 @@ pub fn run_suite(
             config.sizes.pc_messages, config.sizes.pc_keys
         ));
     }
-    progress.planned(&plan(config, saturation_per_s));
+    let meta = suite_meta(config, created, Some(recorder_overhead_ns), saturation_per_s, notes);
+    let cells = plan(config, saturation_per_s);
+    let mut ledger = Ledger::new(&config.out, cells, meta, earlier, stop, suite_started)?;
+    progress.planned(&ledger.to_run());
+    ledger.save()?;
 
-    let mut runs = Vec::new();
-    let mut skipped = Vec::new();
-    let mut pipelines = Vec::new();
-    let mut histogram_files = Vec::new();
+    let stopped = || stop.and_then(StopSignal::requested).is_some();
+    let ran = run_cells(config, progress, &mut ledger, &instruments, saturation_per_s, &stopped);
+    progress.done();
+    let saves = ledger.saves();
+    if let Err(error) = ran {
+        // Keep what was done, saying why the rest is missing; the error is what counts.
+        let _ = ledger.finish(Some(format!("error: {error}")));
+        return Err(error);
+    }
+    let (results, summary) = ledger.finish(stop.and_then(StopSignal::requested).map(Into::into))?;
+    let stopped_by = results.meta.incomplete.as_ref().and_then(|left| left.stopped_by.clone());
+    Ok(Outcome { results, summary, stopped_by, saves })
+}
+
+/// Runs every cell of the plan that `ledger` does not hold yet, in order, recording each as
+/// it finishes; returns early, with what it did recorded, once `stopped` says so.
+fn run_cells(
+    config: &RunConfig,
+    progress: &mut dyn Observer,
+    ledger: &mut Ledger<'_>,
+    instruments: &Instruments,
+    saturation_per_s: Option<f64>,
+    stopped: &dyn Fn() -> bool,
+) -> Result<(), SuiteError> {
+    // A workers sweep counts other workers at other points: each count measured once.
+    let mut saturations = vec![(saturation_workers(config), saturation_per_s)];
     for &scenario in &config.scenarios {
-        for (point, at) in scenario_points(config, scenario).iter().enumerate() {
-            let config = &at.config;
-            let first_point = point == 0;
+        if !ledger.has_work(scenario) {
+            continue;
+        }
+        for at in scenario_points(config, scenario) {
             if scenario.is_pipeline() {
-                let mut contenders = Vec::new();
-                for &strategy in &config.strategies {
-                    match skipped_cell(scenario, strategy) {
-                        Some(entry) => {
-                            if first_point {
-                                skipped.push(entry);
-                            }
-                            for _ in 0..pipeline_plan(config).params(scenario) {
-                                progress.finished(&format!("{scenario} {strategy}"), "skipped");
-                            }
-                        }
-                        None => contenders.push(strategy),
-                    }
-                }
-                let bench = crate::pipeline::Bench {
-                    sizes: &config.sizes,
-                    seed: config.seed,
-                    timer: &instruments.timer,
-                    strategy_config: config.strategy,
-                };
-                let label_run = |run: &mut crate::pipeline::PipelineRun| {
-                    run.param = labelled(&run.param, &at.label);
-                    run.settings = Some(cell_settings(at, None));
-                };
-                let cells = crate::pipeline::run_scenario(
-                    scenario,
-                    &bench,
-                    &pipeline_plan(config),
-                    &contenders,
-                    |run| {
-                        let mut run = run.clone();
-                        label_run(&mut run);
-                        progress.finished(&pipeline_cell_name(&run), &pipeline_outcome_line(&run));
-                    },
-                )?;
-                pipelines.extend(cells.into_iter().map(|mut run| {
-                    label_run(&mut run);
-                    run
-                }));
-                continue;
-            }
-            let saturation = if scenario == ScenarioId::OpenLoop {
-                saturation_at(&mut saturations, config, &instruments, progress)?
+                run_pipeline_point(&at, scenario, progress, ledger, instruments, stopped)?;
             } else {
-                saturation_per_s
-            };
-            let workloads = point_workloads(at, scenario, saturation.unwrap_or(1.0));
-            for (index, workload) in workloads.iter().enumerate() {
-                for &strategy in &config.strategies {
-                    let what = cell_name(workload, strategy);
-                    if let Some(entry) = skipped_cell(scenario, strategy) {
-                        if index == 0 && first_point {
-                            skipped.push(entry);
+                let config = &at.config;
+                let saturation = if scenario == ScenarioId::OpenLoop {
+                    saturation_at(&mut saturations, config, instruments, progress)?
+                } else {
+                    saturation_per_s
+                };
+                let workloads = point_workloads(&at, scenario, saturation.unwrap_or(1.0));
+                for workload in &workloads {
+                    for &strategy in &config.strategies {
+                        let index =
+                            ledger.position(scenario.as_str(), &workload.param, strategy.as_str());
+                        if ledger.is_done(index) {
+                            continue;
                         }
-                        progress.finished(&what, "skipped");
-                        continue;
+                        if stopped() {
+                            return Ok(());
+                        }
+                        let what = cell_name(workload, strategy);
+                        if let Some(entry) = skipped_cell(scenario, strategy) {
+                            ledger.skipped(index, entry)?;
+                            progress.finished(&what, "skipped");
+                            continue;
+                        }
+                        progress.starting(&what);
+                        let memory = MemoryWatch::start();
+                        let measurement = measure(
+                            workload,
+                            strategy,
+                            config.strategy,
+                            config.repetitions(),
+                            instruments,
+                        )?;
+                        let settings = cell_settings(&at, Some(workload));
+                        let (mut result, histograms) = run_result(
+                            workload,
+                            strategy.as_str(),
+                            &measurement,
+                            settings.workers,
+                            settings.window,
+                            system::cores(),
+                        );
+                        result.memory = memory.finish();
+                        result.settings = Some(settings);
+                        let outcome = outcome_line(&result);
+                        let stem = file_stem(workload, strategy);
+                        let mut files =
+                            vec![(format!("{stem}.latency.hgrm"), hgrm(&histograms.latency))];
+                        if let Some(bystander) = &histograms.bystander {
+                            files.push((format!("{stem}.bystander.hgrm"), hgrm(bystander)));
+                        }
+                        // Saved first: whatever telling the observer does, the cell is kept.
+                        ledger.measured(index, result, &files)?;
+                        progress.finished(&what, &outcome);
                     }
-                    progress.starting(&what);
-                    let memory = MemoryWatch::start();
-                    let measurement = measure(
-                        workload,
-                        strategy,
-                        config.strategy,
-                        config.repetitions(),
-                        &instruments,
-                    )?;
-                    let settings = cell_settings(at, Some(workload));
-                    let (mut result, histograms) = run_result(
-                        workload,
-                        strategy.as_str(),
-                        &measurement,
-                        settings.workers,
-                        settings.window,
-                        system::cores(),
-                    );
-                    result.memory = memory.finish();
-                    result.settings = Some(settings);
-                    progress.finished(&what, &outcome_line(&result));
-                    let stem = file_stem(workload, strategy);
-                    histogram_files
-                        .push((format!("{stem}.latency.hgrm"), hgrm(&histograms.latency)));
-                    if let Some(bystander) = &histograms.bystander {
-                        histogram_files.push((format!("{stem}.bystander.hgrm"), hgrm(bystander)));
-                    }
-                    runs.push(result);
                 }
+            }
+            if stopped() {
+                return Ok(());
             }
         }
     }
-    progress.done();
-
-    let results = Results {
-        schema: SCHEMA.into(),
-        meta: Meta {
-            created,
-            git_commit: system::git_commit(),
-            rustc: system::rustc_version(),
-            cpu_model: system::cpu_model(),
-            cores: system::cores(),
-            workers,
-            window: config.strategy.max_in_flight,
-            throughput: config.strategy.throughput,
-            command: config.command.clone(),
-            seed: config.seed,
-            repeat: config.repeat,
-            quick: config.quick,
-            recorder_overhead_ns,
-            saturation_per_s,
-            suite_elapsed_s: suite_started.elapsed().as_secs_f64(),
-            notes,
-            groups_per_worker: Some(config.strategy.groups_per_worker),
-            idle_spin_us: Some(config.strategy.idle_spin_us),
-            window_scope: Some(WindowScopeSetting::from(config.strategy.window_scope)),
-            binding: Some(config.strategy.binding),
-            commit_policies: Some(config.commit_policies.clone()),
-            retry_policies: Some(config.retry_policies.clone()),
-            producers: Some(config.producers),
-            timer_threads: Some(config.timer_threads),
-            sizes: Some(config.sizes.clone()),
-            designs: crate::results::designs::records(&config.strategies),
-        },
-        runs,
-        skipped,
-        pipelines,
-    };
-    let summary = render_summary(&results);
-    write_outputs(config, &results, &summary, &histogram_files)?;
-    Ok((results, summary))
+    Ok(())
 }
 
-fn write_outputs(
-    config: &RunConfig,
-    results: &Results,
-    summary: &str,
-    histograms: &[(String, String)],
+/// Runs the cells of pipeline `scenario` at one point of the sweep that `ledger` does not
+/// hold yet, recording each as it finishes.
+fn run_pipeline_point(
+    at: &ScenarioPoint,
+    scenario: ScenarioId,
+    progress: &mut dyn Observer,
+    ledger: &mut Ledger<'_>,
+    instruments: &Instruments,
+    stopped: &dyn Fn() -> bool,
 ) -> Result<(), SuiteError> {
-    let write = |path: PathBuf, contents: &[u8]| {
-        write_atomically(&path, contents)
-            .map_err(|source| SuiteError::Write { path: path.display().to_string(), source })
-    };
-    for (name, text) in histograms {
-        write(config.out.join("histograms").join(name), text.as_bytes())?;
+    let config = &at.config;
+    let params = pipeline_plan(config).param_names(scenario);
+    let mut contenders = Vec::new();
+    for &strategy in &config.strategies {
+        let Some(entry) = skipped_cell(scenario, strategy) else {
+            contenders.push(strategy);
+            continue;
+        };
+        for param in &params {
+            let param = labelled(param, &at.label);
+            let index = ledger.position(scenario.as_str(), &param, strategy.as_str());
+            if ledger.is_done(index) {
+                continue;
+            }
+            if stopped() {
+                return Ok(());
+            }
+            ledger.skipped(index, entry.clone())?;
+            progress.finished(&format!("{scenario} {strategy}"), "skipped");
+        }
     }
-    write(config.out.join("summary.md"), summary.as_bytes())?;
-    // Last: a results.json exists only once everything it refers to does.
-    let json = serde_json::to_vec_pretty(results).expect("results serialise");
-    write(config.out.join("results.json"), &json)
+    let to_do: Vec<(String, Design)> = params
+        .iter()
+        .flat_map(|param| contenders.iter().map(move |&strategy| (param.clone(), strategy)))
+        .filter(|(param, strategy)| {
+            let param = labelled(param, &at.label);
+            !ledger.is_done(ledger.position(scenario.as_str(), &param, strategy.as_str()))
+        })
+        .collect();
+    if to_do.is_empty() || stopped() {
+        return Ok(());
+    }
+    let bench = crate::pipeline::Bench {
+        sizes: &config.sizes,
+        seed: config.seed,
+        timer: &instruments.timer,
+        strategy_config: config.strategy,
+    };
+    // A failed save stops the scenario's other cells; its error is returned after.
+    let failed = std::cell::Cell::new(false);
+    let mut save_error = None;
+    let mut wanted = |param: &str, strategy: Design| {
+        !failed.get()
+            && !stopped()
+            && to_do.iter().any(|(p, s)| p.as_str() == param && *s == strategy)
+    };
+    crate::pipeline::run_scenario_where(
+        scenario,
+        &bench,
+        &pipeline_plan(config),
+        &contenders,
+        &mut wanted,
+        |run| {
+            let mut run = run.clone();
+            run.param = labelled(&run.param, &at.label);
+            run.settings = Some(cell_settings(at, None));
+            let index = ledger.position(&run.scenario, &run.param, &run.strategy);
+            let (name, outcome) = (pipeline_cell_name(&run), pipeline_outcome_line(&run));
+            if let Err(error) = ledger.pipeline(index, run) {
+                failed.set(true);
+                save_error.get_or_insert(error);
+            }
+            progress.finished(&name, &outcome);
+        },
+    )?;
+    match save_error {
+        Some(error) => Err(error),
+        None => Ok(()),
+    }
+}
+
+/// The meta of a run of `config`, before its first cell.
+fn suite_meta(
+    config: &RunConfig,
+    created: String,
+    recorder_overhead_ns: Option<f64>,
+    saturation_per_s: Option<f64>,
+    notes: Vec<String>,
+) -> Meta {
+    Meta {
+        created,
+        git_commit: system::git_commit(),
+        rustc: system::rustc_version(),
+        cpu_model: system::cpu_model(),
+        cores: system::cores(),
+        workers: config.strategy.workers,
+        window: config.strategy.max_in_flight,
+        throughput: config.strategy.throughput,
+        command: config.command.clone(),
+        seed: config.seed,
+        repeat: config.repeat,
+        quick: config.quick,
+        recorder_overhead_ns,
+        saturation_per_s,
+        suite_elapsed_s: 0.0,
+        notes,
+        groups_per_worker: Some(config.strategy.groups_per_worker),
+        idle_spin_us: Some(config.strategy.idle_spin_us),
+        window_scope: Some(WindowScopeSetting::from(config.strategy.window_scope)),
+        binding: Some(config.strategy.binding),
+        commit_policies: Some(config.commit_policies.clone()),
+        retry_policies: Some(config.retry_policies.clone()),
+        producers: Some(config.producers),
+        timer_threads: Some(config.timer_threads),
+        sizes: Some(config.sizes.clone()),
+        designs: crate::results::designs::records(&config.strategies),
+        sweep: Some(config.sweep.clone()),
+        scenarios: Some(config.scenarios.iter().map(|id| id.as_str().to_owned()).collect()),
+        strategies: Some(config.strategies.iter().map(|id| id.as_str().to_owned()).collect()),
+        breakdown: Some(config.breakdown),
+        incomplete: None,
+        resumed: Vec::new(),
+    }
 }
 
 fn cell_name(workload: &Workload, strategy: Design) -> String {

@@ -16,8 +16,8 @@ use strategies::StrategyConfig;
 /// suites, so that a sweep that multiplies past it is a choice, not a typo.
 pub const DEFAULT_MAX_CELLS: usize = 2_000;
 
-/// The list-valued strategy settings of a run.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// The list-valued strategy settings of a run (`meta.sweep`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Sweep {
     /// `--workers`.
     pub workers: Vec<usize>,

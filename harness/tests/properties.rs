@@ -218,6 +218,7 @@ proptest! {
             format: Format::Text,
             confirm,
             update_baseline: false,
+            allow_incomplete: false,
         };
         let error = GateConfig::try_from(args)
             .map_err(|error| error.to_string())

@@ -27,6 +27,11 @@ pub struct GateArgs {
     /// Write the baseline file from these results instead of judging them.
     #[arg(long)]
     pub update_baseline: bool,
+    /// Judge an incomplete results file (a run stopped before its last cell) on the cells it
+    /// has; the report says first how many are missing and which rules their absence left
+    /// unjudged. Without it, such a file is refused (exit 2).
+    #[arg(long)]
+    pub allow_incomplete: bool,
 }
 
 impl TryFrom<GateArgs> for GateConfig {
@@ -50,6 +55,7 @@ impl TryFrom<GateArgs> for GateConfig {
             format: args.format,
             confirm: args.confirm,
             update_baseline: args.update_baseline,
+            allow_incomplete: args.allow_incomplete,
         })
     }
 }
@@ -66,6 +72,7 @@ mod tests {
             format: Format::Text,
             confirm: 2,
             update_baseline: false,
+            allow_incomplete: false,
         }
     }
 

@@ -3,6 +3,7 @@
 //! runs on. Bad input is rejected there, naming the flag, the value and the valid ones.
 //!
 //! - `run`: `keyed-bench run` (and no subcommand), into [`crate::config::RunConfig`];
+//! - `resume`: `keyed-bench run --resume DIR`, the run a results file records, checked;
 //! - `plot`: `keyed-bench plot`, into [`crate::report::html::PlotConfig`];
 //! - `gate`: `keyed-bench gate`, into [`crate::gate::GateConfig`];
 //! - `compare`: `keyed-bench compare`, into [`crate::compare::CompareConfig`];
@@ -15,6 +16,7 @@ pub mod export;
 pub mod gate;
 pub mod list;
 pub mod plot;
+pub mod resume;
 pub mod run;
 pub mod soak;
 

@@ -127,6 +127,15 @@ pub struct RunArgs {
     /// run's saturation per worker (a run measures it first).
     #[arg(long)]
     pub dry_run: bool,
+    /// Go on with the run whose output folder DIR holds an incomplete results.json (a run
+    /// stopped by a signal, or that failed): run only its missing cells, with the settings
+    /// it records, into DIR, and merge them with its earlier cells in the usual order. Exits
+    /// 0 at once if the file is complete. Flags given beside it must agree with the
+    /// recorded ones (those not given take them), and the commit (without its -dirty mark),
+    /// rustc, CPU and cores must be the recorded ones; otherwise it exits 2, naming each
+    /// difference, before measuring. With --dry-run, lists the missing cells.
+    #[arg(long, value_name = "DIR")]
+    pub resume: Option<PathBuf>,
 }
 
 impl RunArgs {
@@ -288,11 +297,15 @@ where
 /// What `keyed-bench run --dry-run` prints: every cell `config` would run, one a line, the
 /// number of cells and an estimated duration with its basis (see `--dry-run`'s help).
 pub fn render_plan(config: &RunConfig) -> String {
-    let cells = plan(config, None);
+    render_cells(config, &plan(config, None))
+}
+
+/// [`render_plan`] of `cells`, some of `config`'s (the missing cells of a resumed run).
+pub fn render_cells(config: &RunConfig, cells: &[PlannedCell]) -> String {
     let mut out = String::from(
         "dry run: nothing is measured or written; these are the cells the run would run\n",
     );
-    for cell in &cells {
+    for cell in cells {
         let param = if cell.param.is_empty() { "-" } else { &cell.param };
         let what = match cell.skipped {
             Some(reason) => format!("skipped: {reason}"),
@@ -366,6 +379,13 @@ pub struct Progress {
     left_cost_s: f64,
 }
 
+/// A progress line on standard error; a failure to print (a reader of the pipe that a
+/// Ctrl-C ended too) must not end the run before it saves.
+fn say(line: &str) {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
+}
+
 /// Seconds left of a run: `spent_s` (the time the finished cells took) per second of their
 /// expected cost `done_cost_s`, times the expected cost left, `left_cost_s`. `None` until a
 /// cell with a cost has finished.
@@ -431,7 +451,7 @@ impl Observer for Progress {
         self.began();
         match &self.bar {
             Some(bar) => bar.println(line),
-            None => eprintln!("{line}"),
+            None => say(line),
         }
     }
 
@@ -454,12 +474,12 @@ impl Observer for Progress {
                 bar.set_prefix(left);
                 bar.println(format!("{cell}: {outcome}"));
             }
-            None => eprintln!(
+            None => say(&format!(
                 "[{:>3}/{}] {} elapsed, {left}: {cell}: {outcome}",
                 self.done,
                 self.total,
                 clock(began.elapsed().as_secs_f64())
-            ),
+            )),
         }
     }
 

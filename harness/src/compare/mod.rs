@@ -12,7 +12,9 @@
 //! - **within noise** otherwise: no significant difference, or a significant but negligible
 //!   one.
 //!
-//! Cells present in one file only are listed, never dropped. Pipeline cells
+//! Cells present in one file only are listed, never dropped; so are the cells an
+//! incomplete file (a run stopped before its last cell) lists as missing, apart from those,
+//! as not yet run. Pipeline cells
 //! (`pipelines[]`) run once each: they are listed beside their change, not judged. Settings
 //! that differ between the runs are listed as a note.
 //!
@@ -290,6 +292,15 @@ impl CellId {
         }
     }
 
+    fn of_missing(cell: &crate::results::incomplete::CellRef) -> Self {
+        Self {
+            scenario: cell.scenario.clone(),
+            param: cell.param.clone(),
+            strategy: cell.strategy.clone(),
+            workers: None,
+        }
+    }
+
     fn of_pipeline(run: &crate::pipeline::PipelineRun) -> Self {
         Self {
             scenario: run.scenario.clone(),
@@ -384,6 +395,11 @@ pub struct Comparison {
     pub only_in_a: Vec<CellId>,
     /// Cells (runs and pipelines) only B has.
     pub only_in_b: Vec<CellId>,
+    /// The cells A's run had not done when its file was written (`meta.incomplete`): not
+    /// compared, and not in `only_in_b`.
+    pub missing_in_a: Vec<CellId>,
+    /// The same of B's run: not compared, and not in `only_in_a`.
+    pub missing_in_b: Vec<CellId>,
     /// Pipeline cells in both, in A's order: single-shot, not judged.
     pub pipelines: Vec<PipelineComparison>,
 }
@@ -536,6 +552,10 @@ pub fn compare(a: &Results, b: &Results, options: &Options) -> Comparison {
     let (pairs, only_a, only_b) = pair(&a.pipelines, &b.pipelines, CellId::of_pipeline);
     only_in_a.extend(only_a.into_iter().map(|i| CellId::of_pipeline(&a.pipelines[i])));
     only_in_b.extend(only_b.into_iter().map(|j| CellId::of_pipeline(&b.pipelines[j])));
+    let missing_in_a: Vec<CellId> = a.missing_cells().iter().map(CellId::of_missing).collect();
+    let missing_in_b: Vec<CellId> = b.missing_cells().iter().map(CellId::of_missing).collect();
+    only_in_a.retain(|cell| !missing_in_b.iter().any(|missing| missing.matches(cell)));
+    only_in_b.retain(|cell| !missing_in_a.iter().any(|missing| missing.matches(cell)));
     let mut pipelines = Vec::new();
     for (i, j) in pairs {
         let (left, right) = (&a.pipelines[i], &b.pipelines[j]);
@@ -562,6 +582,8 @@ pub fn compare(a: &Results, b: &Results, options: &Options) -> Comparison {
         cells,
         only_in_a,
         only_in_b,
+        missing_in_a,
+        missing_in_b,
         pipelines,
     }
 }

@@ -149,6 +149,21 @@ pub fn render(
     }
 }
 
+/// The note on each incomplete side: `B's run is incomplete: 3 of 4 cells done, ...`.
+fn incomplete_notes(inputs: &Inputs<'_>) -> Vec<String> {
+    let (a, b) = inputs.results;
+    [("A", a), ("B", b)]
+        .into_iter()
+        .filter_map(|(side, results)| {
+            let incomplete = results.meta.incomplete.as_ref()?;
+            Some(format!(
+                "{side}'s run is incomplete: {}; its missing cells are listed, not compared",
+                incomplete.describe()
+            ))
+        })
+        .collect()
+}
+
 fn json(
     comparison: &Comparison,
     inputs: &Inputs<'_>,
@@ -160,6 +175,7 @@ fn json(
             "created": results.meta.created,
             "git_commit": results.meta.git_commit,
             "repeat": results.meta.repeat,
+            "incomplete": results.meta.incomplete,
         })
     };
     let mut value = serde_json::to_value(comparison).expect("a comparison serialises");
@@ -220,6 +236,9 @@ fn text(
     if lacks_samples(comparison) {
         let _ = writeln!(out, "note: {NO_SAMPLES}");
     }
+    for note in incomplete_notes(inputs) {
+        let _ = writeln!(out, "note: {note}");
+    }
     out.push('\n');
     if comparison.cells.is_empty() {
         out.push_str("no cell is in both runs\n");
@@ -250,6 +269,14 @@ fn text(
             let _ = writeln!(out, "\nonly in {side} (not compared):");
             for cell in cells {
                 let _ = writeln!(out, "  {}", unmatched(cell));
+            }
+        }
+    }
+    for (side, cells) in [("A", &comparison.missing_in_a), ("B", &comparison.missing_in_b)] {
+        if !cells.is_empty() {
+            let _ = writeln!(out, "\nmissing from {side} (its run is incomplete; not compared):");
+            for cell in cells {
+                let _ = writeln!(out, "  {cell}");
             }
         }
     }
@@ -295,6 +322,9 @@ fn markdown(
     let _ = writeln!(out, "- {}", method(comparison));
     if lacks_samples(comparison) {
         let _ = writeln!(out, "- {NO_SAMPLES}");
+    }
+    for note in incomplete_notes(inputs) {
+        let _ = writeln!(out, "- **{note}**");
     }
     if !comparison.settings.is_empty() {
         out.push_str("\n> **Note:** the runs' settings differ (A -> B): ");
@@ -348,6 +378,16 @@ fn markdown(
         if !cells.is_empty() {
             let listed: Vec<String> = cells.iter().map(|c| format!("`{}`", unmatched(c))).collect();
             let _ = writeln!(out, "\n**Only in {side}** (not compared): {}", listed.join(", "));
+        }
+    }
+    for (side, cells) in [("A", &comparison.missing_in_a), ("B", &comparison.missing_in_b)] {
+        if !cells.is_empty() {
+            let listed: Vec<String> = cells.iter().map(|c| format!("`{c}`")).collect();
+            let _ = writeln!(
+                out,
+                "\n**Missing from {side}** (its run is incomplete; not compared): {}",
+                listed.join(", ")
+            );
         }
     }
     if !comparison.pipelines.is_empty() {

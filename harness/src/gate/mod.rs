@@ -20,13 +20,16 @@
 //! - `baseline`: the committed baseline file, read, checked and written;
 //! - `evaluate`: every rule on every cell it matches, confirming failures by measuring again,
 //!   after setting apart the rules about a scenario the results did not run;
-//! - `render`: the verdicts (and the rules set apart) as text, Markdown or JSON.
+//! - `render`: the verdicts (and the rules set apart) as text, Markdown or JSON;
+//! - `incomplete`: an incomplete results file, refused or (`--allow-incomplete`) judged on
+//!   the cells it has.
 //!
 //! This module holds the command itself, [`run_gate`], over a validated [`GateConfig`]. It
 //! only reads results: measuring a cell again is a closure its caller passes in.
 
 mod baseline;
 mod evaluate;
+mod incomplete;
 mod metric;
 mod render;
 mod rules;
@@ -67,6 +70,26 @@ pub enum GateInputError {
     /// The baseline file cannot be read, or lacks a value a rule needs.
     #[error("{0}")]
     Baseline(String),
+    /// The results file is incomplete (a run stopped before its last cell), and
+    /// `--allow-incomplete` was not given (or `--update-baseline` was).
+    #[error(
+        "{path} is incomplete: {missing} of {planned} cells are missing ({}); finish the run \
+         with `keyed-bench run --resume {folder}`, or judge the cells it has with \
+         --allow-incomplete (a baseline is made only from a complete run)",
+        stopped_by.as_ref().map_or_else(|| "the run did not say why it stopped".to_owned(), |by| format!("stopped by {by}"))
+    )]
+    Incomplete {
+        /// The results file.
+        path: String,
+        /// The folder that holds it.
+        folder: String,
+        /// The cells missing.
+        missing: usize,
+        /// The cells the run planned.
+        planned: usize,
+        /// What stopped it (`meta.incomplete.stopped_by`).
+        stopped_by: Option<String>,
+    },
     /// The baseline file cannot be written (`--update-baseline`).
     #[error("cannot write {path}: {error}")]
     Write {
@@ -107,6 +130,8 @@ pub struct GateConfig {
     pub confirm: usize,
     /// Write the baseline file from these results instead of judging them.
     pub update_baseline: bool,
+    /// Judge an incomplete results file on the cells it has, instead of refusing it.
+    pub allow_incomplete: bool,
 }
 
 /// What `keyed-bench gate` concluded.
@@ -132,6 +157,11 @@ pub fn run_gate(
     on_rerun: &mut dyn FnMut(&str),
 ) -> Result<GateOutcome, GateInputError> {
     let results = Results::read(&config.results)?;
+    if !config.allow_incomplete || config.update_baseline {
+        if let Some(refusal) = incomplete::refusal(&config.results, &results) {
+            return Err(refusal);
+        }
+    }
     let recorded = if config.confirm > 0 && !config.update_baseline {
         // A confirmation measures cells again with the settings the file records: check
         // them as the command line's would be, before anything runs on them.
@@ -185,12 +215,21 @@ pub fn run_gate(
             }
         }
     };
+    let (rules, mut not_judged) = incomplete::split_missing(rules, &results);
     let (rules, mut not_run) = split_not_run(rules, &results);
     let (rules, unbaselined) = split_unbaselined(rules, &results, baseline.as_ref());
     not_run.extend(unbaselined);
-    let verdicts = evaluate(&results, &rules, baseline.as_ref(), config.confirm, &mut rerun)?;
+    let verdicts = incomplete::evaluate_incomplete(
+        &results,
+        &rules,
+        baseline.as_ref(),
+        config.confirm,
+        &mut rerun,
+        &mut not_judged,
+    )?;
+    let report = render(&verdicts, &not_run, config.format);
     Ok(GateOutcome {
-        report: render(&verdicts, &not_run, config.format),
+        report: incomplete::with_note(report, config.format, &results, &not_judged),
         pass: verdicts.iter().all(|v| v.pass),
     })
 }

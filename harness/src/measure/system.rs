@@ -230,7 +230,13 @@ pub fn cores() -> usize {
 
 /// The first line of `command args`' output, if it ran.
 fn first_line_of(command: &str, args: &[&str]) -> Option<String> {
-    let output = std::process::Command::new(command).args(args).output().ok()?;
+    let mut command = std::process::Command::new(command);
+    command.args(args);
+    // A process group of its own: the Ctrl-C that stops a run after its cell in progress
+    // must not end the git or rustc that fill in the run's meta (as "unknown").
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    let output = command.output().ok()?;
     output.status.success().then(|| {
         String::from_utf8_lossy(&output.stdout).lines().next().unwrap_or_default().trim().to_owned()
     })

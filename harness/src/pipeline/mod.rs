@@ -108,8 +108,8 @@ pub use projection::{
 };
 pub use retry::{RetryConfig, RetryPolicy, RetryTopic, UnknownRetryPolicy};
 pub use scenario::{
-    run_crash, run_scenario, Bench, LagSummary, LatencySummary, PipelineError, PipelinePlan,
-    PipelineRun,
+    run_crash, run_scenario, run_scenario_where, Bench, LagSummary, LatencySummary, PipelineError,
+    PipelinePlan, PipelineRun, Wanted,
 };
 pub use transport::{Commit, EmbeddedTransport, MemberId, Transport, TransportError};
 

@@ -141,6 +141,7 @@ pub fn render_report(results: &Results, charts: &Charts) -> String {
             "<li><a href=\"#verdict\">Verdict</a></li>\n",
         )
     };
+    let verdict = format!("{}{verdict}", super::incomplete::html_line(results));
     let contents: String = std::iter::once(verdict_link.to_owned())
         .chain(charts.charts.iter().map(|chart| {
             format!("<li><a href=\"#{}\">{}</a></li>\n", chart.name, escape(&chart.title))

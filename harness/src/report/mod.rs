@@ -7,6 +7,7 @@
 //! - `pipeline`: the summary's tables of the end-to-end pipeline scenarios;
 //! - `plot`: the charts, PNG and SVG;
 //! - `html`: `report.html`, the charts and the summary on one page;
+//! - `incomplete`: the line both open with for an incomplete run;
 //! - `export`: results in the formats of continuous-benchmarking services;
 //! - `catalog`: what the suite can run, for `keyed-bench list`.
 
@@ -14,6 +15,7 @@ pub mod catalog;
 pub mod export;
 pub mod format;
 pub mod html;
+pub mod incomplete;
 pub mod pipeline;
 pub mod plot;
 pub mod summary;

@@ -112,6 +112,9 @@ pub fn render_summary(results: &Results) -> String {
 pub(super) fn render_summary_parts(results: &Results, with_verdict: bool) -> String {
     let meta = &results.meta;
     let mut out = String::from("# keyed-bench summary\n\n");
+    if let Some(line) = super::incomplete::markdown_line(results).filter(|_| with_verdict) {
+        out.push_str(&format!("{line}\n\n"));
+    }
     if with_verdict {
         out.push_str(&super::verdict::render_verdict(results));
     }

@@ -8,6 +8,18 @@ use hdrhistogram::Histogram;
 /// a reader never sees a half-written file: either the old file (or none) or the new one.
 /// On any failure the temporary file is removed and `path` is left as it was.
 pub fn write_atomically(path: &Path, contents: &[u8]) -> std::io::Result<()> {
+    replace(path, contents, true)
+}
+
+/// [`write_atomically`] without waiting for the data to reach the disk: a reader, and the
+/// next process after this one ends however it ends, see the old file or the new one whole;
+/// only a crash of the machine itself may leave the old one (or, on some file systems, an
+/// empty one). For a file replaced often, such as the results saved after every cell.
+pub fn replace_atomically(path: &Path, contents: &[u8]) -> std::io::Result<()> {
+    replace(path, contents, false)
+}
+
+fn replace(path: &Path, contents: &[u8], durable: bool) -> std::io::Result<()> {
     use std::io::Write as _;
     let Some(name) = path.file_name() else {
         return Err(std::io::Error::new(
@@ -23,7 +35,10 @@ pub fn write_atomically(path: &Path, contents: &[u8]) -> std::io::Result<()> {
     let temporary = path.with_file_name(temporary_name);
     let written = std::fs::File::create(&temporary).and_then(|mut file| {
         file.write_all(contents)?;
-        file.sync_all()
+        if durable {
+            file.sync_all()?;
+        }
+        Ok(())
     });
     let renamed = written.and_then(|()| std::fs::rename(&temporary, path));
     if renamed.is_err() {

@@ -3,12 +3,14 @@
 //!
 //! - `designs`: the descriptors of the designs that are not built in;
 //! - `metrics`: raw samples turned into the numbers of a [`RunResult`];
-//! - `fs`: atomic writes and the `.hgrm` histogram files.
+//! - `fs`: atomic writes and the `.hgrm` histogram files;
+//! - `incomplete`: what the file of a run that has not finished says about itself.
 
 use std::path::Path;
 
 pub mod designs;
 pub mod fs;
+pub mod incomplete;
 pub mod metrics;
 
 use serde::{Deserialize, Serialize};
@@ -135,6 +137,30 @@ pub struct Meta {
     /// descriptors; absent when every design was built in.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub designs: Vec<designs::DesignRecord>,
+    /// The list-valued settings and the cell limit (`--workers`, `--throughput`,
+    /// `--window`, `--idle-spin-us`, `--max-cells`), so that a resumed or re-measured run
+    /// has the same points; absent in files from before sweeps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep: Option<crate::sweep::Sweep>,
+    /// The scenarios selected (`--scenario`), in the order they ran; absent in files from
+    /// before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scenarios: Option<Vec<String>>,
+    /// The strategies selected (`--strategy`), in the order they ran; absent in files from
+    /// before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strategies: Option<Vec<String>>,
+    /// Whether each cell ran the untimed breakdown repetition (not `--no-breakdown`);
+    /// absent in files from before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub breakdown: Option<bool>,
+    /// How far a run that has not finished got; absent once every cell is done.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub incomplete: Option<incomplete::Incomplete>,
+    /// The later sessions that resumed the run (`run --resume`), in order; absent when it
+    /// ran in one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resumed: Vec<incomplete::Resumed>,
 }
 
 /// An optional setting in JSON by its command-line name (a window scope: `strategy`,

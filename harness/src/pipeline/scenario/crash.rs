@@ -17,7 +17,7 @@ use strategies::{Design, StrategyConfig};
 
 use super::summarize;
 use super::{backlog, consumer_config, events, last_versions, one_member, run_cells, slow_treat};
-use super::{PipelineError, PipelineRun};
+use super::{Bench, PipelineError, PipelineRun, Wanted};
 use crate::measure::timer::Timer;
 use crate::pipeline::commit::CommitPolicy;
 use crate::pipeline::consumer::{run_incarnation, ConsumerError, Incarnation, Pipeline, Stop};
@@ -46,9 +46,23 @@ pub fn run_crash(
     strategies: &[Design],
     each: impl FnMut(&PipelineRun),
 ) -> Result<Vec<PipelineRun>, PipelineError> {
+    let bench = Bench { sizes, seed, timer, strategy_config };
+    run(&bench, policies, strategies, &mut |_, _| true, each)
+}
+
+/// [`run_crash`] for the cells `wanted` accepts.
+pub(super) fn run(
+    bench: &Bench<'_>,
+    policies: &[CommitPolicy],
+    strategies: &[Design],
+    wanted: &mut Wanted<'_>,
+    each: impl FnMut(&PipelineRun),
+) -> Result<Vec<PipelineRun>, PipelineError> {
+    let Bench { sizes, seed, timer, strategy_config } = bench.clone();
     let (topic, expected) = produce(sizes, seed)?;
     let name = super::policy_param;
-    run_cells(ScenarioId::PipelineCrash, policies, strategies, each, name, |policy, param, s| {
+    let id = ScenarioId::PipelineCrash;
+    run_cells(id, policies, strategies, wanted, each, name, |policy, param, s| {
         crash_cell(&topic, &expected, sizes, strategy_config, s, policy, param, timer)
     })
 }

@@ -22,7 +22,7 @@ use strategies::Design;
 
 use super::{
     consume_to_end, consumer_config, events, last_versions, run_cells, slow_treat,
-    summarize_single, Bench, PipelineError, PipelineRun, PAYLOAD_BYTES,
+    summarize_single, Bench, PipelineError, PipelineRun, Wanted, PAYLOAD_BYTES,
 };
 use crate::pipeline::commit::CommitPolicy;
 use crate::pipeline::consumer::{ConsumerError, Hold, Pipeline};
@@ -121,6 +121,7 @@ fn produce(sizes: &Sizes, seed: u64) -> Result<(Topic, BTreeMap<u64, u64>, Marks
 pub fn run(
     bench: &Bench<'_>,
     strategies: &[Design],
+    wanted: &mut Wanted<'_>,
     each: impl FnMut(&PipelineRun),
 ) -> Result<Vec<PipelineRun>, PipelineError> {
     let (topic, expected, marks) = produce(bench.sizes, bench.seed)?;
@@ -129,6 +130,7 @@ pub fn run(
         ScenarioId::PipelineExpand,
         &Mitigation::ALL,
         strategies,
+        wanted,
         each,
         name,
         |m, param, s| cell(bench, &topic, &expected, &marks, m, param, s),
@@ -324,7 +326,8 @@ mod tests {
             timer: &timer,
             strategy_config: StrategyConfig::with_workers(2),
         };
-        let runs = run(&bench, &[StrategyId::KeyedMailbox.into()], |_| {}).unwrap();
+        let runs =
+            run(&bench, &[StrategyId::KeyedMailbox.into()], &mut |_, _| true, |_| {}).unwrap();
         assert_eq!(runs.len(), 2);
         for run in &runs {
             let expansion = run.expansion.as_ref().unwrap();

@@ -283,16 +283,30 @@ pub fn run_scenario(
     strategies: &[Design],
     each: impl FnMut(&PipelineRun),
 ) -> Result<Vec<PipelineRun>, PipelineError> {
-    let Bench { sizes, seed, timer, strategy_config } = bench.clone();
+    run_scenario_where(scenario, bench, plan, strategies, &mut |_, _| true, each)
+}
+
+/// Which cells of a pipeline scenario to run, asked just before each with its `param` and
+/// strategy: a cell it refuses is neither run nor reported (a run that stops, or resumes).
+pub type Wanted<'a> = dyn FnMut(&str, Design) -> bool + 'a;
+
+/// [`run_scenario`] for the cells `wanted` accepts.
+pub fn run_scenario_where(
+    scenario: ScenarioId,
+    bench: &Bench<'_>,
+    plan: &PipelinePlan,
+    strategies: &[Design],
+    wanted: &mut Wanted<'_>,
+    each: impl FnMut(&PipelineRun),
+) -> Result<Vec<PipelineRun>, PipelineError> {
+    let policies = (&plan.commit_policies, &plan.retry_policies);
     match scenario {
-        ScenarioId::PipelineCrash => {
-            run_crash(sizes, seed, timer, strategy_config, &plan.commit_policies, strategies, each)
-        }
-        ScenarioId::PipelineRetry => retry::run(bench, &plan.retry_policies, strategies, each),
-        ScenarioId::PipelineExpand => expand::run(bench, strategies, each),
-        ScenarioId::PipelineReorder => reorder::run(bench, strategies, each),
+        ScenarioId::PipelineCrash => crash::run(bench, policies.0, strategies, wanted, each),
+        ScenarioId::PipelineRetry => retry::run(bench, policies.1, strategies, wanted, each),
+        ScenarioId::PipelineExpand => expand::run(bench, strategies, wanted, each),
+        ScenarioId::PipelineReorder => reorder::run(bench, strategies, wanted, each),
         ScenarioId::PipelineRebalance => {
-            rebalance::run(bench, &plan.commit_policies, strategies, each)
+            rebalance::run(bench, policies.0, strategies, wanted, each)
         }
         _ => Ok(Vec::new()),
     }
@@ -447,12 +461,13 @@ fn summarize_single(
     summarize(scenario, param, strategy, policy, sizes, pipeline, expected, vec![report], elapsed_s)
 }
 
-/// Runs `cell` for every parameter x strategy, in that order, calling `each` after every
-/// cell; `name` gives a parameter's `param` (`policy=contiguous`, ...).
+/// Runs `cell` for every parameter x strategy that `wanted` accepts, in that order, calling
+/// `each` after every cell; `name` gives a parameter's `param` (`policy=contiguous`, ...).
 fn run_cells<P: Copy>(
     scenario: ScenarioId,
     params: &[P],
     strategies: &[Design],
+    wanted: &mut Wanted<'_>,
     mut each: impl FnMut(&PipelineRun),
     name: impl Fn(P) -> String,
     mut cell: impl FnMut(P, String, Design) -> Result<PipelineRun, ConsumerError>,
@@ -461,6 +476,9 @@ fn run_cells<P: Copy>(
     for &value in params {
         let param = name(value);
         for &strategy in strategies {
+            if !wanted(&param, strategy) {
+                continue;
+            }
             let run = cell(value, param.clone(), strategy)
                 .map_err(cell_error(scenario, &param, strategy))?;
             each(&run);

@@ -23,7 +23,7 @@ use strategies::Design;
 
 use super::{
     backlog, consumer_config, events, last_versions, run_cells, slow_treat, summarize, Bench,
-    PipelineError, PipelineRun,
+    PipelineError, PipelineRun, Wanted,
 };
 use crate::pipeline::commit::CommitPolicy;
 use crate::pipeline::consumer::{
@@ -113,6 +113,7 @@ pub fn run(
     bench: &Bench<'_>,
     policies: &[CommitPolicy],
     strategies: &[Design],
+    wanted: &mut Wanted<'_>,
     each: impl FnMut(&PipelineRun),
 ) -> Result<Vec<PipelineRun>, PipelineError> {
     let events = events(bench.sizes, bench.seed, ScenarioId::PipelineRebalance);
@@ -123,6 +124,7 @@ pub fn run(
         ScenarioId::PipelineRebalance,
         policies,
         strategies,
+        wanted,
         each,
         name,
         |policy, param, s| cell(bench, &topic, &expected, policy, param, s),
@@ -298,7 +300,7 @@ mod tests {
         let strategies: Vec<Design> =
             ordered().into_iter().filter(|&id| id != StrategyId::Inline).collect();
         let policies = [CommitPolicy::Contiguous, CommitPolicy::ContiguousMetadata];
-        for run in run(&bench, &policies, &strategies, |_| {}).unwrap() {
+        for run in run(&bench, &policies, &strategies, &mut |_, _| true, |_| {}).unwrap() {
             let what = format!("{} {}", run.strategy, run.param);
             let rebalance = run.rebalance.as_ref().unwrap();
             assert_eq!(rebalance.events.len(), 2, "{what}");

@@ -21,7 +21,7 @@ use strategies::Design;
 
 use super::{
     consume_to_end, consumer_config, events, last_versions, run_cells, slow_treat,
-    summarize_single, Bench, PipelineError, PipelineRun, PAYLOAD_BYTES,
+    summarize_single, Bench, PipelineError, PipelineRun, Wanted, PAYLOAD_BYTES,
 };
 use crate::pipeline::commit::CommitPolicy;
 use crate::pipeline::consumer::ConsumerError;
@@ -88,11 +88,13 @@ pub(super) fn param() -> String {
 pub fn run(
     bench: &Bench<'_>,
     strategies: &[Design],
+    wanted: &mut Wanted<'_>,
     each: impl FnMut(&PipelineRun),
 ) -> Result<Vec<PipelineRun>, PipelineError> {
     let (topic, expected, out_of_order) = produce(bench.sizes, bench.seed)?;
     let name = |_| param();
-    run_cells(ScenarioId::PipelineReorder, &[PRODUCERS], strategies, each, name, |_, param, s| {
+    let id = ScenarioId::PipelineReorder;
+    run_cells(id, &[PRODUCERS], strategies, wanted, each, name, |_, param, s| {
         cell(bench, &topic, &expected, out_of_order, param, s)
     })
 }
@@ -151,7 +153,7 @@ mod tests {
         };
         let strategies: Vec<Design> =
             ordered().into_iter().filter(|&id| id != StrategyId::Inline).collect();
-        for run in run(&bench, &strategies, |_| {}).unwrap() {
+        for run in run(&bench, &strategies, &mut |_, _| true, |_| {}).unwrap() {
             let reorder = run.reorder.as_ref().unwrap();
             assert_eq!(reorder.appended_out_of_order, out_of_order);
             assert!(

@@ -24,7 +24,7 @@ use strategies::Design;
 
 use super::{
     consume_to_end, consumer_config, events, last_versions, place_hash, run_cells,
-    summarize_single, Bench, LatencySummary, PipelineError, PipelineRun, PAYLOAD_BYTES,
+    summarize_single, Bench, LatencySummary, PipelineError, PipelineRun, Wanted, PAYLOAD_BYTES,
 };
 use crate::pipeline::commit::CommitPolicy;
 use crate::pipeline::consumer::{ConsumerError, Treat, Treatment};
@@ -118,12 +118,14 @@ pub fn run(
     bench: &Bench<'_>,
     policies: &[RetryPolicy],
     strategies: &[Design],
+    wanted: &mut Wanted<'_>,
     each: impl FnMut(&PipelineRun),
 ) -> Result<Vec<PipelineRun>, PipelineError> {
     let (topic, expected) = produce(bench.sizes, bench.seed)?;
     let failures = Arc::new(Failures::of(bench.sizes, &topic));
     let name = super::retry_param;
-    run_cells(ScenarioId::PipelineRetry, policies, strategies, each, name, |policy, param, s| {
+    let id = ScenarioId::PipelineRetry;
+    run_cells(id, policies, strategies, wanted, each, name, |policy, param, s| {
         cell(bench, &topic, &expected, &failures, policy, param, s)
     })
 }
@@ -230,7 +232,7 @@ mod tests {
         };
         let strategies =
             [StrategyId::KeyedMailbox, StrategyId::GroupBy, StrategyId::Tokio].map(Design::from);
-        let runs = run(&bench, &RetryPolicy::ALL, &strategies, |_| {}).unwrap();
+        let runs = run(&bench, &RetryPolicy::ALL, &strategies, &mut |_, _| true, |_| {}).unwrap();
         assert_eq!(runs.len(), 9);
         for run in &runs {
             let what = format!("{} {}", run.strategy, run.param);

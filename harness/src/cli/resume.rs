@@ -1,0 +1,352 @@
+//! `keyed-bench run --resume DIR`: the run `DIR/results.json` records, checked before
+//! anything is measured against the flags given beside `--resume`, this build and this
+//! machine.
+//!
+//! The recorded settings are the run's: a flag given beside `--resume` must agree with
+//! them, and one not given takes the recorded value. A resumed file claims one build and
+//! one machine for all its cells, so the commit (compared without its `-dirty` mark),
+//! `rustc`, the CPU model and the core count must also be the recorded ones.
+
+use std::path::Path;
+
+use strategies::Design;
+
+use super::run::RunArgs;
+use crate::config::{RunConfig, SettingError};
+use crate::measure::system;
+use crate::results::incomplete::commit_hash;
+use crate::results::{ReadError, Results};
+use crate::suite::ledger::match_earlier;
+use crate::suite::{plan, PlannedCell};
+use crate::workload::reference::with_parallel_consumer_sizes;
+use crate::workload::{ScenarioId, Sizes};
+
+/// What `--resume DIR` found.
+#[derive(Debug)]
+pub enum Resume {
+    /// The file is complete: nothing to run. The line to say so.
+    Complete(String),
+    /// The run to go on with (the recorded settings, writing into `DIR`) and the earlier
+    /// sessions' results.
+    Missing {
+        /// The recorded run, with this session's command line.
+        config: Box<RunConfig>,
+        /// What `DIR/results.json` holds.
+        earlier: Box<Results>,
+    },
+}
+
+/// A setting, or a fact of the build or the machine, that differs from the recorded one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Difference {
+    /// The flag (`--workers`) or the fact (`commit`).
+    pub what: String,
+    /// The recorded value.
+    pub recorded: String,
+    /// This session's.
+    pub now: String,
+}
+
+/// Why a run cannot be resumed (exit status 2).
+#[derive(Debug, thiserror::Error)]
+pub enum ResumeError {
+    /// `--out` names another folder than `--resume`.
+    #[error("--resume {dir} writes into {dir}; --out names another folder, {out}")]
+    OtherOut {
+        /// The folder to resume.
+        dir: String,
+        /// The `--out` given.
+        out: String,
+    },
+    /// The results file cannot be read.
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    /// A flag given beside `--resume` is not valid.
+    #[error(transparent)]
+    Setting(#[from] SettingError),
+    /// The file lacks what a resumed run needs, or records what this build cannot run.
+    #[error("cannot resume {path}: {why}")]
+    Unresumable {
+        /// The results file.
+        path: String,
+        /// Why.
+        why: String,
+    },
+    /// The flags, the build or the machine differ from the recorded ones.
+    #[error("{}", differences_text(dir, differences, command))]
+    Differs {
+        /// The folder to resume.
+        dir: String,
+        /// Each difference.
+        differences: Vec<Difference>,
+        /// The recorded command line.
+        command: String,
+    },
+}
+
+fn differences_text(dir: &str, differences: &[Difference], command: &str) -> String {
+    let mut text = format!("cannot resume {dir}: its run differs from this one:\n");
+    for difference in differences {
+        text.push_str(&format!(
+            "  {}: recorded {}, {} {}\n",
+            difference.what,
+            difference.recorded,
+            if difference.what.starts_with("--") { "given" } else { "here" },
+            difference.now
+        ));
+    }
+    text.push_str(&format!("the run was started with: {command}\n"));
+    if differences.iter().all(|difference| difference.what.starts_with("--")) {
+        text.push_str(&format!(
+            "flags left out take the recorded values: keyed-bench run --resume {dir}"
+        ));
+    } else {
+        text.push_str(
+            "a resumed file must come from one build on one machine: run it again from \
+             scratch here, or resume it where it was started",
+        );
+    }
+    text
+}
+
+/// The flags a command line gives (`--workers 4` and `--workers=4` give `workers`), beside
+/// its first word (the program).
+fn given_flags(command: &str) -> Vec<&str> {
+    command
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|word| word.strip_prefix("--"))
+        .map(|flag| flag.split_once('=').map_or(flag, |(name, _)| name))
+        .collect()
+}
+
+/// Whether two paths name one folder.
+fn same_folder(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
+}
+
+/// The value of the setting `flag` sets in `config`, as it is compared and shown; `None`
+/// for a flag that is not a setting of the cells (`--out`, a size: see [`size_differences`]).
+fn setting(flag: &str, config: &RunConfig) -> Option<String> {
+    fn list<T: std::fmt::Display>(items: &[T]) -> String {
+        items.iter().map(ToString::to_string).collect::<Vec<_>>().join(",")
+    }
+    let strategy = &config.strategy;
+    Some(match flag {
+        "scenario" => list(&config.scenarios),
+        "strategy" => list(&config.strategies),
+        "commit-policy" => list(&config.commit_policies),
+        "retry-policy" => list(&config.retry_policies),
+        "workers" => list(&config.sweep.workers),
+        "window" => list(&config.sweep.window),
+        "throughput" => list(&config.sweep.throughput),
+        "max-cells" => config.sweep.max_cells.to_string(),
+        "groups-per-worker" => strategy.groups_per_worker.to_string(),
+        "idle-spin-us" => list(&config.sweep.idle_spin_us),
+        "window-scope" => strategy.window_scope.map_or("default".into(), |s| s.to_string()),
+        "binding" => strategy.binding.to_string(),
+        "producers" => config.producers.to_string(),
+        "timer-threads" => config.timer_threads.to_string(),
+        "repeat" => config.repeat.to_string(),
+        "no-breakdown" => (!config.breakdown).to_string(),
+        "quick" => config.quick.to_string(),
+        "seed" => config.seed.to_string(),
+        _ => return None,
+    })
+}
+
+/// The sizes that the size flags given (`args`) would change in the recorded `sizes`, each
+/// by its flag.
+fn size_differences(sizes: &Sizes, args: &RunArgs, given: &[&str]) -> Vec<Difference> {
+    let mut overlaid = sizes.clone();
+    if given.contains(&"published-parallel-consumer") {
+        with_parallel_consumer_sizes(&mut overlaid);
+    }
+    args.sizes.apply(&mut overlaid);
+    let as_object = |sizes: &Sizes| match serde_json::to_value(sizes) {
+        Ok(serde_json::Value::Object(fields)) => fields,
+        _ => serde_json::Map::new(),
+    };
+    let (recorded, now) = (as_object(sizes), as_object(&overlaid));
+    recorded
+        .iter()
+        .filter(|(name, value)| now.get(*name) != Some(*value))
+        .map(|(name, value)| Difference {
+            what: format!("--{}", name.replace('_', "-")),
+            recorded: as_flag(value),
+            now: now.get(name).map_or_else(|| "absent".into(), as_flag),
+        })
+        .collect()
+}
+
+/// A size as its flag takes it: a list comma-separated (`10,20`), a number as it is.
+fn as_flag(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::Array(items) => {
+            items.iter().map(ToString::to_string).collect::<Vec<_>>().join(",")
+        }
+        other => other.to_string(),
+    }
+}
+
+/// The run `results` records, writing into `dir`; `path` names the file in errors.
+fn recorded_run(results: &Results, dir: &Path, path: &str) -> Result<RunConfig, ResumeError> {
+    let unresumable = |why: String| ResumeError::Unresumable { path: path.to_owned(), why };
+    let meta = &results.meta;
+    let (Some(scenarios), Some(strategies), Some(breakdown)) =
+        (&meta.scenarios, &meta.strategies, meta.breakdown)
+    else {
+        return Err(unresumable(
+            "it does not record its scenarios, strategies and breakdown (it was written \
+             before they were recorded)"
+                .into(),
+        ));
+    };
+    let scenarios = scenarios
+        .iter()
+        .map(|id| id.parse::<ScenarioId>())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|error| unresumable(error.to_string()))?;
+    let strategies = strategies
+        .iter()
+        .map(|id| id.parse::<Design>())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|error| unresumable(error.to_string()))?;
+    let mut config = RunConfig::from_recorded(meta, scenarios, strategies)
+        .map_err(|error| unresumable(error.to_string()))?;
+    config.breakdown = breakdown;
+    config.out = dir.to_path_buf();
+    Ok(config)
+}
+
+/// The build and machine facts of `results` that differ from this process's.
+fn build_differences(results: &Results) -> Vec<Difference> {
+    let meta = &results.meta;
+    let commit = system::git_commit();
+    let mut differences = Vec::new();
+    let mut differ = |what: &str, recorded: &str, now: String| {
+        differences.push(Difference { what: what.into(), recorded: recorded.into(), now });
+    };
+    if commit_hash(&meta.git_commit) != commit_hash(&commit) {
+        differ("commit", &meta.git_commit, commit);
+    }
+    let rustc = system::rustc_version();
+    if meta.rustc != rustc {
+        differ("rustc", &meta.rustc, rustc);
+    }
+    let cpu = system::cpu_model();
+    if meta.cpu_model != cpu {
+        differ("CPU", &meta.cpu_model, cpu);
+    }
+    if meta.cores != system::cores() {
+        differ("cores", &meta.cores.to_string(), system::cores().to_string());
+    }
+    differences
+}
+
+/// Reads `dir/results.json` and checks it against `args` (the flags of this run, with
+/// `command` its command line), this build and this machine: the run to go on with, or
+/// that there is none.
+pub fn resume(dir: &Path, args: RunArgs, command: String) -> Result<Resume, ResumeError> {
+    let given = given_flags(&command);
+    if given.contains(&"out") && !same_folder(&args.out, dir) {
+        let (dir, out) = (dir.display().to_string(), args.out.display().to_string());
+        return Err(ResumeError::OtherOut { dir, out });
+    }
+    let file = dir.join("results.json");
+    let path = file.display().to_string();
+    let earlier = Results::read(&file)?;
+    if earlier.is_complete() {
+        let cells = earlier.runs.len() + earlier.pipelines.len();
+        return Ok(Resume::Complete(format!(
+            "{path} is complete ({cells} cells measured or run): nothing to resume"
+        )));
+    }
+    let mut recorded = recorded_run(&earlier, dir, &path)?;
+    let mut flags = RunArgs { out: dir.to_path_buf(), resume: None, ..args };
+    flags.dry_run = false;
+    let this = RunConfig::try_from((flags.clone(), command.clone()))?;
+    let mut differences: Vec<Difference> = given
+        .iter()
+        .filter_map(|flag| {
+            let (before, now) = (setting(flag, &recorded)?, setting(flag, &this)?);
+            (before != now).then(|| Difference { what: format!("--{flag}"), recorded: before, now })
+        })
+        .collect();
+    differences.extend(size_differences(&recorded.sizes, &flags, &given));
+    differences.extend(build_differences(&earlier));
+    if !differences.is_empty() {
+        let (dir, command) = (dir.display().to_string(), earlier.meta.command.clone());
+        return Err(ResumeError::Differs { dir, differences, command });
+    }
+    let cells = plan(&recorded, earlier.meta.saturation_per_s);
+    let strays = match_earlier(&cells, &earlier).strays;
+    if !strays.is_empty() {
+        let listed: Vec<String> = strays.iter().map(ToString::to_string).collect();
+        return Err(ResumeError::Unresumable {
+            path,
+            why: format!("it holds cells its own settings do not plan: {}", listed.join(", ")),
+        });
+    }
+    recorded.command = command;
+    Ok(Resume::Missing { config: Box::new(recorded), earlier: Box::new(earlier) })
+}
+
+/// The cells a resumed run of `config` runs: those of its plan that `earlier` lacks.
+pub fn remaining(config: &RunConfig, earlier: &Results) -> Vec<PlannedCell> {
+    let cells = plan(config, earlier.meta.saturation_per_s);
+    let matched = match_earlier(&cells, earlier);
+    let mut done = vec![false; cells.len()];
+    let places = matched.runs.iter().map(|(index, _)| *index);
+    let places = places.chain(matched.pipelines.iter().map(|(index, _)| *index));
+    for index in places.chain(matched.skipped.iter().copied()) {
+        done[index] = true;
+    }
+    cells.into_iter().zip(done).filter(|(_, done)| !done).map(|(cell, _)| cell).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_are_read_from_the_command_line_with_or_without_a_value() {
+        let command = "keyed-bench run --quick --workers=4 --out x --resume x 7 -v";
+        assert_eq!(given_flags(command), ["quick", "workers", "out", "resume"]);
+        assert!(given_flags("--quick").is_empty(), "the first word is the program");
+    }
+
+    #[test]
+    fn only_the_sizes_a_flag_changes_differ() {
+        let sizes = Sizes::quick();
+        let args = RunArgs {
+            sizes: crate::workload::SizeArgs {
+                messages: Some(sizes.messages),
+                keys: Some(vec![sizes.keys[0] + 1]),
+                ..Default::default()
+            },
+            ..RunArgs::defaults()
+        };
+        let differences = size_differences(&sizes, &args, &["messages", "keys"]);
+        assert_eq!(differences.len(), 1, "{differences:?}");
+        assert_eq!(differences[0].what, "--keys");
+        assert_eq!(differences[0].now, (sizes.keys[0] + 1).to_string());
+        let published =
+            size_differences(&sizes, &RunArgs::defaults(), &["published-parallel-consumer"]);
+        let named: Vec<&str> = published.iter().map(|d| d.what.as_str()).collect();
+        assert!(named.contains(&"--pc-messages") && named.contains(&"--pc-keys"), "{named:?}");
+    }
+
+    #[test]
+    fn every_setting_flag_is_a_flag_of_run() {
+        let command = <RunArgs as clap::Args>::augment_args(clap::Command::new("run"));
+        let config = RunConfig::try_from((RunArgs::defaults(), "test".to_owned())).unwrap();
+        let flags: Vec<&str> = command.get_arguments().filter_map(|arg| arg.get_long()).collect();
+        let settings: Vec<&&str> =
+            flags.iter().filter(|flag| setting(flag, &config).is_some()).collect();
+        assert_eq!(settings.len(), 18, "{settings:?}");
+    }
+}

@@ -1,0 +1,60 @@
+//! A request to stop a suite run, shared between the run and whoever may ask for it (the
+//! binary's signal handler, a test). The suite installs no signal handler of its own.
+
+use std::sync::{Mutex, MutexGuard, OnceLock};
+
+/// Asks a suite run to stop after the cell in progress: the run then saves what it has,
+/// marked incomplete, and returns. Shared by reference (or in an `Arc`) with the run.
+#[derive(Debug, Default)]
+pub struct StopSignal {
+    /// Why the run was asked to stop: the first request's reason.
+    reason: OnceLock<String>,
+    /// Held while the run writes `results.json`, so that exiting at once never cuts a
+    /// write short ([`StopSignal::exit_now`]).
+    saving: Mutex<()>,
+}
+
+impl StopSignal {
+    /// A signal that has not been raised.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Asks the run to stop after the cell in progress, for `reason` (`SIGINT`, ...), which
+    /// the saved file records in `meta.incomplete.stopped_by`. Returns whether this was the
+    /// first request; a later one changes nothing.
+    pub fn request(&self, reason: &str) -> bool {
+        self.reason.set(reason.to_owned()).is_ok()
+    }
+
+    /// The first request's reason, once the run has been asked to stop.
+    pub fn requested(&self) -> Option<&str> {
+        self.reason.get().map(String::as_str)
+    }
+
+    /// Ends the process with `code` as soon as no write of `results.json` is under way:
+    /// what the run saved stays whole (every cell finished before its last save).
+    pub fn exit_now(&self, code: i32) -> ! {
+        let _no_write_under_way = self.saving();
+        std::process::exit(code)
+    }
+
+    /// Held by the run while it writes its results.
+    pub(crate) fn saving(&self) -> MutexGuard<'_, ()> {
+        self.saving.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_request_gives_the_reason() {
+        let stop = StopSignal::new();
+        assert_eq!(stop.requested(), None);
+        assert!(stop.request("SIGTERM"));
+        assert!(!stop.request("SIGINT"));
+        assert_eq!(stop.requested(), Some("SIGTERM"));
+    }
+}

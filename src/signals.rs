@@ -1,0 +1,75 @@
+//! SIGINT and SIGTERM during `keyed-bench run`. The first stops the run after the cell in
+//! progress: it saves every finished cell (marked incomplete) and exits with 128 + the
+//! signal's number, 130 or 143. A second exits at once with that status, as soon as no save
+//! is under way, so what was saved stays whole.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use harness::suite::StopSignal;
+use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::iterator::Signals;
+
+/// The signals that stop a run, by the name `meta.incomplete.stopped_by` records.
+const HANDLED: [(i32, &str); 2] = [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM")];
+
+/// The exit status of a run stopped by the signal named `name`: 128 + its number; 1 for a
+/// stop that no signal asked for.
+pub fn status(name: &str) -> u8 {
+    HANDLED
+        .iter()
+        .find(|(_, handled)| *handled == name)
+        .and_then(|(number, _)| u8::try_from(128 + number).ok())
+        .unwrap_or(1)
+}
+
+/// Prints `line` on standard error, ignoring a failure: a Ctrl-C also ends a reader of a
+/// pipe (`| tee`), and the run must still stop cleanly when nobody reads what it says.
+pub fn say(line: &str) {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
+}
+
+/// How to go on with the run whose output folder is `out`.
+pub fn resume_hint(out: &Path) -> String {
+    format!("resume with: keyed-bench run --resume {}", out.display())
+}
+
+/// Raises `stop` on the first SIGINT or SIGTERM and ends the process on the second, from a
+/// thread of its own; the run writing into `out` is told nothing else.
+pub fn stop_on_signals(stop: Arc<StopSignal>, out: &Path) -> std::io::Result<()> {
+    let mut signals = Signals::new(HANDLED.map(|(number, _)| number))?;
+    let hint = resume_hint(out);
+    let results = out.join("results.json");
+    std::thread::Builder::new().name("keyed-bench-signals".into()).spawn(move || {
+        for number in signals.forever() {
+            let name = HANDLED.iter().find(|(n, _)| *n == number).map_or("a signal", |(_, n)| n);
+            if stop.request(name) {
+                say(&format!(
+                    "keyed-bench: {name}: stopping after the cell in progress, then saving; \
+                     {name} again stops at once"
+                ));
+            } else {
+                say(&format!(
+                    "keyed-bench: {name} again: stopping now; {} holds every cell finished \
+                     so far; {hint}",
+                    results.display()
+                ));
+                stop.exit_now(i32::from(status(name)));
+            }
+        }
+    })?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stop_by_signal_exits_with_128_plus_its_number() {
+        assert_eq!(status("SIGINT"), 130);
+        assert_eq!(status("SIGTERM"), 143);
+        assert_eq!(status("test"), 1);
+    }
+}
