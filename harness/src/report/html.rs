@@ -141,7 +141,7 @@ pub fn render_report(results: &Results, charts: &Charts) -> String {
             "<li><a href=\"#verdict\">Verdict</a></li>\n",
         )
     };
-    let verdict = format!("{}{verdict}", super::incomplete::html_line(results));
+    let verdict = format!("{}{verdict}", incomplete_line(results));
     let contents: String = std::iter::once(verdict_link.to_owned())
         .chain(charts.charts.iter().map(|chart| {
             format!("<li><a href=\"#{}\">{}</a></li>\n", chart.name, escape(&chart.title))
@@ -358,6 +358,15 @@ fn render_table(out: &mut String, lines: &[&str]) {
         out.push_str("</tr>\n");
     }
     out.push_str("</tbody>\n</table>\n");
+}
+
+/// The incomplete run's opening sentence ([`super::incomplete::markdown_line`]) as an
+/// HTML paragraph, or nothing for a complete run.
+pub(crate) fn incomplete_line(results: &Results) -> String {
+    super::incomplete::markdown_line(results).map_or_else(String::new, |line| {
+        let paragraph = markdown_to_html(&line);
+        paragraph.replacen("<p>", "<p class=\"incomplete\">", 1)
+    })
 }
 
 #[cfg(test)]

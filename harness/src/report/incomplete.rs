@@ -13,14 +13,6 @@ pub fn markdown_line(results: &Results) -> Option<String> {
     ))
 }
 
-/// The same sentence as an HTML paragraph, or nothing for a complete run.
-pub fn html_line(results: &Results) -> String {
-    markdown_line(results).map_or_else(String::new, |line| {
-        let paragraph = super::html::markdown_to_html(&line);
-        paragraph.replacen("<p>", "<p class=\"incomplete\">", 1)
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -31,7 +23,7 @@ mod tests {
         let reference = include_str!("../../../results/2026-11-30-vm/results.json");
         let mut results = Results::parse(reference.as_bytes(), "r.json".as_ref()).unwrap();
         assert_eq!(markdown_line(&results), None);
-        assert_eq!(html_line(&results), "");
+        assert_eq!(crate::report::html::incomplete_line(&results), "");
         results.meta.incomplete = Some(Incomplete {
             cells_planned: 9,
             cells_done: 8,
@@ -41,7 +33,7 @@ mod tests {
         let line = markdown_line(&results).unwrap();
         assert!(line
             .starts_with("**Incomplete run:** 8 of 9 cells done, 1 missing (stopped by SIGTERM)"));
-        let html = html_line(&results);
+        let html = crate::report::html::incomplete_line(&results);
         assert!(html.starts_with("<p class=\"incomplete\"><strong>Incomplete run:</strong> 8 of 9"));
         assert_eq!(html.lines().count(), 1, "{html}");
     }
