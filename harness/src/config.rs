@@ -100,7 +100,7 @@ impl RunConfig {
         check_setting("producers", self.producers)?;
         self.sizes.validate()?;
         check_strategy_settings(&self.strategy, &self.strategies, &self.scenarios, &self.sizes)?;
-        for point in self.sweep.points(crate::sweep::Uses { workers: true, window: true }) {
+        for point in self.sweep.points(crate::sweep::Uses::ALL) {
             let strategy = point.apply(self.strategy);
             check_strategy_settings(&strategy, &self.strategies, &self.scenarios, &self.sizes)?;
         }

@@ -56,6 +56,11 @@ pub struct Uses {
     pub window: bool,
 }
 
+impl Uses {
+    /// A scenario that takes every setting: the whole cross product.
+    pub const ALL: Self = Self { workers: true, window: true };
+}
+
 impl Sweep {
     /// The sweep of one point: `strategy`'s settings.
     pub fn single(strategy: &StrategyConfig) -> Self {
@@ -187,24 +192,22 @@ mod tests {
         }
     }
 
-    const ALL: Uses = Uses { workers: true, window: true };
-
     #[test]
     fn points_are_the_cross_product_of_what_a_scenario_takes() {
         let sweep = sweep();
         assert!(sweep.is_sweep());
         assert_eq!(sweep.swept().collect::<Vec<_>>(), ["workers", "throughput"]);
-        let points = sweep.points(ALL);
+        let points = sweep.points(Uses::ALL);
         assert_eq!(points.len(), 6);
         assert_eq!(points[1], Point { workers: 1, throughput: 16, window: 64, idle_spin_us: 50 });
-        assert_eq!(sweep.label(&points[1], ALL), "workers=1 throughput=16");
+        assert_eq!(sweep.label(&points[1], Uses::ALL), "workers=1 throughput=16");
         let own_threads = Uses { workers: false, window: true };
         assert_eq!(sweep.points(own_threads).len(), 3, "a scenario's own workers are not swept");
         assert_eq!(sweep.label(&points[1], own_threads), "throughput=16");
         let single = Sweep::single(&StrategyConfig::with_workers(2));
         assert!(!single.is_sweep());
-        assert_eq!(single.points(ALL).len(), 1);
-        assert_eq!(single.label(&single.points(ALL)[0], ALL), "");
+        assert_eq!(single.points(Uses::ALL).len(), 1);
+        assert_eq!(single.label(&single.points(Uses::ALL)[0], Uses::ALL), "");
     }
 
     #[test]

@@ -266,7 +266,7 @@ impl TryFrom<(RunArgs, String)> for RunConfig {
                      sweep: {})",
                     config.scenarios.len(),
                     config.strategies.len(),
-                    config.sweep.points(crate::sweep::Uses { workers: true, window: true }).len()
+                    config.sweep.points(crate::sweep::Uses::ALL).len()
                 ),
                 max: config.sweep.max_cells,
                 why: "a run this large is refused unless --max-cells raises the limit",

@@ -408,12 +408,7 @@ fn workers_chart(sweep: &Sweep<'_>, machine: Machine) -> Planned {
         machine,
         ignores: |_| false,
     };
-    super::render(
-        format!("sweep-{}-{scenario}", sweep.axis.name()),
-        chart.title.clone(),
-        note,
-        &chart,
-    )
+    chart.planned(note)
 }
 
 /// Whether a strategy ignores `--throughput`: only the mailbox strategies bound a turn
@@ -471,12 +466,7 @@ fn throughput_chart(sweep: &Sweep<'_>, machine: Machine) -> Planned {
         machine,
         ignores: ignores_throughput,
     };
-    super::render(
-        format!("sweep-{}-{scenario}", sweep.axis.name()),
-        chart.title.clone(),
-        note,
-        &chart,
-    )
+    chart.planned(note)
 }
 
 fn window_chart(sweep: &Sweep<'_>, machine: Machine) -> Planned {
@@ -519,12 +509,7 @@ fn window_chart(sweep: &Sweep<'_>, machine: Machine) -> Planned {
         machine,
         ignores: |_| false,
     };
-    super::render(
-        format!("sweep-{}-{scenario}", sweep.axis.name()),
-        chart.title.clone(),
-        note,
-        &chart,
-    )
+    chart.planned(note)
 }
 
 fn keys_chart(sweep: &Sweep<'_>, machine: Machine) -> Planned {
@@ -550,12 +535,7 @@ fn keys_chart(sweep: &Sweep<'_>, machine: Machine) -> Planned {
         machine,
         ignores: |_| false,
     };
-    super::render(
-        format!("sweep-{}-{scenario}", sweep.axis.name()),
-        chart.title.clone(),
-        note,
-        &chart,
-    )
+    chart.planned(note)
 }
 
 // The first point of a sweep, for the charts that show one cell per strategy.
@@ -610,6 +590,14 @@ pub(super) fn noted(note: &str, shown: &[(String, &str)], elsewhere: &str) -> St
         "{note} These results hold a sweep; this chart shows {which}, so that it stays \
          readable. {elsewhere}"
     )
+}
+
+impl SweepChart<'_, '_> {
+    /// The chart as planned: `sweep-<axis>-<scenario>`, its title, and `note`.
+    fn planned(&self, note: String) -> Planned {
+        let name = format!("sweep-{}-{}", self.sweep.axis.name(), self.sweep.scenario);
+        super::render(name, self.title.clone(), note, self)
+    }
 }
 
 #[cfg(test)]
