@@ -145,6 +145,13 @@ fn judge_pipelines(rule: &Rule, results: &Results) -> Result<Vec<Verdict>, GateI
     Ok(verdicts)
 }
 
+/// Whether `run` is a point of a sweep that `baseline` holds no value of `rule` for: such a
+/// cell is not judged, where any other cell without a value is an error.
+fn unbaselined_point(rule: &Rule, run: &RunResult, baseline: &Baseline) -> bool {
+    run.settings.as_ref().is_some_and(|settings| !settings.sweep.is_empty())
+        && !baseline.values.contains_key(&baseline_key(rule, run))
+}
+
 /// Sets apart the baseline rules whose every cell is a point of a sweep that `baseline`
 /// holds no value for (a baseline written from a run without that sweep): they do not
 /// apply, and the report lists them. A rule with some points in the baseline judges those.
@@ -162,11 +169,7 @@ pub fn split_unbaselined(
                 return true;
             }
             let cells: Vec<&RunResult> = matching_runs(rule, &results.runs).collect();
-            let unbaselined = |run: &&RunResult| {
-                run.settings.as_ref().is_some_and(|s| !s.sweep.is_empty())
-                    && !baseline.values.contains_key(&baseline_key(rule, run))
-            };
-            if cells.is_empty() || !cells.iter().all(unbaselined) {
+            if cells.is_empty() || !cells.iter().all(|run| unbaselined_point(rule, run, baseline)) {
                 return true;
             }
             not_run.push(NotRun {
@@ -310,9 +313,8 @@ fn judge(
                 baseline_error(format!("rule `{}` needs a baseline file (--baseline)", rule.name))
             })?;
             let key = baseline_key(rule, run);
-            let sweep_cell = run.settings.as_ref().is_some_and(|s| !s.sweep.is_empty());
             let Some(&base) = baseline.values.get(&key) else {
-                if sweep_cell {
+                if unbaselined_point(rule, run, baseline) {
                     // A point the baseline does not hold (`split_unbaselined` lists a rule
                     // that holds none).
                     return Ok(None);
