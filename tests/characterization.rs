@@ -4,6 +4,8 @@
 //!
 //! - the cells of three plans (`--quick`, the default suite, a sweep), in order, each with
 //!   its repetitions and breakdown or its skip, as `--dry-run` lists them;
+//! - `--dry-run` and the cell count generate no workload: a dry run of 100,000,000
+//!   messages per workload (5 GB of messages) runs within 1 GB of address space;
 //! - a seeded quick run's results (`KEYED_BENCH_QUICK_RESULTS`, the release run that
 //!   `.ci/run` makes for the gate): every schema key of 9f6db06's quick run, every ordered
 //!   strategy clean, nothing lost and the final state right under the safe commit policies,
@@ -91,6 +93,26 @@ fn a_sweeps_plan_is_the_pinned_one() {
         "keyed-mailbox,inline,tokio",
     ];
     assert_plan(&args, "sweep-cells.txt");
+}
+
+/// Generating the workloads of this dry run would take over 5 GB (100,000,000 messages
+/// each for uniform, zipf and many-types); planning it takes none of that.
+#[test]
+fn a_dry_run_and_its_cell_count_generate_no_workload() {
+    let output = Command::new("sh")
+        .args(["-c", "ulimit -v 1000000 && exec \"$0\" \"$@\""])
+        .arg(env!("CARGO_BIN_EXE_keyed-bench"))
+        .args(["run", "--dry-run", "--messages", "100000000", "--scenario", "uniform,zipf"])
+        .output()
+        .expect("sh runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(stdout.contains("18 cells: 18 to run, 0 skipped"), "{stdout}");
 }
 
 /// Every key path of a results file, arrays written `[]`.

@@ -135,7 +135,7 @@ fn every_results_field_is_documented() {
     results.meta.scenarios = Some(vec!["uniform".into()]);
     results.meta.strategies = Some(vec!["inline".into()]);
     results.meta.breakdown = Some(true);
-    let cell = harness::results::incomplete::CellRef::new("uniform", "", "inline");
+    let cell = harness::results::CellKey::recorded("uniform", "", "inline");
     results.meta.incomplete = Some(harness::results::incomplete::Incomplete {
         cells_planned: 2,
         cells_done: 1,

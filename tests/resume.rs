@@ -8,7 +8,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use harness::results::incomplete::{CellRef, Incomplete};
+use harness::results::incomplete::Incomplete;
+use harness::results::CellKey;
 use harness::results::Results;
 
 /// A folder name of this test's own, absent before each case.
@@ -57,7 +58,7 @@ fn stopped_before_the_last(results: &Results) -> Results {
     stopped.meta.incomplete = Some(Incomplete {
         cells_planned: results.runs.len(),
         cells_done: stopped.runs.len(),
-        missing: vec![CellRef::new(&last.scenario, &last.param, &last.strategy)],
+        missing: vec![CellKey::recorded(&last.scenario, &last.param, &last.strategy)],
         stopped_by: Some("SIGINT".into()),
     });
     stopped

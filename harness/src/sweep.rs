@@ -144,14 +144,7 @@ impl Point {
     }
 }
 
-/// A cell's param within a sweep: the scenario's own, then the point's label.
-pub fn labelled(param: &str, label: &str) -> String {
-    match (param.is_empty(), label.is_empty()) {
-        (_, true) => param.to_owned(),
-        (true, false) => label.to_owned(),
-        (false, false) => format!("{param} {label}"),
-    }
-}
+pub use crate::results::cell::labelled;
 
 /// The settings a cell ran with, as `runs[].settings` and `pipelines[].settings` record
 /// them.

@@ -6,9 +6,9 @@ use std::path::Path;
 
 use harness::cli::RunArgs;
 use harness::config::RunConfig;
-use harness::results::incomplete::CellRef;
+use harness::results::CellKey;
 use harness::results::Results;
-use harness::suite::{plan, run_suite_with, Control, Observer, StopSignal};
+use harness::suite::{plan, run_suite_with, Cell, Control, Observer, StopSignal};
 use harness::workload::SizeArgs;
 
 /// Measured, skipped and pipeline cells, all tiny: 12 in all.
@@ -47,8 +47,8 @@ struct StopAfter<'a> {
 impl Observer for StopAfter<'_> {
     fn note(&mut self, _line: &str) {}
 
-    fn finished(&mut self, cell: &str, _outcome: &str) {
-        self.heard.push(cell.to_owned());
+    fn finished(&mut self, cell: &Cell, _outcome: &str) {
+        self.heard.push(cell.key.to_string());
         self.left = self.left.saturating_sub(1);
         if self.left == 0 {
             self.stop.request("test");
@@ -89,10 +89,8 @@ fn a_stopped_run_saves_its_cells_and_resuming_it_completes_the_same_file() {
     let out = std::env::temp_dir().join(format!("keyed-bench-interrupt-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&out);
     let config = tiny(&out);
-    let planned: Vec<CellRef> = plan(&config, None)
-        .iter()
-        .map(|cell| CellRef::new(cell.scenario.as_str(), &cell.param, cell.strategy.as_str()))
-        .collect();
+    let planned: Vec<CellKey> =
+        plan(&config, None).cells.into_iter().map(|cell| cell.key).collect();
     assert_eq!(planned.len(), 12);
 
     // The first session stops after 5 cells: uniform's 3, async-io's skipped inline and

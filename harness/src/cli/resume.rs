@@ -17,7 +17,7 @@ use crate::measure::system;
 use crate::results::incomplete::commit_hash;
 use crate::results::{ReadError, Results};
 use crate::suite::ledger::match_earlier;
-use crate::suite::{plan, PlannedCell};
+use crate::suite::{plan, Cell};
 use crate::workload::reference::with_parallel_consumer_sizes;
 use crate::workload::{ScenarioId, Sizes};
 
@@ -282,7 +282,7 @@ pub fn resume(dir: &Path, args: RunArgs, command: String) -> Result<Resume, Resu
         let (dir, command) = (dir.display().to_string(), earlier.meta.command.clone());
         return Err(ResumeError::Differs { dir, differences, command });
     }
-    let cells = plan(&recorded, earlier.meta.saturation_per_s);
+    let cells = plan(&recorded, earlier.meta.saturation_per_s).cells;
     let strays = match_earlier(&cells, &earlier).strays;
     if !strays.is_empty() {
         let listed: Vec<String> = strays.iter().map(ToString::to_string).collect();
@@ -296,8 +296,8 @@ pub fn resume(dir: &Path, args: RunArgs, command: String) -> Result<Resume, Resu
 }
 
 /// The cells a resumed run of `config` runs: those of its plan that `earlier` lacks.
-pub fn remaining(config: &RunConfig, earlier: &Results) -> Vec<PlannedCell> {
-    let cells = plan(config, earlier.meta.saturation_per_s);
+pub fn remaining(config: &RunConfig, earlier: &Results) -> Vec<Cell> {
+    let cells = plan(config, earlier.meta.saturation_per_s).cells;
     let matched = match_earlier(&cells, earlier);
     let mut done = vec![false; cells.len()];
     let places = matched.runs.iter().map(|(index, _)| *index);

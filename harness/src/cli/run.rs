@@ -1,7 +1,7 @@
 //! `keyed-bench run` (and `keyed-bench` with no subcommand): clap-derived raw values, then a
 //! `TryFrom` into the validated [`RunConfig`]; and the progress display of a run.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -13,9 +13,9 @@ use strategies::{Binding, StrategyConfig, WindowScope};
 use super::parse_strategies;
 use crate::config::{check_setting, parse_list, RunConfig, SettingError};
 use crate::pipeline::{CommitPolicy, RetryPolicy};
+use crate::results::CellKey;
 use crate::suite::{
-    plan, Observer, PlannedCell, CELL_OVERHEAD_S, PIPELINE_RECORD_S,
-    REFERENCE_SATURATION_PER_WORKER,
+    plan, Cell, Observer, CELL_OVERHEAD_S, PIPELINE_RECORD_S, REFERENCE_SATURATION_PER_WORKER,
 };
 use crate::sweep::Sweep;
 use crate::workload::reference::with_parallel_consumer_sizes;
@@ -297,16 +297,17 @@ where
 /// What `keyed-bench run --dry-run` prints: every cell `config` would run, one a line, the
 /// number of cells and an estimated duration with its basis (see `--dry-run`'s help).
 pub fn render_plan(config: &RunConfig) -> String {
-    render_cells(config, &plan(config, None))
+    render_cells(config, &plan(config, None).cells)
 }
 
 /// [`render_plan`] of `cells`, some of `config`'s (the missing cells of a resumed run).
-pub fn render_cells(config: &RunConfig, cells: &[PlannedCell]) -> String {
+pub fn render_cells(config: &RunConfig, cells: &[Cell]) -> String {
     let mut out = String::from(
         "dry run: nothing is measured or written; these are the cells the run would run\n",
     );
     for cell in cells {
-        let param = if cell.param.is_empty() { "-" } else { &cell.param };
+        let param = cell.key.full_param();
+        let param = if param.is_empty() { "-" } else { &param };
         let what = match cell.skipped {
             Some(reason) => format!("skipped: {reason}"),
             None => {
@@ -358,7 +359,7 @@ pub fn render_cells(config: &RunConfig, cells: &[PlannedCell]) -> String {
 /// Reports a run's progress on standard error: a bar on a terminal, plain lines otherwise,
 /// each with the time elapsed and an estimate of the time left.
 ///
-/// The estimate weighs every cell by its expected cost ([`PlannedCell::estimate_s`]: the
+/// The estimate weighs every cell by its expected cost ([`Cell::estimate_s`]: the
 /// workload's ideal bound x its repetitions plus a calibrated per-cell overhead; 0 for a
 /// skipped cell), so a long cell left counts for more than a short one: time left = (time
 /// the finished cells took / their expected cost) x the expected cost left ([`eta_s`]).
@@ -372,8 +373,8 @@ pub struct Progress {
     began: Option<Instant>,
     /// When the cells began, for the rate of the estimate.
     cells_began: Option<Instant>,
-    /// The expected cost of each cell still to finish, by the name the suite gives it.
-    costs: HashMap<String, VecDeque<f64>>,
+    /// The expected cost of each cell still to finish.
+    costs: HashMap<CellKey, f64>,
     /// Expected cost of the finished cells, and of those left.
     done_cost_s: f64,
     left_cost_s: f64,
@@ -419,13 +420,13 @@ impl Progress {
 }
 
 impl Observer for Progress {
-    fn planned(&mut self, cells: &[PlannedCell]) {
+    fn planned(&mut self, cells: &[Cell]) {
         let began = self.began();
         self.cells_began = Some(Instant::now());
         self.total = cells.len();
         self.costs.clear();
         for cell in cells {
-            self.costs.entry(cell.name.clone()).or_default().push_back(cell.estimate_s);
+            self.costs.insert(cell.key.clone(), cell.estimate_s);
         }
         self.left_cost_s = cells.iter().map(|cell| cell.estimate_s).sum();
         self.done_cost_s = 0.0;
@@ -455,16 +456,17 @@ impl Observer for Progress {
         }
     }
 
-    fn starting(&mut self, cell: &str) {
+    fn starting(&mut self, cell: &Cell) {
         if let Some(bar) = &self.bar {
-            bar.set_message(cell.to_owned());
+            bar.set_message(cell.key.to_string());
         }
     }
 
-    fn finished(&mut self, cell: &str, outcome: &str) {
+    fn finished(&mut self, cell: &Cell, outcome: &str) {
         let began = self.began();
         self.done += 1;
-        let cost = self.costs.get_mut(cell).and_then(VecDeque::pop_front).unwrap_or(0.0);
+        let cost = self.costs.remove(&cell.key).unwrap_or(0.0);
+        let cell = &cell.key;
         self.done_cost_s += cost;
         self.left_cost_s -= cost;
         let left = self.left();
@@ -527,28 +529,27 @@ mod tests {
 
     #[test]
     fn the_progress_follows_the_plan_cell_by_cell() {
-        let cell = |name: &str, estimate_s: f64| PlannedCell {
-            scenario: ScenarioId::Uniform,
-            param: String::new(),
-            strategy: StrategyId::Inline.into(),
-            name: name.to_owned(),
+        let config = config(RunArgs { quick: true, ..args() }).unwrap();
+        let template = plan(&config, None).cells.remove(0);
+        let cell = |param: &str, estimate_s: f64| Cell {
+            key: CellKey::new(ScenarioId::Uniform, param, "", "inline"),
             skipped: (estimate_s == 0.0).then_some("skipped"),
-            repetitions: 1,
-            breakdown: false,
             bound_s: estimate_s,
             estimate_s,
+            ..template.clone()
         };
+        let cells = [cell("a", 0.0), cell("b", 1.0), cell("c", 3.0), cell("d", 6.0)];
         let mut progress = Progress::default();
-        progress.planned(&[cell("a", 0.0), cell("b", 1.0), cell("b", 3.0), cell("c", 6.0)]);
+        progress.planned(&cells);
         assert_eq!(progress.left(), "estimating");
-        progress.finished("a", "skipped");
+        progress.finished(&cells[0], "skipped");
         assert_eq!(progress.left(), "estimating");
         assert_eq!((progress.done_cost_s, progress.left_cost_s), (0.0, 10.0));
-        progress.finished("b", "ok");
+        progress.finished(&cells[1], "ok");
         assert_eq!((progress.done_cost_s, progress.left_cost_s), (1.0, 9.0));
         assert!(progress.left().ends_with(" left"), "{}", progress.left());
-        progress.finished("b", "ok");
-        progress.finished("c", "ok");
+        progress.finished(&cells[2], "ok");
+        progress.finished(&cells[3], "ok");
         assert_eq!((progress.done_cost_s, progress.left_cost_s), (10.0, 0.0));
         assert_eq!(progress.left(), "~0s left");
     }
@@ -567,7 +568,7 @@ mod tests {
     fn the_dry_run_lists_every_cell_and_an_estimate() {
         let config = config(RunArgs { quick: true, ..args() }).unwrap();
         let text = render_plan(&config);
-        let cells = plan(&config, None);
+        let cells = plan(&config, None).cells;
         assert_eq!(text.lines().count(), cells.len() + 4 + 1, "{text}");
         for scenario in ScenarioId::ALL {
             assert!(text.lines().any(|line| line.starts_with(scenario.as_str())), "{scenario}");

@@ -292,10 +292,10 @@ impl CellId {
         }
     }
 
-    fn of_missing(cell: &crate::results::incomplete::CellRef) -> Self {
+    fn of_missing(cell: &crate::results::CellKey) -> Self {
         Self {
-            scenario: cell.scenario.clone(),
-            param: cell.param.clone(),
+            scenario: cell.scenario.as_str().to_owned(),
+            param: cell.full_param(),
             strategy: cell.strategy.clone(),
             workers: None,
         }

@@ -30,8 +30,8 @@ pub(super) fn refusal(path: &Path, results: &Results) -> Option<GateInputError> 
 /// Whether a cell of `incomplete`'s missing ones is of `rule`'s scenario and param.
 fn touches_missing(rule: &Rule, incomplete: &Incomplete) -> bool {
     incomplete.missing.iter().any(|cell| {
-        rule.scenario.as_ref().is_none_or(|scenario| *scenario == cell.scenario)
-            && rule.param.as_ref().is_none_or(|param| *param == cell.param)
+        rule.scenario.as_ref().is_none_or(|scenario| scenario == cell.scenario.as_str())
+            && rule.param.as_ref().is_none_or(|param| *param == cell.full_param())
     })
 }
 
@@ -42,7 +42,7 @@ fn complete_groups(results: &Results, incomplete: &Incomplete) -> Results {
         !incomplete
             .missing
             .iter()
-            .any(|cell| cell.scenario == run.scenario && cell.param == run.param)
+            .any(|cell| cell.is(&run.scenario, &run.param, cell.strategy.as_str()))
     });
     kept
 }
@@ -144,7 +144,7 @@ mod tests {
     use super::super::testing::{no_rerun, reference, rules};
     use super::super::{render, split_not_run};
     use super::*;
-    use crate::results::incomplete::CellRef;
+    use crate::results::CellKey;
 
     /// The reference run with its `uniform keyed-mailbox` cell and all of `zipf` missing.
     fn incomplete() -> Results {
@@ -154,7 +154,7 @@ mod tests {
             let gone = (run.scenario == "uniform" && run.strategy == "keyed-mailbox")
                 || run.scenario == "zipf";
             if gone {
-                missing.push(CellRef::new(&run.scenario, &run.param, &run.strategy));
+                missing.push(CellKey::recorded(&run.scenario, &run.param, &run.strategy));
             }
             !gone
         });

@@ -16,7 +16,8 @@ pub fn markdown_line(results: &Results) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::incomplete::{CellRef, Incomplete};
+    use crate::results::incomplete::Incomplete;
+    use crate::results::CellKey;
 
     #[test]
     fn only_an_incomplete_run_says_so() {
@@ -27,7 +28,7 @@ mod tests {
         results.meta.incomplete = Some(Incomplete {
             cells_planned: 9,
             cells_done: 8,
-            missing: vec![CellRef::new("zipf", "", "tokio")],
+            missing: vec![CellKey::recorded("zipf", "", "tokio")],
             stopped_by: Some("SIGTERM".into()),
         });
         let line = markdown_line(&results).unwrap();

@@ -6,11 +6,9 @@
 //! mark once its last cell is done; `keyed-bench run --resume DIR` runs the missing cells of
 //! such a file and merges them in.
 
-use std::fmt;
-
 use serde::{Deserialize, Serialize};
 
-use super::Results;
+use super::{CellKey, Results};
 
 /// How far an unfinished run got (`meta.incomplete`); absent from a complete file.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -20,40 +18,11 @@ pub struct Incomplete {
     /// The cells done: measured, run (pipeline cells) or skipped.
     pub cells_done: usize,
     /// The cells not done, in the order the run would run them.
-    pub missing: Vec<CellRef>,
+    pub missing: Vec<CellKey>,
     /// What stopped the run: `SIGINT` or `SIGTERM`, `error: ...` when a cell failed, the
     /// reason a caller of the library gave; null while the run was still going when the file
     /// was written (a run killed outright leaves it so).
     pub stopped_by: Option<String>,
-}
-
-/// One cell by its scenario, parameter (empty where the scenario has none) and strategy.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub struct CellRef {
-    /// Scenario id.
-    pub scenario: String,
-    /// The parameter, or empty.
-    pub param: String,
-    /// Strategy id.
-    pub strategy: String,
-}
-
-impl CellRef {
-    /// The cell `scenario param strategy`.
-    pub fn new(scenario: &str, param: &str, strategy: &str) -> Self {
-        Self { scenario: scenario.into(), param: param.into(), strategy: strategy.into() }
-    }
-}
-
-impl fmt::Display for CellRef {
-    /// `scenario [param] strategy`, as the progress lines name a cell.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.scenario)?;
-        if !self.param.is_empty() {
-            write!(f, " {}", self.param)?;
-        }
-        write!(f, " {}", self.strategy)
-    }
 }
 
 /// A later session of a run, one that resumed it (`meta.resumed[]`).
@@ -89,7 +58,7 @@ impl Results {
     }
 
     /// The cells the file lists as missing (none for a complete file).
-    pub fn missing_cells(&self) -> &[CellRef] {
+    pub fn missing_cells(&self) -> &[CellKey] {
         self.meta.incomplete.as_ref().map_or(&[], |incomplete| incomplete.missing.as_slice())
     }
 }
@@ -105,8 +74,8 @@ mod tests {
 
     #[test]
     fn cells_are_named_as_the_progress_names_them() {
-        assert_eq!(CellRef::new("uniform", "", "inline").to_string(), "uniform inline");
-        let cell = CellRef::new("hot-backlog", "burst=240", "keyed-mailbox");
+        assert_eq!(CellKey::recorded("uniform", "", "inline").to_string(), "uniform inline");
+        let cell = CellKey::recorded("hot-backlog", "burst=240", "keyed-mailbox");
         assert_eq!(cell.to_string(), "hot-backlog burst=240 keyed-mailbox");
     }
 
@@ -115,7 +84,7 @@ mod tests {
         let incomplete = Incomplete {
             cells_planned: 4,
             cells_done: 3,
-            missing: vec![CellRef::new("zipf", "", "tokio")],
+            missing: vec![CellKey::recorded("zipf", "", "tokio")],
             stopped_by: Some("SIGINT".into()),
         };
         assert_eq!(incomplete.describe(), "3 of 4 cells done, 1 missing (stopped by SIGINT)");

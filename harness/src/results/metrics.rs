@@ -13,16 +13,14 @@
 //! - measured floor: the same bound with the service times a run recorded in place of the
 //!   drawn ones (a blocking sleep overshoots), where handlers do not wait.
 
-use std::collections::HashMap;
-
 use hdrhistogram::Histogram;
-use strategies::{Job, WindowScope};
+use strategies::WindowScope;
 
 use super::{ContextSwitches, EventRates, Latency, RunResult, Samples, Spread, Tail, Threads};
 use crate::measure::histograms::{new_histogram, Histograms};
 use crate::measure::recorder::Correctness;
 use crate::measure::runner::{CountedEvents, Measurement, Sample, ServiceTimes};
-use crate::workload::{job_cost_ns, Arrivals, Workload};
+use crate::workload::{Arrivals, Work, Workload};
 
 /// What a cell could run at once, for its ideal bound.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,41 +46,24 @@ impl Capacity {
 /// The lower bound on a workload's elapsed time, in seconds (see the module docs). A
 /// completion-driven workload runs for its plan's duration: that is its bound.
 pub fn ideal_seconds(workload: &Workload, capacity: Capacity) -> f64 {
+    ideal_seconds_of(&Work::of(workload), capacity)
+}
+
+/// [`ideal_seconds`] of a workload's [`Work`], exact or expected.
+pub fn ideal_seconds_of(work: &Work, capacity: Capacity) -> f64 {
     let Capacity { workers, computing, window, scope } = capacity;
-    if let Some(plan) = &workload.driven {
-        return plan.duration_ns as f64 / 1e9;
-    }
-    let mut total_cpu = 0u64;
-    let mut total_spin = 0u64;
-    let mut total_wait = 0u64;
-    let mut wait_per_type: HashMap<u32, u64> = HashMap::new();
-    let mut chains = vec![0u64; workload.keys];
-    for message in &workload.messages {
-        let (cpu, wait) = job_cost_ns(&message.job);
-        total_cpu += cpu;
-        if !matches!(message.job, Job::Block { .. }) {
-            total_spin += cpu;
-        }
-        total_wait += wait;
-        if scope == WindowScope::Type && wait > 0 {
-            *wait_per_type.entry(message.key.aggregate_type).or_default() += wait;
-        }
-        chains[message.key.aggregate_id as usize] += cpu + wait;
+    if let Some(driven_ns) = work.driven_ns {
+        return driven_ns / 1e9;
     }
     let window_wait = match scope {
-        WindowScope::Strategy => total_wait,
-        WindowScope::Type => wait_per_type.into_values().max().unwrap_or(0),
+        WindowScope::Strategy => work.wait_ns,
+        WindowScope::Type => work.type_wait_ns,
     };
-    let longest_chain = chains.into_iter().max().unwrap_or(0);
-    let last_arrival = match workload.arrivals {
-        Arrivals::Closed | Arrivals::Driven => 0,
-        Arrivals::Paced => workload.messages.iter().map(|m| m.intended_ns).max().unwrap_or(0),
-    };
-    let bound_ns = (total_cpu as f64 / workers as f64)
-        .max(total_spin as f64 / computing.clamp(1, workers) as f64)
-        .max(longest_chain as f64)
-        .max(window_wait as f64 / window as f64)
-        .max(last_arrival as f64);
+    let bound_ns = (work.thread_ns / workers as f64)
+        .max(work.spin_ns / computing.clamp(1, workers) as f64)
+        .max(work.longest_chain_ns)
+        .max(window_wait / window as f64)
+        .max(work.last_arrival_ns);
     bound_ns / 1e9
 }
 

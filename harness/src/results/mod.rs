@@ -1,6 +1,7 @@
 //! `results.json`: the versioned schema, and reading it back (every field is described in
 //! docs/results.md).
 //!
+//! - `cell`: [`CellKey`], the one identity of a cell;
 //! - `designs`: the descriptors of the designs that are not built in;
 //! - `metrics`: raw samples turned into the numbers of a [`RunResult`];
 //! - `fs`: atomic writes and the `.hgrm` histogram files;
@@ -8,12 +9,15 @@
 
 use std::path::Path;
 
+pub mod cell;
 pub mod designs;
 pub mod fs;
 pub mod incomplete;
 pub mod metrics;
 
 use serde::{Deserialize, Serialize};
+
+pub use cell::{CellKey, Scenario};
 use strategies::{Binding, WindowScope};
 
 use crate::measure::recorder::Correctness;

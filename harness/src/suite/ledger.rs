@@ -12,12 +12,12 @@ use std::path::Path;
 use std::time::Instant;
 
 use super::stop::StopSignal;
-use super::{PlannedCell, SuiteError};
+use super::{Cell, SuiteError};
 use crate::pipeline::PipelineRun;
 use crate::report::summary::render_summary;
 use crate::results::fs::{replace_atomically, write_atomically};
-use crate::results::incomplete::{commit_hash, CellRef, Incomplete, Resumed};
-use crate::results::{Meta, Results, RunResult, Skipped, SCHEMA};
+use crate::results::incomplete::{commit_hash, Incomplete, Resumed};
+use crate::results::{CellKey, Meta, Results, RunResult, Skipped, SCHEMA};
 
 /// The cells of an earlier session's file matched to a plan.
 #[derive(Debug, Default)]
@@ -31,18 +31,14 @@ pub(crate) struct Matched {
     /// The earlier session's `skipped[]` entries, in order.
     pub skip_entries: Vec<Skipped>,
     /// The earlier cells the plan has no place for (another run's), in file order.
-    pub strays: Vec<CellRef>,
-}
-
-fn cell_ref(cell: &PlannedCell) -> CellRef {
-    CellRef::new(cell.scenario.as_str(), &cell.param, cell.strategy.as_str())
+    pub strays: Vec<CellKey>,
 }
 
 /// Where each cell of `earlier` goes in `cells` (a plan): a measured or pipeline cell in the
 /// planned cell of its scenario, param and strategy (once: a second copy is a stray); a
 /// skipped cell is done where the earlier file has its scenario's skip entry and does not
 /// list it as missing.
-pub(crate) fn match_earlier(cells: &[PlannedCell], earlier: &Results) -> Matched {
+pub(crate) fn match_earlier(cells: &[Cell], earlier: &Results) -> Matched {
     let mut taken = vec![false; cells.len()];
     let mut matched = Matched::default();
     let mut place = |scenario: &str, param: &str, strategy: &str, pipeline: bool| {
@@ -50,9 +46,7 @@ pub(crate) fn match_earlier(cells: &[PlannedCell], earlier: &Results) -> Matched
             !taken[index]
                 && cell.skipped.is_none()
                 && cell.scenario.is_pipeline() == pipeline
-                && cell.scenario.as_str() == scenario
-                && cell.param == param
-                && cell.strategy.as_str() == strategy
+                && cell.key.is(scenario, param, strategy)
         });
         if let Some(index) = found {
             taken[index] = true;
@@ -62,13 +56,17 @@ pub(crate) fn match_earlier(cells: &[PlannedCell], earlier: &Results) -> Matched
     for run in &earlier.runs {
         match place(&run.scenario, &run.param, &run.strategy, false) {
             Some(index) => matched.runs.push((index, run.clone())),
-            None => matched.strays.push(CellRef::new(&run.scenario, &run.param, &run.strategy)),
+            None => {
+                matched.strays.push(CellKey::recorded(&run.scenario, &run.param, &run.strategy))
+            }
         }
     }
     for run in &earlier.pipelines {
         match place(&run.scenario, &run.param, &run.strategy, true) {
             Some(index) => matched.pipelines.push((index, run.clone())),
-            None => matched.strays.push(CellRef::new(&run.scenario, &run.param, &run.strategy)),
+            None => {
+                matched.strays.push(CellKey::recorded(&run.scenario, &run.param, &run.strategy))
+            }
         }
     }
     let missing = earlier.missing_cells();
@@ -76,7 +74,7 @@ pub(crate) fn match_earlier(cells: &[PlannedCell], earlier: &Results) -> Matched
         let entry = earlier.skipped.iter().any(|entry| {
             entry.scenario == cell.scenario.as_str() && entry.strategy == cell.strategy.as_str()
         });
-        if cell.skipped.is_some() && entry && !missing.contains(&cell_ref(cell)) {
+        if cell.skipped.is_some() && entry && !missing.contains(&cell.key) {
             matched.skipped.push(index);
         }
     }
@@ -106,7 +104,7 @@ fn resumed_meta(mut meta: Meta, earlier: &Meta) -> Meta {
 #[derive(Debug)]
 pub(crate) struct Ledger<'a> {
     out: &'a Path,
-    cells: Vec<PlannedCell>,
+    cells: &'a [Cell],
     done: Vec<bool>,
     /// The plan index of each entry of `results.runs`, `results.pipelines` and
     /// `results.skipped` (of the first of its cells), in order.
@@ -129,7 +127,7 @@ impl<'a> Ledger<'a> {
     /// cells the plan has no place for.
     pub fn new(
         out: &'a Path,
-        cells: Vec<PlannedCell>,
+        cells: &'a [Cell],
         meta: Meta,
         earlier: Option<Results>,
         stop: Option<&'a StopSignal>,
@@ -156,7 +154,7 @@ impl<'a> Ledger<'a> {
             save_s: 0.0,
         };
         let Some(earlier) = earlier else { return Ok(ledger) };
-        let matched = match_earlier(&ledger.cells, &earlier);
+        let matched = match_earlier(ledger.cells, &earlier);
         if !matched.strays.is_empty() {
             let cells = matched.strays.iter().map(ToString::to_string).collect();
             return Err(SuiteError::NotPlanned { cells });
@@ -181,36 +179,19 @@ impl<'a> Ledger<'a> {
         Ok(ledger)
     }
 
-    /// The planned cell of `scenario`, `param` and `strategy` (skipped ones included).
-    pub fn position(&self, scenario: &str, param: &str, strategy: &str) -> usize {
-        self.cells
-            .iter()
-            .position(|cell| {
-                cell.scenario.as_str() == scenario
-                    && cell.param == param
-                    && cell.strategy.as_str() == strategy
-            })
-            .unwrap_or_else(|| panic!("the plan holds {scenario} {param} {strategy}"))
-    }
-
     /// Whether cell `index` of the plan is done.
     pub fn is_done(&self, index: usize) -> bool {
         self.done[index]
     }
 
     /// The cells not done yet, in the order they run.
-    pub fn to_run(&self) -> Vec<PlannedCell> {
+    pub fn to_run(&self) -> Vec<Cell> {
         self.cells
             .iter()
             .zip(&self.done)
             .filter(|(_, done)| !**done)
             .map(|(c, _)| c.clone())
             .collect()
-    }
-
-    /// Whether some cell of `scenario` is still to run.
-    pub fn has_work(&self, scenario: crate::workload::ScenarioId) -> bool {
-        self.cells.iter().zip(&self.done).any(|(cell, done)| cell.scenario == scenario && !done)
     }
 
     fn add_run(&mut self, index: usize, run: RunResult) {
@@ -272,12 +253,12 @@ impl<'a> Ledger<'a> {
 
     /// Sets `meta.incomplete` (none once every cell is done) and the time so far.
     fn update_meta(&mut self, stopped_by: Option<String>) {
-        let missing: Vec<CellRef> = self
+        let missing: Vec<CellKey> = self
             .cells
             .iter()
             .zip(&self.done)
             .filter(|(_, done)| !**done)
-            .map(|(cell, _)| cell_ref(cell))
+            .map(|(cell, _)| cell.key.clone())
             .collect();
         let meta = &mut self.results.meta;
         meta.incomplete = (!missing.is_empty()).then(|| Incomplete {
@@ -340,12 +321,20 @@ mod tests {
     use crate::workload::ScenarioId;
     use strategies::StrategyId;
 
-    fn cell(scenario: ScenarioId, param: &str, strategy: StrategyId, skip: bool) -> PlannedCell {
-        PlannedCell {
+    fn cell(scenario: ScenarioId, param: &str, strategy: StrategyId, skip: bool) -> Cell {
+        Cell {
+            key: CellKey::new(scenario, param, "", strategy.as_str()),
             scenario,
-            param: param.into(),
             strategy: strategy.into(),
-            name: String::new(),
+            point: 0,
+            workload: Some(0),
+            settings: crate::sweep::CellSettings {
+                workers: 2,
+                throughput: 16,
+                window: 256,
+                idle_spin_us: 0,
+                sweep: String::new(),
+            },
             skipped: skip.then_some("skipped"),
             repetitions: 1,
             breakdown: false,
@@ -369,7 +358,7 @@ mod tests {
             reason: "waits".into(),
         }];
         earlier.meta.incomplete = Some(Incomplete {
-            missing: vec![CellRef::new("async-io", "keys=20", "inline")],
+            missing: vec![CellKey::recorded("async-io", "keys=20", "inline")],
             ..Incomplete::default()
         });
         let cells = [
@@ -382,7 +371,7 @@ mod tests {
         let places: Vec<usize> = matched.runs.iter().map(|(index, _)| *index).collect();
         assert_eq!(places, [1, 0]);
         assert_eq!(matched.skipped, [2]);
-        assert_eq!(matched.strays, [CellRef::new("uniform", "", "keyed-mailbox")]);
+        assert_eq!(matched.strays, [CellKey::recorded("uniform", "", "keyed-mailbox")]);
     }
 
     #[test]

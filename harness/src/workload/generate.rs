@@ -10,6 +10,7 @@ use strategies::{Job, Key, Message};
 
 use super::ids::ScenarioId;
 use super::sizes::Sizes;
+use super::spec::{cold_commands_per_sender, cold_messages_per_chain, Variant, WorkloadSpec};
 
 const NS_PER_MS: u64 = 1_000_000;
 
@@ -84,16 +85,17 @@ pub struct Workload {
 }
 
 impl Workload {
-    fn new(scenario: ScenarioId, param: String, keys: usize, arrivals: Arrivals) -> Self {
+    /// A workload of `spec` with no messages yet.
+    fn new(spec: &WorkloadSpec) -> Self {
         Self {
-            scenario,
-            param,
+            scenario: spec.scenario,
+            param: spec.param.clone(),
             messages: Vec::new(),
-            keys,
-            troubled: vec![false; keys],
-            arrivals,
-            window: None,
-            workers: None,
+            keys: spec.keys,
+            troubled: vec![false; spec.keys],
+            arrivals: spec.arrivals,
+            window: spec.window,
+            workers: spec.workers,
             driven: None,
             state_bytes: 0,
         }
@@ -118,26 +120,15 @@ impl Workload {
 }
 
 impl ScenarioId {
-    /// How many workloads (parameter values) `generate` makes of this scenario.
+    /// How many workloads (parameter values) `generate` makes of this scenario; a
+    /// pipeline scenario's cells per policy or mitigation by default (the run counts the
+    /// policies it was given).
     pub fn params(self, sizes: &Sizes) -> usize {
         match self {
-            Self::HotBacklog => sizes.bursts.len(),
-            Self::AsyncIo => sizes.async_keys.len(),
-            Self::AsyncIoZipf => sizes.async_zipf_keys.len(),
-            Self::ParallelConsumer => sizes.pc_keys.len(),
-            Self::ColdCommand => sizes.cold_slow.len() * sizes.cold_senders.len(),
-            Self::OpenLoop => sizes.loads.len(),
-            Self::Stateful => sizes.stateful_keys.len(),
-            // One cell per commit policy, retry policy or mitigation (the `--commit-policy`
-            // and `--retry-policy` defaults; the run counts what it was given).
             Self::PipelineCrash | Self::PipelineRetry | Self::PipelineRebalance => 3,
             Self::PipelineExpand => 2,
             Self::PipelineReorder => 1,
-            Self::Uniform
-            | Self::Zipf
-            | Self::ManyTypes
-            | Self::ConflictBackoff
-            | Self::LongSync => 1,
+            _ => WorkloadSpec::all(self, sizes).len(),
         }
     }
 
@@ -311,16 +302,6 @@ pub fn job_cost_ns(job: &Job) -> (u64, u64) {
     }
 }
 
-/// The parameter a `--keys` count gives its cells: `keys=N` when the flag lists several
-/// (a sweep), nothing when it gives one.
-fn key_param(sizes: &Sizes, keys: usize) -> String {
-    if sizes.keys.len() > 1 {
-        format!("keys={keys}")
-    } else {
-        String::new()
-    }
-}
-
 /// Generates the workloads of `scenario`, one per parameter value, from `seed`.
 /// `open_loop_rate` is the saturation rate that `open-loop` loads are fractions of.
 pub fn generate(
@@ -329,49 +310,53 @@ pub fn generate(
     seed: u64,
     open_loop_rate: f64,
 ) -> Vec<Workload> {
+    WorkloadSpec::all(scenario, sizes)
+        .iter()
+        .map(|spec| generate_spec(spec, sizes, seed, open_loop_rate))
+        .collect()
+}
+
+/// The messages of one workload of its scenario. Every workload of a scenario draws from a
+/// copy of the scenario's own stream, so one is the same whether or not the others are
+/// generated.
+pub(crate) fn generate_spec(
+    spec: &WorkloadSpec,
+    sizes: &Sizes,
+    seed: u64,
+    open_loop_rate: f64,
+) -> Workload {
+    let scenario = spec.scenario;
     // Each scenario draws from its own stream, so adding one does not shift the others.
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ scenario.stream().wrapping_mul(0x9e37_79b9));
     let spin = Job::Spin { ns: sizes.spin_ns };
     let paced_interval_ns = (1e9 / sizes.rate).max(1.0);
-    match scenario {
-        ScenarioId::Uniform | ScenarioId::Zipf => sizes
-            .keys
-            .iter()
-            .map(|&keys| {
-                let param = key_param(sizes, keys);
-                let mut workload = Workload::new(scenario, param, keys, Arrivals::Closed);
-                if scenario == ScenarioId::Zipf {
-                    // The hottest 1% (ids 0.., Zipf's ranks 1..): bystander latency is that of
-                    // the other keys, what fairness costs or buys them.
-                    workload.troubled[..keys.div_ceil(100)].fill(true);
-                }
-                let mut seqs = vec![0; keys];
-                let zipf = Zipf::new(keys as u64, sizes.zipf_s).expect("validated zipf exponent");
-                let mut rng = rng.clone();
-                for _ in 0..sizes.messages {
-                    let id = if scenario == ScenarioId::Zipf {
-                        zipf.sample(&mut rng) as usize - 1
-                    } else {
-                        rng.gen_range(0..keys)
-                    };
-                    workload.push(&mut seqs, 0, id, 0, spin);
-                }
-                workload
-            })
-            .collect(),
-        ScenarioId::ManyTypes => {
-            let keys = sizes.types * sizes.keys_per_type;
-            let mut workload = Workload::new(scenario, String::new(), keys, Arrivals::Closed);
-            let mut seqs = vec![0; keys];
+    let mut workload = Workload::new(spec);
+    let keys = spec.keys;
+    let mut seqs = vec![0; keys];
+    match (scenario, spec.variant) {
+        (ScenarioId::Uniform | ScenarioId::Zipf, _) => {
+            if scenario == ScenarioId::Zipf {
+                // The hottest 1% (ids 0.., Zipf's ranks 1..): bystander latency is that of
+                // the other keys, what fairness costs or buys them.
+                workload.troubled[..keys.div_ceil(100)].fill(true);
+            }
+            let zipf = Zipf::new(keys as u64, sizes.zipf_s).expect("validated zipf exponent");
+            for _ in 0..sizes.messages {
+                let id = if scenario == ScenarioId::Zipf {
+                    zipf.sample(&mut rng) as usize - 1
+                } else {
+                    rng.gen_range(0..keys)
+                };
+                workload.push(&mut seqs, 0, id, 0, spin);
+            }
+        }
+        (ScenarioId::ManyTypes, _) => {
             for _ in 0..sizes.messages {
                 let id = rng.gen_range(0..keys);
                 workload.push(&mut seqs, (id / sizes.keys_per_type) as u32, id, 0, spin);
             }
-            vec![workload]
         }
-        ScenarioId::ConflictBackoff => {
-            let keys = sizes.small_keys;
-            let mut workload = Workload::new(scenario, String::new(), keys, Arrivals::Paced);
+        (ScenarioId::ConflictBackoff, _) => {
             let troubled = ((keys as f64 * sizes.troubled_pct / 100.0).round() as usize).max(1);
             // Spread the troubled keys over the id space (ids 0, k, 2k, ...).
             let stride = keys / troubled;
@@ -383,20 +368,15 @@ pub fn generate(
                 backoff_ns: (sizes.backoff_ms * NS_PER_MS) as u32,
                 spin_ns: sizes.spin_ns,
             };
-            let mut seqs = vec![0; keys];
             for index in 0..sizes.paced_messages {
                 let id = rng.gen_range(0..keys);
                 let job = if workload.troubled[id] { retry } else { spin };
                 let at = (index as f64 * paced_interval_ns) as u64;
                 workload.push(&mut seqs, 0, id, at, job);
             }
-            vec![workload]
         }
-        ScenarioId::LongSync => {
-            let keys = sizes.small_keys;
-            let mut workload = Workload::new(scenario, String::new(), keys, Arrivals::Paced);
+        (ScenarioId::LongSync, _) => {
             let long = Job::Spin { ns: (sizes.long_ms * NS_PER_MS) as u32 };
-            let mut seqs = vec![0; keys];
             for index in 0..sizes.paced_messages {
                 let id = rng.gen_range(0..keys);
                 let job = if rng.gen_bool(sizes.long_pct / 100.0) {
@@ -408,154 +388,74 @@ pub fn generate(
                 let at = (index as f64 * paced_interval_ns) as u64;
                 workload.push(&mut seqs, 0, id, at, job);
             }
-            vec![workload]
         }
-        ScenarioId::HotBacklog => sizes
-            .bursts
-            .iter()
-            .map(|&burst| {
-                // Key 0 is hot; bystanders are 1..=small_keys.
-                let keys = sizes.small_keys + 1;
-                let mut workload =
-                    Workload::new(scenario, format!("burst={burst}"), keys, Arrivals::Paced);
-                workload.troubled[0] = true;
-                let mut seqs = vec![0; keys];
-                let hot = Job::Wait { ns: (sizes.hot_wait_ms * NS_PER_MS) as u32 };
-                for _ in 0..burst {
-                    workload.push(&mut seqs, 0, 0, 0, hot);
-                }
-                let mut bystander_rng = rng.clone();
-                for index in 0..sizes.bystanders {
-                    let id = 1 + bystander_rng.gen_range(0..sizes.small_keys);
-                    let at = (index as f64 * paced_interval_ns) as u64;
-                    workload.push(&mut seqs, 0, id, at, spin);
-                }
-                workload
-            })
-            .collect(),
-        ScenarioId::AsyncIo => async_io_sweep(scenario, sizes, &sizes.async_keys, &rng, |_| {
-            // Round-robin over the keys, as records spread over keys by a producer.
-            Box::new(|index, _: &mut ChaCha8Rng| index)
-        }),
-        ScenarioId::AsyncIoZipf => {
-            async_io_sweep(scenario, sizes, &sizes.async_zipf_keys, &rng, |keys| {
-                let zipf = Zipf::new(keys as u64, sizes.zipf_s).expect("validated zipf exponent");
-                Box::new(move |_, rng: &mut ChaCha8Rng| zipf.sample(rng) as usize - 1)
-            })
+        (ScenarioId::HotBacklog, Variant::Burst(burst)) => {
+            // Key 0 is hot; bystanders are 1..=small_keys.
+            workload.troubled[0] = true;
+            let hot = Job::Wait { ns: (sizes.hot_wait_ms * NS_PER_MS) as u32 };
+            for _ in 0..burst {
+                workload.push(&mut seqs, 0, 0, 0, hot);
+            }
+            for index in 0..sizes.bystanders {
+                let id = 1 + rng.gen_range(0..sizes.small_keys);
+                let at = (index as f64 * paced_interval_ns) as u64;
+                workload.push(&mut seqs, 0, id, at, spin);
+            }
         }
-        ScenarioId::ParallelConsumer => sizes
-            .pc_keys
-            .iter()
-            .map(|&keys| {
-                // The published test: keys drawn at random per message, each handler blocking
-                // its thread a whole number of milliseconds, uniform in 0..=max.
-                let mut workload =
-                    Workload::new(scenario, format!("keys={keys}"), keys, Arrivals::Closed);
-                workload.window = Some(sizes.pc_window);
-                workload.workers = Some(sizes.pc_threads);
-                let mut seqs = vec![0; keys];
-                let mut key_rng = rng.clone();
-                for _ in 0..sizes.pc_messages {
-                    let id = key_rng.gen_range(0..keys);
-                    let ms = key_rng.gen_range(0..=sizes.pc_max_block_ms);
-                    workload.push(&mut seqs, 0, id, 0, Job::Block { ns: (ms * NS_PER_MS) as u32 });
-                }
-                workload
-            })
-            .collect(),
-        ScenarioId::ColdCommand => sizes
-            .cold_slow
-            .iter()
-            .flat_map(|&slow| sizes.cold_senders.iter().map(move |&senders| (slow, senders)))
-            .map(|(slow, senders)| cold_command(sizes, slow, senders))
-            .collect(),
-        ScenarioId::OpenLoop => sizes
-            .keys
-            .iter()
-            .flat_map(|&keys| sizes.loads.iter().map(move |&load| (keys, load)))
-            .map(|(keys, load)| {
-                let rate = (open_loop_rate * load).max(1.0);
-                let interval_ns = 1e9 / rate;
-                let param = match key_param(sizes, keys) {
-                    keys if keys.is_empty() => format!("load={load}"),
-                    keys => format!("{keys} load={load}"),
+        (ScenarioId::AsyncIo | ScenarioId::AsyncIoZipf, _) => {
+            let zipf = Zipf::new(keys as u64, sizes.zipf_s).expect("validated zipf exponent");
+            let max_wait_ns = sizes.async_max_wait_ms * NS_PER_MS;
+            for index in 0..sizes.async_messages {
+                let id = if scenario == ScenarioId::AsyncIoZipf {
+                    zipf.sample(&mut rng) as usize - 1
+                } else {
+                    // Round-robin over the keys, as records spread over keys by a producer.
+                    index % keys
                 };
-                let mut workload = Workload::new(scenario, param, keys, Arrivals::Paced);
-                let mut seqs = vec![0; keys];
-                let mut load_rng = rng.clone();
-                for index in 0..sizes.open_messages {
-                    let id = load_rng.gen_range(0..keys);
-                    let at = (index as f64 * interval_ns) as u64;
-                    workload.push(&mut seqs, 0, id, at, spin);
-                }
-                workload
-            })
-            .collect(),
+                let wait = rng.gen_range(0..=max_wait_ns) as u32;
+                workload.push(&mut seqs, 0, id, 0, Job::Wait { ns: wait });
+            }
+        }
+        (ScenarioId::ParallelConsumer, _) => {
+            // The published test: keys drawn at random per message, each handler blocking
+            // its thread a whole number of milliseconds, uniform in 0..=max.
+            for _ in 0..sizes.pc_messages {
+                let id = rng.gen_range(0..keys);
+                let ms = rng.gen_range(0..=sizes.pc_max_block_ms);
+                workload.push(&mut seqs, 0, id, 0, Job::Block { ns: (ms * NS_PER_MS) as u32 });
+            }
+        }
+        (ScenarioId::ColdCommand, Variant::Cold { slow, senders }) => {
+            cold_command(&mut workload, sizes, slow, senders);
+        }
+        (ScenarioId::OpenLoop, Variant::Load { load, .. }) => {
+            let rate = (open_loop_rate * load).max(1.0);
+            let interval_ns = 1e9 / rate;
+            for index in 0..sizes.open_messages {
+                let id = rng.gen_range(0..keys);
+                let at = (index as f64 * interval_ns) as u64;
+                workload.push(&mut seqs, 0, id, at, spin);
+            }
+        }
+        (ScenarioId::Stateful, _) => {
+            workload.state_bytes = sizes.state_kib * 1024;
+            let touch = Job::Touch {
+                lines: (workload.state_bytes / STATE_LINE_BYTES) as u32,
+                spin_ns: sizes.spin_ns,
+            };
+            for _ in 0..sizes.stateful_messages {
+                workload.push(&mut seqs, 0, rng.gen_range(0..keys), 0, touch);
+            }
+        }
         // Not a workload of messages: the pipeline produces its own log
-        // (`pipeline::scenario`).
-        ScenarioId::PipelineCrash
-        | ScenarioId::PipelineRetry
-        | ScenarioId::PipelineExpand
-        | ScenarioId::PipelineReorder
-        | ScenarioId::PipelineRebalance => Vec::new(),
-        ScenarioId::Stateful => sizes
-            .stateful_keys
-            .iter()
-            .map(|&keys| {
-                let mut workload =
-                    Workload::new(scenario, format!("keys={keys}"), keys, Arrivals::Closed);
-                workload.state_bytes = sizes.state_kib * 1024;
-                let touch = Job::Touch {
-                    lines: (workload.state_bytes / STATE_LINE_BYTES) as u32,
-                    spin_ns: sizes.spin_ns,
-                };
-                let mut seqs = vec![0; keys];
-                let mut keys_rng = rng.clone();
-                for _ in 0..sizes.stateful_messages {
-                    workload.push(&mut seqs, 0, keys_rng.gen_range(0..keys), 0, touch);
-                }
-                workload
-            })
-            .collect(),
+        // (`pipeline::scenario`), and every other scenario's spec has its variant.
+        _ => unreachable!("no workload spec {} {:?}", spec.param, spec.variant),
     }
+    workload
 }
 
 /// The bytes of one line of `stateful`'s state: a cache line.
 pub const STATE_LINE_BYTES: usize = 64;
-
-/// Picks the key (modulo the key count) of message `index` of a sweep, from the sweep's
-/// random stream.
-type KeyPicker = Box<dyn FnMut(usize, &mut ChaCha8Rng) -> usize>;
-
-/// The non-blocking key sweeps (`async-io`, `async-io-zipf`): one workload per key count,
-/// each message waiting uniformly 0..=`async_max_wait_ms`, through `async_window`; `picker`
-/// makes each key count's key choice. Every key count draws from a copy of `rng`.
-fn async_io_sweep(
-    scenario: ScenarioId,
-    sizes: &Sizes,
-    key_counts: &[usize],
-    rng: &ChaCha8Rng,
-    picker: impl Fn(usize) -> KeyPicker,
-) -> Vec<Workload> {
-    key_counts
-        .iter()
-        .map(|&keys| {
-            let mut workload =
-                Workload::new(scenario, format!("keys={keys}"), keys, Arrivals::Closed);
-            workload.window = Some(sizes.async_window);
-            let mut seqs = vec![0; keys];
-            let max_wait_ns = sizes.async_max_wait_ms * NS_PER_MS;
-            let mut key_rng = rng.clone();
-            let mut pick = picker(keys);
-            for index in 0..sizes.async_messages {
-                let id = pick(index, &mut key_rng) % keys;
-                let wait = key_rng.gen_range(0..=max_wait_ns) as u32;
-                workload.push(&mut seqs, 0, id, 0, Job::Wait { ns: wait });
-            }
-            workload
-        })
-        .collect()
-}
 
 /// The key count of a `keys=N` param (the key sweeps).
 pub fn keys_param(param: &str) -> Option<usize> {
@@ -570,22 +470,14 @@ pub fn cold_command_param(param: &str) -> Option<(usize, usize)> {
     Some((field("slow")?, field("senders")?))
 }
 
-/// Cold commands a sender may send per millisecond of `--cold-duration-ms` (1M/s): more
-/// than any strategy here handles, so a sender never runs out before its time is up.
-const COLD_COMMANDS_PER_MS: u64 = 1_000;
-
-/// One `cold-command` cell: `slow` aggregates each waiting `cold_wait_ms` on one message at
-/// a time, a hot aggregate kept at `cold_hot_outstanding` short messages, and `senders`
-/// senders each sending a command to a new aggregate and waiting until it is handled.
-/// Keys: the slow aggregates `0..slow`, the hot one `slow`, then the cold commands.
-fn cold_command(sizes: &Sizes, slow: usize, senders: usize) -> Workload {
-    let per_sender = (sizes.cold_duration_ms * COLD_COMMANDS_PER_MS) as usize + 16;
-    // A slow chain cannot send faster than one message per wait.
-    let per_chain = (sizes.cold_duration_ms / sizes.cold_wait_ms) as usize + 2;
-    let keys = slow + 1 + senders * per_sender;
-    let param = format!("slow={slow},senders={senders}");
-    let mut workload = Workload::new(ScenarioId::ColdCommand, param, keys, Arrivals::Driven);
-    let mut seqs = vec![0; keys];
+/// Fills one `cold-command` cell: `slow` aggregates each waiting `cold_wait_ms` on one
+/// message at a time, a hot aggregate kept at `cold_hot_outstanding` short messages, and
+/// `senders` senders each sending a command to a new aggregate and waiting until it is
+/// handled. Keys: the slow aggregates `0..slow`, the hot one `slow`, then the cold commands.
+fn cold_command(workload: &mut Workload, sizes: &Sizes, slow: usize, senders: usize) {
+    let per_sender = cold_commands_per_sender(sizes);
+    let per_chain = cold_messages_per_chain(sizes);
+    let mut seqs = vec![0; workload.keys];
     let wait = Job::Wait { ns: (sizes.cold_wait_ms * NS_PER_MS) as u32 };
     let mut chains = Vec::with_capacity(slow);
     for id in 0..slow {
@@ -617,7 +509,6 @@ fn cold_command(sizes: &Sizes, slow: usize, senders: usize) -> Workload {
         senders: sender_ranges,
         duration_ns: sizes.cold_duration_ms * NS_PER_MS,
     });
-    workload
 }
 
 #[cfg(test)]

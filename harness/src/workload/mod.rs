@@ -1,18 +1,21 @@
 //! Workloads: the scenario ids, their sizes (every one a flag) and seeded generation.
 //!
 //! A [`Workload`] is the complete message sequence of one (scenario, parameter) cell,
-//! generated before the run from the seed, so every strategy receives exactly the same
-//! messages. Per-key sequence numbers are assigned here.
+//! generated from the seed when its first cell runs, so every strategy receives exactly the
+//! same messages. Per-key sequence numbers are assigned here. A [`WorkloadSpec`] is the
+//! same workload before its messages: what a plan needs.
 //!
 //! - `ids`: the scenario ids and their one-line descriptions;
 //! - `sizes`: every size, declared once in one table (field, flag, range, defaults);
-//! - `generate`: the messages of each scenario, and what each scenario needs of the sizes;
+//! - `spec`: what each workload is before its messages, and the work it asks for;
+//! - `generate`: the messages of each workload, and what each scenario needs of the sizes;
 //! - `reference`: the published figures of reference systems.
 
 mod generate;
 mod ids;
 pub mod reference;
 mod sizes;
+mod spec;
 
 pub use generate::{
     cold_command_param, generate, job_cost_ns, keys_param, Arrivals, Driven, HotChain, Workload,
@@ -20,3 +23,4 @@ pub use generate::{
 };
 pub use ids::{ScenarioId, UnknownScenario};
 pub use sizes::{SizeArgs, SizeValue, Sizes};
+pub use spec::{Variant, Work, WorkloadSpec};

@@ -1,0 +1,67 @@
+//! `meta`: how, where and when a run was made, written before its first cell.
+
+use crate::config::RunConfig;
+use crate::measure::system;
+use crate::results::{Meta, WindowScopeSetting};
+
+/// The meta of a run of `config`, before its first cell.
+pub(crate) fn suite_meta(
+    config: &RunConfig,
+    created: String,
+    recorder_overhead_ns: Option<f64>,
+    saturation_per_s: Option<f64>,
+    notes: Vec<String>,
+) -> Meta {
+    Meta {
+        created,
+        git_commit: system::git_commit(),
+        rustc: system::rustc_version(),
+        cpu_model: system::cpu_model(),
+        cores: system::cores(),
+        workers: config.strategy.workers,
+        window: config.strategy.max_in_flight,
+        throughput: config.strategy.throughput,
+        command: config.command.clone(),
+        seed: config.seed,
+        repeat: config.repeat,
+        quick: config.quick,
+        recorder_overhead_ns,
+        saturation_per_s,
+        suite_elapsed_s: 0.0,
+        notes,
+        groups_per_worker: Some(config.strategy.groups_per_worker),
+        idle_spin_us: Some(config.strategy.idle_spin_us),
+        window_scope: Some(WindowScopeSetting::from(config.strategy.window_scope)),
+        binding: Some(config.strategy.binding),
+        commit_policies: Some(config.commit_policies.clone()),
+        retry_policies: Some(config.retry_policies.clone()),
+        producers: Some(config.producers),
+        timer_threads: Some(config.timer_threads),
+        sizes: Some(config.sizes.clone()),
+        designs: crate::results::designs::records(&config.strategies),
+        sweep: Some(config.sweep.clone()),
+        scenarios: Some(config.scenarios.iter().map(|id| id.as_str().to_owned()).collect()),
+        strategies: Some(config.strategies.iter().map(|id| id.as_str().to_owned()).collect()),
+        breakdown: Some(config.breakdown),
+        incomplete: None,
+        resumed: Vec::new(),
+    }
+}
+
+/// The current UTC time as `YYYY-MM-DDTHH:MM:SSZ`.
+pub fn now_rfc3339() -> String {
+    humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3339_has_the_right_shape_and_year() {
+        let now = now_rfc3339();
+        assert_eq!(now.len(), 20, "{now}");
+        assert!(now.ends_with('Z') && now.as_bytes()[10] == b'T', "{now}");
+        assert!(now.as_str() >= "2024-01-01", "{now}");
+    }
+}

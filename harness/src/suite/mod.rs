@@ -1,0 +1,214 @@
+//! The suite: every selected cell measured (or run, for a pipeline) in turn, each saved as
+//! it finishes, into `results.json`, `summary.md` and the histograms of the output folder.
+//!
+//! # Protocol
+//!
+//! 1. **Plan** ([`plan()`]): the settings alone give every cell, in order, with its
+//!    [`CellKey`](crate::results::CellKey), its point of the sweep, its workload (a
+//!    [`WorkloadSpec`](crate::workload::WorkloadSpec), no message yet), its settings, why it
+//!    is skipped and its expected cost. Counting cells (`--max-cells`), `--dry-run` and the
+//!    progress estimate stop here: nothing is generated.
+//! 2. **Prepare** ([`output`]): the output folder is created and checked writable before
+//!    anything is measured; a fresh run removes what an earlier run wrote there, a resumed
+//!    one keeps it. The run's calibrations follow (the recorder's cost, open-loop's
+//!    saturation), unless a resumed file records them.
+//! 3. **Run** (`run.rs`): the plan's cells in order. A workload is generated when the first
+//!    of its cells runs, and dropped when the next one is needed; a pipeline scenario's
+//!    cells at one point run together over one log.
+//! 4. **Save** (`ledger.rs`): after every cell, `results.json` is replaced whole (written
+//!    aside, then renamed), holding every cell done in plan order and marked incomplete
+//!    (`meta.incomplete` lists the missing cells) until the last. A stop request
+//!    ([`StopSignal`]) is heard between cells; the run then saves, writes `summary.md` and
+//!    returns.
+//! 5. **Resume** ([`Control::earlier`]): an incomplete file of the same settings is matched
+//!    to the plan cell by cell ([`ledger::match_earlier`]); its cells are kept and only the
+//!    missing ones run, merged in plan order. A cell the plan has no place for refuses the
+//!    resume.
+
+pub(crate) mod ledger;
+mod meta;
+pub mod output;
+mod plan;
+mod remeasure;
+mod run;
+mod stop;
+
+use std::time::Instant;
+
+use crate::config::RunConfig;
+use crate::measure::runner::{recorder_overhead_ns, Instruments, RunError};
+use crate::results::Results;
+use crate::workload::reference::is_parallel_consumer_experiment;
+use crate::workload::ScenarioId;
+use ledger::Ledger;
+pub use meta::now_rfc3339;
+pub use output::{check_output, prepare_output, writable_output};
+pub use plan::{
+    plan, skip_reason, Cell, Plan, ScenarioPoint, CELL_OVERHEAD_S, PIPELINE_RECORD_S,
+    REFERENCE_SATURATION_PER_WORKER,
+};
+pub use remeasure::{remeasure, RemeasureError};
+use run::{measure_saturation, Runner};
+pub use stop::StopSignal;
+
+/// Hears how a suite run goes, to show it (a progress bar, log lines); the suite itself
+/// prints nothing.
+pub trait Observer {
+    /// The run will measure `cells`, in this order (skipped ones included), each with
+    /// its expected cost.
+    fn planned(&mut self, _cells: &[Cell]) {}
+    /// Something worth a line that is not a cell (a calibration starting).
+    fn note(&mut self, line: &str);
+    /// A cell starts.
+    fn starting(&mut self, _cell: &Cell) {}
+    /// A cell finished (or was skipped), with a one-line outcome.
+    fn finished(&mut self, cell: &Cell, outcome: &str);
+    /// Every cell is done.
+    fn done(&mut self) {}
+}
+
+/// An observer that shows nothing.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Quiet;
+
+impl Observer for Quiet {
+    fn note(&mut self, _line: &str) {}
+    fn finished(&mut self, _cell: &Cell, _outcome: &str) {}
+}
+
+/// Why the suite stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum SuiteError {
+    /// A cell could not be measured.
+    #[error(transparent)]
+    Run(#[from] RunError),
+    /// A pipeline cell could not be run.
+    #[error(transparent)]
+    Pipeline(#[from] crate::pipeline::PipelineError),
+    /// The output could not be written.
+    #[error("cannot write {path}")]
+    Write {
+        /// The file or folder.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The earlier results a run was to complete hold cells it does not plan (another
+    /// run's).
+    #[error("the earlier results hold cells this run does not plan: {}", cells.join(", "))]
+    NotPlanned {
+        /// The cells, `scenario [param] strategy`.
+        cells: Vec<String>,
+    },
+}
+
+/// Runs the suite and writes its outputs, telling `progress` how it goes. Returns the
+/// results and the summary text.
+pub fn run_suite(
+    config: &RunConfig,
+    progress: &mut dyn Observer,
+) -> Result<(Results, String), SuiteError> {
+    let outcome = run_suite_with(config, progress, Control::default())?;
+    Ok((outcome.results, outcome.summary))
+}
+
+/// What may steer a suite run besides its settings ([`run_suite_with`]).
+#[derive(Debug, Default)]
+pub struct Control<'a> {
+    /// Once raised, the run stops after the cell in progress, saves what it has (marked
+    /// incomplete) and returns.
+    pub stop: Option<&'a StopSignal>,
+    /// The incomplete results of an earlier session of this run (same settings and build),
+    /// read from its output folder: its cells are kept, and only the missing ones run.
+    pub earlier: Option<Results>,
+}
+
+/// How a suite run ended.
+#[derive(Debug)]
+pub struct Outcome {
+    /// What `results.json` holds.
+    pub results: Results,
+    /// What `summary.md` holds.
+    pub summary: String,
+    /// Why the run stopped before its last cell, if it did (`meta.incomplete.stopped_by`).
+    pub stopped_by: Option<String>,
+    /// Saves of `results.json` while the run went (one per cell finished, and one before
+    /// the first), and the seconds they took in all.
+    pub saves: (usize, f64),
+}
+
+/// Runs the suite as `control` says and writes its outputs, telling `progress` how it goes:
+/// `results.json` after every cell (marked incomplete until the last), the histograms of
+/// each cell as it finishes, `summary.md` at the end. A run stopped by `control.stop`
+/// returns what it saved; one where a cell fails saves what it has before the error.
+pub fn run_suite_with(
+    config: &RunConfig,
+    progress: &mut dyn Observer,
+    control: Control<'_>,
+) -> Result<Outcome, SuiteError> {
+    let Control { stop, earlier } = control;
+    match earlier {
+        Some(_) => writable_output(&config.out)?,
+        None => prepare_output(&config.out)?,
+    }
+    let suite_started = Instant::now();
+    let created = now_rfc3339();
+    let instruments = Instruments::with_timer_threads(config.timer_threads);
+    let mut notes = Vec::new();
+    if config.scenarios.contains(&ScenarioId::OpenLoop) {
+        notes.push(format!(
+            "open-loop saturation counts {} worker(s): min(workers, cores - 1), since the \
+             producer thread needs a core of its own",
+            plan::saturation_workers(config)
+        ));
+    }
+
+    // A resumed run keeps the earlier session's calibrations: its cells were measured, and
+    // its open-loop loads generated, with them.
+    let recorded = earlier.as_ref().map(|earlier| &earlier.meta);
+    let recorder_overhead_ns = match recorded.and_then(|meta| meta.recorder_overhead_ns) {
+        Some(overhead) => overhead,
+        None => {
+            progress.note("measuring the recorder's own cost (inline, no-op handler)");
+            recorder_overhead_ns(&instruments)
+        }
+    };
+    let saturation_per_s = match recorded.and_then(|meta| meta.saturation_per_s) {
+        Some(saturation) => Some(saturation),
+        None if config.scenarios.contains(&ScenarioId::OpenLoop) => {
+            progress.note("measuring saturation (inline on uniform) for open-loop loads");
+            Some(measure_saturation(config, &instruments)?)
+        }
+        None => None,
+    };
+    if config.scenarios.contains(&ScenarioId::ParallelConsumer)
+        && !is_parallel_consumer_experiment(&config.sizes)
+    {
+        notes.push(format!(
+            "parallel-consumer ran a scaled-down sweep ({} messages, keys {:?}), so no \
+             published figure is shown beside it; the published experiment is `keyed-bench \
+             run --scenario parallel-consumer --published-parallel-consumer`",
+            config.sizes.pc_messages, config.sizes.pc_keys
+        ));
+    }
+    let meta =
+        meta::suite_meta(config, created, Some(recorder_overhead_ns), saturation_per_s, notes);
+    let plan = plan(config, saturation_per_s);
+    let mut ledger = Ledger::new(&config.out, &plan.cells, meta, earlier, stop, suite_started)?;
+    progress.planned(&ledger.to_run());
+    ledger.save()?;
+
+    let stopped = || stop.and_then(StopSignal::requested).is_some();
+    let mut runner = Runner::new(config, &plan, &instruments, saturation_per_s);
+    let ran = runner.run(progress, &mut ledger, &stopped);
+    progress.done();
+    let saves = ledger.saves();
+    if let Err(error) = ran {
+        // Keep what was done, saying why the rest is missing; the error is what counts.
+        let _ = ledger.finish(Some(format!("error: {error}")));
+        return Err(error);
+    }
+    let (results, summary) = ledger.finish(stop.and_then(StopSignal::requested).map(Into::into))?;
+    let stopped_by = results.meta.incomplete.as_ref().and_then(|left| left.stopped_by.clone());
+    Ok(Outcome { results, summary, stopped_by, saves })
+}
