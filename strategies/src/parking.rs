@@ -165,7 +165,7 @@ impl IdleSpin {
             return false;
         }
         self.spins = self.spins.wrapping_add(1);
-        if self.spins % SPINS_PER_YIELD == 0 {
+        if self.spins.is_multiple_of(SPINS_PER_YIELD) {
             thread::yield_now();
         } else {
             hint::spin_loop();

@@ -285,7 +285,7 @@ impl Strategy for Lossy {
     }
 
     fn submit(&self, message: Message) -> Result<(), SubmitError> {
-        if (self.submits.fetch_add(1, Ordering::Relaxed) + 1) % 50 == 0 {
+        if (self.submits.fetch_add(1, Ordering::Relaxed) + 1).is_multiple_of(50) {
             return Ok(());
         }
         self.inner.submit(message)

@@ -156,7 +156,8 @@ fn stuck_behind_and_free(f: &Fixture, stuck_job: Job) -> (Vec<Key>, usize) {
         f.submit(seq.next(k, stuck_job));
     }
     for &k in &stuck {
-        let behind = |i: usize| if i % 2 == 0 { Job::Noop } else { Job::Wait { ns: 20_000 } };
+        let behind =
+            |i: usize| if i.is_multiple_of(2) { Job::Noop } else { Job::Wait { ns: 20_000 } };
         f.submit_all(seq.run_of(k, BEHIND, behind));
     }
     for _ in 0..3 {

@@ -74,7 +74,7 @@ pub(super) struct SweepChart<'s, 'a> {
 
 /// A count as a tick label: `16`, `1024`, `10k`.
 fn count_label(value: usize) -> String {
-    if value >= 1_000 && value % 1_000 == 0 {
+    if value >= 1_000 && value.is_multiple_of(1_000) {
         format!("{}k", value / 1_000)
     } else {
         value.to_string()
