@@ -25,8 +25,8 @@ pub struct SoakArgs {
     /// and retired.
     #[arg(long, default_value_t = 1_000_000)]
     pub keys: usize,
-    /// Length of the mixed soak of each strategy: a number and a unit, ms, s, m or h
-    /// (`30s`, `2m`, `1.5h`).
+    /// Length of the mixed soak of each strategy: numbers with units, from 1ms to 24h
+    /// (`30s`, `2m`, `1.5h`, `1h 30m`).
     #[arg(long, default_value = "30s")]
     pub duration: String,
     /// Worker threads per pool [default: available cores].
@@ -56,7 +56,7 @@ impl TryFrom<SoakArgs> for SoakConfig {
         let duration = parse_duration(&args.duration).ok_or_else(|| SettingError::OutOfRange {
             flag: "duration",
             value: format!("`{}`", args.duration),
-            expected: "a number and a unit (ms, s, m or h) from 1ms to 24h, e.g. 30s".into(),
+            expected: "numbers with units (ms, s, m, h) from 1ms to 24h, e.g. 30s or 1h 30m".into(),
         })?;
         Ok(Self {
             strategies,
@@ -70,21 +70,10 @@ impl TryFrom<SoakArgs> for SoakConfig {
     }
 }
 
-/// `30s`, `500ms`, `2m`, `1.5h`: a non-negative number and a unit; `None` if malformed or
-/// outside 1 ms ..= 24 h.
+/// `30s`, `500ms`, `2m`, `1.5h`, `1h 30m`: numbers with units, as humantime reads them;
+/// `None` if malformed or outside 1 ms ..= 24 h.
 pub fn parse_duration(given: &str) -> Option<Duration> {
-    let given = given.trim();
-    let split = given.find(|c: char| !(c.is_ascii_digit() || c == '.'))?;
-    let (number, unit) = given.split_at(split);
-    let number: f64 = number.parse().ok()?;
-    let seconds = match unit.trim() {
-        "ms" => number / 1e3,
-        "s" => number,
-        "m" => number * 60.0,
-        "h" => number * 3_600.0,
-        _ => return None,
-    };
-    let duration = Duration::try_from_secs_f64(seconds).ok()?;
+    let duration = humantime::parse_duration(given.trim()).ok()?;
     (Duration::from_millis(1)..=MAX_DURATION).contains(&duration).then_some(duration)
 }
 
@@ -111,6 +100,7 @@ mod tests {
         assert_eq!(seconds("500ms"), Some(0.5));
         assert_eq!(seconds("2m"), Some(120.0));
         assert_eq!(seconds("1.5h"), Some(5_400.0));
+        assert_eq!(seconds("1h 30m"), Some(5_400.0));
         for bad in ["30", "s", "-1s", "0s", "25h", "3 weeks", "1.2.3s", ""] {
             assert_eq!(parse_duration(bad), None, "{bad}");
         }

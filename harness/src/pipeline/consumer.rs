@@ -48,7 +48,9 @@
 //! held no handler is halfway through an apply, and none starts one.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -60,7 +62,6 @@ use super::log::Record;
 use super::projection::Projection;
 use super::retry::{RetryConfig, RetryPolicy, RetryTopic};
 use super::transport::{EmbeddedTransport, MemberId, Transport, TransportError};
-use super::{lock, read, write};
 use crate::measure::handler::spin;
 use crate::measure::timer::Timer;
 
@@ -516,7 +517,7 @@ struct Shared {
     dead: AtomicBool,
     /// Held (read) by every settling handler around its check of `dead` and its effects;
     /// taken (write) once `dead` is raised, so that none is halfway through after it.
-    finishing: std::sync::RwLock<()>,
+    finishing: parking_lot::RwLock<()>,
     timer: Timer,
     epoch: Instant,
     crash_after: Option<u64>,
@@ -546,7 +547,7 @@ impl Shared {
     /// effect, then its offset's completion (in that order, so that no commit covers an
     /// effect that has not happened), unless the consumer died meanwhile.
     fn finish(&self, record: Record, effect: Effect, origin: Origin) {
-        let _alive = read(&self.finishing);
+        let _alive = self.finishing.read();
         if self.is_dead() {
             return; // died while this record ran: its effect never happened
         }
@@ -566,7 +567,7 @@ impl Shared {
             self.retries_outstanding.fetch_sub(1, Ordering::Release);
             return;
         }
-        if let Some(progress) = lock(&self.progress[record.partition as usize]).as_mut() {
+        if let Some(progress) = self.progress[record.partition as usize].lock().as_mut() {
             progress.completed(record.offset);
         }
         // Release: pairs with the poll loop's Acquire load (the handoff's retry-topic send
@@ -582,7 +583,7 @@ impl Shared {
     /// settling a record. Nothing applies or completes after it returns.
     fn die(&self) {
         self.dead.store(true, Ordering::Release);
-        drop(write(&self.finishing));
+        drop(self.finishing.write());
     }
 }
 
@@ -634,7 +635,7 @@ pub fn run_incarnation(
         dead_lettered: AtomicU64::new(0),
         completed: AtomicU64::new(0),
         dead: AtomicBool::new(false),
-        finishing: std::sync::RwLock::new(()),
+        finishing: parking_lot::RwLock::new(()),
         timer: timer.clone(),
         epoch: *epoch,
         crash_after: match stop {
@@ -699,7 +700,7 @@ pub fn run_incarnation(
         report.in_flight_at_end = assigned
             .iter()
             .filter_map(|&partition| {
-                lock(&shared.progress[partition as usize]).as_ref().map(|p| p.in_flight() as u64)
+                shared.progress[partition as usize].lock().as_ref().map(|p| p.in_flight() as u64)
             })
             .sum();
     }
@@ -717,7 +718,7 @@ pub fn run_incarnation(
     if !matches!(stop, Stop::CrashAfter { .. }) {
         // The end, or a revocation: commit what completed.
         for &partition in &assigned {
-            let commit = lock(&shared.progress[partition as usize]).as_ref().map(|p| p.commit());
+            let commit = shared.progress[partition as usize].lock().as_ref().map(|p| p.commit());
             if let Some(commit) = commit {
                 report.max_metadata_bytes = report.max_metadata_bytes.max(commit.metadata.len());
                 transport.commit(member, partition, commit)?;
@@ -982,7 +983,8 @@ fn poll_loop(
                 return;
             }
             report.polled += 1;
-            let fresh = lock(&shared.progress[record.partition as usize])
+            let fresh = shared.progress[record.partition as usize]
+                .lock()
                 .as_mut()
                 .is_some_and(|progress| progress.polled(record.offset));
             if !fresh {
@@ -1028,7 +1030,7 @@ fn commit_loop(
             if shared.is_dead() {
                 return ticks;
             }
-            let state = lock(&shared.progress[partition as usize]).as_ref().map(|progress| {
+            let state = shared.progress[partition as usize].lock().as_ref().map(|progress| {
                 (
                     progress.commit(),
                     progress.lag(),

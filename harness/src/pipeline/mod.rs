@@ -91,8 +91,6 @@ pub mod retry;
 pub mod scenario;
 pub mod transport;
 
-use std::sync::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
-
 pub use commit::{
     CommitError, CommitPolicy, MetadataLimit, PartitionProgress, UnknownCommitPolicy,
     DEFAULT_METADATA_LIMIT_BYTES, MIN_METADATA_LIMIT,
@@ -112,19 +110,3 @@ pub use scenario::{
     PipelinePlan, PipelineRun, Wanted,
 };
 pub use transport::{Commit, EmbeddedTransport, MemberId, Transport, TransportError};
-
-/// Locks `mutex`, ignoring poisoning: every critical section here leaves its data
-/// consistent before anything that could panic.
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-/// Read-locks `lock`, ignoring poisoning (see [`lock`]).
-fn read<T>(lock: &RwLock<T>) -> RwLockReadGuard<'_, T> {
-    lock.read().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-/// Write-locks `lock`, ignoring poisoning (see [`lock`]).
-fn write<T>(lock: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
-    lock.write().unwrap_or_else(|poisoned| poisoned.into_inner())
-}

@@ -40,13 +40,12 @@
 //! `1..=n` with the payload size each version arrived with the first time (a redelivery
 //! carries the same record), so it needs only each key's last version.
 
+use parking_lot::Mutex;
 use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
-use super::lock;
 use super::log::Record;
 
 /// How many independently locked maps the key states are spread over.
@@ -248,7 +247,7 @@ impl Projection {
 
     /// Applies `record` to both projections; returns what the version-aware one did.
     pub fn apply(&self, record: Record) -> Applied {
-        let mut shard = lock(self.shard(record.key));
+        let mut shard = self.shard(record.key).lock();
         let Shard { keys, counters } = &mut *shard;
         let state = keys.entry(record.key).or_default();
 
@@ -273,7 +272,7 @@ impl Projection {
     /// once its predecessors are in), the naive one when it is next in line; the replay
     /// leaves it out.
     pub fn dead_letter(&self, record: Record) {
-        let mut shard = lock(self.shard(record.key));
+        let mut shard = self.shard(record.key).lock();
         let Shard { keys, counters } = &mut *shard;
         let state = keys.entry(record.key).or_default();
         state.dead.insert(record.version);
@@ -285,17 +284,17 @@ impl Projection {
 
     /// The version-aware projection's version of `key` (0: nothing applied).
     pub fn current(&self, key: u64) -> u64 {
-        lock(self.shard(key)).keys.get(&key).map_or(0, |state| state.current)
+        self.shard(key).lock().keys.get(&key).map_or(0, |state| state.current)
     }
 
     /// The deepest `key`'s stash got (0: its records never arrived ahead of a predecessor).
     pub fn max_stash(&self, key: u64) -> usize {
-        lock(self.shard(key)).keys.get(&key).map_or(0, |state| state.max_stash)
+        self.shard(key).lock().keys.get(&key).map_or(0, |state| state.max_stash)
     }
 
     /// The version-aware projection's digest of `key`.
     pub fn digest(&self, key: u64) -> u64 {
-        lock(self.shard(key)).keys.get(&key).map_or(INITIAL_DIGEST, |state| state.digest)
+        self.shard(key).lock().keys.get(&key).map_or(INITIAL_DIGEST, |state| state.digest)
     }
 
     /// Both projections against `expected` (each key's last version produced; a key
@@ -305,7 +304,7 @@ impl Projection {
         let mut totals = Counters::default();
         let mut seen_expected = 0_u64;
         for shard in &self.shards {
-            let shard = lock(shard);
+            let shard = shard.lock();
             let counters = shard.counters;
             totals.applied += counters.applied;
             totals.ignored += counters.ignored;
@@ -343,7 +342,9 @@ impl Projection {
         if unseen > 0 {
             let missing = expected
                 .iter()
-                .filter(|&(&key, &last)| last > 0 && !lock(self.shard(key)).keys.contains_key(&key))
+                .filter(|&(&key, &last)| {
+                    last > 0 && !self.shard(key).lock().keys.contains_key(&key)
+                })
                 .count() as u64;
             report.keys += unseen;
             report.keys_wrong += missing;

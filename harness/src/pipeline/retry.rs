@@ -22,16 +22,15 @@
 //!   whatever the key received meanwhile: later versions of the key overtake it, which the
 //!   version-aware projection stashes until it arrives.
 
+use parking_lot::Mutex;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::fmt;
 use std::str::FromStr;
-use std::sync::Mutex;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::lock;
 use super::log::Record;
 
 /// What the consumer does with a failed attempt.
@@ -146,7 +145,7 @@ impl RetryTopic {
 
     /// Appends `record`, to be polled at `due_ns` or later.
     pub fn send(&self, record: &Record, due_ns: u64) {
-        let mut queue = lock(&self.queue);
+        let mut queue = self.queue.lock();
         let (heap, sequence) = &mut *queue;
         *sequence += 1;
         heap.push(Reverse(Delayed {
@@ -160,7 +159,7 @@ impl RetryTopic {
     /// The `(partition, offset)` of every record due at `now_ns`, earliest first, taken off
     /// the topic.
     pub fn poll_due(&self, now_ns: u64) -> Vec<(u32, u64)> {
-        let mut queue = lock(&self.queue);
+        let mut queue = self.queue.lock();
         let heap = &mut queue.0;
         let mut due = Vec::new();
         while heap.peek().is_some_and(|Reverse(next)| next.due_ns <= now_ns) {
@@ -173,7 +172,7 @@ impl RetryTopic {
 
     /// Records waiting.
     pub fn len(&self) -> usize {
-        lock(&self.queue).0.len()
+        self.queue.lock().0.len()
     }
 
     /// Whether nothing waits.

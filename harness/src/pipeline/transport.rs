@@ -28,14 +28,13 @@
 //!    its position; [`Transport::resume`] lets them flow again (the consumer's back-pressure
 //!    when commit metadata would grow too large).
 
+use parking_lot::{Mutex, RwLock};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
-use std::sync::{Mutex, RwLock};
 
 use serde::{Deserialize, Serialize};
 
 use super::log::{LogError, Record, Topic};
-use super::{lock, read, write};
 
 /// A member of the consumer group.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -201,7 +200,7 @@ impl EmbeddedTransport {
 
     /// Appends a record by its key's hash (see [`Topic::append`]).
     pub fn append(&self, key: u64, version: u64, payload_bytes: u32, produce_ns: u64) -> Record {
-        write(&self.topic).append(key, version, payload_bytes, produce_ns)
+        self.topic.write().append(key, version, payload_bytes, produce_ns)
     }
 
     /// Appends a record to a named partition (see [`Topic::append_to`]).
@@ -213,28 +212,28 @@ impl EmbeddedTransport {
         payload_bytes: u32,
         produce_ns: u64,
     ) -> Result<Record, LogError> {
-        write(&self.topic).append_to(partition, key, version, payload_bytes, produce_ns)
+        self.topic.write().append_to(partition, key, version, payload_bytes, produce_ns)
     }
 
     /// Grows the topic (see [`Topic::expand_to`]); the new partitions are unassigned until
     /// the next [`Transport::assign`].
     pub fn expand_to(&self, new_partitions: u32) -> Result<(), LogError> {
-        write(&self.topic).expand_to(new_partitions)
+        self.topic.write().expand_to(new_partitions)
     }
 
     /// The log end offset of every partition, by partition number.
     pub fn end_offsets(&self) -> Vec<u64> {
-        let topic = read(&self.topic);
+        let topic = self.topic.read();
         (0..topic.partitions()).map(|partition| topic.end_offset(partition).unwrap_or(0)).collect()
     }
 
     /// Runs `f` on the topic, read-locked (appends wait until it returns).
     pub fn with_topic<R>(&self, f: impl FnOnce(&Topic) -> R) -> R {
-        f(&read(&self.topic))
+        f(&self.topic.read())
     }
 
     fn check_partitions(&self, partitions: &[u32]) -> Result<(), TransportError> {
-        let topic = read(&self.topic);
+        let topic = self.topic.read();
         for &partition in partitions {
             topic.partition(partition)?;
         }
@@ -244,13 +243,13 @@ impl EmbeddedTransport {
 
 impl Transport for EmbeddedTransport {
     fn partitions(&self) -> u32 {
-        read(&self.topic).partitions()
+        self.topic.read().partitions()
     }
 
     fn assign(&self, member: MemberId, partitions: &[u32]) -> Result<(), TransportError> {
         self.check_partitions(partitions)?;
         let wanted: BTreeSet<u32> = partitions.iter().copied().collect();
-        let mut group = lock(&self.group);
+        let mut group = self.group.lock();
         let group = &mut *group;
         for &partition in &wanted {
             match group.owners.insert(partition, member) {
@@ -287,7 +286,8 @@ impl Transport for EmbeddedTransport {
     }
 
     fn assignment(&self, member: MemberId) -> Vec<u32> {
-        lock(&self.group)
+        self.group
+            .lock()
             .members
             .get(&member)
             .map(|state| state.positions.keys().copied().collect())
@@ -295,7 +295,7 @@ impl Transport for EmbeddedTransport {
     }
 
     fn poll(&self, member: MemberId, max_records: usize) -> Vec<Record> {
-        let mut group = lock(&self.group);
+        let mut group = self.group.lock();
         let Some(state) = group.members.get_mut(&member) else {
             return Vec::new();
         };
@@ -310,7 +310,7 @@ impl Transport for EmbeddedTransport {
         }
         let first = state.next_first % active.len();
         state.next_first = (first + 1) % active.len();
-        let topic = read(&self.topic);
+        let topic = self.topic.read();
         let visible_ns = self.visible_ns();
         // Each partition's next records, at most `max_records` of each, in rotation order.
         let mut batches: Vec<std::vec::IntoIter<Record>> = active[first..]
@@ -353,18 +353,18 @@ impl Transport for EmbeddedTransport {
         partition: u32,
         commit: Commit,
     ) -> Result<(), TransportError> {
-        let mut group = lock(&self.group);
+        let mut group = self.group.lock();
         group.check_owner(member, partition)?;
         group.committed.insert(partition, commit);
         Ok(())
     }
 
     fn committed(&self, partition: u32) -> Option<Commit> {
-        lock(&self.group).committed.get(&partition).cloned()
+        self.group.lock().committed.get(&partition).cloned()
     }
 
     fn seek_to_committed(&self, member: MemberId) {
-        let mut group = lock(&self.group);
+        let mut group = self.group.lock();
         let offsets: Vec<(u32, u64)> = match group.members.get(&member) {
             Some(state) => state
                 .positions
@@ -379,11 +379,11 @@ impl Transport for EmbeddedTransport {
     }
 
     fn position(&self, member: MemberId, partition: u32) -> Option<u64> {
-        lock(&self.group).members.get(&member)?.positions.get(&partition).copied()
+        self.group.lock().members.get(&member)?.positions.get(&partition).copied()
     }
 
     fn pause(&self, member: MemberId, partitions: &[u32]) -> Result<(), TransportError> {
-        let mut group = lock(&self.group);
+        let mut group = self.group.lock();
         for &partition in partitions {
             group.check_owner(member, partition)?;
         }
@@ -394,7 +394,7 @@ impl Transport for EmbeddedTransport {
     }
 
     fn resume(&self, member: MemberId, partitions: &[u32]) -> Result<(), TransportError> {
-        let mut group = lock(&self.group);
+        let mut group = self.group.lock();
         for &partition in partitions {
             group.check_owner(member, partition)?;
         }

@@ -1,7 +1,9 @@
 //! A request to stop a suite run, shared between the run and whoever may ask for it (the
 //! binary's signal handler, a test). The suite installs no signal handler of its own.
 
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::sync::OnceLock;
+
+use parking_lot::{Mutex, MutexGuard};
 
 /// Asks a suite run to stop after the cell in progress: the run then saves what it has,
 /// marked incomplete, and returns. Shared by reference (or in an `Arc`) with the run.
@@ -41,7 +43,7 @@ impl StopSignal {
 
     /// Held by the run while it writes its results.
     pub(crate) fn saving(&self) -> MutexGuard<'_, ()> {
-        self.saving.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.saving.lock()
     }
 }
 
