@@ -1,7 +1,7 @@
 //! The verdict: the table that `summary.md` and `report.html` open with. One row per
 //! measured cell (scenario and parameter), so no parameter is picked to stand for its
 //! scenario. Each row ranks the ordered designs on the one metric its scenario exists to
-//! show ([`HEADLINES`]), gives every ordered design's ratio to the best with its spread
+//! show (its spec's [`Headline`]), gives every ordered design's ratio to the best with its spread
 //! over repetitions, and a one-line reading assembled from those numbers by a few
 //! templates ([`reading`], [`pipeline_reading`]). Reads results only.
 //!
@@ -22,45 +22,9 @@ use crate::workload::ScenarioId;
 /// histogram), medians this close (relative to the larger) read as within noise.
 pub const NOISE_WITHOUT_SPREAD: f64 = 0.05;
 
-/// The metric a scenario's verdict ranks on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Headline {
-    /// `throughput_per_s`: the median, spread min-max over repetitions; higher is better.
-    Throughput,
-    /// `throughput_per_s` of a completion-driven cell: handled cold commands per second;
-    /// higher is better.
-    ColdRate,
-    /// `bystander_latency_ns.p99`; lower is better. One merged histogram: no spread.
-    BystanderP99,
-    /// `latency_ns.p99` at the cell's offered load; lower is better. Spread from the
-    /// repetitions' own p99 (`samples.latency_p99_ns`) where recorded.
-    LatencyP99,
-    /// `efficiency` (ideal / elapsed); higher is better. Spread from the repetitions'
-    /// elapsed times (`samples.elapsed_s`) where recorded, else the throughput's spread
-    /// scaled onto it (same messages, same ideal bound).
-    Efficiency,
-    /// Pipelines: records lost and the final state per design, not a speed ranking.
-    Correctness,
-}
+pub use crate::workload::Headline;
 
 impl Headline {
-    /// How the metric reads in the table and the reading.
-    pub const fn label(self) -> &'static str {
-        match self {
-            Self::Throughput => "throughput",
-            Self::ColdRate => "cold-command rate",
-            Self::BystanderP99 => "bystander p99",
-            Self::LatencyP99 => "p99 latency",
-            Self::Efficiency => "efficiency",
-            Self::Correctness => "lost / final state",
-        }
-    }
-
-    /// Whether a higher value is better (false: lower is).
-    pub const fn higher_is_better(self) -> bool {
-        matches!(self, Self::Throughput | Self::ColdRate | Self::Efficiency)
-    }
-
     /// The metric column: its label and which way is better.
     fn column(self) -> String {
         match self {
@@ -82,44 +46,9 @@ impl Headline {
     }
 }
 
-/// The headline metric of every scenario: the one it exists to show. Every scenario has
-/// exactly one row (a test checks it).
-pub const HEADLINES: &[(ScenarioId, Headline)] = &[
-    // Raw dispatch cost of ~1 us handlers: messages per second.
-    (ScenarioId::Uniform, Headline::Throughput),
-    // Hot keys: how much of the uniform rate survives skew.
-    (ScenarioId::Zipf, Headline::Throughput),
-    // Many aggregate types: the rate with one pool per type against shared pools.
-    (ScenarioId::ManyTypes, Headline::Throughput),
-    // Backoffs of a few keys: how long the untroubled keys wait behind them.
-    (ScenarioId::ConflictBackoff, Headline::BystanderP99),
-    // Rare 2 ms synchronous handlers: the rate that stealing (or its absence) leaves.
-    (ScenarioId::LongSync, Headline::Throughput),
-    // One key's burst of pending messages: the bystanders' stall behind a shared window.
-    (ScenarioId::HotBacklog, Headline::BystanderP99),
-    // Non-blocking waits by key count: how close to the ideal bound the run finishes.
-    (ScenarioId::AsyncIo, Headline::Efficiency),
-    // The same under skewed keys.
-    (ScenarioId::AsyncIoZipf, Headline::Efficiency),
-    // Blocking handlers, the Parallel Consumer's experiment: elapsed against the floor.
-    (ScenarioId::ParallelConsumer, Headline::Efficiency),
-    // Commands to new aggregates beside slow ones: cold commands handled per second.
-    (ScenarioId::ColdCommand, Headline::ColdRate),
-    // Constant-rate arrivals: the tail latency at each offered load.
-    (ScenarioId::OpenLoop, Headline::LatencyP99),
-    // State owned per aggregate: the rate where cache affinity should pay.
-    (ScenarioId::Stateful, Headline::Throughput),
-    // The pipelines: did records get lost, and is the projection right, per policy.
-    (ScenarioId::PipelineCrash, Headline::Correctness),
-    (ScenarioId::PipelineRetry, Headline::Correctness),
-    (ScenarioId::PipelineExpand, Headline::Correctness),
-    (ScenarioId::PipelineReorder, Headline::Correctness),
-    (ScenarioId::PipelineRebalance, Headline::Correctness),
-];
-
 /// The headline metric of `scenario`.
 pub fn headline(scenario: ScenarioId) -> Option<Headline> {
-    HEADLINES.iter().find(|(id, _)| *id == scenario).map(|(_, headline)| *headline)
+    Some(scenario.headline())
 }
 
 /// One design's value of a metric: the median and, where the repetitions give one, the
@@ -678,10 +607,10 @@ mod tests {
     }
 
     #[test]
-    fn every_scenario_has_one_headline() {
+    fn a_pipeline_scenario_and_only_one_ranks_on_correctness() {
         for &scenario in ScenarioId::ALL {
-            let count = HEADLINES.iter().filter(|(id, _)| *id == scenario).count();
-            assert_eq!(count, 1, "{scenario}");
+            let correctness = scenario.headline() == Headline::Correctness;
+            assert_eq!(correctness, scenario.is_pipeline(), "{scenario}");
         }
     }
 

@@ -38,8 +38,6 @@ use std::time::Instant;
 use crate::config::RunConfig;
 use crate::measure::runner::{recorder_overhead_ns, Instruments, RunError};
 use crate::results::Results;
-use crate::workload::reference::is_parallel_consumer_experiment;
-use crate::workload::ScenarioId;
 use ledger::Ledger;
 pub use meta::now_rfc3339;
 pub use output::{check_output, prepare_output, writable_output};
@@ -155,7 +153,11 @@ pub fn run_suite_with(
     let created = now_rfc3339();
     let instruments = Instruments::with_timer_threads(config.timer_threads);
     let mut notes = Vec::new();
-    if config.scenarios.contains(&ScenarioId::OpenLoop) {
+    let loads_of_saturation = config
+        .scenarios
+        .iter()
+        .any(|scenario| scenario.generator().is_some_and(|g| g.loads_of_saturation));
+    if loads_of_saturation {
         notes.push(format!(
             "open-loop saturation counts {} worker(s): min(workers, cores - 1), since the \
              producer thread needs a core of its own",
@@ -175,22 +177,15 @@ pub fn run_suite_with(
     };
     let saturation_per_s = match recorded.and_then(|meta| meta.saturation_per_s) {
         Some(saturation) => Some(saturation),
-        None if config.scenarios.contains(&ScenarioId::OpenLoop) => {
+        None if loads_of_saturation => {
             progress.note("measuring saturation (inline on uniform) for open-loop loads");
             Some(measure_saturation(config, &instruments)?)
         }
         None => None,
     };
-    if config.scenarios.contains(&ScenarioId::ParallelConsumer)
-        && !is_parallel_consumer_experiment(&config.sizes)
-    {
-        notes.push(format!(
-            "parallel-consumer ran a scaled-down sweep ({} messages, keys {:?}), so no \
-             published figure is shown beside it; the published experiment is `keyed-bench \
-             run --scenario parallel-consumer --published-parallel-consumer`",
-            config.sizes.pc_messages, config.sizes.pc_keys
-        ));
-    }
+    notes.extend(
+        config.scenarios.iter().filter_map(|scenario| scenario.spec().note?(&config.sizes)),
+    );
     let meta =
         meta::suite_meta(config, created, Some(recorder_overhead_ns), saturation_per_s, notes);
     let plan = plan(config, saturation_per_s);

@@ -15,7 +15,7 @@ use crate::measure::system;
 use crate::results::metrics::{ideal_seconds_of, Capacity};
 use crate::results::CellKey;
 use crate::sweep::CellSettings;
-use crate::workload::{Arrivals, ScenarioId, WorkloadSpec};
+use crate::workload::{Arrivals, Kind, ScenarioId, WorkloadSpec};
 
 /// Seconds every cell that runs costs beyond its base time (below), calibrated on the
 /// reference run `results/2026-12-01-vm-5` (the default suite, 2 cores, 2 workers):
@@ -214,8 +214,8 @@ fn plan_pipeline_point(plan: &mut Plan) {
     let at = &plan.points[point];
     let (scenario, config) = (at.scenario, &at.config);
     let records = config.sizes.pipeline_records;
-    let paced_s = (scenario == ScenarioId::PipelineRetry)
-        .then(|| records as f64 / config.sizes.pipeline_rate as f64);
+    let paced = matches!(scenario.spec().kind, Kind::Pipeline { paced: true });
+    let paced_s = paced.then(|| records as f64 / config.sizes.pipeline_rate as f64);
     let base_s = paced_s.unwrap_or(records as f64 * PIPELINE_RECORD_S);
     let params = pipeline_plan(config).param_names(scenario);
     let settings = cell_settings(at, None);

@@ -2,17 +2,14 @@
 //! each scenario needs to know of the sizes (how many cells, whether handlers wait, how many
 //! aggregate types), as exhaustive matches beside `generate`.
 
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use rand_distr::{Distribution, Zipf};
 use serde::Serialize;
 use strategies::{Job, Key, Message};
 
-use super::ids::ScenarioId;
+use super::scenario::ScenarioId;
 use super::sizes::Sizes;
-use super::spec::{cold_commands_per_sender, cold_messages_per_chain, Variant, WorkloadSpec};
-
-const NS_PER_MS: u64 = 1_000_000;
+use super::spec::WorkloadSpec;
 
 /// How messages are offered to the strategy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -107,7 +104,14 @@ impl Workload {
     }
 
     /// Appends a message of `key` (type, id), numbering it within its key.
-    fn push(&mut self, next_seq: &mut [u64], aggregate_type: u32, id: usize, at_ns: u64, job: Job) {
+    pub(crate) fn push(
+        &mut self,
+        next_seq: &mut [u64],
+        aggregate_type: u32,
+        id: usize,
+        at_ns: u64,
+        job: Job,
+    ) {
         let seq = next_seq[id];
         next_seq[id] += 1;
         self.messages.push(Message {
@@ -116,172 +120,6 @@ impl Workload {
             intended_ns: at_ns,
             job,
         });
-    }
-}
-
-impl ScenarioId {
-    /// How many workloads (parameter values) `generate` makes of this scenario; a
-    /// pipeline scenario's cells per policy or mitigation by default (the run counts the
-    /// policies it was given).
-    pub fn params(self, sizes: &Sizes) -> usize {
-        match self {
-            Self::PipelineCrash | Self::PipelineRetry | Self::PipelineRebalance => 3,
-            Self::PipelineExpand => 2,
-            Self::PipelineReorder => 1,
-            _ => WorkloadSpec::all(self, sizes).len(),
-        }
-    }
-
-    /// Whether it is an end-to-end pipeline scenario: a log consumed into a projection
-    /// (`pipeline::scenario`), not a workload of messages ([`generate`] gives none).
-    pub const fn is_pipeline(self) -> bool {
-        matches!(
-            self,
-            Self::PipelineCrash
-                | Self::PipelineRetry
-                | Self::PipelineExpand
-                | Self::PipelineReorder
-                | Self::PipelineRebalance
-        )
-    }
-
-    /// Whether some of its handlers wait (return a pending result), so that a strategy that
-    /// runs handlers on the submitting thread runs every wait one after another.
-    pub const fn handlers_wait(self) -> bool {
-        match self {
-            Self::ConflictBackoff
-            | Self::HotBacklog
-            | Self::AsyncIo
-            | Self::AsyncIoZipf
-            | Self::ColdCommand
-            | Self::PipelineCrash
-            | Self::PipelineRetry
-            | Self::PipelineExpand
-            | Self::PipelineReorder
-            | Self::PipelineRebalance => true,
-            Self::Uniform
-            | Self::Zipf
-            | Self::ManyTypes
-            | Self::LongSync
-            | Self::ParallelConsumer
-            | Self::OpenLoop
-            | Self::Stateful => false,
-        }
-    }
-
-    /// Whether some of its handlers block their thread (a blocking sleep), so that a
-    /// strategy that runs handlers on the submitting thread blocks the producer.
-    pub const fn handlers_block(self) -> bool {
-        match self {
-            Self::ParallelConsumer => true,
-            Self::Uniform
-            | Self::Zipf
-            | Self::ManyTypes
-            | Self::ConflictBackoff
-            | Self::LongSync
-            | Self::HotBacklog
-            | Self::AsyncIo
-            | Self::AsyncIoZipf
-            | Self::ColdCommand
-            | Self::OpenLoop
-            | Self::Stateful
-            | Self::PipelineCrash
-            | Self::PipelineRetry
-            | Self::PipelineExpand
-            | Self::PipelineReorder
-            | Self::PipelineRebalance => false,
-        }
-    }
-
-    /// The admission window it runs with where it has its own, unless `--window` is given
-    /// (async-io's and parallel-consumer's).
-    pub fn window(self, sizes: &Sizes) -> Option<usize> {
-        match self {
-            Self::AsyncIo | Self::AsyncIoZipf => Some(sizes.async_window),
-            Self::ParallelConsumer => Some(sizes.pc_window),
-            _ => None,
-        }
-    }
-
-    /// What it takes from the strategy settings of a sweep: `--workers` unless it fixes its
-    /// own, `--window` unless it has its own and `window_given` is false.
-    pub fn uses(self, sizes: &Sizes, window_given: bool) -> crate::sweep::Uses {
-        crate::sweep::Uses {
-            workers: self.workers(sizes).is_none(),
-            window: window_given || self.window(sizes).is_none(),
-        }
-    }
-
-    /// The worker threads it runs with where it fixes them, whatever `--workers` says (the
-    /// published experiment's 16 threads).
-    pub fn workers(self, sizes: &Sizes) -> Option<usize> {
-        match self {
-            Self::ParallelConsumer => Some(sizes.pc_threads),
-            Self::Uniform
-            | Self::Zipf
-            | Self::ManyTypes
-            | Self::ConflictBackoff
-            | Self::LongSync
-            | Self::HotBacklog
-            | Self::AsyncIo
-            | Self::AsyncIoZipf
-            | Self::ColdCommand
-            | Self::OpenLoop
-            | Self::Stateful
-            | Self::PipelineCrash
-            | Self::PipelineRetry
-            | Self::PipelineExpand
-            | Self::PipelineReorder
-            | Self::PipelineRebalance => None,
-        }
-    }
-
-    /// The number of its random stream: fixed per scenario, so that adding or reordering
-    /// scenarios never changes another one's messages (older results stay reproducible).
-    pub(crate) const fn stream(self) -> u64 {
-        match self {
-            Self::Uniform => 0,
-            Self::Zipf => 1,
-            Self::ManyTypes => 2,
-            Self::ConflictBackoff => 3,
-            Self::LongSync => 4,
-            Self::HotBacklog => 5,
-            Self::AsyncIo => 6,
-            Self::OpenLoop => 7,
-            Self::AsyncIoZipf => 8,
-            Self::ParallelConsumer => 9,
-            Self::ColdCommand => 10,
-            Self::Stateful => 11,
-            Self::PipelineCrash => 12,
-            Self::PipelineRetry => 13,
-            Self::PipelineExpand => 14,
-            Self::PipelineReorder => 15,
-            Self::PipelineRebalance => 16,
-        }
-    }
-
-    /// How many aggregate types its messages have (a strategy with a pool per type starts
-    /// that many pools).
-    pub fn aggregate_types(self, sizes: &Sizes) -> usize {
-        match self {
-            Self::ManyTypes => sizes.types,
-            Self::Uniform
-            | Self::Zipf
-            | Self::ConflictBackoff
-            | Self::LongSync
-            | Self::HotBacklog
-            | Self::AsyncIo
-            | Self::AsyncIoZipf
-            | Self::ParallelConsumer
-            | Self::ColdCommand
-            | Self::OpenLoop
-            | Self::Stateful
-            | Self::PipelineCrash
-            | Self::PipelineRetry
-            | Self::PipelineExpand
-            | Self::PipelineReorder
-            | Self::PipelineRebalance => 1,
-        }
     }
 }
 
@@ -317,8 +155,8 @@ pub fn generate(
 }
 
 /// The messages of one workload of its scenario. Every workload of a scenario draws from a
-/// copy of the scenario's own stream, so one is the same whether or not the others are
-/// generated.
+/// fresh copy of the scenario's own stream, so one is the same whether or not the others
+/// are generated.
 pub(crate) fn generate_spec(
     spec: &WorkloadSpec,
     sizes: &Sizes,
@@ -328,128 +166,9 @@ pub(crate) fn generate_spec(
     let scenario = spec.scenario;
     // Each scenario draws from its own stream, so adding one does not shift the others.
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ scenario.stream().wrapping_mul(0x9e37_79b9));
-    let spin = Job::Spin { ns: sizes.spin_ns };
-    let paced_interval_ns = (1e9 / sizes.rate).max(1.0);
     let mut workload = Workload::new(spec);
-    let keys = spec.keys;
-    let mut seqs = vec![0; keys];
-    match (scenario, spec.variant) {
-        (ScenarioId::Uniform | ScenarioId::Zipf, _) => {
-            if scenario == ScenarioId::Zipf {
-                // The hottest 1% (ids 0.., Zipf's ranks 1..): bystander latency is that of
-                // the other keys, what fairness costs or buys them.
-                workload.troubled[..keys.div_ceil(100)].fill(true);
-            }
-            let zipf = Zipf::new(keys as u64, sizes.zipf_s).expect("validated zipf exponent");
-            for _ in 0..sizes.messages {
-                let id = if scenario == ScenarioId::Zipf {
-                    zipf.sample(&mut rng) as usize - 1
-                } else {
-                    rng.gen_range(0..keys)
-                };
-                workload.push(&mut seqs, 0, id, 0, spin);
-            }
-        }
-        (ScenarioId::ManyTypes, _) => {
-            for _ in 0..sizes.messages {
-                let id = rng.gen_range(0..keys);
-                workload.push(&mut seqs, (id / sizes.keys_per_type) as u32, id, 0, spin);
-            }
-        }
-        (ScenarioId::ConflictBackoff, _) => {
-            let troubled = ((keys as f64 * sizes.troubled_pct / 100.0).round() as usize).max(1);
-            // Spread the troubled keys over the id space (ids 0, k, 2k, ...).
-            let stride = keys / troubled;
-            for index in 0..troubled {
-                workload.troubled[index * stride] = true;
-            }
-            let retry = Job::Retry {
-                retries: 2,
-                backoff_ns: (sizes.backoff_ms * NS_PER_MS) as u32,
-                spin_ns: sizes.spin_ns,
-            };
-            for index in 0..sizes.paced_messages {
-                let id = rng.gen_range(0..keys);
-                let job = if workload.troubled[id] { retry } else { spin };
-                let at = (index as f64 * paced_interval_ns) as u64;
-                workload.push(&mut seqs, 0, id, at, job);
-            }
-        }
-        (ScenarioId::LongSync, _) => {
-            let long = Job::Spin { ns: (sizes.long_ms * NS_PER_MS) as u32 };
-            for index in 0..sizes.paced_messages {
-                let id = rng.gen_range(0..keys);
-                let job = if rng.gen_bool(sizes.long_pct / 100.0) {
-                    workload.troubled[id] = true;
-                    long
-                } else {
-                    spin
-                };
-                let at = (index as f64 * paced_interval_ns) as u64;
-                workload.push(&mut seqs, 0, id, at, job);
-            }
-        }
-        (ScenarioId::HotBacklog, Variant::Burst(burst)) => {
-            // Key 0 is hot; bystanders are 1..=small_keys.
-            workload.troubled[0] = true;
-            let hot = Job::Wait { ns: (sizes.hot_wait_ms * NS_PER_MS) as u32 };
-            for _ in 0..burst {
-                workload.push(&mut seqs, 0, 0, 0, hot);
-            }
-            for index in 0..sizes.bystanders {
-                let id = 1 + rng.gen_range(0..sizes.small_keys);
-                let at = (index as f64 * paced_interval_ns) as u64;
-                workload.push(&mut seqs, 0, id, at, spin);
-            }
-        }
-        (ScenarioId::AsyncIo | ScenarioId::AsyncIoZipf, _) => {
-            let zipf = Zipf::new(keys as u64, sizes.zipf_s).expect("validated zipf exponent");
-            let max_wait_ns = sizes.async_max_wait_ms * NS_PER_MS;
-            for index in 0..sizes.async_messages {
-                let id = if scenario == ScenarioId::AsyncIoZipf {
-                    zipf.sample(&mut rng) as usize - 1
-                } else {
-                    // Round-robin over the keys, as records spread over keys by a producer.
-                    index % keys
-                };
-                let wait = rng.gen_range(0..=max_wait_ns) as u32;
-                workload.push(&mut seqs, 0, id, 0, Job::Wait { ns: wait });
-            }
-        }
-        (ScenarioId::ParallelConsumer, _) => {
-            // The published test: keys drawn at random per message, each handler blocking
-            // its thread a whole number of milliseconds, uniform in 0..=max.
-            for _ in 0..sizes.pc_messages {
-                let id = rng.gen_range(0..keys);
-                let ms = rng.gen_range(0..=sizes.pc_max_block_ms);
-                workload.push(&mut seqs, 0, id, 0, Job::Block { ns: (ms * NS_PER_MS) as u32 });
-            }
-        }
-        (ScenarioId::ColdCommand, Variant::Cold { slow, senders }) => {
-            cold_command(&mut workload, sizes, slow, senders);
-        }
-        (ScenarioId::OpenLoop, Variant::Load { load, .. }) => {
-            let rate = (open_loop_rate * load).max(1.0);
-            let interval_ns = 1e9 / rate;
-            for index in 0..sizes.open_messages {
-                let id = rng.gen_range(0..keys);
-                let at = (index as f64 * interval_ns) as u64;
-                workload.push(&mut seqs, 0, id, at, spin);
-            }
-        }
-        (ScenarioId::Stateful, _) => {
-            workload.state_bytes = sizes.state_kib * 1024;
-            let touch = Job::Touch {
-                lines: (workload.state_bytes / STATE_LINE_BYTES) as u32,
-                spin_ns: sizes.spin_ns,
-            };
-            for _ in 0..sizes.stateful_messages {
-                workload.push(&mut seqs, 0, rng.gen_range(0..keys), 0, touch);
-            }
-        }
-        // Not a workload of messages: the pipeline produces its own log
-        // (`pipeline::scenario`), and every other scenario's spec has its variant.
-        _ => unreachable!("no workload spec {} {:?}", spec.param, spec.variant),
+    if let Some(generator) = scenario.generator() {
+        (generator.generate)(spec, sizes, &mut rng, open_loop_rate, &mut workload);
     }
     workload
 }
@@ -468,47 +187,6 @@ pub fn cold_command_param(param: &str) -> Option<(usize, usize)> {
         param.split(',').find_map(|part| part.strip_prefix(name)?.strip_prefix('=')?.parse().ok())
     };
     Some((field("slow")?, field("senders")?))
-}
-
-/// Fills one `cold-command` cell: `slow` aggregates each waiting `cold_wait_ms` on one
-/// message at a time, a hot aggregate kept at `cold_hot_outstanding` short messages, and
-/// `senders` senders each sending a command to a new aggregate and waiting until it is
-/// handled. Keys: the slow aggregates `0..slow`, the hot one `slow`, then the cold commands.
-fn cold_command(workload: &mut Workload, sizes: &Sizes, slow: usize, senders: usize) {
-    let per_sender = cold_commands_per_sender(sizes);
-    let per_chain = cold_messages_per_chain(sizes);
-    let mut seqs = vec![0; workload.keys];
-    let wait = Job::Wait { ns: (sizes.cold_wait_ms * NS_PER_MS) as u32 };
-    let mut chains = Vec::with_capacity(slow);
-    for id in 0..slow {
-        workload.troubled[id] = true;
-        let first = workload.messages.len();
-        for _ in 0..per_chain {
-            workload.push(&mut seqs, 0, id, 0, wait);
-        }
-        chains.push(first..workload.messages.len());
-    }
-    workload.troubled[slow] = true;
-    let hot = (sizes.cold_hot_outstanding > 0).then_some(HotChain {
-        key: slow as u64,
-        outstanding: sizes.cold_hot_outstanding,
-        job: Job::Spin { ns: sizes.cold_hot_spin_ns },
-    });
-    let command = Job::Spin { ns: sizes.spin_ns };
-    let mut sender_ranges = Vec::with_capacity(senders);
-    for sender in 0..senders {
-        let first = workload.messages.len();
-        for command_index in 0..per_sender {
-            workload.push(&mut seqs, 0, slow + 1 + sender * per_sender + command_index, 0, command);
-        }
-        sender_ranges.push(first..workload.messages.len());
-    }
-    workload.driven = Some(Driven {
-        chains,
-        hot,
-        senders: sender_ranges,
-        duration_ns: sizes.cold_duration_ms * NS_PER_MS,
-    });
 }
 
 #[cfg(test)]

@@ -5,15 +5,15 @@
 //! same messages. Per-key sequence numbers are assigned here. A [`WorkloadSpec`] is the
 //! same workload before its messages: what a plan needs.
 //!
-//! - `ids`: the scenario ids and their one-line descriptions;
+//! - `scenario`: every scenario declared once, with all it says of itself and its generator;
 //! - `sizes`: every size, declared once in one table (field, flag, range, defaults);
 //! - `spec`: what each workload is before its messages, and the work it asks for;
 //! - `generate`: the messages of each workload, and what each scenario needs of the sizes;
 //! - `reference`: the published figures of reference systems.
 
 mod generate;
-mod ids;
 pub mod reference;
+pub mod scenario;
 mod sizes;
 mod spec;
 
@@ -21,6 +21,8 @@ pub use generate::{
     cold_command_param, generate, job_cost_ns, keys_param, Arrivals, Driven, HotChain, Workload,
     STATE_LINE_BYTES,
 };
-pub use ids::{ScenarioId, UnknownScenario};
+pub use scenario::{
+    Generator, Handlers, Headline, Kind, ScenarioId, ScenarioSpec, UnknownScenario,
+};
 pub use sizes::{SizeArgs, SizeValue, Sizes};
 pub use spec::{Variant, Work, WorkloadSpec};

@@ -18,7 +18,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::ids::ScenarioId;
+use super::scenario::ScenarioId;
 use crate::limits::{
     check_in, check_list_in, FlagRange, FlagValue, SettingError, MAX_KEYS, MAX_MESSAGES,
 };

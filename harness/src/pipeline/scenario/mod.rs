@@ -547,10 +547,10 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn the_plan_counts_the_cells_the_workload_table_expects() {
+    fn every_pipeline_scenario_has_cells_and_no_other_does() {
         let plan = PipelinePlan::default();
-        for scenario in ScenarioId::ALL.iter().copied().filter(|s| s.is_pipeline()) {
-            assert_eq!(plan.params(scenario), scenario.params(&sizes()), "{scenario}");
+        for &scenario in ScenarioId::ALL {
+            assert_eq!(plan.params(scenario) > 0, scenario.is_pipeline(), "{scenario}");
         }
     }
 

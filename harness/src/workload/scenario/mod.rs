@@ -1,0 +1,322 @@
+//! The scenarios, each declared once: the `scenarios!` list below names every scenario and
+//! the [`ScenarioSpec`] that holds all it says of itself (id, description, kind, headline
+//! metric, what its handlers do, the threads or window it fixes, its random stream) and
+//! its generator. The command line, results, the plan, the verdict and the charts ask the
+//! spec; nothing else matches on a scenario to learn a fact about it.
+//!
+//! Adding a scenario is one line here and one spec (with its generator) in the family file
+//! beside it: `closed.rs` (closed-loop CPU handlers), `paced.rs` (paced arrivals),
+//! `waits.rs` (handlers that wait or block, by key count), `cold.rs` (completion-driven),
+//! `pipeline.rs` (the end-to-end pipeline, whose log `pipeline::scenario` produces).
+
+mod closed;
+mod cold;
+mod paced;
+mod pipeline;
+mod waits;
+
+use std::fmt;
+use std::str::FromStr;
+
+use rand_chacha::ChaCha8Rng;
+use serde::{Serialize, Serializer};
+
+use super::generate::{Arrivals, Workload};
+use super::sizes::Sizes;
+use super::spec::{Work, WorkloadSpec};
+
+/// Everything a scenario says of itself.
+#[derive(Debug)]
+pub struct ScenarioSpec {
+    /// The id used on the command line, in JSON and in plots.
+    pub id: &'static str,
+    /// One line on what it shows.
+    pub description: &'static str,
+    /// Messages offered to a strategy, or a log consumed end to end.
+    pub kind: Kind,
+    /// What its handlers do besides computing: decides who can run it.
+    pub handlers: Handlers,
+    /// The one metric its verdict ranks on.
+    pub headline: Headline,
+    /// The number of its random stream: fixed per scenario, so that adding or reordering
+    /// scenarios never changes another one's messages (older results stay reproducible).
+    pub stream: u64,
+    /// The worker threads it runs with whatever `--workers` says (the published
+    /// experiment's 16), if it fixes them.
+    pub workers: Option<fn(&Sizes) -> usize>,
+    /// The admission window it runs with unless `--window` is given, if it has its own.
+    pub window: Option<fn(&Sizes) -> usize>,
+    /// How many aggregate types its messages have (a strategy with a pool per type starts
+    /// that many pools).
+    pub aggregate_types: fn(&Sizes) -> usize,
+    /// A note the results carry about how it ran at `sizes`, if any (a scaled-down
+    /// published experiment).
+    pub note: Option<fn(&Sizes) -> Option<String>>,
+}
+
+/// How a scenario is run.
+#[derive(Debug)]
+pub enum Kind {
+    /// A workload of messages offered to a strategy, made by its generator.
+    Measured(Generator),
+    /// A partitioned log consumed into a projection (`pipeline::scenario`).
+    Pipeline {
+        /// Whether its records are produced at `--pipeline-rate` (else as fast as consumed).
+        paced: bool,
+    },
+}
+
+/// What makes a measured scenario's workloads: each piece takes the spec of one workload
+/// (one value of the scenario's parameter).
+#[derive(Debug)]
+pub struct Generator {
+    /// How its messages arrive.
+    pub arrivals: Arrivals,
+    /// Whether its open-loop rates are fractions of a saturation rate the run measures.
+    pub loads_of_saturation: bool,
+    /// Its workloads at `sizes`, one per parameter value, in the order they run.
+    pub workloads: fn(ScenarioId, &Sizes) -> Vec<WorkloadSpec>,
+    /// How many messages a workload holds.
+    pub messages: fn(&WorkloadSpec, &Sizes) -> usize,
+    /// The work a workload asks for, as expected from the sizes (the plan's estimate):
+    /// what [`Work::of`] gives its messages, up to the chance of the draws.
+    pub expected_work: fn(&WorkloadSpec, &Sizes, f64) -> Work,
+    /// Fills a workload's messages from the scenario's random stream; the last argument is
+    /// the saturation rate open-loop loads are fractions of.
+    pub generate: fn(&WorkloadSpec, &Sizes, &mut ChaCha8Rng, f64, &mut Workload),
+}
+
+/// What a scenario's handlers do besides computing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Handlers {
+    /// They compute (spin) and return.
+    Compute,
+    /// Some wait (return pending): a strategy that runs handlers on the submitting thread
+    /// would run every wait one after another.
+    Wait,
+    /// Some block their thread (a blocking sleep): a strategy that runs handlers on the
+    /// submitting thread would block the producer.
+    Block,
+}
+
+/// The metric a scenario's verdict ranks on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Headline {
+    /// `throughput_per_s`: the median, spread min-max over repetitions; higher is better.
+    Throughput,
+    /// `throughput_per_s` of a completion-driven cell: handled cold commands per second;
+    /// higher is better.
+    ColdRate,
+    /// `bystander_latency_ns.p99`; lower is better. One merged histogram: no spread.
+    BystanderP99,
+    /// `latency_ns.p99` at the cell's offered load; lower is better. Spread from the
+    /// repetitions' own p99 (`samples.latency_p99_ns`) where recorded.
+    LatencyP99,
+    /// `efficiency` (ideal / elapsed); higher is better. Spread from the repetitions'
+    /// elapsed times (`samples.elapsed_s`) where recorded, else the throughput's spread
+    /// scaled onto it (same messages, same ideal bound).
+    Efficiency,
+    /// Pipelines: records lost and the final state per design, not a speed ranking.
+    Correctness,
+}
+
+impl Headline {
+    /// How the metric reads in the table and the reading.
+    pub const fn label(self) -> &'static str {
+        match self {
+            Self::Throughput => "throughput",
+            Self::ColdRate => "cold-command rate",
+            Self::BystanderP99 => "bystander p99",
+            Self::LatencyP99 => "p99 latency",
+            Self::Efficiency => "efficiency",
+            Self::Correctness => "lost / final state",
+        }
+    }
+
+    /// Whether a higher value is better (false: lower is).
+    pub const fn higher_is_better(self) -> bool {
+        matches!(self, Self::Throughput | Self::ColdRate | Self::Efficiency)
+    }
+}
+
+/// One aggregate type: every scenario's but many-types'.
+fn one_type(_: &Sizes) -> usize {
+    1
+}
+
+macro_rules! scenarios {
+    ($($variant:ident => $spec:path;)*) => {
+        /// Every scenario, by the id used on the command line, in JSON and in plots; its
+        /// [`ScenarioSpec`] says the rest.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum ScenarioId {
+            $(#[doc = concat!("[`", stringify!($spec), "`].")] $variant,)*
+        }
+
+        impl ScenarioId {
+            /// Every scenario, in presentation order.
+            pub const ALL: &'static [ScenarioId] = &[$(ScenarioId::$variant,)*];
+
+            /// Everything it says of itself.
+            pub const fn spec(self) -> &'static ScenarioSpec {
+                match self { $(ScenarioId::$variant => &$spec,)* }
+            }
+        }
+    };
+}
+
+scenarios! {
+    Uniform => closed::UNIFORM;
+    Zipf => closed::ZIPF;
+    ManyTypes => closed::MANY_TYPES;
+    ConflictBackoff => paced::CONFLICT_BACKOFF;
+    LongSync => paced::LONG_SYNC;
+    HotBacklog => paced::HOT_BACKLOG;
+    AsyncIo => waits::ASYNC_IO;
+    AsyncIoZipf => waits::ASYNC_IO_ZIPF;
+    ParallelConsumer => waits::PARALLEL_CONSUMER;
+    ColdCommand => cold::COLD_COMMAND;
+    OpenLoop => paced::OPEN_LOOP;
+    Stateful => closed::STATEFUL;
+    PipelineCrash => pipeline::CRASH;
+    PipelineRetry => pipeline::RETRY;
+    PipelineExpand => pipeline::EXPAND;
+    PipelineReorder => pipeline::REORDER;
+    PipelineRebalance => pipeline::REBALANCE;
+}
+
+impl ScenarioId {
+    /// The id (`uniform`, ...).
+    pub const fn as_str(self) -> &'static str {
+        self.spec().id
+    }
+
+    /// One line on what it shows.
+    pub const fn description(self) -> &'static str {
+        self.spec().description
+    }
+
+    /// Its generator, if it is a measured scenario (not a pipeline).
+    pub const fn generator(self) -> Option<&'static Generator> {
+        match &self.spec().kind {
+            Kind::Measured(generator) => Some(generator),
+            Kind::Pipeline { .. } => None,
+        }
+    }
+
+    /// Whether it is an end-to-end pipeline scenario: a log consumed into a projection
+    /// (`pipeline::scenario`), not a workload of messages.
+    pub const fn is_pipeline(self) -> bool {
+        matches!(self.spec().kind, Kind::Pipeline { .. })
+    }
+
+    /// Whether some of its handlers wait (return a pending result), so that a strategy that
+    /// runs handlers on the submitting thread runs every wait one after another. Every
+    /// pipeline's handlers wait (a slow dependency).
+    pub const fn handlers_wait(self) -> bool {
+        matches!(self.spec().handlers, Handlers::Wait)
+    }
+
+    /// Whether some of its handlers block their thread (a blocking sleep), so that a
+    /// strategy that runs handlers on the submitting thread blocks the producer.
+    pub const fn handlers_block(self) -> bool {
+        matches!(self.spec().handlers, Handlers::Block)
+    }
+
+    /// The admission window it runs with where it has its own, unless `--window` is given
+    /// (async-io's and parallel-consumer's).
+    pub fn window(self, sizes: &Sizes) -> Option<usize> {
+        self.spec().window.map(|window| window(sizes))
+    }
+
+    /// The worker threads it runs with where it fixes them, whatever `--workers` says (the
+    /// published experiment's 16 threads).
+    pub fn workers(self, sizes: &Sizes) -> Option<usize> {
+        self.spec().workers.map(|workers| workers(sizes))
+    }
+
+    /// What it takes from the strategy settings of a sweep: `--workers` unless it fixes its
+    /// own, `--window` unless it has its own and `window_given` is false.
+    pub fn uses(self, sizes: &Sizes, window_given: bool) -> crate::sweep::Uses {
+        crate::sweep::Uses {
+            workers: self.workers(sizes).is_none(),
+            window: window_given || self.window(sizes).is_none(),
+        }
+    }
+
+    /// The number of its random stream ([`ScenarioSpec::stream`]).
+    pub(crate) const fn stream(self) -> u64 {
+        self.spec().stream
+    }
+
+    /// How many aggregate types its messages have.
+    pub fn aggregate_types(self, sizes: &Sizes) -> usize {
+        (self.spec().aggregate_types)(sizes)
+    }
+
+    /// The metric its verdict ranks on.
+    pub const fn headline(self) -> Headline {
+        self.spec().headline
+    }
+
+    /// How many workloads (parameter values) it has at `sizes`: none for a pipeline
+    /// scenario, whose cells are one per policy or mitigation the run was given
+    /// (`pipeline::PipelinePlan::params`).
+    pub fn params(self, sizes: &Sizes) -> usize {
+        WorkloadSpec::all(self, sizes).len()
+    }
+}
+
+impl fmt::Display for ScenarioId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for ScenarioId {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+/// A scenario id that names no scenario.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown scenario `{given}`; valid ids: {}", ScenarioId::ALL.iter().map(|id| id.as_str()).collect::<Vec<_>>().join(", "))]
+pub struct UnknownScenario {
+    /// What was given.
+    pub given: String,
+}
+
+impl FromStr for ScenarioId {
+    type Err = UnknownScenario;
+
+    fn from_str(given: &str) -> Result<Self, Self::Err> {
+        ScenarioId::ALL
+            .iter()
+            .copied()
+            .find(|id| id.as_str() == given)
+            .ok_or_else(|| UnknownScenario { given: given.to_owned() })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_and_streams_are_unique() {
+        for (index, a) in ScenarioId::ALL.iter().enumerate() {
+            for b in &ScenarioId::ALL[..index] {
+                assert_ne!(a.as_str(), b.as_str());
+                assert_ne!(a.stream(), b.stream(), "{a} and {b} share a random stream");
+            }
+            assert_eq!(a.as_str().parse::<ScenarioId>(), Ok(*a));
+        }
+    }
+
+    #[test]
+    fn streams_stay_where_older_results_put_them() {
+        let streams: Vec<u64> = ScenarioId::ALL.iter().map(|id| id.stream()).collect();
+        assert_eq!(streams, [0, 1, 2, 3, 4, 5, 6, 8, 9, 10, 7, 11, 12, 13, 14, 15, 16]);
+    }
+}
