@@ -132,12 +132,13 @@ pub struct RunArgs {
     /// Each cell is listed with its scenario, parameter, strategy and repetitions; a
     /// skipped cell with the reason the run would give. The estimate is, per cell, the
     /// workload's ideal bound (the time no strategy can beat) x its repetitions, plus the
-    /// breakdown repetition's share of the workload, plus a fixed 0.17 s per cell measured
-    /// on the reference run (the default suite: 270 s for 378 cells on 2 cores, 2 workers);
-    /// pipeline cells count records / --pipeline-rate where paced, else 5.8 us per record.
-    /// The bound holds on any machine; the per-cell part is the reference machine's and
-    /// moves with the machine's cores and speed. open-loop's rates assume the reference
-    /// run's saturation per worker (a run measures it first).
+    /// breakdown repetition's share of the workload, plus a fixed overhead per cell;
+    /// pipeline cells count records / --pipeline-rate where paced, else a fixed time per
+    /// record. Both fixed parts, and the saturation per worker that open-loop's rates
+    /// assume (a run measures it first), come from the reference run
+    /// results/2026-12-01-vm-5 (the default suite on 2 cores, 2 workers; see its
+    /// summary.md). The bound holds on any machine; the fixed parts are the reference
+    /// machine's and move with the machine's cores and speed.
     #[arg(long, help_heading = "Run control")]
     pub dry_run: bool,
     /// Go on with the run whose output folder DIR holds an incomplete results.json (a run
