@@ -1,6 +1,8 @@
-//! The documents name everything a reader looks up: every strategy and scenario in the
-//! README and the design document, every size flag and every results field in
-//! docs/results.md. A strategy, scenario, size or field added without its docs fails here.
+//! The documents name everything a reader looks up: every strategy in the README and the
+//! design document, every scenario in docs/workloads.md and the design document, every size
+//! flag and every results field in docs/results.md. A strategy, scenario, size or field
+//! added without its docs fails here. Every relative link of the README and docs/ leads to
+//! a file, and the README's results at a glance agree with the run they quote.
 
 use std::collections::BTreeSet;
 
@@ -32,7 +34,7 @@ fn every_strategy_is_documented() {
 
 #[test]
 fn every_scenario_is_documented() {
-    let documents = ["README.md", "docs/design.md", "docs/results.md"];
+    let documents = ["docs/workloads.md", "docs/design.md", "docs/results.md"];
     assert_named(&documents, ScenarioId::ALL.iter().map(|id| id.as_str()));
 }
 
@@ -162,4 +164,209 @@ fn every_results_field_is_documented() {
         })
         .collect();
     assert!(missing.is_empty(), "docs/results.md does not name {missing:?}");
+}
+
+/// The documents a reader follows links through: the README and every file of docs/.
+fn linked_documents() -> Vec<String> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut documents: Vec<String> = std::fs::read_dir(root.join("docs"))
+        .expect("docs/ reads")
+        .map(|entry| entry.expect("a docs/ entry").file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".md"))
+        .map(|name| format!("docs/{name}"))
+        .collect();
+    documents.sort();
+    documents.insert(0, "README.md".to_owned());
+    documents
+}
+
+/// The target of every inline link and image (`[text](target)`) of `text` outside fenced
+/// code, and of every reference definition (`[name]: target`).
+fn link_targets(text: &str) -> Vec<String> {
+    let mut targets = Vec::new();
+    let mut fenced = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        if fenced {
+            continue;
+        }
+        let mut rest = line;
+        while let Some(at) = rest.find("](") {
+            rest = &rest[at + 2..];
+            let end = rest.find([')', ' ']).unwrap_or(rest.len());
+            targets.push(rest[..end].trim_matches(['<', '>']).to_owned());
+        }
+        let definition = line.trim_start();
+        if let Some(end) = definition.strip_prefix('[').and_then(|rest| rest.find("]: ")) {
+            let target = definition[end + 4..].split_whitespace().next().unwrap_or("");
+            targets.push(target.to_owned());
+        }
+    }
+    targets
+}
+
+#[test]
+fn every_relative_link_leads_to_a_file() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut broken = Vec::new();
+    let mut checked = 0;
+    for document in linked_documents() {
+        let folder = root.join(&document).parent().expect("a document's folder").to_owned();
+        for target in link_targets(&read(&document)) {
+            let external = ["http://", "https://", "mailto:"];
+            if external.iter().any(|scheme| target.starts_with(scheme)) {
+                continue;
+            }
+            let path = target.split('#').next().unwrap_or("");
+            if path.is_empty() {
+                continue; // an anchor in the same document
+            }
+            checked += 1;
+            if !folder.join(path).exists() {
+                broken.push(format!("{document}: {target}"));
+            }
+        }
+    }
+    assert!(checked > 20, "only {checked} relative links found: is the link parser broken?");
+    assert!(broken.is_empty(), "links to no file: {broken:#?}");
+}
+
+#[test]
+fn the_link_parser_finds_links_images_and_definitions() {
+    let text = "see [a](docs/a.md#x) and ![b](../b.png \"title\")\n\
+                ```sh\n[not](code.md)\n```\n[c]: c.md\n";
+    assert_eq!(link_targets(text), ["docs/a.md#x", "../b.png", "c.md"]);
+}
+
+/// What a metric of the README's results at a glance reads in results.json: the section
+/// (`runs` or `pipelines`), the field's path, whether higher is better, and the units its
+/// figures may be written in, each with its factor to the field's unit.
+fn glance_metric(name: &str) -> (&'static str, &'static str, bool, &'static [(&'static str, f64)]) {
+    const RATE: &[(&str, f64)] = &[("msg/s", 1.0)];
+    const COUNT: &[(&str, f64)] = &[("", 1.0)];
+    const TIME_NS: &[(&str, f64)] = &[("ns", 1.0), ("us", 1e3), ("ms", 1e6), ("s", 1e9)];
+    match name {
+        "throughput" => ("runs", "throughput_per_s.median", true, RATE),
+        "cold commands/s" => ("runs", "throughput_per_s.median", true, COUNT),
+        "bystander p99" => ("runs", "bystander_latency_ns.p99", false, TIME_NS),
+        "p99 latency" => ("runs", "latency_ns.p99", false, TIME_NS),
+        "efficiency" => ("runs", "efficiency", true, COUNT),
+        "records redelivered" => ("pipelines", "redelivered", false, COUNT),
+        "records lost" => ("pipelines", "lost", false, COUNT),
+        _ => panic!("README results at a glance: no results.json field for metric {name:?}"),
+    }
+}
+
+/// A figure as the README writes it (`759.4k msg/s`, `98.8 us`, `0.90`, `1,024`): its value
+/// in the field's unit and half of its last digit's step there (what rounding may hide).
+fn parse_figure(figure: &str, units: &[(&str, f64)]) -> (f64, f64) {
+    let (number, unit) = figure.split_once(' ').unwrap_or((figure, ""));
+    let number = number.replace(',', "");
+    let (digits, scale) = match number.strip_suffix('k') {
+        Some(digits) => (digits.to_owned(), 1e3),
+        None => match number.strip_suffix('M') {
+            Some(digits) => (digits.to_owned(), 1e6),
+            None => (number.clone(), 1.0),
+        },
+    };
+    let value: f64 = digits.parse().unwrap_or_else(|_| panic!("{figure:?}: not a number"));
+    let decimals = digits.split_once('.').map_or(0, |(_, fraction)| fraction.len());
+    let factor = units
+        .iter()
+        .find(|(name, _)| *name == unit)
+        .map(|(_, factor)| *factor)
+        .unwrap_or_else(|| panic!("{figure:?}: unit {unit:?} is not one of {units:?}"));
+    let step = 10f64.powi(-(decimals as i32)) * scale * factor;
+    (value * scale * factor, step / 2.0)
+}
+
+#[test]
+fn the_figures_parse_with_their_rounding() {
+    let rate = [("msg/s", 1.0)];
+    assert_eq!(parse_figure("759.4k msg/s", &rate), (759_400.0, 50.0));
+    let (value, half) = parse_figure("98.8 us", &[("us", 1e3)]);
+    assert!((value - 98_800.0).abs() < 1e-6 && (half - 50.0).abs() < 1e-6);
+    assert_eq!(parse_figure("4,785", &[("", 1.0)]), (4785.0, 0.5));
+}
+
+/// The value at `path` (fields joined by `.`) of `value`, as a number.
+fn number_at(value: &serde_json::Value, path: &str) -> Option<f64> {
+    path.split('.').try_fold(value, |value, field| value.get(field))?.as_f64()
+}
+
+#[test]
+fn the_results_at_a_glance_agree_with_the_run_they_name() {
+    let readme = read("README.md");
+    let start = readme.find("## Results at a glance").expect("the README has results at a glance");
+    let section = &readme[start..];
+    let section = &section[..section[2..].find("\n## ").map_or(section.len(), |end| end + 2)];
+    // The run: the first link into results/, as `results/<run>/...`.
+    let run = link_targets(section)
+        .into_iter()
+        .find_map(|target| {
+            let rest = target.strip_prefix("results/")?;
+            Some(rest.split('/').next()?.to_owned())
+        })
+        .expect("the section links to the run it quotes");
+    let json: serde_json::Value =
+        serde_json::from_str(&read(&format!("results/{run}/results.json"))).expect("JSON");
+    let meta = &json["meta"];
+    let (cores, workers) = (meta["cores"].as_u64().unwrap(), meta["workers"].as_u64().unwrap());
+    for said in [format!("{cores}-core"), format!("{workers} workers")] {
+        assert!(section.contains(&said), "the section does not say {said:?} of results/{run}");
+    }
+
+    let mut rows = section.lines().filter(|line| line.starts_with('|'));
+    let header: Vec<&str> = rows.next().expect("a table").split('|').map(str::trim).collect();
+    let column = |name: &str| {
+        header.iter().position(|cell| *cell == name).unwrap_or_else(|| panic!("no {name} column"))
+    };
+    let columns =
+        ["scenario", "cell", "metric", "best ordered design", "worst ordered design"].map(column);
+    let mut checked = 0;
+    for line in rows.skip(1) {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        let [scenario, param, metric, best, worst] = columns.map(|index| cells[index]);
+        let scenario = scenario.trim_matches('`');
+        let param = if param == "-" { "" } else { param };
+        let (section, path, higher, units) = glance_metric(metric);
+        // The ordered designs' values in that cell.
+        let values: Vec<(String, f64)> = json[section]
+            .as_array()
+            .expect("an array")
+            .iter()
+            .filter(|cell| cell["scenario"] == scenario && cell["param"] == param)
+            .map(|cell| (cell["strategy"].as_str().unwrap().to_owned(), cell))
+            .filter(|(strategy, _)| strategy != "inline" && strategy != "thread-pool")
+            .map(|(strategy, cell)| {
+                let value = number_at(cell, path).unwrap_or_else(|| panic!("{strategy}: {path}"));
+                (strategy, value)
+            })
+            .collect();
+        let what = format!("results/{run} {scenario} {param:?} {metric}");
+        assert!(values.len() > 1, "{what}: no such cell with ordered designs");
+        let top = values.iter().map(|(_, value)| *value).fold(f64::NAN, f64::max);
+        let bottom = values.iter().map(|(_, value)| *value).fold(f64::NAN, f64::min);
+        let (best_value, worst_value) = if higher { (top, bottom) } else { (bottom, top) };
+        for (named, extreme, rank) in [(best, best_value, "best"), (worst, worst_value, "worst")] {
+            let (strategy, figure) = named.split_once(' ').expect("`design` figure");
+            let strategy = strategy.trim_matches('`');
+            let value = values
+                .iter()
+                .find(|(name, _)| name == strategy)
+                .unwrap_or_else(|| panic!("{what}: {strategy} did not run"))
+                .1;
+            assert_eq!(value, extreme, "{what}: {strategy} is not the {rank} ordered design");
+            let (shown, half_step) = parse_figure(figure, units);
+            assert!(
+                (value - shown).abs() <= half_step * (1.0 + 1e-9),
+                "{what}: {strategy} measured {value}, the README says {figure}"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 10, "only {checked} figures in the results at a glance");
 }

@@ -48,21 +48,18 @@
 //!
 //! Binding reads state other threads keep writing: each activation's scan loads the park
 //! state and the queue ends of the workers it looks at, a cache miss each while they are
-//! busy. With one worker there is nothing to choose and the scan is skipped (no-op
-//! handlers, 1,000 keys, one activation per message: about 60 ns per message saved, which
-//! brought keyed-mailbox level with work-stealing on one worker).
+//! busy. With one worker there is nothing to choose and the scan is skipped. The
+//! `dispatch` criterion bench runs `--binding round-robin` beside the reference binding to
+//! show what the scan costs.
 //!
 //! With more workers than the machine has cores to spare, no stealing costs throughput,
-//! and the scan is not where it goes. Measured on a 2-core VM, 1 us handlers, 2 workers
-//! sharing the cores with the producer, two runs each of `uniform`, `many-types` and
-//! `zipf`: keyed-mailbox reached 0.60-0.80x work-stealing's throughput, and 0.72-0.86x
-//! with the binding ablation (`Binding::RoundRobin`, no scan), the same within the noise.
-//! keyed-mailbox kept 1.5-1.7 cores busy where work-stealing kept 1.8-2.2: when the OS
-//! runs the producer or the other worker in place of one worker, that worker's mailboxes
-//! wait for it (nobody else may run them), the shared window fills with their messages,
-//! the producer blocks, and the other worker runs dry. With one worker (no peer to wait
-//! for) the same workloads put keyed-mailbox first on `uniform` (1.07x the best other
-//! ordered strategy) and at 0.91x work-stealing on `zipf`.
+//! and the scan is not where it goes: when the OS runs the producer or the other worker in
+//! place of one worker, that worker's mailboxes wait for it (nobody else may run them), the
+//! shared window fills with their messages, the producer blocks, and the other worker runs
+//! dry. The reference run `results/2026-12-01-vm-5/summary.md` (2 workers sharing a
+//! 2-core VM with the producer) has keyed-mailbox's throughput beside work-stealing's on
+//! `uniform`, `zipf` and `many-types`; `results/2026-12-01-vm-6/summary.md` has the same
+//! workloads at 1 and 2 workers.
 //!
 //! # References
 //!

@@ -25,80 +25,93 @@ use crate::workload::{ScenarioId, SizeArgs, Sizes};
 #[derive(Args, Clone, Debug, PartialEq)]
 pub struct RunArgs {
     /// Scenarios to run, comma-separated, each once, or `all`.
-    #[arg(long, default_value = "all", value_name = "a,b|all")]
+    #[arg(long, help_heading = "Selection", default_value = "all", value_name = "a,b|all")]
     pub scenario: String,
     /// Strategies to run, comma-separated, each once, or `all`.
-    #[arg(long, default_value = "all", value_name = "x,y|all")]
+    #[arg(long, help_heading = "Selection", default_value = "all", value_name = "x,y|all")]
     pub strategy: String,
     /// Commit policies of pipeline-crash and pipeline-rebalance, comma-separated, each
     /// once, or `all`: contiguous, contiguous+metadata, highest-completed (the other
     /// pipeline scenarios commit contiguous).
-    #[arg(long, default_value = "all", value_name = "a,b|all")]
+    #[arg(long, help_heading = "Selection", default_value = "all", value_name = "a,b|all")]
     pub commit_policy: String,
     /// Retry policies of pipeline-retry, comma-separated, each once, or `all`:
     /// retry-in-place, pause-partition, retry-topic.
-    #[arg(long, default_value = "all", value_name = "a,b|all")]
+    #[arg(long, help_heading = "Selection", default_value = "all", value_name = "a,b|all")]
     pub retry_policy: String,
     /// Worker threads per pool [1..=4096] [default: available cores]. A comma-separated
     /// list sweeps them (as --throughput, --window and --idle-spin-us): the suite runs
     /// every point of their cross product.
-    #[arg(long, value_delimiter = ',', value_name = "N[,N...]")]
+    #[arg(
+        long,
+        help_heading = "Executor settings",
+        value_delimiter = ',',
+        value_name = "N[,N...]"
+    )]
     pub workers: Vec<usize>,
     /// Admission window: most unfinished messages at once [1..=2097151] [default: 256].
     /// Given, it replaces the window async-io, async-io-zipf and parallel-consumer have of
     /// their own. A list sweeps it.
-    #[arg(long, value_delimiter = ',', value_name = "N[,N...]")]
+    #[arg(
+        long,
+        help_heading = "Executor settings",
+        value_delimiter = ',',
+        value_name = "N[,N...]"
+    )]
     pub window: Vec<usize>,
     /// Messages a mailbox runs per turn [1..=1048576]. A list sweeps it.
-    #[arg(long, value_delimiter = ',', value_name = "N[,N...]",
+    #[arg(long, help_heading = "Executor settings", value_delimiter = ',', value_name = "N[,N...]",
           default_values_t = [StrategyConfig::DEFAULT_THROUGHPUT])]
     pub throughput: Vec<usize>,
     /// Hash-serial groups per worker (group-by, per-type-pool) [1..=65536].
-    #[arg(long, default_value_t = StrategyConfig::DEFAULT_GROUPS_PER_WORKER)]
+    #[arg(long, help_heading = "Executor settings",
+          default_value_t = StrategyConfig::DEFAULT_GROUPS_PER_WORKER)]
     pub groups_per_worker: usize,
     /// Microseconds an idle mailbox worker (keyed-mailbox, work-stealing) spins for new
     /// work before it parks; 0 parks at once. Not the handlers' CPU (--spin-ns) [0..=1000].
     /// A list sweeps it.
-    #[arg(long, value_delimiter = ',', value_name = "N[,N...]",
+    #[arg(long, help_heading = "Executor settings", value_delimiter = ',', value_name = "N[,N...]",
           default_values_t = [StrategyConfig::DEFAULT_IDLE_SPIN_US])]
     pub idle_spin_us: Vec<u32>,
     /// The most cells a run may have: a sweep whose cross product exceeds it is refused
     /// before anything is measured [default: 2000].
-    #[arg(long, default_value_t = crate::sweep::DEFAULT_MAX_CELLS)]
+    #[arg(long, help_heading = "Run control", default_value_t = crate::sweep::DEFAULT_MAX_CELLS)]
     pub max_cells: usize,
     /// Which messages share one admission window: `strategy` (one window, one receiver)
     /// or `type` (one window of --window messages per aggregate type, as the legacy
     /// per-type dispatchers had) [default: type for per-type-pool, strategy for the
     /// others].
-    #[arg(long, value_name = "strategy|type")]
+    #[arg(long, help_heading = "Executor settings", value_name = "strategy|type")]
     pub window_scope: Option<WindowScope>,
     /// How keyed-mailbox binds a new key's mailbox to a worker: `reference` (the design's
     /// scan for a running worker with an empty queue, then a parked one) or `round-robin`
     /// (an ablation that looks at no worker, to measure what the scan costs and buys).
-    #[arg(long, value_name = "reference|round-robin", default_value_t = Binding::Reference)]
+    #[arg(long, help_heading = "Executor settings", value_name = "reference|round-robin",
+          default_value_t = Binding::Reference)]
     pub binding: Binding,
     /// Threads that submit the workload, each the keys `key % N` of it, as several
     /// receivers would (completion-driven scenarios keep one driver) [1..=64].
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, help_heading = "Run control", default_value_t = 1)]
     pub producers: usize,
     /// Threads of the harness timer that completes every pending step [1..=64].
-    #[arg(long, default_value_t = crate::measure::timer::DEFAULT_TIMER_THREADS)]
+    #[arg(long, help_heading = "Run control",
+          default_value_t = crate::measure::timer::DEFAULT_TIMER_THREADS)]
     pub timer_threads: usize,
     /// Measured repetitions per cell [1..=1000] [default: 3, or 1 with --quick].
-    #[arg(long)]
+    #[arg(long, help_heading = "Run control")]
     pub repeat: Option<usize>,
     /// Skip the cost breakdown: the one untimed repetition per cell that counts each
     /// strategy's wake-ups, parks, mailbox activations and retirements, and hops.
-    #[arg(long)]
+    #[arg(long, help_heading = "Run control")]
     pub no_breakdown: bool,
     /// Smaller sizes and one repetition: a smoke run in about a minute.
-    #[arg(long)]
+    #[arg(long, help_heading = "Run control")]
     pub quick: bool,
     /// Workload seed: the same seed gives every strategy the same messages.
-    #[arg(long, default_value_t = 42)]
+    #[arg(long, help_heading = "Run control", default_value_t = 42)]
     pub seed: u64,
     /// Output folder (created if missing; must not be a file).
-    #[arg(long, default_value = "results/latest")]
+    #[arg(long, help_heading = "Run control", default_value = "results/latest")]
     pub out: PathBuf,
 
     /// Every workload size.
@@ -119,13 +132,14 @@ pub struct RunArgs {
     /// Each cell is listed with its scenario, parameter, strategy and repetitions; a
     /// skipped cell with the reason the run would give. The estimate is, per cell, the
     /// workload's ideal bound (the time no strategy can beat) x its repetitions, plus the
-    /// breakdown repetition's share of the workload, plus a fixed 0.17 s per cell measured
-    /// on the reference run (the default suite: 270 s for 378 cells on 2 cores, 2 workers);
-    /// pipeline cells count records / --pipeline-rate where paced, else 5.8 us per record.
-    /// The bound holds on any machine; the per-cell part is the reference machine's and
-    /// moves with the machine's cores and speed. open-loop's rates assume the reference
-    /// run's saturation per worker (a run measures it first).
-    #[arg(long)]
+    /// breakdown repetition's share of the workload, plus a fixed overhead per cell;
+    /// pipeline cells count records / --pipeline-rate where paced, else a fixed time per
+    /// record. Both fixed parts, and the saturation per worker that open-loop's rates
+    /// assume (a run measures it first), come from the reference run
+    /// results/2026-12-01-vm-5 (the default suite on 2 cores, 2 workers; see its
+    /// summary.md). The bound holds on any machine; the fixed parts are the reference
+    /// machine's and move with the machine's cores and speed.
+    #[arg(long, help_heading = "Run control")]
     pub dry_run: bool,
     /// Go on with the run whose output folder DIR holds an incomplete results.json (a run
     /// stopped by a signal, or that failed): run only its missing cells, with the settings
@@ -134,7 +148,7 @@ pub struct RunArgs {
     /// recorded ones (those not given take them), and the commit (without its -dirty mark),
     /// rustc, CPU and cores must be the recorded ones; otherwise it exits 2, naming each
     /// difference, before measuring. With --dry-run, lists the missing cells.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, help_heading = "Run control", value_name = "DIR")]
     pub resume: Option<PathBuf>,
 }
 
