@@ -575,6 +575,10 @@ pub struct Descriptor {
     /// otherwise: [`WindowScope::Type`] for the legacy `per-type-pool` (each type had its
     /// own dispatcher), [`WindowScope::Strategy`] for the others (one receiver).
     pub window_scope: WindowScope,
+    /// Whether [`StrategyConfig::throughput`] bounds a turn: a mailbox runs at most that
+    /// many messages before it yields its thread (the per-key mailbox designs; not
+    /// `tokio-actors`, whose actor drains its channel, nor the hash-group designs).
+    pub bounds_turn: bool,
     /// sRGB plot colour.
     pub colour: [u8; 3],
 }
@@ -619,6 +623,7 @@ impl Descriptor {
             ordered,
             threads,
             window_scope: WindowScope::Strategy,
+            bounds_turn: family == Family::Mailboxes,
             colour,
         }
     }
@@ -637,10 +642,27 @@ impl Descriptor {
 /// Declares the built-in strategies, one line each (see "Strategies as data" above), and
 /// generates [`StrategyId`], its methods, the descriptor table and the engine match of
 /// [`StrategyId::build`].
+/// A column of the `strategies!` list: whether `throughput` bounds a strategy's turn
+/// ([`Descriptor::bounds_turn`]).
+#[derive(Clone, Copy)]
+enum Turn {
+    /// A mailbox runs at most `throughput` messages, then yields its thread.
+    Bounded,
+    /// Nothing in the design reads `throughput`.
+    Unbounded,
+}
+
+impl Turn {
+    const fn is_bounded(self) -> bool {
+        matches!(self, Self::Bounded)
+    }
+}
+
 macro_rules! strategies {
     ($(
         $variant:ident = $id:literal, $module:ident::$engine:ident, $family:ident,
-            $ordered:literal, $threads:ident, $scope:ident, $colour:expr, $description:literal;
+            $ordered:literal, $threads:ident, $scope:ident, $turn:ident, $colour:expr,
+            $description:literal;
     )*) => {
         // Each strategy's file, declared by its line.
         $(mod $module;)*
@@ -660,6 +682,7 @@ macro_rules! strategies {
                 ordered: $ordered,
                 threads: Threads::$threads,
                 window_scope: WindowScope::$scope,
+                bounds_turn: Turn::$turn.is_bounded(),
                 colour: $colour,
             },
         )*];
@@ -713,33 +736,33 @@ macro_rules! strategies {
 
 strategies! {
     // variant     id               file::engine                family      ordered threads
-    //     default window scope, plot colour, description
+    //     default window scope, turn (does `throughput` bound it), plot colour, description
     PerTypePool  = "per-type-pool", per_type_pool::PerTypePool, HashGroups, true, PoolPerType,
-        Type, [140, 86, 75],
+        Type, Unbounded, [140, 86, 75],
         "legacy: a pool of `workers` threads per aggregate type, hash-serial groups pinned to its threads";
     GroupBy      = "group-by",      group_by::GroupBy,          HashGroups, true, SharedPool,
-        Strategy, [255, 127, 14],
+        Strategy, Unbounded, [255, 127, 14],
         "hash-serial groups (`groups_per_worker x workers`) pinned to one shared pool";
     WorkStealing = "work-stealing", work_stealing::WorkStealing, Mailboxes, true, SharedPool,
-        Strategy, [44, 160, 44],
+        Strategy, Bounded, [44, 160, 44],
         "per-key mailboxes scheduled by crossbeam-deque work stealing, no affinity";
     KeyedMailbox = "keyed-mailbox", keyed_mailbox::KeyedMailbox, Mailboxes, true, SharedPool,
-        Strategy, [31, 119, 180],
+        Strategy, Bounded, [31, 119, 180],
         "per-key mailboxes pinned to a worker at creation: fair rounds, waits free the worker";
     Tokio        = "tokio",         tokio_tasks::TokioTasks,    Mailboxes,  true, SharedPool,
-        Strategy, [148, 103, 189],
+        Strategy, Bounded, [148, 103, 189],
         "peer: per-key mailboxes drained by tasks on tokio's multi-thread runtime";
     Rayon        = "rayon",         rayon_jobs::RayonJobs,      Mailboxes,  true, SharedPool,
-        Strategy, [227, 119, 194],
+        Strategy, Bounded, [227, 119, 194],
         "peer: per-key mailboxes drained by jobs on a rayon pool";
     TokioActors  = "tokio-actors",  tokio_actors::TokioActors,  Mailboxes,  true, SharedPool,
-        Strategy, [204, 153, 0],
+        Strategy, Unbounded, [204, 153, 0],
         "peer: one tokio task and channel per active key, as an actor framework would";
     Inline       = "inline",        inline::Inline,             Inline,     true, Caller,
-        Strategy, [127, 127, 127],
+        Strategy, Unbounded, [127, 127, 127],
         "control: the handler runs on the submitting thread (zero-overhead reference)";
     ThreadPool   = "thread-pool",   thread_pool::ThreadPool,    Unordered, false, SharedPool,
-        Strategy, [214, 39, 40],
+        Strategy, Unbounded, [214, 39, 40],
         "control: a plain pool fed by one channel, no per-key order (must be caught)";
 }
 

@@ -20,6 +20,10 @@ pub struct DesignRecord {
     pub threads: String,
     /// `strategy` or `type`: its default window scope.
     pub window_scope: String,
+    /// Whether `throughput` bounds its turn; absent in files from before it was recorded,
+    /// where it reads as whether its family is `mailboxes`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bounds_turn: Option<bool>,
     /// sRGB plot colour.
     pub colour: [u8; 3],
 }
@@ -58,6 +62,7 @@ impl DesignRecord {
             ordered: descriptor.ordered,
             threads: name_of(&THREADS, &descriptor.threads).to_owned(),
             window_scope: descriptor.window_scope.to_string(),
+            bounds_turn: Some(descriptor.bounds_turn),
             colour: descriptor.colour,
         }
     }
@@ -66,13 +71,15 @@ impl DesignRecord {
     pub fn descriptor(&self) -> Result<Descriptor, String> {
         let window_scope: WindowScope =
             self.window_scope.parse().map_err(|error| format!("`window_scope`: {error}"))?;
+        let family = value_of(&FAMILIES, &self.family, "family")?;
         Ok(Descriptor {
             id: self.id.clone().into(),
             description: self.description.clone().into(),
-            family: value_of(&FAMILIES, &self.family, "family")?,
+            family,
             ordered: self.ordered,
             threads: value_of(&THREADS, &self.threads, "threads")?,
             window_scope,
+            bounds_turn: self.bounds_turn.unwrap_or(family == Family::Mailboxes),
             colour: self.colour,
         })
     }

@@ -414,8 +414,7 @@ fn workers_chart(sweep: &Sweep<'_>, machine: Machine) -> Planned {
 /// Whether a strategy ignores `--throughput`: only the mailbox strategies bound a turn
 /// (tokio-actors, a channel per key, drains its channel instead).
 fn ignores_throughput(strategy: &str) -> bool {
-    super::super::descriptor(strategy).family != strategies::Family::Mailboxes
-        || strategy == strategies::StrategyId::TokioActors.as_str()
+    !super::super::descriptor(strategy).bounds_turn
 }
 
 fn throughput_chart(sweep: &Sweep<'_>, machine: Machine) -> Planned {
