@@ -24,8 +24,6 @@ use std::task::{Context, Wake, Waker};
 use std::thread::{self, JoinHandle, Thread};
 use std::time::Duration;
 
-use clap::Parser;
-use harness::cli::RunArgs;
 use strategies::engine::{Core, Engine};
 use strategies::{conformance, Descriptor, Design, Family, Key, Message, Threads};
 
@@ -189,14 +187,6 @@ impl Engine for BigLock {
     }
 }
 
-/// `keyed-bench run`'s flags.
-#[derive(Parser)]
-#[command(about = "Benchmark the big-lock executor beside the built-in designs")]
-struct Cli {
-    #[command(flatten)]
-    run: RunArgs,
-}
-
 fn main() -> ExitCode {
     let descriptor = Descriptor::custom(
         ID,
@@ -206,6 +196,10 @@ fn main() -> ExitCode {
         Threads::SharedPool,
     );
     let design = Design::register_engine::<BigLock>(descriptor).expect("`big-lock` is free");
+    // Every flag of `keyed-bench run`, read first so that `--help` and bad input answer at
+    // once; the results go to results/big-lock unless --out says.
+    let out = std::path::PathBuf::from(format!("results/{ID}"));
+    let config = harness::bench::config_from_command_line(Some(&out));
 
     eprintln!("checking that {ID} keeps the contract ...");
     match conformance::check(design) {
@@ -216,9 +210,5 @@ fn main() -> ExitCode {
         }
     }
 
-    let mut args = Cli::parse().run;
-    if !std::env::args().any(|arg| arg == "--out" || arg.starts_with("--out=")) {
-        args.out = format!("results/{ID}").into();
-    }
-    harness::bench::main(args)
+    harness::bench::main_with(&config)
 }

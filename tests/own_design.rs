@@ -32,7 +32,8 @@ fn a_registered_design_appears_in_every_output_beside_the_built_in_ones() {
         out: out.clone(),
         ..RunArgs::defaults()
     };
-    let outcome = harness::bench::run(args, "test".into()).expect("the suite runs");
+    let config = harness::config::RunConfig::try_from((args, "test".to_owned())).expect("valid");
+    let outcome = harness::bench::run(&config).expect("the suite runs");
 
     let results = Results::read(&outcome.results).expect("a valid results file");
     let run = results.runs.iter().find(|run| run.strategy == "user-stealing").expect("its cell");

@@ -9,18 +9,26 @@
 //! `keyed-bench plot`, `compare`, `export` or `gate` on the folder shows it too; only a
 //! gate's confirmation re-measurement needs the process that can build it.
 //!
+//! A program's `main` hands over with [`main`]: every flag of `keyed-bench run` works on
+//! its command line (`--quick`, `--scenario`, `--out`, ...):
+//!
 //! ```no_run
 //! # use strategies::{Descriptor, Design, Family, Threads, StrategyId};
-//! let mine = Descriptor::custom("mine", "my executor", Family::Mailboxes, true, Threads::SharedPool);
-//! Design::register(mine, |config, handler| StrategyId::WorkStealing.build(config, handler))
-//!     .expect("a free id");
-//! let args = harness::cli::RunArgs::defaults(); // or parsed from the command line
-//! let outcome = harness::bench::run(args, "my-bench".into()).expect("the suite runs");
-//! println!("{}", outcome.report.display());
+//! fn main() -> std::process::ExitCode {
+//!     let mine =
+//!         Descriptor::custom("mine", "my executor", Family::Mailboxes, true, Threads::SharedPool);
+//!     Design::register(mine, |config, handler| StrategyId::WorkStealing.build(config, handler))
+//!         .expect("a free id");
+//!     harness::bench::main()
+//! }
 //! ```
+//!
+//! A test or a program that builds its own settings calls [`run`] with a [`RunConfig`].
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+use clap::Parser;
 
 use crate::cli::run::Progress;
 use crate::cli::RunArgs;
@@ -59,13 +67,12 @@ pub enum BenchError {
     Report(#[from] ReportError),
 }
 
-/// Runs the suite that `args` select (as `keyed-bench run`; `command` is recorded as the
-/// command line), draws its charts and report, and judges it against `gates.toml` (and
-/// `gates-baseline.json`) in the working directory, re-measuring a failing wall-clock
-/// rule as `keyed-bench gate` does. Progress goes to standard error.
-pub fn run(args: RunArgs, command: String) -> Result<BenchOutcome, BenchError> {
-    let config = RunConfig::try_from((args, command))?;
-    let (_, summary) = run_suite(&config, &mut Progress::default())?;
+/// Runs the suite `config` selects (as `keyed-bench run`), draws its charts and report,
+/// and judges it against `gates.toml` (and `gates-baseline.json`) in the working
+/// directory, re-measuring a failing wall-clock rule as `keyed-bench gate` does. Progress
+/// goes to standard error.
+pub fn run(config: &RunConfig) -> Result<BenchOutcome, BenchError> {
+    let (_, summary) = run_suite(config, &mut Progress::default())?;
     let results = config.out.join("results.json");
     let plot = PlotConfig {
         input: results.clone(),
@@ -97,12 +104,43 @@ pub fn run(args: RunArgs, command: String) -> Result<BenchOutcome, BenchError> {
     Ok(BenchOutcome { results, report, summary, gate, gate_passed })
 }
 
+/// The flags of `keyed-bench run`, as a program of one's own takes them.
+#[derive(Parser, Debug)]
+#[command(
+    about = "Benchmark registered designs beside the built-in ones (the flags of `keyed-bench run`)"
+)]
+struct Cli {
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+/// The settings this program's command line gives, `keyed-bench run`'s flags; where
+/// `--out` is not given, `default_out` if set. Bad input ends the process as `keyed-bench`
+/// would: the message and exit status 2 (`--help`: the flags and 0).
+pub fn config_from_command_line(default_out: Option<&Path>) -> RunConfig {
+    let mut args = Cli::parse().run;
+    let given_out = std::env::args().any(|arg| arg == "--out" || arg.starts_with("--out="));
+    if let (Some(out), false) = (default_out, given_out) {
+        args.out = out.to_path_buf();
+    }
+    let command = std::env::args().collect::<Vec<_>>().join(" ");
+    RunConfig::try_from((args, command)).unwrap_or_else(|error| {
+        eprintln!("error: {}", chain(&error));
+        std::process::exit(2)
+    })
+}
+
+/// A program's `main` for benchmarking registered designs: reads `keyed-bench run`'s
+/// flags from the command line ([`config_from_command_line`]) and runs [`main_with`].
+pub fn main() -> ExitCode {
+    main_with(&config_from_command_line(None))
+}
+
 /// [`run`] as a program's `main` would end: prints the summary and the gate's verdict,
 /// says where the files are, and gives the exit status `keyed-bench` would (0: done and
 /// every rule held, 1: a rule failed or the run failed, 2: bad input).
-pub fn main(args: RunArgs) -> ExitCode {
-    let command = std::env::args().collect::<Vec<_>>().join(" ");
-    match run(args, command) {
+pub fn main_with(config: &RunConfig) -> ExitCode {
+    match run(config) {
         Ok(outcome) => {
             println!("{}", outcome.summary);
             eprintln!("wrote {} and {}", outcome.results.display(), outcome.report.display());
