@@ -3,7 +3,7 @@
 //! channel flavour. Each test loops over the strategies it applies to and names the
 //! strategy in every failure; where a strategy is skipped, the test says why.
 //!
-//! The recorder, the job-interpreting handler, the gates and the fixture live in
+//! The job-interpreting handler, the gates and the fixture live in
 //! `common/`. The checks of handlers that submit into their own strategy (re-entrant
 //! submissions and the admission queue) are in `conformance/reentrant.rs`, the window scope
 //! in `conformance/window_scope.rs`.
@@ -21,8 +21,6 @@ use std::sync::{mpsc, Arc};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use rand::rngs::StdRng;
-use rand::SeedableRng;
 use strategies::{
     Binding, BuildError, ConfigError, Family, ForcedClose, Handler, Job, Key, Message, Outcome,
     StrategyConfig, StrategyId, SubmitError, Threads,
@@ -152,7 +150,7 @@ fn mailbox_strategies_keep_order_with_no_idle_spin_and_with_the_longest() {
             let f = Fixture::new(id, config);
             let mut seq = Sequencer::default();
             for (round, gap) in gaps.iter().cycle().take(6).enumerate() {
-                let mut rng = StdRng::seed_from_u64(900 + round as u64);
+                let mut rng = Rng::new(900 + round as u64);
                 let messages =
                     seq.shuffled(&mut rng, &keys, PER_KEY, |rng| random_job(rng, 0.3, 5, 50));
                 f.submit_all(messages);
@@ -168,7 +166,7 @@ fn mailbox_strategies_keep_order_with_no_idle_spin_and_with_the_longest() {
             let context = format!("idle_spin_us = {idle_spin_us}, after the trickle");
             f.assert_ordered(&context);
             f.assert_mailboxes_retired(&context);
-            let ended = f.recorder.ended();
+            let ended = f.log.ended();
             assert_eq!(ended, 6 * KEYS as usize * PER_KEY + 12, "{id}: {context}: ended");
             f.close();
         }
@@ -186,12 +184,12 @@ fn random_sync_async_mix_over_200_keys_keeps_order_in_parallel() {
     let keys: Vec<Key> = (0..200).map(key).collect();
     for id in ordered() {
         let f = Fixture::new(id, config(4));
-        let mut rng = StdRng::seed_from_u64(1);
+        let mut rng = Rng::new(1);
         let messages =
             Sequencer::default().shuffled(&mut rng, &keys, 25, |rng| random_job(rng, 0.4, 20, 200));
         f.submit_all(messages);
         f.assert_ordered("200 keys x 25 random sync/async messages");
-        let peak = f.recorder.with_log(Log::peak_running);
+        let peak = f.log.with_log(Log::peak_running);
         if id.descriptor().runs_on_caller() {
             // The reference runs each message to completion inside `submit`.
             assert_eq!(peak, 1, "{id}: ran two messages at once with one submitter");
@@ -236,7 +234,7 @@ fn thirty_aggregate_types_on_two_workers_keep_order_and_thread_budget() {
         (0..30u32).flat_map(|t| (0..4).map(move |i| Key::new(t, u64::from(t) * 100 + i))).collect();
     for id in ordered() {
         let f = Fixture::new(id, config(2));
-        let mut rng = StdRng::seed_from_u64(10);
+        let mut rng = Rng::new(10);
         let messages =
             Sequencer::default().shuffled(&mut rng, &keys, 50, |rng| random_job(rng, 0.2, 10, 100));
         f.submit_all(messages);
@@ -262,7 +260,7 @@ fn stress_rounds_of_mixed_messages_over_37_keys_keep_order() {
         let f = Fixture::new(id, StrategyConfig { throughput: 2, ..config(3) });
         let mut seq = Sequencer::default();
         for round in 0..3 {
-            let mut rng = StdRng::seed_from_u64(100 + round);
+            let mut rng = Rng::new(100 + round);
             let messages = seq.shuffled(&mut rng, &keys, 135, |rng| random_job(rng, 0.3, 5, 50));
             f.submit_all(messages);
             f.assert_ordered(&format!("stress round {round}"));
@@ -291,7 +289,7 @@ fn drain_returns_only_after_every_accepted_message_finished() {
             f.submit(seq.next(key(u64::from(i % 10)), job));
         }
         f.drain();
-        let ended = f.recorder.ended();
+        let ended = f.log.ended();
         assert_eq!(ended, 60, "{id}: drain returned with {} of 60 messages unfinished", 60 - ended);
         f.submit(seq.next(key(0), Job::Noop));
         f.assert_contract("drain, then one more message");
@@ -323,7 +321,7 @@ fn graceful_close_finishes_admitted_messages_then_hands_new_ones_back() {
         f.close();
         opener.join().unwrap();
         assert_eq!(
-            f.recorder.ended(),
+            f.log.ended(),
             41,
             "{id}: close returned before every admitted message finished"
         );
@@ -338,7 +336,7 @@ fn graceful_close_finishes_admitted_messages_then_hands_new_ones_back() {
         assert_eq!(f.force_close(), ForcedClose::default(), "{id}: force_close after close");
         let stats = f.strategy().stats();
         assert_eq!((stats.failed, stats.discarded, stats.abandoned), (0, 0, 0), "{id}: {stats:?}");
-        assert_eq!(f.recorder.started(), 41, "{id}: a handed-back message ran");
+        assert_eq!(f.log.started(), 41, "{id}: a handed-back message ran");
     }
 }
 
@@ -352,7 +350,7 @@ fn concurrent_submitters_every_accepted_message_completes_exactly_once() {
             for submitter in 0..4u64 {
                 let f = &f;
                 scope.spawn(move || {
-                    let mut rng = StdRng::seed_from_u64(200 + submitter);
+                    let mut rng = Rng::new(200 + submitter);
                     let keys: Vec<Key> = (0..10).map(|i| key(submitter * 100 + i)).collect();
                     let messages = Sequencer::default()
                         .shuffled(&mut rng, &keys, 40, |rng| random_job(rng, 0.3, 10, 100));
@@ -361,7 +359,7 @@ fn concurrent_submitters_every_accepted_message_completes_exactly_once() {
             }
         });
         f.assert_contract("4 concurrent submitters x 400 messages");
-        assert_eq!(f.recorder.ended(), 1_600, "{id}");
+        assert_eq!(f.log.ended(), 1_600, "{id}");
         f.close();
     }
 }
@@ -379,7 +377,7 @@ fn close_racing_submitters_runs_or_hands_back_every_message() {
                 for submitter in 0..4u64 {
                     let f = &f;
                     scope.spawn(move || {
-                        let mut rng = StdRng::seed_from_u64(round * 10 + submitter);
+                        let mut rng = Rng::new(round * 10 + submitter);
                         let keys: Vec<Key> = (0..10).map(|i| key(submitter * 100 + i)).collect();
                         let messages = Sequencer::default()
                             .shuffled(&mut rng, &keys, 40, |rng| random_job(rng, 0.2, 20, 200));
@@ -395,11 +393,7 @@ fn close_racing_submitters_runs_or_hands_back_every_message() {
             let (accepted, rejected) = (f.accepted().len(), f.rejected().len());
             assert_eq!(accepted + rejected, 1_600, "{id}: a submit neither ran nor handed back");
             f.check_contract(&format!("close racing 4 submitters, round {round}"));
-            assert_eq!(
-                f.recorder.ended(),
-                accepted,
-                "{id}: close returned with unfinished messages"
-            );
+            assert_eq!(f.log.ended(), accepted, "{id}: close returned with unfinished messages");
             handed_back += rejected;
         }
         assert!(
@@ -442,8 +436,7 @@ fn force_close_discards_queued_messages_and_abandons_pending_steps() {
             .unwrap_or_else(|_| panic!("{id}: force_close panicked"));
 
         let admitted = f.accepted().len() as u64;
-        let (started, ended) =
-            f.recorder.with_log(|log| (log.started() as u64, log.ended() as u64));
+        let (started, ended) = f.log.with_log(|log| (log.started() as u64, log.ended() as u64));
         assert_eq!(started, 2, "{id}: a queued message started after force_close");
         assert_eq!(ended, 1, "{id}: the running step must finish");
         assert_eq!(forced.abandoned, 1, "{id}: the stored pending step must be abandoned");
@@ -496,7 +489,7 @@ fn force_close_after_a_wake_before_the_rerun_accounts_for_everything() {
             .unwrap_or_else(|_| panic!("{id}: force_close panicked (a worker hit a bug)"));
 
         let admitted = f.accepted().len() as u64;
-        let ended = f.recorder.with_log(|log| log.ended() as u64);
+        let ended = f.log.with_log(|log| log.ended() as u64);
         assert!(ended >= 1, "{id}: the running step must finish");
         assert_eq!(ended + forced.discarded + forced.abandoned, admitted, "{id}: {forced:?}");
     }
@@ -569,16 +562,16 @@ fn window_of_8_admits_exactly_8_before_any_finishes() {
         let messages: Vec<Message> = (0..100).map(|k| seq.next(key(k), pend_on_gate(0))).collect();
         let (all_started, started, ended, submitted) =
             f.observe_while_submitting(messages, |submitted| {
-                let all_started = f.recorder.wait_until(PATIENCE, |log| log.started() >= 8);
+                let all_started = f.log.wait_until(PATIENCE, |log| log.started() >= 8);
                 thread::sleep(GRACE);
-                let (started, ended) = f.recorder.with_log(|log| (log.started(), log.ended()));
+                let (started, ended) = f.log.with_log(|log| (log.started(), log.ended()));
                 (all_started, started, ended, submitted.load(Ordering::SeqCst))
             });
         assert!(all_started, "{id}: 8 admitted messages did not all start (started {started})");
         assert_eq!((started, ended), (8, 0), "{id}: (started, ended) with a window of 8");
         assert_eq!(submitted, 8, "{id}: the 9th submit must block while 8 are unfinished");
         f.assert_contract("window of 8, then release");
-        assert_eq!(f.recorder.ended(), 100, "{id}");
+        assert_eq!(f.log.ended(), 100, "{id}");
         assert_eq!(f.strategy().stats().peak_in_flight, 8, "{id}: peak in flight");
         f.close();
     }
@@ -599,8 +592,8 @@ fn eight_stuck_messages_in_a_window_of_16_do_not_stop_100_fast_ones() {
         messages.extend((0..100).map(|i| seq.next(key(i % 10), Job::Noop)));
         let (fast_done, stuck_ended) = f.observe_while_submitting(messages, |_| {
             let fast_done =
-                f.recorder.wait_until(PATIENCE, |log| log.ended_where(|k| !is_stuck(k)) >= 100);
-            (fast_done, f.recorder.with_log(|log| log.ended_where(is_stuck)))
+                f.log.wait_until(PATIENCE, |log| log.ended_where(|k| !is_stuck(k)) >= 100);
+            (fast_done, f.log.with_log(|log| log.ended_where(is_stuck)))
         });
         assert!(fast_done, "{id}: 100 fast messages did not complete beside 8 stuck ones");
         assert_eq!(stuck_ended, 0, "{id}: a stuck message finished before its release");
@@ -622,12 +615,10 @@ fn a_key_holding_241_of_256_stalls_every_other_key() {
         let messages = hot_backlog_then_others(hot, 241);
         let (settled, others_started, others_ended, submitted) =
             f.observe_while_submitting(messages, |submitted| {
-                let settled =
-                    f.recorder.wait_until(PATIENCE, |log| log.ended_where(is_other) >= 15);
+                let settled = f.log.wait_until(PATIENCE, |log| log.ended_where(is_other) >= 15);
                 thread::sleep(GRACE);
-                let (started, ended) = f
-                    .recorder
-                    .with_log(|log| (log.started_where(is_other), log.ended_where(is_other)));
+                let (started, ended) =
+                    f.log.with_log(|log| (log.started_where(is_other), log.ended_where(is_other)));
                 (settled, started, ended, submitted.load(Ordering::SeqCst))
             });
         assert!(
@@ -640,7 +631,7 @@ fn a_key_holding_241_of_256_stalls_every_other_key() {
             "{id}: (other-key messages started, ended, messages admitted) while 241 were held"
         );
         f.assert_contract("241 held of 256, then release");
-        assert_eq!(f.recorder.ended(), 341, "{id}");
+        assert_eq!(f.log.ended(), 341, "{id}");
         f.close();
     }
 }
@@ -656,9 +647,8 @@ fn a_key_holding_240_of_256_does_not_stall_other_keys() {
         let is_other = |k: Key| k != hot;
         let messages = hot_backlog_then_others(hot, 240);
         let (others_done, hot_ended) = f.observe_while_submitting(messages, |_| {
-            let others_done =
-                f.recorder.wait_until(PATIENCE, |log| log.ended_where(is_other) >= 100);
-            (others_done, f.recorder.with_log(|log| log.ended_where(|k| k == hot)))
+            let others_done = f.log.wait_until(PATIENCE, |log| log.ended_where(is_other) >= 100);
+            (others_done, f.log.with_log(|log| log.ended_where(|k| k == hot)))
         });
         assert!(others_done, "{id}: other keys stalled while one key held 240 of 256");
         assert_eq!(hot_ended, 0, "{id}: a held message finished before its release");
@@ -750,7 +740,7 @@ fn a_pending_key_does_not_delay_50_other_keys() {
             f.submit_all((0..50).map(|k| seq.next(key(k), Job::Spin { ns: 10_000 })));
         }
         f.wait_until("the 50 other keys to finish", |log| log.ended_where(|k| k != stuck) >= 200);
-        assert_eq!(f.recorder.with_log(|log| log.ended_where(|k| k == stuck)), 0, "{id}");
+        assert_eq!(f.log.with_log(|log| log.ended_where(|k| k == stuck)), 0, "{id}");
 
         let (drained, drained_receiver) = mpsc::channel();
         let strategy = f.shared();
@@ -787,7 +777,7 @@ fn a_retrying_key_does_not_delay_19_other_keys_on_one_worker() {
             f.submit_all((0..19).map(|k| seq.next(key(k), Job::Spin { ns: 20_000 })));
         }
         f.assert_ordered("a retrying key beside 19 others");
-        let (retry_end, last_other_end) = f.recorder.with_log(|log| {
+        let (retry_end, last_other_end) = f.log.with_log(|log| {
             let retry_end = log.runs_of(retrying).filter_map(|run| run.ended).max();
             let others = log.runs().iter().filter(|run| run.key != retrying);
             (retry_end, others.filter_map(|run| run.ended).max())
@@ -815,12 +805,12 @@ fn a_waiting_key_blocks_its_group_only_in_hash_group_strategies() {
         }
         if id.descriptor().family == Family::HashGroups {
             thread::sleep(GRACE);
-            let started = f.recorder.with_log(|log| log.started_where(bystander));
+            let started = f.log.with_log(|log| log.started_where(bystander));
             assert_eq!(started, 0, "{id}: a key of the waiting key's group ran during the wait");
             let released = Instant::now();
             f.gates.open(1);
             f.assert_ordered("group released");
-            let first = f.recorder.with_log(|log| {
+            let first = f.log.with_log(|log| {
                 log.runs().iter().filter(|run| bystander(run.key)).map(|run| run.started).min()
             });
             assert!(first >= Some(released), "{id}: a bystander started before the release");
@@ -828,7 +818,7 @@ fn a_waiting_key_blocks_its_group_only_in_hash_group_strategies() {
             f.wait_until("the other keys to finish during the wait", |log| {
                 log.ended_where(bystander) >= 30
             });
-            let waiting_ended = f.recorder.with_log(|log| log.ended_where(|k| k == waiting));
+            let waiting_ended = f.log.with_log(|log| log.ended_where(|k| k == waiting));
             assert_eq!(waiting_ended, 0, "{id}: the waiting key finished before its release");
             f.gates.open(1);
             f.assert_ordered("waiting key released");
@@ -867,7 +857,7 @@ fn a_waiting_keys_last_message_ends_while_its_worker_runs_a_long_turn() {
         let admitted = Instant::now();
         f.assert_ordered("a waiting key beside a long synchronous turn");
         let end_of = |k: Key| {
-            let end = f.recorder.with_log(|log| log.runs_of(k).filter_map(|run| run.ended).max());
+            let end = f.log.with_log(|log| log.runs_of(k).filter_map(|run| run.ended).max());
             end.unwrap_or_else(|| panic!("{id}: {k:?} never ended"))
         };
         let (waiting_end, busy_end) = (end_of(waiting), end_of(busy));
@@ -916,7 +906,7 @@ fn fair_rounds_run_a_cold_key_fifth_behind_a_hot_one() {
         f.submit(seq.next(cold, Job::Noop));
         f.gates.open(1);
         f.assert_ordered("100 hot then 1 cold, throughput 4");
-        let position = f.recorder.with_log(|log| {
+        let position = f.log.with_log(|log| {
             log.runs().iter().filter(|run| run.key != blocker).position(|run| run.key == cold)
         });
         assert_eq!(position, Some(4), "{id}: the cold key must run 5th (0-based position 4)");
@@ -932,7 +922,7 @@ fn a_live_mailbox_runs_all_its_messages_on_one_thread() {
     for id in FAIR_AND_PINNED {
         let f = Fixture::new(id, config(4));
         let mut seq = Sequencer::default();
-        let mut rng = StdRng::seed_from_u64(7);
+        let mut rng = Rng::new(7);
         let pinned = key(1_000);
         f.submit(seq.next(pinned, pend_on_gate(1)));
         let others: Vec<Key> = (0..40).map(key).collect();
@@ -946,7 +936,7 @@ fn a_live_mailbox_runs_all_its_messages_on_one_thread() {
         f.gates.open(1);
         f.assert_ordered("a pinned mailbox among 40 busy keys");
         let pinned_threads: HashSet<_> =
-            f.recorder.with_log(|log| log.runs_of(pinned).map(|run| run.thread).collect());
+            f.log.with_log(|log| log.runs_of(pinned).map(|run| run.thread).collect());
         assert_eq!(pinned_threads.len(), 1, "{id}: one mailbox's messages ran on several threads");
         assert!(f.handler_threads().len() > 1, "{id}: only one worker ever ran: affinity untested");
         f.close();
@@ -961,7 +951,7 @@ fn keyed_mailbox_with_round_robin_binding_keeps_order_and_affinity() {
     let id = StrategyId::KeyedMailbox;
     let f = Fixture::new(id, StrategyConfig { binding: Binding::RoundRobin, ..config(3) });
     let mut seq = Sequencer::default();
-    let mut rng = StdRng::seed_from_u64(31);
+    let mut rng = Rng::new(31);
     let pinned = key(1_000);
     f.submit(seq.next(pinned, pend_on_gate(1)));
     let others: Vec<Key> = (0..60).map(key).collect();
@@ -976,7 +966,7 @@ fn keyed_mailbox_with_round_robin_binding_keeps_order_and_affinity() {
     f.assert_ordered("round-robin binding");
     f.assert_mailboxes_retired("round-robin binding");
     let pinned_threads: HashSet<_> =
-        f.recorder.with_log(|log| log.runs_of(pinned).map(|run| run.thread).collect());
+        f.log.with_log(|log| log.runs_of(pinned).map(|run| run.thread).collect());
     assert_eq!(pinned_threads.len(), 1, "one mailbox's messages ran on several threads");
     assert_eq!(f.handler_threads().len(), 3, "round-robin binding left a worker unused");
     f.close();
@@ -987,7 +977,7 @@ fn keyed_mailbox_with_round_robin_binding_keeps_order_and_affinity() {
 // ---------------------------------------------------------------------------------------
 
 /// The `thread-pool` control has no per-key order: on a few hot keys with a concurrent mix
-/// the recorder must report order violations or overlaps (tried over a few rounds), or the
+/// the order log must report out-of-order starts or overlaps (tried over a few rounds), or the
 /// checker could not catch a broken strategy. It still runs every message exactly once.
 #[test]
 fn checker_catches_the_unordered_thread_pool() {
@@ -996,7 +986,7 @@ fn checker_catches_the_unordered_thread_pool() {
     let mut faults = 0;
     for round in 0..5 {
         let f = Fixture::new(id, config(4));
-        let mut rng = StdRng::seed_from_u64(300 + round);
+        let mut rng = Rng::new(300 + round);
         let messages = Sequencer::default()
             .shuffled(&mut rng, &keys, 200, |rng| random_job(rng, 0.3, 50, 200));
         f.submit_all(messages);

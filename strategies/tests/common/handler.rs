@@ -7,6 +7,7 @@ use std::sync::{Arc, Once};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
+use strategies::testkit::OrderLog;
 use strategies::{Handler, Job, Message, Outcome};
 
 use super::fixture::Submissions;
@@ -15,7 +16,6 @@ use super::messages::{
     chain_link, BLOCK_ON_GATE, CHAIN, KIND_MASK, PANIC_ON_FIRST_POLL, PANIC_WHEN_POLLED,
     PEND_ON_GATE, YIELD_FOREVER,
 };
-use super::recorder::Recorder;
 use super::timer::Sleep;
 
 /// How long a chain step waits before its poll submits the next message: long enough that
@@ -71,7 +71,7 @@ impl Future for YieldForever {
 /// Runs the jobs of the test messages and records every start and end.
 #[derive(Debug)]
 pub struct TestHandler {
-    pub(super) recorder: Arc<Recorder>,
+    pub(super) log: Arc<OrderLog>,
     pub(super) gates: Arc<Gates>,
     /// Where chain jobs submit their next message: the strategy this handler runs in.
     pub(super) submissions: Arc<Submissions>,
@@ -79,9 +79,9 @@ pub struct TestHandler {
 
 impl Handler for TestHandler {
     fn handle(&self, message: &Message) -> Outcome {
-        self.recorder.start(message);
+        self.log.start(message);
         let message = *message;
-        let recorder = Arc::clone(&self.recorder);
+        let log = Arc::clone(&self.log);
         match message.job {
             Job::Noop => {}
             // The suite keeps no aggregate state: a touch is its CPU time.
@@ -90,7 +90,7 @@ impl Handler for TestHandler {
             Job::Wait { ns } => {
                 return pending(async move {
                     Sleep::new(Duration::from_nanos(u64::from(ns))).await;
-                    recorder.end(&message);
+                    log.end(&message, false);
                 });
             }
             Job::Retry { retries, backoff_ns, spin_ns } => {
@@ -103,12 +103,12 @@ impl Handler for TestHandler {
                             spin(spin_ns);
                             backoff *= 2;
                         }
-                        recorder.end(&message);
+                        log.end(&message, false);
                     });
                 }
             }
             Job::Panic => {
-                recorder.fail(&message);
+                log.end(&message, true);
                 planned_panic();
             }
             Job::Custom(code) => {
@@ -119,19 +119,19 @@ impl Handler for TestHandler {
                         let opened = self.gates.opened(gate);
                         return pending(async move {
                             opened.await;
-                            recorder.end(&message);
+                            log.end(&message, false);
                         });
                     }
                     PANIC_WHEN_POLLED => {
                         return pending(async move {
                             Sleep::new(Duration::from_millis(1)).await;
-                            recorder.fail(&message);
+                            log.end(&message, true);
                             planned_panic();
                         });
                     }
                     PANIC_ON_FIRST_POLL => {
                         return pending(async move {
-                            recorder.fail(&message);
+                            log.end(&message, true);
                             planned_panic();
                         });
                     }
@@ -147,7 +147,7 @@ impl Handler for TestHandler {
                                 if let Some(next) = next {
                                     let _ = submissions.submit(next); // recorded either way
                                 }
-                                recorder.end(&message);
+                                log.end(&message, false);
                             });
                         }
                         if let Some(next) = next {
@@ -157,7 +157,7 @@ impl Handler for TestHandler {
                             let opened = self.gates.opened(link.gate);
                             return pending(async move {
                                 opened.await;
-                                recorder.end(&message);
+                                log.end(&message, false);
                             });
                         }
                     }
@@ -165,7 +165,7 @@ impl Handler for TestHandler {
                 }
             }
         }
-        self.recorder.end(&message);
+        self.log.end(&message, false);
         Outcome::Done
     }
 }

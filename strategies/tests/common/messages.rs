@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use rand::Rng;
+use strategies::testkit::Rng;
 use strategies::{Job, Key, Message};
 
 /// Aggregate `id` of type 0.
@@ -34,36 +34,33 @@ impl Sequencer {
     }
 
     /// `per_key` messages of each key, interleaved at random, jobs from `job`.
-    pub fn shuffled<R: Rng>(
+    pub fn shuffled(
         &mut self,
-        rng: &mut R,
+        rng: &mut Rng,
         keys: &[Key],
         per_key: usize,
-        mut job: impl FnMut(&mut R) -> Job,
+        mut job: impl FnMut(&mut Rng) -> Job,
     ) -> Vec<Message> {
-        use rand::seq::SliceRandom;
         let mut order: Vec<Key> =
             keys.iter().flat_map(|&key| std::iter::repeat_n(key, per_key)).collect();
-        order.shuffle(rng);
+        rng.shuffle(&mut order);
         order.into_iter().map(|key| self.next(key, job(rng))).collect()
     }
 }
 
 /// A random job: `Wait` with probability `waits` (up to `max_wait_us`, sometimes zero, so
 /// a step is ready at its first poll), otherwise `Noop` or `Spin` up to `max_spin_us`.
-pub fn random_job<R: Rng + ?Sized>(
-    rng: &mut R,
-    waits: f64,
-    max_spin_us: u32,
-    max_wait_us: u32,
-) -> Job {
-    if rng.gen_bool(waits) {
-        let ns = if rng.gen_bool(0.1) { 0 } else { rng.gen_range(1..=max_wait_us) * 1_000 };
+pub fn random_job(rng: &mut Rng, waits: f64, max_spin_us: u32, max_wait_us: u32) -> Job {
+    let micros = |rng: &mut Rng, low: u32, high: u32| {
+        rng.between(u64::from(low), u64::from(high)) as u32 * 1_000
+    };
+    if rng.chance(waits) {
+        let ns = if rng.chance(0.1) { 0 } else { micros(rng, 1, max_wait_us) };
         Job::Wait { ns }
-    } else if rng.gen_bool(0.3) {
+    } else if rng.chance(0.3) {
         Job::Noop
     } else {
-        Job::Spin { ns: rng.gen_range(0..=max_spin_us) * 1_000 }
+        Job::Spin { ns: micros(rng, 0, max_spin_us) }
     }
 }
 
