@@ -7,10 +7,12 @@
 //! failed, discarded, abandoned or handed back in `SubmitError::Closed`, and the strategy's
 //! counters agree, message for message, with what the handler saw ([`Ledger`]).
 //!
-//! Not repeated from `conformance.rs`: panics on two workers from one submitter
-//! (`panicking_handlers_are_contained`, which checks the ledger too), a forced close with
-//! one waiting and one running step, one late submission after each kind of close, close
-//! racing submitters, and windows of 8 and 16.
+//! Not repeated from the contract suite (`strategies::conformance::check`, run on every
+//! strategy by `conformance.rs`): panics in the call and in a step's poll on two workers
+//! (its panics check), a forced close with blocked, pending and queued messages (its force
+//! close check), a late submission after each kind of close (its drain and close, and
+//! force close checks), and a window of 8 (its window check); nor from `conformance.rs`:
+//! close racing submitters, and a window of 16.
 
 mod common;
 

@@ -70,23 +70,6 @@ fn assert_chains_ran(f: &Fixture, expected: usize, context: &str) {
     f.assert_mailboxes_retired(context);
 }
 
-/// The reference test (docs/design.md 3.5): 100 chains through a window of 4 on 2 workers,
-/// each handler submitting its chain's next message, 20 per chain. Every one of the 2,000
-/// completes, each chain in order, and the admission queue was used. Before the admission
-/// queue every threaded strategy stopped after 2 messages: both workers blocked inside
-/// `submit` on a credit only they could return.
-#[test]
-fn chains_submitting_into_their_own_strategy_complete_through_a_window_of_4() {
-    for id in threaded() {
-        within(&format!("{id}: 100 chains of 20 through a window of 4"), LIMIT, move || {
-            let f = Fixture::new(id, window_of_4());
-            f.submit_all(chain_heads(0));
-            assert_chains_ran(&f, CHAIN_MESSAGES, "100 chains of 20, window 4, 2 workers");
-            f.close();
-        });
-    }
-}
-
 /// The chains of the reference test beside an outside producer thread that keeps
 /// submitting 1,000 independent messages (50 keys, a random sync/async mix) into the full
 /// window: the producer blocks, the handlers never do, and everything completes in per-key
