@@ -105,12 +105,12 @@ use std::future::Future;
 use std::ops::Deref;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::task::{Context, Poll, Waker};
 use std::thread::{self, ThreadId};
 use std::time::{Duration, Instant};
 
-use crate::testkit::{self, lock, run_within, Missed, OrderLog, Rng};
+use crate::testkit::{self, lock, run_within, Missed, OrderLog, Rng, Timer};
 use crate::{
     Descriptor, Design, Handler, Job, Key, Message, Outcome, Strategy, StrategyConfig, SubmitError,
     Threads, WindowScope,
@@ -1321,7 +1321,7 @@ impl Shared {
     fn new(scope: WindowScope) -> Self {
         Self {
             log: Log::new(scope),
-            timer: Timer::start(),
+            timer: Timer::new(),
             gate: Arc::new(Gate::default()),
             strategy: OnceLock::new(),
             reentry: Mutex::new(Reentry::default()),
@@ -1717,158 +1717,8 @@ fn count(n: usize) -> String {
 }
 
 // ---------------------------------------------------------------------------------------
-// What pending steps wait on: a timer thread per check and a gate
+// What pending steps wait on besides the test kit's timer: a gate
 // ---------------------------------------------------------------------------------------
-
-/// One check's timer: a thread that wakes sleeping steps at their deadlines, stopped when
-/// the check finishes (a check past its deadline leaves it running for the strategy it
-/// left behind). Its own thread per check, so that an executor that blocks inside a
-/// waker stalls only its own check.
-struct Timer {
-    inner: Arc<TimerInner>,
-}
-
-struct TimerInner {
-    state: Mutex<TimerState>,
-    changed: Condvar,
-}
-
-#[derive(Default)]
-struct TimerState {
-    /// Deadlines in order; the `u64` breaks ties.
-    alarms: std::collections::BTreeMap<(Instant, u64), Arc<Alarm>>,
-    next_id: u64,
-    stopped: bool,
-    started: bool,
-}
-
-/// What a sleeping step and the timer thread share.
-#[derive(Default)]
-struct Alarm {
-    fired: AtomicBool,
-    waker: Mutex<Option<Waker>>,
-}
-
-impl Timer {
-    /// A timer whose thread starts with its first sleep.
-    fn start() -> Self {
-        let inner = TimerInner { state: Mutex::default(), changed: Condvar::new() };
-        Self { inner: Arc::new(inner) }
-    }
-
-    /// A future that completes `duration` from now.
-    fn sleep(&self, duration: Duration) -> Sleep {
-        Sleep { timer: Arc::clone(&self.inner), deadline: Instant::now() + duration, alarm: None }
-    }
-
-    fn stop(&self) {
-        let mut state = lock(&self.inner.state);
-        state.stopped = true;
-        state.alarms.clear();
-        drop(state);
-        self.inner.changed.notify_all();
-    }
-}
-
-impl TimerInner {
-    fn register(self: &Arc<Self>, deadline: Instant, alarm: Arc<Alarm>) {
-        let mut state = lock(&self.state);
-        if state.stopped {
-            return;
-        }
-        let id = state.next_id;
-        state.next_id += 1;
-        state.alarms.insert((deadline, id), alarm);
-        if !state.started {
-            state.started = true;
-            let timer = Arc::clone(self);
-            let spawned = thread::Builder::new()
-                .name("conformance-timer".to_owned())
-                .spawn(move || timer.run());
-            if spawned.is_err() {
-                state.started = false;
-            }
-        }
-        drop(state);
-        self.changed.notify_all();
-    }
-
-    fn run(&self) {
-        let mut state = lock(&self.state);
-        loop {
-            if state.stopped {
-                return;
-            }
-            let now = Instant::now();
-            let mut due = Vec::new();
-            while let Some(entry) = state.alarms.first_entry() {
-                if entry.key().0 > now {
-                    break;
-                }
-                due.push(entry.remove());
-            }
-            if !due.is_empty() {
-                drop(state);
-                // Woken without the timer's lock: a strategy may poll the step in `wake`.
-                for alarm in due {
-                    alarm.fired.store(true, Ordering::SeqCst);
-                    let waker = lock(&alarm.waker).take();
-                    if let Some(waker) = waker {
-                        waker.wake();
-                    }
-                }
-                state = lock(&self.state);
-                continue;
-            }
-            state = match state.alarms.keys().next().map(|&(deadline, _)| deadline) {
-                Some(deadline) => {
-                    self.changed
-                        .wait_timeout(state, deadline - now)
-                        .unwrap_or_else(|p| p.into_inner())
-                        .0
-                }
-                None => self.changed.wait(state).unwrap_or_else(|p| p.into_inner()),
-            };
-        }
-    }
-}
-
-/// A future that completes at its deadline, woken by the timer thread.
-struct Sleep {
-    timer: Arc<TimerInner>,
-    deadline: Instant,
-    alarm: Option<Arc<Alarm>>,
-}
-
-impl Future for Sleep {
-    type Output = ();
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        let alarm = match &self.alarm {
-            Some(alarm) => Arc::clone(alarm),
-            None => {
-                if Instant::now() >= self.deadline {
-                    return Poll::Ready(());
-                }
-                let alarm = Arc::new(Alarm::default());
-                *lock(&alarm.waker) = Some(cx.waker().clone());
-                self.timer.register(self.deadline, Arc::clone(&alarm));
-                self.alarm = Some(alarm);
-                return Poll::Pending;
-            }
-        };
-        if alarm.fired.load(Ordering::SeqCst) {
-            return Poll::Ready(());
-        }
-        *lock(&alarm.waker) = Some(cx.waker().clone());
-        // The timer sets `fired` before it takes the waker: a poll that stored its waker
-        // after the take sees `fired` here.
-        if alarm.fired.load(Ordering::SeqCst) {
-            return Poll::Ready(());
-        }
-        Poll::Pending
-    }
-}
 
 /// A gate that pending steps wait on until the check opens it.
 #[derive(Default)]

@@ -3,11 +3,11 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Once};
+use std::sync::{Arc, Once, OnceLock};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use strategies::testkit::OrderLog;
+use strategies::testkit::{OrderLog, Sleep, Timer};
 use strategies::{Handler, Job, Message, Outcome};
 
 use super::fixture::Submissions;
@@ -16,11 +16,17 @@ use super::messages::{
     chain_link, BLOCK_ON_GATE, CHAIN, KIND_MASK, PANIC_ON_FIRST_POLL, PANIC_WHEN_POLLED,
     PEND_ON_GATE, YIELD_FOREVER,
 };
-use super::timer::Sleep;
 
 /// How long a chain step waits before its poll submits the next message: long enough that
 /// the submission comes from a later poll, after a wake.
 const CHAIN_STEP_WAIT: Duration = Duration::from_micros(20);
+
+/// A sleep on the timer the whole test binary shares: what `Job::Wait`, `Job::Retry` and
+/// the steps that wait a moment wait on.
+fn sleep(duration: Duration) -> Sleep {
+    static TIMER: OnceLock<Timer> = OnceLock::new();
+    TIMER.get_or_init(Timer::new).sleep(duration)
+}
 
 /// The payload of a panic a test asked for; the panic hook keeps it quiet.
 #[derive(Debug)]
@@ -89,7 +95,7 @@ impl Handler for TestHandler {
             Job::Block { ns } => std::thread::sleep(Duration::from_nanos(u64::from(ns))),
             Job::Wait { ns } => {
                 return pending(async move {
-                    Sleep::new(Duration::from_nanos(u64::from(ns))).await;
+                    sleep(Duration::from_nanos(u64::from(ns))).await;
                     log.end(&message, false);
                 });
             }
@@ -99,7 +105,7 @@ impl Handler for TestHandler {
                     return pending(async move {
                         let mut backoff = Duration::from_nanos(u64::from(backoff_ns));
                         for _ in 0..retries {
-                            Sleep::new(backoff).await;
+                            sleep(backoff).await;
                             spin(spin_ns);
                             backoff *= 2;
                         }
@@ -124,7 +130,7 @@ impl Handler for TestHandler {
                     }
                     PANIC_WHEN_POLLED => {
                         return pending(async move {
-                            Sleep::new(Duration::from_millis(1)).await;
+                            sleep(Duration::from_millis(1)).await;
                             log.end(&message, true);
                             planned_panic();
                         });
@@ -143,7 +149,7 @@ impl Handler for TestHandler {
                         if link.from_step {
                             let submissions = Arc::clone(&self.submissions);
                             return pending(async move {
-                                Sleep::new(CHAIN_STEP_WAIT).await;
+                                sleep(CHAIN_STEP_WAIT).await;
                                 if let Some(next) = next {
                                     let _ = submissions.submit(next); // recorded either way
                                 }

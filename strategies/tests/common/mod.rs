@@ -1,9 +1,9 @@
 //! Test support for the conformance suite, on top of the crate's test kit
-//! (`strategies::testkit`: the order log, the deadline and the seeded generator it shares
-//! with `strategies::conformance::check`).
+//! (`strategies::testkit`: the order log, the deadline, the seeded generator and the timer
+//! it shares with `strategies::conformance::check`).
 //!
 //! - [`TestHandler`]: interprets [`Job`]s: `Spin` busy-loops, `Wait` returns a pending step
-//!   completed by a small timer thread, `Retry` waits a doubling backoff between attempts,
+//!   completed by the test kit's timer, `Retry` waits a doubling backoff between attempts,
 //!   `Panic` panics; `Custom` codes built by [`block_on_gate`], [`pend_on_gate`],
 //!   [`panic_when_polled`], [`panic_on_first_poll`] and [`yield_forever`] block the worker
 //!   on a [`Gates`] gate, wait (pending) for a gate, panic while the step is polled (after
@@ -28,9 +28,9 @@
 //! the benchmark machinery.
 //!
 //! Layout: `classes.rs` (which strategies a test applies to), `messages.rs` (keys, message
-//! streams and the jobs the handler understands), `gates.rs` and `timer.rs` (what pending
-//! steps wait on), `handler.rs`, `fixture.rs`, `ledger.rs`, and `concurrent.rs` (one check
-//! for every strategy at once). Everything public is re-exported here, with the test kit,
+//! streams and the jobs the handler understands), `gates.rs` (what pending steps wait on
+//! besides the timer), `handler.rs`, `fixture.rs`, `ledger.rs`, and `concurrent.rs` (one
+//! check for every strategy at once). Everything public is re-exported here, with the test kit,
 //! so a test needs only `use common::*`.
 
 #![allow(dead_code)] // each test binary uses a different part of the support module
@@ -42,7 +42,6 @@ mod gates;
 mod handler;
 mod ledger;
 mod messages;
-mod timer;
 
 use std::time::Duration;
 
