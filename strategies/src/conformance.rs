@@ -110,7 +110,7 @@ use std::task::{Context, Poll, Waker};
 use std::thread::{self, ThreadId};
 use std::time::{Duration, Instant};
 
-use crate::testkit::{self, lock, run_within, Missed, OrderLog, Rng, Timer};
+use crate::testkit::{self, lock, run_within, Missed, OrderLog, Rng, Sequencer, Timer};
 use crate::{
     Descriptor, Design, Handler, Job, Key, Message, Outcome, Strategy, StrategyConfig, SubmitError,
     Threads, WindowScope,
@@ -1213,20 +1213,6 @@ fn spin_job(_: &mut Rng) -> Job {
 
 fn message(key: Key, seq: u64, job: Job) -> Message {
     Message { key, seq, intended_ns: 0, job }
-}
-
-/// Hands out per-key sequence numbers in the order messages are made.
-#[derive(Default)]
-struct Sequencer {
-    next: HashMap<Key, u64>,
-}
-
-impl Sequencer {
-    fn next(&mut self, key: Key, job: Job) -> Message {
-        let seq = self.next.entry(key).or_insert(0);
-        *seq += 1;
-        message(key, *seq - 1, job)
-    }
 }
 
 /// A mixed workload's shape.

@@ -9,6 +9,8 @@
 //!   was accepted and handed back (lost, unfinished, duplicated, unexpected).
 //! - [`Rng`]: a small seeded generator (SplitMix64), so that a check's workload is the
 //!   same on every run and needs no dependency.
+//! - [`Sequencer`]: per-key sequence numbers for the messages a check makes, shuffled
+//!   with an [`Rng`] where asked.
 //! - [`Timer`]: a thread that completes pending steps' sleeps ([`Timer::sleep`]) from
 //!   outside the executor under test.
 //!
@@ -35,7 +37,7 @@ use std::task::{Context, Poll, Waker};
 use std::thread::{self, ThreadId};
 use std::time::{Duration, Instant};
 
-use crate::{Key, Message};
+use crate::{Job, Key, Message};
 
 /// How many fault descriptions a log keeps for its report.
 const EXAMPLES: usize = 10;
@@ -543,6 +545,46 @@ impl Rng {
 }
 
 // ---------------------------------------------------------------------------------------
+// Per-key sequences
+// ---------------------------------------------------------------------------------------
+
+/// Hands out per-key sequence numbers (0, 1, 2, ...) in the order messages are made, so a
+/// stream built with it is in submission order per key.
+#[derive(Clone, Debug, Default)]
+pub struct Sequencer {
+    next: HashMap<Key, u64>,
+}
+
+impl Sequencer {
+    /// The next message of `key`.
+    pub fn next(&mut self, key: Key, job: Job) -> Message {
+        let seq = self.next.entry(key).or_insert(0);
+        let message = Message { key, seq: *seq, intended_ns: 0, job };
+        *seq += 1;
+        message
+    }
+
+    /// `count` messages of `key`, each with the job `job(i)`.
+    pub fn run_of(&mut self, key: Key, count: usize, job: impl Fn(usize) -> Job) -> Vec<Message> {
+        (0..count).map(|i| self.next(key, job(i))).collect()
+    }
+
+    /// `per_key` messages of each key, interleaved at random, jobs from `job`.
+    pub fn shuffled(
+        &mut self,
+        rng: &mut Rng,
+        keys: &[Key],
+        per_key: usize,
+        mut job: impl FnMut(&mut Rng) -> Job,
+    ) -> Vec<Message> {
+        let mut order: Vec<Key> =
+            keys.iter().flat_map(|&key| std::iter::repeat_n(key, per_key)).collect();
+        rng.shuffle(&mut order);
+        order.into_iter().map(|key| self.next(key, job(rng))).collect()
+    }
+}
+
+// ---------------------------------------------------------------------------------------
 // The timer
 // ---------------------------------------------------------------------------------------
 
@@ -711,7 +753,7 @@ mod tests {
     use super::*;
 
     fn message(id: u64, seq: u64) -> Message {
-        Message { key: Key::new(0, id), seq, intended_ns: 0, job: crate::Job::Noop }
+        Message { key: Key::new(0, id), seq, intended_ns: 0, job: Job::Noop }
     }
 
     #[test]

@@ -1,51 +1,16 @@
-//! Messages: keys, per-key sequence numbers, random jobs, and the `Job::Custom` codes that
+//! Messages: keys, random jobs (the per-key sequence numbers come from the test kit's
+//! `Sequencer`), and the `Job::Custom` codes that
 //! [`TestHandler`](super::TestHandler) interprets (gates, planned panics, endless yields,
 //! chains that submit their next message into the strategy).
 
-use std::collections::HashMap;
-
 use strategies::testkit::Rng;
+#[allow(unused_imports)]
+pub use strategies::testkit::Sequencer;
 use strategies::{Job, Key, Message};
 
 /// Aggregate `id` of type 0.
 pub fn key(id: u64) -> Key {
     Key::new(0, id)
-}
-
-/// Hands out per-key sequence numbers (0, 1, 2, ...) in the order messages are made, so a
-/// stream built with it is in submission order per key.
-#[derive(Debug, Default)]
-pub struct Sequencer {
-    next: HashMap<Key, u64>,
-}
-
-impl Sequencer {
-    /// The next message of `key`.
-    pub fn next(&mut self, key: Key, job: Job) -> Message {
-        let seq = self.next.entry(key).or_insert(0);
-        let message = Message { key, seq: *seq, intended_ns: 0, job };
-        *seq += 1;
-        message
-    }
-
-    /// `count` messages of `key`, each with the job `job(i)`.
-    pub fn run_of(&mut self, key: Key, count: usize, job: impl Fn(usize) -> Job) -> Vec<Message> {
-        (0..count).map(|i| self.next(key, job(i))).collect()
-    }
-
-    /// `per_key` messages of each key, interleaved at random, jobs from `job`.
-    pub fn shuffled(
-        &mut self,
-        rng: &mut Rng,
-        keys: &[Key],
-        per_key: usize,
-        mut job: impl FnMut(&mut Rng) -> Job,
-    ) -> Vec<Message> {
-        let mut order: Vec<Key> =
-            keys.iter().flat_map(|&key| std::iter::repeat_n(key, per_key)).collect();
-        rng.shuffle(&mut order);
-        order.into_iter().map(|key| self.next(key, job(rng))).collect()
-    }
 }
 
 /// A random job: `Wait` with probability `waits` (up to `max_wait_us`, sometimes zero, so
