@@ -65,9 +65,10 @@
 //!    re-entrant submission is refused.
 //! 6. [`Check::DrainAndClose`]: `drain` returns only when every accepted message has
 //!    ended (a third of them waiting), and the strategy stays open after it; `close`
-//!    finishes what it accepted, then hands every later message back in
-//!    [`SubmitError::Closed`], the very message submitted, without running it; a second
-//!    `close` returns, and a `force_close` after it reports zeros.
+//!    finishes what it accepted (`stats()` count nothing failed, discarded or abandoned),
+//!    then hands every later message back in [`SubmitError::Closed`], the very message
+//!    submitted, without running it; a second `close` returns, and a `force_close` after
+//!    it reports zeros.
 //! 7. [`Check::ForceClose`]: `force_close` while 2 synchronous steps block their threads,
 //!    4 steps are pending and never complete, and more messages are queued: it returns;
 //!    what it reports discarded is what never started, what it reports abandoned is what
@@ -869,6 +870,13 @@ fn drain_and_close(env: &Env) -> Checked {
             faults.push(format!("{what} returned with {left}{of} unfinished"));
         }
     }
+    let stats = strategy.stats();
+    if stats.failed + stats.discarded + stats.abandoned > 0 {
+        faults.push(format!(
+            "after close, stats() report {} failed, {} discarded and {} abandoned, all 0 expected",
+            stats.failed, stats.discarded, stats.abandoned
+        ));
+    }
     env.stage("submit after close");
     let mut handed_back = 0;
     for &message in late {
@@ -902,7 +910,8 @@ fn drain_and_close(env: &Env) -> Checked {
     }
     let figures = format!(
         "drain waited for {} (20 pending up to 6 ms) and the strategy stayed open for {} more; \
-         close finished {} (10 pending 5 ms), then handed back {handed_back} of {} late \
+         close finished {} (10 pending 5 ms), with nothing failed, discarded or abandoned, \
+         then handed back {handed_back} of {} late \
          messages unchanged and ran none; a second close and a force_close after it did nothing",
         first.len(),
         second.len(),

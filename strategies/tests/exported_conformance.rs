@@ -571,3 +571,62 @@ fn a_force_close_that_leaves_messages_running_fails_the_force_close_check_only()
     assert!(text.contains("after it returned:") && text.contains("handler calls"), "{text}");
     assert!(text.contains("reported 0 abandoned"), "{text}");
 }
+
+// ---------------------------------------------------------------------------------------
+// (e) A graceful close counted as a discard
+// ---------------------------------------------------------------------------------------
+
+/// `keyed-mailbox`, except that once `close` was called its `stats()` count one message
+/// discarded, as a strategy that miscounts what a graceful close finished would.
+#[derive(Debug)]
+struct MiscountsClose {
+    inner: Box<dyn Strategy>,
+    closed: AtomicBool,
+}
+
+impl Strategy for MiscountsClose {
+    fn id(&self) -> &str {
+        "test-miscounts-close"
+    }
+
+    fn submit(&self, message: Message) -> Result<(), SubmitError> {
+        self.inner.submit(message)
+    }
+
+    fn drain(&self) {
+        self.inner.drain();
+    }
+
+    fn close(&self) {
+        self.closed.store(true, Ordering::SeqCst);
+        self.inner.close();
+    }
+
+    fn force_close(&self) -> ForcedClose {
+        self.inner.force_close()
+    }
+
+    fn threads_started(&self) -> usize {
+        self.inner.threads_started()
+    }
+
+    fn stats(&self) -> Stats {
+        let stats = self.inner.stats();
+        let miscounted = u64::from(self.closed.load(Ordering::SeqCst));
+        Stats { discarded: stats.discarded + miscounted, ..stats }
+    }
+}
+
+/// Only the drain-and-close check fails: after a graceful close, `stats()` must count
+/// nothing discarded.
+#[test]
+fn a_close_counted_as_a_discard_fails_the_drain_and_close_check_only() {
+    let design = register("test-miscounts-close", |config, handler| {
+        let inner = StrategyId::KeyedMailbox.build(config, handler)?;
+        Ok(Box::new(MiscountsClose { inner, closed: AtomicBool::new(false) }))
+    });
+    let failed = conformance::check(design).expect_err("a miscounted close must be caught");
+    assert_failed_exactly(&failed, &[Check::DrainAndClose]);
+    let text = figures(&failed, Check::DrainAndClose, Verdict::Fail);
+    assert!(text.contains("after close, stats() report 0 failed, 1 discarded"), "{text}");
+}
