@@ -911,8 +911,8 @@ fn drain_and_close(env: &Env) -> Checked {
     let figures = format!(
         "drain waited for {} (20 pending up to 6 ms) and the strategy stayed open for {} more; \
          close finished {} (10 pending 5 ms), with nothing failed, discarded or abandoned, \
-         then handed back {handed_back} of {} late \
-         messages unchanged and ran none; a second close and a force_close after it did nothing",
+         then handed back {handed_back} of {} late messages unchanged and ran none; a second \
+         close and a force_close after it did nothing",
         first.len(),
         second.len(),
         third.len(),

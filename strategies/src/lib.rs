@@ -81,7 +81,6 @@ mod parking;
 #[cfg(not(loom))]
 pub mod stages;
 mod sync;
-/// The deadline, order log and seeded generator that [`conformance`] and the tests share.
 #[cfg(not(loom))]
 pub mod testkit;
 mod window;
