@@ -65,9 +65,10 @@
 //!    re-entrant submission is refused.
 //! 6. [`Check::DrainAndClose`]: `drain` returns only when every accepted message has
 //!    ended (a third of them waiting), and the strategy stays open after it; `close`
-//!    finishes what it accepted, then hands every later message back in
-//!    [`SubmitError::Closed`], the very message submitted, without running it; a second
-//!    `close` returns, and a `force_close` after it reports zeros.
+//!    finishes what it accepted (`stats()` count nothing failed, discarded or abandoned),
+//!    then hands every later message back in [`SubmitError::Closed`], the very message
+//!    submitted, without running it; a second `close` returns, and a `force_close` after
+//!    it reports zeros.
 //! 7. [`Check::ForceClose`]: `force_close` while 2 synchronous steps block their threads,
 //!    4 steps are pending and never complete, and more messages are queued: it returns;
 //!    what it reports discarded is what never started, what it reports abandoned is what
@@ -104,12 +105,13 @@ use std::fmt;
 use std::future::Future;
 use std::ops::Deref;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::{mpsc, Arc, Condvar, Mutex, MutexGuard, OnceLock, Weak};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::task::{Context, Poll, Waker};
 use std::thread::{self, ThreadId};
 use std::time::{Duration, Instant};
 
+use crate::testkit::{self, lock, run_within, Missed, OrderLog, Rng, Sequencer, Timer};
 use crate::{
     Descriptor, Design, Handler, Job, Key, Message, Outcome, Strategy, StrategyConfig, SubmitError,
     Threads, WindowScope,
@@ -449,49 +451,22 @@ fn run_one(check: Check, design: Design, options: Options) -> Finding {
     let watch = Arc::new(Watch::default());
     let env = Env { design, descriptor: design.descriptor(), watch: Arc::clone(&watch) };
     let body = check.body();
-    let (sender, receiver) = mpsc::channel();
-    let spawned = thread::Builder::new().name(format!("conformance-{check:?}")).spawn(move || {
+    let name = format!("conformance-{check:?}");
+    let told = run_within(&name, options.deadline, move || {
         let told = body(&env).unwrap_or_else(|early| early);
         env.watch.finish();
-        let _ = sender.send(told);
+        told
+    })
+    .unwrap_or_else(|missed| match missed {
+        Missed::Deadline(_) => Told::Fail(format!("{missed}: {}", watch.give_up())),
+        missed => Told::Fail(missed.to_string()),
     });
-    let told = match spawned {
-        Err(error) => Told::Fail(format!("cannot start the check's thread: {error}")),
-        Ok(thread) => match receiver.recv_timeout(options.deadline) {
-            Ok(told) => {
-                let _ = thread.join();
-                told
-            }
-            Err(mpsc::RecvTimeoutError::Timeout) => {
-                let stuck = watch.give_up();
-                let limit = options.deadline;
-                let seconds = if limit.subsec_nanos() == 0 {
-                    limit.as_secs().to_string()
-                } else {
-                    format!("{:.1}", limit.as_secs_f64())
-                };
-                Told::Fail(format!("did not finish within {seconds} s: {stuck}"))
-            }
-            Err(mpsc::RecvTimeoutError::Disconnected) => match thread.join() {
-                Err(payload) => Told::Fail(format!("panicked: {}", panic_text(&*payload))),
-                Ok(()) => Told::Fail("the check ended without a verdict".to_owned()),
-            },
-        },
-    };
     let (verdict, figures) = match told {
         Told::Pass(figures) => (Verdict::Pass, figures),
         Told::Fail(figures) => (Verdict::Fail, figures),
         Told::Skip(figures) => (Verdict::Skip, figures),
     };
     Finding { check, verdict, figures, elapsed: began.elapsed() }
-}
-
-fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
-    match (payload.downcast_ref::<&str>(), payload.downcast_ref::<String>()) {
-        (Some(text), _) => (*text).to_owned(),
-        (_, Some(text)) => text.clone(),
-        _ => "a panic with no message".to_owned(),
-    }
 }
 
 /// What a running check shares with the thread that waits for it: where it is, and its
@@ -566,12 +541,8 @@ impl Env {
 
     /// The handler state for `plan`, registered with the watch, and the design built with
     /// `max_in_flight` and a handler on that state, reachable from it.
-    fn build(
-        &self,
-        plan: &Plan,
-        max_in_flight: usize,
-    ) -> Result<(Arc<Shared>, Arc<dyn Strategy>), Told> {
-        let shared = Arc::new(Shared::new(plan, self.descriptor.window_scope));
+    fn build(&self, max_in_flight: usize) -> Result<(Arc<Shared>, Arc<dyn Strategy>), Told> {
+        let shared = Arc::new(Shared::new(self.descriptor.window_scope));
         self.watch.register(&shared);
         self.stage("build");
         let config =
@@ -627,7 +598,7 @@ impl Env {
         stage: &'static str,
         read: impl FnOnce(&dyn Strategy) -> T,
     ) -> Result<Run<T>, Told> {
-        let (shared, strategy) = self.build(plan, max_in_flight)?;
+        let (shared, strategy) = self.build(max_in_flight)?;
         let drained = self.produce_and_drain(stage, &strategy, &shared, &plan.lists, read);
         self.close(&*strategy);
         let tally = shared.log.tally();
@@ -699,7 +670,7 @@ fn exactly_once(env: &Env) -> Checked {
         mix.hot,
         tally.once(),
     );
-    Ok(judged(tally.is_complete() && tally.accepted == plan.len(), figures))
+    Ok(judged(tally.is_complete() && tally.report.accepted == plan.len(), figures))
 }
 
 fn order(env: &Env) -> Checked {
@@ -748,7 +719,7 @@ fn window(env: &Env) -> Checked {
     let held: Vec<Vec<Message>> =
         (0..HELD).map(|i| vec![message(Key::new(0, 1_000 + i), 0, Job::Custom(HOLD))]).collect();
     let plan = Plan { lists: held, extra: Vec::new() };
-    let (shared, strategy) = env.build(&plan, SMALL_WINDOW)?;
+    let (shared, strategy) = env.build(SMALL_WINDOW)?;
     env.stage("submit into a full window");
     let (admitted, ended) = while_producing(&strategy, &shared, &plan.lists, || {
         let until = Instant::now() + PATIENCE;
@@ -834,7 +805,7 @@ fn reentrant(env: &Env) -> Checked {
     let (tally, stats) = (&run.tally, &run.drained);
     let reentry = *lock(&run.shared.reentry);
     let ok = tally.is_complete()
-        && tally.accepted == total
+        && tally.report.accepted == total
         && reentry.refused == 0
         && (!env.ordered() || tally.is_ordered());
     let order = if env.ordered() { format!(", {}", tally.order()) } else { String::new() };
@@ -867,7 +838,7 @@ fn drain_and_close(env: &Env) -> Checked {
     let late = phase(5, |_| Job::Noop);
     let later = phase(1, |_| Job::Noop);
     let plan = Plan { lists: vec![first, second, third, late, later], extra: Vec::new() };
-    let (shared, strategy) = env.build(&plan, WINDOW)?;
+    let (shared, strategy) = env.build(WINDOW)?;
     let mut faults = Vec::new();
     let submit_all = |list: &[Message], faults: &mut Vec<String>| {
         let refused = list.iter().filter(|m| shared.submit(&*strategy, **m).is_err()).count();
@@ -899,6 +870,13 @@ fn drain_and_close(env: &Env) -> Checked {
             faults.push(format!("{what} returned with {left}{of} unfinished"));
         }
     }
+    let stats = strategy.stats();
+    if stats.failed + stats.discarded + stats.abandoned > 0 {
+        faults.push(format!(
+            "after close, stats() report {} failed, {} discarded and {} abandoned, all 0 expected",
+            stats.failed, stats.discarded, stats.abandoned
+        ));
+    }
     env.stage("submit after close");
     let mut handed_back = 0;
     for &message in late {
@@ -927,13 +905,14 @@ fn drain_and_close(env: &Env) -> Checked {
         faults.push(format!("{ran_late} handed-back messages ran"));
     }
     let tally = shared.log.tally();
-    if tally.stray_ends + tally.unexpected + tally.duplicated > 0 {
+    if tally.report.stray_ends + tally.report.unexpected + tally.report.duplicated > 0 {
         faults.push(tally.once());
     }
     let figures = format!(
         "drain waited for {} (20 pending up to 6 ms) and the strategy stayed open for {} more; \
-         close finished {} (10 pending 5 ms), then handed back {handed_back} of {} late \
-         messages unchanged and ran none; a second close and a force_close after it did nothing",
+         close finished {} (10 pending 5 ms), with nothing failed, discarded or abandoned, \
+         then handed back {handed_back} of {} late messages unchanged and ran none; a second \
+         close and a force_close after it did nothing",
         first.len(),
         second.len(),
         third.len(),
@@ -960,12 +939,12 @@ fn force_close(env: &Env) -> Checked {
     let late = sequencer.next(Key::new(0, 3_300), Job::Noop);
     let plan = Plan { lists: vec![list], extra: vec![late] };
     let submitted = plan.len();
-    let (shared, strategy) = env.build(&plan, WINDOW)?;
+    let (shared, strategy) = env.build(WINDOW)?;
     let mut faults = Vec::new();
     env.stage("submit");
     let forced = while_producing(&strategy, &shared, &plan.lists, || {
-        let never_started = |log: &LogState| log.nevers_started > 0;
-        if !shared.log.wait_until(PATIENCE, never_started) {
+        let never_started = |log: &testkit::Log| log.started_where(|k| never_keys.contains(&k)) > 0;
+        if !shared.log.order.wait_until(PATIENCE, never_started) {
             faults.push(format!(
                 "no step that never completes started within {} s",
                 PATIENCE.as_secs()
@@ -1063,7 +1042,7 @@ fn panics(env: &Env) -> Checked {
     }
     let planned = (in_call + in_poll) as u64;
     let plan = Plan { lists, extra: Vec::new() };
-    let (shared, strategy) = env.build(&plan, WINDOW)?;
+    let (shared, strategy) = env.build(WINDOW)?;
     let mut faults = Vec::new();
     let failed_and_threads =
         |strategy: &dyn Strategy| (strategy.stats().failed, strategy.threads_started());
@@ -1084,7 +1063,7 @@ fn panics(env: &Env) -> Checked {
     );
     env.close(&*strategy);
     let tally = shared.log.tally();
-    if !tally.is_complete() || tally.accepted != plan.len() {
+    if !tally.is_complete() || tally.report.accepted != plan.len() {
         faults.push(tally.once());
     }
     let ran = shared.log.failed() as u64;
@@ -1199,27 +1178,6 @@ const CHAIN_CALL: u32 = 4 << 28;
 /// Pending; after a short wait its poll submits the chain's next message, then it ends.
 const CHAIN_STEP: u32 = 5 << 28;
 
-/// A small deterministic generator (SplitMix64): the checks need no `rand`.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, bound: u64) -> u64 {
-        self.next() % bound
-    }
-
-    fn percent(&mut self, percent: u64) -> bool {
-        self.below(100) < percent
-    }
-}
-
 /// Mostly no-ops, some spins up to 20 us.
 fn quick_job(rng: &mut Rng) -> Job {
     if rng.percent(40) {
@@ -1266,20 +1224,6 @@ fn message(key: Key, seq: u64, job: Job) -> Message {
     Message { key, seq, intended_ns: 0, job }
 }
 
-/// Hands out per-key sequence numbers in the order messages are made.
-#[derive(Default)]
-struct Sequencer {
-    next: HashMap<Key, u64>,
-}
-
-impl Sequencer {
-    fn next(&mut self, key: Key, job: Job) -> Message {
-        let seq = self.next.entry(key).or_insert(0);
-        *seq += 1;
-        message(key, *seq - 1, job)
-    }
-}
-
 /// A mixed workload's shape.
 struct Mix {
     types: u32,
@@ -1292,8 +1236,7 @@ struct Mix {
 }
 
 /// The messages of one check: `lists` are submitted (each from its own thread, or phase
-/// by phase), `extra` are those the handler submits itself (chains) or a probe; the
-/// handler knows them all in advance.
+/// by phase), `extra` are those the handler submits itself (chains) or a late probe.
 struct Plan {
     lists: Vec<Vec<Message>>,
     extra: Vec<Message>,
@@ -1303,7 +1246,7 @@ impl Plan {
     /// `mix` from 2 submitters, each owning half of the keys (and half of the hot ones).
     fn mixed(seed: u64, mix: &Mix) -> Self {
         const SUBMITTERS: u64 = 2;
-        let mut rng = Rng(seed);
+        let mut rng = Rng::new(seed);
         let mut sequencer = Sequencer::default();
         let lists = (0..SUBMITTERS)
             .map(|submitter| {
@@ -1370,10 +1313,10 @@ struct Reentry {
 }
 
 impl Shared {
-    fn new(plan: &Plan, scope: WindowScope) -> Self {
+    fn new(scope: WindowScope) -> Self {
         Self {
-            log: Log::new(plan, scope),
-            timer: Timer::start(),
+            log: Log::new(scope),
+            timer: Timer::new(),
             gate: Arc::new(Gate::default()),
             strategy: OnceLock::new(),
             reentry: Mutex::new(Reentry::default()),
@@ -1511,90 +1454,45 @@ impl Drop for Never {
     }
 }
 
-/// Per planned message: what was done with it.
-#[derive(Default)]
-struct Slot {
-    accepted: AtomicU32,
-    handed_back: AtomicU32,
-    starts: AtomicU32,
-    ends: AtomicU32,
-}
-
-impl Slot {
-    /// (accepted, handed back, starts, ends) now.
-    fn read(&self) -> (bool, bool, u32, u32) {
-        (
-            self.accepted.load(Ordering::SeqCst) > 0,
-            self.handed_back.load(Ordering::SeqCst) > 0,
-            self.starts.load(Ordering::SeqCst),
-            self.ends.load(Ordering::SeqCst),
-        )
-    }
-}
-
-/// Every start and end of the probe handler, checked for order as they happen.
+/// Every start and end of the probe handler, in the test kit's order log, with what
+/// `submit` returned and how full the window got.
 struct Log {
-    /// Each planned message's slot, by key and `seq`.
-    index: HashMap<(Key, u64), usize>,
-    slots: Vec<Slot>,
+    order: OrderLog,
+    submissions: Mutex<Submissions>,
+    windows: Mutex<Windows>,
     scope: WindowScope,
-    state: Mutex<LogState>,
-    changed: Condvar,
+    /// Set once a forced close returned: from then on a handler call is one too many.
     closed: AtomicBool,
+    /// Handler calls after `closed` was set.
+    after_close: AtomicUsize,
 }
 
+/// What `submit` returned, for the checks' and the handler's own submissions.
 #[derive(Default)]
-struct LogState {
-    keys: HashMap<Key, KeyState>,
-    /// Started and unfinished messages per window (0, or the aggregate type).
-    windows: HashMap<u32, usize>,
-    peak_window: usize,
-    started: usize,
-    ended: usize,
-    /// Messages that ended by panicking.
-    failed: usize,
-    nevers_started: usize,
-    out_of_order: usize,
-    overlaps: usize,
-    unexpected: usize,
-    stray_ends: usize,
-    after_close: usize,
+struct Submissions {
+    accepted: Vec<Message>,
+    handed_back: Vec<Message>,
+    /// Hand-backs that carried another message than the one submitted.
     wrong_hand_back: usize,
-    threads: HashSet<ThreadId>,
-    examples: Vec<String>,
 }
 
-impl LogState {
-    fn example(&mut self, text: impl FnOnce() -> String) {
-        if self.examples.len() < 3 {
-            self.examples.push(text());
-        }
-    }
-}
-
+/// Started and unfinished messages per window (0, or the aggregate type).
 #[derive(Default)]
-struct KeyState {
-    highest: Option<u64>,
-    running: u32,
+struct Windows {
+    in_flight: HashMap<u32, usize>,
+    peak: usize,
 }
 
 impl Log {
-    fn new(plan: &Plan, scope: WindowScope) -> Self {
-        let index: HashMap<(Key, u64), usize> =
-            plan.all().enumerate().map(|(slot, m)| ((m.key, m.seq), slot)).collect();
-        let slots = (0..index.len()).map(|_| Slot::default()).collect();
+    fn new(scope: WindowScope) -> Self {
         Self {
-            index,
-            slots,
+            order: OrderLog::default(),
+            submissions: Mutex::default(),
+            windows: Mutex::default(),
             scope,
-            state: Mutex::new(LogState::default()),
-            changed: Condvar::new(),
             closed: AtomicBool::new(false),
+            after_close: AtomicUsize::new(0),
         }
-    }
-
-    fn slot(&self, message: &Message) -> Option<&Slot> {
-        self.index.get(&(message.key, message.seq)).map(|&slot| &self.slots[slot])
     }
 
     fn window_of(&self, key: Key) -> u32 {
@@ -1606,98 +1504,38 @@ impl Log {
 
     /// A handler call for `message` began.
     fn start(&self, message: &Message) {
-        let first = self.slot(message).map(|slot| slot.starts.fetch_add(1, Ordering::SeqCst) == 0);
-        let mut log = lock(&self.state);
-        log.started += 1;
         if self.is_closed() {
-            log.after_close += 1;
+            self.after_close.fetch_add(1, Ordering::SeqCst);
         }
-        if message.job == Job::Custom(NEVER) {
-            log.nevers_started += 1;
-        }
-        let (key, seq) = (message.key, message.seq);
-        if first.is_none() {
-            log.unexpected += 1;
-            log.example(|| format!("{} seq {seq} ran but was never submitted", name(key)));
-        }
-        let state = log.keys.entry(key).or_default();
-        let highest = state.highest;
-        let late = first == Some(true) && highest.is_some_and(|highest| seq < highest);
-        state.highest = Some(highest.map_or(seq, |highest| highest.max(seq)));
-        let overlap = state.running > 0;
-        let others = state.running;
-        state.running += 1;
-        if late {
-            log.out_of_order += 1;
-            let highest = highest.unwrap_or(0);
-            log.example(|| format!("{} seq {seq} started after seq {highest}", name(key)));
-        }
-        if overlap {
-            log.overlaps += 1;
-            log.example(|| format!("{} seq {seq} started while {others} other(s) ran", name(key)));
-        }
-        let window = self.window_of(key);
-        let in_flight = log.windows.entry(window).or_insert(0);
+        let mut windows = lock(&self.windows);
+        let in_flight = windows.in_flight.entry(self.window_of(message.key)).or_insert(0);
         *in_flight += 1;
         let in_flight = *in_flight;
-        log.peak_window = log.peak_window.max(in_flight);
-        log.threads.insert(thread::current().id());
-        drop(log);
-        self.changed.notify_all();
+        windows.peak = windows.peak.max(in_flight);
+        drop(windows);
+        self.order.start(message);
     }
 
     /// The message ended: its handler returned done, its step completed, or it is about to
     /// panic (`failed`).
     fn end(&self, message: &Message, failed: bool) {
-        if let Some(slot) = self.slot(message) {
-            slot.ends.fetch_add(1, Ordering::SeqCst);
-        }
-        let mut log = lock(&self.state);
-        log.ended += 1;
-        log.failed += usize::from(failed);
-        match log.keys.get_mut(&message.key) {
-            Some(state) if state.running > 0 => {
-                state.running -= 1;
-                let window = self.window_of(message.key);
-                if let Some(in_flight) = log.windows.get_mut(&window) {
-                    *in_flight = in_flight.saturating_sub(1);
-                }
+        if self.order.end(message, failed) {
+            let mut windows = lock(&self.windows);
+            if let Some(in_flight) = windows.in_flight.get_mut(&self.window_of(message.key)) {
+                *in_flight = in_flight.saturating_sub(1);
             }
-            _ => log.stray_ends += 1,
         }
-        drop(log);
-        self.changed.notify_all();
     }
 
     /// `submit` returned `result` for `message`.
     fn submitted(&self, message: &Message, result: &Result<(), SubmitError>) {
-        let Some(slot) = self.slot(message) else { return };
+        let mut submissions = lock(&self.submissions);
         match result {
-            Ok(()) => {
-                slot.accepted.fetch_add(1, Ordering::SeqCst);
-            }
+            Ok(()) => submissions.accepted.push(*message),
             Err(SubmitError::Closed(back)) => {
-                slot.handed_back.fetch_add(1, Ordering::SeqCst);
-                if back != message {
-                    lock(&self.state).wrong_hand_back += 1;
-                }
+                submissions.handed_back.push(*message);
+                submissions.wrong_hand_back += usize::from(back != message);
             }
-        }
-    }
-
-    /// Waits until `ready` holds, at most `timeout`; whether it holds.
-    fn wait_until(&self, timeout: Duration, ready: impl Fn(&LogState) -> bool) -> bool {
-        let until = Instant::now() + timeout;
-        let mut log = lock(&self.state);
-        loop {
-            if ready(&log) {
-                return true;
-            }
-            let now = Instant::now();
-            if now >= until {
-                return false;
-            }
-            log = self.changed.wait_timeout(log, until - now).unwrap_or_else(|p| p.into_inner()).0;
         }
     }
 
@@ -1711,91 +1549,80 @@ impl Log {
     }
 
     fn after_close(&self) -> usize {
-        lock(&self.state).after_close
+        self.after_close.load(Ordering::SeqCst)
     }
 
     fn started(&self, message: &Message) -> bool {
-        self.slot(message).is_some_and(|slot| slot.starts.load(Ordering::SeqCst) > 0)
+        self.order.with_log(|log| log.starts_and_ends(message.key, message.seq).0 > 0)
     }
 
     /// Messages admitted so far: `submit` returned `Ok`, or the handler started.
     fn admitted(&self) -> usize {
-        let admitted = |slot: &Slot| {
-            slot.accepted.load(Ordering::SeqCst) > 0 || slot.starts.load(Ordering::SeqCst) > 0
-        };
-        self.slots.iter().filter(|slot| admitted(slot)).count()
+        let mut admitted: HashSet<(Key, u64)> =
+            lock(&self.submissions).accepted.iter().map(|m| (m.key, m.seq)).collect();
+        self.order.with_log(|log| admitted.extend(log.runs().iter().map(|r| (r.key, r.seq))));
+        admitted.len()
     }
 
     /// (accepted, started, ended) so far.
     fn progress(&self) -> (usize, usize, usize) {
-        let accepted =
-            self.slots.iter().filter(|slot| slot.accepted.load(Ordering::SeqCst) > 0).count();
-        let log = lock(&self.state);
-        (accepted, log.started, log.ended)
+        let accepted = lock(&self.submissions).accepted.len();
+        let (started, ended) = self.order.with_log(|log| (log.started(), log.ended()));
+        (accepted, started, ended)
     }
 
     /// Messages that ended by panicking.
     fn failed(&self) -> usize {
-        lock(&self.state).failed
+        self.order.with_log(testkit::Log::failed)
     }
 
     fn threads(&self) -> HashSet<ThreadId> {
-        lock(&self.state).threads.clone()
+        self.order.with_log(testkit::Log::threads)
     }
 
     /// Where each admitted message ended up.
     fn fates(&self) -> Fates {
-        let mut fates = Fates::default();
-        for slot in &self.slots {
-            let (accepted, handed_back, starts, ends) = slot.read();
-            fates.handed_back += usize::from(handed_back);
-            fates.ran_handed_back += usize::from(handed_back && starts > 0);
-            // A message the caller's own thread ran inside `submit` before a forced close
-            // abandoned it counts as admitted too.
-            if accepted || starts > 0 {
-                fates.admitted += 1;
-                match (starts, ends) {
-                    (0, _) => fates.never_started += 1,
-                    (_, 0) => fates.never_ended += 1,
-                    _ => fates.ran += 1,
+        let submissions = lock(&self.submissions);
+        let ids = |messages: &[Message]| -> HashSet<(Key, u64)> {
+            messages.iter().map(|m| (m.key, m.seq)).collect()
+        };
+        let (accepted, handed_back) = (ids(&submissions.accepted), ids(&submissions.handed_back));
+        self.order.with_log(|log| {
+            let started = log.runs().iter().map(|run| (run.key, run.seq));
+            let all: HashSet<(Key, u64)> =
+                accepted.iter().chain(&handed_back).copied().chain(started).collect();
+            let mut fates = Fates::default();
+            for (key, seq) in all {
+                let (starts, ends) = log.starts_and_ends(key, seq);
+                let was_handed_back = handed_back.contains(&(key, seq));
+                fates.handed_back += usize::from(was_handed_back);
+                fates.ran_handed_back += usize::from(was_handed_back && starts > 0);
+                // A message the caller's own thread ran inside `submit` before a forced
+                // close abandoned it counts as admitted too.
+                if accepted.contains(&(key, seq)) || starts > 0 {
+                    fates.admitted += 1;
+                    match (starts, ends) {
+                        (0, _) => fates.never_started += 1,
+                        (_, 0) => fates.never_ended += 1,
+                        _ => fates.ran += 1,
+                    }
                 }
             }
-        }
-        fates
+            fates
+        })
     }
 
     /// What ran against what was submitted.
     fn tally(&self) -> Tally {
-        let mut tally = Tally::default();
-        for slot in &self.slots {
-            let (accepted, handed_back, starts, ends) = slot.read();
-            tally.accepted += usize::from(accepted);
-            tally.handed_back += usize::from(handed_back);
-            match (accepted, handed_back, starts) {
-                (_, true, 1..) => tally.ran_handed_back += 1,
-                (false, false, 1..) => tally.unexpected += 1,
-                (true, _, 0) => tally.lost += 1,
-                (true, _, 1) if ends == 0 => tally.unfinished += 1,
-                (true, _, 1) => tally.once += 1,
-                (true, _, _) => tally.duplicated += 1,
-                (false, _, 0) => {}
-            }
+        let submissions = lock(&self.submissions);
+        let report = self.order.report(&submissions.accepted, &submissions.handed_back);
+        Tally {
+            handed_back: submissions.handed_back.len(),
+            wrong_hand_back: submissions.wrong_hand_back,
+            peak_window: lock(&self.windows).peak,
+            report,
         }
-        let log = lock(&self.state);
-        tally.unexpected += log.unexpected;
-        tally.stray_ends = log.stray_ends;
-        tally.wrong_hand_back = log.wrong_hand_back;
-        tally.out_of_order = log.out_of_order;
-        tally.overlaps = log.overlaps;
-        tally.peak_window = log.peak_window;
-        tally.examples = log.examples.clone();
-        tally
     }
-}
-
-/// A key as a report writes it.
-fn name(key: Key) -> String {
-    format!("key {}/{}", key.aggregate_type, key.aggregate_id)
 }
 
 /// Where the admitted messages of a forced close ended up.
@@ -1809,61 +1636,43 @@ struct Fates {
     ran_handed_back: usize,
 }
 
-/// What [`Log::tally`] found.
-#[derive(Default)]
+/// What [`Log::tally`] found: the order log's report, and what only a check knows.
 struct Tally {
-    accepted: usize,
+    report: testkit::Report,
+    /// Messages an open strategy handed back (it must hand back none).
     handed_back: usize,
-    /// Accepted, started once and ended.
-    once: usize,
-    lost: usize,
-    unfinished: usize,
-    duplicated: usize,
-    ran_handed_back: usize,
-    unexpected: usize,
-    stray_ends: usize,
     wrong_hand_back: usize,
-    out_of_order: usize,
-    overlaps: usize,
     peak_window: usize,
-    examples: Vec<String>,
 }
 
 impl Tally {
     /// Every accepted message ran exactly once, to the end; nothing else ran; nothing was
     /// handed back.
     fn is_complete(&self) -> bool {
-        self.lost
-            + self.unfinished
-            + self.duplicated
-            + self.handed_back
-            + self.ran_handed_back
-            + self.unexpected
-            + self.stray_ends
-            + self.wrong_hand_back
-            == 0
+        self.report.is_complete() && self.handed_back + self.wrong_hand_back == 0
     }
 
     fn is_ordered(&self) -> bool {
-        self.out_of_order + self.overlaps == 0
+        self.report.order_faults() == 0
     }
 
     /// The exactly-once figures: what ran once and every kind of fault seen.
     fn once(&self) -> String {
+        let report = &self.report;
         let mut text = format!(
             "{} of {} ran once, {} lost, {} duplicated, {} unexpected",
-            count(self.once),
-            count(self.accepted),
-            count(self.lost),
-            count(self.duplicated),
-            count(self.unexpected)
+            count(report.once),
+            count(report.accepted),
+            count(report.lost),
+            count(report.duplicated),
+            count(report.unexpected)
         );
         let extras = [
-            (self.unfinished, "never ended"),
+            (report.unfinished, "never ended"),
             (self.handed_back, "handed back by an open strategy"),
-            (self.ran_handed_back, "ran after being handed back"),
+            (report.ran_handed_back, "ran after being handed back"),
             (self.wrong_hand_back, "handed back as another message"),
-            (self.stray_ends, "ended twice"),
+            (report.stray_ends, "ended twice"),
         ];
         for (n, what) in extras {
             if n > 0 {
@@ -1875,13 +1684,15 @@ impl Tally {
 
     /// The order figures, with the first few faults.
     fn order(&self) -> String {
+        let report = &self.report;
         let mut text = format!(
             "{} out of order, {} overlapping",
-            count(self.out_of_order),
-            count(self.overlaps)
+            count(report.out_of_order),
+            count(report.overlaps)
         );
-        if !self.examples.is_empty() {
-            text += &format!(" (e.g. {})", self.examples.join("; "));
+        if !report.details.is_empty() {
+            let examples: Vec<&str> = report.details.iter().take(3).map(String::as_str).collect();
+            text += &format!(" (e.g. {})", examples.join("; "));
         }
         text
     }
@@ -1900,163 +1711,9 @@ fn count(n: usize) -> String {
     text
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
 // ---------------------------------------------------------------------------------------
-// What pending steps wait on: a timer thread per check and a gate
+// What pending steps wait on besides the test kit's timer: a gate
 // ---------------------------------------------------------------------------------------
-
-/// One check's timer: a thread that wakes sleeping steps at their deadlines, stopped when
-/// the check finishes (a check past its deadline leaves it running for the strategy it
-/// left behind). Its own thread per check, so that an executor that blocks inside a
-/// waker stalls only its own check.
-struct Timer {
-    inner: Arc<TimerInner>,
-}
-
-struct TimerInner {
-    state: Mutex<TimerState>,
-    changed: Condvar,
-}
-
-#[derive(Default)]
-struct TimerState {
-    /// Deadlines in order; the `u64` breaks ties.
-    alarms: std::collections::BTreeMap<(Instant, u64), Arc<Alarm>>,
-    next_id: u64,
-    stopped: bool,
-    started: bool,
-}
-
-/// What a sleeping step and the timer thread share.
-#[derive(Default)]
-struct Alarm {
-    fired: AtomicBool,
-    waker: Mutex<Option<Waker>>,
-}
-
-impl Timer {
-    /// A timer whose thread starts with its first sleep.
-    fn start() -> Self {
-        let inner = TimerInner { state: Mutex::default(), changed: Condvar::new() };
-        Self { inner: Arc::new(inner) }
-    }
-
-    /// A future that completes `duration` from now.
-    fn sleep(&self, duration: Duration) -> Sleep {
-        Sleep { timer: Arc::clone(&self.inner), deadline: Instant::now() + duration, alarm: None }
-    }
-
-    fn stop(&self) {
-        let mut state = lock(&self.inner.state);
-        state.stopped = true;
-        state.alarms.clear();
-        drop(state);
-        self.inner.changed.notify_all();
-    }
-}
-
-impl TimerInner {
-    fn register(self: &Arc<Self>, deadline: Instant, alarm: Arc<Alarm>) {
-        let mut state = lock(&self.state);
-        if state.stopped {
-            return;
-        }
-        let id = state.next_id;
-        state.next_id += 1;
-        state.alarms.insert((deadline, id), alarm);
-        if !state.started {
-            state.started = true;
-            let timer = Arc::clone(self);
-            let spawned = thread::Builder::new()
-                .name("conformance-timer".to_owned())
-                .spawn(move || timer.run());
-            if spawned.is_err() {
-                state.started = false;
-            }
-        }
-        drop(state);
-        self.changed.notify_all();
-    }
-
-    fn run(&self) {
-        let mut state = lock(&self.state);
-        loop {
-            if state.stopped {
-                return;
-            }
-            let now = Instant::now();
-            let mut due = Vec::new();
-            while let Some(entry) = state.alarms.first_entry() {
-                if entry.key().0 > now {
-                    break;
-                }
-                due.push(entry.remove());
-            }
-            if !due.is_empty() {
-                drop(state);
-                // Woken without the timer's lock: a strategy may poll the step in `wake`.
-                for alarm in due {
-                    alarm.fired.store(true, Ordering::SeqCst);
-                    let waker = lock(&alarm.waker).take();
-                    if let Some(waker) = waker {
-                        waker.wake();
-                    }
-                }
-                state = lock(&self.state);
-                continue;
-            }
-            state = match state.alarms.keys().next().map(|&(deadline, _)| deadline) {
-                Some(deadline) => {
-                    self.changed
-                        .wait_timeout(state, deadline - now)
-                        .unwrap_or_else(|p| p.into_inner())
-                        .0
-                }
-                None => self.changed.wait(state).unwrap_or_else(|p| p.into_inner()),
-            };
-        }
-    }
-}
-
-/// A future that completes at its deadline, woken by the timer thread.
-struct Sleep {
-    timer: Arc<TimerInner>,
-    deadline: Instant,
-    alarm: Option<Arc<Alarm>>,
-}
-
-impl Future for Sleep {
-    type Output = ();
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        let alarm = match &self.alarm {
-            Some(alarm) => Arc::clone(alarm),
-            None => {
-                if Instant::now() >= self.deadline {
-                    return Poll::Ready(());
-                }
-                let alarm = Arc::new(Alarm::default());
-                *lock(&alarm.waker) = Some(cx.waker().clone());
-                self.timer.register(self.deadline, Arc::clone(&alarm));
-                self.alarm = Some(alarm);
-                return Poll::Pending;
-            }
-        };
-        if alarm.fired.load(Ordering::SeqCst) {
-            return Poll::Ready(());
-        }
-        *lock(&alarm.waker) = Some(cx.waker().clone());
-        // The timer sets `fired` before it takes the waker: a poll that stored its waker
-        // after the take sees `fired` here.
-        if alarm.fired.load(Ordering::SeqCst) {
-            return Poll::Ready(());
-        }
-        Poll::Pending
-    }
-}
 
 /// A gate that pending steps wait on until the check opens it.
 #[derive(Default)]

@@ -81,6 +81,8 @@ mod parking;
 #[cfg(not(loom))]
 pub mod stages;
 mod sync;
+#[cfg(not(loom))]
+pub mod testkit;
 mod window;
 mod windows;
 

@@ -1,6 +1,7 @@
-//! The exported conformance check (`strategies::conformance`): every built-in design
-//! passes it, and it catches broken executors on the check each one breaks, the
-//! `thread-pool` control disguised as an ordered design included. The broken executors are
+//! The exported conformance check (`strategies::conformance`) itself: it catches broken
+//! executors on the check each one breaks, the `thread-pool` control disguised as an
+//! ordered design included, and its report says what it saw. (That every built-in design
+//! passes it is the first test of `conformance.rs`.) The broken executors are
 //! written here, the way a user would write one: an [`Engine`] on the shared window, and
 //! [`Strategy`] implementations of their own.
 //!
@@ -20,18 +21,6 @@ use strategies::{
     ConfigError, Descriptor, Design, Family, ForcedClose, Handler, Message, Outcome, Stats,
     Strategy, StrategyConfig, StrategyId, SubmitError, Threads, MAX_WINDOW,
 };
-
-/// Built-in designs that fail a check, each with the words its finding must contain: the
-/// check is not weakened for them, the defect is pinned here until it is fixed (then the
-/// entry goes, and the test holds the design to the whole contract again).
-///
-/// `inline` with more than one submitting thread: a handler's submission at a full window
-/// waits in the admission queue; the credit of a message finishing on *another* submitting
-/// thread admits it onto inline's admitted list, and that thread's frame runs it at once,
-/// while the handler that submitted it is still running. The key's next message overlaps
-/// its current one (16 chains from 16 threads: a few dozen overlaps in 480 messages).
-const KNOWN_DEFECTS: &[(StrategyId, Check, &str)] =
-    &[(StrategyId::Inline, Check::Reentrant, "overlapping")];
 
 /// Fails unless the checks that failed are exactly `expected`, printing the report.
 #[track_caller]
@@ -73,36 +62,6 @@ fn register(
 // ---------------------------------------------------------------------------------------
 // The built-in designs
 // ---------------------------------------------------------------------------------------
-
-/// Every built-in design passes every check that applies to it (but for a
-/// [`KNOWN_DEFECTS`] entry, which must fail as described, if it fails).
-#[test]
-fn every_built_in_design_passes_the_exported_check() {
-    let mut broken = Vec::new();
-    for design in StrategyId::ALL.iter().map(|&id| Design::from(id)) {
-        let report = match conformance::check(design) {
-            Ok(passed) => passed.into_report(),
-            Err(failed) => failed.into_report(),
-        };
-        println!("{report}");
-        let id = design.strategy_id().expect("a built-in design");
-        for check in report.failed() {
-            let known = KNOWN_DEFECTS.iter().find(|&&(i, c, _)| (i, c) == (id, check));
-            let figures = &report.finding(check).expect("a finding").figures;
-            match known {
-                Some((_, _, words)) if figures.contains(words) => {}
-                _ => broken.push(format!("{id}: {check}: {figures}")),
-            }
-        }
-        let ordered = design.is_ordered();
-        for check in [Check::Order, Check::OrderWithWaits] {
-            let verdict = report.verdict(check);
-            let expected = if ordered { Verdict::Pass } else { Verdict::Skip };
-            assert_eq!(verdict, Some(expected), "{id}: {check}: {report}");
-        }
-    }
-    assert!(broken.is_empty(), "built-in designs fail the check:\n{}", broken.join("\n"));
-}
 
 /// `thread-pool` promises no order: its order checks are skipped, saying why, and it
 /// passes the rest.
@@ -611,4 +570,63 @@ fn a_force_close_that_leaves_messages_running_fails_the_force_close_check_only()
     let text = figures(&failed, Check::ForceClose, Verdict::Fail);
     assert!(text.contains("after it returned:") && text.contains("handler calls"), "{text}");
     assert!(text.contains("reported 0 abandoned"), "{text}");
+}
+
+// ---------------------------------------------------------------------------------------
+// (e) A graceful close counted as a discard
+// ---------------------------------------------------------------------------------------
+
+/// `keyed-mailbox`, except that once `close` was called its `stats()` count one message
+/// discarded, as a strategy that miscounts what a graceful close finished would.
+#[derive(Debug)]
+struct MiscountsClose {
+    inner: Box<dyn Strategy>,
+    closed: AtomicBool,
+}
+
+impl Strategy for MiscountsClose {
+    fn id(&self) -> &str {
+        "test-miscounts-close"
+    }
+
+    fn submit(&self, message: Message) -> Result<(), SubmitError> {
+        self.inner.submit(message)
+    }
+
+    fn drain(&self) {
+        self.inner.drain();
+    }
+
+    fn close(&self) {
+        self.closed.store(true, Ordering::SeqCst);
+        self.inner.close();
+    }
+
+    fn force_close(&self) -> ForcedClose {
+        self.inner.force_close()
+    }
+
+    fn threads_started(&self) -> usize {
+        self.inner.threads_started()
+    }
+
+    fn stats(&self) -> Stats {
+        let stats = self.inner.stats();
+        let miscounted = u64::from(self.closed.load(Ordering::SeqCst));
+        Stats { discarded: stats.discarded + miscounted, ..stats }
+    }
+}
+
+/// Only the drain-and-close check fails: after a graceful close, `stats()` must count
+/// nothing discarded.
+#[test]
+fn a_close_counted_as_a_discard_fails_the_drain_and_close_check_only() {
+    let design = register("test-miscounts-close", |config, handler| {
+        let inner = StrategyId::KeyedMailbox.build(config, handler)?;
+        Ok(Box::new(MiscountsClose { inner, closed: AtomicBool::new(false) }))
+    });
+    let failed = conformance::check(design).expect_err("a miscounted close must be caught");
+    assert_failed_exactly(&failed, &[Check::DrainAndClose]);
+    let text = figures(&failed, Check::DrainAndClose, Verdict::Fail);
+    assert!(text.contains("after close, stats() report 0 failed, 1 discarded"), "{text}");
 }

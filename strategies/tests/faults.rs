@@ -7,10 +7,12 @@
 //! failed, discarded, abandoned or handed back in `SubmitError::Closed`, and the strategy's
 //! counters agree, message for message, with what the handler saw ([`Ledger`]).
 //!
-//! Not repeated from `conformance.rs`: panics on two workers from one submitter
-//! (`panicking_handlers_are_contained`, which checks the ledger too), a forced close with
-//! one waiting and one running step, one late submission after each kind of close, close
-//! racing submitters, and windows of 8 and 16.
+//! Not repeated from the contract suite (`strategies::conformance::check`, run on every
+//! strategy by `conformance.rs`): panics in the call and in a step's poll on two workers
+//! (its panics check), a forced close with blocked, pending and queued messages (its force
+//! close check), a late submission after each kind of close (its drain and close, and
+//! force close checks), and a window of 8 (its window check); nor from `conformance.rs`:
+//! close racing submitters, and a window of 16.
 
 mod common;
 
@@ -18,8 +20,6 @@ use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
 
-use rand::rngs::StdRng;
-use rand::SeedableRng;
 use strategies::{ForcedClose, Job, Key, Message, StrategyConfig, StrategyId, SubmitError};
 
 use common::*;
@@ -200,7 +200,7 @@ fn check_force_close_with_stuck_steps(id: StrategyId, stuck_job: Job) {
     f.close(); // harmless after a forced close
     f.gates.open_all(); // late wakes of abandoned steps run nothing
     thread::sleep(GRACE);
-    let started = f.recorder.started();
+    let started = f.log.started();
     assert_eq!(started, free + behind_run + stuck.len(), "{id}: something ran after the close");
 }
 
@@ -354,7 +354,7 @@ fn a_closed_strategy_hands_back_every_later_message() {
                     assert_eq!(forced.abandoned, 1, "{id}: {forced:?}");
                 }
             }
-            let (started, stats) = (f.recorder.started(), f.strategy().stats());
+            let (started, stats) = (f.log.started(), f.strategy().stats());
 
             thread::scope(|scope| {
                 for submitter in 0..SUBMITTERS {
@@ -377,7 +377,7 @@ fn a_closed_strategy_hands_back_every_later_message() {
             f.gates.open(NEVER); // the abandoned step's waker fires now, after the close
             thread::sleep(GRACE);
             let context = format!("{id}: after {close:?} close");
-            assert_eq!(f.recorder.started(), started, "{context}: a message ran");
+            assert_eq!(f.log.started(), started, "{context}: a message ran");
             assert_eq!(f.strategy().stats(), stats, "{context}: counters moved");
             let ledger = f.ledger();
             ledger.assert_balanced(&context);
@@ -446,7 +446,7 @@ fn a_close_hands_back_submitters_blocked_on_a_full_window_at_once() {
             }
             if close == Close::Graceful {
                 assert!(!closer.is_finished(), "{context}: close returned with 4 unfinished");
-                assert_eq!(f.recorder.ended(), 0, "{context}: a gated message finished");
+                assert_eq!(f.log.ended(), 0, "{context}: a gated message finished");
                 f.gates.open(1);
             }
             let forced = within(&format!("{context}: the close"), PATIENCE, move || closer.join())
@@ -461,7 +461,7 @@ fn a_close_hands_back_submitters_blocked_on_a_full_window_at_once() {
             let ledger = f.ledger();
             ledger.assert_balanced(&context);
             assert_eq!(ledger.handed_back, BLOCKED, "{context}");
-            assert_eq!(f.recorder.started(), WINDOW, "{context}: a message ran after the close");
+            assert_eq!(f.log.started(), WINDOW, "{context}: a message ran after the close");
             let (completed, abandoned) = match close {
                 Close::Graceful => (WINDOW as u64, 0),
                 Close::Forced => (0, WINDOW as u64),
@@ -501,7 +501,7 @@ fn extreme_settings_keep_order_and_finish_everything() {
                 for submitter in 0..2u64 {
                     let f = &f;
                     scope.spawn(move || {
-                        let mut rng = StdRng::seed_from_u64(400 + submitter);
+                        let mut rng = Rng::new(400 + submitter);
                         let keys: Vec<Key> = (0..KEYS)
                             .map(|i| Key::new((i % 2) as u32, submitter * 100 + i))
                             .collect();

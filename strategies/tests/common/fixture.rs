@@ -9,21 +9,20 @@ use std::sync::{mpsc, Arc, Mutex, OnceLock, Weak};
 use std::thread::{self, ThreadId};
 use std::time::{Duration, Instant};
 
+use strategies::testkit::{within, Log, OrderLog, Report};
 use strategies::{ForcedClose, Message, Strategy, StrategyConfig, StrategyId, SubmitError};
 
 use super::classes::has_mailboxes;
-use super::concurrent::within;
 use super::gates::Gates;
 use super::handler::{quiet_planned_panics, TestHandler};
 use super::ledger::Ledger;
-use super::recorder::{Log, Recorder, Report};
 use super::{lock, PATIENCE};
 
-/// One strategy under test, its handler's recorder and gates, and what it accepted.
+/// One strategy under test, its handler's log and gates, and what it accepted.
 pub struct Fixture {
     pub id: StrategyId,
     pub config: StrategyConfig,
-    pub recorder: Arc<Recorder>,
+    pub log: Arc<OrderLog>,
     pub gates: Arc<Gates>,
     /// `None` only while dropping.
     strategy: Option<Arc<dyn Strategy>>,
@@ -134,11 +133,11 @@ impl Fixture {
     #[track_caller]
     pub fn new(id: StrategyId, config: StrategyConfig) -> Self {
         quiet_planned_panics();
-        let recorder = Arc::new(Recorder::default());
+        let log = Arc::new(OrderLog::default());
         let gates = Arc::new(Gates::default());
         let submissions = Arc::new(Submissions::default());
         let handler = Arc::new(TestHandler {
-            recorder: Arc::clone(&recorder),
+            log: Arc::clone(&log),
             gates: Arc::clone(&gates),
             submissions: Arc::clone(&submissions),
         });
@@ -154,7 +153,7 @@ impl Fixture {
         Self {
             id,
             config,
-            recorder,
+            log,
             gates,
             strategy: Some(strategy),
             submissions,
@@ -248,8 +247,8 @@ impl Fixture {
     /// Waits until `ready` holds; fails the test, naming `what`, after [`PATIENCE`].
     #[track_caller]
     pub fn wait_until(&self, what: &str, ready: impl Fn(&Log) -> bool) {
-        if !self.recorder.wait_until(PATIENCE, ready) {
-            let (started, ended) = self.recorder.with_log(|log| (log.started(), log.ended()));
+        if !self.log.wait_until(PATIENCE, ready) {
+            let (started, ended) = self.log.with_log(|log| (log.started(), log.ended()));
             panic!(
                 "{}: timed out after {PATIENCE:?} waiting for {what} ({started} started, {ended} ended)",
                 self.id
@@ -271,7 +270,7 @@ impl Fixture {
 
     /// What ran, against what was accepted and handed back.
     pub fn report(&self) -> Report {
-        self.recorder.report(&self.accepted(), &self.rejected())
+        self.log.report(&self.accepted(), &self.rejected())
     }
 
     /// Drains, then checks that every accepted message ran once, in per-key order.
@@ -310,9 +309,9 @@ impl Fixture {
     /// Where every submitted message went so far (see [`Ledger`]).
     pub fn ledger(&self) -> Ledger {
         let (accepted, rejected) = (self.accepted(), self.rejected());
-        let report = self.recorder.report(&accepted, &rejected);
+        let report = self.log.report(&accepted, &rejected);
         let (ended, handler_failures) =
-            self.recorder.with_log(|log| (log.ended() as u64, log.failed() as u64));
+            self.log.with_log(|log| (log.ended() as u64, log.failed() as u64));
         let stats = self.strategy().stats();
         Ledger {
             submitted: (accepted.len() + rejected.len()) as u64,
@@ -341,7 +340,7 @@ impl Fixture {
 
     /// The threads handlers ran on.
     pub fn handler_threads(&self) -> HashSet<ThreadId> {
-        self.recorder.with_log(Log::threads)
+        self.log.with_log(Log::threads)
     }
 
     /// Submits `messages` from a helper thread (the window may block it) while `observe`

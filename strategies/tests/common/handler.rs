@@ -3,10 +3,11 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Once};
+use std::sync::{Arc, Once, OnceLock};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
+use strategies::testkit::{OrderLog, Sleep, Timer};
 use strategies::{Handler, Job, Message, Outcome};
 
 use super::fixture::Submissions;
@@ -15,12 +16,17 @@ use super::messages::{
     chain_link, BLOCK_ON_GATE, CHAIN, KIND_MASK, PANIC_ON_FIRST_POLL, PANIC_WHEN_POLLED,
     PEND_ON_GATE, YIELD_FOREVER,
 };
-use super::recorder::Recorder;
-use super::timer::Sleep;
 
 /// How long a chain step waits before its poll submits the next message: long enough that
 /// the submission comes from a later poll, after a wake.
 const CHAIN_STEP_WAIT: Duration = Duration::from_micros(20);
+
+/// A sleep on the timer the whole test binary shares: what `Job::Wait`, `Job::Retry` and
+/// the steps that wait a moment wait on.
+fn sleep(duration: Duration) -> Sleep {
+    static TIMER: OnceLock<Timer> = OnceLock::new();
+    TIMER.get_or_init(Timer::new).sleep(duration)
+}
 
 /// The payload of a panic a test asked for; the panic hook keeps it quiet.
 #[derive(Debug)]
@@ -71,7 +77,7 @@ impl Future for YieldForever {
 /// Runs the jobs of the test messages and records every start and end.
 #[derive(Debug)]
 pub struct TestHandler {
-    pub(super) recorder: Arc<Recorder>,
+    pub(super) log: Arc<OrderLog>,
     pub(super) gates: Arc<Gates>,
     /// Where chain jobs submit their next message: the strategy this handler runs in.
     pub(super) submissions: Arc<Submissions>,
@@ -79,9 +85,9 @@ pub struct TestHandler {
 
 impl Handler for TestHandler {
     fn handle(&self, message: &Message) -> Outcome {
-        self.recorder.start(message);
+        self.log.start(message);
         let message = *message;
-        let recorder = Arc::clone(&self.recorder);
+        let log = Arc::clone(&self.log);
         match message.job {
             Job::Noop => {}
             // The suite keeps no aggregate state: a touch is its CPU time.
@@ -89,8 +95,8 @@ impl Handler for TestHandler {
             Job::Block { ns } => std::thread::sleep(Duration::from_nanos(u64::from(ns))),
             Job::Wait { ns } => {
                 return pending(async move {
-                    Sleep::new(Duration::from_nanos(u64::from(ns))).await;
-                    recorder.end(&message);
+                    sleep(Duration::from_nanos(u64::from(ns))).await;
+                    log.end(&message, false);
                 });
             }
             Job::Retry { retries, backoff_ns, spin_ns } => {
@@ -99,16 +105,16 @@ impl Handler for TestHandler {
                     return pending(async move {
                         let mut backoff = Duration::from_nanos(u64::from(backoff_ns));
                         for _ in 0..retries {
-                            Sleep::new(backoff).await;
+                            sleep(backoff).await;
                             spin(spin_ns);
                             backoff *= 2;
                         }
-                        recorder.end(&message);
+                        log.end(&message, false);
                     });
                 }
             }
             Job::Panic => {
-                recorder.fail(&message);
+                log.end(&message, true);
                 planned_panic();
             }
             Job::Custom(code) => {
@@ -119,19 +125,19 @@ impl Handler for TestHandler {
                         let opened = self.gates.opened(gate);
                         return pending(async move {
                             opened.await;
-                            recorder.end(&message);
+                            log.end(&message, false);
                         });
                     }
                     PANIC_WHEN_POLLED => {
                         return pending(async move {
-                            Sleep::new(Duration::from_millis(1)).await;
-                            recorder.fail(&message);
+                            sleep(Duration::from_millis(1)).await;
+                            log.end(&message, true);
                             planned_panic();
                         });
                     }
                     PANIC_ON_FIRST_POLL => {
                         return pending(async move {
-                            recorder.fail(&message);
+                            log.end(&message, true);
                             planned_panic();
                         });
                     }
@@ -143,11 +149,11 @@ impl Handler for TestHandler {
                         if link.from_step {
                             let submissions = Arc::clone(&self.submissions);
                             return pending(async move {
-                                Sleep::new(CHAIN_STEP_WAIT).await;
+                                sleep(CHAIN_STEP_WAIT).await;
                                 if let Some(next) = next {
                                     let _ = submissions.submit(next); // recorded either way
                                 }
-                                recorder.end(&message);
+                                log.end(&message, false);
                             });
                         }
                         if let Some(next) = next {
@@ -157,7 +163,7 @@ impl Handler for TestHandler {
                             let opened = self.gates.opened(link.gate);
                             return pending(async move {
                                 opened.await;
-                                recorder.end(&message);
+                                log.end(&message, false);
                             });
                         }
                     }
@@ -165,7 +171,7 @@ impl Handler for TestHandler {
                 }
             }
         }
-        self.recorder.end(&message);
+        self.log.end(&message, false);
         Outcome::Done
     }
 }

@@ -1,7 +1,7 @@
 //! The ledger: where every submitted message went, counted from what the handler recorded
 //! and from the strategy's counters, which must agree.
 
-use super::recorder::Report;
+use strategies::testkit::Report;
 
 /// Where the submitted messages went, counted twice: message by message from what the
 /// handler recorded, and by the strategy's counters. Nothing is lost silently when both
@@ -17,9 +17,9 @@ pub struct Ledger {
     pub completed: u64,
     /// Accepted messages whose handler or step panicked, as the handler recorded them.
     pub handler_failures: u64,
-    /// Accepted messages that never started (the recorder's `lost`).
+    /// Accepted messages that never started (the log's `lost`).
     pub never_started: u64,
-    /// Accepted messages that started and never ended (the recorder's `unfinished`).
+    /// Accepted messages that started and never ended (the log's `unfinished`).
     pub never_ended: u64,
     /// `Stats::failed`.
     pub failed: u64,
@@ -27,7 +27,7 @@ pub struct Ledger {
     pub discarded: u64,
     /// `Stats::abandoned`.
     pub abandoned: u64,
-    /// The recorder's full report (order, duplicates, strays).
+    /// The order log's full report (order, duplicates, strays).
     pub report: Report,
 }
 
@@ -38,7 +38,8 @@ impl Ledger {
     #[track_caller]
     pub fn assert_balanced(&self, context: &str) {
         let report = &self.report;
-        let extra = report.duplicated + report.ran_rejected + report.unexpected + report.stray_ends;
+        let extra =
+            report.duplicated + report.ran_handed_back + report.unexpected + report.stray_ends;
         assert_eq!(extra, 0, "{context}: ran twice, after a hand-back or unasked: {report}");
         assert_eq!(self.failed, self.handler_failures, "{context}: failed vs panics that ran");
         assert_eq!(self.discarded, self.never_started, "{context}: discarded vs never started");

@@ -1,10 +1,11 @@
-//! Messages: keys, per-key sequence numbers, random jobs, and the `Job::Custom` codes that
+//! Messages: keys, random jobs (the per-key sequence numbers come from the test kit's
+//! `Sequencer`), and the `Job::Custom` codes that
 //! [`TestHandler`](super::TestHandler) interprets (gates, planned panics, endless yields,
 //! chains that submit their next message into the strategy).
 
-use std::collections::HashMap;
-
-use rand::Rng;
+use strategies::testkit::Rng;
+#[allow(unused_imports)]
+pub use strategies::testkit::Sequencer;
 use strategies::{Job, Key, Message};
 
 /// Aggregate `id` of type 0.
@@ -12,58 +13,19 @@ pub fn key(id: u64) -> Key {
     Key::new(0, id)
 }
 
-/// Hands out per-key sequence numbers (0, 1, 2, ...) in the order messages are made, so a
-/// stream built with it is in submission order per key.
-#[derive(Debug, Default)]
-pub struct Sequencer {
-    next: HashMap<Key, u64>,
-}
-
-impl Sequencer {
-    /// The next message of `key`.
-    pub fn next(&mut self, key: Key, job: Job) -> Message {
-        let seq = self.next.entry(key).or_insert(0);
-        let message = Message { key, seq: *seq, intended_ns: 0, job };
-        *seq += 1;
-        message
-    }
-
-    /// `count` messages of `key`, each with the job `job(i)`.
-    pub fn run_of(&mut self, key: Key, count: usize, job: impl Fn(usize) -> Job) -> Vec<Message> {
-        (0..count).map(|i| self.next(key, job(i))).collect()
-    }
-
-    /// `per_key` messages of each key, interleaved at random, jobs from `job`.
-    pub fn shuffled<R: Rng>(
-        &mut self,
-        rng: &mut R,
-        keys: &[Key],
-        per_key: usize,
-        mut job: impl FnMut(&mut R) -> Job,
-    ) -> Vec<Message> {
-        use rand::seq::SliceRandom;
-        let mut order: Vec<Key> =
-            keys.iter().flat_map(|&key| std::iter::repeat_n(key, per_key)).collect();
-        order.shuffle(rng);
-        order.into_iter().map(|key| self.next(key, job(rng))).collect()
-    }
-}
-
 /// A random job: `Wait` with probability `waits` (up to `max_wait_us`, sometimes zero, so
 /// a step is ready at its first poll), otherwise `Noop` or `Spin` up to `max_spin_us`.
-pub fn random_job<R: Rng + ?Sized>(
-    rng: &mut R,
-    waits: f64,
-    max_spin_us: u32,
-    max_wait_us: u32,
-) -> Job {
-    if rng.gen_bool(waits) {
-        let ns = if rng.gen_bool(0.1) { 0 } else { rng.gen_range(1..=max_wait_us) * 1_000 };
+pub fn random_job(rng: &mut Rng, waits: f64, max_spin_us: u32, max_wait_us: u32) -> Job {
+    let micros = |rng: &mut Rng, low: u32, high: u32| {
+        rng.between(u64::from(low), u64::from(high)) as u32 * 1_000
+    };
+    if rng.chance(waits) {
+        let ns = if rng.chance(0.1) { 0 } else { micros(rng, 1, max_wait_us) };
         Job::Wait { ns }
-    } else if rng.gen_bool(0.3) {
+    } else if rng.chance(0.3) {
         Job::Noop
     } else {
-        Job::Spin { ns: rng.gen_range(0..=max_spin_us) * 1_000 }
+        Job::Spin { ns: micros(rng, 0, max_spin_us) }
     }
 }
 

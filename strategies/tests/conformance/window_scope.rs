@@ -41,11 +41,11 @@ fn with_a_window_per_type_a_hot_key_stalls_only_its_own_type() {
         let cold_of_type_0 = |k: Key| k.aggregate_type == 0 && k != HOT;
         let (settled, type_1_ended, type_0_started, submitted) =
             f.observe_while_submitting(hot_type_then_both_types(), |submitted| {
-                let settled = f.recorder.wait_until(PATIENCE, |log| {
+                let settled = f.log.wait_until(PATIENCE, |log| {
                     log.ended_where(of_type(1)) >= 100 && log.ended_where(cold_of_type_0) >= 15
                 });
                 thread::sleep(GRACE);
-                let (type_1, type_0) = f.recorder.with_log(|log| {
+                let (type_1, type_0) = f.log.with_log(|log| {
                     (log.ended_where(of_type(1)), log.started_where(cold_of_type_0))
                 });
                 (settled, type_1, type_0, submitted.load(Ordering::SeqCst))
@@ -57,7 +57,7 @@ fn with_a_window_per_type_a_hot_key_stalls_only_its_own_type() {
             "{id}: (type 1 ended, other type 0 keys started, admitted) while 241 were held"
         );
         f.assert_contract("241 held of type 0's 256, then release");
-        assert_eq!(f.recorder.ended(), 441, "{id}");
+        assert_eq!(f.log.ended(), 441, "{id}");
         let stats = f.strategy().stats();
         assert_eq!((stats.window_scope, stats.windows), (WindowScope::Type, 2), "{id}");
         assert!(stats.peak_in_flight <= 256, "{id}: one window exceeded: {stats:?}");
@@ -74,9 +74,9 @@ fn with_one_window_per_strategy_a_hot_key_stalls_every_type() {
         let cold = |k: Key| k != HOT;
         let (settled, cold_started, submitted) =
             f.observe_while_submitting(hot_type_then_both_types(), |submitted| {
-                let settled = f.recorder.wait_until(PATIENCE, |log| log.ended_where(cold) >= 15);
+                let settled = f.log.wait_until(PATIENCE, |log| log.ended_where(cold) >= 15);
                 thread::sleep(GRACE);
-                let started = f.recorder.with_log(|log| log.started_where(cold));
+                let started = f.log.with_log(|log| log.started_where(cold));
                 (settled, started, submitted.load(Ordering::SeqCst))
             });
         assert!(settled, "{id}: the 15 free credits did not run");
