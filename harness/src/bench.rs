@@ -116,18 +116,33 @@ struct Cli {
 
 /// The settings this program's command line gives, `keyed-bench run`'s flags; where
 /// `--out` is not given, `default_out` if set. Bad input ends the process as `keyed-bench`
-/// would: the message and exit status 2 (`--help`: the flags and 0).
+/// would: the message and exit status 2 (`--help`: the flags and 0). `--dry-run` prints
+/// the cells the run would run and ends the process with 0; `--resume` is refused (exit
+/// 2): resuming is `keyed-bench run --resume`'s.
 pub fn config_from_command_line(default_out: Option<&Path>) -> RunConfig {
     let mut args = Cli::parse().run;
+    if args.resume.is_some() {
+        eprintln!(
+            "error: --resume: harness::bench does not resume a stopped run; run this \
+             program again with a fresh --out"
+        );
+        std::process::exit(2)
+    }
+    let dry_run = args.dry_run;
     let given_out = std::env::args().any(|arg| arg == "--out" || arg.starts_with("--out="));
     if let (Some(out), false) = (default_out, given_out) {
         args.out = out.to_path_buf();
     }
     let command = std::env::args().collect::<Vec<_>>().join(" ");
-    RunConfig::try_from((args, command)).unwrap_or_else(|error| {
+    let config = RunConfig::try_from((args, command)).unwrap_or_else(|error| {
         eprintln!("error: {}", chain(&error));
         std::process::exit(2)
-    })
+    });
+    if dry_run {
+        print!("{}", crate::cli::run::render_plan(&config));
+        std::process::exit(0)
+    }
+    config
 }
 
 /// A program's `main` for benchmarking registered designs: reads `keyed-bench run`'s
