@@ -30,10 +30,10 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use crate::cli::run::Progress;
 use crate::cli::RunArgs;
 use crate::config::{RunConfig, SettingError};
 use crate::gate::{run_gate, Format, GateConfig, DEFAULT_CONFIRM};
+use crate::progress::Progress;
 use crate::report::html::{plot_and_report, PlotConfig, ReportError};
 use crate::suite::{remeasure, run_suite, SuiteError};
 

@@ -5,31 +5,33 @@
 //! This crate depends on `strategies`; never the reverse. The modules, in pipeline order
 //! (each one uses only those listed before it):
 
-/// Benchmark designs of your own: one call runs the suite, the report and the gates.
-pub mod bench;
-/// The command line: one file per subcommand, clap arguments into validated configs.
-pub mod cli;
-/// `keyed-bench compare`: two runs' results, cell by cell, judged against their noise.
-pub mod compare;
-/// The validated settings of a suite run, from flags or from a results file.
-pub mod config;
-/// `keyed-bench gate`: rules evaluated on one run's results.
-pub mod gate;
 /// What a setting may be: flag ranges, limits, checks and their typed error.
 pub mod limits;
-/// One workload offered to one strategy: the runner, the handler, the recorder, the timer.
-pub mod measure;
-/// The end-to-end pipeline: a partitioned log, offset commits and a version-aware projection.
-pub mod pipeline;
-/// What reads results: the summary, the charts, the HTML report, exports, `list`.
-pub mod report;
-/// `results.json`: the schema, the metrics computed from raw samples, the files of a run.
-pub mod results;
-/// `keyed-bench soak`: a million keys churned and a mixed load held over time.
-pub mod soak;
-/// The suite: every selected cell measured in turn, then the files written.
-pub mod suite;
 /// Sweeps: list-valued strategy settings and the points of their cross product.
 pub mod sweep;
 /// The scenarios, their sizes (each declared once) and the seeded messages of every cell.
 pub mod workload;
+/// One workload offered to one strategy: the runner, the handler, the recorder, the timer.
+pub mod measure;
+/// The end-to-end pipeline: a partitioned log, offset commits and a version-aware projection.
+pub mod pipeline;
+/// `results.json`: the schema, the metrics computed from raw samples, the files of a run.
+pub mod results;
+/// What reads results: the summary, the charts, the HTML report, exports, `list`.
+pub mod report;
+/// `keyed-bench compare`: two runs' results, cell by cell, judged against their noise.
+pub mod compare;
+/// `keyed-bench gate`: rules evaluated on one run's results.
+pub mod gate;
+/// `keyed-bench soak`: a million keys churned and a mixed load held over time.
+pub mod soak;
+/// The validated settings of a suite run, from flags or from a results file.
+pub mod config;
+/// The suite: every selected cell measured in turn, then the files written.
+pub mod suite;
+/// The progress of a run on standard error: a bar, or lines, with the time left.
+pub mod progress;
+/// The command line: one file per subcommand, clap arguments into validated configs.
+pub mod cli;
+/// Benchmark designs of your own: one call runs the suite, the report and the gates.
+pub mod bench;

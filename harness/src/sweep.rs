@@ -144,8 +144,6 @@ impl Point {
     }
 }
 
-pub use crate::results::cell::labelled;
-
 /// The settings a cell ran with, as `runs[].settings` and `pipelines[].settings` record
 /// them.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -205,9 +203,9 @@ mod tests {
 
     #[test]
     fn a_label_follows_the_scenarios_param_and_comes_off_again() {
-        assert_eq!(labelled("keys=1000", "workers=2"), "keys=1000 workers=2");
-        assert_eq!(labelled("", "workers=2"), "workers=2");
-        assert_eq!(labelled("burst=240", ""), "burst=240");
+        assert_eq!(crate::results::cell::labelled("keys=1000", "workers=2"), "keys=1000 workers=2");
+        assert_eq!(crate::results::cell::labelled("", "workers=2"), "workers=2");
+        assert_eq!(crate::results::cell::labelled("burst=240", ""), "burst=240");
         let settings = CellSettings {
             workers: 2,
             throughput: 64,

@@ -546,7 +546,7 @@ fn at_point(
     (workers, throughput, window): (usize, usize, usize),
     label: &str,
 ) -> RunResult {
-    run.param = harness::sweep::labelled(&run.param, label);
+    run.param = harness::results::cell::labelled(&run.param, label);
     run.workers = Some(workers);
     run.window = Some(window);
     run.settings = Some(harness::sweep::CellSettings {
