@@ -76,6 +76,8 @@ mod events;
 mod executor;
 mod groups;
 mod hash;
+#[macro_use]
+mod names;
 mod mailbox;
 mod parking;
 #[cfg(not(loom))]
@@ -218,43 +220,10 @@ pub enum WindowScope {
     Type,
 }
 
-impl WindowScope {
-    /// Every scope, in the order the CLI lists them.
-    pub const ALL: [WindowScope; 2] = [WindowScope::Strategy, WindowScope::Type];
-
-    /// The name used on the command line and in results (`strategy`, `type`).
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::Strategy => "strategy",
-            Self::Type => "type",
-        }
-    }
-}
-
-impl fmt::Display for WindowScope {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// A window scope name that names no scope.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown window scope `{given}`; valid scopes: strategy, type")]
-pub struct UnknownWindowScope {
-    /// What was given.
-    pub given: String,
-}
-
-impl FromStr for WindowScope {
-    type Err = UnknownWindowScope;
-
-    fn from_str(given: &str) -> Result<Self, Self::Err> {
-        Self::ALL
-            .into_iter()
-            .find(|scope| scope.as_str() == given)
-            .ok_or_else(|| UnknownWindowScope { given: given.to_owned() })
-    }
-}
+names!(WindowScope, UnknownWindowScope, "window scope", "scopes" {
+    Strategy = "strategy",
+    Type = "type",
+});
 
 /// How `keyed-mailbox` binds a new mailbox to a worker. Only the reference rule is the
 /// design; the other is an ablation, to measure what the rule costs and what it buys.
@@ -269,43 +238,10 @@ pub enum Binding {
     RoundRobin,
 }
 
-impl Binding {
-    /// Every rule, in the order the CLI lists them.
-    pub const ALL: [Binding; 2] = [Binding::Reference, Binding::RoundRobin];
-
-    /// The name used on the command line and in results (`reference`, `round-robin`).
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::Reference => "reference",
-            Self::RoundRobin => "round-robin",
-        }
-    }
-}
-
-impl fmt::Display for Binding {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// A binding name that names no rule.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown binding `{given}`; valid bindings: reference, round-robin")]
-pub struct UnknownBinding {
-    /// What was given.
-    pub given: String,
-}
-
-impl FromStr for Binding {
-    type Err = UnknownBinding;
-
-    fn from_str(given: &str) -> Result<Self, Self::Err> {
-        Self::ALL
-            .into_iter()
-            .find(|binding| binding.as_str() == given)
-            .ok_or_else(|| UnknownBinding { given: given.to_owned() })
-    }
-}
+names!(Binding, UnknownBinding, "binding", "bindings" {
+    Reference = "reference",
+    RoundRobin = "round-robin",
+});
 
 /// Settings shared by every strategy; [`StrategyConfig::validate`] rejects zero sizes and
 /// values past their limits.
@@ -559,6 +495,19 @@ pub enum Threads {
     /// The submitting thread: the strategy starts no thread of its own.
     Caller,
 }
+
+names!(Family, UnknownFamily, "family", "families" {
+    Mailboxes = "mailboxes",
+    HashGroups = "hash-groups",
+    Inline = "inline",
+    Unordered = "unordered",
+});
+
+names!(Threads, UnknownThreads, "threads", "threads" {
+    SharedPool = "shared-pool",
+    PoolPerType = "pool-per-type",
+    Caller = "caller",
+});
 
 /// What the harness, the tests and the charts know of a strategy.
 #[derive(Clone, Debug, PartialEq, Eq)]

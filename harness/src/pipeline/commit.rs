@@ -32,8 +32,6 @@
 //! [`super::metadata`].
 
 use std::collections::BTreeSet;
-use std::fmt;
-use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
@@ -63,51 +61,11 @@ pub enum CommitPolicy {
     HighestCompleted,
 }
 
-impl CommitPolicy {
-    /// Every policy, in the order the CLI lists them.
-    pub const ALL: [CommitPolicy; 3] = [
-        CommitPolicy::Contiguous,
-        CommitPolicy::ContiguousMetadata,
-        CommitPolicy::HighestCompleted,
-    ];
-
-    /// The name used on the command line and in results.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::Contiguous => "contiguous",
-            Self::ContiguousMetadata => "contiguous+metadata",
-            Self::HighestCompleted => "highest-completed",
-        }
-    }
-}
-
-impl fmt::Display for CommitPolicy {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// A commit policy name that names no policy.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "unknown commit policy `{given}`; valid policies: contiguous, contiguous+metadata, \
-     highest-completed"
-)]
-pub struct UnknownCommitPolicy {
-    /// What was given.
-    pub given: String,
-}
-
-impl FromStr for CommitPolicy {
-    type Err = UnknownCommitPolicy;
-
-    fn from_str(given: &str) -> Result<Self, Self::Err> {
-        Self::ALL
-            .into_iter()
-            .find(|policy| policy.as_str() == given)
-            .ok_or_else(|| UnknownCommitPolicy { given: given.to_owned() })
-    }
-}
+strategies::names!(CommitPolicy, UnknownCommitPolicy, "commit policy", "policies" {
+    Contiguous = "contiguous",
+    ContiguousMetadata = "contiguous+metadata",
+    HighestCompleted = "highest-completed",
+});
 
 /// A commit-tracking mistake or a commit that cannot be read back.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

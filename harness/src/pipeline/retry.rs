@@ -25,8 +25,6 @@
 use parking_lot::Mutex;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use std::fmt;
-use std::str::FromStr;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -47,47 +45,11 @@ pub enum RetryPolicy {
     RetryTopic,
 }
 
-impl RetryPolicy {
-    /// Every policy, in the order the CLI lists them.
-    pub const ALL: [RetryPolicy; 3] =
-        [RetryPolicy::RetryInPlace, RetryPolicy::PausePartition, RetryPolicy::RetryTopic];
-
-    /// The name used on the command line and in results.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::RetryInPlace => "retry-in-place",
-            Self::PausePartition => "pause-partition",
-            Self::RetryTopic => "retry-topic",
-        }
-    }
-}
-
-impl fmt::Display for RetryPolicy {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// A retry policy name that names no policy.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "unknown retry policy `{given}`; valid policies: retry-in-place, pause-partition, retry-topic"
-)]
-pub struct UnknownRetryPolicy {
-    /// What was given.
-    pub given: String,
-}
-
-impl FromStr for RetryPolicy {
-    type Err = UnknownRetryPolicy;
-
-    fn from_str(given: &str) -> Result<Self, Self::Err> {
-        Self::ALL
-            .into_iter()
-            .find(|policy| policy.as_str() == given)
-            .ok_or_else(|| UnknownRetryPolicy { given: given.to_owned() })
-    }
-}
+strategies::names!(RetryPolicy, UnknownRetryPolicy, "retry policy", "policies" {
+    RetryInPlace = "retry-in-place",
+    PausePartition = "pause-partition",
+    RetryTopic = "retry-topic",
+});
 
 /// How a consumer retries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

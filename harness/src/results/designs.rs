@@ -3,7 +3,7 @@
 //! process reading the file charts and judges them as they were described.
 
 use serde::{Deserialize, Serialize};
-use strategies::{Descriptor, Design, Family, Threads, WindowScope};
+use strategies::{Descriptor, Design, Family, WindowScope};
 
 /// One design's descriptor, as results.json records it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -28,28 +28,12 @@ pub struct DesignRecord {
     pub colour: [u8; 3],
 }
 
-const FAMILIES: [(Family, &str); 4] = [
-    (Family::Mailboxes, "mailboxes"),
-    (Family::HashGroups, "hash-groups"),
-    (Family::Inline, "inline"),
-    (Family::Unordered, "unordered"),
-];
-
-const THREADS: [(Threads, &str); 3] = [
-    (Threads::SharedPool, "shared-pool"),
-    (Threads::PoolPerType, "pool-per-type"),
-    (Threads::Caller, "caller"),
-];
-
-fn name_of<T: PartialEq>(table: &[(T, &'static str)], value: &T) -> &'static str {
-    table.iter().find(|(each, _)| each == value).map_or("", |(_, name)| name)
-}
-
-fn value_of<T: Copy>(table: &[(T, &'static str)], name: &str, field: &str) -> Result<T, String> {
-    table.iter().find(|(_, each)| *each == name).map(|(value, _)| *value).ok_or_else(|| {
-        let valid: Vec<&str> = table.iter().map(|(_, name)| *name).collect();
-        format!("`{field}` is `{name}`; expected one of {}", valid.join(", "))
-    })
+/// The value `name` names in `field`, or an error naming the field and the valid names.
+fn parse<T: std::str::FromStr>(name: &str, field: &str) -> Result<T, String>
+where
+    T::Err: std::fmt::Display,
+{
+    name.parse().map_err(|error| format!("`{field}`: {error}"))
 }
 
 impl DesignRecord {
@@ -58,9 +42,9 @@ impl DesignRecord {
         Self {
             id: descriptor.id.to_string(),
             description: descriptor.description.to_string(),
-            family: name_of(&FAMILIES, &descriptor.family).to_owned(),
+            family: descriptor.family.as_str().to_owned(),
             ordered: descriptor.ordered,
-            threads: name_of(&THREADS, &descriptor.threads).to_owned(),
+            threads: descriptor.threads.as_str().to_owned(),
             window_scope: descriptor.window_scope.to_string(),
             bounds_turn: Some(descriptor.bounds_turn),
             colour: descriptor.colour,
@@ -69,15 +53,14 @@ impl DesignRecord {
 
     /// The descriptor it records, or why it records none.
     pub fn descriptor(&self) -> Result<Descriptor, String> {
-        let window_scope: WindowScope =
-            self.window_scope.parse().map_err(|error| format!("`window_scope`: {error}"))?;
-        let family = value_of(&FAMILIES, &self.family, "family")?;
+        let window_scope: WindowScope = parse(&self.window_scope, "window_scope")?;
+        let family: Family = parse(&self.family, "family")?;
         Ok(Descriptor {
             id: self.id.clone().into(),
             description: self.description.clone().into(),
             family,
             ordered: self.ordered,
-            threads: value_of(&THREADS, &self.threads, "threads")?,
+            threads: parse(&self.threads, "threads")?,
             window_scope,
             bounds_turn: self.bounds_turn.unwrap_or(family == Family::Mailboxes),
             colour: self.colour,
@@ -108,6 +91,7 @@ pub fn make_known(records: &[DesignRecord]) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use strategies::Threads;
 
     #[test]
     fn a_record_gives_back_its_descriptor_and_becomes_known() {

@@ -15,7 +15,6 @@
 //!    commit freeze, and the timeline of applications in old and new partitions.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt;
 
 use serde::{Deserialize, Serialize};
 use strategies::Design;
@@ -44,24 +43,10 @@ pub enum Mitigation {
     DrainThenExpand,
 }
 
-impl Mitigation {
-    /// Both, in the order the cells run.
-    pub const ALL: [Mitigation; 2] = [Mitigation::None, Mitigation::DrainThenExpand];
-
-    /// The name in results.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::None => "none",
-            Self::DrainThenExpand => "drain-then-expand",
-        }
-    }
-}
-
-impl fmt::Display for Mitigation {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+strategies::names!(Mitigation, UnknownMitigation, "mitigation", "mitigations" {
+    None = "none",
+    DrainThenExpand = "drain-then-expand",
+});
 
 /// Records first applied in one slice of a pipeline-expand cell's time.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
