@@ -14,6 +14,7 @@ use std::path::PathBuf;
 
 use super::format::{format_ns, format_rate};
 use super::summary::{render_summary_parts, SweptSettings};
+pub use super::table::escape;
 use super::verdict::render_verdict_body;
 use crate::report::plot::{render_all, write_all, Chart, Charts, PlotError};
 use crate::results::fs::write_atomically;
@@ -219,21 +220,6 @@ pub fn fill(template: &str, values: &[(&str, &str)]) -> String {
         }
     }
     out.push_str(rest);
-    out
-}
-
-/// `&`, `<`, `>` and `"` as entities.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            c => out.push(c),
-        }
-    }
     out
 }
 

@@ -8,6 +8,8 @@
 //! - `plot`: the charts, PNG and SVG;
 //! - `html`: `report.html`, the charts and the summary on one page;
 //! - `incomplete`: the line both open with for an incomplete run;
+//! - `table`: the one table model every report fills, and its Markdown, text and HTML
+//!   emitters;
 //! - `export`: results in the formats of continuous-benchmarking services;
 //! - `catalog`: what the suite can run, for `keyed-bench list`.
 
@@ -19,6 +21,7 @@ pub mod incomplete;
 pub mod pipeline;
 pub mod plot;
 pub mod summary;
+pub mod table;
 pub mod verdict;
 
 use std::borrow::Cow;
