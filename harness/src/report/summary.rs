@@ -6,6 +6,7 @@ use strategies::{Binding, StrategyId, WindowScope};
 
 use super::format::{format_ns, format_rate};
 use super::is_contender;
+use super::table::{Align, Cell, Table};
 use crate::results::{Results, RunResult, WindowScopeSetting};
 use crate::workload::reference::{
     is_parallel_consumer_experiment, parallel_consumer_key_mode_s, PARALLEL_CONSUMER_MESSAGES,
@@ -26,13 +27,10 @@ fn best(
         .reduce(|a, b| if (b > a) == higher { b } else { a })
 }
 
-fn mark(text: String, value: Option<f64>, best: Option<f64>, strategy: &str) -> String {
-    match (value, best) {
-        (Some(value), Some(best)) if value == best && is_contender(strategy) => {
-            format!("**{text}**")
-        }
-        _ => text,
-    }
+/// `text`, strong where `value` is the best and `strategy` contends for it.
+fn mark(text: String, value: Option<f64>, best: Option<f64>, strategy: &str) -> Cell {
+    let is_best = matches!((value, best), (Some(value), Some(best)) if value == best);
+    Cell::strong_if(text, is_best && is_contender(strategy))
 }
 
 /// How the run's `--window-scope` reads in the settings line.
@@ -260,11 +258,19 @@ pub(super) fn render_summary_parts(results: &Results, with_verdict: bool) -> Str
 }
 
 fn render_table(out: &mut String, rows: &[&RunResult]) {
-    out.push_str(
-        "| strategy | throughput msg/s (min-max) | p50 | p99 | p99.9 | HOL p99 | bystander p99 \
-         | threads rep/obs | efficiency | machine eff. | correctness |\n\
-         |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
-    );
+    let mut table = Table::new([
+        ("strategy", Align::Left),
+        ("throughput msg/s (min-max)", Align::Right),
+        ("p50", Align::Right),
+        ("p99", Align::Right),
+        ("p99.9", Align::Right),
+        ("HOL p99", Align::Right),
+        ("bystander p99", Align::Right),
+        ("threads rep/obs", Align::Right),
+        ("efficiency", Align::Right),
+        ("machine eff.", Align::Right),
+        ("correctness", Align::Left),
+    ]);
     let throughput = |row: &RunResult| Some(row.throughput_per_s.median);
     let p99 = |row: &RunResult| Some(row.latency_ns.p99 as f64);
     let bystander = |row: &RunResult| row.bystander_latency_ns.map(|tail| tail.p99 as f64);
@@ -302,26 +308,23 @@ fn render_table(out: &mut String, rows: &[&RunResult]) {
             c.failed,
             if c.is_clean() { "" } else { " ✗" }
         );
-        let _ = writeln!(
-            out,
-            "| {shown} | {} | {} | {} | {} | {} | {} | {}/{} | {} | {} | {correctness} |",
+        table.push([
+            Cell::plain(shown),
             mark(rate, throughput(row), best_throughput, name),
-            format_ns(row.latency_ns.p50 as f64),
+            Cell::plain(format_ns(row.latency_ns.p50 as f64)),
             mark(format_ns(row.latency_ns.p99 as f64), p99(row), best_p99, name),
-            format_ns(row.latency_ns.p999 as f64),
-            format_ns(row.hol_ns.p99 as f64),
-            bystander(row).map_or("-".into(), |value| mark(
-                format_ns(value),
-                Some(value),
-                best_bystander,
-                name
-            )),
-            row.threads.reported,
-            row.threads.observed,
+            Cell::plain(format_ns(row.latency_ns.p999 as f64)),
+            Cell::plain(format_ns(row.hol_ns.p99 as f64)),
+            bystander(row).map_or(Cell::plain("-"), |value| {
+                mark(format_ns(value), Some(value), best_bystander, name)
+            }),
+            Cell::plain(format!("{}/{}", row.threads.reported, row.threads.observed)),
             mark(format!("{:.2}", row.efficiency), efficiency(row), best_efficiency, name),
-            row.machine_efficiency.map_or("-".into(), |value| format!("{value:.2}")),
-        );
+            Cell::plain(row.machine_efficiency.map_or("-".into(), |value| format!("{value:.2}"))),
+            Cell::plain(correctness),
+        ]);
     }
+    out.push_str(&table.markdown());
     out.push('\n');
 }
 
@@ -356,28 +359,31 @@ fn render_breakdown(out: &mut String, scenario: ScenarioId, rows: &[&RunResult])
          *n/a*: the strategy cannot see it (a library's internals) or has no such machinery. \
          Context switches per message (voluntary / involuntary) are from the timed runs.\n"
     );
-    out.push_str(
-        "| cell | strategy | wake-ups | parks | activations | retirements | hops | ctx switches |\n\
-         |---|---|---:|---:|---:|---:|---:|---:|\n",
-    );
+    let mut table = Table::new([("cell", Align::Left), ("strategy", Align::Left)]);
+    for header in ["wake-ups", "parks", "activations", "retirements", "hops", "ctx switches"] {
+        table = table.column(header, Align::Right);
+    }
     let rate = |value: Option<f64>| value.map_or("n/a".to_owned(), |value| format!("{value:.3}"));
     for row in rows {
         let Some(events) = &row.events_per_message else { continue };
         let messages = row.messages.max(1) as f64;
         let param = if row.param.is_empty() { "-" } else { row.param.as_str() };
-        let _ = writeln!(
-            out,
-            "| {param} | {} | {} | {} | {} | {} | {} | {:.3} / {:.3} |",
-            row.strategy,
+        table.push([
+            param.to_owned(),
+            row.strategy.clone(),
             rate(events.wakeups),
             rate(events.parks),
             rate(events.activations),
             rate(events.retirements),
             rate(events.hops),
-            row.ctx_switches.voluntary / messages,
-            row.ctx_switches.involuntary / messages,
-        );
+            format!(
+                "{:.3} / {:.3}",
+                row.ctx_switches.voluntary / messages,
+                row.ctx_switches.involuntary / messages
+            ),
+        ]);
     }
+    out.push_str(&table.markdown());
     out.push('\n');
 }
 
@@ -394,12 +400,14 @@ fn render_cold_command(out: &mut String, rows: &[&RunResult], cores: usize) {
          Wow's release notes (JMH, 128 slow aggregates), on 4-core CI runners and on a 14-core \
          laptop; this run had {cores} cores.\n"
     );
-    let _ = writeln!(
-        out,
-        "| slow | senders | {} | keyed-mailbox / per-type-pool (9.3 / 9.2) | keyed-mailbox / group-by | published 9.3 / 9.2 |",
-        strategies.join(" | ")
-    );
-    let _ = writeln!(out, "|---:|---:|{}---:|---:|---|", "---:|".repeat(strategies.len()));
+    let mut table = Table::new([("slow", Align::Right), ("senders", Align::Right)]);
+    for strategy in &strategies {
+        table = table.column(*strategy, Align::Right);
+    }
+    table = table
+        .column("keyed-mailbox / per-type-pool (9.3 / 9.2)", Align::Right)
+        .column("keyed-mailbox / group-by", Align::Right)
+        .column("published 9.3 / 9.2", Align::Left);
     let rate = |param: &str, strategy: &str| {
         rows.iter()
             .find(|row| row.param == param && row.strategy == strategy)
@@ -437,14 +445,12 @@ fn render_cold_command(out: &mut String, rows: &[&RunResult], cores: usize) {
         } else {
             "-".into()
         };
-        let _ = writeln!(
-            out,
-            "| {slow} | {senders} | {} | {} | {} | {published} |",
-            cells.join(" | "),
-            ratio("per-type-pool"),
-            ratio("group-by"),
-        );
+        let mut row = vec![slow.to_string(), senders.to_string()];
+        row.extend(cells);
+        row.extend([ratio("per-type-pool"), ratio("group-by"), published]);
+        table.push(row);
     }
+    out.push_str(&table.markdown());
     out.push('\n');
 }
 
@@ -474,8 +480,10 @@ fn render_key_sweep(out: &mut String, scenario: ScenarioId, rows: &[&RunResult])
          chain of waits and total waiting / window. This is not the experiment behind the \
          Parallel Consumer's published table (see parallel-consumer).\n"
     );
-    let _ = writeln!(out, "| keys | ideal | {} |", strategies.join(" | "));
-    let _ = writeln!(out, "|---:|---:|{}", "---:|".repeat(strategies.len()));
+    let mut table = Table::new([("keys", Align::Right), ("ideal", Align::Right)]);
+    for strategy in &strategies {
+        table = table.column(*strategy, Align::Right);
+    }
     for param in params {
         let cell = |strategy: &str| {
             rows.iter()
@@ -485,8 +493,11 @@ fn render_key_sweep(out: &mut String, scenario: ScenarioId, rows: &[&RunResult])
         let ideal = rows.iter().find(|row| row.param == param).map_or(0.0, |row| row.ideal_s);
         let elapsed: Vec<String> = strategies.iter().map(|s| cell(s)).collect();
         let keys = keys_param(param).map_or(param.to_owned(), |k| k.to_string());
-        let _ = writeln!(out, "| {keys} | {ideal:.3} | {} |", elapsed.join(" | "));
+        let mut row = vec![keys, format!("{ideal:.3}")];
+        row.extend(elapsed);
+        table.push(row);
     }
+    out.push_str(&table.markdown());
     out.push('\n');
 }
 
@@ -512,10 +523,13 @@ fn render_parallel_consumer(out: &mut String, rows: &[&RunResult], published: bo
             " A scaled-down run: no published figure applies."
         }
     );
-    let published_columns = if published { " published | published / floor |" } else { "" };
-    let _ = writeln!(out, "| keys | floor |{published_columns} {} |", strategies.join(" | "));
-    let rule = if published { "---:|---:|" } else { "" };
-    let _ = writeln!(out, "|---:|---:|{rule}{}", "---:|".repeat(strategies.len()));
+    let mut table = Table::new([("keys", Align::Right), ("floor", Align::Right)]);
+    if published {
+        table = table.column("published", Align::Right).column("published / floor", Align::Right);
+    }
+    for strategy in &strategies {
+        table = table.column(*strategy, Align::Right);
+    }
     for param in &params {
         let floor = rows.iter().find(|row| row.param == *param).map_or(0.0, |row| row.ideal_s);
         let cell = |strategy: &str| {
@@ -530,15 +544,19 @@ fn render_parallel_consumer(out: &mut String, rows: &[&RunResult], published: bo
             )
         };
         let keys = keys_param(param);
-        let published_cells = match keys.and_then(parallel_consumer_key_mode_s) {
-            Some(seconds) if published => format!(" {seconds} | {:.2}x |", seconds / floor),
-            _ if published => " - | - |".to_owned(),
-            _ => String::new(),
-        };
-        let cells: Vec<String> = strategies.iter().map(|s| cell(s)).collect();
-        let keys = keys.map_or((*param).to_owned(), |k| k.to_string());
-        let _ = writeln!(out, "| {keys} | {floor:.3} |{published_cells} {} |", cells.join(" | "));
+        let keys_text = keys.map_or((*param).to_owned(), |k| k.to_string());
+        let mut row = vec![keys_text, format!("{floor:.3}")];
+        match keys.and_then(parallel_consumer_key_mode_s) {
+            Some(seconds) if published => {
+                row.extend([seconds.to_string(), format!("{:.2}x", seconds / floor)]);
+            }
+            _ if published => row.extend(["-".to_owned(), "-".to_owned()]),
+            _ => {}
+        }
+        row.extend(strategies.iter().map(|s| cell(s)));
+        table.push(row);
     }
+    out.push_str(&table.markdown());
     out.push('\n');
     if !published {
         return;
