@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 
 use crate::pipeline::PipelineRun;
 use crate::report::format::format_rate;
+use crate::report::table::{Align, Cell, Style, Table};
 
 /// Appends one section per pipeline scenario in `runs` to `out`.
 pub fn render_pipelines(out: &mut String, runs: &[PipelineRun]) {
@@ -21,22 +22,28 @@ pub fn render_pipelines(out: &mut String, runs: &[PipelineRun]) {
     }
 }
 
-/// A final state, as a table cell.
-fn state(correct: bool) -> &'static str {
+/// `cell` followed by a final state: `correct`, or a strong `wrong`.
+fn state(cell: Cell, correct: bool) -> Cell {
     if correct {
-        "correct"
+        cell.then(Style::Plain, "correct")
     } else {
-        "**wrong**"
+        cell.then(Style::Strong, "wrong")
     }
 }
 
 /// Both projections' final states: the version-aware one, then the naive one.
-fn states(run: &PipelineRun) -> String {
-    format!(
-        "{} / {}",
-        state(run.projection.final_state_correct),
-        state(run.projection.naive_final_state_correct)
-    )
+fn states(run: &PipelineRun) -> Cell {
+    let cell = state(Cell::default(), run.projection.final_state_correct);
+    state(cell.then(Style::Plain, " / "), run.projection.naive_final_state_correct)
+}
+
+/// A table of these headers, all left-aligned up to `left`, right-aligned up to the last,
+/// which is left-aligned again.
+fn table(headers: &[&str], left: usize) -> Table {
+    let last = headers.len() - 1;
+    Table::new(headers.iter().enumerate().map(|(i, header)| {
+        (*header, if i < left || i == last { Align::Left } else { Align::Right })
+    }))
 }
 
 fn crash(out: &mut String, rows: &[&PipelineRun]) {
@@ -57,30 +64,41 @@ fn crash(out: &mut String, rows: &[&PipelineRun]) {
         first.partitions,
         first.crash_after.unwrap_or(0)
     );
-    out.push_str(
-        "| policy | strategy | records/s | lost | redelivered | commit lag | freeze | \
-         metadata max | state | naive state (double applies) |\n\
-         |---|---|---:|---:|---:|---:|---:|---:|---|---|\n",
+    let mut table = table(
+        &[
+            "policy",
+            "strategy",
+            "records/s",
+            "lost",
+            "redelivered",
+            "commit lag",
+            "freeze",
+            "metadata max",
+            "state",
+            "naive state (double applies)",
+        ],
+        2,
     );
+    table.columns[8].align = Align::Left;
     for run in rows {
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} | {} | {} / {} / {} | {:.1} ms | {} B | {} | {} ({}) |",
-            run.policy,
-            run.strategy,
-            format_rate(run.throughput_per_s),
-            run.lost,
-            run.redelivered,
-            run.commit_lag.p50,
-            run.commit_lag.p99,
-            run.commit_lag.max,
-            run.longest_freeze_s * 1e3,
-            run.max_metadata_bytes,
-            state(run.projection.final_state_correct),
-            state(run.projection.naive_final_state_correct),
-            run.projection.naive_double_applies,
-        );
+        table.push([
+            Cell::plain(run.policy.to_string()),
+            Cell::plain(run.strategy.as_str()),
+            Cell::plain(format_rate(run.throughput_per_s)),
+            Cell::plain(run.lost.to_string()),
+            Cell::plain(run.redelivered.to_string()),
+            Cell::plain(format!(
+                "{} / {} / {}",
+                run.commit_lag.p50, run.commit_lag.p99, run.commit_lag.max
+            )),
+            Cell::plain(format!("{:.1} ms", run.longest_freeze_s * 1e3)),
+            Cell::plain(format!("{} B", run.max_metadata_bytes)),
+            state(Cell::default(), run.projection.final_state_correct),
+            state(Cell::default(), run.projection.naive_final_state_correct)
+                .then(Style::Plain, format!(" ({})", run.projection.naive_double_applies)),
+        ]);
     }
+    out.push_str(&table.markdown());
 }
 
 fn retry(out: &mut String, rows: &[&PipelineRun]) {
@@ -106,31 +124,43 @@ fn retry(out: &mut String, rows: &[&PipelineRun]) {
         settings.max_attempts,
         settings.troubled_keys,
     );
-    out.push_str(
-        "| retry policy | strategy | records/s | bystander p50 / p99 | troubled p99 | \
-         retries | dead letters | overtaken (stash) | paused | lost | state |\n\
-         |---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
+    let mut table = table(
+        &[
+            "retry policy",
+            "strategy",
+            "records/s",
+            "bystander p50 / p99",
+            "troubled p99",
+            "retries",
+            "dead letters",
+            "overtaken (stash)",
+            "paused",
+            "lost",
+            "state",
+        ],
+        2,
     );
     for run in rows {
         let Some(retry) = &run.retry else { continue };
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} / {} | {} | {} | {} | {} ({}) | {:.0} ms | {} | {} |",
-            retry.policy,
-            run.strategy,
-            format_rate(run.throughput_per_s),
-            micros(retry.bystander_latency.p50_us),
-            micros(retry.bystander_latency.p99_us),
-            micros(retry.troubled_latency.p99_us),
-            retry.retries,
-            retry.dead_lettered,
-            retry.overtaken,
-            retry.max_stash,
-            retry.failure_pause_s * 1e3,
-            run.lost,
+        table.push([
+            Cell::plain(retry.policy.to_string()),
+            Cell::plain(run.strategy.as_str()),
+            Cell::plain(format_rate(run.throughput_per_s)),
+            Cell::plain(format!(
+                "{} / {}",
+                micros(retry.bystander_latency.p50_us),
+                micros(retry.bystander_latency.p99_us)
+            )),
+            Cell::plain(micros(retry.troubled_latency.p99_us)),
+            Cell::plain(retry.retries.to_string()),
+            Cell::plain(retry.dead_lettered.to_string()),
+            Cell::plain(format!("{} ({})", retry.overtaken, retry.max_stash)),
+            Cell::plain(format!("{:.0} ms", retry.failure_pause_s * 1e3)),
+            Cell::plain(run.lost.to_string()),
             states(run),
-        );
+        ]);
     }
+    out.push_str(&table.markdown());
 }
 
 /// Microseconds, as milliseconds from 1 ms on.
@@ -160,27 +190,35 @@ fn expand(out: &mut String, rows: &[&PipelineRun]) {
         settings.to_partitions,
         settings.keys_moved,
     );
-    out.push_str(
-        "| mitigation | strategy | records/s | reordered keys | reordered records | \
-         held | freeze | lost | state |\n\
-         |---|---|---:|---:|---:|---:|---:|---:|---|\n",
+    let mut table = table(
+        &[
+            "mitigation",
+            "strategy",
+            "records/s",
+            "reordered keys",
+            "reordered records",
+            "held",
+            "freeze",
+            "lost",
+            "state",
+        ],
+        2,
     );
     for run in rows {
         let Some(expansion) = &run.expansion else { continue };
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} | {} | {:.1} ms | {:.1} ms | {} | {} |",
-            expansion.mitigation,
-            run.strategy,
-            format_rate(run.throughput_per_s),
-            expansion.keys_reordered,
-            expansion.records_reordered,
-            expansion.held_s * 1e3,
-            run.longest_freeze_s * 1e3,
-            run.lost,
+        table.push([
+            Cell::plain(expansion.mitigation.to_string()),
+            Cell::plain(run.strategy.as_str()),
+            Cell::plain(format_rate(run.throughput_per_s)),
+            Cell::plain(expansion.keys_reordered.to_string()),
+            Cell::plain(expansion.records_reordered.to_string()),
+            Cell::plain(format!("{:.1} ms", expansion.held_s * 1e3)),
+            Cell::plain(format!("{:.1} ms", run.longest_freeze_s * 1e3)),
+            Cell::plain(run.lost.to_string()),
             states(run),
-        );
+        ]);
     }
+    out.push_str(&table.markdown());
 }
 
 fn reorder(out: &mut String, rows: &[&PipelineRun]) {
@@ -199,25 +237,33 @@ fn reorder(out: &mut String, rows: &[&PipelineRun]) {
         settings.jitter,
         settings.appended_out_of_order,
     );
-    out.push_str(
-        "| strategy | records/s | reached out of order | keys | deepest stash | naive \
-         out of order | lost | state |\n|---|---:|---:|---:|---:|---:|---:|---|\n",
+    let mut table = table(
+        &[
+            "strategy",
+            "records/s",
+            "reached out of order",
+            "keys",
+            "deepest stash",
+            "naive out of order",
+            "lost",
+            "state",
+        ],
+        1,
     );
     for run in rows {
         let Some(reorder) = &run.reorder else { continue };
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} | {} | {} | {} | {} |",
-            run.strategy,
-            format_rate(run.throughput_per_s),
-            reorder.reached_out_of_order,
-            reorder.keys_reordered,
-            reorder.max_stash,
-            run.projection.naive_out_of_order,
-            run.lost,
+        table.push([
+            Cell::plain(run.strategy.as_str()),
+            Cell::plain(format_rate(run.throughput_per_s)),
+            Cell::plain(reorder.reached_out_of_order.to_string()),
+            Cell::plain(reorder.keys_reordered.to_string()),
+            Cell::plain(reorder.max_stash.to_string()),
+            Cell::plain(run.projection.naive_out_of_order.to_string()),
+            Cell::plain(run.lost.to_string()),
             states(run),
-        );
+        ]);
     }
+    out.push_str(&table.markdown());
 }
 
 fn rebalance(out: &mut String, rows: &[&PipelineRun]) {
@@ -237,29 +283,37 @@ fn rebalance(out: &mut String, rows: &[&PipelineRun]) {
          projection before a predecessor.\n",
         first.records, first.keys, first.partitions, settings.consumers,
     );
-    out.push_str(
-        "| policy | strategy | records/s | lost | duplicates (%) | uncommitted | in flight | \
-         pauses | out of order | state |\n\
-         |---|---|---:|---:|---:|---:|---:|---:|---:|---|\n",
+    let mut table = table(
+        &[
+            "policy",
+            "strategy",
+            "records/s",
+            "lost",
+            "duplicates (%)",
+            "uncommitted",
+            "in flight",
+            "pauses",
+            "out of order",
+            "state",
+        ],
+        2,
     );
     for run in rows {
         let Some(rebalance) = &run.rebalance else { continue };
         let pauses: Vec<String> =
             rebalance.events.iter().map(|event| format!("{:.1}", event.pause_s * 1e3)).collect();
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} | {} ({:.1}%) | {} | {} | {} ms | {} | {} |",
-            run.policy,
-            run.strategy,
-            format_rate(run.throughput_per_s),
-            run.lost,
-            run.redelivered,
-            rebalance.duplicate_pct,
-            rebalance.duplicates_bound,
-            rebalance.in_flight,
-            pauses.join(" / "),
-            run.projection.gaps,
+        table.push([
+            Cell::plain(run.policy.to_string()),
+            Cell::plain(run.strategy.as_str()),
+            Cell::plain(format_rate(run.throughput_per_s)),
+            Cell::plain(run.lost.to_string()),
+            Cell::plain(format!("{} ({:.1}%)", run.redelivered, rebalance.duplicate_pct)),
+            Cell::plain(rebalance.duplicates_bound.to_string()),
+            Cell::plain(rebalance.in_flight.to_string()),
+            Cell::plain(format!("{} ms", pauses.join(" / "))),
+            Cell::plain(run.projection.gaps.to_string()),
             states(run),
-        );
+        ]);
     }
+    out.push_str(&table.markdown());
 }
