@@ -14,6 +14,7 @@
 use std::fmt::Write as _;
 
 use super::format::{format_ns, format_rate};
+use super::table::{Align, Cell, Style, Table};
 use crate::pipeline::PipelineRun;
 use crate::results::{Results, RunResult};
 use crate::workload::ScenarioId;
@@ -467,16 +468,23 @@ pub fn render_verdict_body(results: &Results) -> String {
         meta.repeat,
         NOISE_WITHOUT_SPREAD * 100.0,
     );
-    let _ =
-        writeln!(out, "| scenario | param | metric | best | {} | reading |", columns.join(" | "));
-    let _ = writeln!(out, "|---|---|---|---|{}---|", "---:|".repeat(columns.len()));
+    let mut table = Table::new([
+        ("scenario", Align::Left),
+        ("param", Align::Left),
+        ("metric", Align::Left),
+        ("best", Align::Left),
+    ]);
+    for column in &columns {
+        table = table.column(*column, Align::Right);
+    }
+    table = table.column("reading", Align::Left);
     for &scenario in ScenarioId::ALL {
         let Some(headline) = headline(scenario) else { continue };
         if headline == Headline::Correctness {
             let runs: Vec<&PipelineRun> =
                 results.pipelines.iter().filter(|run| run.scenario == scenario.as_str()).collect();
             for param in super::first_seen(runs.iter().map(|run| run.param.as_str())) {
-                pipeline_row(&mut out, scenario, param, &runs, &columns);
+                pipeline_row(&mut table, scenario, param, &runs, &columns);
             }
             continue;
         }
@@ -507,27 +515,29 @@ pub fn render_verdict_body(results: &Results) -> String {
                 .filter_map(|row| Some((row.strategy.as_str(), value(headline, row)?)))
                 .collect();
             let top = best(&entries, headline.higher_is_better());
-            let best_text = top.map_or("n/a".to_owned(), |entry| {
+            let best_cell = top.map_or(Cell::plain("n/a"), |entry| {
                 let median = entry.value.map_or(f64::NAN, |value| value.median);
-                format!("**{}** {}", entry.strategy, headline.format(median))
+                Cell::strong(entry.strategy.as_str())
+                    .then(Style::Plain, format!(" {}", headline.format(median)))
             });
-            let ratios: Vec<String> = entries.iter().map(|entry| ratio_cell(entry, top)).collect();
-            let _ = writeln!(
-                out,
-                "| {scenario} | {} | {} | {best_text} | {} | {} |",
-                if param.is_empty() { "-" } else { param },
-                headline.column(),
-                ratios.join(" | "),
-                reading(headline, &entries, &controls),
-            );
+            let mut row = vec![
+                Cell::plain(scenario.as_str()),
+                Cell::plain(if param.is_empty() { "-" } else { param }),
+                Cell::plain(headline.column()),
+                best_cell,
+            ];
+            row.extend(entries.iter().map(|entry| Cell::plain(ratio_cell(entry, top))));
+            row.push(Cell::plain(reading(headline, &entries, &controls)));
+            table.push(row);
         }
     }
+    out.push_str(&table.markdown());
     out
 }
 
 /// One pipeline cell's row: per ordered design, lost records and the final state.
 fn pipeline_row(
-    out: &mut String,
+    table: &mut Table,
     scenario: ScenarioId,
     param: &str,
     runs: &[&PipelineRun],
@@ -551,14 +561,15 @@ fn pipeline_row(
             }
         })
         .collect();
-    let _ = writeln!(
-        out,
-        "| {scenario} | {} | {} | - | {} | {} |",
-        if param.is_empty() { "-" } else { param },
+    let mut row = vec![
+        scenario.as_str().to_owned(),
+        (if param.is_empty() { "-" } else { param }).to_owned(),
         Headline::Correctness.column(),
-        cells.join(" | "),
-        pipeline_reading(&measured),
-    );
+        "-".to_owned(),
+    ];
+    row.extend(cells);
+    row.push(pipeline_reading(&measured));
+    table.push(row);
 }
 
 /// The verdict section of `summary.md`: a heading, then [`render_verdict_body`]. Empty
