@@ -71,11 +71,21 @@ impl Cell {
         self.spans.iter().map(|(_, text)| text.as_str()).collect()
     }
 
-    /// The cell as inline Markdown; a `|` is escaped so that it cannot end the cell.
+    /// The cell as inline Markdown in a pipe table: a `|` is escaped so that it cannot end
+    /// the cell.
     pub fn markdown(&self) -> String {
+        self.inline_markdown(true)
+    }
+
+    /// The spans as inline Markdown in running text, where a `|` is only a character.
+    pub fn prose_markdown(&self) -> String {
+        self.inline_markdown(false)
+    }
+
+    fn inline_markdown(&self, in_table: bool) -> String {
         let mut out = String::new();
         for (style, text) in &self.spans {
-            let text = text.replace('|', "\\|");
+            let text = if in_table { text.replace('|', "\\|") } else { text.clone() };
             match style {
                 Style::Plain => out.push_str(&text),
                 Style::Strong => {

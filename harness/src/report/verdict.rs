@@ -11,8 +11,6 @@
 //! a ratio with no data on either side, or a zero best, reads n/a; designs whose spreads
 //! overlap read "within noise" rather than a winner.
 
-use std::fmt::Write as _;
-
 use super::format::{format_ns, format_rate};
 use super::table::{Align, Cell, Style, Table};
 use crate::pipeline::PipelineRun;
@@ -443,30 +441,44 @@ fn is_unordered_control(strategy: &str) -> bool {
 /// The verdict section without its heading: the sentences that say how to read it, then
 /// the table. Empty where the results hold no cell.
 pub fn render_verdict_body(results: &Results) -> String {
+    verdict(results).map_or_else(String::new, |(intro, table)| {
+        format!("{}\n\n{}", intro.prose_markdown(), table.markdown())
+    })
+}
+
+/// The verdict's data: the sentences that say how to read it, and the table; `None` where
+/// the results hold no cell.
+pub fn verdict(results: &Results) -> Option<(Cell, Table)> {
     let columns = contenders(results);
     if results.runs.is_empty() && results.pipelines.is_empty() {
-        return String::new();
+        return None;
     }
     let meta = &results.meta;
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
+    let intro = Cell::plain(format!(
         "One row per measured cell (scenario and parameter), so no parameter stands in for \
          its scenario. Each row ranks the {} ordered designs on the metric its scenario \
-         exists to show (not `inline`, the reference, nor unordered controls such as \
-         `thread-pool`); {} cores, {} workers, {} repetition(s) per cell. Each design's cell \
-         is its median over the best's, with its repetitions' min-max over the best's median \
-         in brackets: 1.00 is the best, and a design is worse below 1 where higher is better, \
-         above 1 where lower is. ✗: a correctness violation in that scenario, so never best; \
-         n/a: no data on one side. Designs whose min-max ranges overlap (or, with no spread \
-         recorded, such as a percentile of merged histograms, whose medians are within {:.0}%) \
-         read as within noise. Pipeline rows read correctness first: records lost and the \
-         final state of each design.\n",
-        columns.len(),
-        meta.cores,
-        meta.workers,
-        meta.repeat,
-        NOISE_WITHOUT_SPREAD * 100.0,
+         exists to show (not ",
+        columns.len()
+    ))
+    .then(Style::Code, "inline")
+    .then(Style::Plain, ", the reference, nor unordered controls such as ")
+    .then(Style::Code, "thread-pool")
+    .then(
+        Style::Plain,
+        format!(
+            "); {} cores, {} workers, {} repetition(s) per cell. Each design's cell is its \
+             median over the best's, with its repetitions' min-max over the best's median in \
+             brackets: 1.00 is the best, and a design is worse below 1 where higher is better, \
+             above 1 where lower is. ✗: a correctness violation in that scenario, so never \
+             best; n/a: no data on one side. Designs whose min-max ranges overlap (or, with no \
+             spread recorded, such as a percentile of merged histograms, whose medians are \
+             within {:.0}%) read as within noise. Pipeline rows read correctness first: records \
+             lost and the final state of each design.",
+            meta.cores,
+            meta.workers,
+            meta.repeat,
+            NOISE_WITHOUT_SPREAD * 100.0,
+        ),
     );
     let mut table = Table::new([
         ("scenario", Align::Left),
@@ -531,8 +543,7 @@ pub fn render_verdict_body(results: &Results) -> String {
             table.push(row);
         }
     }
-    out.push_str(&table.markdown());
-    out
+    Some((intro, table))
 }
 
 /// One pipeline cell's row: per ordered design, lost records and the final state.
