@@ -6,19 +6,16 @@
 //! by minijinja from the results' data: the run's meta as rows, the charts, and the
 //! verdict as its [`Table`](super::table::Table) emitted as HTML. Every value is escaped
 //! by the template (with [`escape`], as the tables' cells are) except markup made here from
-//! escaped parts: a table, a cell's spans, a chart's SVG. The summary tables are
-//! [`render_summary`](super::summary::render_summary)'s Markdown turned into HTML by a
-//! converter that knows exactly the subset the summary writes: headings, paragraphs, list
-//! items, pipe tables, `**bold**` and `` `code` ``.
+//! escaped parts: a table, a cell's spans, a chart's SVG, and the summary: the same
+//! [`Document`](super::document::Document) as `summary.md`, emitted as HTML.
 
-use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use minijinja::value::Value;
 use minijinja::{context, AutoEscape, Environment};
 
 use super::format::{format_ns, format_rate};
-use super::summary::{render_summary_parts, SweptSettings};
+use super::summary::{summary, SweptSettings};
 pub use super::table::escape;
 use crate::report::plot::{render_all, write_all, Charts, PlotError};
 use crate::results::fs::write_atomically;
@@ -161,7 +158,7 @@ pub fn render_report(results: &Results, charts: &Charts) -> String {
         notes => meta.notes,
         charts => figures,
         skipped => charts.skipped,
-        summary => markup(markdown_to_html(&render_summary_parts(results, false))),
+        summary => markup(summary(results, false).html()),
     };
     environment()
         .get_template("report.html")
@@ -187,129 +184,6 @@ fn environment() -> Environment<'static> {
     env
 }
 
-/// `**bold**` and `` `code` `` of an escaped line.
-fn inline(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let (mut bold, mut code) = (false, false);
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '`' => {
-                out.push_str(if code { "</code>" } else { "<code>" });
-                code = !code;
-            }
-            '*' if !code && chars.peek() == Some(&'*') => {
-                chars.next();
-                out.push_str(if bold { "</strong>" } else { "<strong>" });
-                bold = !bold;
-            }
-            c => out.push(c),
-        }
-    }
-    if code {
-        out.push_str("</code>");
-    }
-    if bold {
-        out.push_str("</strong>");
-    }
-    out
-}
-
-/// The cells of a pipe-table line.
-fn cells(line: &str) -> Vec<&str> {
-    let line = line.trim();
-    let line = line.strip_prefix('|').unwrap_or(line);
-    let line = line.strip_suffix('|').unwrap_or(line);
-    line.split('|').map(str::trim).collect()
-}
-
-/// The summary's Markdown as HTML. Headings move one level down (the page has its own
-/// `h1`); right-aligned table columns (`---:`) get the `num` class.
-pub fn markdown_to_html(markdown: &str) -> String {
-    let mut out = String::new();
-    let lines: Vec<&str> = markdown.lines().collect();
-    let mut paragraph: Vec<String> = Vec::new();
-    let mut list = false;
-    let flush = |out: &mut String, paragraph: &mut Vec<String>| {
-        if !paragraph.is_empty() {
-            let _ = writeln!(out, "<p>{}</p>", paragraph.join(" "));
-            paragraph.clear();
-        }
-    };
-    let mut index = 0;
-    while index < lines.len() {
-        let line = lines[index].trim_end();
-        let is_item = line.starts_with("- ");
-        if list && !is_item {
-            out.push_str("</ul>\n");
-            list = false;
-        }
-        if line.is_empty() {
-            flush(&mut out, &mut paragraph);
-        } else if let Some((level, text)) = heading(line) {
-            flush(&mut out, &mut paragraph);
-            let level = (level + 1).min(6);
-            let _ = writeln!(out, "<h{level}>{}</h{level}>", inline(&escape(text)));
-        } else if is_item {
-            flush(&mut out, &mut paragraph);
-            if !list {
-                out.push_str("<ul>\n");
-                list = true;
-            }
-            let _ = writeln!(out, "<li>{}</li>", inline(&escape(&line[2..])));
-        } else if line.starts_with('|') {
-            flush(&mut out, &mut paragraph);
-            let mut table = vec![line];
-            while index + 1 < lines.len() && lines[index + 1].trim_start().starts_with('|') {
-                index += 1;
-                table.push(lines[index].trim_end());
-            }
-            render_table(&mut out, &table);
-        } else {
-            paragraph.push(inline(&escape(line)));
-        }
-        index += 1;
-    }
-    flush(&mut out, &mut paragraph);
-    if list {
-        out.push_str("</ul>\n");
-    }
-    out
-}
-
-/// `(level, text)` of an ATX heading line.
-fn heading(line: &str) -> Option<(usize, &str)> {
-    let level = line.chars().take_while(|c| *c == '#').count();
-    (1..=6).contains(&level).then(|| line[level..].strip_prefix(' ')).flatten().map(|t| (level, t))
-}
-
-/// A pipe table: header, separator (alignment), body rows.
-fn render_table(out: &mut String, lines: &[&str]) {
-    let header = cells(lines[0]);
-    let separator = lines.get(1).map(|line| cells(line)).unwrap_or_default();
-    let is_separator = !separator.is_empty()
-        && separator.iter().all(|cell| cell.chars().all(|c| "-:".contains(c)));
-    let numeric: Vec<bool> = if is_separator {
-        separator.iter().map(|cell| cell.ends_with(':')).collect()
-    } else {
-        Vec::new()
-    };
-    out.push_str("<table>\n<thead><tr>");
-    for cell in &header {
-        let _ = write!(out, "<th>{}</th>", inline(&escape(cell)));
-    }
-    out.push_str("</tr></thead>\n<tbody>\n");
-    for line in &lines[if is_separator { 2 } else { 1 }..] {
-        out.push_str("<tr>");
-        for (column, cell) in cells(line).iter().enumerate() {
-            let class = if numeric.get(column) == Some(&true) { " class=\"num\"" } else { "" };
-            let _ = write!(out, "<td{class}>{}</td>", inline(&escape(cell)));
-        }
-        out.push_str("</tr>\n");
-    }
-    out.push_str("</tbody>\n</table>\n");
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -328,21 +202,5 @@ mod tests {
         assert!(html.contains("<nav><ul>\n<li><a href=\"#verdict\">Verdict</a></li>\n"));
         assert!(!html.contains("{{") && !html.contains("{%"), "every tag rendered");
         assert!(html.ends_with("</html>\n"));
-    }
-
-    #[test]
-    fn summary_markdown_becomes_html() {
-        let markdown = "# keyed-bench summary\n\nSome `code` and **bold** <x>.\nmore\n\n\
-                        ## zipf\n\n| strategy | p99 |\n|---|---:|\n| a | **1 ms** |\n| b | 2 ms |\n\n\
-                        - `inline` on `x`: why\n";
-        let html = markdown_to_html(markdown);
-        assert!(html.contains("<h2>keyed-bench summary</h2>"));
-        assert!(html
-            .contains("<p>Some <code>code</code> and <strong>bold</strong> &lt;x&gt;. more</p>"));
-        assert!(html.contains("<h3>zipf</h3>"));
-        assert!(html.contains("<th>strategy</th><th>p99</th>"));
-        assert!(html.contains("<td>a</td><td class=\"num\"><strong>1 ms</strong></td>"));
-        assert!(html.contains("<ul>\n<li><code>inline</code> on <code>x</code>: why</li>\n</ul>"));
-        assert!(!html.contains("|---"));
     }
 }

@@ -1,17 +1,18 @@
 //! The summary's tables of the end-to-end pipeline scenarios: per cell, what the pipeline
 //! lost, ran twice, reordered and delayed, and whether the business state came out right.
 
-use std::fmt::Write as _;
-
 use crate::pipeline::PipelineRun;
+use crate::report::document::Document;
 use crate::report::format::format_rate;
 use crate::report::table::{Align, Cell, Style, Table};
 
 /// Appends one section per pipeline scenario in `runs` to `out`.
-pub fn render_pipelines(out: &mut String, runs: &[PipelineRun]) {
+pub fn render_pipelines(out: &mut Document, runs: &[PipelineRun]) {
     for scenario in super::first_seen(runs.iter().map(|run| run.scenario.as_str())) {
         let rows: Vec<&PipelineRun> = runs.iter().filter(|run| run.scenario == scenario).collect();
-        let _ = writeln!(out, "\n## {scenario}\n");
+        out.blank();
+        out.heading(2, scenario);
+        out.blank();
         match scenario {
             "pipeline-retry" => retry(out, &rows),
             "pipeline-expand" => expand(out, &rows),
@@ -46,11 +47,12 @@ fn table(headers: &[&str], left: usize) -> Table {
     }))
 }
 
-fn crash(out: &mut String, rows: &[&PipelineRun]) {
+fn crash(out: &mut Document, rows: &[&PipelineRun]) {
     let first = rows[0];
-    let _ = writeln!(
+    prose(
         out,
-        "{} records over {} keys in {} partitions; the consumer dies right after the first \
+        &format!(
+            "{} records over {} keys in {} partitions; the consumer dies right after the first \
          commit that follows its {}th completion (no final commit, the executor \
          force-closed) and a new one resumes from the commits. *lost*: records never \
          applied; *redelivered*: records delivered twice; *commit lag*: records completed \
@@ -58,11 +60,12 @@ fn crash(out: &mut String, rows: &[&PipelineRun]) {
          longest time a partition's committed offset stood still while its records \
          completed; *state*: the version-aware projection's final state against a \
          sequential replay, then the naive projection's (no version check), with its \
-         double applies.\n",
-        first.records,
-        first.keys,
-        first.partitions,
-        first.crash_after.unwrap_or(0)
+         double applies.",
+            first.records,
+            first.keys,
+            first.partitions,
+            first.crash_after.unwrap_or(0)
+        ),
     );
     let mut table = table(
         &[
@@ -98,31 +101,33 @@ fn crash(out: &mut String, rows: &[&PipelineRun]) {
                 .then(Style::Plain, format!(" ({})", run.projection.naive_double_applies)),
         ]);
     }
-    out.push_str(&table.markdown());
+    out.table(table);
 }
 
-fn retry(out: &mut String, rows: &[&PipelineRun]) {
+fn retry(out: &mut Document, rows: &[&PipelineRun]) {
     let first = rows[0];
     let Some(settings) = &first.retry else { return };
-    let _ = writeln!(
+    prose(
         out,
-        "{} records over {} keys in {} partitions, produced at {} records/s; {} records fail \
+        &format!(
+            "{} records over {} keys in {} partitions, produced at {} records/s; {} records fail \
          their first 1 or 2 attempts and {} always fail; a failed attempt waits {} ms, \
          doubling, and the {}th failure sends a record to the dead-letter topic. Latency \
          runs from a record's produce time to its application: *bystanders* are the keys \
          with no failing record, *troubled* the {} keys with one. *overtaken*: records that \
          reached the projection before a predecessor (stashed), with the deepest stash; \
          *paused*: time partitions stood paused by failing records, summed over partitions; \
-         *state*: version-aware / naive.\n",
-        first.records,
-        first.keys,
-        first.partitions,
-        settings.rate_per_s,
-        settings.failing_records,
-        settings.poison_records,
-        settings.backoff_ms,
-        settings.max_attempts,
-        settings.troubled_keys,
+         *state*: version-aware / naive.",
+            first.records,
+            first.keys,
+            first.partitions,
+            settings.rate_per_s,
+            settings.failing_records,
+            settings.poison_records,
+            settings.backoff_ms,
+            settings.max_attempts,
+            settings.troubled_keys
+        ),
     );
     let mut table = table(
         &[
@@ -160,7 +165,13 @@ fn retry(out: &mut String, rows: &[&PipelineRun]) {
             states(run),
         ]);
     }
-    out.push_str(&table.markdown());
+    out.table(table);
+}
+
+/// A paragraph of prose with Markdown's inline marks, and the blank line after it.
+fn prose(out: &mut Document, text: &str) {
+    out.paragraph(Cell::inline(text));
+    out.blank();
 }
 
 /// Microseconds, as milliseconds from 1 ms on.
@@ -172,23 +183,25 @@ fn micros(us: f64) -> String {
     }
 }
 
-fn expand(out: &mut String, rows: &[&PipelineRun]) {
+fn expand(out: &mut Document, rows: &[&PipelineRun]) {
     let first = rows[0];
     let Some(settings) = &first.expansion else { return };
-    let _ = writeln!(
+    prose(
         out,
-        "{} records over {} keys; the log grows from {} to {} partitions halfway through, \
+        &format!(
+            "{} records over {} keys; the log grows from {} to {} partitions halfway through, \
          which moves {} keys (their later records land in a new partition beside the old \
          one's backlog). *none* consumes every partition at once; *drain-then-expand* holds \
          the new partitions until the old ones are committed up to the expansion. \
          *reordered*: keys and records that reached the projection before a predecessor; \
          *held*: the drain's stall; *state*: the version-aware projection (what the \
-         version check alone achieves) / the naive one (no mitigation at all).\n",
-        first.records,
-        first.keys,
-        settings.from_partitions,
-        settings.to_partitions,
-        settings.keys_moved,
+         version check alone achieves) / the naive one (no mitigation at all).",
+            first.records,
+            first.keys,
+            settings.from_partitions,
+            settings.to_partitions,
+            settings.keys_moved
+        ),
     );
     let mut table = table(
         &[
@@ -218,24 +231,26 @@ fn expand(out: &mut String, rows: &[&PipelineRun]) {
             states(run),
         ]);
     }
-    out.push_str(&table.markdown());
+    out.table(table);
 }
 
-fn reorder(out: &mut String, rows: &[&PipelineRun]) {
+fn reorder(out: &mut Document, rows: &[&PipelineRun]) {
     let first = rows[0];
     let Some(settings) = &first.reorder else { return };
-    let _ = writeln!(
+    prose(
         out,
-        "{} records over {} keys in {} partitions, written by {} racing producers (the \
+        &format!(
+            "{} records over {} keys in {} partitions, written by {} racing producers (the \
          second sends each record up to {} records late): {} records sit in the log after \
          a higher version of their key. *reached out of order*: records the projection \
-         stashed; *state*: version-aware / naive.\n",
-        first.records,
-        first.keys,
-        first.partitions,
-        settings.producers,
-        settings.jitter,
-        settings.appended_out_of_order,
+         stashed; *state*: version-aware / naive.",
+            first.records,
+            first.keys,
+            first.partitions,
+            settings.producers,
+            settings.jitter,
+            settings.appended_out_of_order
+        ),
     );
     let mut table = table(
         &[
@@ -263,15 +278,16 @@ fn reorder(out: &mut String, rows: &[&PipelineRun]) {
             states(run),
         ]);
     }
-    out.push_str(&table.markdown());
+    out.table(table);
 }
 
-fn rebalance(out: &mut String, rows: &[&PipelineRun]) {
+fn rebalance(out: &mut Document, rows: &[&PipelineRun]) {
     let first = rows[0];
     let Some(settings) = &first.rebalance else { return };
-    let _ = writeln!(
+    prose(
         out,
-        "{} records over {} keys in {} partitions, consumed by a group of {} members, each \
+        &format!(
+            "{} records over {} keys in {} partitions, consumed by a group of {} members, each \
          with its own executor; the last member leaves after a third of the records and a \
          new one joins after two thirds. Each rebalance revokes every partition: a member \
          commits what completed and abandons what is in flight, then the new assignment \
@@ -280,8 +296,9 @@ fn rebalance(out: &mut String, rows: &[&PipelineRun]) {
          commits below a gap can bring back) and those in flight (the most \
          contiguous+metadata can); *pauses*: from each revocation to the first record the \
          new assignment applied (leave, join); *out of order*: records that reached the \
-         projection before a predecessor.\n",
-        first.records, first.keys, first.partitions, settings.consumers,
+         projection before a predecessor.",
+            first.records, first.keys, first.partitions, settings.consumers
+        ),
     );
     let mut table = table(
         &[
@@ -315,5 +332,5 @@ fn rebalance(out: &mut String, rows: &[&PipelineRun]) {
             states(run),
         ]);
     }
-    out.push_str(&table.markdown());
+    out.table(table);
 }

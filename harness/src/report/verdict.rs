@@ -11,6 +11,7 @@
 //! a ratio with no data on either side, or a zero best, reads n/a; designs whose spreads
 //! overlap read "within noise" rather than a winner.
 
+use super::document::Document;
 use super::format::{format_ns, format_rate};
 use super::table::{Align, Cell, Style, Table};
 use crate::pipeline::PipelineRun;
@@ -586,11 +587,21 @@ fn pipeline_row(
 /// The verdict section of `summary.md`: a heading, then [`render_verdict_body`]. Empty
 /// where the results hold no cell.
 pub fn render_verdict(results: &Results) -> String {
-    let body = render_verdict_body(results);
-    if body.is_empty() {
-        return String::new();
-    }
-    format!("## Verdict\n\n{body}\n")
+    let mut doc = Document::default();
+    section(&mut doc, results);
+    doc.markdown()
+}
+
+/// Appends the verdict section to `doc`: a heading, the intro, the table. Nothing where the
+/// results hold no cell.
+pub(super) fn section(doc: &mut Document, results: &Results) {
+    let Some((intro, table)) = verdict(results) else { return };
+    doc.heading(2, "Verdict");
+    doc.blank();
+    doc.paragraph(intro);
+    doc.blank();
+    doc.table(table);
+    doc.blank();
 }
 
 #[cfg(test)]
