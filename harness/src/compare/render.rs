@@ -6,6 +6,7 @@ use std::path::Path;
 
 use super::{CellId, Comparison, Metric, MetricRow, Verdict};
 use crate::report::format::{format_ns, format_rate};
+use crate::report::table::{Align, Cell, Table};
 use crate::results::Results;
 
 /// How to print a comparison.
@@ -104,34 +105,54 @@ fn unmatched(cell: &CellId) -> String {
     }
 }
 
-/// Rows of cells padded to one width per column; `right[i]` aligns column `i` right.
-fn table(rows: &[Vec<String>], right: &[bool], indent: &str) -> String {
-    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..columns)
-        .map(|i| {
-            rows.iter().filter_map(|row| row.get(i)).map(|c| c.chars().count()).max().unwrap_or(0)
-        })
-        .collect();
-    let mut out = String::new();
-    for row in rows {
-        let mut line = indent.to_owned();
-        for (i, cell) in row.iter().enumerate() {
-            let pad = widths[i] - cell.chars().count();
-            if i > 0 {
-                line.push_str("  ");
-            }
-            if right.get(i).copied().unwrap_or(false) {
-                line.push_str(&" ".repeat(pad));
-                line.push_str(cell);
-            } else {
-                line.push_str(cell);
-                line.push_str(&" ".repeat(pad));
-            }
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
+/// The judged rows: one per (cell, metric), the cell named on each; a slower verdict is
+/// emphasised.
+fn judged(comparison: &Comparison) -> Table {
+    let mut table = Table::new([
+        ("cell", Align::Left),
+        ("metric", Align::Left),
+        ("A median", Align::Right),
+        ("B median", Align::Right),
+        ("change", Align::Right),
+        ("samples", Align::Right),
+        ("p", Align::Right),
+        ("verdict", Align::Left),
+    ]);
+    for (cell, row) in comparison.rows() {
+        let judgement = &row.judgement;
+        table.push([
+            Cell::plain(cell.to_string()),
+            Cell::plain(row.metric.to_string()),
+            Cell::plain(value(row.metric, judgement.a_median)),
+            Cell::plain(value(row.metric, judgement.b_median)),
+            Cell::plain(change(judgement.change_pct)),
+            Cell::plain(format!("{}/{}", judgement.a_samples, judgement.b_samples)),
+            Cell::plain(p_value(judgement.p_value)),
+            Cell::strong_if(judgement.verdict.as_str(), judgement.verdict == Verdict::Slower),
+        ]);
     }
-    out
+    table
+}
+
+/// The pipeline cells, single-shot: values and change, no verdict.
+fn pipelines(comparison: &Comparison) -> Table {
+    let mut table = Table::new([
+        ("cell", Align::Left),
+        ("metric", Align::Left),
+        ("A", Align::Right),
+        ("B", Align::Right),
+        ("change", Align::Right),
+    ]);
+    for row in &comparison.pipelines {
+        table.push([
+            row.cell.to_string(),
+            row.metric.to_string(),
+            value(row.metric, row.a),
+            value(row.metric, row.b),
+            change(row.change_pct),
+        ]);
+    }
+    table
 }
 
 /// The comparison in `format`; `regressions` lists the rows past `--fail-on-regression`
@@ -225,12 +246,11 @@ fn text(
     let _ = writeln!(out, "B: {} {}", inputs.b.display(), details(inputs.results.1));
     if !comparison.settings.is_empty() {
         out.push_str("note: the runs' settings differ (A -> B):\n");
-        let rows: Vec<Vec<String>> = comparison
-            .settings
-            .iter()
-            .map(|d| vec![d.field.clone(), format!("{} -> {}", d.a, d.b)])
-            .collect();
-        out.push_str(&table(&rows, &[], "  "));
+        let mut settings = Table::new([("", Align::Left), ("", Align::Left)]);
+        for d in &comparison.settings {
+            settings.push([d.field.clone(), format!("{} -> {}", d.a, d.b)]);
+        }
+        out.push_str(&settings.text("  "));
     }
     let _ = writeln!(out, "{}", method(comparison));
     if lacks_samples(comparison) {
@@ -243,26 +263,16 @@ fn text(
     if comparison.cells.is_empty() {
         out.push_str("no cell is in both runs\n");
     } else {
-        let mut rows =
-            vec![["cell", "metric", "A median", "B median", "change", "samples", "p", "verdict"]
-                .map(str::to_owned)
-                .to_vec()];
-        for cell in &comparison.cells {
-            for (index, row) in cell.metrics.iter().enumerate() {
-                let judgement = &row.judgement;
-                rows.push(vec![
-                    if index == 0 { cell.cell.to_string() } else { String::new() },
-                    row.metric.to_string(),
-                    value(row.metric, judgement.a_median),
-                    value(row.metric, judgement.b_median),
-                    change(judgement.change_pct),
-                    format!("{}/{}", judgement.a_samples, judgement.b_samples),
-                    p_value(judgement.p_value),
-                    judgement.verdict.to_string(),
-                ]);
+        // A cell's name once, on its first metric's row.
+        let mut table = judged(comparison);
+        let firsts =
+            comparison.cells.iter().flat_map(|cell| (0..cell.metrics.len()).map(|i| i == 0));
+        for (row, first) in table.rows.iter_mut().zip(firsts) {
+            if !first {
+                row[0] = Cell::default();
             }
         }
-        out.push_str(&table(&rows, &[false, false, true, true, true, true, true, false], ""));
+        out.push_str(&table.text(""));
     }
     for (side, cells) in [("A", &comparison.only_in_a), ("B", &comparison.only_in_b)] {
         if !cells.is_empty() {
@@ -282,17 +292,7 @@ fn text(
     }
     if !comparison.pipelines.is_empty() {
         let _ = writeln!(out, "\n{PIPELINES}:");
-        let mut rows = vec![["cell", "metric", "A", "B", "change"].map(str::to_owned).to_vec()];
-        for row in &comparison.pipelines {
-            rows.push(vec![
-                row.cell.to_string(),
-                row.metric.to_string(),
-                value(row.metric, row.a),
-                value(row.metric, row.b),
-                change(row.change_pct),
-            ]);
-        }
-        out.push_str(&table(&rows, &[false, false, true, true, true], "  "));
+        out.push_str(&pipelines(comparison).text("  "));
     }
     let _ = writeln!(out, "\n{}", counts(comparison));
     if let Some((pct, found)) = regressions {
@@ -349,28 +349,8 @@ fn markdown(
         }
     }
     if !comparison.cells.is_empty() {
-        out.push_str(
-            "\n| cell | metric | A median | B median | change | samples | p | verdict |\n\
-             |---|---|---:|---:|---:|---:|---:|---|\n",
-        );
-        for (cell, row) in comparison.rows() {
-            let judgement = &row.judgement;
-            let verdict = match judgement.verdict {
-                Verdict::Slower => "**slower**",
-                verdict => verdict.as_str(),
-            };
-            let _ = writeln!(
-                out,
-                "| {cell} | {} | {} | {} | {} | {}/{} | {} | {verdict} |",
-                row.metric,
-                value(row.metric, judgement.a_median),
-                value(row.metric, judgement.b_median),
-                change(judgement.change_pct),
-                judgement.a_samples,
-                judgement.b_samples,
-                p_value(judgement.p_value),
-            );
-        }
+        out.push('\n');
+        out.push_str(&judged(comparison).markdown());
     } else {
         out.push_str("\nNo cell is in both runs.\n");
     }
@@ -394,18 +374,7 @@ fn markdown(
         let mut heading = PIPELINES.to_owned();
         heading[..1].make_ascii_uppercase();
         let _ = writeln!(out, "\n{heading}:\n");
-        out.push_str("| cell | metric | A | B | change |\n|---|---|---:|---:|---:|\n");
-        for row in &comparison.pipelines {
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {} | {} |",
-                row.cell,
-                row.metric,
-                value(row.metric, row.a),
-                value(row.metric, row.b),
-                change(row.change_pct)
-            );
-        }
+        out.push_str(&pipelines(comparison).markdown());
     }
     out
 }
@@ -532,12 +501,5 @@ mod tests {
         let comparison = compare(&a, &b, &Options::default());
         assert_eq!(comparison.only_in_a.len(), 1);
         assert_eq!(comparison.only_in_a[0].scenario, "pipeline-crash");
-    }
-
-    #[test]
-    fn tables_align_their_columns() {
-        let rows =
-            vec![vec!["a".to_owned(), "1".to_owned()], vec!["long".to_owned(), "100".to_owned()]];
-        assert_eq!(table(&rows, &[false, true], ""), "a       1\nlong  100\n");
     }
 }

@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 
 use super::evaluate::{NotRun, Verdict};
+use crate::report::table::{Align, Table};
 
 /// How to print verdicts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -42,6 +43,30 @@ fn measured_text(verdict: &Verdict) -> String {
         .join(" -> ")
 }
 
+/// The verdicts as a table, the failures first. The text format keeps its fixed-width
+/// lines, which no table of computed widths reproduces.
+fn table(verdicts: &[Verdict]) -> Table {
+    let mut table = Table::new([
+        ("", Align::Left),
+        ("rule", Align::Left),
+        ("cell", Align::Left),
+        ("measured", Align::Right),
+        ("limit", Align::Right),
+    ]);
+    let mut rows: Vec<&Verdict> = verdicts.iter().collect();
+    rows.sort_by_key(|verdict| verdict.pass);
+    for verdict in rows {
+        table.push([
+            (if verdict.pass { "✅" } else { "❌" }).to_owned(),
+            verdict.rule.clone(),
+            verdict.cell.clone(),
+            measured_text(verdict),
+            format!("{} {}", verdict.op, number(*verdict.limits.last().unwrap_or(&f64::NAN))),
+        ]);
+    }
+    table
+}
+
 /// The verdicts in `format`, and the rules that did not apply.
 pub fn render(verdicts: &[Verdict], not_run: &[NotRun], format: Format) -> String {
     let failed = verdicts.iter().filter(|verdict| !verdict.pass).count();
@@ -64,21 +89,7 @@ pub fn render(verdicts: &[Verdict], not_run: &[NotRun], format: Format) -> Strin
                 verdicts.len() - failed,
                 verdicts.len()
             );
-            out.push_str("| | rule | cell | measured | limit |\n|---|---|---|---:|---:|\n");
-            let mut rows: Vec<&Verdict> = verdicts.iter().collect();
-            rows.sort_by_key(|verdict| verdict.pass);
-            for verdict in rows {
-                let _ = writeln!(
-                    out,
-                    "| {} | {} | {} | {} | {} {} |",
-                    if verdict.pass { "✅" } else { "❌" },
-                    verdict.rule,
-                    verdict.cell,
-                    measured_text(verdict),
-                    verdict.op,
-                    number(*verdict.limits.last().unwrap_or(&f64::NAN))
-                );
-            }
+            out.push_str(&table(verdicts).markdown());
             if !not_run.is_empty() {
                 out.push_str("\nNot applied (their scenario was not run, unless a reason says otherwise):\n\n");
                 for rule in not_run {

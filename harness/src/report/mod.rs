@@ -8,10 +8,15 @@
 //! - `plot`: the charts, PNG and SVG;
 //! - `html`: `report.html`, the charts and the summary on one page;
 //! - `incomplete`: the line both open with for an incomplete run;
+//! - `document`: a report as blocks (headings, paragraphs, items, tables), written as
+//!   Markdown or HTML;
+//! - `table`: the one table model every report fills, and its Markdown, text and HTML
+//!   emitters;
 //! - `export`: results in the formats of continuous-benchmarking services;
 //! - `catalog`: what the suite can run, for `keyed-bench list`.
 
 pub mod catalog;
+pub mod document;
 pub mod export;
 pub mod format;
 pub mod html;
@@ -19,6 +24,7 @@ pub mod incomplete;
 pub mod pipeline;
 pub mod plot;
 pub mod summary;
+pub mod table;
 pub mod verdict;
 
 use std::borrow::Cow;

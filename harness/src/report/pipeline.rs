@@ -1,16 +1,18 @@
 //! The summary's tables of the end-to-end pipeline scenarios: per cell, what the pipeline
 //! lost, ran twice, reordered and delayed, and whether the business state came out right.
 
-use std::fmt::Write as _;
-
 use crate::pipeline::PipelineRun;
+use crate::report::document::Document;
 use crate::report::format::format_rate;
+use crate::report::table::{Align, Cell, Style, Table};
 
 /// Appends one section per pipeline scenario in `runs` to `out`.
-pub fn render_pipelines(out: &mut String, runs: &[PipelineRun]) {
+pub fn render_pipelines(out: &mut Document, runs: &[PipelineRun]) {
     for scenario in super::first_seen(runs.iter().map(|run| run.scenario.as_str())) {
         let rows: Vec<&PipelineRun> = runs.iter().filter(|run| run.scenario == scenario).collect();
-        let _ = writeln!(out, "\n## {scenario}\n");
+        out.blank();
+        out.heading(2, scenario);
+        out.blank();
         match scenario {
             "pipeline-retry" => retry(out, &rows),
             "pipeline-expand" => expand(out, &rows),
@@ -21,29 +23,36 @@ pub fn render_pipelines(out: &mut String, runs: &[PipelineRun]) {
     }
 }
 
-/// A final state, as a table cell.
-fn state(correct: bool) -> &'static str {
+/// `cell` followed by a final state: `correct`, or a strong `wrong`.
+fn state(cell: Cell, correct: bool) -> Cell {
     if correct {
-        "correct"
+        cell.then(Style::Plain, "correct")
     } else {
-        "**wrong**"
+        cell.then(Style::Strong, "wrong")
     }
 }
 
 /// Both projections' final states: the version-aware one, then the naive one.
-fn states(run: &PipelineRun) -> String {
-    format!(
-        "{} / {}",
-        state(run.projection.final_state_correct),
-        state(run.projection.naive_final_state_correct)
-    )
+fn states(run: &PipelineRun) -> Cell {
+    let cell = state(Cell::default(), run.projection.final_state_correct);
+    state(cell.then(Style::Plain, " / "), run.projection.naive_final_state_correct)
 }
 
-fn crash(out: &mut String, rows: &[&PipelineRun]) {
+/// A table of these headers, all left-aligned up to `left`, right-aligned up to the last,
+/// which is left-aligned again.
+fn table(headers: &[&str], left: usize) -> Table {
+    let last = headers.len() - 1;
+    Table::new(headers.iter().enumerate().map(|(i, header)| {
+        (*header, if i < left || i == last { Align::Left } else { Align::Right })
+    }))
+}
+
+fn crash(out: &mut Document, rows: &[&PipelineRun]) {
     let first = rows[0];
-    let _ = writeln!(
+    prose(
         out,
-        "{} records over {} keys in {} partitions; the consumer dies right after the first \
+        &format!(
+            "{} records over {} keys in {} partitions; the consumer dies right after the first \
          commit that follows its {}th completion (no final commit, the executor \
          force-closed) and a new one resumes from the commits. *lost*: records never \
          applied; *redelivered*: records delivered twice; *commit lag*: records completed \
@@ -51,86 +60,118 @@ fn crash(out: &mut String, rows: &[&PipelineRun]) {
          longest time a partition's committed offset stood still while its records \
          completed; *state*: the version-aware projection's final state against a \
          sequential replay, then the naive projection's (no version check), with its \
-         double applies.\n",
-        first.records,
-        first.keys,
-        first.partitions,
-        first.crash_after.unwrap_or(0)
+         double applies.",
+            first.records,
+            first.keys,
+            first.partitions,
+            first.crash_after.unwrap_or(0)
+        ),
     );
-    out.push_str(
-        "| policy | strategy | records/s | lost | redelivered | commit lag | freeze | \
-         metadata max | state | naive state (double applies) |\n\
-         |---|---|---:|---:|---:|---:|---:|---:|---|---|\n",
+    let mut table = table(
+        &[
+            "policy",
+            "strategy",
+            "records/s",
+            "lost",
+            "redelivered",
+            "commit lag",
+            "freeze",
+            "metadata max",
+            "state",
+            "naive state (double applies)",
+        ],
+        2,
     );
+    table.columns[8].align = Align::Left;
     for run in rows {
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} | {} | {} / {} / {} | {:.1} ms | {} B | {} | {} ({}) |",
-            run.policy,
-            run.strategy,
-            format_rate(run.throughput_per_s),
-            run.lost,
-            run.redelivered,
-            run.commit_lag.p50,
-            run.commit_lag.p99,
-            run.commit_lag.max,
-            run.longest_freeze_s * 1e3,
-            run.max_metadata_bytes,
-            state(run.projection.final_state_correct),
-            state(run.projection.naive_final_state_correct),
-            run.projection.naive_double_applies,
-        );
+        table.push([
+            Cell::plain(run.policy.to_string()),
+            Cell::plain(run.strategy.as_str()),
+            Cell::plain(format_rate(run.throughput_per_s)),
+            Cell::plain(run.lost.to_string()),
+            Cell::plain(run.redelivered.to_string()),
+            Cell::plain(format!(
+                "{} / {} / {}",
+                run.commit_lag.p50, run.commit_lag.p99, run.commit_lag.max
+            )),
+            Cell::plain(format!("{:.1} ms", run.longest_freeze_s * 1e3)),
+            Cell::plain(format!("{} B", run.max_metadata_bytes)),
+            state(Cell::default(), run.projection.final_state_correct),
+            state(Cell::default(), run.projection.naive_final_state_correct)
+                .then(Style::Plain, format!(" ({})", run.projection.naive_double_applies)),
+        ]);
     }
+    out.table(table);
 }
 
-fn retry(out: &mut String, rows: &[&PipelineRun]) {
+fn retry(out: &mut Document, rows: &[&PipelineRun]) {
     let first = rows[0];
     let Some(settings) = &first.retry else { return };
-    let _ = writeln!(
+    prose(
         out,
-        "{} records over {} keys in {} partitions, produced at {} records/s; {} records fail \
+        &format!(
+            "{} records over {} keys in {} partitions, produced at {} records/s; {} records fail \
          their first 1 or 2 attempts and {} always fail; a failed attempt waits {} ms, \
          doubling, and the {}th failure sends a record to the dead-letter topic. Latency \
          runs from a record's produce time to its application: *bystanders* are the keys \
          with no failing record, *troubled* the {} keys with one. *overtaken*: records that \
          reached the projection before a predecessor (stashed), with the deepest stash; \
          *paused*: time partitions stood paused by failing records, summed over partitions; \
-         *state*: version-aware / naive.\n",
-        first.records,
-        first.keys,
-        first.partitions,
-        settings.rate_per_s,
-        settings.failing_records,
-        settings.poison_records,
-        settings.backoff_ms,
-        settings.max_attempts,
-        settings.troubled_keys,
+         *state*: version-aware / naive.",
+            first.records,
+            first.keys,
+            first.partitions,
+            settings.rate_per_s,
+            settings.failing_records,
+            settings.poison_records,
+            settings.backoff_ms,
+            settings.max_attempts,
+            settings.troubled_keys
+        ),
     );
-    out.push_str(
-        "| retry policy | strategy | records/s | bystander p50 / p99 | troubled p99 | \
-         retries | dead letters | overtaken (stash) | paused | lost | state |\n\
-         |---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
+    let mut table = table(
+        &[
+            "retry policy",
+            "strategy",
+            "records/s",
+            "bystander p50 / p99",
+            "troubled p99",
+            "retries",
+            "dead letters",
+            "overtaken (stash)",
+            "paused",
+            "lost",
+            "state",
+        ],
+        2,
     );
     for run in rows {
         let Some(retry) = &run.retry else { continue };
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} / {} | {} | {} | {} | {} ({}) | {:.0} ms | {} | {} |",
-            retry.policy,
-            run.strategy,
-            format_rate(run.throughput_per_s),
-            micros(retry.bystander_latency.p50_us),
-            micros(retry.bystander_latency.p99_us),
-            micros(retry.troubled_latency.p99_us),
-            retry.retries,
-            retry.dead_lettered,
-            retry.overtaken,
-            retry.max_stash,
-            retry.failure_pause_s * 1e3,
-            run.lost,
+        table.push([
+            Cell::plain(retry.policy.to_string()),
+            Cell::plain(run.strategy.as_str()),
+            Cell::plain(format_rate(run.throughput_per_s)),
+            Cell::plain(format!(
+                "{} / {}",
+                micros(retry.bystander_latency.p50_us),
+                micros(retry.bystander_latency.p99_us)
+            )),
+            Cell::plain(micros(retry.troubled_latency.p99_us)),
+            Cell::plain(retry.retries.to_string()),
+            Cell::plain(retry.dead_lettered.to_string()),
+            Cell::plain(format!("{} ({})", retry.overtaken, retry.max_stash)),
+            Cell::plain(format!("{:.0} ms", retry.failure_pause_s * 1e3)),
+            Cell::plain(run.lost.to_string()),
             states(run),
-        );
+        ]);
     }
+    out.table(table);
+}
+
+/// A paragraph of prose with Markdown's inline marks, and the blank line after it.
+fn prose(out: &mut Document, text: &str) {
+    out.paragraph(Cell::inline(text));
+    out.blank();
 }
 
 /// Microseconds, as milliseconds from 1 ms on.
@@ -142,90 +183,111 @@ fn micros(us: f64) -> String {
     }
 }
 
-fn expand(out: &mut String, rows: &[&PipelineRun]) {
+fn expand(out: &mut Document, rows: &[&PipelineRun]) {
     let first = rows[0];
     let Some(settings) = &first.expansion else { return };
-    let _ = writeln!(
+    prose(
         out,
-        "{} records over {} keys; the log grows from {} to {} partitions halfway through, \
+        &format!(
+            "{} records over {} keys; the log grows from {} to {} partitions halfway through, \
          which moves {} keys (their later records land in a new partition beside the old \
          one's backlog). *none* consumes every partition at once; *drain-then-expand* holds \
          the new partitions until the old ones are committed up to the expansion. \
          *reordered*: keys and records that reached the projection before a predecessor; \
          *held*: the drain's stall; *state*: the version-aware projection (what the \
-         version check alone achieves) / the naive one (no mitigation at all).\n",
-        first.records,
-        first.keys,
-        settings.from_partitions,
-        settings.to_partitions,
-        settings.keys_moved,
+         version check alone achieves) / the naive one (no mitigation at all).",
+            first.records,
+            first.keys,
+            settings.from_partitions,
+            settings.to_partitions,
+            settings.keys_moved
+        ),
     );
-    out.push_str(
-        "| mitigation | strategy | records/s | reordered keys | reordered records | \
-         held | freeze | lost | state |\n\
-         |---|---|---:|---:|---:|---:|---:|---:|---|\n",
+    let mut table = table(
+        &[
+            "mitigation",
+            "strategy",
+            "records/s",
+            "reordered keys",
+            "reordered records",
+            "held",
+            "freeze",
+            "lost",
+            "state",
+        ],
+        2,
     );
     for run in rows {
         let Some(expansion) = &run.expansion else { continue };
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} | {} | {:.1} ms | {:.1} ms | {} | {} |",
-            expansion.mitigation,
-            run.strategy,
-            format_rate(run.throughput_per_s),
-            expansion.keys_reordered,
-            expansion.records_reordered,
-            expansion.held_s * 1e3,
-            run.longest_freeze_s * 1e3,
-            run.lost,
+        table.push([
+            Cell::plain(expansion.mitigation.to_string()),
+            Cell::plain(run.strategy.as_str()),
+            Cell::plain(format_rate(run.throughput_per_s)),
+            Cell::plain(expansion.keys_reordered.to_string()),
+            Cell::plain(expansion.records_reordered.to_string()),
+            Cell::plain(format!("{:.1} ms", expansion.held_s * 1e3)),
+            Cell::plain(format!("{:.1} ms", run.longest_freeze_s * 1e3)),
+            Cell::plain(run.lost.to_string()),
             states(run),
-        );
+        ]);
     }
+    out.table(table);
 }
 
-fn reorder(out: &mut String, rows: &[&PipelineRun]) {
+fn reorder(out: &mut Document, rows: &[&PipelineRun]) {
     let first = rows[0];
     let Some(settings) = &first.reorder else { return };
-    let _ = writeln!(
+    prose(
         out,
-        "{} records over {} keys in {} partitions, written by {} racing producers (the \
+        &format!(
+            "{} records over {} keys in {} partitions, written by {} racing producers (the \
          second sends each record up to {} records late): {} records sit in the log after \
          a higher version of their key. *reached out of order*: records the projection \
-         stashed; *state*: version-aware / naive.\n",
-        first.records,
-        first.keys,
-        first.partitions,
-        settings.producers,
-        settings.jitter,
-        settings.appended_out_of_order,
+         stashed; *state*: version-aware / naive.",
+            first.records,
+            first.keys,
+            first.partitions,
+            settings.producers,
+            settings.jitter,
+            settings.appended_out_of_order
+        ),
     );
-    out.push_str(
-        "| strategy | records/s | reached out of order | keys | deepest stash | naive \
-         out of order | lost | state |\n|---|---:|---:|---:|---:|---:|---:|---|\n",
+    let mut table = table(
+        &[
+            "strategy",
+            "records/s",
+            "reached out of order",
+            "keys",
+            "deepest stash",
+            "naive out of order",
+            "lost",
+            "state",
+        ],
+        1,
     );
     for run in rows {
         let Some(reorder) = &run.reorder else { continue };
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} | {} | {} | {} | {} |",
-            run.strategy,
-            format_rate(run.throughput_per_s),
-            reorder.reached_out_of_order,
-            reorder.keys_reordered,
-            reorder.max_stash,
-            run.projection.naive_out_of_order,
-            run.lost,
+        table.push([
+            Cell::plain(run.strategy.as_str()),
+            Cell::plain(format_rate(run.throughput_per_s)),
+            Cell::plain(reorder.reached_out_of_order.to_string()),
+            Cell::plain(reorder.keys_reordered.to_string()),
+            Cell::plain(reorder.max_stash.to_string()),
+            Cell::plain(run.projection.naive_out_of_order.to_string()),
+            Cell::plain(run.lost.to_string()),
             states(run),
-        );
+        ]);
     }
+    out.table(table);
 }
 
-fn rebalance(out: &mut String, rows: &[&PipelineRun]) {
+fn rebalance(out: &mut Document, rows: &[&PipelineRun]) {
     let first = rows[0];
     let Some(settings) = &first.rebalance else { return };
-    let _ = writeln!(
+    prose(
         out,
-        "{} records over {} keys in {} partitions, consumed by a group of {} members, each \
+        &format!(
+            "{} records over {} keys in {} partitions, consumed by a group of {} members, each \
          with its own executor; the last member leaves after a third of the records and a \
          new one joins after two thirds. Each rebalance revokes every partition: a member \
          commits what completed and abandons what is in flight, then the new assignment \
@@ -234,32 +296,41 @@ fn rebalance(out: &mut String, rows: &[&PipelineRun]) {
          commits below a gap can bring back) and those in flight (the most \
          contiguous+metadata can); *pauses*: from each revocation to the first record the \
          new assignment applied (leave, join); *out of order*: records that reached the \
-         projection before a predecessor.\n",
-        first.records, first.keys, first.partitions, settings.consumers,
+         projection before a predecessor.",
+            first.records, first.keys, first.partitions, settings.consumers
+        ),
     );
-    out.push_str(
-        "| policy | strategy | records/s | lost | duplicates (%) | uncommitted | in flight | \
-         pauses | out of order | state |\n\
-         |---|---|---:|---:|---:|---:|---:|---:|---:|---|\n",
+    let mut table = table(
+        &[
+            "policy",
+            "strategy",
+            "records/s",
+            "lost",
+            "duplicates (%)",
+            "uncommitted",
+            "in flight",
+            "pauses",
+            "out of order",
+            "state",
+        ],
+        2,
     );
     for run in rows {
         let Some(rebalance) = &run.rebalance else { continue };
         let pauses: Vec<String> =
             rebalance.events.iter().map(|event| format!("{:.1}", event.pause_s * 1e3)).collect();
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} | {} ({:.1}%) | {} | {} | {} ms | {} | {} |",
-            run.policy,
-            run.strategy,
-            format_rate(run.throughput_per_s),
-            run.lost,
-            run.redelivered,
-            rebalance.duplicate_pct,
-            rebalance.duplicates_bound,
-            rebalance.in_flight,
-            pauses.join(" / "),
-            run.projection.gaps,
+        table.push([
+            Cell::plain(run.policy.to_string()),
+            Cell::plain(run.strategy.as_str()),
+            Cell::plain(format_rate(run.throughput_per_s)),
+            Cell::plain(run.lost.to_string()),
+            Cell::plain(format!("{} ({:.1}%)", run.redelivered, rebalance.duplicate_pct)),
+            Cell::plain(rebalance.duplicates_bound.to_string()),
+            Cell::plain(rebalance.in_flight.to_string()),
+            Cell::plain(format!("{} ms", pauses.join(" / "))),
+            Cell::plain(run.projection.gaps.to_string()),
             states(run),
-        );
+        ]);
     }
+    out.table(table);
 }

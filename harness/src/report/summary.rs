@@ -1,11 +1,11 @@
 //! `summary.md`: one table per (scenario, param), strategies as rows. Reads results only.
 
-use std::fmt::Write as _;
-
 use strategies::{Binding, StrategyId, WindowScope};
 
+use super::document::Document;
 use super::format::{format_ns, format_rate};
 use super::is_contender;
+use super::table::{Align, Cell, Style, Table};
 use crate::results::{Results, RunResult, WindowScopeSetting};
 use crate::workload::reference::{
     is_parallel_consumer_experiment, parallel_consumer_key_mode_s, PARALLEL_CONSUMER_MESSAGES,
@@ -26,13 +26,10 @@ fn best(
         .reduce(|a, b| if (b > a) == higher { b } else { a })
 }
 
-fn mark(text: String, value: Option<f64>, best: Option<f64>, strategy: &str) -> String {
-    match (value, best) {
-        (Some(value), Some(best)) if value == best && is_contender(strategy) => {
-            format!("**{text}**")
-        }
-        _ => text,
-    }
+/// `text`, strong where `value` is the best and `strategy` contends for it.
+fn mark(text: String, value: Option<f64>, best: Option<f64>, strategy: &str) -> Cell {
+    let is_best = matches!((value, best), (Some(value), Some(best)) if value == best);
+    Cell::strong_if(text, is_best && is_contender(strategy))
 }
 
 /// How the run's `--window-scope` reads in the settings line.
@@ -104,67 +101,78 @@ impl SweptSettings {
 /// The whole summary: the title, the verdict table, then the run's header and every
 /// scenario's tables.
 pub fn render_summary(results: &Results) -> String {
-    render_summary_parts(results, true)
+    summary(results, true).markdown()
 }
 
 /// The summary, with or without the verdict (`report.html` shows it at the top of the page
 /// instead).
-pub(super) fn render_summary_parts(results: &Results, with_verdict: bool) -> String {
+pub(super) fn summary(results: &Results, with_verdict: bool) -> Document {
     let meta = &results.meta;
-    let mut out = String::from("# keyed-bench summary\n\n");
-    if let Some(line) = super::incomplete::markdown_line(results).filter(|_| with_verdict) {
-        out.push_str(&format!("{line}\n\n"));
+    let mut out = Document::default();
+    out.heading(1, "keyed-bench summary");
+    out.blank();
+    if let Some(line) = super::incomplete::line(results).filter(|_| with_verdict) {
+        out.paragraph(line);
+        out.blank();
     }
     if with_verdict {
-        out.push_str(&super::verdict::render_verdict(results));
+        super::verdict::section(&mut out, results);
     }
-    let _ = writeln!(
-        out,
-        "{} · commit `{}` · {} · {} cores · {}\n",
-        meta.created, meta.git_commit, meta.cpu_model, meta.cores, meta.rustc
+    prose(
+        &mut out,
+        &format!(
+            "{} · commit `{}` · {} · {} cores · {}",
+            meta.created, meta.git_commit, meta.cpu_model, meta.cores, meta.rustc
+        ),
     );
     let swept = SweptSettings::of(results);
-    let _ = writeln!(
-        out,
-        "Settings: workers {}, producers {}, window {} ({}), throughput {}, idle spin {}, repeat \
-         {}, seed {}{}{}. Command: `{}`\n",
-        swept.show("workers", meta.workers),
-        meta.producers.unwrap_or(1),
-        swept.show("window", meta.window),
-        window_scope_setting(meta.window_scope),
-        swept.show("throughput", meta.throughput),
-        match meta.idle_spin_us {
-            Some(us) => format!("{} us", swept.show("idle-spin-us", us)),
-            None => "a fixed backoff".to_owned(),
-        },
-        meta.repeat,
-        meta.seed,
-        if meta.quick { ", quick sizes" } else { "" },
-        match meta.binding {
-            Some(binding) if binding != Binding::Reference => {
-                format!(", keyed-mailbox binding {binding} (an ablation, not the design)")
-            }
-            _ => String::new(),
-        },
-        meta.command
+    prose(
+        &mut out,
+        &format!(
+            "Settings: workers {}, producers {}, window {} ({}), throughput {}, idle spin {}, \
+             repeat {}, seed {}{}{}. Command: `{}`",
+            swept.show("workers", meta.workers),
+            meta.producers.unwrap_or(1),
+            swept.show("window", meta.window),
+            window_scope_setting(meta.window_scope),
+            swept.show("throughput", meta.throughput),
+            match meta.idle_spin_us {
+                Some(us) => format!("{} us", swept.show("idle-spin-us", us)),
+                None => "a fixed backoff".to_owned(),
+            },
+            meta.repeat,
+            meta.seed,
+            if meta.quick { ", quick sizes" } else { "" },
+            match meta.binding {
+                Some(binding) if binding != Binding::Reference => {
+                    format!(", keyed-mailbox binding {binding} (an ablation, not the design)")
+                }
+                _ => String::new(),
+            },
+            meta.command
+        ),
     );
     if let Some(overhead) = meta.recorder_overhead_ns {
-        let _ = writeln!(
-            out,
-            "Measurement overhead: the recorder costs {overhead:.0} ns per message \
-             (inline, no-op handler, with vs without it); every latency includes it.\n"
+        prose(
+            &mut out,
+            &format!(
+                "Measurement overhead: the recorder costs {overhead:.0} ns per message \
+             (inline, no-op handler, with vs without it); every latency includes it."
+            ),
         );
     }
     if let Some(saturation) = meta.saturation_per_s {
-        let _ = writeln!(
-            out,
-            "open-loop loads are fractions of {} msg/s (inline on uniform, times \
-             min(workers, cores - 1)).\n",
-            format_rate(saturation),
+        prose(
+            &mut out,
+            &format!(
+                "open-loop loads are fractions of {} msg/s (inline on uniform, times \
+             min(workers, cores - 1)).",
+                format_rate(saturation)
+            ),
         );
     }
     for note in &meta.notes {
-        let _ = writeln!(out, "Note: {note}\n");
+        prose(&mut out, &format!("Note: {note}"));
     }
     let producers = meta.producers.unwrap_or(1);
     let machine_efficiency = "*machine eff.* adds to the ideal bound the spinning CPU over \
@@ -183,32 +191,37 @@ pub(super) fn render_summary_parts(results: &Results, with_verdict: bool) -> Str
                 } else {
                     format!("the {producers} producers need cores too")
                 };
-                let _ = writeln!(
-                    out,
-                    "Oversubscribed: cells with {} workers on {} cores ({needs}) — their \
-                     figures show contention, not scaling. {machine_efficiency}\n",
-                    over.join(", "),
-                    meta.cores
+                prose(
+                    &mut out,
+                    &format!(
+                        "Oversubscribed: cells with {} workers on {} cores ({needs}) — their \
+                     figures show contention, not scaling. {machine_efficiency}",
+                        over.join(", "),
+                        meta.cores
+                    ),
                 );
             }
         }
         None if meta.workers + producers > meta.cores => {
-            let _ = writeln!(
-                out,
-                "Oversubscribed: {} worker(s) plus {producers} producer thread(s) exceed the {} \
-                 core(s), so the producers share cores with the workers (parallel-consumer's 16 threads mostly sleep, \
-                 holding threads, not cores). {machine_efficiency}\n",
-                meta.workers, meta.cores
+            prose(
+                &mut out,
+                &format!(
+                    "Oversubscribed: {} worker(s) plus {producers} producer thread(s) exceed \
+                     the {} core(s), so the producers share cores with the workers \
+                     (parallel-consumer's 16 threads mostly sleep, holding threads, not cores). \
+                     {machine_efficiency}",
+                    meta.workers, meta.cores
+                ),
             );
         }
         None => {}
     }
-    out.push_str(
+    out.paragraph(Cell::inline(
         "Latency is completion - intended arrival; HOL is start - ready. **Bold**: best among \
          the ordered contenders (not `inline`, the reference, nor `thread-pool`, the \
          unordered control). Correctness: order violations / overlaps / lost / duplicates / \
-         failed, summed over repetitions.\n",
-    );
+         failed, summed over repetitions.",
+    ));
 
     for &scenario in ScenarioId::ALL {
         let rows: Vec<&RunResult> =
@@ -216,7 +229,10 @@ pub(super) fn render_summary_parts(results: &Results, with_verdict: bool) -> Str
         if rows.is_empty() {
             continue;
         }
-        let _ = writeln!(out, "\n## {scenario}\n\n{}\n", scenario.description());
+        out.blank();
+        out.heading(2, scenario.to_string());
+        out.blank();
+        prose(&mut out, scenario.description());
         let mut params: Vec<&str> = Vec::new();
         for row in &rows {
             if !params.contains(&row.param.as_str()) {
@@ -227,7 +243,8 @@ pub(super) fn render_summary_parts(results: &Results, with_verdict: bool) -> Str
             let cell: Vec<&RunResult> =
                 rows.iter().copied().filter(|row| row.param == param).collect();
             if !param.is_empty() {
-                let _ = writeln!(out, "### {scenario} {param}\n");
+                out.heading(3, format!("{scenario} {param}"));
+                out.blank();
             }
             render_table(&mut out, &cell);
         }
@@ -247,24 +264,42 @@ pub(super) fn render_summary_parts(results: &Results, with_verdict: bool) -> Str
     }
     crate::report::pipeline::render_pipelines(&mut out, &results.pipelines);
     if !results.skipped.is_empty() {
-        out.push_str("\n## Not run\n\n");
+        out.blank();
+        out.heading(2, "Not run");
+        out.blank();
         for skipped in &results.skipped {
-            let _ = writeln!(
-                out,
-                "- `{}` on `{}`: {}",
-                skipped.strategy, skipped.scenario, skipped.reason
+            out.item(
+                Cell::default()
+                    .then(Style::Code, skipped.strategy.as_str())
+                    .then(Style::Plain, " on ")
+                    .then(Style::Code, skipped.scenario.as_str())
+                    .then(Style::Plain, format!(": {}", skipped.reason)),
             );
         }
     }
     out
 }
 
-fn render_table(out: &mut String, rows: &[&RunResult]) {
-    out.push_str(
-        "| strategy | throughput msg/s (min-max) | p50 | p99 | p99.9 | HOL p99 | bystander p99 \
-         | threads rep/obs | efficiency | machine eff. | correctness |\n\
-         |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
-    );
+/// A paragraph of prose with Markdown's inline marks, and the blank line after it.
+fn prose(out: &mut Document, text: &str) {
+    out.paragraph(Cell::inline(text));
+    out.blank();
+}
+
+fn render_table(out: &mut Document, rows: &[&RunResult]) {
+    let mut table = Table::new([
+        ("strategy", Align::Left),
+        ("throughput msg/s (min-max)", Align::Right),
+        ("p50", Align::Right),
+        ("p99", Align::Right),
+        ("p99.9", Align::Right),
+        ("HOL p99", Align::Right),
+        ("bystander p99", Align::Right),
+        ("threads rep/obs", Align::Right),
+        ("efficiency", Align::Right),
+        ("machine eff.", Align::Right),
+        ("correctness", Align::Left),
+    ]);
     let throughput = |row: &RunResult| Some(row.throughput_per_s.median);
     let p99 = |row: &RunResult| Some(row.latency_ns.p99 as f64);
     let bystander = |row: &RunResult| row.bystander_latency_ns.map(|tail| tail.p99 as f64);
@@ -302,104 +337,115 @@ fn render_table(out: &mut String, rows: &[&RunResult]) {
             c.failed,
             if c.is_clean() { "" } else { " ✗" }
         );
-        let _ = writeln!(
-            out,
-            "| {shown} | {} | {} | {} | {} | {} | {} | {}/{} | {} | {} | {correctness} |",
+        table.push([
+            Cell::plain(shown),
             mark(rate, throughput(row), best_throughput, name),
-            format_ns(row.latency_ns.p50 as f64),
+            Cell::plain(format_ns(row.latency_ns.p50 as f64)),
             mark(format_ns(row.latency_ns.p99 as f64), p99(row), best_p99, name),
-            format_ns(row.latency_ns.p999 as f64),
-            format_ns(row.hol_ns.p99 as f64),
-            bystander(row).map_or("-".into(), |value| mark(
-                format_ns(value),
-                Some(value),
-                best_bystander,
-                name
-            )),
-            row.threads.reported,
-            row.threads.observed,
+            Cell::plain(format_ns(row.latency_ns.p999 as f64)),
+            Cell::plain(format_ns(row.hol_ns.p99 as f64)),
+            bystander(row).map_or(Cell::plain("-"), |value| {
+                mark(format_ns(value), Some(value), best_bystander, name)
+            }),
+            Cell::plain(format!("{}/{}", row.threads.reported, row.threads.observed)),
             mark(format!("{:.2}", row.efficiency), efficiency(row), best_efficiency, name),
-            row.machine_efficiency.map_or("-".into(), |value| format!("{value:.2}")),
-        );
+            Cell::plain(row.machine_efficiency.map_or("-".into(), |value| format!("{value:.2}"))),
+            Cell::plain(correctness),
+        ]);
     }
-    out.push('\n');
+    out.table(table);
+    out.blank();
 }
 
 /// The harness timer's lateness over the cells of a scenario where steps waited on it: a
 /// late timer delays every waiting message, whatever the strategy.
-fn render_timer_lateness(out: &mut String, rows: &[&RunResult]) {
+fn render_timer_lateness(out: &mut Document, rows: &[&RunResult]) {
     let late: Vec<_> = rows.iter().filter_map(|row| row.timer_lateness_ns).collect();
     let (Some(p99), Some(max)) =
         (late.iter().map(|tail| tail.p99).max(), late.iter().map(|tail| tail.max).max())
     else {
         return;
     };
-    let _ = writeln!(
+    prose(
         out,
-        "Harness timer lateness (deadline to waker call), the worst cell: p99 {}, max {}.\n",
-        format_ns(p99 as f64),
-        format_ns(max as f64)
+        &format!(
+            "Harness timer lateness (deadline to waker call), the worst cell: p99 {}, max {}.",
+            format_ns(p99 as f64),
+            format_ns(max as f64)
+        ),
     );
 }
 
 /// The per-message cost breakdown of a scenario's cells: what each strategy's machinery did
 /// per message in its counted repetition, beside the context switches of its timed ones.
-fn render_breakdown(out: &mut String, scenario: ScenarioId, rows: &[&RunResult]) {
+fn render_breakdown(out: &mut Document, scenario: ScenarioId, rows: &[&RunResult]) {
     if rows.iter().all(|row| row.events_per_message.is_none()) {
         return;
     }
-    let _ = writeln!(
+    out.heading(3, format!("{scenario}: per-message breakdown"));
+    out.blank();
+    prose(
         out,
-        "### {scenario}: per-message breakdown\n\nEvents per message, counted on one more, \
-         untimed, repetition of the first quarter of the cell's messages (at most 10,000): *wake-ups* (unparks that woke a worker), *parks*, mailbox \
-         *activations* and *retirements*, *hops* (hand-offs to a queue a thread takes from). \
-         *n/a*: the strategy cannot see it (a library's internals) or has no such machinery. \
-         Context switches per message (voluntary / involuntary) are from the timed runs.\n"
+        "Events per message, counted on one more, untimed, repetition of the first quarter of \
+         the cell's messages (at most 10,000): *wake-ups* (unparks that woke a worker), \
+         *parks*, mailbox *activations* and *retirements*, *hops* (hand-offs to a queue a \
+         thread takes from). *n/a*: the strategy cannot see it (a library's internals) or has \
+         no such machinery. Context switches per message (voluntary / involuntary) are from \
+         the timed runs.",
     );
-    out.push_str(
-        "| cell | strategy | wake-ups | parks | activations | retirements | hops | ctx switches |\n\
-         |---|---|---:|---:|---:|---:|---:|---:|\n",
-    );
+    let mut table = Table::new([("cell", Align::Left), ("strategy", Align::Left)]);
+    for header in ["wake-ups", "parks", "activations", "retirements", "hops", "ctx switches"] {
+        table = table.column(header, Align::Right);
+    }
     let rate = |value: Option<f64>| value.map_or("n/a".to_owned(), |value| format!("{value:.3}"));
     for row in rows {
         let Some(events) = &row.events_per_message else { continue };
         let messages = row.messages.max(1) as f64;
         let param = if row.param.is_empty() { "-" } else { row.param.as_str() };
-        let _ = writeln!(
-            out,
-            "| {param} | {} | {} | {} | {} | {} | {} | {:.3} / {:.3} |",
-            row.strategy,
+        table.push([
+            param.to_owned(),
+            row.strategy.clone(),
             rate(events.wakeups),
             rate(events.parks),
             rate(events.activations),
             rate(events.retirements),
             rate(events.hops),
-            row.ctx_switches.voluntary / messages,
-            row.ctx_switches.involuntary / messages,
-        );
+            format!(
+                "{:.3} / {:.3}",
+                row.ctx_switches.voluntary / messages,
+                row.ctx_switches.involuntary / messages
+            ),
+        ]);
     }
-    out.push('\n');
+    out.table(table);
+    out.blank();
 }
 
 /// `cold-command`: the cold-command rate of each strategy by (slow, senders), and the
 /// ratio of `keyed-mailbox` to the 9.2 design (`per-type-pool`) and to `group-by`, beside
 /// Wow's published ratios where the cell is their experiment's (128 slow aggregates).
-fn render_cold_command(out: &mut String, rows: &[&RunResult], cores: usize) {
+fn render_cold_command(out: &mut Document, rows: &[&RunResult], cores: usize) {
     let (strategies, params) = strategies_and_params(rows);
-    let _ = writeln!(
+    out.heading(3, "cold-command: cold commands per second");
+    out.blank();
+    prose(
         out,
-        "### cold-command: cold commands per second\n\nEach sender sends a command to a new \
+        &format!(
+            "Each sender sends a command to a new \
          aggregate and sends the next once it is handled. *9.3 / 9.2*: `keyed-mailbox` over \
          `per-type-pool`, the designs Wow's release compared; *published* is that ratio from \
          Wow's release notes (JMH, 128 slow aggregates), on 4-core CI runners and on a 14-core \
-         laptop; this run had {cores} cores.\n"
+         laptop; this run had {cores} cores."
+        ),
     );
-    let _ = writeln!(
-        out,
-        "| slow | senders | {} | keyed-mailbox / per-type-pool (9.3 / 9.2) | keyed-mailbox / group-by | published 9.3 / 9.2 |",
-        strategies.join(" | ")
-    );
-    let _ = writeln!(out, "|---:|---:|{}---:|---:|---|", "---:|".repeat(strategies.len()));
+    let mut table = Table::new([("slow", Align::Right), ("senders", Align::Right)]);
+    for strategy in &strategies {
+        table = table.column(*strategy, Align::Right);
+    }
+    table = table
+        .column("keyed-mailbox / per-type-pool (9.3 / 9.2)", Align::Right)
+        .column("keyed-mailbox / group-by", Align::Right)
+        .column("published 9.3 / 9.2", Align::Left);
     let rate = |param: &str, strategy: &str| {
         rows.iter()
             .find(|row| row.param == param && row.strategy == strategy)
@@ -437,15 +483,13 @@ fn render_cold_command(out: &mut String, rows: &[&RunResult], cores: usize) {
         } else {
             "-".into()
         };
-        let _ = writeln!(
-            out,
-            "| {slow} | {senders} | {} | {} | {} | {published} |",
-            cells.join(" | "),
-            ratio("per-type-pool"),
-            ratio("group-by"),
-        );
+        let mut row = vec![slow.to_string(), senders.to_string()];
+        row.extend(cells);
+        row.extend([ratio("per-type-pool"), ratio("group-by"), published]);
+        table.push(row);
     }
-    out.push('\n');
+    out.table(table);
+    out.blank();
 }
 
 /// The distinct strategies and params of `rows`, in first-seen order.
@@ -464,18 +508,24 @@ fn strategies_and_params<'a>(rows: &[&'a RunResult]) -> (Vec<&'a str>, Vec<&'a s
 
 /// Elapsed time per key count next to the ideal bound, for the non-blocking key sweeps
 /// (`async-io`, `async-io-zipf`). No published figure comes from this experiment.
-fn render_key_sweep(out: &mut String, scenario: ScenarioId, rows: &[&RunResult]) {
+fn render_key_sweep(out: &mut Document, scenario: ScenarioId, rows: &[&RunResult]) {
     let (strategies, params) = strategies_and_params(rows);
     let messages = rows.first().map_or(0, |row| row.messages);
-    let _ = writeln!(
+    out.heading(3, format!("{scenario}: elapsed seconds by key count"));
+    out.blank();
+    prose(
         out,
-        "### {scenario}: elapsed seconds by key count\n\n{messages} messages per run, each \
+        &format!(
+            "{messages} messages per run, each \
          waiting without blocking a thread; the ideal bound is the larger of the longest key's \
          chain of waits and total waiting / window. This is not the experiment behind the \
-         Parallel Consumer's published table (see parallel-consumer).\n"
+         Parallel Consumer's published table (see parallel-consumer)."
+        ),
     );
-    let _ = writeln!(out, "| keys | ideal | {} |", strategies.join(" | "));
-    let _ = writeln!(out, "|---:|---:|{}", "---:|".repeat(strategies.len()));
+    let mut table = Table::new([("keys", Align::Right), ("ideal", Align::Right)]);
+    for strategy in &strategies {
+        table = table.column(*strategy, Align::Right);
+    }
     for param in params {
         let cell = |strategy: &str| {
             rows.iter()
@@ -485,37 +535,47 @@ fn render_key_sweep(out: &mut String, scenario: ScenarioId, rows: &[&RunResult])
         let ideal = rows.iter().find(|row| row.param == param).map_or(0.0, |row| row.ideal_s);
         let elapsed: Vec<String> = strategies.iter().map(|s| cell(s)).collect();
         let keys = keys_param(param).map_or(param.to_owned(), |k| k.to_string());
-        let _ = writeln!(out, "| {keys} | {ideal:.3} | {} |", elapsed.join(" | "));
+        let mut row = vec![keys, format!("{ideal:.3}")];
+        row.extend(elapsed);
+        table.push(row);
     }
-    out.push('\n');
+    out.table(table);
+    out.blank();
 }
 
 /// `parallel-consumer` by key count: the floor from the drawn sleeps, and each strategy's
 /// elapsed seconds with its ratio to the floor from the service times it recorded. Where
 /// the run is the published experiment (`published`), the published seconds and their ratio
 /// to the same drawn floor stand beside them.
-fn render_parallel_consumer(out: &mut String, rows: &[&RunResult], published: bool) {
+fn render_parallel_consumer(out: &mut Document, rows: &[&RunResult], published: bool) {
     let (strategies, params) = strategies_and_params(rows);
     let messages = rows.first().map_or(0, |row| row.messages);
     let threads = rows.first().and_then(|row| row.workers).unwrap_or(0);
-    let _ = writeln!(
+    out.heading(3, "parallel-consumer: elapsed seconds by key count");
+    out.blank();
+    prose(
         out,
-        "### parallel-consumer: elapsed seconds by key count\n\n{messages} messages per run \
+        &format!(
+            "{messages} messages per run \
          on {threads} threads, each handler blocking its thread. *floor*: the larger of the \
          longest key's sleeps and all sleeps / threads, as drawn. Each strategy's cell is its \
          elapsed seconds and, in brackets, elapsed / its *measured* floor (the same bound from \
-         the service times it recorded: sleeps overshoot).{}\n",
-        if published {
-            " *published*: the Parallel Consumer's KEY mode on the same experiment, set \
+         the service times it recorded: sleeps overshoot).{}",
+            if published {
+                " *published*: the Parallel Consumer's KEY mode on the same experiment, set \
              against the drawn floor."
-        } else {
-            " A scaled-down run: no published figure applies."
-        }
+            } else {
+                " A scaled-down run: no published figure applies."
+            }
+        ),
     );
-    let published_columns = if published { " published | published / floor |" } else { "" };
-    let _ = writeln!(out, "| keys | floor |{published_columns} {} |", strategies.join(" | "));
-    let rule = if published { "---:|---:|" } else { "" };
-    let _ = writeln!(out, "|---:|---:|{rule}{}", "---:|".repeat(strategies.len()));
+    let mut table = Table::new([("keys", Align::Right), ("floor", Align::Right)]);
+    if published {
+        table = table.column("published", Align::Right).column("published / floor", Align::Right);
+    }
+    for strategy in &strategies {
+        table = table.column(*strategy, Align::Right);
+    }
     for param in &params {
         let floor = rows.iter().find(|row| row.param == *param).map_or(0.0, |row| row.ideal_s);
         let cell = |strategy: &str| {
@@ -530,16 +590,20 @@ fn render_parallel_consumer(out: &mut String, rows: &[&RunResult], published: bo
             )
         };
         let keys = keys_param(param);
-        let published_cells = match keys.and_then(parallel_consumer_key_mode_s) {
-            Some(seconds) if published => format!(" {seconds} | {:.2}x |", seconds / floor),
-            _ if published => " - | - |".to_owned(),
-            _ => String::new(),
-        };
-        let cells: Vec<String> = strategies.iter().map(|s| cell(s)).collect();
-        let keys = keys.map_or((*param).to_owned(), |k| k.to_string());
-        let _ = writeln!(out, "| {keys} | {floor:.3} |{published_cells} {} |", cells.join(" | "));
+        let keys_text = keys.map_or((*param).to_owned(), |k| k.to_string());
+        let mut row = vec![keys_text, format!("{floor:.3}")];
+        match keys.and_then(parallel_consumer_key_mode_s) {
+            Some(seconds) if published => {
+                row.extend([seconds.to_string(), format!("{:.2}x", seconds / floor)]);
+            }
+            _ if published => row.extend(["-".to_owned(), "-".to_owned()]),
+            _ => {}
+        }
+        row.extend(strategies.iter().map(|s| cell(s)));
+        table.push(row);
     }
-    out.push('\n');
+    out.table(table);
+    out.blank();
     if !published {
         return;
     }
@@ -547,28 +611,34 @@ fn render_parallel_consumer(out: &mut String, rows: &[&RunResult], published: bo
         rows.iter().find(|row| keys_param(&row.param) == Some(keys)).map(|row| row.ideal_s)
     };
     if let Some(floor) = floor_of(1) {
-        let _ = writeln!(
+        prose(
             out,
-            "PARTITION mode (the partition as one serial stream, which in keyed-bench is the \
+            &format!(
+                "PARTITION mode (the partition as one serial stream, which in keyed-bench is the \
              1-key experiment): published {PARALLEL_CONSUMER_PARTITION_S} s, {:.2}x the 1-key \
-             floor of {floor:.3} s.\n",
-            PARALLEL_CONSUMER_PARTITION_S / floor
+             floor of {floor:.3} s.",
+                PARALLEL_CONSUMER_PARTITION_S / floor
+            ),
         );
     }
     let most_keys = params.iter().filter_map(|param| keys_param(param)).max();
     if let Some((keys, floor)) = most_keys.and_then(|keys| Some((keys, floor_of(keys)?))) {
-        let _ = writeln!(
+        prose(
             out,
-            "UNORDERED mode: published {PARALLEL_CONSUMER_UNORDERED_S} s, {:.2}x the floor of \
+            &format!(
+                "UNORDERED mode: published {PARALLEL_CONSUMER_UNORDERED_S} s, {:.2}x the floor of \
              all sleeps / threads ({floor:.3} s, drawn at {keys} keys); keyed-bench's unordered \
-             control is `thread-pool`, in the table above.\n",
-            PARALLEL_CONSUMER_UNORDERED_S / floor
+             control is `thread-pool`, in the table above.",
+                PARALLEL_CONSUMER_UNORDERED_S / floor
+            ),
         );
     }
-    let _ = writeln!(
+    prose(
         out,
-        "The published figures ran once each, against a mock consumer and producer \
-         ({PARALLEL_CONSUMER_MESSAGES} messages); docs/design.md section 5.1 says how.\n"
+        &format!(
+            "The published figures ran once each, against a mock consumer and producer \
+         ({PARALLEL_CONSUMER_MESSAGES} messages); docs/design.md section 5.1 says how."
+        ),
     );
 }
 

@@ -11,9 +11,9 @@
 //! a ratio with no data on either side, or a zero best, reads n/a; designs whose spreads
 //! overlap read "within noise" rather than a winner.
 
-use std::fmt::Write as _;
-
+use super::document::Document;
 use super::format::{format_ns, format_rate};
+use super::table::{Align, Cell, Style, Table};
 use crate::pipeline::PipelineRun;
 use crate::results::{Results, RunResult};
 use crate::workload::ScenarioId;
@@ -371,41 +371,62 @@ fn is_unordered_control(strategy: &str) -> bool {
 /// The verdict section without its heading: the sentences that say how to read it, then
 /// the table. Empty where the results hold no cell.
 pub fn render_verdict_body(results: &Results) -> String {
+    verdict(results).map_or_else(String::new, |(intro, table)| {
+        format!("{}\n\n{}", intro.prose_markdown(), table.markdown())
+    })
+}
+
+/// The verdict's data: the sentences that say how to read it, and the table; `None` where
+/// the results hold no cell.
+pub fn verdict(results: &Results) -> Option<(Cell, Table)> {
     let columns = contenders(results);
     if results.runs.is_empty() && results.pipelines.is_empty() {
-        return String::new();
+        return None;
     }
     let meta = &results.meta;
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
+    let intro = Cell::plain(format!(
         "One row per measured cell (scenario and parameter), so no parameter stands in for \
          its scenario. Each row ranks the {} ordered designs on the metric its scenario \
-         exists to show (not `inline`, the reference, nor unordered controls such as \
-         `thread-pool`); {} cores, {} workers, {} repetition(s) per cell. Each design's cell \
-         is its median over the best's, with its repetitions' min-max over the best's median \
-         in brackets: 1.00 is the best, and a design is worse below 1 where higher is better, \
-         above 1 where lower is. ✗: a correctness violation in that scenario, so never best; \
-         n/a: no data on one side. Designs whose min-max ranges overlap (or, with no spread \
-         recorded, such as a percentile of merged histograms, whose medians are within {:.0}%) \
-         read as within noise. Pipeline rows read correctness first: records lost and the \
-         final state of each design.\n",
-        columns.len(),
-        meta.cores,
-        meta.workers,
-        meta.repeat,
-        NOISE_WITHOUT_SPREAD * 100.0,
+         exists to show (not ",
+        columns.len()
+    ))
+    .then(Style::Code, "inline")
+    .then(Style::Plain, ", the reference, nor unordered controls such as ")
+    .then(Style::Code, "thread-pool")
+    .then(
+        Style::Plain,
+        format!(
+            "); {} cores, {} workers, {} repetition(s) per cell. Each design's cell is its \
+             median over the best's, with its repetitions' min-max over the best's median in \
+             brackets: 1.00 is the best, and a design is worse below 1 where higher is better, \
+             above 1 where lower is. ✗: a correctness violation in that scenario, so never \
+             best; n/a: no data on one side. Designs whose min-max ranges overlap (or, with no \
+             spread recorded, such as a percentile of merged histograms, whose medians are \
+             within {:.0}%) read as within noise. Pipeline rows read correctness first: records \
+             lost and the final state of each design.",
+            meta.cores,
+            meta.workers,
+            meta.repeat,
+            NOISE_WITHOUT_SPREAD * 100.0,
+        ),
     );
-    let _ =
-        writeln!(out, "| scenario | param | metric | best | {} | reading |", columns.join(" | "));
-    let _ = writeln!(out, "|---|---|---|---|{}---|", "---:|".repeat(columns.len()));
+    let mut table = Table::new([
+        ("scenario", Align::Left),
+        ("param", Align::Left),
+        ("metric", Align::Left),
+        ("best", Align::Left),
+    ]);
+    for column in &columns {
+        table = table.column(*column, Align::Right);
+    }
+    table = table.column("reading", Align::Left);
     for &scenario in ScenarioId::ALL {
         let Some(headline) = headline(scenario) else { continue };
         if headline == Headline::Correctness {
             let runs: Vec<&PipelineRun> =
                 results.pipelines.iter().filter(|run| run.scenario == scenario.as_str()).collect();
             for param in super::first_seen(runs.iter().map(|run| run.param.as_str())) {
-                pipeline_row(&mut out, scenario, param, &runs, &columns);
+                pipeline_row(&mut table, scenario, param, &runs, &columns);
             }
             continue;
         }
@@ -436,27 +457,28 @@ pub fn render_verdict_body(results: &Results) -> String {
                 .filter_map(|row| Some((row.strategy.as_str(), value(headline, row)?)))
                 .collect();
             let top = best(&entries, headline.higher_is_better());
-            let best_text = top.map_or("n/a".to_owned(), |entry| {
+            let best_cell = top.map_or(Cell::plain("n/a"), |entry| {
                 let median = entry.value.map_or(f64::NAN, |value| value.median);
-                format!("**{}** {}", entry.strategy, headline.format(median))
+                Cell::strong(entry.strategy.as_str())
+                    .then(Style::Plain, format!(" {}", headline.format(median)))
             });
-            let ratios: Vec<String> = entries.iter().map(|entry| ratio_cell(entry, top)).collect();
-            let _ = writeln!(
-                out,
-                "| {scenario} | {} | {} | {best_text} | {} | {} |",
-                if param.is_empty() { "-" } else { param },
-                headline.column(),
-                ratios.join(" | "),
-                reading(headline, &entries, &controls),
-            );
+            let mut row = vec![
+                Cell::plain(scenario.as_str()),
+                Cell::plain(if param.is_empty() { "-" } else { param }),
+                Cell::plain(headline.column()),
+                best_cell,
+            ];
+            row.extend(entries.iter().map(|entry| Cell::plain(ratio_cell(entry, top))));
+            row.push(Cell::plain(reading(headline, &entries, &controls)));
+            table.push(row);
         }
     }
-    out
+    Some((intro, table))
 }
 
 /// One pipeline cell's row: per ordered design, lost records and the final state.
 fn pipeline_row(
-    out: &mut String,
+    table: &mut Table,
     scenario: ScenarioId,
     param: &str,
     runs: &[&PipelineRun],
@@ -480,24 +502,35 @@ fn pipeline_row(
             }
         })
         .collect();
-    let _ = writeln!(
-        out,
-        "| {scenario} | {} | {} | - | {} | {} |",
-        if param.is_empty() { "-" } else { param },
+    let mut row = vec![
+        scenario.as_str().to_owned(),
+        (if param.is_empty() { "-" } else { param }).to_owned(),
         Headline::Correctness.column(),
-        cells.join(" | "),
-        pipeline_reading(&measured),
-    );
+        "-".to_owned(),
+    ];
+    row.extend(cells);
+    row.push(pipeline_reading(&measured));
+    table.push(row);
 }
 
 /// The verdict section of `summary.md`: a heading, then [`render_verdict_body`]. Empty
 /// where the results hold no cell.
 pub fn render_verdict(results: &Results) -> String {
-    let body = render_verdict_body(results);
-    if body.is_empty() {
-        return String::new();
-    }
-    format!("## Verdict\n\n{body}\n")
+    let mut doc = Document::default();
+    section(&mut doc, results);
+    doc.markdown()
+}
+
+/// Appends the verdict section to `doc`: a heading, the intro, the table. Nothing where the
+/// results hold no cell.
+pub(super) fn section(doc: &mut Document, results: &Results) {
+    let Some((intro, table)) = verdict(results) else { return };
+    doc.heading(2, "Verdict");
+    doc.blank();
+    doc.paragraph(intro);
+    doc.blank();
+    doc.table(table);
+    doc.blank();
 }
 
 #[cfg(test)]

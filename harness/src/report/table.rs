@@ -1,0 +1,380 @@
+//! One table model for every report: the data of a table (caption, columns with their
+//! alignment, rows of cells, footnotes) apart from its markup, and three emitters of it,
+//! as hyperfine's `MarkupExporter` writes one result table as Markdown, AsciiDoc or
+//! Org-mode.
+//!
+//! - [`Table::markdown`]: a GitHub pipe table, for `summary.md` and pull-request comments;
+//! - [`Table::text`]: columns padded to one width each, for a terminal;
+//! - [`Table::html`]: an escaped `<table>`, right-aligned columns with the `num` class.
+//!
+//! A cell is a run of spans, each plain, strong or code, so that emphasis is data: the
+//! Markdown emitter writes `**best**`, the HTML one `<strong>best</strong>`, the text one
+//! `best`.
+
+use std::fmt::Write as _;
+
+/// How a column's cells line up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Align {
+    /// Names and words.
+    Left,
+    /// Numbers, so that their digits line up.
+    Right,
+}
+
+/// How a span of a cell reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Style {
+    /// As it is.
+    Plain,
+    /// Emphasised: the best of a row, a failure.
+    Strong,
+    /// An identifier or a command, in a fixed-width font.
+    Code,
+}
+
+/// One cell: spans of text, each with its style.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Cell {
+    spans: Vec<(Style, String)>,
+}
+
+impl Cell {
+    /// A cell of plain text.
+    pub fn plain(text: impl Into<String>) -> Self {
+        Self::default().then(Style::Plain, text)
+    }
+
+    /// A cell of emphasised text.
+    pub fn strong(text: impl Into<String>) -> Self {
+        Self::default().then(Style::Strong, text)
+    }
+
+    /// `text`, emphasised where `strong`.
+    pub fn strong_if(text: impl Into<String>, strong: bool) -> Self {
+        if strong {
+            Self::strong(text)
+        } else {
+            Self::plain(text)
+        }
+    }
+
+    /// This cell followed by `text` in `style`.
+    #[must_use]
+    pub fn then(mut self, style: Style, text: impl Into<String>) -> Self {
+        self.spans.push((style, text.into()));
+        self
+    }
+
+    /// The text without any markup.
+    pub fn text(&self) -> String {
+        self.spans.iter().map(|(_, text)| text.as_str()).collect()
+    }
+
+    /// The cell as inline Markdown in a pipe table: a `|` is escaped so that it cannot end
+    /// the cell.
+    pub fn markdown(&self) -> String {
+        self.inline_markdown(true)
+    }
+
+    /// The spans as inline Markdown in running text, where a `|` is only a character.
+    pub fn prose_markdown(&self) -> String {
+        self.inline_markdown(false)
+    }
+
+    fn inline_markdown(&self, in_table: bool) -> String {
+        let mut out = String::new();
+        for (style, text) in &self.spans {
+            let text = if in_table { text.replace('|', "\\|") } else { text.clone() };
+            match style {
+                Style::Plain => out.push_str(&text),
+                Style::Strong => {
+                    let _ = write!(out, "**{text}**");
+                }
+                Style::Code => {
+                    let _ = write!(out, "`{text}`");
+                }
+            }
+        }
+        out
+    }
+
+    /// The cell as escaped inline HTML.
+    pub fn html(&self) -> String {
+        let mut out = String::new();
+        for (style, text) in &self.spans {
+            let text = escape(text);
+            match style {
+                Style::Plain => out.push_str(&text),
+                Style::Strong => {
+                    let _ = write!(out, "<strong>{text}</strong>");
+                }
+                Style::Code => {
+                    let _ = write!(out, "<code>{text}</code>");
+                }
+            }
+        }
+        out
+    }
+}
+
+impl From<String> for Cell {
+    fn from(text: String) -> Self {
+        Self::plain(text)
+    }
+}
+
+impl From<&str> for Cell {
+    fn from(text: &str) -> Self {
+        Self::plain(text)
+    }
+}
+
+/// A column: its header and how its cells line up.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Column {
+    /// The header; a table whose headers are all empty has no header row in text.
+    pub header: String,
+    /// How the header and the cells line up.
+    pub align: Align,
+}
+
+/// A table's data; the emitters turn it into markup.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Table {
+    /// A line that names the table, written above it (`<caption>` in HTML).
+    pub caption: Option<String>,
+    /// The columns, left to right.
+    pub columns: Vec<Column>,
+    /// The rows; a row shorter than the columns leaves the rest empty.
+    pub rows: Vec<Vec<Cell>>,
+    /// Lines written under the table, each a note on how to read it.
+    pub footnotes: Vec<String>,
+}
+
+impl Table {
+    /// A table with these columns and no rows yet.
+    pub fn new(columns: impl IntoIterator<Item = (impl Into<String>, Align)>) -> Self {
+        let columns = columns
+            .into_iter()
+            .map(|(header, align)| Column { header: header.into(), align })
+            .collect();
+        Self { columns, ..Self::default() }
+    }
+
+    /// Adds a column to the right.
+    #[must_use]
+    pub fn column(mut self, header: impl Into<String>, align: Align) -> Self {
+        self.columns.push(Column { header: header.into(), align });
+        self
+    }
+
+    /// Names the table.
+    #[must_use]
+    pub fn with_caption(mut self, caption: impl Into<String>) -> Self {
+        self.caption = Some(caption.into());
+        self
+    }
+
+    /// Appends a row.
+    pub fn push<C: Into<Cell>>(&mut self, row: impl IntoIterator<Item = C>) {
+        self.rows.push(row.into_iter().map(Into::into).collect());
+    }
+
+    /// Whether the table has no rows.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// A GitHub pipe table: the caption and a blank line above it, the header, the
+    /// alignment row (`---`, or `---:` for a right-aligned column), one line per row, then
+    /// each footnote after a blank line. An empty cell is written `| |`.
+    pub fn markdown(&self) -> String {
+        let mut out = String::new();
+        if let Some(caption) = &self.caption {
+            let _ = writeln!(out, "{caption}\n");
+        }
+        let line = |out: &mut String, cells: &mut dyn Iterator<Item = String>| {
+            out.push('|');
+            for cell in cells {
+                if cell.is_empty() {
+                    out.push_str(" |");
+                } else {
+                    let _ = write!(out, " {cell} |");
+                }
+            }
+            out.push('\n');
+        };
+        line(&mut out, &mut self.columns.iter().map(|column| column.header.replace('|', "\\|")));
+        out.push('|');
+        for column in &self.columns {
+            out.push_str(match column.align {
+                Align::Left => "---|",
+                Align::Right => "---:|",
+            });
+        }
+        out.push('\n');
+        for row in &self.rows {
+            line(&mut out, &mut self.cells(row).map(Cell::markdown));
+        }
+        for footnote in &self.footnotes {
+            let _ = writeln!(out, "\n{footnote}");
+        }
+        out
+    }
+
+    /// Columns padded to one width each (in characters), two spaces apart, every line
+    /// starting with `indent` and without trailing spaces; the header row first unless
+    /// every header is empty. The caption goes above, the footnotes below, unindented.
+    pub fn text(&self, indent: &str) -> String {
+        let header: Vec<Cell> =
+            self.columns.iter().map(|column| Cell::plain(column.header.as_str())).collect();
+        let with_header = self.columns.iter().any(|column| !column.header.is_empty());
+        let lines: Vec<Vec<String>> = with_header
+            .then_some(&header)
+            .into_iter()
+            .chain(&self.rows)
+            .map(|row| self.cells(row).map(Cell::text).collect())
+            .collect();
+        let widths: Vec<usize> = (0..self.columns.len())
+            .map(|i| lines.iter().map(|line| line[i].chars().count()).max().unwrap_or(0))
+            .collect();
+        let mut out = String::new();
+        if let Some(caption) = &self.caption {
+            let _ = writeln!(out, "{caption}");
+        }
+        for cells in &lines {
+            let mut line = indent.to_owned();
+            for (i, (cell, column)) in cells.iter().zip(&self.columns).enumerate() {
+                if i > 0 {
+                    line.push_str("  ");
+                }
+                let pad = " ".repeat(widths[i] - cell.chars().count());
+                match column.align {
+                    Align::Left => {
+                        line.push_str(cell);
+                        line.push_str(&pad);
+                    }
+                    Align::Right => {
+                        line.push_str(&pad);
+                        line.push_str(cell);
+                    }
+                }
+            }
+            out.push_str(line.trim_end());
+            out.push('\n');
+        }
+        for footnote in &self.footnotes {
+            let _ = writeln!(out, "{footnote}");
+        }
+        out
+    }
+
+    /// An escaped HTML table: `<caption>`, a header row in `<thead>`, the rows in `<tbody>`
+    /// (a right-aligned column's cells with `class="num"`), the footnotes in `<tfoot>`.
+    pub fn html(&self) -> String {
+        let mut out = String::from("<table>\n");
+        if let Some(caption) = &self.caption {
+            let _ = writeln!(out, "<caption>{}</caption>", escape(caption));
+        }
+        out.push_str("<thead><tr>");
+        for column in &self.columns {
+            let _ = write!(out, "<th>{}</th>", escape(&column.header));
+        }
+        out.push_str("</tr></thead>\n<tbody>\n");
+        for row in &self.rows {
+            out.push_str("<tr>");
+            for (cell, column) in self.cells(row).zip(&self.columns) {
+                let class = if column.align == Align::Right { " class=\"num\"" } else { "" };
+                let _ = write!(out, "<td{class}>{}</td>", cell.html());
+            }
+            out.push_str("</tr>\n");
+        }
+        out.push_str("</tbody>\n");
+        if !self.footnotes.is_empty() {
+            out.push_str("<tfoot>\n");
+            for footnote in &self.footnotes {
+                let _ = writeln!(
+                    out,
+                    "<tr><td colspan=\"{}\">{}</td></tr>",
+                    self.columns.len(),
+                    escape(footnote)
+                );
+            }
+            out.push_str("</tfoot>\n");
+        }
+        out.push_str("</table>\n");
+        out
+    }
+
+    /// A row's cells, one per column: missing ones empty, extra ones dropped.
+    fn cells<'a>(&'a self, row: &'a [Cell]) -> impl Iterator<Item = &'a Cell> {
+        const EMPTY: &Cell = &Cell { spans: Vec::new() };
+        (0..self.columns.len()).map(move |i| row.get(i).unwrap_or(EMPTY))
+    }
+}
+
+/// `&`, `<`, `>` and `"` as entities.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Table {
+        let mut table = Table::new([("strategy", Align::Left), ("p99", Align::Right)]);
+        table.push([Cell::plain("a<b"), Cell::strong("1 ms")]);
+        table.push([Cell::plain("long-name"), Cell::plain("12 ms / ").then(Style::Code, "x|y")]);
+        table
+    }
+
+    #[test]
+    fn markdown_is_a_pipe_table_with_alignment() {
+        assert_eq!(
+            sample().markdown(),
+            "| strategy | p99 |\n|---|---:|\n| a<b | **1 ms** |\n| long-name | 12 ms / `x\\|y` |\n"
+        );
+        let mut empty = Table::new([("", Align::Left), ("rule", Align::Left)]);
+        empty.push(["ok"]);
+        assert_eq!(empty.markdown(), "| | rule |\n|---|---|\n| ok | |\n");
+    }
+
+    #[test]
+    fn text_pads_columns_and_drops_markup() {
+        assert_eq!(
+            sample().text("  "),
+            "  strategy           p99\n  a<b               1 ms\n  long-name  12 ms / x|y\n"
+        );
+        let mut bare = Table::new([("", Align::Left), ("", Align::Right)]);
+        bare.push(["a", "1"]);
+        bare.push(["long", "100"]);
+        assert_eq!(bare.text(""), "a       1\nlong  100\n");
+    }
+
+    #[test]
+    fn html_escapes_and_marks_numeric_columns() {
+        let mut table = sample().with_caption("T & U");
+        table.footnotes.push("n <1>".into());
+        let html = table.html();
+        assert!(html.contains("<caption>T &amp; U</caption>"), "{html}");
+        assert!(html.contains("<thead><tr><th>strategy</th><th>p99</th></tr></thead>"), "{html}");
+        assert!(
+            html.contains("<tr><td>a&lt;b</td><td class=\"num\"><strong>1 ms</strong></td></tr>"),
+            "{html}"
+        );
+        assert!(html.contains("<code>x|y</code>"), "{html}");
+        assert!(html.contains("<tfoot>\n<tr><td colspan=\"2\">n &lt;1&gt;</td></tr>"), "{html}");
+    }
+}
