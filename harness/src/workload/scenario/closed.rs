@@ -117,11 +117,23 @@ fn uniform(
     _: f64,
     workload: &mut Workload,
 ) {
+    random_spins(spec, sizes, rng, workload, |_| 0);
+}
+
+/// `--messages` spins on keys drawn uniformly at random, each key of the aggregate type
+/// `type_of` gives it.
+fn random_spins(
+    spec: &WorkloadSpec,
+    sizes: &Sizes,
+    rng: &mut ChaCha8Rng,
+    workload: &mut Workload,
+    type_of: impl Fn(usize) -> u32,
+) {
     let spin = Job::Spin { ns: sizes.spin_ns };
     let mut seqs = vec![0; spec.keys];
     for _ in 0..sizes.messages {
         let id = rng.gen_range(0..spec.keys);
-        workload.push(&mut seqs, 0, id, 0, spin);
+        workload.push(&mut seqs, type_of(id), id, 0, spin);
     }
 }
 
@@ -146,12 +158,7 @@ fn many_types(
     _: f64,
     workload: &mut Workload,
 ) {
-    let spin = Job::Spin { ns: sizes.spin_ns };
-    let mut seqs = vec![0; spec.keys];
-    for _ in 0..sizes.messages {
-        let id = rng.gen_range(0..spec.keys);
-        workload.push(&mut seqs, (id / sizes.keys_per_type) as u32, id, 0, spin);
-    }
+    random_spins(spec, sizes, rng, workload, |id| (id / sizes.keys_per_type) as u32);
 }
 
 fn stateful(

@@ -18,14 +18,7 @@ pub(super) const CONFLICT_BACKOFF: ScenarioSpec = ScenarioSpec {
     id: "conflict-backoff",
     description: "1% of keys fail a version check twice and back off (pending 10 ms, 20 ms): \
                   head-of-line blocking",
-    kind: Kind::Measured(Generator {
-        arrivals: Arrivals::Paced,
-        loads_of_saturation: false,
-        workloads: small_keys,
-        messages: |_, sizes| sizes.paced_messages,
-        expected_work: conflict_work,
-        generate: conflict_backoff,
-    }),
+    kind: Kind::Measured(PACED_SMALL_KEYS),
     handlers: Handlers::Wait,
     // Backoffs of a few keys: how long the untroubled keys wait behind them.
     headline: Headline::BystanderP99,
