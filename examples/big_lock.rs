@@ -24,7 +24,7 @@ use std::task::{Context, Wake, Waker};
 use std::thread::{self, JoinHandle, Thread};
 use std::time::Duration;
 
-use strategies::engine::{Core, Engine};
+use strategies::engine::{Core, Engine, Held};
 use strategies::{conformance, Descriptor, Design, Family, Key, Message, Threads};
 
 /// The id the suite, the results and the charts know the design by.
@@ -77,7 +77,10 @@ impl Shared {
             let message = mailbox.queued.pop_front().expect("a runnable key has a message");
             mailbox.busy = true;
             drop(state);
-            self.run(&message);
+            // The message's window credit is held until its mailbox is retired (or handed
+            // back), so that `drain` never returns while the mailbox is still live.
+            let mut held = self.core.hold(key);
+            self.run(&message, &mut held);
             state = self.lock();
             let mailbox = state.mailboxes.get_mut(&key).expect("a busy key keeps its mailbox");
             mailbox.busy = false;
@@ -86,17 +89,23 @@ impl Shared {
             } else {
                 state.runnable.push_back(key);
             }
+            // Outside the lock: a returned credit may admit a queued message, which
+            // dispatches (and takes the lock).
+            drop(state);
+            held.release();
+            state = self.lock();
         }
     }
 
-    /// Runs one message on this thread, blocking it through the message's wait.
-    fn run(&self, message: &Message) {
-        let Some(mut step) = self.core.start(message) else { return };
+    /// Runs one message on this thread, blocking it through the message's wait; its credit
+    /// stays in `held`.
+    fn run(&self, message: &Message, held: &mut Held<'_>) {
+        let Some(mut step) = self.core.start_holding(message, held) else { return };
         let waker = Waker::from(Arc::new(Unpark(thread::current())));
         let mut cx = Context::from_waker(&waker);
-        while self.core.poll(message.key, &mut step, &mut cx).is_pending() {
+        while self.core.poll_holding(&mut step, &mut cx, held).is_pending() {
             if self.core.is_forced() {
-                self.core.abandon(message.key, step);
+                self.core.abandon_holding(step, held);
                 return;
             }
             thread::park_timeout(FORCED_POLL);

@@ -8,7 +8,17 @@
 //! message with [`Core::start`]; if it returns a pending step, poll it with [`Core::poll`]
 //! when its waker fires, until it is ready. A forced close raises [`Core::is_forced`]:
 //! [`Engine::sweep`] then hands the messages still queued to [`Core::discard`] and the
-//! stored pending steps to [`Core::abandon`]. Then register it:
+//! stored pending steps to [`Core::abandon`].
+//!
+//! An engine with per-key mailboxes that retires a mailbox once its last message ends runs
+//! a turn with [`Core::hold`]: [`Core::start_holding`], [`Core::poll_holding`] and
+//! [`Core::abandon_holding`] keep an ended message's window credit in the [`Held`] until
+//! [`Held::release`] (or its drop). Retire the emptied mailbox first, then release: `drain`
+//! then never returns while a mailbox is still live (the contract suite's `mailboxes`
+//! check), as in the built-in mailbox designs. Release outside the engine's own locks: a
+//! returned credit may admit a queued message, which is dispatched at once.
+//!
+//! Then register it:
 //!
 //! ```
 //! # use strategies::engine::{Core, Engine};
@@ -53,7 +63,7 @@ use std::sync::Arc;
 
 use crate::events::EventSet;
 use crate::executor::Executor;
-pub use crate::executor::{Core, Engine};
+pub use crate::executor::{Core, Engine, Held};
 use crate::{ConfigError, Handler, Strategy, StrategyConfig, WindowScope};
 
 /// Builds engine `E` on the shared window and close protocol, reporting `id`; its windows

@@ -252,7 +252,7 @@ impl Core {
     /// until [`Held::release`] (or the drop of `held`): a runner returns the credit of a
     /// key's last message only after it retired the emptied mailbox, so that `drain` never
     /// returns while a mailbox is still live.
-    pub(crate) fn start_holding(&self, message: &Message, held: &mut Held<'_>) -> Option<Pending> {
+    pub fn start_holding(&self, message: &Message, held: &mut Held<'_>) -> Option<Pending> {
         debug_assert_eq!(message.key, held.key, "credits are held for one key");
         if self.is_forced() {
             self.discard(message.key, 1);
@@ -293,7 +293,7 @@ impl Core {
 
     /// [`Core::poll`], keeping the credit of a step that ends in `held` (see
     /// [`Core::start_holding`]).
-    pub(crate) fn poll_holding(
+    pub fn poll_holding(
         &self,
         step: &mut Pending,
         cx: &mut Context<'_>,
@@ -332,7 +332,7 @@ impl Core {
 
     /// An empty set of held window credits of messages of `key` (see
     /// [`Core::start_holding`]).
-    pub(crate) fn hold(&self, key: Key) -> Held<'_> {
+    pub fn hold(&self, key: Key) -> Held<'_> {
         Held { core: self, key, credits: 0 }
     }
 
@@ -376,7 +376,7 @@ impl Core {
     }
 
     /// [`Core::abandon`], keeping the window credit in `held` (see [`Core::start_holding`]).
-    pub(crate) fn abandon_holding(&self, step: Pending, held: &mut Held<'_>) {
+    pub fn abandon_holding(&self, step: Pending, held: &mut Held<'_>) {
         self.abandoned.fetch_add(1, Ordering::Relaxed);
         held.credits += 1;
         drop_contained(step);
@@ -405,7 +405,7 @@ fn drop_contained(step: Pending) {
 /// returned by [`Held::release`], and at the latest when dropped (also while unwinding, so
 /// a panic escaping a runner cannot leak them).
 #[derive(Debug)]
-pub(crate) struct Held<'a> {
+pub struct Held<'a> {
     core: &'a Core,
     /// The key whose messages' credits these are (one window).
     key: Key,
@@ -415,7 +415,7 @@ pub(crate) struct Held<'a> {
 impl Held<'_> {
     /// Returns every held credit to the window now.
     #[inline]
-    pub(crate) fn release(&mut self) {
+    pub fn release(&mut self) {
         while self.credits > 0 {
             self.credits -= 1;
             self.core.finish(self.key);
