@@ -21,6 +21,18 @@ fn pinned(name: &str) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
+/// The standard output of a command that must have exited 0 (its output shown if not).
+fn succeeded(output: &std::process::Output) -> String {
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout
+}
+
 /// The cells `keyed-bench run --dry-run ARGS` lists: `scenario param strategy | what`, with
 /// `what` the repetitions (and breakdown) or `skipped`, the estimate left out.
 fn planned_cells(args: &[&str]) -> Vec<String> {
@@ -29,14 +41,7 @@ fn planned_cells(args: &[&str]) -> Vec<String> {
         .args(args)
         .output()
         .expect("the binary runs");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{stdout}{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    stdout
+    succeeded(&output)
         .lines()
         // A cell's line ends with its estimate (`, ~0.20 s`) or its skip.
         .filter(|line| line.contains(", ~") || line.contains(" skipped: "))
@@ -105,13 +110,7 @@ fn a_dry_run_and_its_cell_count_generate_no_workload() {
         .args(["run", "--dry-run", "--messages", "100000000", "--scenario", "uniform,zipf"])
         .output()
         .expect("sh runs");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{stdout}{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let stdout = succeeded(&output);
     assert!(stdout.contains("18 cells: 18 to run, 0 skipped"), "{stdout}");
 }
 

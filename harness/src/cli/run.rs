@@ -357,7 +357,7 @@ pub fn render_cells(config: &RunConfig, cells: &[Cell]) -> String {
          holds on any machine; the per-cell part moves with its cores and speed\n",
         PIPELINE_RECORD_S * 1e6
     ));
-    if config.scenarios.iter().any(|s| s.generator().is_some_and(|g| g.loads_of_saturation)) {
+    if config.scenarios.iter().any(|s| s.loads_of_saturation()) {
         out.push_str(&format!(
             "open-loop's rates assume the reference run's saturation, {REFERENCE_SATURATION_PER_WORKER:.0} \
              msg/s per counted worker; a run measures it first\n"

@@ -153,10 +153,7 @@ pub fn run_suite_with(
     let created = now_rfc3339();
     let instruments = Instruments::with_timer_threads(config.timer_threads);
     let mut notes = Vec::new();
-    let loads_of_saturation = config
-        .scenarios
-        .iter()
-        .any(|scenario| scenario.generator().is_some_and(|g| g.loads_of_saturation));
+    let loads_of_saturation = config.scenarios.iter().any(|s| s.loads_of_saturation());
     if loads_of_saturation {
         notes.push(format!(
             "open-loop saturation counts {} worker(s): min(workers, cores - 1), since the \

@@ -99,8 +99,11 @@ impl<'r> Runner<'r> {
         if self.workload.as_ref().map(|(held, _)| *held) != Some(workload) {
             // The last one is dropped first: a run holds one workload at a time.
             self.workload = None;
-            let loads = cell.scenario.generator().is_some_and(|g| g.loads_of_saturation);
-            let saturation = if loads { self.saturation_at(&at.config, progress)? } else { 1.0 };
+            let saturation = if cell.scenario.loads_of_saturation() {
+                self.saturation_at(&at.config, progress)?
+            } else {
+                1.0
+            };
             let spec = &self.plan.workloads[workload];
             let mut generated = spec.generate(&at.config.sizes, at.config.seed, saturation);
             generated.param = cell.key.full_param();

@@ -204,6 +204,14 @@ impl ScenarioId {
         }
     }
 
+    /// Whether its open-loop rates are fractions of a saturation rate the run measures.
+    pub const fn loads_of_saturation(self) -> bool {
+        match self.generator() {
+            Some(generator) => generator.loads_of_saturation,
+            None => false,
+        }
+    }
+
     /// Whether it is an end-to-end pipeline scenario: a log consumed into a projection
     /// (`pipeline::scenario`), not a workload of messages.
     pub const fn is_pipeline(self) -> bool {

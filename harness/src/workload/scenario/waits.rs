@@ -18,14 +18,7 @@ pub(super) const ASYNC_IO: ScenarioSpec = ScenarioSpec {
     id: "async-io",
     description: "random 0-5 ms pending (non-blocking) handlers, window 100, by key count: what \
                   waits cost per key",
-    kind: Kind::Measured(Generator {
-        arrivals: Arrivals::Closed,
-        loads_of_saturation: false,
-        workloads: |id, sizes| WorkloadSpec::by_keys(id, &sizes.async_keys),
-        messages: |_, sizes| sizes.async_messages,
-        expected_work: |spec, sizes, _| async_work(spec, sizes, false),
-        generate: |spec, sizes, rng, _, workload| fill_async(spec, sizes, rng, workload, false),
-    }),
+    kind: Kind::Measured(ROUND_ROBIN_WAITS),
     handlers: Handlers::Wait,
     // Non-blocking waits by key count: how close to the ideal bound the run finishes.
     headline: Headline::Efficiency,
@@ -42,12 +35,10 @@ pub(super) const ASYNC_IO_ZIPF: ScenarioSpec = ScenarioSpec {
     description: "async-io with Zipf keys (s = 1.1 over 200 keys): what per-key order costs \
                   under skewed keys",
     kind: Kind::Measured(Generator {
-        arrivals: Arrivals::Closed,
-        loads_of_saturation: false,
         workloads: |id, sizes| WorkloadSpec::by_keys(id, &sizes.async_zipf_keys),
-        messages: |_, sizes| sizes.async_messages,
         expected_work: |spec, sizes, _| async_work(spec, sizes, true),
         generate: |spec, sizes, rng, _, workload| fill_async(spec, sizes, rng, workload, true),
+        ..ROUND_ROBIN_WAITS
     }),
     // The same under skewed keys.
     stream: 8,
@@ -75,6 +66,17 @@ pub(super) const PARALLEL_CONSUMER: ScenarioSpec = ScenarioSpec {
     window: Some(|sizes| sizes.pc_window),
     note: Some(parallel_consumer_note),
     ..ASYNC_IO
+};
+
+/// async-io's generator: `--async-messages` waits over each of `--async-keys`,
+/// round-robin; async-io-zipf's draws its keys by Zipf instead.
+const ROUND_ROBIN_WAITS: Generator = Generator {
+    arrivals: Arrivals::Closed,
+    loads_of_saturation: false,
+    workloads: |id, sizes| WorkloadSpec::by_keys(id, &sizes.async_keys),
+    messages: |_, sizes| sizes.async_messages,
+    expected_work: |spec, sizes, _| async_work(spec, sizes, false),
+    generate: |spec, sizes, rng, _, workload| fill_async(spec, sizes, rng, workload, false),
 };
 
 /// The work of an async-io workload, its keys drawn by Zipf or round-robin.
