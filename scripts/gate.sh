@@ -12,9 +12,12 @@ if [[ "${1:-}" == "--format" ]]; then
 fi
 out="${GATE_OUT:-target/gate-run}"
 cargo build --release --quiet --locked
-mkdir -p "$out"
-if ! ./target/release/keyed-bench run --quick --out "$out" "$@" > /dev/null 2> "$out/run.log"; then
-  cat "$out/run.log" >&2
+# The run's log lies beside its folder: the suite refuses a folder holding files it did not
+# write.
+log="${out%/}.log"
+mkdir -p "$(dirname "$out")"
+if ! ./target/release/keyed-bench run --quick --out "$out" "$@" > /dev/null 2> "$log"; then
+  cat "$log" >&2
   exit 1 # the suite itself failed: a real failure, not bad input
 fi
 ./target/release/keyed-bench gate --results "$out/results.json" --format "$format"

@@ -29,7 +29,7 @@ use harness::report::html::{plot_and_report, PlotConfig};
 use harness::results::fs::write_atomically;
 use harness::results::Results;
 use harness::soak::{run_soak, SoakConfig};
-use harness::suite::{check_output, remeasure, run_suite_with, Control, StopSignal, SuiteError};
+use harness::suite::{check_output, remeasure, run_suite_with, Control, Start, StopSignal};
 
 /// Benchmark suite for executors of per-aggregate ordered messages.
 ///
@@ -133,7 +133,8 @@ fn run(args: RunArgs) -> Result<Done, Stop> {
         },
     };
     if dry_run {
-        check_output(&config.out).map_err(bad_input)?;
+        let start = Start::of(config.overwrite, earlier.is_some());
+        check_output(&config.out, start).map_err(bad_input)?;
         let text = match &earlier {
             Some(earlier) => render_cells(&config, &remaining(&config, earlier)),
             None => render_plan(&config),
@@ -144,13 +145,13 @@ fn run(args: RunArgs) -> Result<Done, Stop> {
     signals::stop_on_signals(Arc::clone(&stop), &config.out)
         .map_err(|error| Stop::Failed(Error::from(error).context("cannot handle signals")))?;
     let control = Control { stop: Some(&stop), earlier };
-    let outcome =
-        run_suite_with(&config, &mut Progress::default(), control).map_err(
-            |error| match error {
-                SuiteError::Write { .. } | SuiteError::NotPlanned { .. } => bad_input(error),
-                error => Stop::Failed(error.into()),
-            },
-        )?;
+    let outcome = run_suite_with(&config, &mut Progress::default(), control).map_err(|error| {
+        if error.is_bad_input() {
+            bad_input(error)
+        } else {
+            Stop::Failed(error.into())
+        }
+    })?;
     let results = config.out.join("results.json");
     let (saves, save_s) = outcome.saves;
     let saved = format!(

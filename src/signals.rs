@@ -6,6 +6,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
+pub use harness::suite::resume_hint;
 use harness::suite::StopSignal;
 use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
@@ -28,11 +29,6 @@ pub fn status(name: &str) -> u8 {
 pub fn say(line: &str) {
     use std::io::Write as _;
     let _ = writeln!(std::io::stderr().lock(), "{line}");
-}
-
-/// How to go on with the run whose output folder is `out`.
-pub fn resume_hint(out: &Path) -> String {
-    format!("resume with: keyed-bench run --resume {}", out.display())
 }
 
 /// Raises `stop` on the first SIGINT or SIGTERM and ends the process on the second, from a

@@ -176,10 +176,11 @@ pub fn main_with(config: &RunConfig) -> ExitCode {
         }
         Err(error) => {
             eprintln!("error: {}", chain(&error));
-            let bad_input = matches!(
-                error,
-                BenchError::Setting(_) | BenchError::Suite(SuiteError::Write { .. })
-            );
+            let bad_input = match &error {
+                BenchError::Setting(_) => true,
+                BenchError::Suite(error) => error.is_bad_input(),
+                _ => false,
+            };
             ExitCode::from(if bad_input { 2 } else { 1 })
         }
     }

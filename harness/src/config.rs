@@ -52,6 +52,9 @@ pub struct RunConfig {
     pub seed: u64,
     /// Output folder.
     pub out: PathBuf,
+    /// Whether a fresh run may replace an incomplete run in `out`, or write beside files
+    /// the suite did not write there (`--overwrite`).
+    pub overwrite: bool,
     /// Workload sizes.
     pub sizes: Sizes,
     /// The command line, for the results' meta.
@@ -162,6 +165,7 @@ impl RunConfig {
             quick: meta.quick,
             seed: meta.seed,
             out: PathBuf::new(),
+            overwrite: false,
             sizes,
             command: meta.command.clone(),
         };
@@ -245,6 +249,7 @@ mod tests {
             quick: true,
             seed: 1,
             out: PathBuf::from("unused"),
+            overwrite: false,
             sizes: Sizes::quick(),
             command: String::new(),
         }

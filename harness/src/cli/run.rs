@@ -106,9 +106,15 @@ pub struct RunArgs {
     /// Workload seed: the same seed gives every strategy the same messages.
     #[arg(long, help_heading = "Run control", default_value_t = 42)]
     pub seed: u64,
-    /// Output folder (created if missing; must not be a file).
+    /// Output folder (created if missing; must not be a file). One run at a time writes
+    /// there; a complete earlier run of the suite's own files is replaced, an incomplete
+    /// one or others' files are refused (see --overwrite).
     #[arg(long, help_heading = "Run control", default_value = "results/latest")]
     pub out: PathBuf,
+    /// Start afresh in an output folder that holds an incomplete run (its cells are lost)
+    /// or files the suite did not write (kept: only the suite's own files are replaced).
+    #[arg(long, help_heading = "Run control", conflicts_with = "resume")]
+    pub overwrite: bool,
 
     /// Every workload size.
     #[command(flatten)]
@@ -263,6 +269,7 @@ impl TryFrom<(RunArgs, String)> for RunConfig {
             quick: args.quick,
             seed: args.seed,
             out: args.out,
+            overwrite: args.overwrite,
             sizes,
             command,
         };

@@ -8,9 +8,10 @@
 //!    [`WorkloadSpec`](crate::workload::WorkloadSpec), no message yet), its settings, why it
 //!    is skipped and its expected cost. Counting cells (`--max-cells`), `--dry-run` and the
 //!    progress estimate stop here: nothing is generated.
-//! 2. **Prepare** ([`output`]): the output folder is created and checked writable before
-//!    anything is measured; a fresh run removes what an earlier run wrote there, a resumed
-//!    one keeps it. The run's calibrations follow (the recorder's cost, open-loop's
+//! 2. **Prepare** ([`output`]): the run takes the output folder's lock (one run per
+//!    folder), then creates it and checks it writable before anything is measured; a fresh
+//!    run removes what an earlier run wrote there (refusing to destroy an incomplete run or
+//!    to write among others' files unless told to overwrite), a resumed one keeps it. The run's calibrations follow (the recorder's cost, open-loop's
 //!    saturation), unless a resumed file records them.
 //! 3. **Run** (`run.rs`): the plan's cells in order. A workload is generated when the first
 //!    of its cells runs, and dropped when the next one is needed; a pipeline scenario's
@@ -40,7 +41,7 @@ use crate::measure::runner::{recorder_overhead_ns, Instruments, RunError};
 use crate::results::Results;
 use ledger::Ledger;
 pub use meta::now_rfc3339;
-pub use output::{check_output, prepare_output, writable_output};
+pub use output::{check_output, prepare_output, resume_hint, OutputLock, Start};
 pub use plan::{
     plan, skip_reason, Cell, Plan, ScenarioPoint, CELL_OVERHEAD_S, PIPELINE_RECORD_S,
     REFERENCE_SATURATION_PER_WORKER,
@@ -91,6 +92,22 @@ pub enum SuiteError {
         /// Why.
         source: std::io::Error,
     },
+    /// Another run holds the output folder's lock.
+    #[error(
+        "{out} is in use by another run ({holder}); wait for it to end, or give another --out"
+    )]
+    Locked {
+        /// The output folder.
+        out: String,
+        /// Who holds it, as its lock file says.
+        holder: String,
+    },
+    /// A fresh run would destroy work in its output folder ([`output::check_output`]).
+    #[error("{why}")]
+    Occupied {
+        /// What the folder holds, and what to do.
+        why: String,
+    },
     /// The earlier results a run was to complete hold cells it does not plan (another
     /// run's).
     #[error("the earlier results hold cells this run does not plan: {}", cells.join(", "))]
@@ -98,6 +115,20 @@ pub enum SuiteError {
         /// The cells, `scenario [param] strategy`.
         cells: Vec<String>,
     },
+}
+
+impl SuiteError {
+    /// Whether the error is the user's to fix before running again (the output folder,
+    /// the earlier results), not a failure of a measurement: exit 2, not 1.
+    pub fn is_bad_input(&self) -> bool {
+        matches!(
+            self,
+            Self::Write { .. }
+                | Self::Locked { .. }
+                | Self::Occupied { .. }
+                | Self::NotPlanned { .. }
+        )
+    }
 }
 
 /// Runs the suite and writes its outputs, telling `progress` how it goes. Returns the
@@ -145,10 +176,11 @@ pub fn run_suite_with(
     control: Control<'_>,
 ) -> Result<Outcome, SuiteError> {
     let Control { stop, earlier } = control;
-    match earlier {
-        Some(_) => writable_output(&config.out)?,
-        None => prepare_output(&config.out)?,
+    let (_lock, taken_over) = OutputLock::take(&config.out, &config.command)?;
+    if let Some(note) = taken_over {
+        progress.note(&note);
     }
+    prepare_output(&config.out, Start::of(config.overwrite, earlier.is_some()))?;
     let suite_started = Instant::now();
     let created = now_rfc3339();
     let instruments = Instruments::with_timer_threads(config.timer_threads);
