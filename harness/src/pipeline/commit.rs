@@ -22,9 +22,11 @@
 //!    - `highest-completed`: the offset after the highest completed one. Unsafe: a crash
 //!      skips every incomplete record below it, for good.
 //! 5. Under `contiguous+metadata`, when the encoding would take more than 75% of the
-//!    metadata limit, [`PartitionProgress::needs_pause`] turns on and the consumer pauses
-//!    the partition until the gap closes (the contiguous offset moves up and the encoding
-//!    shrinks). Records already in flight may still complete; if the encoding then passes
+//!    metadata limit while the record at the gap (the contiguous offset) is in flight,
+//!    [`PartitionProgress::needs_pause`] turns on and the consumer pauses the partition
+//!    until the gap closes (the contiguous offset moves up and the encoding shrinks). A
+//!    record at the gap that has not been polled (a consumer resumed from full metadata
+//!    seeks to it) never pauses the partition: only a poll can start it. Records already in flight may still complete; if the encoding then passes
 //!    the limit itself, only the lowest completed offsets that fit are written, so a crash
 //!    redelivers the rest: more duplicates, never a skipped record.
 //!
@@ -246,10 +248,15 @@ impl PartitionProgress {
     }
 
     /// Whether the consumer should stop polling the partition: under `contiguous+metadata`,
-    /// the metadata would take more than 75% of the limit. Turns off again once the gap
-    /// closes enough; always off under the other policies.
+    /// the metadata would take more than 75% of the limit and the record at the gap (the
+    /// contiguous offset) is in flight, so that the gap can close without another poll.
+    /// Turns off again once the gap closes enough, and whenever the record at the gap has
+    /// not been polled yet (a consumer resumed from full metadata, or one whose gap moved
+    /// up to a record it has not reached): pausing then would wait for ever on a record
+    /// that only a poll can start. Always off under the other policies.
     pub fn needs_pause(&self) -> bool {
         self.policy == CommitPolicy::ContiguousMetadata
+            && self.in_flight.contains(&self.contiguous)
             && self.limit.past_pause_threshold(self.encoded_len())
     }
 
@@ -500,6 +507,33 @@ mod tests {
             plain.completed(offset);
         }
         assert!(!plain.needs_pause());
+    }
+
+    #[test]
+    fn a_consumer_resumed_from_full_metadata_polls_its_gap_before_it_pauses() {
+        let limit = MetadataLimit::new(16).unwrap();
+        let mut before =
+            PartitionProgress::resume(None, CommitPolicy::ContiguousMetadata, limit).unwrap();
+        for offset in 0..=100 {
+            before.polled(offset);
+        }
+        for offset in (2..=90).step_by(2) {
+            before.completed(offset);
+        }
+        assert!(before.needs_pause());
+        // A crash: the new consumer starts from the commit, the gap at offset 0 unpolled.
+        let commit = before.commit();
+        let mut after =
+            PartitionProgress::resume(Some(&commit), CommitPolicy::ContiguousMetadata, limit)
+                .unwrap();
+        assert_eq!(after.resume_offset(), 0);
+        assert!(!after.needs_pause(), "paused before the record at the gap was polled");
+        assert!(after.polled(0));
+        assert!(after.needs_pause(), "the gap is in flight: the metadata is still full");
+        after.completed(0);
+        // The gap moves up to offset 1, which this consumer has not polled yet.
+        assert_eq!(after.contiguous_offset(), 1);
+        assert!(!after.needs_pause());
     }
 
     #[test]

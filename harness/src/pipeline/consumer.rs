@@ -648,6 +648,7 @@ pub fn run_incarnation(
         ledger: Arc::clone(ledger),
     });
 
+    let mut pauses = Pauses::new(transport.as_ref(), member, &assigned, hold)?;
     let handler = {
         let shared = Arc::clone(&shared);
         move |message: &Message| handle(&shared, message)
@@ -674,7 +675,6 @@ pub fn run_incarnation(
             .unwrap_or_else(|error| panic!("cannot start the committer: {error}"))
     };
 
-    let mut pauses = Pauses::new(&assigned, hold);
     poll_loop(
         transport.as_ref(),
         member,
@@ -867,8 +867,18 @@ struct Pauses {
 }
 
 impl Pauses {
-    fn new(assigned: &[u32], hold: Option<Hold>) -> Self {
-        Self {
+    /// The pauses of an incarnation that starts with every assigned partition unpaused in
+    /// the transport, as a consumer that starts (after a crash, or a new assignment) does:
+    /// a pause left by the member's earlier incarnation would otherwise stand for ever,
+    /// since this one would never see a reason to lift it.
+    fn new(
+        transport: &EmbeddedTransport,
+        member: MemberId,
+        assigned: &[u32],
+        hold: Option<Hold>,
+    ) -> Result<Self, TransportError> {
+        transport.resume(member, assigned)?;
+        Ok(Self {
             partitions: assigned.to_vec(),
             paused: vec![false; assigned.len()],
             hold,
@@ -876,7 +886,7 @@ impl Pauses {
             held: Duration::ZERO,
             failing_since: vec![None; assigned.len()],
             failure_pause: Duration::ZERO,
-        }
+        })
     }
 
     /// Pauses and resumes partitions as their reasons come and go.
