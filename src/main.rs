@@ -29,7 +29,9 @@ use harness::report::html::{plot_and_report, PlotConfig};
 use harness::results::fs::write_atomically;
 use harness::results::Results;
 use harness::soak::{run_soak, SoakConfig};
-use harness::suite::{check_output, remeasure, run_suite_with, Control, Start, StopSignal};
+use harness::suite::{
+    check_output, command_line, remeasure, run_suite_with, Control, Start, StopSignal,
+};
 
 /// Benchmark suite for executors of per-aggregate ordered messages.
 ///
@@ -121,7 +123,8 @@ fn main() -> ExitCode {
 }
 
 fn run(args: RunArgs) -> Result<Done, Stop> {
-    let command = std::env::args().collect::<Vec<_>>().join(" ");
+    let words: Vec<String> = std::env::args().collect();
+    let command = command_line(words.iter().map(String::as_str));
     let dry_run = args.dry_run;
     let (config, earlier) = match args.resume.clone() {
         None => (RunConfig::try_from((args, command)).map_err(bad_input)?, None),

@@ -35,7 +35,7 @@ use crate::config::{RunConfig, SettingError};
 use crate::gate::{run_gate, Format, GateConfig, DEFAULT_CONFIRM};
 use crate::progress::Progress;
 use crate::report::html::{plot_and_report, PlotConfig, ReportError};
-use crate::suite::{remeasure, run_suite, SuiteError};
+use crate::suite::{command_line, remeasure, run_suite, SuiteError};
 
 /// What [`run`] wrote and concluded.
 #[derive(Debug)]
@@ -133,7 +133,8 @@ pub fn config_from_command_line(default_out: Option<&Path>) -> RunConfig {
     if let (Some(out), false) = (default_out, given_out) {
         args.out = out.to_path_buf();
     }
-    let command = std::env::args().collect::<Vec<_>>().join(" ");
+    let words: Vec<String> = std::env::args().collect();
+    let command = command_line(words.iter().map(String::as_str));
     let config = RunConfig::try_from((args, command)).unwrap_or_else(|error| {
         eprintln!("error: {}", chain(&error));
         std::process::exit(2)

@@ -4,7 +4,10 @@
 
 use std::collections::HashMap;
 use std::io::IsTerminal;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use parking_lot::{Condvar, Mutex};
 
 use indicatif::{ProgressBar, ProgressState, ProgressStyle};
 
@@ -33,6 +36,77 @@ pub struct Progress {
     /// Expected cost of the finished cells, and of those left.
     done_cost_s: f64,
     left_cost_s: f64,
+    /// Off a terminal, the line that says a long cell is still running.
+    heartbeat: Option<Heartbeat>,
+}
+
+/// How often, at most, a run off a terminal stays silent: a cell running longer says so
+/// this often.
+pub const HEARTBEAT: Duration = Duration::from_secs(10);
+
+/// Off a terminal, where no bar ticks, a thread that prints a line whenever the cell in
+/// progress has run for another [`HEARTBEAT`] without one, so that a log read later (or a
+/// CI job's watchdog) sees a long cell working, not a silent process.
+#[derive(Debug)]
+struct Heartbeat {
+    state: Arc<(Mutex<Beat>, Condvar)>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+/// What the heartbeat thread knows: the cell in progress and since when, and when the last
+/// line of the run was printed.
+#[derive(Debug)]
+struct Beat {
+    cell: Option<(String, Instant)>,
+    last_line: Instant,
+    stop: bool,
+}
+
+impl Heartbeat {
+    /// Starts the thread: a line through `say` after every `interval` with no other line.
+    fn start(interval: Duration, say: impl Fn(&str) + Send + 'static) -> Self {
+        let beat = Beat { cell: None, last_line: Instant::now(), stop: false };
+        let state = Arc::new((Mutex::new(beat), Condvar::new()));
+        let shared = Arc::clone(&state);
+        let thread = std::thread::Builder::new()
+            .name("keyed-bench-heartbeat".into())
+            .spawn(move || {
+                let (beat, wake) = &*shared;
+                let mut beat = beat.lock();
+                while !beat.stop {
+                    let due = beat.last_line + interval;
+                    wake.wait_until(&mut beat, due);
+                    // Woken early (a line printed, a new cell, the end), or silent too long.
+                    if beat.stop || Instant::now() < beat.last_line + interval {
+                        continue;
+                    }
+                    if let Some((cell, since)) = &beat.cell {
+                        let running = clock(since.elapsed().as_secs_f64());
+                        say(&format!("{cell}: still running, {running} so far"));
+                    }
+                    beat.last_line = Instant::now();
+                }
+            })
+            .ok();
+        Self { state, thread }
+    }
+
+    /// A line was printed (the clock restarts); `cell` is the cell now in progress.
+    fn said(&self, cell: Option<String>) {
+        let mut beat = self.state.0.lock();
+        beat.last_line = Instant::now();
+        beat.cell = cell.map(|cell| (cell, Instant::now()));
+    }
+}
+
+impl Drop for Heartbeat {
+    fn drop(&mut self) {
+        self.state.0.lock().stop = true;
+        self.state.1.notify_all();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
 }
 
 /// A progress line on standard error; a failure to print (a reader of the pipe that a
@@ -101,6 +175,9 @@ impl Observer for Progress {
             bar.enable_steady_tick(Duration::from_secs(1));
             bar
         });
+        if self.bar.is_none() && self.heartbeat.is_none() {
+            self.heartbeat = Some(Heartbeat::start(HEARTBEAT, say));
+        }
     }
 
     fn note(&mut self, line: &str) {
@@ -114,6 +191,9 @@ impl Observer for Progress {
     fn starting(&mut self, cell: &Cell) {
         if let Some(bar) = &self.bar {
             bar.set_message(cell.key.to_string());
+        }
+        if let Some(heartbeat) = &self.heartbeat {
+            heartbeat.said(Some(cell.key.to_string()));
         }
     }
 
@@ -138,12 +218,16 @@ impl Observer for Progress {
                 clock(began.elapsed().as_secs_f64())
             )),
         }
+        if let Some(heartbeat) = &self.heartbeat {
+            heartbeat.said(None);
+        }
     }
 
     fn done(&mut self) {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }
+        self.heartbeat = None;
     }
 }
 
@@ -161,6 +245,25 @@ mod tests {
 
     fn args() -> RunArgs {
         RunArgs::defaults()
+    }
+
+    #[test]
+    fn off_a_terminal_a_long_cell_says_it_is_still_running() {
+        let lines = Arc::new(Mutex::new(Vec::<String>::new()));
+        let sink = Arc::clone(&lines);
+        let heartbeat = Heartbeat::start(Duration::from_millis(20), move |line: &str| {
+            sink.lock().push(line.to_owned());
+        });
+        heartbeat.said(Some("uniform inline".into()));
+        std::thread::sleep(Duration::from_millis(300));
+        heartbeat.said(None);
+        let between_cells = lines.lock().len();
+        assert!(between_cells >= 2, "{:?}", lines.lock());
+        assert!(lines.lock().iter().all(|line| line.starts_with("uniform inline: still running")));
+        // Between cells there is nothing to say.
+        std::thread::sleep(Duration::from_millis(100));
+        assert_eq!(lines.lock().len(), between_cells);
+        drop(heartbeat);
     }
 
     #[test]

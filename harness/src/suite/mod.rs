@@ -41,7 +41,7 @@ use crate::measure::runner::{recorder_overhead_ns, Instruments, RunError};
 use crate::results::Results;
 use ledger::Ledger;
 pub use meta::now_rfc3339;
-pub use output::{check_output, prepare_output, resume_hint, OutputLock, Start};
+pub use output::{check_output, command_line, prepare_output, resume_hint, OutputLock, Start};
 pub use plan::{
     plan, skip_reason, Cell, Plan, ScenarioPoint, CELL_OVERHEAD_S, PIPELINE_RECORD_S,
     REFERENCE_SATURATION_PER_WORKER,

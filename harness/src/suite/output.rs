@@ -149,9 +149,24 @@ fn refusal(out: &Path, contents: &Contents) -> Option<String> {
     ))
 }
 
-/// How to go on with the run whose output folder is `out`.
+/// How to go on with the run whose output folder is `out`, quoted for a shell.
 pub fn resume_hint(out: &Path) -> String {
-    format!("resume with: keyed-bench run --resume {}", out.display())
+    let out = out.display().to_string();
+    format!("resume with: {}", command_line(["keyed-bench", "run", "--resume", out.as_str()]))
+}
+
+/// `words` as one command line a POSIX shell reads back as those words: each quoted where
+/// it needs it (a space, a quote, a `$`). A word holding a NUL byte, which no command line
+/// can, is shown as Rust would escape it.
+pub fn command_line<'a>(words: impl IntoIterator<Item = &'a str>) -> String {
+    let quoted: Vec<String> = words
+        .into_iter()
+        .map(|word| match shlex::try_quote(word) {
+            Ok(quoted) => quoted.into_owned(),
+            Err(_) => format!("{word:?}"),
+        })
+        .collect();
+    quoted.join(" ")
 }
 
 /// Fails as the run would on an output folder it could not create (one under a file) or
@@ -316,6 +331,18 @@ mod tests {
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(path, b"earlier").unwrap();
         }
+    }
+
+    #[test]
+    fn a_command_line_quotes_what_a_shell_would_split_or_expand() {
+        assert_eq!(command_line(["keyed-bench", "run", "--quick"]), "keyed-bench run --quick");
+        let out = Path::new("results/my run's $HOME");
+        let hint = resume_hint(out);
+        let command = hint.strip_prefix("resume with: ").unwrap();
+        let words = shlex::split(command).unwrap();
+        assert_eq!(words, ["keyed-bench", "run", "--resume", "results/my run's $HOME"]);
+        let words = shlex::split(&command_line(["a b", "it's", "$x", ""])).unwrap();
+        assert_eq!(words, ["a b", "it's", "$x", ""]);
     }
 
     #[test]

@@ -274,12 +274,27 @@ fn pipeline_outcome_line(run: &crate::pipeline::PipelineRun) -> String {
     )
 }
 
-fn outcome_line(result: &RunResult) -> String {
-    let correctness = if result.correctness.is_clean() {
+/// What went wrong in a cell, by name: `17 order violations, 2 overlaps`; `ok` if nothing.
+fn faults(result: &RunResult) -> String {
+    let c = &result.correctness;
+    let counts = [
+        (c.order_violations, "order violations"),
+        (c.overlaps, "overlaps"),
+        (c.lost, "lost"),
+        (c.duplicates, "duplicates"),
+        (c.failed, "failed"),
+    ];
+    let named: Vec<String> =
+        counts.iter().filter(|(n, _)| *n > 0).map(|(n, what)| format!("{n} {what}")).collect();
+    if named.is_empty() {
         "ok".to_owned()
     } else {
-        format!("{:?}", result.correctness)
-    };
+        named.join(", ")
+    }
+}
+
+fn outcome_line(result: &RunResult) -> String {
+    let correctness = faults(result);
     format!(
         "{:.0} msg/s, p99 {:.1} us, threads {}/{}, efficiency {:.2}, {correctness}",
         result.throughput_per_s.median,
