@@ -3,14 +3,13 @@
 //! y), beside Wow's published 9.3 / 9.2 ratios for 128 slow aggregates as labelled points.
 //! Of a sweep, the first point only.
 
-use plotters::coord::Shift;
-use plotters::prelude::*;
+use plotters::style::BLACK;
+use strategies::StrategyId;
 
+use super::bars::{Bar, BarPanel, Bars, Group, LabelStyle, Slots};
+use super::panel::{Axis, Entry, Frame, Layout, Mark};
 use super::sweep::{base_param, first_point, first_point_note};
-use super::{
-    category, centres, diamond, frame, log_range, params, rows, strategy_colour, text_style,
-    ticked, DrawResult, Entry, Figure, Mark, Planned, TEXT_PX, TICK_PX,
-};
+use super::{log_range, params, rows, strategy_colour, Planned};
 use crate::results::{Results, RunResult};
 use crate::workload::reference::{
     WOW_COLD_COMMAND_14_CORES, WOW_COLD_COMMAND_4_CORES, WOW_COLD_COMMAND_SLOW,
@@ -24,8 +23,11 @@ open diamonds are Wow's published 9.3 / 9.2 ratios for 128 slow aggregates (its 
 benchmark), labelled with the cores they were measured on; compare them with the cells of 128 \
 slow aggregates and the same senders, minding this run's core count in the title.";
 
+/// The numerator of the ratios: the design Wow's release shipped.
+const MAILBOX: StrategyId = StrategyId::KeyedMailbox;
+
 /// The denominators of the two ratios.
-const AGAINST: [&str; 2] = ["per-type-pool", "group-by"];
+const AGAINST: [StrategyId; 2] = [StrategyId::PerTypePool, StrategyId::GroupBy];
 
 struct ColdCommand<'a> {
     rows: Vec<&'a RunResult>,
@@ -35,14 +37,14 @@ struct ColdCommand<'a> {
 
 impl ColdCommand<'_> {
     /// `keyed-mailbox`'s cold-command rate over `against`'s in the cell `param`.
-    fn ratio(&self, param: &str, against: &str) -> Option<f64> {
+    fn ratio(&self, param: &str, against: StrategyId) -> Option<f64> {
         let rate = |strategy: &str| {
             self.rows
                 .iter()
                 .find(|row| row.param == param && row.strategy == strategy)
                 .map(|row| row.throughput_per_s.median)
         };
-        let (mailbox, other) = (rate("keyed-mailbox")?, rate(against)?);
+        let (mailbox, other) = (rate(MAILBOX.as_str())?, rate(against.as_str())?);
         (other > 0.0 && mailbox > 0.0).then(|| mailbox / other)
     }
 
@@ -75,37 +77,19 @@ pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
         return;
     }
     plans.push(super::render(
-        "cold-command-ratio".into(),
-        "cold-command: keyed-mailbox's cold-command rate over per-type-pool's and group-by's"
-            .into(),
+        "cold-command-ratio",
+        "cold-command: keyed-mailbox's cold-command rate over per-type-pool's and group-by's",
         first_point_note(
             NOTE,
             &point.map(|point| ("cold-command".to_owned(), point)).into_iter().collect::<Vec<_>>(),
         ),
-        &figure,
+        &figure.figure(),
     ));
 }
 
-impl Figure for ColdCommand<'_> {
-    fn size(&self) -> (u32, u32) {
-        (1150, 660)
-    }
-
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
-        let mut legend: Vec<Entry> = AGAINST
-            .iter()
-            .map(|against| {
-                Entry::new(
-                    format!("keyed-mailbox / {against}"),
-                    strategy_colour(against),
-                    Mark::Bar,
-                )
-            })
-            .collect();
-        legend.push(Entry::new("published 9.3 / 9.2 (Wow, 128 slow)", BLACK, Mark::Diamond));
-        let title =
-            format!("cold-command: keyed-mailbox vs the pinned groups ({} cores)", self.cores);
-        let body = frame(root, &title, &legend)?;
+impl ColdCommand<'_> {
+    /// A pair of ratio bars per cell, the published ratios as diamonds, parity dashed.
+    fn figure(&self) -> Bars {
         let published: Vec<(usize, usize, f64)> =
             [(4, WOW_COLD_COMMAND_4_CORES), (14, WOW_COLD_COMMAND_14_CORES)]
                 .into_iter()
@@ -116,67 +100,58 @@ impl Figure for ColdCommand<'_> {
         let values = self
             .params
             .iter()
-            .flat_map(|param| AGAINST.iter().filter_map(|against| self.ratio(param, against)))
+            .flat_map(|param| AGAINST.iter().filter_map(|against| self.ratio(param, *against)))
             .chain(published.iter().map(|&(_, _, ratio)| ratio))
             .chain([1.0]);
-        let range = log_range(values);
-        let floor = range.start;
-        let count = self.params.len();
-        let mut chart = ChartBuilder::on(&body)
-            .margin(14)
-            .x_label_area_size(56)
-            .y_label_area_size(70)
-            .build_cartesian_2d(ticked(0.0..count as f64, centres(count)), range.log_scale())?;
-        let x_label = |x: &f64| {
-            self.params
-                .get(category(*x))
-                .and_then(|param| self.cell(param))
-                .map_or(String::new(), |(slow, senders)| format!("slow {slow}, senders {senders}"))
+        let groups = self.params.iter().map(|param| {
+            let bars = AGAINST.iter().enumerate().filter_map(|(slot, &against)| {
+                let ratio = self.ratio(param, against)?;
+                Some(
+                    Bar::new(slot, ratio, strategy_colour(against.as_str()))
+                        .label(format!("{ratio:.1}x")),
+                )
+            });
+            let mut group: Group = bars.collect();
+            if let Some((WOW_COLD_COMMAND_SLOW, senders)) = self.cell(param) {
+                let at = published.iter().filter(|&&(_, n, _)| n == senders);
+                group.marks = at
+                    .map(|&(cores, _, ratio)| (ratio, format!("{ratio:.0}x, {cores} cores")))
+                    .collect();
+            }
+            group
+        });
+        let cells = self.params.iter().filter_map(|param| self.cell(param));
+        let panel = BarPanel {
+            frame: Frame { label_areas: (56, 70), ..Frame::default() },
+            categories: cells
+                .map(|(slow, senders)| format!("slow {slow}, senders {senders}"))
+                .collect(),
+            category_desc: Some("cell"),
+            values: Axis::log(log_range(values), |y| format!("{y:.0}x"))
+                .desc("ratio of cold commands per second (log)"),
+            slots: Slots { pad: 0.15, step: 0.36, width: 0.33 },
+            labels: LabelStyle { lift: 1.12, ..LabelStyle::default() },
+            groups: groups.collect(),
+            level: Some((1.0, 1)),
+            ..BarPanel::default()
         };
-        let y_label = |y: &f64| format!("{y:.0}x");
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_label_formatter(&x_label)
-            .y_label_formatter(&y_label)
-            .x_desc("cell")
-            .y_desc("ratio of cold commands per second (log)")
-            .label_style(text_style(TICK_PX))
-            .axis_desc_style(text_style(TEXT_PX))
-            .draw()?;
-        for (index, param) in self.params.iter().enumerate() {
-            for (bar, against) in AGAINST.iter().enumerate() {
-                let Some(ratio) = self.ratio(param, against) else { continue };
-                let colour = strategy_colour(against);
-                let left = index as f64 + 0.15 + bar as f64 * 0.36;
-                let corners = [(left, floor), (left + 0.33, ratio)];
-                chart.draw_series(std::iter::once(Rectangle::new(corners, colour.filled())))?;
-                chart.draw_series(std::iter::once(Text::new(
-                    format!("{ratio:.1}x"),
-                    (left, ratio * 1.12),
-                    text_style(TICK_PX),
-                )))?;
-            }
-            let Some((slow, senders)) = self.cell(param) else { continue };
-            if slow != WOW_COLD_COMMAND_SLOW {
-                continue;
-            }
-            for &(cores, _, ratio) in published.iter().filter(|&&(_, n, _)| n == senders) {
-                let point = (index as f64 + 0.5, ratio);
-                chart.draw_series(std::iter::once(diamond(
-                    point,
-                    7,
-                    BLACK,
-                    format!("{ratio:.0}x, {cores} cores"),
-                )))?;
-            }
+        let mut legend: Vec<Entry> = AGAINST
+            .iter()
+            .map(|against| {
+                let label = format!("{MAILBOX} / {against}");
+                Entry::new(label, strategy_colour(against.as_str()), Mark::Bar)
+            })
+            .collect();
+        legend.push(Entry::new("published 9.3 / 9.2 (Wow, 128 slow)", BLACK, Mark::Diamond));
+        Bars {
+            title: format!(
+                "cold-command: keyed-mailbox vs the pinned groups ({} cores)",
+                self.cores
+            ),
+            size: (1150, 660),
+            legend,
+            layout: Layout::Single,
+            panels: vec![panel],
         }
-        chart.draw_series(DashedLineSeries::new(
-            [(0.0, 1.0), (count as f64, 1.0)],
-            8,
-            5,
-            BLACK.stroke_width(1),
-        ))?;
-        Ok(())
     }
 }

@@ -19,7 +19,7 @@
 //! The charts that show one cell per strategy (`throughput`, `head-of-line`, ...) show the
 //! first point of a sweep only, through [`first_point`], and say so in their note.
 
-mod figure;
+mod chart;
 
 use std::fmt::Write as _;
 
@@ -28,7 +28,7 @@ use crate::results::{Results, RunResult};
 use crate::sweep::CellSettings;
 use crate::workload::ScenarioId;
 
-use figure::{Panel, Reference, SweepChart, YKind};
+use chart::{Ideal, Panel, SweepChart, YKind};
 
 /// The most rows of panels (other points) a sweep chart draws; the summary's tables hold
 /// the rest.
@@ -285,13 +285,13 @@ pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
 }
 
 /// The throughput panel every sweep chart opens with.
-fn throughput_panel(reference: Reference) -> Panel {
+fn throughput_panel(ideal: Ideal) -> Panel {
     Panel {
         caption: "messages per second (median)",
         y: YKind::Rate,
         value: |row| Some(row.throughput_per_s.median),
         spread: Some(|row| Some((row.throughput_per_s.min, row.throughput_per_s.max))),
-        reference,
+        ideal,
     }
 }
 
@@ -302,7 +302,7 @@ fn p99_panel() -> Panel {
         y: YKind::Latency,
         value: |row| Some(row.latency_ns.p99 as f64),
         spread: None,
-        reference: Reference::None,
+        ideal: Ideal::None,
     }
 }
 
@@ -402,7 +402,7 @@ fn workers_chart(sweep: &Sweep<'_>, machine: Machine) -> Planned {
         sweep,
         title: format!("{scenario}: throughput and p99 latency vs workers"),
         panels: [
-            throughput_panel(if paced { Reference::None } else { Reference::LinearInWorkers }),
+            throughput_panel(if paced { Ideal::None } else { Ideal::LinearInWorkers }),
             p99_panel(),
         ],
         machine,
@@ -436,7 +436,7 @@ fn throughput_chart(sweep: &Sweep<'_>, machine: Machine) -> Planned {
                 y: YKind::Latency,
                 value: |row| row.bystander_latency_ns.map(|tail| tail.p99 as f64),
                 spread: None,
-                reference: Reference::None,
+                ideal: Ideal::None,
             },
             format!("the bystanders' p99 latency ({which}; log)"),
         )
@@ -461,7 +461,7 @@ fn throughput_chart(sweep: &Sweep<'_>, machine: Machine) -> Planned {
         } else {
             format!("{scenario}: throughput and p99 latency vs messages per turn")
         },
-        panels: [throughput_panel(Reference::None), second],
+        panels: [throughput_panel(Ideal::None), second],
         machine,
         ignores: ignores_throughput,
     };
@@ -478,7 +478,7 @@ fn window_chart(sweep: &Sweep<'_>, machine: Machine) -> Planned {
                 y: YKind::Mib,
                 value: |row| row.memory.map(|memory| memory.peak_bytes as f64 / 1_048_576.0),
                 spread: None,
-                reference: Reference::None,
+                ideal: Ideal::None,
             },
             "the process's peak resident memory while the cell ran (MiB, linear, not from \
              zero: the harness and the workload's messages are in it, so compare the points \
@@ -504,7 +504,7 @@ fn window_chart(sweep: &Sweep<'_>, machine: Machine) -> Planned {
         } else {
             format!("{scenario}: throughput and p99 latency vs admission window")
         },
-        panels: [throughput_panel(Reference::IdealRate), second],
+        panels: [throughput_panel(Ideal::Rate), second],
         machine,
         ignores: |_| false,
     };
@@ -530,7 +530,7 @@ fn keys_chart(sweep: &Sweep<'_>, machine: Machine) -> Planned {
     let chart = SweepChart {
         sweep,
         title: format!("{scenario}: throughput and p99 latency vs number of keys"),
-        panels: [throughput_panel(Reference::None), p99_panel()],
+        panels: [throughput_panel(Ideal::None), p99_panel()],
         machine,
         ignores: |_| false,
     };
@@ -589,14 +589,6 @@ pub(super) fn noted(note: &str, shown: &[(String, &str)], elsewhere: &str) -> St
         "{note} These results hold a sweep; this chart shows {which}, so that it stays \
          readable. {elsewhere}"
     )
-}
-
-impl SweepChart<'_, '_> {
-    /// The chart as planned: `sweep-<axis>-<scenario>`, its title, and `note`.
-    fn planned(&self, note: String) -> Planned {
-        let name = format!("sweep-{}-{}", self.sweep.axis.name(), self.sweep.scenario);
-        super::render(name, self.title.clone(), note, self)
-    }
 }
 
 #[cfg(test)]
