@@ -7,7 +7,7 @@ use plotters::style::RGBColor;
 
 use super::bars::{Bar, BarPanel, Bars, Group, Slots};
 use super::panel::{Axis, Entry, Frame, Layout, Mark};
-use super::{rows, strategies, Planned};
+use super::{names, render, rows, skipped, strategies, Planned};
 use crate::results::{Results, RunResult};
 use crate::workload::ScenarioId;
 
@@ -41,11 +41,9 @@ pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
         .filter(|row| row.events_per_message.is_some())
         .collect();
     if rows.is_empty() {
-        plans.push(Planned::Skip(
-            "breakdown-uniform: skipped, no uniform run here has a counted repetition \
-             (--no-breakdown, or results from before the breakdown)"
-                .into(),
-        ));
+        let why = "no uniform run here has a counted repetition (--no-breakdown, or results \
+                   from before the breakdown)";
+        plans.push(skipped("breakdown-uniform", why));
         return;
     }
     // One cell per strategy: the first param's (a sweep's first point, the first key count).
@@ -61,7 +59,7 @@ pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
     } else {
         NOTE.to_owned()
     };
-    plans.push(super::render(
+    plans.push(render(
         "breakdown-uniform",
         "Per-message breakdown (uniform)",
         note,
@@ -74,23 +72,23 @@ fn figure(rows: &[&RunResult]) -> Bars {
     let strategies = strategies(rows);
     let values = rows.iter().flat_map(|row| SERIES.iter().filter_map(|(_, _, value)| value(row)));
     let top = values.fold(0.0f64, f64::max).max(0.1) * 1.2;
-    let groups = strategies.iter().map(|strategy| {
-        let Some(row) = rows.iter().find(|row| row.strategy == *strategy) else {
-            return Group::default();
-        };
-        let bars = SERIES.iter().enumerate().map(|(slot, (_, colour, value))| Bar {
-            value: value(row),
-            ..Bar::new(slot, 0.0, *colour)
-        });
-        bars.collect()
-    });
+    let group = |strategy: &&str| match rows.iter().find(|row| row.strategy == *strategy) {
+        Some(row) => {
+            let bar = |(slot, (_, colour, value)): (usize, &Series)| Bar {
+                value: value(row),
+                ..Bar::new(slot, 0.0, *colour)
+            };
+            SERIES.iter().enumerate().map(bar).collect()
+        }
+        None => Group::default(),
+    };
     let panel = BarPanel {
         frame: Frame { label_areas: (50, 64), ..Frame::default() },
-        categories: strategies.iter().map(|s| s.to_string()).collect(),
+        categories: names(&strategies),
         category_desc: Some("strategy"),
         values: Axis::linear(0.0..top, |y| format!("{y:.2}")).desc("events per message"),
         slots: Slots::spread(SERIES.len(), 0.8, 0.9),
-        groups: groups.collect(),
+        groups: strategies.iter().map(group).collect(),
         ..BarPanel::default()
     };
     let legend = SERIES.iter().map(|(label, colour, _)| Entry::new(*label, *colour, Mark::Bar));

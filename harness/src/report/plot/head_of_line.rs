@@ -4,10 +4,11 @@
 
 use plotters::style::RGBColor;
 
-use super::bars::{Bar, BarPanel, Bars, Fill, Slots};
-use super::panel::{grid, Axis, Entry, Frame, Layout, Mark};
+use super::bars::{Bar, BarPanel, Bars, Fill, Group, Slots};
+use super::panel::{grid, strategy_entries, Axis, Entry, Frame, Layout, Mark};
 use super::sweep::{first_point, first_point_note};
-use super::{log_range, ns, ns_label, params, rows, strategies, strategy_colour, Planned};
+use super::{log_range, names, ns, ns_label, params, render, rows, skipped, strategies};
+use super::{strategy_colour, Planned};
 use crate::results::{Results, RunResult};
 use crate::workload::ScenarioId;
 
@@ -32,11 +33,9 @@ pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
             shown.push((scenario.to_string(), point));
         }
         for param in params(&rows) {
-            let cell: Vec<&RunResult> = rows
-                .iter()
-                .copied()
-                .filter(|row| row.param == param && row.bystander_latency_ns.is_some())
-                .collect();
+            let cell = rows.iter().filter(|row| row.param == param);
+            let cell: Vec<&RunResult> =
+                cell.filter(|row| row.bystander_latency_ns.is_some()).copied().collect();
             if cell.is_empty() {
                 continue;
             }
@@ -47,43 +46,35 @@ pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
         }
     }
     if panels.is_empty() {
-        plans.push(Planned::Skip(
-            "head-of-line: skipped, no conflict-backoff, long-sync or hot-backlog runs with \
-             bystander latency in these results"
-                .into(),
-        ));
+        let why = "no conflict-backoff, long-sync or hot-backlog runs with bystander latency in \
+                   these results";
+        plans.push(skipped("head-of-line", why));
         return;
     }
-    plans.push(super::render(
-        "head-of-line",
-        "Head-of-line blocking: bystander p99 and HOL p99",
-        first_point_note(NOTE, &shown),
-        &figure(&panels, &strategies(&all)),
-    ));
+    let title = "Head-of-line blocking: bystander p99 and HOL p99";
+    let plot = figure(&panels, &strategies(&all));
+    plans.push(render("head-of-line", title, first_point_note(NOTE, &shown), &plot));
 }
 
 /// One panel per cell, on one log scale: per strategy, its bystander p99 and its HOL p99.
 fn figure(panels: &[(String, Vec<&RunResult>)], strategies: &[&str]) -> Bars {
-    let range = log_range(panels.iter().flat_map(|(_, rows)| {
-        rows.iter().flat_map(|row| {
-            [ns(row.hol_ns.p99), row.bystander_latency_ns.map_or(1.0, |tail| ns(tail.p99))]
-        })
-    }));
-    let floor = range.start;
+    let p99s = |row: &&RunResult| {
+        [ns(row.hol_ns.p99), row.bystander_latency_ns.map_or(1.0, |tail| ns(tail.p99))]
+    };
+    let range = log_range(panels.iter().flat_map(|(_, rows)| rows.iter().flat_map(p99s)));
     let panel = |(caption, rows): &(String, Vec<&RunResult>)| {
         let strategies = super::strategies(rows);
-        let groups = strategies.iter().map(|strategy| {
-            let Some(row) = rows.iter().find(|row| row.strategy == *strategy) else {
-                return Default::default();
-            };
-            let colour = strategy_colour(strategy);
-            let bystander = row.bystander_latency_ns.map_or(floor, |tail| ns(tail.p99));
-            let bars = [(bystander, Fill::Edged), (ns(row.hol_ns.p99), Fill::Pale)];
-            bars.into_iter()
-                .enumerate()
-                .map(|(slot, (value, fill))| Bar::new(slot, value, colour).fill(fill))
-                .collect()
-        });
+        let group = |strategy: &&str| match rows.iter().find(|row| row.strategy == *strategy) {
+            Some(row) => {
+                let bystander = row.bystander_latency_ns.map_or(range.start, |tail| ns(tail.p99));
+                let bars = [(bystander, Fill::Edged), (ns(row.hol_ns.p99), Fill::Pale)];
+                let bar = |(slot, (value, fill))| {
+                    Bar::new(slot, value, strategy_colour(strategy)).fill(fill)
+                };
+                bars.into_iter().enumerate().map(bar).collect()
+            }
+            None => Group::default(),
+        };
         BarPanel {
             frame: Frame {
                 caption: Some(caption.clone()),
@@ -92,25 +83,24 @@ fn figure(panels: &[(String, Vec<&RunResult>)], strategies: &[&str]) -> Bars {
                 text_px: (12, 14),
                 ..Frame::default()
             },
-            categories: strategies.iter().map(|s| s.to_string()).collect(),
+            categories: names(&strategies),
             values: Axis::log(range.clone(), ns_label).desc("p99 (log)"),
             slots: Slots { pad: 0.12, step: 0.39, width: 0.37 },
-            groups: groups.collect(),
+            groups: strategies.iter().map(group).collect(),
             ..BarPanel::default()
         }
     };
     let grey = RGBColor(90, 90, 90);
-    let mut legend: Vec<Entry> = vec![
+    let legend = [
         Entry::new("bystander p99 latency", grey, Mark::Bar),
         Entry::new("HOL p99 (start - ready)", grey, Mark::PaleBar),
     ];
-    legend.extend(super::panel::strategy_entries(strategies, Mark::Bar));
-    let (grid_rows, columns) = grid(panels.len(), 2);
+    let (rows, columns) = grid(panels.len(), 2);
     Bars {
         title: "Head-of-line blocking: bystander p99 latency and HOL p99 per strategy".into(),
-        size: (columns as u32 * 740 + 20, grid_rows as u32 * 400 + 130),
-        legend,
-        layout: Layout::Grid(grid_rows, columns),
+        size: (columns as u32 * 740 + 20, rows as u32 * 400 + 130),
+        legend: legend.into_iter().chain(strategy_entries(strategies, Mark::Bar)).collect(),
+        layout: Layout::Grid(rows, columns),
         panels: panels.iter().map(panel).collect(),
     }
 }

@@ -232,6 +232,16 @@ enum Planned {
     Skip(String),
 }
 
+/// The line a chart leaves in the skipped list, and why.
+fn skipped(chart: &str, why: &str) -> Planned {
+    Planned::Skip(format!("{chart}: skipped, {why}"))
+}
+
+/// The line a chart leaves in the skipped list where the results hold no `scenario` cell.
+fn absent(chart: &str, scenario: ScenarioId) -> Planned {
+    skipped(chart, &format!("no {scenario} runs in these results"))
+}
+
 /// Draws `plot` as SVG and PNG.
 fn render(
     name: impl Into<String>,
@@ -305,6 +315,11 @@ fn strategies<'a>(rows: &[&'a RunResult]) -> Vec<&'a str> {
         }
     }
     found
+}
+
+/// The strategies as owned labels.
+fn names(strategies: &[&str]) -> Vec<String> {
+    strategies.iter().map(|strategy| (*strategy).to_owned()).collect()
 }
 
 /// The row of (`param`, `strategy`), if measured.

@@ -6,8 +6,8 @@ use plotters::style::{RGBColor, BLACK};
 
 use super::bars::{Bar, BarPanel, Bars, Fill, LabelStyle, Labels, Slots};
 use super::panel::{Axis, Entry, Frame, Layout, Mark};
-use super::sweep::{first_point, first_point_note};
-use super::{rows, strategies, strategy_colour, Planned, TICK_PX};
+use super::sweep::{first_point, point_note};
+use super::{absent, names, render, rows, strategies, strategy_colour, Planned, TICK_PX};
 use crate::results::{Results, RunResult};
 use crate::workload::ScenarioId;
 
@@ -20,24 +20,14 @@ with the number of types. inline runs on the caller and starts none.";
 pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
     let (rows, point) = first_point(rows(results, ScenarioId::ManyTypes));
     if rows.is_empty() {
-        plans.push(Planned::Skip(
-            "threads-many-types: skipped, no many-types runs in these results".into(),
-        ));
+        plans.push(absent("threads-many-types", ScenarioId::ManyTypes));
         return;
     }
     // The point's workers, where the cells record them.
-    let workers = rows
-        .iter()
-        .find_map(|row| row.settings.as_ref().map(|settings| settings.workers))
-        .unwrap_or(results.meta.workers);
-    let shown: Vec<(String, &str)> =
-        point.map(|point| ("many-types".to_owned(), point)).into_iter().collect();
-    plans.push(super::render(
-        "threads-many-types",
-        "Threads per strategy (many-types)",
-        first_point_note(NOTE, &shown),
-        &figure(&rows, workers),
-    ));
+    let workers = rows.iter().find_map(|row| Some(row.settings.as_ref()?.workers));
+    let plot = figure(&rows, workers.unwrap_or(results.meta.workers));
+    let note = point_note(NOTE, ScenarioId::ManyTypes, point);
+    plans.push(render("threads-many-types", "Threads per strategy (many-types)", note, &plot));
 }
 
 /// A pair of bars per strategy, observed and reported, against the workers setting.
@@ -45,25 +35,26 @@ fn figure(rows: &[&RunResult], workers: usize) -> Bars {
     let strategies = strategies(rows);
     let most = rows.iter().map(|row| row.threads.observed.max(row.threads.reported)).max();
     let top = most.unwrap_or(0).max(workers) as f64 * 1.15 + 1.0;
-    let groups = strategies.iter().map(|strategy| {
-        let row = rows.iter().find(|row| row.strategy == *strategy);
-        let threads = row
-            .map(|row| [(row.threads.observed, Fill::Edged), (row.threads.reported, Fill::Pale)]);
-        let colour = strategy_colour(strategy);
-        let bars = threads.into_iter().flatten().enumerate();
-        bars.map(|(slot, (count, fill))| {
-            Bar::new(slot, count as f64, colour).fill(fill).label(count.to_string())
-        })
-        .collect()
-    });
+    let group = |strategy: &&str| {
+        let Some(row) = rows.iter().find(|row| row.strategy == *strategy) else {
+            return Default::default();
+        };
+        let bars = [(row.threads.observed, Fill::Edged), (row.threads.reported, Fill::Pale)];
+        let bar = |(slot, (count, fill)): (usize, (usize, Fill))| {
+            Bar::new(slot, count as f64, strategy_colour(strategy))
+                .fill(fill)
+                .label(count.to_string())
+        };
+        bars.into_iter().enumerate().map(bar).collect()
+    };
     let panel = BarPanel {
         frame: Frame { label_areas: (50, 60), ..Frame::default() },
-        categories: strategies.iter().map(|s| s.to_string()).collect(),
+        categories: names(&strategies),
         category_desc: Some("strategy"),
         values: Axis::linear(0.0..top, |y| format!("{y:.0}")).desc("threads"),
         slots: Slots { pad: 0.15, step: 0.36, width: 0.33 },
         labels: LabelStyle { place: Labels::Above(0.1), lift: 0.045, px: TICK_PX },
-        groups: groups.collect(),
+        groups: strategies.iter().map(group).collect(),
         level: Some((workers as f64, 2)),
         ..BarPanel::default()
     };

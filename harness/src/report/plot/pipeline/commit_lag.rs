@@ -3,8 +3,8 @@
 
 use super::super::panel::{strategy_entries, Entry, Layout, Mark};
 use super::super::timeline::{Timeline, TimelinePanel, Track};
-use super::super::{render, strategy_colour, Planned};
-use super::{noted, policies_of, policy_colour, runs_of, skip, strategies_of, NEUTRAL};
+use super::super::{absent, render, strategy_colour, Planned};
+use super::{noted, policies_of, policy_colour, runs_of, strategies_of, NEUTRAL};
 use crate::pipeline::{CommitPolicy, PipelineRun};
 use crate::results::Results;
 use crate::workload::ScenarioId;
@@ -19,7 +19,7 @@ always just past the highest completed record, so its lag is 0 by construction."
 pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
     let runs = runs_of(results, ScenarioId::PipelineCrash);
     if runs.is_empty() {
-        plans.push(skip("pipeline-commit-lag", ScenarioId::PipelineCrash));
+        plans.push(absent("pipeline-commit-lag", ScenarioId::PipelineCrash));
         return;
     }
     let policies = policies_of(&runs);

@@ -9,8 +9,8 @@ use strategies::StrategyId;
 
 use super::super::panel::{Entry, Layout, Mark};
 use super::super::timeline::{Timeline, TimelinePanel, Track};
-use super::super::Planned;
-use super::{noted, runs_of, skip, strategies_of};
+use super::super::{absent, render, Planned};
+use super::{noted, runs_of, strategies_of};
 use crate::pipeline::scenario::expand::{ExpansionReport, Mitigation};
 use crate::pipeline::PipelineRun;
 use crate::results::Results;
@@ -37,7 +37,7 @@ pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
     let strategies = strategies_of(&runs);
     let mailbox = StrategyId::KeyedMailbox.as_str();
     let Some(&strategy) = strategies.iter().find(|&&s| s == mailbox).or(strategies.first()) else {
-        plans.push(skip("pipeline-expand", ScenarioId::PipelineExpand));
+        plans.push(absent("pipeline-expand", ScenarioId::PipelineExpand));
         return;
     };
     let expansions: Vec<&ExpansionReport> = Mitigation::ALL
@@ -62,12 +62,11 @@ pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
         );
     }
     note.push('.');
-    plans.push(super::super::render(
-        "pipeline-expand",
-        format!("Applications in old and new partitions over an expansion (pipeline-expand, {strategy})"),
-        noted(&note, results, ScenarioId::PipelineExpand),
-        &figure(strategy, &expansions),
-    ));
+    let title = format!(
+        "Applications in old and new partitions over an expansion (pipeline-expand, {strategy})"
+    );
+    let note = noted(&note, results, ScenarioId::PipelineExpand);
+    plans.push(render("pipeline-expand", title, note, &figure(strategy, &expansions)));
 }
 
 /// A panel per mitigation, on shared axes so that they compare: the records first applied

@@ -79,8 +79,3 @@ fn policies_of(runs: &[&PipelineRun]) -> Vec<CommitPolicy> {
         .filter(|&policy| runs.iter().any(|r| r.policy == policy))
         .collect()
 }
-
-/// The line a chart leaves in the skipped list when `scenario` has no cells.
-fn skip(chart: &str, scenario: ScenarioId) -> Planned {
-    Planned::Skip(format!("{chart}: skipped, no {scenario} runs in these results"))
-}

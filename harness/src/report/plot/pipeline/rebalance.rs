@@ -4,8 +4,8 @@
 
 use super::super::bars::{Bar, BarPanel, Bars, Fill, Group, LabelStyle, Labels, Slots};
 use super::super::panel::{Axis, Entry, Frame, Layout, Mark};
-use super::super::{log_range, Planned, TICK_PX};
-use super::{noted, policies_of, policy_colour, runs_of, skip, strategies_of, NEUTRAL};
+use super::super::{absent, log_range, names, render, Planned, TICK_PX};
+use super::{noted, policies_of, policy_colour, runs_of, strategies_of, NEUTRAL};
 use crate::pipeline::scenario::rebalance::RebalanceEvent;
 use crate::pipeline::{CommitPolicy, PipelineRun};
 use crate::results::Results;
@@ -38,23 +38,16 @@ pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
         .filter(|run| run.rebalance.is_some())
         .collect();
     if runs.is_empty() {
-        plans.push(skip("pipeline-rebalance", ScenarioId::PipelineRebalance));
+        plans.push(absent("pipeline-rebalance", ScenarioId::PipelineRebalance));
         return;
     }
-    let events = runs
-        .iter()
-        .filter_map(|run| run.rebalance.as_ref())
-        .map(|rebalance| rebalance.events.len())
-        .max()
-        .unwrap_or(0)
-        .max(1);
-    plans.push(super::super::render(
-        "pipeline-rebalance",
-        "Duplicates against their bounds, and rebalance pauses (pipeline-rebalance)",
-        noted(NOTE, results, ScenarioId::PipelineRebalance),
-        &Rebalance { strategies: strategies_of(&runs), policies: policies_of(&runs), runs, events }
-            .figure(),
-    ));
+    let events = runs.iter().filter_map(|run| Some(run.rebalance.as_ref()?.events.len()));
+    let events = events.max().unwrap_or(0).max(1);
+    let (strategies, policies) = (strategies_of(&runs), policies_of(&runs));
+    let plot = Rebalance { strategies, policies, runs, events }.figure();
+    let title = "Duplicates against their bounds, and rebalance pauses (pipeline-rebalance)";
+    let note = noted(NOTE, results, ScenarioId::PipelineRebalance);
+    plans.push(render("pipeline-rebalance", title, note, &plot));
 }
 
 impl Rebalance<'_> {
@@ -118,7 +111,7 @@ impl Rebalance<'_> {
         BarPanel {
             frame: frame("duplicates and their bounds", 40),
             legend,
-            categories: self.strategies.iter().map(|s| s.to_string()).collect(),
+            categories: names(&self.strategies),
             // Room above the tallest bar for its upright label.
             values: Axis::log(range.start..range.end * 3.0, |y| format!("{y:.0}"))
                 .desc("records (log)"),
@@ -149,7 +142,7 @@ impl Rebalance<'_> {
                 Entry::new("leave: a member left", NEUTRAL, Mark::Bar),
                 Entry::new("join: a member joined", NEUTRAL, Mark::PaleBar),
             ],
-            categories: self.strategies.iter().map(|s| s.to_string()).collect(),
+            categories: names(&self.strategies),
             category_desc: Some("strategy"),
             values: Axis::linear(0.0..top, |y| format!("{y:.1}")).desc("pause (ms)"),
             slots: Slots::spread(self.policies.len() * self.events, SPAN, 0.88),

@@ -6,9 +6,10 @@ use plotters::style::RGBColor;
 
 use super::super::bars::{Bar, BarPanel, Bars, LabelStyle, Labels, Slots};
 use super::super::panel::{Axis, Entry, Frame, Layout, Mark};
-use super::super::{log_range, Planned, TICK_PX};
-use super::{noted, runs_of, skip, strategies_of};
-use crate::pipeline::{PipelineRun, RetryPolicy};
+use super::super::{absent, log_range, names, render, Planned, TICK_PX};
+use super::{noted, runs_of};
+use crate::pipeline::scenario::retry::RetryReport;
+use crate::pipeline::RetryPolicy;
 use crate::results::Results;
 use crate::workload::ScenarioId;
 
@@ -31,52 +32,28 @@ fn retry_colour(policy: RetryPolicy) -> RGBColor {
     }
 }
 
-/// One cell's measurements.
-struct Cell<'a> {
-    strategy: &'a str,
-    policy: RetryPolicy,
-    p99_us: f64,
-    overtaken: u64,
-    max_stash: u64,
-}
-
 struct Retry<'a> {
-    cells: Vec<Cell<'a>>,
+    /// Each cell's strategy and what it measured.
+    cells: Vec<(&'a str, &'a RetryReport)>,
     strategies: Vec<&'a str>,
     policies: Vec<RetryPolicy>,
 }
 
 pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
-    let runs: Vec<&PipelineRun> = runs_of(results, ScenarioId::PipelineRetry)
-        .into_iter()
-        .filter(|run| run.retry.is_some())
-        .collect();
-    if runs.is_empty() {
-        plans.push(skip("pipeline-retry", ScenarioId::PipelineRetry));
+    let runs = runs_of(results, ScenarioId::PipelineRetry).into_iter();
+    let cells: Vec<(&str, &RetryReport)> =
+        runs.filter_map(|run| Some((run.strategy.as_str(), run.retry.as_ref()?))).collect();
+    if cells.is_empty() {
+        plans.push(absent("pipeline-retry", ScenarioId::PipelineRetry));
         return;
     }
-    let strategies = strategies_of(&runs);
-    let cells: Vec<Cell<'_>> = runs
-        .iter()
-        .filter_map(|run| {
-            let retry = run.retry.as_ref()?;
-            Some(Cell {
-                strategy: &run.strategy,
-                policy: retry.policy,
-                p99_us: retry.bystander_latency.p99_us,
-                overtaken: retry.overtaken,
-                max_stash: retry.max_stash,
-            })
-        })
-        .collect();
-    let policies =
-        RetryPolicy::ALL.into_iter().filter(|&p| cells.iter().any(|c| c.policy == p)).collect();
-    plans.push(super::super::render(
-        "pipeline-retry",
-        "Bystander latency and overtaken records per retry policy (pipeline-retry)",
-        noted(NOTE, results, ScenarioId::PipelineRetry),
-        &Retry { cells, strategies, policies }.figure(),
-    ));
+    let strategies = crate::report::first_seen(cells.iter().map(|(strategy, _)| *strategy));
+    let measured = |policy| cells.iter().any(|(_, retry)| retry.policy == policy);
+    let policies = RetryPolicy::ALL.into_iter().filter(|&policy| measured(policy)).collect();
+    let plot = Retry { cells, strategies, policies }.figure();
+    let title = "Bystander latency and overtaken records per retry policy (pipeline-retry)";
+    let note = noted(NOTE, results, ScenarioId::PipelineRetry);
+    plans.push(render("pipeline-retry", title, note, &plot));
 }
 
 /// The x axis of the overtaken panel reaches this far past the most overtaken, for the
@@ -102,13 +79,13 @@ impl Retry<'_> {
         &self,
         caption: &str,
         values: Axis,
-        bar: impl Fn(&Cell<'_>) -> (f64, String),
+        bar: impl Fn(&RetryReport) -> (f64, String),
     ) -> BarPanel {
         let groups = self.strategies.iter().map(|strategy| {
             let cells = self.policies.iter().enumerate().filter_map(|(slot, &policy)| {
-                let cell =
-                    self.cells.iter().find(|c| c.strategy == *strategy && c.policy == policy)?;
-                let (value, label) = bar(cell);
+                let cells = self.cells.iter().filter(|(s, _)| s == strategy);
+                let (_, retry) = cells.into_iter().find(|(_, retry)| retry.policy == policy)?;
+                let (value, label) = bar(retry);
                 Some(Bar::new(slot, value, retry_colour(policy)).label(label))
             });
             cells.collect()
@@ -119,7 +96,7 @@ impl Retry<'_> {
                 label_areas: (50, 120),
                 ..Frame::default()
             },
-            categories: self.strategies.iter().map(|s| s.to_string()).collect(),
+            categories: names(&self.strategies),
             values,
             horizontal: true,
             slots: Slots::spread(self.policies.len(), 0.84, 0.88),
@@ -132,7 +109,12 @@ impl Retry<'_> {
 
     /// Bystander p99 latency, log axis.
     fn latency(&self) -> BarPanel {
-        let measured = || self.cells.iter().map(|cell| cell.p99_us).filter(|&us| us > 0.0);
+        let measured = || {
+            self.cells
+                .iter()
+                .map(|(_, retry)| retry.bystander_latency.p99_us)
+                .filter(|&us| us > 0.0)
+        };
         let range = log_range(measured());
         // From the power of ten below the fastest, so the axis shows at least two ticks; room
         // for the labels right of the bars.
@@ -140,8 +122,9 @@ impl Retry<'_> {
         let start = if decade.is_finite() { range.start.min(10_f64.powf(decade)) } else { 1.0 };
         let axis =
             Axis::log(start..range.end * 3.0, |x| format!("{x:.0}")).desc("microseconds (log)");
-        let mut panel = self.panel("bystander p99, produce to apply", axis, |cell| {
-            (cell.p99_us, format!("{:.0} µs", cell.p99_us))
+        let mut panel = self.panel("bystander p99, produce to apply", axis, |retry| {
+            let p99_us = retry.bystander_latency.p99_us;
+            (p99_us, format!("{p99_us:.0} µs"))
         });
         panel.labels.lift = 1.08;
         panel
@@ -149,15 +132,15 @@ impl Retry<'_> {
 
     /// Overtaken records, linear axis, labelled with the deepest stash.
     fn overtaken(&self) -> BarPanel {
-        let most = self.cells.iter().map(|cell| cell.overtaken).max().unwrap_or(0).max(1);
+        let most = self.cells.iter().map(|(_, retry)| retry.overtaken).max().unwrap_or(0).max(1);
         let axis = Axis::linear(0.0..most as f64 * HEADROOM, |x| format!("{x:.0}")).desc("records");
-        let mut panel = self.panel("overtaken records (label: deepest stash)", axis, |cell| {
-            let label = if cell.overtaken == 0 && cell.max_stash == 0 {
+        let mut panel = self.panel("overtaken records (label: deepest stash)", axis, |retry| {
+            let label = if retry.overtaken == 0 && retry.max_stash == 0 {
                 "0".to_string()
             } else {
-                format!("{} (stash {})", cell.overtaken, cell.max_stash)
+                format!("{} (stash {})", retry.overtaken, retry.max_stash)
             };
-            (cell.overtaken as f64, label)
+            (retry.overtaken as f64, label)
         });
         // 1.5% of the most overtaken.
         panel.labels.lift = 0.015 / HEADROOM;

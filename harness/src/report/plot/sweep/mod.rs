@@ -571,6 +571,14 @@ pub(super) fn first_point_note(note: &str, shown: &[(String, &str)]) -> String {
     noted(note, shown, "The sweep-* charts and the summary's tables show every point.")
 }
 
+/// `note` saying that the chart of `scenario` shows `point` of a sweep, where it left other
+/// points out.
+pub(super) fn point_note(note: &str, scenario: ScenarioId, point: Option<&str>) -> String {
+    let shown: Vec<(String, &str)> =
+        point.map(|point| (scenario.to_string(), point)).into_iter().collect();
+    first_point_note(note, &shown)
+}
+
 /// `note`, then which sweep points the chart shows (`shown`, as for [`first_point_note`])
 /// and where the others are (`elsewhere`); `note` alone where nothing was left out.
 pub(super) fn noted(note: &str, shown: &[(String, &str)], elsewhere: &str) -> String {
