@@ -6,8 +6,9 @@ use plotters::style::RED;
 
 use super::lines::{LinePanel, Lines, Reference, Series};
 use super::panel::{strategy_entries, Axis, Entry, Frame, Layout, Mark};
-use super::sweep::{base_param, first_point, first_point_note, param_part};
-use super::{find, log_range, ns, ns_label, params, rows, strategies, strategy_colour, Planned};
+use super::sweep::{first_point, point_note, values_of};
+use super::Planned;
+use super::{absent, find, log_range, ns, ns_label, render, rows, strategies, strategy_colour};
 use crate::results::{Results, RunResult};
 use crate::workload::ScenarioId;
 
@@ -29,32 +30,23 @@ pub(super) fn cliff_burst(window: usize) -> usize {
 
 pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
     let (rows, point) = first_point(rows(results, ScenarioId::HotBacklog));
-    let mut bursts: Vec<(usize, &str)> = params(&rows)
-        .into_iter()
-        .filter_map(|param| {
-            let row = rows.iter().find(|row| row.param == param)?;
-            Some((param_part(base_param(row), "burst")? as usize, param))
-        })
-        .collect();
+    let bursts = values_of(&rows, "burst").into_iter();
+    let mut bursts: Vec<(usize, &str)> =
+        bursts.map(|(burst, row)| (burst as usize, row.param.as_str())).collect();
     bursts.sort_unstable();
     if bursts.is_empty() || rows.iter().all(|row| row.bystander_latency_ns.is_none()) {
-        plans.push(Planned::Skip(
-            "hot-backlog-cliff: skipped, no hot-backlog runs in these results".into(),
-        ));
+        plans.push(absent("hot-backlog-cliff", ScenarioId::HotBacklog));
         return;
     }
     // The cliff is the window's: the point's where the cells record it.
-    let window = rows
-        .iter()
-        .find_map(|row| row.settings.as_ref().map(|settings| settings.window))
-        .unwrap_or(results.meta.window);
-    let shown: Vec<(String, &str)> =
-        point.map(|point| ("hot-backlog".to_owned(), point)).into_iter().collect();
-    plans.push(super::render(
+    let window = rows.iter().find_map(|row| Some(row.settings.as_ref()?.window));
+    let plot = figure(&rows, &bursts, window.unwrap_or(results.meta.window));
+    let note = point_note(NOTE, ScenarioId::HotBacklog, point);
+    plans.push(render(
         "hot-backlog-cliff",
         "hot-backlog: bystander p99 vs burst size",
-        first_point_note(NOTE, &shown),
-        &figure(&rows, &bursts, window),
+        note,
+        &plot,
     ));
 }
 
@@ -63,12 +55,8 @@ pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
 fn figure(rows: &[&RunResult], bursts: &[(usize, &str)], window: usize) -> Lines {
     let strategies = strategies(rows);
     let cliff = cliff_burst(window);
-    let mut legend = strategy_entries(&strategies, Mark::Line);
-    legend.push(Entry::new(
-        format!("cliff: burst >= {cliff} fills window {window} minus one refill"),
-        RED,
-        Mark::Dashed,
-    ));
+    let label = format!("cliff: burst >= {cliff} fills window {window} minus one refill");
+    let legend = strategy_entries(&strategies, Mark::Line);
     let range =
         log_range(rows.iter().filter_map(|row| row.bystander_latency_ns.map(|tail| ns(tail.p99))));
     // The cliff sits between the last burst below it and the first at or above it.
@@ -98,7 +86,7 @@ fn figure(rows: &[&RunResult], bursts: &[(usize, &str)], window: usize) -> Lines
     Lines {
         title: "hot-backlog: bystander p99 latency vs the hot key's burst size".into(),
         size: (1100, 660),
-        legend,
+        legend: legend.into_iter().chain([Entry::new(label, RED, Mark::Dashed)]).collect(),
         layout: Layout::Single,
         panels: vec![panel],
     }

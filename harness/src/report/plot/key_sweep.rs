@@ -9,8 +9,8 @@ use plotters::style::BLACK;
 
 use super::lines::{LinePanel, Lines, Reference, Series};
 use super::panel::{strategy_entries, Axis, Entry, Frame, Layout, Mark, Marker};
-use super::sweep::{base_param, first_point, first_point_note, param_part};
-use super::{find, log_range, params, rows, strategies, strategy_colour, Planned};
+use super::sweep::{first_point, point_note, values_of};
+use super::{absent, find, log_range, render, rows, strategies, strategy_colour, Planned};
 use crate::report::format::format_ns;
 use crate::results::{Results, RunResult};
 use crate::workload::reference::{
@@ -66,19 +66,14 @@ pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
     for (scenario, note, published) in sweeps {
         let name = format!("{scenario}-elapsed");
         let (rows, point) = first_point(rows(results, scenario));
-        let mut keys: Vec<(usize, &str)> = params(&rows)
-            .into_iter()
-            .filter_map(|param| {
-                let row = rows.iter().find(|row| row.param == param)?;
-                Some((param_part(base_param(row), "keys")? as usize, param))
-            })
+        let keys = values_of(&rows, "keys").into_iter();
+        let mut keys: Vec<(usize, &str)> = keys
+            .map(|(keys, row)| (keys as usize, row.param.as_str()))
             .filter(|(keys, _)| *keys > 0)
             .collect();
         keys.sort_unstable();
         if keys.is_empty() {
-            plans.push(Planned::Skip(format!(
-                "{name}: skipped, no {scenario} runs in these results"
-            )));
+            plans.push(absent(&name, scenario));
             continue;
         }
         let messages = rows.first().map_or(0, |row| row.messages);
@@ -89,9 +84,7 @@ pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
         let published = published.filter(|_| published_window);
         let figure = KeySweep { scenario, rows, keys, messages, published };
         let title = format!("{scenario}: elapsed time vs number of keys");
-        let shown: Vec<(String, &str)> =
-            point.map(|point| (scenario.to_string(), point)).into_iter().collect();
-        plans.push(super::render(name, title, first_point_note(note, &shown), &figure.figure()));
+        plans.push(render(name, title, point_note(note, scenario, point), &figure.figure()));
     }
 }
 

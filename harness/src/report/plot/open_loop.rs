@@ -4,8 +4,9 @@
 
 use super::lines::{LinePanel, Lines, Series};
 use super::panel::{strategy_entries, Axis, Frame, Layout, Mark};
-use super::sweep::{base_param, first_point, first_point_note, param_part};
-use super::{find, log_range, ns, ns_label, params, rows, strategies, strategy_colour, Planned};
+use super::sweep::{base_param, first_point, point_note, values_of};
+use super::Planned;
+use super::{absent, find, log_range, ns, ns_label, render, rows, strategies, strategy_colour};
 use crate::report::format::format_rate;
 use crate::results::{Results, RunResult};
 use crate::workload::ScenarioId;
@@ -32,17 +33,9 @@ pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
     let first_keys = rows.first().and_then(|row| keys(row));
     let several_keys = rows.iter().any(|row| keys(row) != first_keys);
     let rows: Vec<&RunResult> = rows.into_iter().filter(|row| keys(row) == first_keys).collect();
-    let loads: Vec<(f64, &str, Option<f64>)> = params(&rows)
-        .into_iter()
-        .filter_map(|param| {
-            let row = rows.iter().find(|row| row.param == param)?;
-            Some((param_part(base_param(row), "load")?, param, row.offered_per_s))
-        })
-        .collect();
-    let mut shown: Vec<(String, &str)> = Vec::new();
-    if let Some(point) = point {
-        shown.push(("open-loop".into(), point));
-    }
+    let loads = values_of(&rows, "load").into_iter();
+    let loads: Vec<(f64, &str, Option<f64>)> =
+        loads.map(|(load, row)| (load, row.param.as_str(), row.offered_per_s)).collect();
     let keys_note = match first_keys.as_deref().filter(|_| several_keys) {
         Some(keys) => format!(
             " These results hold several key counts; this chart shows the first, {keys} (the \
@@ -51,17 +44,12 @@ pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
         None => String::new(),
     };
     if loads.is_empty() {
-        plans.push(Planned::Skip(
-            "open-loop-latency: skipped, no open-loop runs in these results".into(),
-        ));
+        plans.push(absent("open-loop-latency", ScenarioId::OpenLoop));
         return;
     }
-    plans.push(super::render(
-        "open-loop-latency",
-        "Latency vs offered load (open-loop)",
-        first_point_note(&format!("{NOTE}{keys_note}"), &shown),
-        &figure(&rows, &loads),
-    ));
+    let note = point_note(&format!("{NOTE}{keys_note}"), ScenarioId::OpenLoop, point);
+    let title = "Latency vs offered load (open-loop)";
+    plans.push(render("open-loop-latency", title, note, &figure(&rows, &loads)));
 }
 
 /// The median and the p99 panel, a line per strategy over the loads: (load fraction,

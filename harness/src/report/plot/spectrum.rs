@@ -4,9 +4,10 @@
 
 use super::lines::{LinePanel, Lines, Series};
 use super::panel::{grid, strategy_entries, Axis, Frame, Layout, Mark};
-use super::sweep::{first_point, first_point_note};
+use super::sweep::{first_point, point_note};
 use super::TICK_PX;
-use super::{find, log_range, ns, ns_label, params, rows, strategies, strategy_colour, Planned};
+use super::{absent, find, log_range, ns, ns_label, params, render, rows, strategies};
+use super::{strategy_colour, Planned};
 use crate::results::{Latency, Results, RunResult};
 use crate::workload::ScenarioId;
 
@@ -30,27 +31,17 @@ fn values(latency: &Latency) -> [u64; 5] {
 
 pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
     for &scenario in ScenarioId::ALL {
+        let name = format!("latency-{scenario}");
         let rows = rows(results, scenario);
         if rows.is_empty() {
-            plans.push(Planned::Skip(format!(
-                "latency-{scenario}: skipped, no {scenario} runs in these results"
-            )));
+            plans.push(absent(&name, scenario));
             continue;
         }
-        let (rows, shown) = if params(&rows).len() > MAX_PANELS {
-            let (rows, point) = first_point(rows);
-            let shown: Vec<(String, &str)> =
-                point.map(|point| (scenario.to_string(), point)).into_iter().collect();
-            (rows, shown)
-        } else {
-            (rows, Vec::new())
-        };
-        plans.push(super::render(
-            format!("latency-{scenario}"),
-            format!("Latency percentiles: {scenario}"),
-            first_point_note(NOTE, &shown),
-            &figure(scenario, &rows),
-        ));
+        let (rows, point) =
+            if params(&rows).len() > MAX_PANELS { first_point(rows) } else { (rows, None) };
+        let note = point_note(NOTE, scenario, point);
+        let title = format!("Latency percentiles: {scenario}");
+        plans.push(render(name, title, note, &figure(scenario, &rows)));
     }
 }
 

@@ -86,10 +86,21 @@ fn drawn(kind: YKind, value: f64) -> f64 {
     }
 }
 
-impl SweepChart<'_, '_> {
+impl<'s, 'a> SweepChart<'s, 'a> {
+    /// The chart of `sweep` titled `title`, with `panels`, for which no strategy ignores
+    /// the setting.
+    pub(super) fn new(
+        sweep: &'s Sweep<'a>,
+        title: String,
+        panels: [Panel; 2],
+        machine: Machine,
+    ) -> Self {
+        Self { sweep, title, panels, machine, ignores: |_| false }
+    }
+
     /// The chart as planned: `sweep-<axis>-<scenario>`, its title, and `note`.
     pub(super) fn planned(&self, note: String) -> Planned {
-        let name = format!("sweep-{}-{}", self.sweep.axis.name(), self.sweep.scenario);
+        let name = format!("sweep-{}-{}", self.sweep.axis.names().0, self.sweep.scenario);
         render(name, self.title.clone(), note, &self.figure())
     }
 
@@ -113,7 +124,7 @@ impl SweepChart<'_, '_> {
                     label_areas: (50, 78),
                     ..Frame::default()
                 },
-                x: Axis::ticked(x_range.clone(), ticks.clone()).desc(self.sweep.axis.description()),
+                x: Axis::ticked(x_range.clone(), ticks.clone()).desc(self.sweep.axis.names().1),
                 y: self.y_axis(panel, point),
                 shade,
                 references: vec![Reference::new(self.ideal(panel, point))],

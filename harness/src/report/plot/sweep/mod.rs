@@ -48,23 +48,13 @@ enum Axis {
 }
 
 impl Axis {
-    /// The name in chart names and labels.
-    fn name(self) -> &'static str {
+    /// The name in chart names, and the x axis description.
+    fn names(self) -> (&'static str, &'static str) {
         match self {
-            Self::Workers => "workers",
-            Self::Throughput => "throughput",
-            Self::Window => "window",
-            Self::Keys => "keys",
-        }
-    }
-
-    /// The x axis description.
-    fn description(self) -> &'static str {
-        match self {
-            Self::Workers => "workers per pool (log)",
-            Self::Throughput => "--throughput: messages per mailbox turn (log)",
-            Self::Window => "admission window, messages (log)",
-            Self::Keys => "keys (log)",
+            Self::Workers => ("workers", "workers per pool (log)"),
+            Self::Throughput => ("throughput", "--throughput: messages per mailbox turn (log)"),
+            Self::Window => ("window", "admission window, messages (log)"),
+            Self::Keys => ("keys", "keys (log)"),
         }
     }
 
@@ -123,6 +113,14 @@ pub(super) fn param_part(param: &str, name: &str) -> Option<f64> {
         let value = part.strip_prefix(name)?.strip_prefix('=')?;
         super::param_value(&format!("{name}={value}"))
     })
+}
+
+/// The value of the `name=` part of each param of `rows` that has one, with the param's
+/// first row, in order of first appearance.
+pub(super) fn values_of<'a>(rows: &[&'a RunResult], name: &str) -> Vec<(f64, &'a RunResult)> {
+    let first = |param| rows.iter().copied().find(|row| row.param == param);
+    let params = super::params(rows).into_iter().filter_map(first);
+    params.filter_map(|row| Some((param_part(base_param(row), name)?, row))).collect()
 }
 
 /// Everything a cell of a sweep holds besides the swept setting: cells equal in it (and in
@@ -259,30 +257,27 @@ impl Machine {
 
 pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
     let machine = Machine::of(results);
-    for &scenario in ScenarioId::ALL {
-        if let Some(sweep) = find_sweep(results, scenario, Axis::Workers) {
-            plans.push(workers_chart(&sweep, machine));
-        }
-    }
+    let all = ScenarioId::ALL.to_vec();
     // zipf first: its bystanders are what a mailbox's turn length is about.
     let zipf_first = std::iter::once(ScenarioId::Zipf)
-        .chain(ScenarioId::ALL.iter().copied().filter(|&id| id != ScenarioId::Zipf));
-    for scenario in zipf_first {
-        if let Some(sweep) = find_sweep(results, scenario, Axis::Throughput) {
-            plans.push(throughput_chart(&sweep, machine));
-        }
-    }
-    for &scenario in ScenarioId::ALL {
-        if let Some(sweep) = find_sweep(results, scenario, Axis::Window) {
-            plans.push(window_chart(&sweep, machine));
-        }
-    }
-    for scenario in [ScenarioId::Uniform, ScenarioId::Zipf, ScenarioId::OpenLoop] {
-        if let Some(sweep) = find_sweep(results, scenario, Axis::Keys) {
-            plans.push(keys_chart(&sweep, machine));
-        }
+        .chain(all.iter().copied().filter(|&id| id != ScenarioId::Zipf))
+        .collect();
+    let keyed = vec![ScenarioId::Uniform, ScenarioId::Zipf, ScenarioId::OpenLoop];
+    let charts: [(Axis, Vec<ScenarioId>, Chart); 4] = [
+        (Axis::Workers, all.clone(), workers_chart),
+        (Axis::Throughput, zipf_first, throughput_chart),
+        (Axis::Window, all, window_chart),
+        (Axis::Keys, keyed, keys_chart),
+    ];
+    for (axis, scenarios, chart) in charts {
+        let sweeps =
+            scenarios.into_iter().filter_map(|scenario| find_sweep(results, scenario, axis));
+        plans.extend(sweeps.map(|sweep| chart(&sweep, machine)));
     }
 }
+
+/// A sweep chart of one setting.
+type Chart = fn(&Sweep<'_>, Machine) -> Planned;
 
 /// The throughput panel every sweep chart opens with.
 fn throughput_panel(ideal: Ideal) -> Panel {
@@ -398,17 +393,9 @@ fn workers_chart(sweep: &Sweep<'_>, machine: Machine) -> Planned {
          at the measured counts); one line per strategy.{ideal}{}{oversubscribed}",
         rows_sentence(sweep)
     );
-    let chart = SweepChart {
-        sweep,
-        title: format!("{scenario}: throughput and p99 latency vs workers"),
-        panels: [
-            throughput_panel(if paced { Ideal::None } else { Ideal::LinearInWorkers }),
-            p99_panel(),
-        ],
-        machine,
-        ignores: |_| false,
-    };
-    chart.planned(note)
+    let ideal = if paced { Ideal::None } else { Ideal::LinearInWorkers };
+    let title = format!("{scenario}: throughput and p99 latency vs workers");
+    SweepChart::new(sweep, title, [throughput_panel(ideal), p99_panel()], machine).planned(note)
 }
 
 /// Whether a strategy ignores `--throughput`: only the mailbox strategies bound a turn
@@ -454,18 +441,10 @@ fn throughput_chart(sweep: &Sweep<'_>, machine: Machine) -> Planned {
         rows_sentence(sweep),
         oversubscribed_sentence(sweep, machine)
     );
-    let chart = SweepChart {
-        sweep,
-        title: if bystanders {
-            format!("{scenario}: throughput and bystander p99 vs messages per turn")
-        } else {
-            format!("{scenario}: throughput and p99 latency vs messages per turn")
-        },
-        panels: [throughput_panel(Ideal::None), second],
-        machine,
-        ignores: ignores_throughput,
-    };
-    chart.planned(note)
+    let metric = if bystanders { "bystander p99" } else { "p99 latency" };
+    let title = format!("{scenario}: throughput and {metric} vs messages per turn");
+    let chart = SweepChart::new(sweep, title, [throughput_panel(Ideal::None), second], machine);
+    SweepChart { ignores: ignores_throughput, ..chart }.planned(note)
 }
 
 fn window_chart(sweep: &Sweep<'_>, machine: Machine) -> Planned {
@@ -497,18 +476,9 @@ fn window_chart(sweep: &Sweep<'_>, machine: Machine) -> Planned {
         rows_sentence(sweep),
         oversubscribed_sentence(sweep, machine)
     );
-    let chart = SweepChart {
-        sweep,
-        title: if memory {
-            format!("{scenario}: throughput and peak memory vs admission window")
-        } else {
-            format!("{scenario}: throughput and p99 latency vs admission window")
-        },
-        panels: [throughput_panel(Ideal::Rate), second],
-        machine,
-        ignores: |_| false,
-    };
-    chart.planned(note)
+    let metric = if memory { "peak memory" } else { "p99 latency" };
+    let title = format!("{scenario}: throughput and {metric} vs admission window");
+    SweepChart::new(sweep, title, [throughput_panel(Ideal::Rate), second], machine).planned(note)
 }
 
 fn keys_chart(sweep: &Sweep<'_>, machine: Machine) -> Planned {
@@ -527,14 +497,9 @@ fn keys_chart(sweep: &Sweep<'_>, machine: Machine) -> Planned {
         rows_sentence(sweep),
         oversubscribed_sentence(sweep, machine)
     );
-    let chart = SweepChart {
-        sweep,
-        title: format!("{scenario}: throughput and p99 latency vs number of keys"),
-        panels: [throughput_panel(Ideal::None), p99_panel()],
-        machine,
-        ignores: |_| false,
-    };
-    chart.planned(note)
+    let title = format!("{scenario}: throughput and p99 latency vs number of keys");
+    SweepChart::new(sweep, title, [throughput_panel(Ideal::None), p99_panel()], machine)
+        .planned(note)
 }
 
 // The first point of a sweep, for the charts that show one cell per strategy.
