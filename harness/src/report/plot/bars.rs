@@ -210,11 +210,12 @@ impl BarPanel {
         let range = self.values.range();
         let Some(value) = bar.value else {
             let style = text_style(TICK_PX - 2).transform(FontTransform::Rotate270);
-            let at = (low, range.end * 0.03);
+            let at = self.point(low, range.end * 0.03);
             chart.draw_series(once(Text::new("n/a", at, style)))?;
             return Ok(());
         };
-        if value > 0.0 || !(self.bare_zeros || self.values.is_log()) {
+        let bare = value <= 0.0 && (self.bare_zeros || self.values.is_log());
+        if !bare {
             let corners = [self.point(low, range.start), self.point(high, value)];
             chart.draw_series(rectangles(corners, bar.colour, bar.fill))?;
         }
@@ -225,8 +226,9 @@ impl BarPanel {
                 [(centre - cap, min), (centre + cap, min)],
                 [(centre - cap, max), (centre + cap, max)],
             ];
+            let line = |ends: [(f64, f64); 2]| ends.map(|(along, value)| self.point(along, value));
             let style = BLACK.stroke_width(1);
-            chart.draw_series(whisker.map(|line| PathElement::new(line, style)))?;
+            chart.draw_series(whisker.map(|ends| PathElement::new(line(ends), style)))?;
         }
         match &bar.label {
             Some(label) => self.draw_label(chart, (low, high), value, label.clone()),
