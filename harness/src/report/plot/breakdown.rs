@@ -83,7 +83,7 @@ fn figure(rows: &[&RunResult]) -> Bars {
         None => Group::default(),
     };
     let panel = BarPanel {
-        frame: Frame { label_areas: (50, 64), ..Frame::default() },
+        frame: Frame::new(14, (50, 64)),
         categories: names(&strategies),
         category_desc: Some("strategy"),
         values: Axis::linear(0.0..top, |y| format!("{y:.2}")).desc("events per message"),

@@ -93,7 +93,7 @@ fn figure(cells: &[Cell], cores: usize) -> Bars {
         group
     };
     let panel = BarPanel {
-        frame: Frame { label_areas: (56, 70), ..Frame::default() },
+        frame: Frame::new(14, (56, 70)),
         categories: cells
             .iter()
             .map(|((slow, senders), _)| format!("slow {slow}, senders {senders}"))

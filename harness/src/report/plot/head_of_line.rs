@@ -76,13 +76,7 @@ fn figure(panels: &[(String, Vec<&RunResult>)], strategies: &[&str]) -> Bars {
             None => Group::default(),
         };
         BarPanel {
-            frame: Frame {
-                caption: Some(caption.clone()),
-                margin: 8,
-                label_areas: (30, 74),
-                text_px: (12, 14),
-                ..Frame::default()
-            },
+            frame: Frame { text_px: (12, 14), ..Frame::new(8, (30, 74)).caption(caption) },
             categories: names(&strategies),
             values: Axis::log(range.clone(), ns_label).desc("p99 (log)"),
             slots: Slots { pad: 0.12, step: 0.39, width: 0.37 },

@@ -74,7 +74,7 @@ fn figure(rows: &[&RunResult], bursts: &[(usize, &str)], window: usize) -> Lines
         Series::new(strategy_colour(strategy), points.collect())
     };
     let panel = LinePanel {
-        frame: Frame { label_areas: (56, 80), ..Frame::default() },
+        frame: Frame::new(14, (56, 80)),
         x: Axis::categories(bursts.iter().map(|(burst, _)| burst.to_string()))
             .desc("burst size: 1 ms pending messages queued on the hot key (not to scale)"),
         y: Axis::log(range, ns_label).desc("bystander p99 latency (log)"),

@@ -132,7 +132,7 @@ impl KeySweep<'_> {
             label: format!("{seconds} s"),
         });
         let panel = LinePanel {
-            frame: Frame { label_areas: (56, 80), ..Frame::default() },
+            frame: Frame::new(14, (56, 80)),
             x: Axis::log((low / 1.6)..(high * 1.6), |x| keys_label(*x))
                 .at(ticks)
                 .desc("keys (log)"),

@@ -75,12 +75,7 @@ fn figure(rows: &[&RunResult], loads: &[(f64, &str, Option<f64>)]) -> Lines {
             Series::new(strategy_colour(strategy), points.collect())
         };
         LinePanel {
-            frame: Frame {
-                caption: Some(caption.into()),
-                margin: 10,
-                label_areas: (60, 78),
-                ..Frame::default()
-            },
+            frame: Frame::new(10, (60, 78)).caption(caption),
             x: Axis::ticked((low - pad)..(high + pad), ticks.clone())
                 .desc("offered load, fraction of saturation (msg/s)"),
             y: Axis::log(range.clone(), ns_label).desc("latency (log)"),

@@ -289,16 +289,29 @@ pub(super) struct Frame {
     pub(super) y_ticks: Option<usize>,
 }
 
-impl Default for Frame {
-    fn default() -> Self {
+impl Frame {
+    /// No caption, `margin` pixels of room, `label_areas` for the tick labels.
+    pub(super) fn new(margin: u32, label_areas: (u32, u32)) -> Self {
+        let (caption, caption_style) = (None, (TEXT_PX, BLACK));
         Self {
-            caption: None,
-            caption_style: (TEXT_PX, BLACK),
-            margin: 14,
-            label_areas: (50, 70),
+            caption,
+            caption_style,
+            margin,
+            label_areas,
             text_px: (TICK_PX, TEXT_PX),
             y_ticks: None,
         }
+    }
+
+    /// The frame with `caption` over the panel.
+    pub(super) fn caption(self, caption: impl Into<String>) -> Self {
+        Self { caption: Some(caption.into()), ..self }
+    }
+}
+
+impl Default for Frame {
+    fn default() -> Self {
+        Self::new(14, (50, 70))
     }
 }
 

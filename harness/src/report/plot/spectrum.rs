@@ -2,6 +2,8 @@
 //! percentile on the usual 1/(1-q) log scale, y the latency on a log scale, one line per
 //! strategy. A sweep of more than [`MAX_PANELS`] panels shows its first point only.
 
+use plotters::style::BLACK;
+
 use super::lines::{LinePanel, Lines, Series};
 use super::panel::{grid, strategy_entries, Axis, Frame, Layout, Mark};
 use super::sweep::{first_point, point_note};
@@ -66,11 +68,8 @@ fn figure(scenario: ScenarioId, rows: &[&RunResult]) -> Lines {
         });
         LinePanel {
             frame: Frame {
-                caption: Some(caption),
-                caption_style: (TICK_PX, plotters::style::BLACK),
-                margin: 10,
-                label_areas: (46, 78),
-                ..Frame::default()
+                caption_style: (TICK_PX, BLACK),
+                ..Frame::new(10, (46, 78)).caption(caption)
             },
             x: Axis::ticked(0.1..4.25, positions.clone()).desc("percentile (1/(1-q) log scale)"),
             y: Axis::log(range.clone(), ns_label).desc("latency (log)"),

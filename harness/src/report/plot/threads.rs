@@ -48,7 +48,7 @@ fn figure(rows: &[&RunResult], workers: usize) -> Bars {
         bars.into_iter().enumerate().map(bar).collect()
     };
     let panel = BarPanel {
-        frame: Frame { label_areas: (50, 60), ..Frame::default() },
+        frame: Frame::new(14, (50, 60)),
         categories: names(&strategies),
         category_desc: Some("strategy"),
         values: Axis::linear(0.0..top, |y| format!("{y:.0}")).desc("threads"),

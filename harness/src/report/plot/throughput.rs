@@ -82,13 +82,7 @@ fn panel(scenario: ScenarioId, rows: &[&RunResult], point: Option<&str>) -> BarP
         None => scenario.to_string(),
     };
     BarPanel {
-        frame: Frame {
-            caption: Some(caption),
-            margin: 8,
-            label_areas: (28, 62),
-            text_px: (TICK_PX, TICK_PX),
-            ..Frame::default()
-        },
+        frame: Frame { text_px: (TICK_PX, TICK_PX), ..Frame::new(8, (28, 62)).caption(caption) },
         categories: params.iter().map(label).collect(),
         values: Axis::linear(0.0..top.max(1.0), |y| format_rate(*y)).desc("msg/s"),
         slots: Slots::spread(strategies.len(), 0.84, 0.85),

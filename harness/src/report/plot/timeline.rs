@@ -37,12 +37,9 @@ pub(super) struct Track {
 impl Panel for TimelinePanel {
     fn draw<DB: DrawingBackend>(&self, area: &Area<DB>) -> DrawResult<DB> {
         let frame = Frame {
-            caption: Some(self.caption.clone()),
             caption_style: (TEXT_PX, self.colour),
-            margin: 10,
-            label_areas: (44, 76),
             y_ticks: self.y_ticks,
-            ..Frame::default()
+            ..Frame::new(10, (44, 76)).caption(&self.caption)
         };
         let end = self.end_s;
         let x = Axis::linear(0.0..end, move |x| seconds_label(*x, end))

@@ -167,7 +167,7 @@ fn pause_bar(slot: usize, event: &RebalanceEvent, policy: CommitPolicy) -> Bar {
 
 /// A panel's chrome, captioned `caption`, with `x_labels` pixels for its x tick labels.
 fn frame(caption: &str, x_labels: u32) -> Frame {
-    Frame { caption: Some(caption.into()), label_areas: (x_labels, 76), ..Frame::default() }
+    Frame::new(14, (x_labels, 76)).caption(caption)
 }
 
 /// A count as a short label: `812`, `13.7k`, `2.1M`.

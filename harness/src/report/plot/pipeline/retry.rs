@@ -91,11 +91,7 @@ impl Retry<'_> {
             cells.collect()
         });
         BarPanel {
-            frame: Frame {
-                caption: Some(caption.into()),
-                label_areas: (50, 120),
-                ..Frame::default()
-            },
+            frame: Frame::new(14, (50, 120)).caption(caption),
             categories: names(&self.strategies),
             values,
             horizontal: true,

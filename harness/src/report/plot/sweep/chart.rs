@@ -118,12 +118,7 @@ impl<'s, 'a> SweepChart<'s, 'a> {
             self.sweep.points.iter().flat_map(|point| self.panels.iter().map(move |p| (point, p)));
         let panels = cells
             .map(|(point, panel)| LinePanel {
-                frame: Frame {
-                    caption: Some(self.caption(panel, point)),
-                    margin: 10,
-                    label_areas: (50, 78),
-                    ..Frame::default()
-                },
+                frame: Frame::new(10, (50, 78)).caption(self.caption(panel, point)),
                 x: Axis::ticked(x_range.clone(), ticks.clone()).desc(self.sweep.axis.names().1),
                 y: self.y_axis(panel, point),
                 shade,
