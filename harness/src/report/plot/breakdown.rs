@@ -3,13 +3,11 @@
 //! repetition, beside the context switches of its timed runs. Where uniform has several
 //! cells per strategy (a sweep, several `--keys`), the first only.
 
-use plotters::coord::Shift;
-use plotters::prelude::*;
+use plotters::style::RGBColor;
 
-use super::{
-    category, centres, frame, rows, strategies, text_style, ticked, DrawResult, Entry, Figure,
-    Mark, Planned, TEXT_PX, TICK_PX,
-};
+use super::bars::{Bar, BarPanel, Bars, Group, Slots};
+use super::panel::{Axis, Entry, Frame, Layout, Mark};
+use super::{names, render, rows, skipped, strategies, Planned};
 use crate::results::{Results, RunResult};
 use crate::workload::ScenarioId;
 
@@ -37,21 +35,15 @@ const SERIES: [Series; 6] = [
     }),
 ];
 
-struct Breakdown<'a> {
-    rows: Vec<&'a RunResult>,
-}
-
 pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
     let rows: Vec<&RunResult> = rows(results, ScenarioId::Uniform)
         .into_iter()
         .filter(|row| row.events_per_message.is_some())
         .collect();
     if rows.is_empty() {
-        plans.push(Planned::Skip(
-            "breakdown-uniform: skipped, no uniform run here has a counted repetition \
-             (--no-breakdown, or results from before the breakdown)"
-                .into(),
-        ));
+        let why = "no uniform run here has a counted repetition (--no-breakdown, or results \
+                   from before the breakdown)";
+        plans.push(skipped("breakdown-uniform", why));
         return;
     }
     // One cell per strategy: the first param's (a sweep's first point, the first key count).
@@ -67,78 +59,44 @@ pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
     } else {
         NOTE.to_owned()
     };
-    plans.push(super::render(
-        "breakdown-uniform".into(),
-        "Per-message breakdown (uniform)".into(),
+    plans.push(render(
+        "breakdown-uniform",
+        "Per-message breakdown (uniform)",
         note,
-        &Breakdown { rows },
+        &figure(&rows),
     ));
 }
 
-impl Figure for Breakdown<'_> {
-    fn size(&self) -> (u32, u32) {
-        (1200, 640)
-    }
-
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
-        let legend: Vec<Entry> = SERIES
-            .iter()
-            .map(|(label, colour, _)| Entry::new(*label, *colour, Mark::Bar))
-            .collect();
-        let body = frame(root, "Events per message on uniform", &legend)?;
-        let strategies = strategies(&self.rows);
-        let top = self
-            .rows
-            .iter()
-            .flat_map(|row| SERIES.iter().filter_map(|(_, _, value)| value(row)))
-            .fold(0.0f64, f64::max)
-            .max(0.1)
-            * 1.2;
-        let mut chart = ChartBuilder::on(&body)
-            .margin(14)
-            .x_label_area_size(50)
-            .y_label_area_size(64)
-            .build_cartesian_2d(
-                ticked(0.0..strategies.len() as f64, centres(strategies.len())),
-                0.0..top,
-            )?;
-        let x_label =
-            |x: &f64| strategies.get(category(*x)).map_or(String::new(), |s| s.to_string());
-        let y_label = |y: &f64| format!("{y:.2}");
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_label_formatter(&x_label)
-            .y_label_formatter(&y_label)
-            .x_desc("strategy")
-            .y_desc("events per message")
-            .label_style(text_style(TICK_PX))
-            .axis_desc_style(text_style(TEXT_PX))
-            .draw()?;
-        let width = 0.8 / SERIES.len() as f64;
-        for (index, strategy) in strategies.iter().enumerate() {
-            let Some(row) = self.rows.iter().find(|row| row.strategy == *strategy) else {
-                continue;
+/// A group of bars per strategy, one bar per series.
+fn figure(rows: &[&RunResult]) -> Bars {
+    let strategies = strategies(rows);
+    let values = rows.iter().flat_map(|row| SERIES.iter().filter_map(|(_, _, value)| value(row)));
+    let top = values.fold(0.0f64, f64::max).max(0.1) * 1.2;
+    let group = |strategy: &&str| match rows.iter().find(|row| row.strategy == *strategy) {
+        Some(row) => {
+            let bar = |(slot, (_, colour, value)): (usize, &Series)| Bar {
+                value: value(row),
+                ..Bar::new(slot, 0.0, *colour)
             };
-            for (slot, (_, colour, value)) in SERIES.iter().enumerate() {
-                let left = index as f64 + 0.1 + slot as f64 * width;
-                match value(row) {
-                    Some(value) => {
-                        chart.draw_series(std::iter::once(Rectangle::new(
-                            [(left, 0.0), (left + width * 0.9, value)],
-                            colour.filled(),
-                        )))?;
-                    }
-                    None => {
-                        chart.draw_series(std::iter::once(Text::new(
-                            "n/a",
-                            (left, top * 0.03),
-                            text_style(TICK_PX - 2).transform(FontTransform::Rotate270),
-                        )))?;
-                    }
-                }
-            }
+            SERIES.iter().enumerate().map(bar).collect()
         }
-        Ok(())
+        None => Group::default(),
+    };
+    let panel = BarPanel {
+        frame: Frame::new(14, (50, 64)),
+        categories: names(&strategies),
+        category_desc: Some("strategy"),
+        values: Axis::linear(0.0..top, |y| format!("{y:.2}")).desc("events per message"),
+        slots: Slots::spread(SERIES.len(), 0.8, 0.9),
+        groups: strategies.iter().map(group).collect(),
+        ..BarPanel::default()
+    };
+    let legend = SERIES.iter().map(|(label, colour, _)| Entry::new(*label, *colour, Mark::Bar));
+    Bars {
+        title: "Events per message on uniform".into(),
+        size: (1200, 640),
+        legend: legend.collect(),
+        layout: Layout::Single,
+        panels: vec![panel],
     }
 }

@@ -3,15 +3,14 @@
 //! y), beside Wow's published 9.3 / 9.2 ratios for 128 slow aggregates as labelled points.
 //! Of a sweep, the first point only.
 
-use plotters::coord::Shift;
-use plotters::prelude::*;
+use plotters::style::BLACK;
+use strategies::StrategyId;
 
-use super::sweep::{base_param, first_point, first_point_note};
-use super::{
-    category, centres, diamond, frame, log_range, params, rows, strategy_colour, text_style,
-    ticked, DrawResult, Entry, Figure, Mark, Planned, TEXT_PX, TICK_PX,
-};
-use crate::results::{Results, RunResult};
+use super::bars::{Bar, BarPanel, Bars, Group, LabelStyle, Slots};
+use super::panel::{Axis, Entry, Frame, Layout, Mark};
+use super::sweep::{base_param, first_point, point_note};
+use super::{find, log_range, params, render, rows, skipped, strategy_colour, Planned};
+use crate::results::Results;
 use crate::workload::reference::{
     WOW_COLD_COMMAND_14_CORES, WOW_COLD_COMMAND_4_CORES, WOW_COLD_COMMAND_SLOW,
 };
@@ -24,159 +23,99 @@ open diamonds are Wow's published 9.3 / 9.2 ratios for 128 slow aggregates (its 
 benchmark), labelled with the cores they were measured on; compare them with the cells of 128 \
 slow aggregates and the same senders, minding this run's core count in the title.";
 
+/// The numerator of the ratios: the design Wow's release shipped.
+const MAILBOX: StrategyId = StrategyId::KeyedMailbox;
+
 /// The denominators of the two ratios.
-const AGAINST: [&str; 2] = ["per-type-pool", "group-by"];
+const AGAINST: [StrategyId; 2] = [StrategyId::PerTypePool, StrategyId::GroupBy];
 
-struct ColdCommand<'a> {
-    rows: Vec<&'a RunResult>,
-    params: Vec<&'a str>,
-    cores: usize,
-}
-
-impl ColdCommand<'_> {
-    /// `keyed-mailbox`'s cold-command rate over `against`'s in the cell `param`.
-    fn ratio(&self, param: &str, against: &str) -> Option<f64> {
-        let rate = |strategy: &str| {
-            self.rows
-                .iter()
-                .find(|row| row.param == param && row.strategy == strategy)
-                .map(|row| row.throughput_per_s.median)
-        };
-        let (mailbox, other) = (rate("keyed-mailbox")?, rate(against)?);
-        (other > 0.0 && mailbox > 0.0).then(|| mailbox / other)
-    }
-
-    /// The (slow aggregates, senders) of the cell `param`, from its own param.
-    fn cell(&self, param: &str) -> Option<(usize, usize)> {
-        let row = self.rows.iter().find(|row| row.param == param)?;
-        cold_command_param(base_param(row))
-    }
-}
+/// A cell: (slow aggregates, senders), and keyed-mailbox's cold-command rate over each of
+/// [`AGAINST`]'s.
+type Cell = ((usize, usize), [Option<f64>; 2]);
 
 pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
     let (rows, point) = first_point(rows(results, ScenarioId::ColdCommand));
+    let rate = |param, strategy: StrategyId| {
+        Some(find(&rows, param, strategy.as_str())?.throughput_per_s.median)
+    };
+    let ratio = |param, against| {
+        let (mailbox, other) = (rate(param, MAILBOX)?, rate(param, against)?);
+        (other > 0.0 && mailbox > 0.0).then(|| mailbox / other)
+    };
+    let cells: Vec<Cell> = params(&rows)
+        .into_iter()
+        .filter_map(|param| {
+            let row = rows.iter().find(|row| row.param == param)?;
+            Some((
+                cold_command_param(base_param(row))?,
+                AGAINST.map(|against| ratio(param, against)),
+            ))
+        })
+        .collect();
+    let name = "cold-command-ratio";
     if rows.is_empty() {
-        plans.push(Planned::Skip(
-            "cold-command-ratio: skipped, no cold-command runs in these results".into(),
-        ));
-        return;
+        plans.push(skipped(name, "no cold-command runs in these results"));
+    } else if cells.iter().all(|(_, ratios)| ratios[0].is_none()) {
+        plans.push(skipped(name, "the cold-command runs lack keyed-mailbox or per-type-pool"));
+    } else {
+        let title = "cold-command: keyed-mailbox's cold-command rate over per-type-pool's and \
+                     group-by's";
+        let note = point_note(NOTE, ScenarioId::ColdCommand, point);
+        plans.push(render(name, title, note, &figure(&cells, results.meta.cores)));
     }
-    let params = params(&rows);
-    let mut figure = ColdCommand { rows, params, cores: results.meta.cores };
-    figure.params =
-        figure.params.iter().copied().filter(|param| figure.cell(param).is_some()).collect();
-    let has_ratio = figure.params.iter().any(|param| figure.ratio(param, AGAINST[0]).is_some());
-    if !has_ratio {
-        plans.push(Planned::Skip(
-            "cold-command-ratio: skipped, the cold-command runs lack keyed-mailbox or \
-             per-type-pool"
-                .into(),
-        ));
-        return;
-    }
-    plans.push(super::render(
-        "cold-command-ratio".into(),
-        "cold-command: keyed-mailbox's cold-command rate over per-type-pool's and group-by's"
-            .into(),
-        first_point_note(
-            NOTE,
-            &point.map(|point| ("cold-command".to_owned(), point)).into_iter().collect::<Vec<_>>(),
-        ),
-        &figure,
-    ));
 }
 
-impl Figure for ColdCommand<'_> {
-    fn size(&self) -> (u32, u32) {
-        (1150, 660)
-    }
-
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
-        let mut legend: Vec<Entry> = AGAINST
-            .iter()
-            .map(|against| {
-                Entry::new(
-                    format!("keyed-mailbox / {against}"),
-                    strategy_colour(against),
-                    Mark::Bar,
-                )
-            })
-            .collect();
-        legend.push(Entry::new("published 9.3 / 9.2 (Wow, 128 slow)", BLACK, Mark::Diamond));
-        let title =
-            format!("cold-command: keyed-mailbox vs the pinned groups ({} cores)", self.cores);
-        let body = frame(root, &title, &legend)?;
-        let published: Vec<(usize, usize, f64)> =
-            [(4, WOW_COLD_COMMAND_4_CORES), (14, WOW_COLD_COMMAND_14_CORES)]
-                .into_iter()
-                .flat_map(|(cores, table)| {
-                    table.iter().map(move |&(senders, old, new)| (cores, senders, new / old))
-                })
+/// A pair of ratio bars per cell, the published ratios as diamonds, parity dashed.
+fn figure(cells: &[Cell], cores: usize) -> Bars {
+    let published = [(4, WOW_COLD_COMMAND_4_CORES), (14, WOW_COLD_COMMAND_14_CORES)].into_iter();
+    let published: Vec<(usize, usize, f64)> = published
+        .flat_map(|(cores, table)| {
+            table.iter().map(move |&(senders, old, new)| (cores, senders, new / old))
+        })
+        .collect();
+    let ratios = cells.iter().flat_map(|(_, ratios)| ratios.iter().flatten().copied());
+    let values = ratios.chain(published.iter().map(|&(_, _, ratio)| ratio)).chain([1.0]);
+    let group = |((slow, senders), ratios): &Cell| {
+        let bars = ratios.iter().zip(AGAINST).enumerate().filter_map(|(slot, (ratio, against))| {
+            let ratio = (*ratio)?;
+            Some(
+                Bar::new(slot, ratio, strategy_colour(against.as_str()))
+                    .label(format!("{ratio:.1}x")),
+            )
+        });
+        let mut group: Group = bars.collect();
+        if *slow == WOW_COLD_COMMAND_SLOW {
+            let at = published.iter().filter(|&&(_, n, _)| n == *senders);
+            group.marks = at
+                .map(|&(cores, _, ratio)| (ratio, format!("{ratio:.0}x, {cores} cores")))
                 .collect();
-        let values = self
-            .params
-            .iter()
-            .flat_map(|param| AGAINST.iter().filter_map(|against| self.ratio(param, against)))
-            .chain(published.iter().map(|&(_, _, ratio)| ratio))
-            .chain([1.0]);
-        let range = log_range(values);
-        let floor = range.start;
-        let count = self.params.len();
-        let mut chart = ChartBuilder::on(&body)
-            .margin(14)
-            .x_label_area_size(56)
-            .y_label_area_size(70)
-            .build_cartesian_2d(ticked(0.0..count as f64, centres(count)), range.log_scale())?;
-        let x_label = |x: &f64| {
-            self.params
-                .get(category(*x))
-                .and_then(|param| self.cell(param))
-                .map_or(String::new(), |(slow, senders)| format!("slow {slow}, senders {senders}"))
-        };
-        let y_label = |y: &f64| format!("{y:.0}x");
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_label_formatter(&x_label)
-            .y_label_formatter(&y_label)
-            .x_desc("cell")
-            .y_desc("ratio of cold commands per second (log)")
-            .label_style(text_style(TICK_PX))
-            .axis_desc_style(text_style(TEXT_PX))
-            .draw()?;
-        for (index, param) in self.params.iter().enumerate() {
-            for (bar, against) in AGAINST.iter().enumerate() {
-                let Some(ratio) = self.ratio(param, against) else { continue };
-                let colour = strategy_colour(against);
-                let left = index as f64 + 0.15 + bar as f64 * 0.36;
-                let corners = [(left, floor), (left + 0.33, ratio)];
-                chart.draw_series(std::iter::once(Rectangle::new(corners, colour.filled())))?;
-                chart.draw_series(std::iter::once(Text::new(
-                    format!("{ratio:.1}x"),
-                    (left, ratio * 1.12),
-                    text_style(TICK_PX),
-                )))?;
-            }
-            let Some((slow, senders)) = self.cell(param) else { continue };
-            if slow != WOW_COLD_COMMAND_SLOW {
-                continue;
-            }
-            for &(cores, _, ratio) in published.iter().filter(|&&(_, n, _)| n == senders) {
-                let point = (index as f64 + 0.5, ratio);
-                chart.draw_series(std::iter::once(diamond(
-                    point,
-                    7,
-                    BLACK,
-                    format!("{ratio:.0}x, {cores} cores"),
-                )))?;
-            }
         }
-        chart.draw_series(DashedLineSeries::new(
-            [(0.0, 1.0), (count as f64, 1.0)],
-            8,
-            5,
-            BLACK.stroke_width(1),
-        ))?;
-        Ok(())
+        group
+    };
+    let panel = BarPanel {
+        frame: Frame::new(14, (56, 70)),
+        categories: cells
+            .iter()
+            .map(|((slow, senders), _)| format!("slow {slow}, senders {senders}"))
+            .collect(),
+        category_desc: Some("cell"),
+        values: Axis::log(log_range(values), |y| format!("{y:.0}x"))
+            .desc("ratio of cold commands per second (log)"),
+        slots: Slots { pad: 0.15, step: 0.36, width: 0.33 },
+        labels: LabelStyle { lift: 1.12, ..LabelStyle::default() },
+        groups: cells.iter().map(group).collect(),
+        level: Some((1.0, 1)),
+        ..BarPanel::default()
+    };
+    let legend = AGAINST.iter().map(|against| {
+        Entry::new(format!("{MAILBOX} / {against}"), strategy_colour(against.as_str()), Mark::Bar)
+    });
+    let diamond = Entry::new("published 9.3 / 9.2 (Wow, 128 slow)", BLACK, Mark::Diamond);
+    Bars {
+        title: format!("cold-command: keyed-mailbox vs the pinned groups ({cores} cores)"),
+        size: (1150, 660),
+        legend: legend.chain([diamond]).collect(),
+        layout: Layout::Single,
+        panels: vec![panel],
     }
 }

@@ -2,14 +2,13 @@
 //! troubled-key cell (`conflict-backoff`, `long-sync`, each `hot-backlog` burst). Of a
 //! sweep, each scenario's first point only.
 
-use plotters::coord::Shift;
-use plotters::prelude::*;
+use plotters::style::RGBColor;
 
+use super::bars::{Bar, BarPanel, Bars, Fill, Group, Slots};
+use super::panel::{grid, strategy_entries, Axis, Entry, Frame, Layout, Mark};
 use super::sweep::{first_point, first_point_note};
-use super::{
-    category, centres, frame, grid, log_range, ns, ns_label, pale, params, rows, strategies,
-    strategy_colour, text_style, ticked, DrawResult, Entry, Figure, Mark, Planned, TEXT_PX,
-};
+use super::{log_range, names, ns, ns_label, params, render, rows, skipped, strategies};
+use super::{strategy_colour, Planned};
 use crate::results::{Results, RunResult};
 use crate::workload::ScenarioId;
 
@@ -24,12 +23,6 @@ minus ready: time a message could have run but did not). The y axis is logarithm
 that isolates troubled keys keeps the solid bar low: bystanders should not wait behind a \
 conflict backoff, a long handler or a hot key's backlog.";
 
-struct HeadOfLine<'a> {
-    /// (caption, rows of that cell).
-    panels: Vec<(String, Vec<&'a RunResult>)>,
-    strategies: Vec<&'a str>,
-}
-
 pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
     let mut panels = Vec::new();
     let mut all = Vec::new();
@@ -40,11 +33,9 @@ pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
             shown.push((scenario.to_string(), point));
         }
         for param in params(&rows) {
-            let cell: Vec<&RunResult> = rows
-                .iter()
-                .copied()
-                .filter(|row| row.param == param && row.bystander_latency_ns.is_some())
-                .collect();
+            let cell = rows.iter().filter(|row| row.param == param);
+            let cell: Vec<&RunResult> =
+                cell.filter(|row| row.bystander_latency_ns.is_some()).copied().collect();
             if cell.is_empty() {
                 continue;
             }
@@ -55,94 +46,55 @@ pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
         }
     }
     if panels.is_empty() {
-        plans.push(Planned::Skip(
-            "head-of-line: skipped, no conflict-backoff, long-sync or hot-backlog runs with \
-             bystander latency in these results"
-                .into(),
-        ));
+        let why = "no conflict-backoff, long-sync or hot-backlog runs with bystander latency in \
+                   these results";
+        plans.push(skipped("head-of-line", why));
         return;
     }
-    let figure = HeadOfLine { panels, strategies: strategies(&all) };
-    plans.push(super::render(
-        "head-of-line".into(),
-        "Head-of-line blocking: bystander p99 and HOL p99".into(),
-        first_point_note(NOTE, &shown),
-        &figure,
-    ));
+    let title = "Head-of-line blocking: bystander p99 and HOL p99";
+    let plot = figure(&panels, &strategies(&all));
+    plans.push(render("head-of-line", title, first_point_note(NOTE, &shown), &plot));
 }
 
-impl HeadOfLine<'_> {
-    fn grid(&self) -> (usize, usize) {
-        grid(self.panels.len(), 2)
-    }
-}
-
-impl Figure for HeadOfLine<'_> {
-    fn size(&self) -> (u32, u32) {
-        let (grid_rows, columns) = self.grid();
-        (columns as u32 * 740 + 20, grid_rows as u32 * 400 + 130)
-    }
-
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
-        let grey = RGBColor(90, 90, 90);
-        let mut legend: Vec<Entry> = vec![
-            Entry::new("bystander p99 latency", grey, Mark::Bar),
-            Entry::new("HOL p99 (start - ready)", grey, Mark::PaleBar),
-        ];
-        legend
-            .extend(self.strategies.iter().map(|s| Entry::new(*s, strategy_colour(s), Mark::Bar)));
-        let title = "Head-of-line blocking: bystander p99 latency and HOL p99 per strategy";
-        let body = frame(root, title, &legend)?;
-        let body = body.margin(0, 10, 10, 10);
-        let range = log_range(self.panels.iter().flat_map(|(_, rows)| {
-            rows.iter().flat_map(|row| {
-                [ns(row.hol_ns.p99), row.bystander_latency_ns.map_or(1.0, |tail| ns(tail.p99))]
-            })
-        }));
-        let floor = range.start;
-        for (panel, (caption, rows)) in body.split_evenly(self.grid()).iter().zip(&self.panels) {
-            let strategies = strategies(rows);
-            let mut chart = ChartBuilder::on(panel)
-                .caption(caption, text_style(TEXT_PX))
-                .margin(8)
-                .x_label_area_size(30)
-                .y_label_area_size(74)
-                .build_cartesian_2d(
-                    ticked(0.0..strategies.len() as f64, centres(strategies.len())),
-                    range.clone().log_scale(),
-                )?;
-            let x_label =
-                |x: &f64| strategies.get(category(*x)).map_or(String::new(), |s| s.to_string());
-            chart
-                .configure_mesh()
-                .disable_x_mesh()
-                .x_label_formatter(&x_label)
-                .y_label_formatter(&ns_label)
-                .y_desc("p99 (log)")
-                .label_style(text_style(12))
-                .axis_desc_style(text_style(14))
-                .draw()?;
-            for (index, strategy) in strategies.iter().enumerate() {
-                let Some(row) = rows.iter().find(|row| row.strategy == *strategy) else {
-                    continue;
+/// One panel per cell, on one log scale: per strategy, its bystander p99 and its HOL p99.
+fn figure(panels: &[(String, Vec<&RunResult>)], strategies: &[&str]) -> Bars {
+    let p99s = |row: &&RunResult| {
+        [ns(row.hol_ns.p99), row.bystander_latency_ns.map_or(1.0, |tail| ns(tail.p99))]
+    };
+    let range = log_range(panels.iter().flat_map(|(_, rows)| rows.iter().flat_map(p99s)));
+    let panel = |(caption, rows): &(String, Vec<&RunResult>)| {
+        let strategies = super::strategies(rows);
+        let group = |strategy: &&str| match rows.iter().find(|row| row.strategy == *strategy) {
+            Some(row) => {
+                let bystander = row.bystander_latency_ns.map_or(range.start, |tail| ns(tail.p99));
+                let bars = [(bystander, Fill::Edged), (ns(row.hol_ns.p99), Fill::Pale)];
+                let bar = |(slot, (value, fill))| {
+                    Bar::new(slot, value, strategy_colour(strategy)).fill(fill)
                 };
-                let colour = strategy_colour(strategy);
-                let left = index as f64 + 0.12;
-                let bystander = row.bystander_latency_ns.map_or(floor, |tail| ns(tail.p99));
-                let bars = [
-                    (left, bystander, colour.filled()),
-                    (left + 0.39, ns(row.hol_ns.p99), pale(colour).filled()),
-                ];
-                for (x, value, style) in bars {
-                    let corners = [(x, floor), (x + 0.37, value)];
-                    chart.draw_series(std::iter::once(Rectangle::new(corners, style)))?;
-                    chart.draw_series(std::iter::once(Rectangle::new(
-                        corners,
-                        colour.stroke_width(1),
-                    )))?;
-                }
+                bars.into_iter().enumerate().map(bar).collect()
             }
+            None => Group::default(),
+        };
+        BarPanel {
+            frame: Frame { text_px: (12, 14), ..Frame::new(8, (30, 74)).caption(caption) },
+            categories: names(&strategies),
+            values: Axis::log(range.clone(), ns_label).desc("p99 (log)"),
+            slots: Slots { pad: 0.12, step: 0.39, width: 0.37 },
+            groups: strategies.iter().map(group).collect(),
+            ..BarPanel::default()
         }
-        Ok(())
+    };
+    let grey = RGBColor(90, 90, 90);
+    let legend = [
+        Entry::new("bystander p99 latency", grey, Mark::Bar),
+        Entry::new("HOL p99 (start - ready)", grey, Mark::PaleBar),
+    ];
+    let (rows, columns) = grid(panels.len(), 2);
+    Bars {
+        title: "Head-of-line blocking: bystander p99 latency and HOL p99 per strategy".into(),
+        size: (columns as u32 * 740 + 20, rows as u32 * 400 + 130),
+        legend: legend.into_iter().chain(strategy_entries(strategies, Mark::Bar)).collect(),
+        layout: Layout::Grid(rows, columns),
+        panels: panels.iter().map(panel).collect(),
     }
 }

@@ -2,15 +2,13 @@
 //! strategy, with the burst at which one key can fill the shared admission window marked.
 //! Of a sweep, the first point only.
 
-use plotters::coord::Shift;
-use plotters::prelude::*;
+use plotters::style::RED;
 
-use super::sweep::{base_param, first_point, first_point_note, param_part};
-use super::{
-    category, centres, find, frame, log_range, ns, ns_label, params, rows, strategies,
-    strategy_colour, strategy_entries, text_style, ticked, DrawResult, Entry, Figure, Mark,
-    Planned, TEXT_PX, TICK_PX,
-};
+use super::lines::{LinePanel, Lines, Reference, Series};
+use super::panel::{strategy_entries, Axis, Entry, Frame, Layout, Mark};
+use super::sweep::{first_point, point_note, values_of};
+use super::Planned;
+use super::{absent, find, log_range, ns, ns_label, render, rows, strategies, strategy_colour};
 use crate::results::{Results, RunResult};
 use crate::workload::ScenarioId;
 
@@ -30,112 +28,67 @@ pub(super) fn cliff_burst(window: usize) -> usize {
     (window + 1).saturating_sub((window / 16).max(1))
 }
 
-struct HotBacklog<'a> {
-    rows: Vec<&'a RunResult>,
-    /// (burst size, parameter), in increasing burst order.
-    bursts: Vec<(usize, &'a str)>,
-    window: usize,
-}
-
 pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
     let (rows, point) = first_point(rows(results, ScenarioId::HotBacklog));
-    let mut bursts: Vec<(usize, &str)> = params(&rows)
-        .into_iter()
-        .filter_map(|param| {
-            let row = rows.iter().find(|row| row.param == param)?;
-            Some((param_part(base_param(row), "burst")? as usize, param))
-        })
-        .collect();
+    let bursts = values_of(&rows, "burst").into_iter();
+    let mut bursts: Vec<(usize, &str)> =
+        bursts.map(|(burst, row)| (burst as usize, row.param.as_str())).collect();
     bursts.sort_unstable();
     if bursts.is_empty() || rows.iter().all(|row| row.bystander_latency_ns.is_none()) {
-        plans.push(Planned::Skip(
-            "hot-backlog-cliff: skipped, no hot-backlog runs in these results".into(),
-        ));
+        plans.push(absent("hot-backlog-cliff", ScenarioId::HotBacklog));
         return;
     }
     // The cliff is the window's: the point's where the cells record it.
-    let window = rows
-        .iter()
-        .find_map(|row| row.settings.as_ref().map(|settings| settings.window))
-        .unwrap_or(results.meta.window);
-    let shown: Vec<(String, &str)> =
-        point.map(|point| ("hot-backlog".to_owned(), point)).into_iter().collect();
-    let figure = HotBacklog { rows, bursts, window };
-    plans.push(super::render(
-        "hot-backlog-cliff".into(),
-        "hot-backlog: bystander p99 vs burst size".into(),
-        first_point_note(NOTE, &shown),
-        &figure,
+    let window = rows.iter().find_map(|row| Some(row.settings.as_ref()?.window));
+    let plot = figure(&rows, &bursts, window.unwrap_or(results.meta.window));
+    let note = point_note(NOTE, ScenarioId::HotBacklog, point);
+    plans.push(render(
+        "hot-backlog-cliff",
+        "hot-backlog: bystander p99 vs burst size",
+        note,
+        &plot,
     ));
 }
 
-impl Figure for HotBacklog<'_> {
-    fn size(&self) -> (u32, u32) {
-        (1100, 660)
-    }
-
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
-        let strategies = strategies(&self.rows);
-        let cliff = cliff_burst(self.window);
-        let mut legend = strategy_entries(&strategies, Mark::Line);
-        legend.push(Entry::new(
-            format!("cliff: burst >= {cliff} fills window {} minus one refill", self.window),
-            RED,
-            Mark::Dashed,
-        ));
-        let title = "hot-backlog: bystander p99 latency vs the hot key's burst size";
-        let body = frame(root, title, &legend)?;
-        let range = log_range(
-            self.rows.iter().filter_map(|row| row.bystander_latency_ns.map(|tail| ns(tail.p99))),
-        );
-        let count = self.bursts.len();
-        let mut chart = ChartBuilder::on(&body)
-            .margin(14)
-            .x_label_area_size(56)
-            .y_label_area_size(80)
-            .build_cartesian_2d(
-                ticked(0.0..count as f64, centres(count)),
-                range.clone().log_scale(),
-            )?;
-        let x_label =
-            |x: &f64| self.bursts.get(category(*x)).map_or(String::new(), |b| b.0.to_string());
-        chart
-            .configure_mesh()
-            .x_label_formatter(&x_label)
-            .y_label_formatter(&ns_label)
-            .x_desc("burst size: 1 ms pending messages queued on the hot key (not to scale)")
-            .y_desc("bystander p99 latency (log)")
-            .label_style(text_style(TICK_PX))
-            .axis_desc_style(text_style(TEXT_PX))
-            .draw()?;
-        // The cliff sits between the last burst below it and the first at or above it.
-        let below = self.bursts.iter().filter(|(burst, _)| *burst < cliff).count();
-        if below > 0 && below < count {
-            let x = below as f64;
-            chart.draw_series(DashedLineSeries::new(
-                [(x, range.start), (x, range.end)],
-                8,
-                6,
-                RED.stroke_width(2),
-            ))?;
-        }
-        for strategy in &strategies {
-            let colour = strategy_colour(strategy);
-            let points: Vec<(f64, f64)> = self
-                .bursts
-                .iter()
-                .enumerate()
-                .filter_map(|(index, (_, param))| {
-                    let tail = find(&self.rows, param, strategy)?.bystander_latency_ns?;
-                    Some((index as f64 + 0.5, ns(tail.p99)))
-                })
-                .collect();
-            chart.draw_series(LineSeries::new(points.clone(), colour.stroke_width(3)))?;
-            chart.draw_series(
-                points.into_iter().map(|point| Circle::new(point, 5, colour.filled())),
-            )?;
-        }
-        Ok(())
+/// A line per strategy over the bursts, (burst size, parameter) in increasing order, evenly
+/// spaced; the cliff of `window` dashed between the bursts either side of it.
+fn figure(rows: &[&RunResult], bursts: &[(usize, &str)], window: usize) -> Lines {
+    let strategies = strategies(rows);
+    let cliff = cliff_burst(window);
+    let label = format!("cliff: burst >= {cliff} fills window {window} minus one refill");
+    let legend = strategy_entries(&strategies, Mark::Line);
+    let range =
+        log_range(rows.iter().filter_map(|row| row.bystander_latency_ns.map(|tail| ns(tail.p99))));
+    // The cliff sits between the last burst below it and the first at or above it.
+    let below = bursts.iter().filter(|(burst, _)| *burst < cliff).count();
+    let cliff = (below > 0 && below < bursts.len()).then(|| Reference {
+        points: vec![(below as f64, range.start), (below as f64, range.end)],
+        colour: RED,
+        dash: (8, 6),
+    });
+    let line = |strategy: &&str| {
+        let points = bursts.iter().enumerate().filter_map(|(index, (_, param))| {
+            let tail = find(rows, param, strategy)?.bystander_latency_ns?;
+            Some((index as f64 + 0.5, ns(tail.p99)))
+        });
+        Series::new(strategy_colour(strategy), points.collect())
+    };
+    let panel = LinePanel {
+        frame: Frame::new(14, (56, 80)),
+        x: Axis::categories(bursts.iter().map(|(burst, _)| burst.to_string()))
+            .desc("burst size: 1 ms pending messages queued on the hot key (not to scale)"),
+        y: Axis::log(range, ns_label).desc("bystander p99 latency (log)"),
+        references: cliff.into_iter().collect(),
+        series: strategies.iter().map(line).collect(),
+        pen: Some((3, 5)),
+        ..LinePanel::default()
+    };
+    Lines {
+        title: "hot-backlog: bystander p99 latency vs the hot key's burst size".into(),
+        size: (1100, 660),
+        legend: legend.into_iter().chain([Entry::new(label, RED, Mark::Dashed)]).collect(),
+        layout: Layout::Single,
+        panels: vec![panel],
     }
 }
 

@@ -5,14 +5,12 @@
 //! never stands beside a different experiment. Of a sweep of the strategy settings, the
 //! first point only.
 
-use plotters::coord::Shift;
-use plotters::prelude::*;
+use plotters::style::BLACK;
 
-use super::sweep::{base_param, first_point, first_point_note, param_part};
-use super::{
-    diamond, find, frame, log_range, params, rows, strategies, strategy_colour, strategy_entries,
-    text_style, DrawResult, Entry, Figure, Mark, Planned, TEXT_PX, TICK_PX,
-};
+use super::lines::{LinePanel, Lines, Reference, Series};
+use super::panel::{strategy_entries, Axis, Entry, Frame, Layout, Mark, Marker};
+use super::sweep::{first_point, point_note, values_of};
+use super::{absent, find, log_range, render, rows, strategies, strategy_colour, Planned};
 use crate::report::format::format_ns;
 use crate::results::{Results, RunResult};
 use crate::workload::reference::{
@@ -68,19 +66,14 @@ pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
     for (scenario, note, published) in sweeps {
         let name = format!("{scenario}-elapsed");
         let (rows, point) = first_point(rows(results, scenario));
-        let mut keys: Vec<(usize, &str)> = params(&rows)
-            .into_iter()
-            .filter_map(|param| {
-                let row = rows.iter().find(|row| row.param == param)?;
-                Some((param_part(base_param(row), "keys")? as usize, param))
-            })
+        let keys = values_of(&rows, "keys").into_iter();
+        let mut keys: Vec<(usize, &str)> = keys
+            .map(|(keys, row)| (keys as usize, row.param.as_str()))
             .filter(|(keys, _)| *keys > 0)
             .collect();
         keys.sort_unstable();
         if keys.is_empty() {
-            plans.push(Planned::Skip(format!(
-                "{name}: skipped, no {scenario} runs in these results"
-            )));
+            plans.push(absent(&name, scenario));
             continue;
         }
         let messages = rows.first().map_or(0, |row| row.messages);
@@ -91,9 +84,7 @@ pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
         let published = published.filter(|_| published_window);
         let figure = KeySweep { scenario, rows, keys, messages, published };
         let title = format!("{scenario}: elapsed time vs number of keys");
-        let shown: Vec<(String, &str)> =
-            point.map(|point| (scenario.to_string(), point)).into_iter().collect();
-        plans.push(super::render(name, title, first_point_note(note, &shown), &figure));
+        plans.push(render(name, title, point_note(note, scenario, point), &figure.figure()));
     }
 }
 
@@ -106,12 +97,9 @@ fn keys_label(keys: f64) -> String {
     }
 }
 
-impl Figure for KeySweep<'_> {
-    fn size(&self) -> (u32, u32) {
-        (1150, 700)
-    }
-
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
+impl KeySweep<'_> {
+    /// A line per strategy over the key counts, the ideal dashed, the published diamonds.
+    fn figure(&self) -> Lines {
         let strategies = strategies(&self.rows);
         let published = self.published.unwrap_or(&[]);
         let mut legend = strategy_entries(&strategies, Mark::Line);
@@ -122,73 +110,47 @@ impl Figure for KeySweep<'_> {
             let label = "published KEY mode (Parallel Consumer, same experiment)";
             legend.push(Entry::new(label, BLACK, Mark::Diamond));
         }
-        let title = format!(
-            "{}: elapsed time vs number of keys ({} messages)",
-            self.scenario, self.messages
-        );
-        let body = frame(root, &title, &legend)?;
-
         let mut ticks: Vec<f64> = self.keys.iter().map(|(keys, _)| *keys as f64).collect();
         ticks.extend(published.iter().map(|(keys, _)| *keys as f64));
         ticks.sort_by(f64::total_cmp);
         ticks.dedup();
         let (low, high) = (ticks[0], ticks[ticks.len() - 1]);
-        let seconds = self
-            .rows
-            .iter()
-            .flat_map(|row| [row.elapsed_s, row.ideal_s])
-            .chain(published.iter().map(|(_, s)| *s));
-        let range = log_range(seconds);
-        let mut chart = ChartBuilder::on(&body)
-            .margin(14)
-            .x_label_area_size(56)
-            .y_label_area_size(80)
-            .build_cartesian_2d(
-                ((low / 1.6)..(high * 1.6)).log_scale().with_key_points(ticks),
-                range.log_scale(),
-            )?;
-        let x_label = |x: &f64| keys_label(*x);
-        let y_label = |y: &f64| format_ns(y * 1e9);
-        chart
-            .configure_mesh()
-            .x_label_formatter(&x_label)
-            .y_label_formatter(&y_label)
-            .x_desc("keys (log)")
-            .y_desc("elapsed (log)")
-            .label_style(text_style(TICK_PX))
-            .axis_desc_style(text_style(TEXT_PX))
-            .draw()?;
-
-        let ideal: Vec<(f64, f64)> = self
-            .keys
-            .iter()
-            .filter_map(|(keys, param)| {
-                let row = self.rows.iter().find(|row| row.param == *param)?;
-                Some((*keys as f64, row.ideal_s))
-            })
-            .collect();
-        chart.draw_series(DashedLineSeries::new(ideal, 10, 6, BLACK.stroke_width(2)))?;
-
-        for strategy in &strategies {
-            let colour = strategy_colour(strategy);
-            let points: Vec<(f64, f64)> = self
-                .keys
-                .iter()
-                .filter_map(|(keys, param)| {
-                    find(&self.rows, param, strategy).map(|row| (*keys as f64, row.elapsed_s))
-                })
-                .collect();
-            chart.draw_series(LineSeries::new(points.clone(), colour.stroke_width(2)))?;
-            chart.draw_series(
-                points.into_iter().map(|point| Circle::new(point, 4, colour.filled())),
-            )?;
+        let seconds = self.rows.iter().flat_map(|row| [row.elapsed_s, row.ideal_s]);
+        let range = log_range(seconds.chain(published.iter().map(|(_, s)| *s)));
+        let ideal = self.keys.iter().filter_map(|(keys, param)| {
+            let row = self.rows.iter().find(|row| row.param == *param)?;
+            Some((*keys as f64, row.ideal_s))
+        });
+        let line = |strategy: &&str| {
+            let points = self.keys.iter().filter_map(|(keys, param)| {
+                find(&self.rows, param, strategy).map(|row| (*keys as f64, row.elapsed_s))
+            });
+            Series::new(strategy_colour(strategy), points.collect())
+        };
+        let marks = published.iter().map(|&(keys, seconds)| Marker {
+            at: (keys as f64, seconds),
+            label: format!("{seconds} s"),
+        });
+        let panel = LinePanel {
+            frame: Frame::new(14, (56, 80)),
+            x: Axis::log((low / 1.6)..(high * 1.6), |x| keys_label(*x))
+                .at(ticks)
+                .desc("keys (log)"),
+            y: Axis::log(range, |y| format_ns(y * 1e9)).desc("elapsed (log)"),
+            references: vec![Reference::new(ideal.collect())],
+            series: strategies.iter().map(line).collect(),
+            marks: marks.collect(),
+            ..LinePanel::default()
+        };
+        Lines {
+            title: format!(
+                "{}: elapsed time vs number of keys ({} messages)",
+                self.scenario, self.messages
+            ),
+            size: (1150, 700),
+            legend,
+            layout: Layout::Single,
+            panels: vec![panel],
         }
-
-        for &(keys, published) in published {
-            let point = (keys as f64, published);
-            let label = format!("{published} s");
-            chart.draw_series(std::iter::once(diamond(point, 7, BLACK, label)))?;
-        }
-        Ok(())
     }
 }

@@ -11,6 +11,11 @@
 //! Every chart shares one look: a title, a legend strip between the title and the plot
 //! (so a legend never covers data), and one fixed colour per strategy ([`strategy_colour`]).
 
+mod bars;
+mod lines;
+mod panel;
+mod timeline;
+
 mod breakdown;
 mod cold_command;
 mod head_of_line;
@@ -26,16 +31,14 @@ mod throughput;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, Ranged};
-use plotters::coord::types::RangedCoordf64;
-use plotters::coord::Shift;
-use plotters::element::ComposedElement;
 use plotters::prelude::*;
 use strategies::StrategyId;
 
 use crate::results::fs::write_atomically;
 use crate::results::{Results, RunResult};
 use crate::workload::ScenarioId;
+
+use panel::{Panel, Plot};
 
 /// DejaVu Sans (Bitstream Vera licence, DejaVu changes public domain): see
 /// `harness/assets/DejaVuSans.LICENSE`.
@@ -229,42 +232,46 @@ enum Planned {
     Skip(String),
 }
 
-/// What a chart module draws: anything that can paint itself on any plotters backend.
-trait Figure {
-    /// Width and height in pixels.
-    fn size(&self) -> (u32, u32);
-
-    /// Paints the whole chart, title and legend included, on `root`.
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB>;
+/// The line a chart leaves in the skipped list, and why.
+fn skipped(chart: &str, why: &str) -> Planned {
+    Planned::Skip(format!("{chart}: skipped, {why}"))
 }
 
-type DrawResult<DB> = Result<(), DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>>;
+/// The line a chart leaves in the skipped list where the results hold no `scenario` cell.
+fn absent(chart: &str, scenario: ScenarioId) -> Planned {
+    skipped(chart, &format!("no {scenario} runs in these results"))
+}
 
-/// Draws `figure` as SVG and PNG.
-fn render(name: String, title: String, note: String, figure: &impl Figure) -> Planned {
-    Planned::Draw(render_chart(name, title, note, figure))
+/// Draws `plot` as SVG and PNG.
+fn render(
+    name: impl Into<String>,
+    title: impl Into<String>,
+    note: String,
+    plot: &Plot<impl Panel>,
+) -> Planned {
+    Planned::Draw(render_chart(name.into(), title.into(), note, plot))
 }
 
 fn render_chart(
     name: String,
     title: String,
     note: String,
-    figure: &impl Figure,
+    plot: &Plot<impl Panel>,
 ) -> Result<Chart, PlotError> {
-    let (width, height) = figure.size();
+    let (width, height) = plot.size;
     let draw_failed = |reason: String| PlotError::Draw { chart: name.clone(), reason };
 
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
-        figure.draw(&root).map_err(|error| draw_failed(error.to_string()))?;
+        plot.draw(&root).map_err(|error| draw_failed(error.to_string()))?;
         root.present().map_err(|error| draw_failed(error.to_string()))?;
     }
 
     let mut pixels = vec![0_u8; width as usize * height as usize * 3];
     {
         let root = BitMapBackend::with_buffer(&mut pixels, (width, height)).into_drawing_area();
-        figure.draw(&root).map_err(|error| draw_failed(error.to_string()))?;
+        plot.draw(&root).map_err(|error| draw_failed(error.to_string()))?;
         root.present().map_err(|error| draw_failed(error.to_string()))?;
     }
     let png = encode_png(&pixels, width, height)
@@ -283,198 +290,6 @@ fn encode_png(rgb: &[u8], width: u32, height: u32) -> Result<Vec<u8>, png::Encod
     Ok(png)
 }
 
-// Shared pieces of every chart.
-
-/// How a legend entry is marked.
-#[derive(Clone, Copy, Debug)]
-enum Mark {
-    /// A filled square: bars.
-    Bar,
-    /// A pale square with a coloured outline: the second bar of a pair.
-    PaleBar,
-    /// A line through a dot: one series of a line chart.
-    Line,
-    /// A dashed line: a bound or a reference level.
-    Dashed,
-    /// An open diamond: reference points.
-    Diamond,
-    /// A white square with a coloured outline: a third bar beside a pair.
-    Outline,
-}
-
-/// One legend entry.
-#[derive(Clone, Debug)]
-struct Entry {
-    label: String,
-    colour: RGBColor,
-    mark: Mark,
-}
-
-impl Entry {
-    fn new(label: impl Into<String>, colour: RGBColor, mark: Mark) -> Self {
-        Self { label: label.into(), colour, mark }
-    }
-}
-
-/// One entry per strategy, marked `mark`.
-fn strategy_entries(strategies: &[&str], mark: Mark) -> Vec<Entry> {
-    strategies.iter().map(|s| Entry::new(*s, strategy_colour(s), mark)).collect()
-}
-
-fn text_style(px: u32) -> TextStyle<'static> {
-    (FONT_FAMILY, px).into_font().color(&BLACK)
-}
-
-/// Fills `root` white, draws the title and a legend strip under it; returns the area left
-/// for the plot. The legend wraps onto as many rows as it needs.
-fn frame<DB: DrawingBackend>(
-    root: &DrawingArea<DB, Shift>,
-    title: &str,
-    entries: &[Entry],
-) -> Result<DrawingArea<DB, Shift>, DrawingAreaErrorKind<DB::ErrorType>> {
-    root.fill(&WHITE)?;
-    let body = root.margin(10, 0, 0, 0).titled(title, text_style(TITLE_PX))?;
-    legend(&body, entries)
-}
-
-/// Draws a legend strip of `entries` across the top of `body`; returns the area under it.
-/// The legend wraps onto as many rows as it needs.
-fn legend<DB: DrawingBackend>(
-    body: &DrawingArea<DB, Shift>,
-    entries: &[Entry],
-) -> Result<DrawingArea<DB, Shift>, DrawingAreaErrorKind<DB::ErrorType>> {
-    let (width, _) = body.dim_in_pixel();
-    let style = text_style(TEXT_PX);
-    let swatch = 28_i32;
-    let row_height = TEXT_PX as i32 + 10;
-    let margin = 20_i32;
-
-    // Lay the entries out in rows before drawing, to size the strip.
-    let mut placed = Vec::new();
-    let (mut x, mut y) = (margin, 4_i32);
-    for entry in entries {
-        let (text_width, _) = body.estimate_text_size(&entry.label, &style)?;
-        let entry_width = swatch + 6 + text_width as i32 + 22;
-        if x + entry_width > width as i32 - margin && x > margin {
-            x = margin;
-            y += row_height;
-        }
-        placed.push((x, y, entry));
-        x += entry_width;
-    }
-    let strip = if entries.is_empty() { 0 } else { y + row_height + 6 };
-    let (legend, plot) = body.split_vertically(strip);
-    for (x, y, entry) in placed {
-        let middle = y + row_height / 2;
-        let colour = entry.colour;
-        match entry.mark {
-            Mark::Bar => legend.draw(&Rectangle::new(
-                [(x + 4, middle - 7), (x + swatch - 4, middle + 7)],
-                colour.filled(),
-            ))?,
-            Mark::PaleBar => {
-                legend.draw(&Rectangle::new(
-                    [(x + 4, middle - 7), (x + swatch - 4, middle + 7)],
-                    pale(colour).filled(),
-                ))?;
-                legend.draw(&Rectangle::new(
-                    [(x + 4, middle - 7), (x + swatch - 4, middle + 7)],
-                    colour.stroke_width(2),
-                ))?;
-            }
-            Mark::Line => {
-                legend.draw(&PathElement::new(
-                    vec![(x, middle), (x + swatch, middle)],
-                    colour.stroke_width(3),
-                ))?;
-                legend.draw(&Circle::new((x + swatch / 2, middle), 4, colour.filled()))?;
-            }
-            Mark::Dashed => {
-                for dash in 0..3 {
-                    let start = x + dash * 10;
-                    legend.draw(&PathElement::new(
-                        vec![(start, middle), (start + 6, middle)],
-                        colour.stroke_width(3),
-                    ))?;
-                }
-            }
-            Mark::Diamond => {
-                legend.draw(&diamond((x + swatch / 2, middle), 6, colour, String::new()))?
-            }
-            Mark::Outline => legend.draw(&Rectangle::new(
-                [(x + 4, middle - 7), (x + swatch - 4, middle + 7)],
-                colour.stroke_width(2),
-            ))?,
-        }
-        legend.draw(&Text::new(
-            entry.label.clone(),
-            (x + swatch + 6, middle - TEXT_PX as i32 / 2 - 1),
-            style.clone(),
-        ))?;
-    }
-    Ok(plot)
-}
-
-/// A pixel-space outline and a text label, anchored at a data point.
-type LabelledMarker<C, DB> =
-    ComposedElement<C, DB, PathElement<(i32, i32)>, Text<'static, (i32, i32), String>>;
-
-/// An open diamond marker centred on `centre`, `radius` pixels out, with `label` to its
-/// upper right.
-fn diamond<C, DB: DrawingBackend>(
-    centre: C,
-    radius: i32,
-    colour: RGBColor,
-    label: String,
-) -> LabelledMarker<C, DB> {
-    EmptyElement::at(centre)
-        + PathElement::new(
-            vec![(0, -radius), (radius, 0), (0, radius), (-radius, 0), (0, -radius)],
-            colour.stroke_width(2),
-        )
-        + Text::new(label, (radius + 2, -radius - 16), text_style(TICK_PX))
-}
-
-/// A lighter tint of `colour`, for the second bar of a pair.
-fn pale(colour: RGBColor) -> RGBColor {
-    let mix = |c: u8| ((u16::from(c) + 2 * 255) / 3) as u8;
-    RGBColor(mix(colour.0), mix(colour.1), mix(colour.2))
-}
-
-/// A linear axis with tick marks exactly at `ticks` (category centres, measured loads):
-/// plotters' own key-point wrapper does not accept a label formatter on a plain `f64` axis.
-#[derive(Clone, Debug)]
-struct Ticked {
-    range: std::ops::Range<f64>,
-    ticks: Vec<f64>,
-}
-
-/// A linear `range` ticked at `ticks` only.
-fn ticked(range: std::ops::Range<f64>, ticks: Vec<f64>) -> Ticked {
-    Ticked { range, ticks }
-}
-
-impl Ranged for Ticked {
-    type FormatOption = DefaultFormatting;
-    type ValueType = f64;
-
-    fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
-        RangedCoordf64::from(self.range.clone()).map(value, limit)
-    }
-
-    fn key_points<Hint: KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
-        if hint.weight().allow_light_points() {
-            Vec::new()
-        } else {
-            self.ticks.clone()
-        }
-    }
-
-    fn range(&self) -> std::ops::Range<f64> {
-        self.range.clone()
-    }
-}
-
 /// The results of one scenario, in file order.
 fn rows(results: &Results, scenario: ScenarioId) -> Vec<&RunResult> {
     results.runs.iter().filter(|run| run.scenario == scenario.as_str()).collect()
@@ -482,13 +297,7 @@ fn rows(results: &Results, scenario: ScenarioId) -> Vec<&RunResult> {
 
 /// The distinct parameters of `rows`, in order of first appearance.
 fn params<'a>(rows: &[&'a RunResult]) -> Vec<&'a str> {
-    let mut params: Vec<&str> = Vec::new();
-    for row in rows {
-        if !params.contains(&row.param.as_str()) {
-            params.push(&row.param);
-        }
-    }
-    params
+    crate::report::first_seen(rows.iter().map(|row| row.param.as_str()))
 }
 
 /// The distinct strategies of `rows`, known ones in [`StrategyId::ALL`] order, then any
@@ -506,6 +315,11 @@ fn strategies<'a>(rows: &[&'a RunResult]) -> Vec<&'a str> {
         }
     }
     found
+}
+
+/// The strategies as owned labels.
+fn names(strategies: &[&str]) -> Vec<String> {
+    strategies.iter().map(|strategy| (*strategy).to_owned()).collect()
 }
 
 /// The row of (`param`, `strategy`), if measured.
@@ -556,22 +370,6 @@ fn ns_label(value: &f64) -> String {
     crate::report::format::format_ns(*value)
 }
 
-/// A grid of `count` panels, as square as fits `max_columns`: (rows, columns).
-fn grid(count: usize, max_columns: usize) -> (usize, usize) {
-    let columns = count.clamp(1, max_columns);
-    (count.div_ceil(columns), columns)
-}
-
-/// Category centres `0.5, 1.5, ...` for `count` categories on a `0..count` axis.
-fn centres(count: usize) -> Vec<f64> {
-    (0..count).map(|index| index as f64 + 0.5).collect()
-}
-
-/// The category index of a centre tick.
-fn category(value: f64) -> usize {
-    (value - 0.5).round().max(0.0) as usize
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -608,12 +406,7 @@ mod tests {
     }
 
     #[test]
-    fn grids_fit_their_panels() {
-        assert_eq!(grid(1, 4), (1, 1));
-        assert_eq!(grid(4, 2), (2, 2));
-        assert_eq!(grid(5, 3), (2, 3));
-        assert_eq!(grid(8, 4), (2, 4));
-        assert_eq!(category(2.5), 2);
+    fn params_give_their_values() {
         assert_eq!(param_value("burst=241"), Some(241.0));
         assert_eq!(param_value(""), None);
         assert_eq!(param_value("keys=inf"), None);

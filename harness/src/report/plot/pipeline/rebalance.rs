@@ -2,17 +2,11 @@
 //! bounds they must stay within, per strategy and commit policy, and each rebalance's
 //! pause.
 
-use plotters::coord::Shift;
-use plotters::prelude::*;
-
-use super::super::{
-    category, centres, frame, legend, log_range, text_style, ticked, DrawResult, Entry, Figure,
-    Mark, Planned, TEXT_PX, TICK_PX,
-};
-use super::{
-    bar, count_label, noted, policies_of, policy_colour, runs_of, skip, strategies_of,
-    upright_label, Fill, NEUTRAL,
-};
+use super::super::bars::{Bar, BarPanel, Bars, Fill, Group, LabelStyle, Labels, Slots};
+use super::super::panel::{Axis, Entry, Frame, Layout, Mark};
+use super::super::{absent, log_range, names, render, Planned, TICK_PX};
+use super::{noted, policies_of, policy_colour, runs_of, strategies_of, NEUTRAL};
+use crate::pipeline::scenario::rebalance::RebalanceEvent;
 use crate::pipeline::{CommitPolicy, PipelineRun};
 use crate::results::Results;
 use crate::workload::ScenarioId;
@@ -44,29 +38,16 @@ pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
         .filter(|run| run.rebalance.is_some())
         .collect();
     if runs.is_empty() {
-        plans.push(skip("pipeline-rebalance", ScenarioId::PipelineRebalance));
+        plans.push(absent("pipeline-rebalance", ScenarioId::PipelineRebalance));
         return;
     }
-    let events = runs
-        .iter()
-        .filter_map(|run| run.rebalance.as_ref())
-        .map(|rebalance| rebalance.events.len())
-        .max()
-        .unwrap_or(0)
-        .max(1);
-    plans.push(super::super::render(
-        "pipeline-rebalance".into(),
-        "Duplicates against their bounds, and rebalance pauses (pipeline-rebalance)".into(),
-        noted(NOTE, results, ScenarioId::PipelineRebalance),
-        &Rebalance { strategies: strategies_of(&runs), policies: policies_of(&runs), runs, events },
-    ));
-}
-
-/// One bar of the duplicates panel.
-struct Bar {
-    value: u64,
-    colour: RGBColor,
-    fill: Fill,
+    let events = runs.iter().filter_map(|run| Some(run.rebalance.as_ref()?.events.len()));
+    let events = events.max().unwrap_or(0).max(1);
+    let (strategies, policies) = (strategies_of(&runs), policies_of(&runs));
+    let plot = Rebalance { strategies, policies, runs, events }.figure();
+    let title = "Duplicates against their bounds, and rebalance pauses (pipeline-rebalance)";
+    let note = noted(NOTE, results, ScenarioId::PipelineRebalance);
+    plans.push(render("pipeline-rebalance", title, note, &plot));
 }
 
 impl Rebalance<'_> {
@@ -74,170 +55,139 @@ impl Rebalance<'_> {
         self.runs.iter().copied().find(|run| run.strategy == strategy && run.policy == policy)
     }
 
-    /// The bars of one strategy's group in the duplicates panel, `None` for a slot left
-    /// empty (a policy not measured for it).
-    fn duplicate_bars(&self, strategy: &str) -> Vec<Option<Bar>> {
+    fn figure(&self) -> Bars {
+        Bars {
+            title: "Rebalances: duplicates against their bounds, and pauses".into(),
+            size: (1500, 1060),
+            legend: Vec::new(),
+            layout: Layout::Above(57),
+            panels: vec![self.duplicates(), self.pauses()],
+        }
+    }
+
+    /// The bars of one strategy's group in the duplicates panel, a slot left empty for a
+    /// policy not measured for it.
+    fn duplicate_bars(&self, strategy: &str) -> Group {
         let mut bars = Vec::new();
         for &policy in &self.policies {
-            let colour = policy_colour(policy);
             let run = self.run(strategy, policy);
             let rebalance = run.and_then(|run| run.rebalance.as_ref());
-            let item = |value: Option<u64>, fill| value.map(|value| Bar { value, colour, fill });
-            bars.push(item(run.map(|run| run.redelivered), Fill::Solid));
-            bars.push(item(rebalance.map(|r| r.duplicates_bound), Fill::Pale));
+            let mut values = vec![
+                (run.map(|run| run.redelivered), Fill::Solid),
+                (rebalance.map(|r| r.duplicates_bound), Fill::Pale),
+            ];
             if policy == CommitPolicy::ContiguousMetadata {
-                bars.push(item(rebalance.map(|r| r.in_flight), Fill::Outline));
+                values.push((rebalance.map(|r| r.in_flight), Fill::Outline));
             }
+            bars.extend(
+                values.into_iter().map(|(value, fill)| (value, fill, policy_colour(policy))),
+            );
         }
-        bars
+        let slots = bars.into_iter().enumerate();
+        slots
+            .filter_map(|(slot, (value, fill, colour))| {
+                let value = value?;
+                Some(Bar::new(slot, value as f64, colour).fill(fill).label(count_label(value)))
+            })
+            .collect()
     }
 
-    fn x_label(&self, x: f64) -> String {
-        self.strategies.get(category(x)).map_or(String::new(), |s| s.to_string())
-    }
-
-    fn draw_duplicates<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
-        let mut entries: Vec<Entry> = self
+    fn duplicates(&self) -> BarPanel {
+        let mut legend: Vec<Entry> = self
             .policies
             .iter()
             .map(|&policy| Entry::new(policy.as_str(), policy_colour(policy), Mark::Bar))
             .collect();
-        entries.push(Entry::new("duplicates (delivered twice)", NEUTRAL, Mark::Bar));
-        entries.push(Entry::new("bound: uncommitted at the revocations", NEUTRAL, Mark::PaleBar));
-        if self.policies.contains(&CommitPolicy::ContiguousMetadata) {
-            entries.push(Entry::new("in flight at the revocations", NEUTRAL, Mark::Outline));
+        legend.push(Entry::new("duplicates (delivered twice)", NEUTRAL, Mark::Bar));
+        legend.push(Entry::new("bound: uncommitted at the revocations", NEUTRAL, Mark::PaleBar));
+        let metadata = self.policies.contains(&CommitPolicy::ContiguousMetadata);
+        if metadata {
+            legend.push(Entry::new("in flight at the revocations", NEUTRAL, Mark::Outline));
         }
-        let plot = legend(area, &entries)?;
-        let groups: Vec<Vec<Option<Bar>>> =
+        let groups: Vec<Group> =
             self.strategies.iter().map(|strategy| self.duplicate_bars(strategy)).collect();
-        let range = log_range(
-            groups
-                .iter()
-                .flatten()
-                .flatten()
-                .map(|bar| bar.value)
-                .filter(|&value| value > 0)
-                .map(|value| value as f64)
-                .chain([1.0]),
-        );
-        // Room above the tallest bar for its upright label.
-        let range = range.start..range.end * 3.0;
-        let count = self.strategies.len();
-        let mut chart = ChartBuilder::on(&plot)
-            .margin(14)
-            .caption("duplicates and their bounds", text_style(TEXT_PX))
-            .x_label_area_size(40)
-            .y_label_area_size(76)
-            .build_cartesian_2d(ticked(0.0..count as f64, centres(count)), range.log_scale())?;
-        let x_label = |x: &f64| self.x_label(*x);
-        let y_label = |y: &f64| format!("{y:.0}");
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_label_formatter(&x_label)
-            .y_label_formatter(&y_label)
-            .y_desc("records (log)")
-            .label_style(text_style(TICK_PX))
-            .axis_desc_style(text_style(TEXT_PX))
-            .draw()?;
-        let floor = chart.y_range().start;
-        for (index, group) in groups.iter().enumerate() {
-            let width = SPAN / group.len().max(1) as f64;
-            for (slot, item) in group.iter().enumerate() {
-                let Some(item) = item else {
-                    continue;
-                };
-                let x = index as f64 + (1.0 - SPAN) / 2.0 + slot as f64 * width;
-                let value = item.value as f64;
-                if item.value > 0 {
-                    let (from, to) = ((x, floor), (x + width * 0.88, value));
-                    chart.draw_series(bar(from, to, item.colour, item.fill))?;
-                }
-                chart.draw_series(std::iter::once(upright_label(
-                    count_label(item.value),
-                    (x + width * 0.44, value.max(floor) * 1.12),
-                    TICK_PX - 3,
-                )))?;
-            }
+        let values = groups.iter().flat_map(|group| &group.bars).filter_map(|bar| bar.value);
+        let range = log_range(values.filter(|&value| value > 0.0).chain([1.0]));
+        BarPanel {
+            frame: frame("duplicates and their bounds", 40),
+            legend,
+            categories: names(&self.strategies),
+            // Room above the tallest bar for its upright label.
+            values: Axis::log(range.start..range.end * 3.0, |y| format!("{y:.0}"))
+                .desc("records (log)"),
+            slots: Slots::spread(self.policies.len() * 2 + usize::from(metadata), SPAN, 0.88),
+            labels: LabelStyle { place: Labels::Upright, lift: 1.12, px: TICK_PX - 3 },
+            groups,
+            ..BarPanel::default()
         }
-        Ok(())
     }
 
-    fn draw_pauses<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
-        let entries = [
-            Entry::new("leave: a member left", NEUTRAL, Mark::Bar),
-            Entry::new("join: a member joined", NEUTRAL, Mark::PaleBar),
-        ];
-        let plot = legend(area, &entries)?;
-        let most_ms = self
-            .runs
-            .iter()
-            .filter_map(|run| run.rebalance.as_ref())
-            .flat_map(|rebalance| &rebalance.events)
-            .map(|event| event.pause_s * 1e3)
-            .fold(0.0, f64::max);
+    fn pauses(&self) -> BarPanel {
+        let events = self.runs.iter().filter_map(|run| run.rebalance.as_ref());
+        let events = events.flat_map(|rebalance| &rebalance.events);
+        let most_ms = events.map(|event| event.pause_s * 1e3).fold(0.0, f64::max);
         let top = if most_ms > 0.0 { most_ms * 1.3 } else { 1.0 };
-        let count = self.strategies.len();
-        let mut chart = ChartBuilder::on(&plot)
-            .margin(14)
-            .caption("pause of each rebalance", text_style(TEXT_PX))
-            .x_label_area_size(50)
-            .y_label_area_size(76)
-            .build_cartesian_2d(ticked(0.0..count as f64, centres(count)), 0.0..top)?;
-        let x_label = |x: &f64| self.x_label(*x);
-        let y_label = |y: &f64| format!("{y:.1}");
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_label_formatter(&x_label)
-            .y_label_formatter(&y_label)
-            .x_desc("strategy")
-            .y_desc("pause (ms)")
-            .label_style(text_style(TICK_PX))
-            .axis_desc_style(text_style(TEXT_PX))
-            .draw()?;
-        let width = SPAN / (self.policies.len() * self.events) as f64;
-        for (index, strategy) in self.strategies.iter().enumerate() {
-            for (group, &policy) in self.policies.iter().enumerate() {
-                let Some(rebalance) = self.run(strategy, policy).and_then(|r| r.rebalance.as_ref())
-                else {
-                    continue;
-                };
-                for (slot, event) in rebalance.events.iter().take(self.events).enumerate() {
-                    let fill = match event.kind.as_str() {
-                        "leave" => Fill::Solid,
-                        "join" => Fill::Pale,
-                        _ => Fill::Outline,
-                    };
-                    let x = index as f64
-                        + (1.0 - SPAN) / 2.0
-                        + (group * self.events + slot) as f64 * width;
-                    let ms = event.pause_s * 1e3;
-                    let (from, to) = ((x, 0.0), (x + width * 0.88, ms));
-                    chart.draw_series(bar(from, to, policy_colour(policy), fill))?;
-                    chart.draw_series(std::iter::once(upright_label(
-                        format!("{ms:.1}"),
-                        (x + width * 0.44, ms + top * 0.012),
-                        TICK_PX - 3,
-                    )))?;
-                }
-            }
+        let groups = self.strategies.iter().map(|strategy| {
+            let cells = self.policies.iter().enumerate().filter_map(|(group, &policy)| {
+                let rebalance = self.run(strategy, policy)?.rebalance.as_ref()?;
+                let events = rebalance.events.iter().take(self.events).enumerate();
+                let slots = events.map(move |(slot, event)| (group * self.events + slot, event));
+                Some(slots.map(move |(slot, event)| pause_bar(slot, event, policy)))
+            });
+            cells.flatten().collect()
+        });
+        BarPanel {
+            frame: frame("pause of each rebalance", 50),
+            legend: vec![
+                Entry::new("leave: a member left", NEUTRAL, Mark::Bar),
+                Entry::new("join: a member joined", NEUTRAL, Mark::PaleBar),
+            ],
+            categories: names(&self.strategies),
+            category_desc: Some("strategy"),
+            values: Axis::linear(0.0..top, |y| format!("{y:.1}")).desc("pause (ms)"),
+            slots: Slots::spread(self.policies.len() * self.events, SPAN, 0.88),
+            labels: LabelStyle { place: Labels::Upright, lift: 0.012, px: TICK_PX - 3 },
+            groups: groups.collect(),
+            ..BarPanel::default()
         }
-        Ok(())
     }
 }
 
-impl Figure for Rebalance<'_> {
-    fn size(&self) -> (u32, u32) {
-        (1500, 1060)
-    }
+/// The bar of a rebalance's pause in `slot`: solid for a member leaving, pale for one
+/// joining.
+fn pause_bar(slot: usize, event: &RebalanceEvent, policy: CommitPolicy) -> Bar {
+    let fill = match event.kind.as_str() {
+        "leave" => Fill::Solid,
+        "join" => Fill::Pale,
+        _ => Fill::Outline,
+    };
+    let ms = event.pause_s * 1e3;
+    Bar::new(slot, ms, policy_colour(policy)).fill(fill).label(format!("{ms:.1}"))
+}
 
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
-        let body = frame(root, "Rebalances: duplicates against their bounds, and pauses", &[])?;
-        let (_, height) = body.dim_in_pixel();
-        let (top, bottom) = body.split_vertically(height * 57 / 100);
-        self.draw_duplicates(&top)?;
-        self.draw_pauses(&bottom)?;
-        Ok(())
+/// A panel's chrome, captioned `caption`, with `x_labels` pixels for its x tick labels.
+fn frame(caption: &str, x_labels: u32) -> Frame {
+    Frame::new(14, (x_labels, 76)).caption(caption)
+}
+
+/// A count as a short label: `812`, `13.7k`, `2.1M`.
+fn count_label(count: u64) -> String {
+    match count {
+        count if count >= 1_000_000 => format!("{:.1}M", count as f64 / 1e6),
+        count if count >= 10_000 => format!("{:.1}k", count as f64 / 1e3),
+        count => count.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::count_label;
+
+    #[test]
+    fn counts_read_short() {
+        assert_eq!(count_label(812), "812");
+        assert_eq!(count_label(9_999), "9999");
+        assert_eq!(count_label(13_737), "13.7k");
+        assert_eq!(count_label(2_100_000), "2.1M");
     }
 }

@@ -2,16 +2,14 @@
 //! (`pipeline-retry`): bystander p99 latency, and records that reached the projection
 //! before a predecessor with the deepest stash they needed.
 
-use plotters::coord::Shift;
-use plotters::prelude::*;
-use plotters::style::text_anchor::{HPos, Pos, VPos};
+use plotters::style::RGBColor;
 
-use super::super::{
-    category, centres, frame, log_range, text_style, ticked, DrawResult, Entry, Figure, Mark,
-    Planned, TEXT_PX, TICK_PX,
-};
-use super::{noted, runs_of, skip, strategies_of};
-use crate::pipeline::{PipelineRun, RetryPolicy};
+use super::super::bars::{Bar, BarPanel, Bars, LabelStyle, Labels, Slots};
+use super::super::panel::{Axis, Entry, Frame, Layout, Mark};
+use super::super::{absent, log_range, names, render, Planned, TICK_PX};
+use super::{noted, runs_of};
+use crate::pipeline::scenario::retry::RetryReport;
+use crate::pipeline::RetryPolicy;
 use crate::results::Results;
 use crate::workload::ScenarioId;
 
@@ -34,187 +32,114 @@ fn retry_colour(policy: RetryPolicy) -> RGBColor {
     }
 }
 
-/// One cell's measurements.
-struct Cell<'a> {
-    strategy: &'a str,
-    policy: RetryPolicy,
-    p99_us: f64,
-    overtaken: u64,
-    max_stash: u64,
-}
-
 struct Retry<'a> {
-    cells: Vec<Cell<'a>>,
+    /// Each cell's strategy and what it measured.
+    cells: Vec<(&'a str, &'a RetryReport)>,
     strategies: Vec<&'a str>,
     policies: Vec<RetryPolicy>,
 }
 
 pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
-    let runs: Vec<&PipelineRun> = runs_of(results, ScenarioId::PipelineRetry)
-        .into_iter()
-        .filter(|run| run.retry.is_some())
-        .collect();
-    if runs.is_empty() {
-        plans.push(skip("pipeline-retry", ScenarioId::PipelineRetry));
+    let runs = runs_of(results, ScenarioId::PipelineRetry).into_iter();
+    let cells: Vec<(&str, &RetryReport)> =
+        runs.filter_map(|run| Some((run.strategy.as_str(), run.retry.as_ref()?))).collect();
+    if cells.is_empty() {
+        plans.push(absent("pipeline-retry", ScenarioId::PipelineRetry));
         return;
     }
-    let strategies = strategies_of(&runs);
-    let cells: Vec<Cell<'_>> = runs
-        .iter()
-        .filter_map(|run| {
-            let retry = run.retry.as_ref()?;
-            Some(Cell {
-                strategy: &run.strategy,
-                policy: retry.policy,
-                p99_us: retry.bystander_latency.p99_us,
-                overtaken: retry.overtaken,
-                max_stash: retry.max_stash,
-            })
-        })
-        .collect();
-    let policies =
-        RetryPolicy::ALL.into_iter().filter(|&p| cells.iter().any(|c| c.policy == p)).collect();
-    plans.push(super::super::render(
-        "pipeline-retry".into(),
-        "Bystander latency and overtaken records per retry policy (pipeline-retry)".into(),
-        noted(NOTE, results, ScenarioId::PipelineRetry),
-        &Retry { cells, strategies, policies },
-    ));
+    let strategies = crate::report::first_seen(cells.iter().map(|(strategy, _)| *strategy));
+    let measured = |policy| cells.iter().any(|(_, retry)| retry.policy == policy);
+    let policies = RetryPolicy::ALL.into_iter().filter(|&policy| measured(policy)).collect();
+    let plot = Retry { cells, strategies, policies }.figure();
+    let title = "Bystander latency and overtaken records per retry policy (pipeline-retry)";
+    let note = noted(NOTE, results, ScenarioId::PipelineRetry);
+    plans.push(render("pipeline-retry", title, note, &plot));
 }
+
+/// The x axis of the overtaken panel reaches this far past the most overtaken, for the
+/// labels.
+const HEADROOM: f64 = 1.45;
 
 impl Retry<'_> {
-    fn cell(&self, strategy: &str, policy: RetryPolicy) -> Option<&Cell<'_>> {
-        self.cells.iter().find(|cell| cell.strategy == strategy && cell.policy == policy)
-    }
-
-    /// The vertical span of the bar of (`row`, `slot`): rows top to bottom, slots top to
-    /// bottom within a row.
-    fn bar_span(&self, row: usize, slot: usize) -> (f64, f64) {
-        let band = 0.84 / self.policies.len() as f64;
-        let top = (self.strategies.len() - row) as f64 - 0.08 - slot as f64 * band;
-        (top - band * 0.88, top)
-    }
-
-    /// The strategy of a row tick (rows run top to bottom, the axis bottom to top).
-    fn row_label(&self, y: f64) -> String {
-        let count = self.strategies.len();
-        let index = category(y);
-        if index >= count {
-            return String::new();
-        }
-        self.strategies[count - 1 - index].to_string()
-    }
-}
-
-impl Figure for Retry<'_> {
-    fn size(&self) -> (u32, u32) {
+    fn figure(&self) -> Bars {
+        let legend =
+            self.policies.iter().map(|&p| Entry::new(p.as_str(), retry_colour(p), Mark::Bar));
         let rows = self.strategies.len() as u32;
-        (1400, 200 + rows * (24 * self.policies.len() as u32 + 18))
+        Bars {
+            title: "Retry policies: bystander latency and overtaken records".into(),
+            size: (1400, 200 + rows * (24 * self.policies.len() as u32 + 18)),
+            legend: legend.collect(),
+            layout: Layout::Beside(55),
+            panels: vec![self.latency(), self.overtaken()],
+        }
     }
 
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
-        let legend: Vec<Entry> = self
-            .policies
-            .iter()
-            .map(|&policy| Entry::new(policy.as_str(), retry_colour(policy), Mark::Bar))
-            .collect();
-        let body = frame(root, "Retry policies: bystander latency and overtaken records", &legend)?;
-        let (width, _) = body.dim_in_pixel();
-        let (left, right) = body.split_horizontally(width * 11 / 20);
-        let rows = self.strategies.len();
-        let row_axis = || ticked(0.0..rows as f64, centres(rows));
-        let row_label = |y: &f64| self.row_label(*y);
-        let beside = text_style(TICK_PX - 2).pos(Pos::new(HPos::Left, VPos::Center));
+    /// A panel of a row of bars per strategy, a bar per policy: `value` and its label.
+    fn panel(
+        &self,
+        caption: &str,
+        values: Axis,
+        bar: impl Fn(&RetryReport) -> (f64, String),
+    ) -> BarPanel {
+        let groups = self.strategies.iter().map(|strategy| {
+            let cells = self.policies.iter().enumerate().filter_map(|(slot, &policy)| {
+                let cells = self.cells.iter().filter(|(s, _)| s == strategy);
+                let (_, retry) = cells.into_iter().find(|(_, retry)| retry.policy == policy)?;
+                let (value, label) = bar(retry);
+                Some(Bar::new(slot, value, retry_colour(policy)).label(label))
+            });
+            cells.collect()
+        });
+        BarPanel {
+            frame: Frame::new(14, (50, 120)).caption(caption),
+            categories: names(&self.strategies),
+            values,
+            horizontal: true,
+            slots: Slots::spread(self.policies.len(), 0.84, 0.88),
+            labels: LabelStyle { place: Labels::Beside, lift: 1.0, px: TICK_PX - 2 },
+            groups: groups.collect(),
+            bare_zeros: true,
+            ..BarPanel::default()
+        }
+    }
 
-        // Left: bystander p99 latency, log axis.
-        let measured = || self.cells.iter().map(|cell| cell.p99_us).filter(|&us| us > 0.0);
+    /// Bystander p99 latency, log axis.
+    fn latency(&self) -> BarPanel {
+        let measured = || {
+            self.cells
+                .iter()
+                .map(|(_, retry)| retry.bystander_latency.p99_us)
+                .filter(|&us| us > 0.0)
+        };
         let range = log_range(measured());
         // From the power of ten below the fastest, so the axis shows at least two ticks; room
         // for the labels right of the bars.
         let decade = measured().fold(f64::INFINITY, f64::min).log10().floor();
         let start = if decade.is_finite() { range.start.min(10_f64.powf(decade)) } else { 1.0 };
-        let range = start..range.end * 3.0;
-        let mut chart = ChartBuilder::on(&left)
-            .margin(14)
-            .caption("bystander p99, produce to apply", text_style(TEXT_PX))
-            .x_label_area_size(50)
-            .y_label_area_size(120)
-            .build_cartesian_2d(range.log_scale(), row_axis())?;
-        let x_label = |x: &f64| format!("{x:.0}");
-        chart
-            .configure_mesh()
-            .disable_y_mesh()
-            .x_label_formatter(&x_label)
-            .y_label_formatter(&row_label)
-            .x_desc("microseconds (log)")
-            .label_style(text_style(TICK_PX))
-            .axis_desc_style(text_style(TEXT_PX))
-            .draw()?;
-        let floor = chart.x_range().start;
-        for (row, strategy) in self.strategies.iter().enumerate() {
-            for (slot, &policy) in self.policies.iter().enumerate() {
-                let Some(cell) = self.cell(strategy, policy) else {
-                    continue;
-                };
-                let (bottom, top) = self.bar_span(row, slot);
-                if cell.p99_us > 0.0 {
-                    chart.draw_series(std::iter::once(Rectangle::new(
-                        [(floor, bottom), (cell.p99_us, top)],
-                        retry_colour(policy).filled(),
-                    )))?;
-                }
-                chart.draw_series(std::iter::once(Text::new(
-                    format!("{:.0} µs", cell.p99_us),
-                    (cell.p99_us.max(floor) * 1.08, (bottom + top) / 2.0),
-                    beside.clone(),
-                )))?;
-            }
-        }
+        let axis =
+            Axis::log(start..range.end * 3.0, |x| format!("{x:.0}")).desc("microseconds (log)");
+        let mut panel = self.panel("bystander p99, produce to apply", axis, |retry| {
+            let p99_us = retry.bystander_latency.p99_us;
+            (p99_us, format!("{p99_us:.0} µs"))
+        });
+        panel.labels.lift = 1.08;
+        panel
+    }
 
-        // Right: overtaken records, linear axis, labelled with the deepest stash.
-        let most = self.cells.iter().map(|cell| cell.overtaken).max().unwrap_or(0).max(1);
-        let mut chart = ChartBuilder::on(&right)
-            .margin(14)
-            .caption("overtaken records (label: deepest stash)", text_style(TEXT_PX))
-            .x_label_area_size(50)
-            .y_label_area_size(120)
-            .build_cartesian_2d(0.0..most as f64 * 1.45, row_axis())?;
-        let x_label = |x: &f64| format!("{x:.0}");
-        chart
-            .configure_mesh()
-            .disable_y_mesh()
-            .x_label_formatter(&x_label)
-            .y_label_formatter(&row_label)
-            .x_desc("records")
-            .label_style(text_style(TICK_PX))
-            .axis_desc_style(text_style(TEXT_PX))
-            .draw()?;
-        let pad = most as f64 * 0.015;
-        for (row, strategy) in self.strategies.iter().enumerate() {
-            for (slot, &policy) in self.policies.iter().enumerate() {
-                let Some(cell) = self.cell(strategy, policy) else {
-                    continue;
-                };
-                let (bottom, top) = self.bar_span(row, slot);
-                let value = cell.overtaken as f64;
-                if cell.overtaken > 0 {
-                    chart.draw_series(std::iter::once(Rectangle::new(
-                        [(0.0, bottom), (value, top)],
-                        retry_colour(policy).filled(),
-                    )))?;
-                }
-                let label = if cell.overtaken == 0 && cell.max_stash == 0 {
-                    "0".to_string()
-                } else {
-                    format!("{} (stash {})", cell.overtaken, cell.max_stash)
-                };
-                chart.draw_series(std::iter::once(Text::new(
-                    label,
-                    (value + pad, (bottom + top) / 2.0),
-                    beside.clone(),
-                )))?;
-            }
-        }
-        Ok(())
+    /// Overtaken records, linear axis, labelled with the deepest stash.
+    fn overtaken(&self) -> BarPanel {
+        let most = self.cells.iter().map(|(_, retry)| retry.overtaken).max().unwrap_or(0).max(1);
+        let axis = Axis::linear(0.0..most as f64 * HEADROOM, |x| format!("{x:.0}")).desc("records");
+        let mut panel = self.panel("overtaken records (label: deepest stash)", axis, |retry| {
+            let label = if retry.overtaken == 0 && retry.max_stash == 0 {
+                "0".to_string()
+            } else {
+                format!("{} (stash {})", retry.overtaken, retry.max_stash)
+            };
+            (retry.overtaken as f64, label)
+        });
+        // 1.5% of the most overtaken.
+        panel.labels.lift = 0.015 / HEADROOM;
+        panel
     }
 }

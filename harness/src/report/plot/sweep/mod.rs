@@ -19,7 +19,7 @@
 //! The charts that show one cell per strategy (`throughput`, `head-of-line`, ...) show the
 //! first point of a sweep only, through [`first_point`], and say so in their note.
 
-mod figure;
+mod chart;
 
 use std::fmt::Write as _;
 
@@ -28,7 +28,7 @@ use crate::results::{Results, RunResult};
 use crate::sweep::CellSettings;
 use crate::workload::ScenarioId;
 
-use figure::{Panel, Reference, SweepChart, YKind};
+use chart::{Ideal, Panel, SweepChart, YKind};
 
 /// The most rows of panels (other points) a sweep chart draws; the summary's tables hold
 /// the rest.
@@ -48,23 +48,13 @@ enum Axis {
 }
 
 impl Axis {
-    /// The name in chart names and labels.
-    fn name(self) -> &'static str {
+    /// The name in chart names, and the x axis description.
+    fn names(self) -> (&'static str, &'static str) {
         match self {
-            Self::Workers => "workers",
-            Self::Throughput => "throughput",
-            Self::Window => "window",
-            Self::Keys => "keys",
-        }
-    }
-
-    /// The x axis description.
-    fn description(self) -> &'static str {
-        match self {
-            Self::Workers => "workers per pool (log)",
-            Self::Throughput => "--throughput: messages per mailbox turn (log)",
-            Self::Window => "admission window, messages (log)",
-            Self::Keys => "keys (log)",
+            Self::Workers => ("workers", "workers per pool (log)"),
+            Self::Throughput => ("throughput", "--throughput: messages per mailbox turn (log)"),
+            Self::Window => ("window", "admission window, messages (log)"),
+            Self::Keys => ("keys", "keys (log)"),
         }
     }
 
@@ -123,6 +113,14 @@ pub(super) fn param_part(param: &str, name: &str) -> Option<f64> {
         let value = part.strip_prefix(name)?.strip_prefix('=')?;
         super::param_value(&format!("{name}={value}"))
     })
+}
+
+/// The value of the `name=` part of each param of `rows` that has one, with the param's
+/// first row, in order of first appearance.
+pub(super) fn values_of<'a>(rows: &[&'a RunResult], name: &str) -> Vec<(f64, &'a RunResult)> {
+    let first = |param| rows.iter().copied().find(|row| row.param == param);
+    let params = super::params(rows).into_iter().filter_map(first);
+    params.filter_map(|row| Some((param_part(base_param(row), name)?, row))).collect()
 }
 
 /// Everything a cell of a sweep holds besides the swept setting: cells equal in it (and in
@@ -259,39 +257,36 @@ impl Machine {
 
 pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
     let machine = Machine::of(results);
-    for &scenario in ScenarioId::ALL {
-        if let Some(sweep) = find_sweep(results, scenario, Axis::Workers) {
-            plans.push(workers_chart(&sweep, machine));
-        }
-    }
+    let all = ScenarioId::ALL.to_vec();
     // zipf first: its bystanders are what a mailbox's turn length is about.
     let zipf_first = std::iter::once(ScenarioId::Zipf)
-        .chain(ScenarioId::ALL.iter().copied().filter(|&id| id != ScenarioId::Zipf));
-    for scenario in zipf_first {
-        if let Some(sweep) = find_sweep(results, scenario, Axis::Throughput) {
-            plans.push(throughput_chart(&sweep, machine));
-        }
-    }
-    for &scenario in ScenarioId::ALL {
-        if let Some(sweep) = find_sweep(results, scenario, Axis::Window) {
-            plans.push(window_chart(&sweep, machine));
-        }
-    }
-    for scenario in [ScenarioId::Uniform, ScenarioId::Zipf, ScenarioId::OpenLoop] {
-        if let Some(sweep) = find_sweep(results, scenario, Axis::Keys) {
-            plans.push(keys_chart(&sweep, machine));
-        }
+        .chain(all.iter().copied().filter(|&id| id != ScenarioId::Zipf))
+        .collect();
+    let keyed = vec![ScenarioId::Uniform, ScenarioId::Zipf, ScenarioId::OpenLoop];
+    let charts: [(Axis, Vec<ScenarioId>, Chart); 4] = [
+        (Axis::Workers, all.clone(), workers_chart),
+        (Axis::Throughput, zipf_first, throughput_chart),
+        (Axis::Window, all, window_chart),
+        (Axis::Keys, keyed, keys_chart),
+    ];
+    for (axis, scenarios, chart) in charts {
+        let sweeps =
+            scenarios.into_iter().filter_map(|scenario| find_sweep(results, scenario, axis));
+        plans.extend(sweeps.map(|sweep| chart(&sweep, machine)));
     }
 }
 
+/// A sweep chart of one setting.
+type Chart = fn(&Sweep<'_>, Machine) -> Planned;
+
 /// The throughput panel every sweep chart opens with.
-fn throughput_panel(reference: Reference) -> Panel {
+fn throughput_panel(ideal: Ideal) -> Panel {
     Panel {
         caption: "messages per second (median)",
         y: YKind::Rate,
         value: |row| Some(row.throughput_per_s.median),
         spread: Some(|row| Some((row.throughput_per_s.min, row.throughput_per_s.max))),
-        reference,
+        ideal,
     }
 }
 
@@ -302,7 +297,7 @@ fn p99_panel() -> Panel {
         y: YKind::Latency,
         value: |row| Some(row.latency_ns.p99 as f64),
         spread: None,
-        reference: Reference::None,
+        ideal: Ideal::None,
     }
 }
 
@@ -398,17 +393,9 @@ fn workers_chart(sweep: &Sweep<'_>, machine: Machine) -> Planned {
          at the measured counts); one line per strategy.{ideal}{}{oversubscribed}",
         rows_sentence(sweep)
     );
-    let chart = SweepChart {
-        sweep,
-        title: format!("{scenario}: throughput and p99 latency vs workers"),
-        panels: [
-            throughput_panel(if paced { Reference::None } else { Reference::LinearInWorkers }),
-            p99_panel(),
-        ],
-        machine,
-        ignores: |_| false,
-    };
-    chart.planned(note)
+    let ideal = if paced { Ideal::None } else { Ideal::LinearInWorkers };
+    let title = format!("{scenario}: throughput and p99 latency vs workers");
+    SweepChart::new(sweep, title, [throughput_panel(ideal), p99_panel()], machine).planned(note)
 }
 
 /// Whether a strategy ignores `--throughput`: only the mailbox strategies bound a turn
@@ -436,7 +423,7 @@ fn throughput_chart(sweep: &Sweep<'_>, machine: Machine) -> Planned {
                 y: YKind::Latency,
                 value: |row| row.bystander_latency_ns.map(|tail| tail.p99 as f64),
                 spread: None,
-                reference: Reference::None,
+                ideal: Ideal::None,
             },
             format!("the bystanders' p99 latency ({which}; log)"),
         )
@@ -454,18 +441,10 @@ fn throughput_chart(sweep: &Sweep<'_>, machine: Machine) -> Planned {
         rows_sentence(sweep),
         oversubscribed_sentence(sweep, machine)
     );
-    let chart = SweepChart {
-        sweep,
-        title: if bystanders {
-            format!("{scenario}: throughput and bystander p99 vs messages per turn")
-        } else {
-            format!("{scenario}: throughput and p99 latency vs messages per turn")
-        },
-        panels: [throughput_panel(Reference::None), second],
-        machine,
-        ignores: ignores_throughput,
-    };
-    chart.planned(note)
+    let metric = if bystanders { "bystander p99" } else { "p99 latency" };
+    let title = format!("{scenario}: throughput and {metric} vs messages per turn");
+    let chart = SweepChart::new(sweep, title, [throughput_panel(Ideal::None), second], machine);
+    SweepChart { ignores: ignores_throughput, ..chart }.planned(note)
 }
 
 fn window_chart(sweep: &Sweep<'_>, machine: Machine) -> Planned {
@@ -478,7 +457,7 @@ fn window_chart(sweep: &Sweep<'_>, machine: Machine) -> Planned {
                 y: YKind::Mib,
                 value: |row| row.memory.map(|memory| memory.peak_bytes as f64 / 1_048_576.0),
                 spread: None,
-                reference: Reference::None,
+                ideal: Ideal::None,
             },
             "the process's peak resident memory while the cell ran (MiB, linear, not from \
              zero: the harness and the workload's messages are in it, so compare the points \
@@ -497,18 +476,9 @@ fn window_chart(sweep: &Sweep<'_>, machine: Machine) -> Planned {
         rows_sentence(sweep),
         oversubscribed_sentence(sweep, machine)
     );
-    let chart = SweepChart {
-        sweep,
-        title: if memory {
-            format!("{scenario}: throughput and peak memory vs admission window")
-        } else {
-            format!("{scenario}: throughput and p99 latency vs admission window")
-        },
-        panels: [throughput_panel(Reference::IdealRate), second],
-        machine,
-        ignores: |_| false,
-    };
-    chart.planned(note)
+    let metric = if memory { "peak memory" } else { "p99 latency" };
+    let title = format!("{scenario}: throughput and {metric} vs admission window");
+    SweepChart::new(sweep, title, [throughput_panel(Ideal::Rate), second], machine).planned(note)
 }
 
 fn keys_chart(sweep: &Sweep<'_>, machine: Machine) -> Planned {
@@ -527,14 +497,9 @@ fn keys_chart(sweep: &Sweep<'_>, machine: Machine) -> Planned {
         rows_sentence(sweep),
         oversubscribed_sentence(sweep, machine)
     );
-    let chart = SweepChart {
-        sweep,
-        title: format!("{scenario}: throughput and p99 latency vs number of keys"),
-        panels: [throughput_panel(Reference::None), p99_panel()],
-        machine,
-        ignores: |_| false,
-    };
-    chart.planned(note)
+    let title = format!("{scenario}: throughput and p99 latency vs number of keys");
+    SweepChart::new(sweep, title, [throughput_panel(Ideal::None), p99_panel()], machine)
+        .planned(note)
 }
 
 // The first point of a sweep, for the charts that show one cell per strategy.
@@ -571,6 +536,14 @@ pub(super) fn first_point_note(note: &str, shown: &[(String, &str)]) -> String {
     noted(note, shown, "The sweep-* charts and the summary's tables show every point.")
 }
 
+/// `note` saying that the chart of `scenario` shows `point` of a sweep, where it left other
+/// points out.
+pub(super) fn point_note(note: &str, scenario: ScenarioId, point: Option<&str>) -> String {
+    let shown: Vec<(String, &str)> =
+        point.map(|point| (scenario.to_string(), point)).into_iter().collect();
+    first_point_note(note, &shown)
+}
+
 /// `note`, then which sweep points the chart shows (`shown`, as for [`first_point_note`])
 /// and where the others are (`elsewhere`); `note` alone where nothing was left out.
 pub(super) fn noted(note: &str, shown: &[(String, &str)], elsewhere: &str) -> String {
@@ -589,14 +562,6 @@ pub(super) fn noted(note: &str, shown: &[(String, &str)], elsewhere: &str) -> St
         "{note} These results hold a sweep; this chart shows {which}, so that it stays \
          readable. {elsewhere}"
     )
-}
-
-impl SweepChart<'_, '_> {
-    /// The chart as planned: `sweep-<axis>-<scenario>`, its title, and `note`.
-    fn planned(&self, note: String) -> Planned {
-        let name = format!("sweep-{}-{}", self.sweep.axis.name(), self.sweep.scenario);
-        super::render(name, self.title.clone(), note, self)
-    }
 }
 
 #[cfg(test)]
