@@ -20,11 +20,11 @@
 //!    the sequence number, the partition in `Job::Custom` (a partition's offsets are
 //!    increasing, so each key's messages are submitted in offset order). A full window
 //!    blocks the poll loop, as an executor's back-pressure stops a real consumer's polls.
-//! 3. **Handle** (an executor thread). The handler counts the delivery in the [`Ledger`],
-//!    asks the incarnation's [`Treat`] what to do (run it, wait on a slow dependency, fail
-//!    some attempts, or stay pending for ever), spins the record's CPU, applies it to the
-//!    [`Projection`] and only then marks it completed in its partition's progress: a
-//!    commit never covers an effect that has not happened. A failed attempt goes by the
+//! 3. **Handle** (an executor thread). The handler counts the delivery in the
+//!    [`DeliveryTally`], asks the incarnation's [`Treat`] what to do (run it, wait on a
+//!    slow dependency, fail some attempts, or stay pending for ever), spins the record's
+//!    CPU, applies it to the [`Projection`] and only then marks it completed in its
+//!    partition's progress: a commit never covers an effect that has not happened. A failed attempt goes by the
 //!    retry policy (module `retry`): wait the backoff on the key, or go to the retry topic
 //!    (its offset completes at once), and after `max_attempts` failures to the dead-letter
 //!    topic (settled without an effect).
@@ -228,7 +228,7 @@ impl Incarnation {
 /// when it was first applied, over every incarnation: what was lost (neither applied nor
 /// dead-lettered) and what was redelivered (delivered more than once).
 #[derive(Debug)]
-pub struct Ledger {
+pub struct DeliveryTally {
     /// Per partition, per offset: handler calls for the record polled from its partition
     /// (the retry topic's deliveries are retries, counted by the consumer).
     deliveries: Vec<Vec<AtomicU32>>,
@@ -243,7 +243,7 @@ pub struct Ledger {
     applied_total: AtomicU64,
 }
 
-/// A record's counters in a [`Ledger`].
+/// A record's counters in a [`DeliveryTally`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Delivery {
     /// Handler calls.
@@ -254,8 +254,8 @@ pub struct Delivery {
     pub dead_lettered: u32,
 }
 
-impl Ledger {
-    /// A ledger for a log whose partitions end at `end_offsets` (the log is produced
+impl DeliveryTally {
+    /// A tally for a log whose partitions end at `end_offsets` (the log is produced
     /// before it is consumed).
     pub fn new(end_offsets: &[u64]) -> Self {
         let counters = || -> Vec<Vec<AtomicU32>> {
@@ -272,7 +272,7 @@ impl Ledger {
         }
     }
 
-    /// A record's slot in `counters`; `None` for a record outside the ledger.
+    /// A record's slot in `counters`; `None` for a record outside the tally.
     fn slot<T>(counters: &[Vec<T>], partition: u32, offset: u64) -> Option<&T> {
         counters.get(partition as usize)?.get(usize::try_from(offset).ok()?)
     }
@@ -292,7 +292,7 @@ impl Ledger {
         self.applied_total.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// One record's counters (zero for a record outside the ledger).
+    /// One record's counters (zero for a record outside the tally).
     pub fn of(&self, partition: u32, offset: u64) -> Delivery {
         let read = |counters: &[Vec<AtomicU32>]| {
             Self::slot(counters, partition, offset).map_or(0, |count| count.load(Ordering::Relaxed))
@@ -341,7 +341,7 @@ impl Ledger {
 }
 
 /// What outlives every consumer of a run: the log and the group's commits, the business
-/// state, the ledger of deliveries, the timer that ends the handlers' waits, and the epoch
+/// state, the tally of deliveries, the timer that ends the handlers' waits, and the epoch
 /// that produce times and timelines count from.
 #[derive(Clone, Debug)]
 pub struct Pipeline {
@@ -350,7 +350,7 @@ pub struct Pipeline {
     /// The business state the handlers build.
     pub projection: Arc<Projection>,
     /// How often each record was delivered and applied.
-    pub ledger: Arc<Ledger>,
+    pub tally: Arc<DeliveryTally>,
     /// Completes the waits of [`Treatment::Wait`] and the retries' backoffs.
     pub timer: Timer,
     /// When the pipeline started: a record becomes visible its produce time after it.
@@ -359,12 +359,12 @@ pub struct Pipeline {
 
 impl Pipeline {
     /// A pipeline over `transport`'s log as it stands (produced before it is consumed),
-    /// with an empty projection and ledger, paced from now.
+    /// with an empty projection and tally, paced from now.
     pub fn new(transport: Arc<EmbeddedTransport>, timer: Timer) -> Self {
-        let ledger = Arc::new(Ledger::new(&transport.end_offsets()));
+        let tally = Arc::new(DeliveryTally::new(&transport.end_offsets()));
         let epoch = Instant::now();
         transport.pace_from(epoch);
-        Self { transport, projection: Arc::new(Projection::new()), ledger, timer, epoch }
+        Self { transport, projection: Arc::new(Projection::new()), tally, timer, epoch }
     }
 
     /// Nanoseconds since the epoch.
@@ -524,7 +524,7 @@ struct Shared {
     config: ConsumerConfig,
     treat: Treat,
     projection: Arc<Projection>,
-    ledger: Arc<Ledger>,
+    tally: Arc<DeliveryTally>,
 }
 
 impl Shared {
@@ -554,11 +554,11 @@ impl Shared {
         match effect {
             Effect::Apply => {
                 self.projection.apply(record);
-                self.ledger.applied(&record, since_ns(self.epoch));
+                self.tally.applied(&record, since_ns(self.epoch));
             }
             Effect::DeadLetter => {
                 self.projection.dead_letter(record);
-                Ledger::count(&self.ledger.dead_letters, record.partition, record.offset);
+                DeliveryTally::count(&self.tally.dead_letters, record.partition, record.offset);
                 self.dead_lettered.fetch_add(1, Ordering::Relaxed);
             }
             Effect::Handoff => {}
@@ -593,7 +593,7 @@ pub fn run_incarnation(
     pipeline: &Pipeline,
     incarnation: Incarnation,
 ) -> Result<IncarnationReport, ConsumerError> {
-    let Pipeline { transport, projection, ledger, timer, epoch } = pipeline;
+    let Pipeline { transport, projection, tally, timer, epoch } = pipeline;
     let Incarnation { member, strategy, strategy_config, config, treat, stop, hold } = incarnation;
     let assigned = transport.assignment(member);
     let partitions = transport.partitions();
@@ -645,7 +645,7 @@ pub fn run_incarnation(
         config,
         treat,
         projection: Arc::clone(projection),
-        ledger: Arc::clone(ledger),
+        tally: Arc::clone(tally),
     });
 
     let handler = {
@@ -772,7 +772,7 @@ fn handle(shared: &Arc<Shared>, message: &Message) -> Outcome {
     };
     if origin == Origin::Log {
         // A delivery from the log; the retry topic's are retries, not redeliveries.
-        Ledger::count(&shared.ledger.deliveries, record.partition, record.offset);
+        DeliveryTally::count(&shared.tally.deliveries, record.partition, record.offset);
     }
     let spin_ns = shared.config.spin_ns;
     match (shared.treat)(&record) {
@@ -1109,12 +1109,12 @@ mod tests {
 
     /// Offsets 2 and 4 never complete, every other one does and is committed (the crash
     /// comes 50 ms after the last completion, 50 commit intervals), then the consumer
-    /// crashes; the second incarnation runs to the end. Returns the ledger, the
+    /// crashes; the second incarnation runs to the end. Returns the tally, the
     /// projection and the second incarnation's report.
     fn crash_with_two_stuck(
         strategy: Design,
         policy: CommitPolicy,
-    ) -> (Arc<Ledger>, Arc<Projection>, IncarnationReport) {
+    ) -> (Arc<DeliveryTally>, Arc<Projection>, IncarnationReport) {
         let pipeline = Pipeline::new(ten_records(), Timer::start());
         let incarnation = |treat: Treat, stop: Stop| {
             let settings = StrategyConfig::with_workers(2);
@@ -1131,7 +1131,7 @@ mod tests {
         }
         assert!(first.forced.abandoned >= 2, "{strategy} {policy}: the stuck records");
         let second = incarnation(run_all(), Stop::AtEnd);
-        (Arc::clone(&pipeline.ledger), Arc::clone(&pipeline.projection), second)
+        (Arc::clone(&pipeline.tally), Arc::clone(&pipeline.projection), second)
     }
 
     /// Strategies that can run a stuck record at all: `inline` would wait for it on the
@@ -1153,10 +1153,10 @@ mod tests {
     #[test]
     fn metadata_commits_redeliver_exactly_the_incomplete_records() {
         for strategy in can_hold_a_stuck_record() {
-            let (ledger, projection, second) =
+            let (tally, projection, second) =
                 crash_with_two_stuck(strategy, CommitPolicy::ContiguousMetadata);
             assert!(projection.report(&expected_versions()).final_state_correct, "{strategy}");
-            let (lost, redelivered) = ledger.lost_and_redelivered();
+            let (lost, redelivered) = tally.lost_and_redelivered();
             assert_eq!(lost, 0, "{strategy}");
             assert_eq!(redelivered, second.submitted, "{strategy}: only what never completed");
             if !holds_only_its_key(strategy) {
@@ -1168,8 +1168,8 @@ mod tests {
             assert_eq!(second.skipped_done, 6, "{strategy}: 3 and 5-9 are skipped by metadata");
             for offset in 0..10 {
                 let times = if matches!(offset, 2 | 4) { 2 } else { 1 };
-                assert_eq!(ledger.of(0, offset).delivered, times, "{strategy}: offset {offset}");
-                assert_eq!(ledger.of(0, offset).applied, 1, "{strategy}: offset {offset}");
+                assert_eq!(tally.of(0, offset).delivered, times, "{strategy}: offset {offset}");
+                assert_eq!(tally.of(0, offset).applied, 1, "{strategy}: offset {offset}");
             }
         }
     }
@@ -1177,10 +1177,10 @@ mod tests {
     #[test]
     fn contiguous_commits_redeliver_everything_above_the_first_incomplete_record() {
         for strategy in can_hold_a_stuck_record() {
-            let (ledger, projection, second) =
+            let (tally, projection, second) =
                 crash_with_two_stuck(strategy, CommitPolicy::Contiguous);
             assert_eq!(second.submitted, 8, "{strategy}: offsets 2-9 come back");
-            assert_eq!(ledger.lost_and_redelivered(), (0, 8), "{strategy}");
+            assert_eq!(tally.lost_and_redelivered(), (0, 8), "{strategy}");
             let report = projection.report(&expected_versions());
             assert!(report.final_state_correct, "{strategy}: the version check absorbs them");
             assert_eq!(report.duplicates, 6, "{strategy}: 3 and 5-9 arrive twice");
@@ -1191,19 +1191,15 @@ mod tests {
     #[test]
     fn highest_completed_commits_lose_the_incomplete_records() {
         for strategy in can_hold_a_stuck_record() {
-            let (ledger, projection, _) =
+            let (tally, projection, _) =
                 crash_with_two_stuck(strategy, CommitPolicy::HighestCompleted);
-            let (lost, _) = ledger.lost_and_redelivered();
+            let (lost, _) = tally.lost_and_redelivered();
             let report = projection.report(&expected_versions());
             assert!(!report.final_state_correct, "{strategy}: stuck keys never applied");
             assert_eq!(report.keys_wrong, lost, "{strategy}");
             if holds_only_its_key(strategy) {
                 assert_eq!(lost, 2, "{strategy}: 2 and 4 are lost");
-                assert_eq!(
-                    ledger.lost_and_redelivered().1,
-                    0,
-                    "{strategy}: the commit was the end"
-                );
+                assert_eq!(tally.lost_and_redelivered().1, 0, "{strategy}: the commit was the end");
             } else {
                 assert!(lost >= 2, "{strategy}: 2 and 4, and what waited behind them, are lost");
             }
@@ -1228,7 +1224,7 @@ mod tests {
                     Arc::new(EmbeddedTransport::new(transport.with_topic(Clone::clone)));
                 transport.assign(MemberId(0), &[0, 1, 2, 3]).unwrap();
                 let pipeline = Pipeline::new(Arc::clone(&transport), Timer::start());
-                let Pipeline { ledger, projection, .. } = &pipeline;
+                let Pipeline { tally, projection, .. } = &pipeline;
                 let incarnation = Incarnation::new(
                     MemberId(0),
                     strategy,
@@ -1239,7 +1235,7 @@ mod tests {
                 );
                 let report = run_incarnation(&pipeline, incarnation).unwrap();
                 assert_eq!(report.completed, 1_000, "{strategy} {policy}");
-                assert_eq!(ledger.lost_and_redelivered(), (0, 0), "{strategy} {policy}");
+                assert_eq!(tally.lost_and_redelivered(), (0, 0), "{strategy} {policy}");
                 let state = projection.report(&expected);
                 assert!(state.final_state_correct, "{strategy} {policy}");
                 assert_eq!(state.naive_out_of_order, 0, "{strategy} {policy}: ordered");

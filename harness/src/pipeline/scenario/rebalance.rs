@@ -198,7 +198,7 @@ fn cell(
                 // Revoke at the count, or once every member has nothing left to do (a
                 // policy that skips records may never reach it).
                 let members = generation.members.len() as u32;
-                while pipeline.ledger.applied_total() < after && signal.idle() < members {
+                while pipeline.tally.applied_total() < after && signal.idle() < members {
                     thread::sleep(Duration::from_micros(200));
                 }
                 revoked_ns = Some(pipeline.now_ns());
@@ -231,10 +231,10 @@ fn cell(
         previous = generation.members.clone();
     }
     let elapsed_s = started.elapsed().as_secs_f64();
-    let ledger = &pipeline.ledger;
+    let tally = &pipeline.tally;
     let applied_at: Vec<u64> = topic
         .records()
-        .filter_map(|record| ledger.first_applied_ns(record.partition, record.offset))
+        .filter_map(|record| tally.first_applied_ns(record.partition, record.offset))
         .collect();
     let first_applied_after =
         |ns: u64| -> Option<u64> { applied_at.iter().copied().filter(|&at| at >= ns).min() };

@@ -173,8 +173,7 @@ fn cell(
         .collect();
     let (mut bystanders, mut troubled_latency) = (Vec::new(), Vec::new());
     for record in topic.records() {
-        let Some(applied) = pipeline.ledger.first_applied_ns(record.partition, record.offset)
-        else {
+        let Some(applied) = pipeline.tally.first_applied_ns(record.partition, record.offset) else {
             continue;
         };
         let latency = applied.saturating_sub(record.produce_ns);
