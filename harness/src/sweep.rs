@@ -99,13 +99,9 @@ impl Sweep {
         let workers = if uses.workers { &self.workers[..] } else { &self.workers[..1] };
         let window = if uses.window { &self.window[..] } else { &self.window[..1] };
         let mut points = Vec::new();
-        for &workers in workers {
-            for &throughput in &self.throughput {
-                for &window in window {
-                    for &idle_spin_us in &self.idle_spin_us {
-                        points.push(Point { workers, throughput, window, idle_spin_us });
-                    }
-                }
+        for (&workers, &throughput) in product(workers, &self.throughput) {
+            for (&window, &idle_spin_us) in product(window, &self.idle_spin_us) {
+                points.push(Point { workers, throughput, window, idle_spin_us });
             }
         }
         points
@@ -129,6 +125,11 @@ impl Sweep {
         }
         parts.join(" ")
     }
+}
+
+/// Every pair of a value of `slow` and one of `fast`, `slow` varying slowest.
+fn product<'a, A, B>(slow: &'a [A], fast: &'a [B]) -> impl Iterator<Item = (&'a A, &'a B)> {
+    slow.iter().flat_map(move |a| fast.iter().map(move |b| (a, b)))
 }
 
 impl Point {

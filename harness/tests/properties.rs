@@ -510,27 +510,27 @@ fn delivery() -> impl Strategy<Value = (Vec<usize>, Vec<u16>, Option<Fault>)> {
             let keys = counts.len();
             let fault = (0..keys, 0..4u8, any::<u16>(), any::<u16>(), any::<u16>()).prop_map({
                 let counts = counts.clone();
-                move |(key, kind, a, b, c)| {
-                    let n = counts[key];
-                    let i = usize::from(a) % n;
-                    match kind {
-                        0 if n >= 2 => {
-                            let (i, j) = if i + 1 < n {
-                                (i, i + 1 + usize::from(b) % (n - i - 1))
-                            } else {
-                                (n - 2, n - 1)
-                            };
-                            Some(Fault::Swap { key, i, j })
-                        }
-                        1 => Some(Fault::Drop { key, i }),
-                        2 => Some(Fault::Duplicate { key, i, later: usize::from(c) % (n - i) }),
-                        3 if n >= 2 => Some(Fault::Overlap { key, i: i.min(n - 2) }),
-                        _ => None,
-                    }
-                }
+                move |(key, kind, a, b, c)| fault_of(key, counts[key], kind, [a, b, c])
             });
             (Just(counts), Just(schedule), prop::option::of(fault).prop_map(Option::flatten))
         })
+}
+
+/// The fault of `kind` (0 to 3) for `key`, which has `n` messages, placed by the random
+/// `a`, `b` and `c`; `None` for a swap or an overlap of a key with a single message.
+fn fault_of(key: usize, n: usize, kind: u8, [a, b, c]: [u16; 3]) -> Option<Fault> {
+    let i = usize::from(a) % n;
+    match kind {
+        0 if n >= 2 => {
+            let (i, j) =
+                if i + 1 < n { (i, i + 1 + usize::from(b) % (n - i - 1)) } else { (n - 2, n - 1) };
+            Some(Fault::Swap { key, i, j })
+        }
+        1 => Some(Fault::Drop { key, i }),
+        2 => Some(Fault::Duplicate { key, i, later: usize::from(c) % (n - i) }),
+        3 if n >= 2 => Some(Fault::Overlap { key, i: i.min(n - 2) }),
+        _ => None,
+    }
 }
 
 /// The start and end events of one key: every message in order, then the fault applied.

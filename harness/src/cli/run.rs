@@ -199,54 +199,11 @@ impl TryFrom<(RunArgs, String)> for RunConfig {
         let strategies = parse_strategies(std::slice::from_ref(&args.strategy))?;
         let commit_policies = parse_list("commit-policy", &args.commit_policy, &CommitPolicy::ALL)?;
         let retry_policies = parse_list("retry-policy", &args.retry_policy, &RetryPolicy::ALL)?;
-        if args.published_async_io {
-            return Err(SettingError::Removed {
-                flag: "published-async-io",
-                why: "async-io runs non-blocking waits, a different experiment from the \
-                      published table",
-                instead: "--scenario parallel-consumer --published-parallel-consumer",
-            });
-        }
-        let published = args.published_parallel_consumer;
-        if published {
-            let why = "--published-parallel-consumer sets the published experiment's messages \
-                       and keys";
-            let given = [
-                ("pc-messages", args.sizes.pc_messages.is_some()),
-                ("pc-keys", args.sizes.pc_keys.is_some()),
-            ];
-            if let Some((other, _)) = given.into_iter().find(|(_, given)| *given) {
-                let flag = "published-parallel-consumer";
-                return Err(SettingError::Conflict { flag, other, why });
-            }
-        }
+        check_published(&args)?;
         check_out(&args.out)?;
-        let mut sizes = if args.quick { Sizes::quick() } else { Sizes::standard() };
-        if published {
-            with_parallel_consumer_sizes(&mut sizes);
-        }
-        let expand_to_given = args.sizes.expand_to.is_some();
-        args.sizes.apply(&mut sizes);
-        if !expand_to_given && sizes.expand_to <= sizes.partitions {
-            sizes.expand_to = sizes.partitions.saturating_mul(2);
-        }
-        let window_given = !args.window.is_empty();
-        let sweep = Sweep {
-            workers: setting_list("workers", args.workers, crate::measure::system::cores())?,
-            throughput: setting_list(
-                "throughput",
-                args.throughput,
-                StrategyConfig::DEFAULT_THROUGHPUT,
-            )?,
-            window: setting_list("window", args.window, StrategyConfig::DEFAULT_MAX_IN_FLIGHT)?,
-            idle_spin_us: setting_list(
-                "idle-spin-us",
-                args.idle_spin_us,
-                StrategyConfig::DEFAULT_IDLE_SPIN_US,
-            )?,
-            window_given,
-            max_cells: args.max_cells,
-        };
+        let published = args.published_parallel_consumer;
+        let sizes = sizes_of(&args);
+        let sweep = sweep_of(&args)?;
         let config = RunConfig {
             scenarios,
             strategies,
@@ -274,28 +231,97 @@ impl TryFrom<(RunArgs, String)> for RunConfig {
             command,
         };
         config.validate()?;
-        let cells = plan(&config, None).len();
-        if cells > config.sweep.max_cells {
-            return Err(SettingError::TooMany {
-                what: "the run's cell count",
-                value: format!(
-                    "{cells} ({} scenarios x {} strategies x their params x the points of the \
-                     sweep: {})",
-                    config.scenarios.len(),
-                    config.strategies.len(),
-                    config.sweep.points(crate::sweep::Uses::ALL).len()
-                ),
-                max: config.sweep.max_cells,
-                why: "a run this large is refused unless --max-cells raises the limit",
-            });
-        }
+        check_cell_count(&config)?;
         Ok(config)
     }
 }
 
+/// Rejects the removed `--published-async-io`, and `--published-parallel-consumer` beside
+/// a flag that sets what it sets.
+fn check_published(args: &RunArgs) -> Result<(), SettingError> {
+    if args.published_async_io {
+        return Err(SettingError::Removed {
+            flag: "published-async-io",
+            why: "async-io runs non-blocking waits, a different experiment from the \
+                  published table",
+            instead: "--scenario parallel-consumer --published-parallel-consumer",
+        });
+    }
+    if !args.published_parallel_consumer {
+        return Ok(());
+    }
+    let why = "--published-parallel-consumer sets the published experiment's messages and keys";
+    let given = [
+        ("pc-messages", args.sizes.pc_messages.is_some()),
+        ("pc-keys", args.sizes.pc_keys.is_some()),
+    ];
+    match given.into_iter().find(|(_, given)| *given) {
+        Some((other, _)) => {
+            Err(SettingError::Conflict { flag: "published-parallel-consumer", other, why })
+        }
+        None => Ok(()),
+    }
+}
+
+/// The workload sizes: `--quick`'s or the standard ones, the published experiment's where
+/// asked, then every size flag given; a topic expansion not given doubles the partitions
+/// where the sizes would not grow the topic.
+fn sizes_of(args: &RunArgs) -> Sizes {
+    let mut sizes = if args.quick { Sizes::quick() } else { Sizes::standard() };
+    if args.published_parallel_consumer {
+        with_parallel_consumer_sizes(&mut sizes);
+    }
+    let expand_to_given = args.sizes.expand_to.is_some();
+    args.sizes.apply(&mut sizes);
+    if !expand_to_given && sizes.expand_to <= sizes.partitions {
+        sizes.expand_to = sizes.partitions.saturating_mul(2);
+    }
+    sizes
+}
+
+/// The swept settings, each list checked; a setting not given has its default alone.
+fn sweep_of(args: &RunArgs) -> Result<Sweep, SettingError> {
+    Ok(Sweep {
+        workers: setting_list("workers", &args.workers, crate::measure::system::cores())?,
+        throughput: setting_list(
+            "throughput",
+            &args.throughput,
+            StrategyConfig::DEFAULT_THROUGHPUT,
+        )?,
+        window: setting_list("window", &args.window, StrategyConfig::DEFAULT_MAX_IN_FLIGHT)?,
+        idle_spin_us: setting_list(
+            "idle-spin-us",
+            &args.idle_spin_us,
+            StrategyConfig::DEFAULT_IDLE_SPIN_US,
+        )?,
+        window_given: !args.window.is_empty(),
+        max_cells: args.max_cells,
+    })
+}
+
+/// Refuses a run of more cells than `--max-cells`.
+fn check_cell_count(config: &RunConfig) -> Result<(), SettingError> {
+    let cells = plan(config, None).len();
+    if cells <= config.sweep.max_cells {
+        return Ok(());
+    }
+    Err(SettingError::TooMany {
+        what: "the run's cell count",
+        value: format!(
+            "{cells} ({} scenarios x {} strategies x their params x the points of the sweep: \
+             {})",
+            config.scenarios.len(),
+            config.strategies.len(),
+            config.sweep.points(crate::sweep::Uses::ALL).len()
+        ),
+        max: config.sweep.max_cells,
+        why: "a run this large is refused unless --max-cells raises the limit",
+    })
+}
+
 /// A list-valued setting: each value checked against its flag's range, none twice;
 /// `default` when the flag was not given.
-fn setting_list<T>(flag: &'static str, given: Vec<T>, default: T) -> Result<Vec<T>, SettingError>
+fn setting_list<T>(flag: &'static str, given: &[T], default: T) -> Result<Vec<T>, SettingError>
 where
     T: Copy + PartialEq + std::fmt::Display + crate::limits::FlagValue,
 {
@@ -308,7 +334,7 @@ where
             return Err(SettingError::Duplicate { flag, value: value.to_string() });
         }
     }
-    Ok(given)
+    Ok(given.to_vec())
 }
 
 /// What `keyed-bench run --dry-run` prints: every cell `config` would run, one a line, the

@@ -120,6 +120,16 @@ impl BenchHandler {
     }
 }
 
+/// A `Job::Retry`'s attempts after its first, failed, one: each backs off (the first
+/// backoff `backoff_ns`, each later one twice the one before), then spins `spin_ns`.
+async fn retry(timer: &Timer, retries: u8, backoff_ns: u32, spin_ns: u32) {
+    for attempt in 0..u32::from(retries) {
+        // The version check failed: back off, then try again.
+        timer.sleep(Duration::from_nanos(u64::from(backoff_ns) << attempt)).await;
+        spin(u64::from(spin_ns));
+    }
+}
+
 impl Handler for BenchHandler {
     fn handle(&self, message: &Message) -> Outcome {
         let token = self.recorder.start(message);
@@ -150,11 +160,7 @@ impl Handler for BenchHandler {
                     (Arc::clone(&self.recorder), self.timer.clone(), *message);
                 let hook = self.completions.clone();
                 return Outcome::Pending(Box::pin(async move {
-                    for attempt in 0..u32::from(retries) {
-                        // The version check failed: back off, then try again.
-                        timer.sleep(Duration::from_nanos(u64::from(backoff_ns) << attempt)).await;
-                        spin(u64::from(spin_ns));
-                    }
+                    retry(&timer, retries, backoff_ns, spin_ns).await;
                     Self::ended(&recorder, token, &message, hook.as_ref());
                 }));
             }

@@ -7,7 +7,7 @@
 
 use hdrhistogram::Histogram;
 
-use super::recorder::Recorder;
+use super::recorder::{Recorder, Timing};
 
 /// The largest latency a histogram holds: one hour, in nanoseconds.
 const MAX_TRACKED_NS: u64 = 3_600_000_000_000;
@@ -45,19 +45,27 @@ impl Histograms {
     pub fn from_recorder(recorder: &Recorder, troubled: &[bool]) -> Self {
         let mut histograms = Self::new(troubled.iter().any(|&t| t));
         recorder.for_each_key(|id, timings| {
-            let mut previous_end = 0;
-            for timing in timings {
-                let ready = timing.intended_ns.max(previous_end);
-                let latency = timing.end_ns.saturating_sub(timing.intended_ns).max(1);
-                histograms.latency.saturating_record(latency);
-                histograms.hol.saturating_record(timing.start_ns.saturating_sub(ready).max(1));
-                if let Some(bystander) = histograms.bystander.as_mut().filter(|_| !troubled[id]) {
-                    bystander.saturating_record(latency);
-                }
-                previous_end = timing.end_ns;
-            }
+            let bystander = histograms.bystander.is_some() && !troubled[id];
+            histograms.record_key(timings, bystander);
         });
         histograms
+    }
+
+    /// Records one key's finished messages, in sequence order: a message is ready once it
+    /// is due and the key's previous message ended, and waits behind the head of the line
+    /// from then until it starts. A `bystander` key's latencies count as bystanders' too.
+    fn record_key(&mut self, timings: &mut dyn Iterator<Item = Timing>, bystander: bool) {
+        let mut previous_end = 0;
+        for timing in timings {
+            let ready = timing.intended_ns.max(previous_end);
+            let latency = timing.end_ns.saturating_sub(timing.intended_ns).max(1);
+            self.latency.saturating_record(latency);
+            self.hol.saturating_record(timing.start_ns.saturating_sub(ready).max(1));
+            if let Some(histogram) = self.bystander.as_mut().filter(|_| bystander) {
+                histogram.saturating_record(latency);
+            }
+            previous_end = timing.end_ns;
+        }
     }
 
     /// Adds another run's histograms.

@@ -218,23 +218,30 @@ impl Recorder {
         (index < end).then_some(index)
     }
 
+    /// The start of a message that has no slot: a background key's has its order and
+    /// overlaps checked (nothing is timed), any other is a stray.
+    #[inline]
+    fn start_unrecorded(&self, message: &Message) {
+        if self.is_background(message) {
+            let key = &self.keys[message.key.aggregate_id as usize];
+            // AcqRel: as for a recorded message in `start`.
+            if key.running.swap(true, Ordering::AcqRel) {
+                self.overlaps.fetch_add(1, Ordering::Relaxed);
+            }
+            let next = message.seq.saturating_add(1);
+            if key.highest_started.fetch_max(next, Ordering::Relaxed) >= next {
+                self.order_violations.fetch_add(1, Ordering::Relaxed);
+            }
+        } else {
+            self.strays.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
     /// Records the start of `message` and runs the checks. Returns the token to end it.
     pub fn start(&self, message: &Message) -> Option<usize> {
         let now = self.clock.now_ns();
         let Some(index) = self.slot_index(message) else {
-            if self.is_background(message) {
-                let key = &self.keys[message.key.aggregate_id as usize];
-                // AcqRel: as for a recorded message below.
-                if key.running.swap(true, Ordering::AcqRel) {
-                    self.overlaps.fetch_add(1, Ordering::Relaxed);
-                }
-                let next = message.seq.saturating_add(1);
-                if key.highest_started.fetch_max(next, Ordering::Relaxed) >= next {
-                    self.order_violations.fetch_add(1, Ordering::Relaxed);
-                }
-            } else {
-                self.strays.fetch_add(1, Ordering::Relaxed);
-            }
+            self.start_unrecorded(message);
             return None;
         };
         let slot = &self.slots[index];

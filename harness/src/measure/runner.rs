@@ -248,13 +248,7 @@ impl Senders {
         std::thread::scope(|scope| {
             let helpers: Vec<_> = self.partitions[1..]
                 .iter()
-                .map(|messages| {
-                    scope.spawn(move || {
-                        let before = Usage::thread_now();
-                        let sent = send(messages);
-                        (sent, Usage::thread_now().since(&before).cpu_s)
-                    })
-                })
+                .map(|messages| scope.spawn(move || with_thread_cpu_s(|| send(messages))))
                 .collect();
             let mut last_ns = send(&self.partitions[0]).map_err(refused)?;
             let mut helpers_cpu_s = 0.0;
@@ -266,6 +260,13 @@ impl Senders {
             Ok(Sent { last_ns, driven: None, helpers_cpu_s })
         })
     }
+}
+
+/// Runs `f` and measures the calling thread's CPU seconds while it ran.
+fn with_thread_cpu_s<T>(f: impl FnOnce() -> T) -> (T, f64) {
+    let before = Usage::thread_now();
+    let result = f();
+    (result, Usage::thread_now().since(&before).cpu_s)
 }
 
 /// Why a cell could not be measured.
@@ -349,79 +350,28 @@ fn submit_driven(
     completions: &mpsc::Receiver<u64>,
 ) -> Result<DrivenOutcome, DrivenError> {
     while completions.try_recv().is_ok() {} // ends of the warm-up and of earlier runs
-    let messages = &workload.messages;
-    let mut sent = vec![0u64; workload.keys];
-    let mut roles = vec![Role::None; workload.keys];
-    let send = |index: usize, sent: &mut [u64]| {
-        let message = messages[index];
-        sent[message.key.aggregate_id as usize] += 1;
-        executor
-            .submit(Message { intended_ns: clock.now_ns(), ..message })
-            .map_err(DrivenError::Refused)
-    };
+    let mut driver = Driver::new(executor, workload, plan, clock);
     let started = clock.now_ns();
     let deadline = started + plan.duration_ns;
-    let mut next: Vec<usize> = plan.chains.iter().map(|chain| chain.start).collect();
-    for (index, chain) in plan.chains.iter().enumerate() {
-        if chain.is_empty() {
-            continue;
-        }
-        roles[messages[chain.start].key.aggregate_id as usize] = Role::Chain(index);
-        send(chain.start, &mut sent)?;
-        next[index] += 1;
-    }
-    let mut hot_seq = 0u64;
-    let send_hot = |hot: &HotChain, seq: &mut u64| {
-        let message = Message {
-            key: Key::new(0, hot.key),
-            seq: *seq,
-            intended_ns: clock.now_ns(),
-            job: hot.job,
-        };
-        *seq += 1;
-        executor.submit(message).map_err(DrivenError::Refused)
-    };
-    if let Some(hot) = &plan.hot {
-        roles[hot.key as usize] = Role::Hot;
-        for _ in 0..hot.outstanding {
-            send_hot(hot, &mut hot_seq)?;
-        }
-    }
-    let mut next_command: Vec<usize> = plan.senders.iter().map(|sender| sender.start).collect();
-    let mut active = 0;
-    for (index, sender) in plan.senders.iter().enumerate() {
-        for message in &messages[sender.clone()] {
-            roles[message.key.aggregate_id as usize] = Role::Sender(index);
-        }
-        if !sender.is_empty() {
-            send(sender.start, &mut sent)?;
-            next_command[index] += 1;
-            active += 1;
-        }
-    }
+    driver.start_chains()?;
+    driver.start_hot()?;
+    let mut active = driver.start_senders()?;
     let mut measured_completed = 0;
     let mut last_send_ns = clock.now_ns();
     while active > 0 {
         let key = completions.recv_timeout(DRIVEN_STALL).map_err(|_| DrivenError::Stalled)?;
-        match roles.get(key as usize).copied().unwrap_or(Role::None) {
+        match driver.role_of(key) {
             Role::None => {}
-            Role::Chain(index) => {
-                if next[index] < plan.chains[index].end {
-                    send(next[index], &mut sent)?;
-                    next[index] += 1;
-                }
-            }
+            Role::Chain(index) => driver.continue_chain(index)?,
             Role::Hot => {
                 if let Some(hot) = &plan.hot {
-                    send_hot(hot, &mut hot_seq)?;
+                    driver.send_hot(hot)?;
                 }
             }
             Role::Sender(index) => {
                 measured_completed += 1;
-                let more = next_command[index] < plan.senders[index].end;
-                if more && clock.now_ns() < deadline {
-                    send(next_command[index], &mut sent)?;
-                    next_command[index] += 1;
+                if driver.has_command(index) && clock.now_ns() < deadline {
+                    driver.send_command(index)?;
                     last_send_ns = clock.now_ns();
                 } else {
                     active -= 1;
@@ -429,7 +379,145 @@ fn submit_driven(
             }
         }
     }
-    Ok(DrivenOutcome { last_send_ns, sent, measured_completed })
+    Ok(DrivenOutcome { last_send_ns, sent: driver.sent, measured_completed })
+}
+
+/// The senders of a completion-driven repetition, as its one thread runs them: who sends
+/// each key's next message, and how far each chain, measured sender and the hot aggregate
+/// got.
+struct Driver<'a> {
+    executor: &'a dyn Strategy,
+    messages: &'a [Message],
+    plan: &'a Driven,
+    clock: Clock,
+    /// Messages sent per key (the rest of the workload was never sent).
+    sent: Vec<u64>,
+    /// Per key: who sends the next message when one of its messages ends.
+    roles: Vec<Role>,
+    /// Per chain: the index of its next message in `messages`.
+    next: Vec<usize>,
+    /// Per measured sender: the index of its next command in `messages`.
+    next_command: Vec<usize>,
+    /// The hot aggregate's next sequence number.
+    hot_seq: u64,
+}
+
+impl<'a> Driver<'a> {
+    fn new(
+        executor: &'a dyn Strategy,
+        workload: &'a Workload,
+        plan: &'a Driven,
+        clock: Clock,
+    ) -> Self {
+        Self {
+            executor,
+            messages: &workload.messages,
+            plan,
+            clock,
+            sent: vec![0; workload.keys],
+            roles: vec![Role::None; workload.keys],
+            next: plan.chains.iter().map(|chain| chain.start).collect(),
+            next_command: plan.senders.iter().map(|sender| sender.start).collect(),
+            hot_seq: 0,
+        }
+    }
+
+    /// Sends `messages[index]`, intended now.
+    #[inline]
+    fn send(&mut self, index: usize) -> Result<(), DrivenError> {
+        let message = self.messages[index];
+        self.sent[message.key.aggregate_id as usize] += 1;
+        self.executor
+            .submit(Message { intended_ns: self.clock.now_ns(), ..message })
+            .map_err(DrivenError::Refused)
+    }
+
+    /// Sends the hot aggregate's next message, intended now.
+    #[inline]
+    fn send_hot(&mut self, hot: &HotChain) -> Result<(), DrivenError> {
+        let message = Message {
+            key: Key::new(0, hot.key),
+            seq: self.hot_seq,
+            intended_ns: self.clock.now_ns(),
+            job: hot.job,
+        };
+        self.hot_seq += 1;
+        self.executor.submit(message).map_err(DrivenError::Refused)
+    }
+
+    /// Sends the first message of every chain that has one.
+    fn start_chains(&mut self) -> Result<(), DrivenError> {
+        let (plan, messages) = (self.plan, self.messages);
+        for (index, chain) in plan.chains.iter().enumerate() {
+            if chain.is_empty() {
+                continue;
+            }
+            self.roles[messages[chain.start].key.aggregate_id as usize] = Role::Chain(index);
+            self.send(chain.start)?;
+            self.next[index] += 1;
+        }
+        Ok(())
+    }
+
+    /// Puts the hot aggregate's `outstanding` messages in flight, if there is one.
+    fn start_hot(&mut self) -> Result<(), DrivenError> {
+        let plan = self.plan;
+        let Some(hot) = &plan.hot else {
+            return Ok(());
+        };
+        self.roles[hot.key as usize] = Role::Hot;
+        for _ in 0..hot.outstanding {
+            self.send_hot(hot)?;
+        }
+        Ok(())
+    }
+
+    /// Sends every measured sender's first command; returns how many senders had one.
+    fn start_senders(&mut self) -> Result<usize, DrivenError> {
+        let (plan, messages) = (self.plan, self.messages);
+        let mut active = 0;
+        for (index, sender) in plan.senders.iter().enumerate() {
+            for message in &messages[sender.clone()] {
+                self.roles[message.key.aggregate_id as usize] = Role::Sender(index);
+            }
+            if !sender.is_empty() {
+                self.send(sender.start)?;
+                self.next_command[index] += 1;
+                active += 1;
+            }
+        }
+        Ok(active)
+    }
+
+    /// Who sends the next message now that one of `key`'s ended.
+    #[inline]
+    fn role_of(&self, key: u64) -> Role {
+        self.roles.get(key as usize).copied().unwrap_or(Role::None)
+    }
+
+    /// Sends chain `index`'s next message, if it has one left.
+    #[inline]
+    fn continue_chain(&mut self, index: usize) -> Result<(), DrivenError> {
+        if self.next[index] < self.plan.chains[index].end {
+            self.send(self.next[index])?;
+            self.next[index] += 1;
+        }
+        Ok(())
+    }
+
+    /// Whether measured sender `index` has a command left.
+    #[inline]
+    fn has_command(&self, index: usize) -> bool {
+        self.next_command[index] < self.plan.senders[index].end
+    }
+
+    /// Sends measured sender `index`'s next command.
+    #[inline]
+    fn send_command(&mut self, index: usize) -> Result<(), DrivenError> {
+        self.send(self.next_command[index])?;
+        self.next_command[index] += 1;
+        Ok(())
+    }
 }
 
 /// Measures `strategy` on `workload`: one warm-up, then `repeat` runs, then, with
@@ -444,26 +532,8 @@ pub fn measure(
     let Repetitions { repeat, count_events, producers } = plan;
     let senders = Senders::new(&workload.messages, workload.driven.is_some(), producers, strategy);
     let clock = Clock::start();
-    let mut recorder = Recorder::new(&workload.messages, workload.keys, clock);
-    let hot_keys: Vec<u64> =
-        workload.driven.iter().filter_map(|plan| plan.hot).map(|hot| hot.key).collect();
-    if !hot_keys.is_empty() {
-        recorder = recorder.with_background(&hot_keys);
-    }
-    let recorder = Arc::new(recorder);
-    let mut handler = BenchHandler::new(Arc::clone(&recorder), instruments.timer.clone());
-    // A completion-driven workload hears every end: its senders wait for them.
-    let (completed, completions) = mpsc::channel::<u64>();
-    if workload.driven.is_some() {
-        handler = handler.with_completions(Arc::new(move |key| {
-            let _ = completed.send(key); // the driver is gone only once the run is over
-        }));
-    }
-    if workload.state_bytes > 0 {
-        let state = AggregateState::new(workload.keys, workload.state_bytes);
-        handler = handler.with_state(Arc::new(state));
-    }
-    let handler = Arc::new(handler);
+    let recorder = Arc::new(recorder_for(workload, clock));
+    let (handler, completions) = handler_for(workload, &recorder, &instruments.timer);
     let config = StrategyConfig {
         max_in_flight: workload.window.unwrap_or(config.max_in_flight),
         workers: workload.workers.unwrap_or(config.workers),
@@ -474,36 +544,127 @@ pub fn measure(
     let baseline_threads = instruments.sampler.peak();
     let executor =
         strategy.build(config, handler).map_err(|source| RunError::Build { strategy, source })?;
-
-    // Warm-up runs the dispatch path (threads, mailboxes, caches) with no-op jobs, so a
-    // wait-heavy prefix does not cost as much as a measured run.
-    let warmup: Vec<Message> = workload.messages
-        [..(workload.messages.len() / WARMUP_FRACTION).min(WARMUP_MAX_MESSAGES)]
-        .iter()
-        .map(|message| Message { job: Job::Noop, ..*message })
-        .collect();
-    submit_closed(&*executor, &warmup, clock)
-        .map_err(|source| RunError::Refused { strategy, source })?;
-    executor.drain();
-    recorder.reset();
-
+    let cell = CellRun {
+        workload,
+        strategy,
+        executor: &*executor,
+        recorder: &recorder,
+        clock,
+        completions: &completions,
+    };
+    cell.warm_up()?;
     let mut samples = Vec::with_capacity(repeat);
     for _ in 0..repeat {
+        samples.push(cell.timed_repetition(&senders, instruments, baseline_threads)?);
+    }
+    // A completion-driven cell is not counted: its senders answer completions, and a part
+    // of its plan is another experiment.
+    let counted = count_events && workload.driven.is_none();
+    let events = if counted { cell.counted_repetition(producers)? } else { None };
+    executor.close();
+    let stats = executor.stats();
+    let measurement = Measurement {
+        samples,
+        threads_reported: executor.threads_started(),
+        peak_in_flight: stats.peak_in_flight,
+        window_scope: stats.window_scope,
+        windows: stats.windows,
+        producers: senders.helpers() + 1,
+        events,
+    };
+    drop(executor);
+    wait_for_threads_to_exit(baseline_threads);
+    Ok(measurement)
+}
+
+/// The recorder of `workload`'s messages, its hot aggregate (if any) in the background.
+fn recorder_for(workload: &Workload, clock: Clock) -> Recorder {
+    let recorder = Recorder::new(&workload.messages, workload.keys, clock);
+    let hot_keys: Vec<u64> =
+        workload.driven.iter().filter_map(|plan| plan.hot).map(|hot| hot.key).collect();
+    if hot_keys.is_empty() {
+        recorder
+    } else {
+        recorder.with_background(&hot_keys)
+    }
+}
+
+/// The handler of `workload`'s messages, recording into `recorder`, and where a
+/// completion-driven workload hears every end (its senders wait for them).
+fn handler_for(
+    workload: &Workload,
+    recorder: &Arc<Recorder>,
+    timer: &Timer,
+) -> (Arc<BenchHandler>, mpsc::Receiver<u64>) {
+    let mut handler = BenchHandler::new(Arc::clone(recorder), timer.clone());
+    let (completed, completions) = mpsc::channel::<u64>();
+    if workload.driven.is_some() {
+        handler = handler.with_completions(Arc::new(move |key| {
+            let _ = completed.send(key); // the driver is gone only once the run is over
+        }));
+    }
+    if workload.state_bytes > 0 {
+        let state = AggregateState::new(workload.keys, workload.state_bytes);
+        handler = handler.with_state(Arc::new(state));
+    }
+    (Arc::new(handler), completions)
+}
+
+/// One (workload, strategy) cell being measured: the built strategy and what its warm-up,
+/// timed and counted repetitions share.
+struct CellRun<'a> {
+    workload: &'a Workload,
+    strategy: Design,
+    executor: &'a dyn Strategy,
+    recorder: &'a Recorder,
+    clock: Clock,
+    /// Where a completion-driven workload's driver hears every end.
+    completions: &'a mpsc::Receiver<u64>,
+}
+
+impl CellRun<'_> {
+    /// Runs the dispatch path (threads, mailboxes, caches) on a prefix of the workload with
+    /// no-op jobs, so a wait-heavy prefix does not cost as much as a measured run, drains,
+    /// and forgets it.
+    fn warm_up(&self) -> Result<(), RunError> {
+        let messages = &self.workload.messages;
+        let warmup: Vec<Message> = messages
+            [..(messages.len() / WARMUP_FRACTION).min(WARMUP_MAX_MESSAGES)]
+            .iter()
+            .map(|message| Message { job: Job::Noop, ..*message })
+            .collect();
+        submit_closed(self.executor, &warmup, self.clock)
+            .map_err(|source| RunError::Refused { strategy: self.strategy, source })?;
+        self.executor.drain();
+        self.recorder.reset();
+        Ok(())
+    }
+
+    /// One measured run: the whole workload sent by `senders` and drained, timed from just
+    /// before the first send; `baseline_threads` were running before the strategy started.
+    fn timed_repetition(
+        &self,
+        senders: &Senders,
+        instruments: &Instruments,
+        baseline_threads: usize,
+    ) -> Result<Sample, RunError> {
+        let (executor, recorder, clock) = (self.executor, self.recorder, self.clock);
         instruments.sampler.reset();
         let failed_before = executor.stats().failed;
         let usage_before = Usage::now();
         let producer_before = Usage::thread_now();
         instruments.timer.reset_lateness();
         let started = clock.now_ns();
+        let messages = &self.workload.messages;
         let sent =
-            senders.send(&*executor, workload, &workload.messages, clock, started, &completions)?;
+            senders.send(executor, self.workload, messages, clock, started, self.completions)?;
         executor.drain();
         let finished = clock.now_ns();
         let usage = Usage::now().since(&usage_before);
         let producer = Usage::thread_now().since(&producer_before);
         let (driven, sent, helpers_cpu_s) = (sent.driven, sent.last_ns, sent.helpers_cpu_s);
         let failed = executor.stats().failed - failed_before;
-        samples.push(Sample {
+        let sample = Sample {
             elapsed_s: (finished - started) as f64 / 1e9,
             send_s: (sent - started) as f64 / 1e9,
             usage,
@@ -519,45 +680,34 @@ pub fn measure(
                 .sampler
                 .peak()
                 .saturating_sub(baseline_threads + senders.helpers()),
-            histograms: Histograms::from_recorder(&recorder, &workload.troubled),
-            service: ServiceTimes::from_recorder(&recorder),
+            histograms: Histograms::from_recorder(recorder, &self.workload.troubled),
+            service: ServiceTimes::from_recorder(recorder),
             timer_lateness: instruments.timer.lateness(),
-        });
+        };
         recorder.reset();
+        Ok(sample)
     }
-    // The cost breakdown: one more repetition, counted and not timed, so that no timed
-    // figure carries the counters.
-    // It sends the first `breakdown_messages` of the workload (the same experiment, shorter);
-    // a completion-driven cell is not counted: its senders answer completions, and a part
-    // of its plan is another experiment.
-    let counted = count_events && workload.driven.is_none();
-    let events = if counted && executor.count_events(true) {
-        let prefix = &workload.messages[..breakdown_messages(workload.messages.len())];
-        let senders = Senders::new(prefix, false, producers, strategy);
-        let started = clock.now_ns();
-        senders.send(&*executor, workload, prefix, clock, started, &completions)?;
+
+    /// The cost breakdown: one more repetition, counted and not timed, so that no timed
+    /// figure carries the counters. It sends the first `breakdown_messages` of the workload
+    /// (the same experiment, shorter) from `producers` threads. `None` when the strategy
+    /// counts nothing.
+    fn counted_repetition(&self, producers: usize) -> Result<Option<CountedEvents>, RunError> {
+        let executor = self.executor;
+        if !executor.count_events(true) {
+            return Ok(None);
+        }
+        let messages = &self.workload.messages;
+        let prefix = &messages[..breakdown_messages(messages.len())];
+        let senders = Senders::new(prefix, false, producers, self.strategy);
+        let started = self.clock.now_ns();
+        senders.send(executor, self.workload, prefix, self.clock, started, self.completions)?;
         executor.drain();
         executor.count_events(false);
-        recorder.reset();
+        self.recorder.reset();
         let messages = prefix.len() as u64;
-        Some(CountedEvents { events: executor.stats().events, messages })
-    } else {
-        None
-    };
-    executor.close();
-    let stats = executor.stats();
-    let measurement = Measurement {
-        samples,
-        threads_reported: executor.threads_started(),
-        peak_in_flight: stats.peak_in_flight,
-        window_scope: stats.window_scope,
-        windows: stats.windows,
-        producers: senders.helpers() + 1,
-        events,
-    };
-    drop(executor);
-    wait_for_threads_to_exit(baseline_threads);
-    Ok(measurement)
+        Ok(Some(CountedEvents { events: executor.stats().events, messages }))
+    }
 }
 
 /// The recorder's cost per message: `inline` with a no-op handler, with and without it.

@@ -17,6 +17,23 @@ pub fn thread_count() -> Option<usize> {
     after_name.split_whitespace().nth(17)?.parse().ok()
 }
 
+/// Starts a thread, `name`, that calls `sample` every `interval_us` microseconds until
+/// `stop` is raised.
+fn sample_every(
+    name: &str,
+    interval_us: u64,
+    stop: &Arc<AtomicBool>,
+    sample: impl Fn() + Send + 'static,
+) -> std::io::Result<JoinHandle<()>> {
+    let stop = Arc::clone(stop);
+    std::thread::Builder::new().name(name.into()).spawn(move || {
+        while !stop.load(Ordering::Relaxed) {
+            sample();
+            std::thread::sleep(Duration::from_micros(interval_us));
+        }
+    })
+}
+
 /// Samples the process's thread count in the background and keeps the peak.
 #[derive(Debug)]
 pub struct ThreadSampler {
@@ -30,20 +47,14 @@ impl ThreadSampler {
     pub fn start() -> Self {
         let peak = Arc::new(AtomicUsize::new(thread_count().unwrap_or(0)));
         let stop = Arc::new(AtomicBool::new(false));
-        let handle = {
-            let (peak, stop) = (Arc::clone(&peak), Arc::clone(&stop));
-            std::thread::Builder::new()
-                .name("harness-sampler".into())
-                .spawn(move || {
-                    while !stop.load(Ordering::Relaxed) {
-                        if let Some(count) = thread_count() {
-                            peak.fetch_max(count, Ordering::Relaxed);
-                        }
-                        std::thread::sleep(Duration::from_micros(THREAD_SAMPLE_INTERVAL_US));
-                    }
-                })
-                .expect("cannot start the thread sampler")
+        let sampled = Arc::clone(&peak);
+        let sample = move || {
+            if let Some(count) = thread_count() {
+                sampled.fetch_max(count, Ordering::Relaxed);
+            }
         };
+        let handle = sample_every("harness-sampler", THREAD_SAMPLE_INTERVAL_US, &stop, sample)
+            .expect("cannot start the thread sampler");
         Self { peak, stop, handle: Some(handle) }
     }
 
@@ -117,20 +128,14 @@ impl MemorySampler {
         let high_water_mark = reset_peak_resident();
         let peak = Arc::new(AtomicU64::new(now));
         let stop = Arc::new(AtomicBool::new(false));
-        let handle = {
-            let (peak, stop) = (Arc::clone(&peak), Arc::clone(&stop));
-            std::thread::Builder::new()
-                .name("harness-memory".into())
-                .spawn(move || {
-                    while !stop.load(Ordering::Relaxed) {
-                        if let Some(bytes) = resident_bytes() {
-                            peak.fetch_max(bytes, Ordering::Relaxed);
-                        }
-                        std::thread::sleep(Duration::from_micros(MEMORY_SAMPLE_INTERVAL_US));
-                    }
-                })
-                .expect("cannot start the memory sampler")
+        let sampled = Arc::clone(&peak);
+        let sample = move || {
+            if let Some(bytes) = resident_bytes() {
+                sampled.fetch_max(bytes, Ordering::Relaxed);
+            }
         };
+        let handle = sample_every("harness-memory", MEMORY_SAMPLE_INTERVAL_US, &stop, sample)
+            .expect("cannot start the memory sampler");
         Some(Self { peak, high_water_mark, stop, handle: Some(handle) })
     }
 

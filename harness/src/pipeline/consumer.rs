@@ -20,11 +20,11 @@
 //!    the sequence number, the partition in `Job::Custom` (a partition's offsets are
 //!    increasing, so each key's messages are submitted in offset order). A full window
 //!    blocks the poll loop, as an executor's back-pressure stops a real consumer's polls.
-//! 3. **Handle** (an executor thread). The handler counts the delivery in the [`Ledger`],
-//!    asks the incarnation's [`Treat`] what to do (run it, wait on a slow dependency, fail
-//!    some attempts, or stay pending for ever), spins the record's CPU, applies it to the
-//!    [`Projection`] and only then marks it completed in its partition's progress: a
-//!    commit never covers an effect that has not happened. A failed attempt goes by the
+//! 3. **Handle** (an executor thread). The handler counts the delivery in the
+//!    [`DeliveryTally`], asks the incarnation's [`Treat`] what to do (run it, wait on a
+//!    slow dependency, fail some attempts, or stay pending for ever), spins the record's
+//!    CPU, applies it to the [`Projection`] and only then marks it completed in its
+//!    partition's progress: a commit never covers an effect that has not happened. A failed attempt goes by the
 //!    retry policy (module `retry`): wait the backoff on the key, or go to the retry topic
 //!    (its offset completes at once), and after `max_attempts` failures to the dead-letter
 //!    topic (settled without an effect).
@@ -42,6 +42,10 @@
 //!    rebalance's signal is raised the same happens, except that it first commits what
 //!    completed. Effects applied before the end stay applied; the next incarnation
 //!    redelivers what the last commit did not cover.
+//!
+//! In the code, step 1 is `Shared::resume`, step 2 `poll_loop` (with `Pauses` for the
+//! pauses), step 3 `handle` and `attempt_failing`, step 4 `Committer` and `commit_loop`,
+//! and `run_incarnation` runs them in order and then step 5.
 //!
 //! Dying is one protocol: raise `dead`, then take the write side of a lock whose read
 //! side every handler holds while it checks `dead` and applies. Once the write lock is
@@ -228,7 +232,7 @@ impl Incarnation {
 /// when it was first applied, over every incarnation: what was lost (neither applied nor
 /// dead-lettered) and what was redelivered (delivered more than once).
 #[derive(Debug)]
-pub struct Ledger {
+pub struct DeliveryTally {
     /// Per partition, per offset: handler calls for the record polled from its partition
     /// (the retry topic's deliveries are retries, counted by the consumer).
     deliveries: Vec<Vec<AtomicU32>>,
@@ -243,7 +247,7 @@ pub struct Ledger {
     applied_total: AtomicU64,
 }
 
-/// A record's counters in a [`Ledger`].
+/// A record's counters in a [`DeliveryTally`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Delivery {
     /// Handler calls.
@@ -254,8 +258,8 @@ pub struct Delivery {
     pub dead_lettered: u32,
 }
 
-impl Ledger {
-    /// A ledger for a log whose partitions end at `end_offsets` (the log is produced
+impl DeliveryTally {
+    /// A tally for a log whose partitions end at `end_offsets` (the log is produced
     /// before it is consumed).
     pub fn new(end_offsets: &[u64]) -> Self {
         let counters = || -> Vec<Vec<AtomicU32>> {
@@ -272,7 +276,7 @@ impl Ledger {
         }
     }
 
-    /// A record's slot in `counters`; `None` for a record outside the ledger.
+    /// A record's slot in `counters`; `None` for a record outside the tally.
     fn slot<T>(counters: &[Vec<T>], partition: u32, offset: u64) -> Option<&T> {
         counters.get(partition as usize)?.get(usize::try_from(offset).ok()?)
     }
@@ -292,7 +296,7 @@ impl Ledger {
         self.applied_total.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// One record's counters (zero for a record outside the ledger).
+    /// One record's counters (zero for a record outside the tally).
     pub fn of(&self, partition: u32, offset: u64) -> Delivery {
         let read = |counters: &[Vec<AtomicU32>]| {
             Self::slot(counters, partition, offset).map_or(0, |count| count.load(Ordering::Relaxed))
@@ -341,7 +345,7 @@ impl Ledger {
 }
 
 /// What outlives every consumer of a run: the log and the group's commits, the business
-/// state, the ledger of deliveries, the timer that ends the handlers' waits, and the epoch
+/// state, the tally of deliveries, the timer that ends the handlers' waits, and the epoch
 /// that produce times and timelines count from.
 #[derive(Clone, Debug)]
 pub struct Pipeline {
@@ -350,7 +354,7 @@ pub struct Pipeline {
     /// The business state the handlers build.
     pub projection: Arc<Projection>,
     /// How often each record was delivered and applied.
-    pub ledger: Arc<Ledger>,
+    pub tally: Arc<DeliveryTally>,
     /// Completes the waits of [`Treatment::Wait`] and the retries' backoffs.
     pub timer: Timer,
     /// When the pipeline started: a record becomes visible its produce time after it.
@@ -359,12 +363,12 @@ pub struct Pipeline {
 
 impl Pipeline {
     /// A pipeline over `transport`'s log as it stands (produced before it is consumed),
-    /// with an empty projection and ledger, paced from now.
+    /// with an empty projection and tally, paced from now.
     pub fn new(transport: Arc<EmbeddedTransport>, timer: Timer) -> Self {
-        let ledger = Arc::new(Ledger::new(&transport.end_offsets()));
+        let tally = Arc::new(DeliveryTally::new(&transport.end_offsets()));
         let epoch = Instant::now();
         transport.pace_from(epoch);
-        Self { transport, projection: Arc::new(Projection::new()), ledger, timer, epoch }
+        Self { transport, projection: Arc::new(Projection::new()), tally, timer, epoch }
     }
 
     /// Nanoseconds since the epoch.
@@ -524,10 +528,61 @@ struct Shared {
     config: ConsumerConfig,
     treat: Treat,
     projection: Arc<Projection>,
-    ledger: Arc<Ledger>,
+    tally: Arc<DeliveryTally>,
 }
 
 impl Shared {
+    /// Step 1: the member's partitions resumed from the group's commits, its positions
+    /// back at the committed offsets, and the log copied for the handlers to look records
+    /// up in.
+    fn resume(
+        pipeline: &Pipeline,
+        member: MemberId,
+        assigned: &[u32],
+        config: ConsumerConfig,
+        treat: Treat,
+        stop: &Stop,
+    ) -> Result<Self, ConsumerError> {
+        let transport = pipeline.transport.as_ref();
+        let partitions = transport.partitions();
+        let progress = resume_progress(transport, partitions, assigned, config)?;
+        transport.seek_to_committed(member);
+        let records = copy_records(transport, partitions)?;
+        // Only the retry topic counts a record's attempts across its deliveries.
+        let attempts = if config.retry.policy == RetryPolicy::RetryTopic {
+            records
+                .iter()
+                .map(|records| records.iter().map(|_| AtomicU32::new(0)).collect())
+                .collect()
+        } else {
+            Vec::new()
+        };
+        Ok(Self {
+            progress,
+            records,
+            attempts,
+            failing: (0..partitions).map(|_| AtomicU32::new(0)).collect(),
+            metadata_full: (0..partitions).map(|_| AtomicBool::new(false)).collect(),
+            retry_topic: RetryTopic::new(),
+            retries_outstanding: AtomicU64::new(0),
+            retries: AtomicU64::new(0),
+            dead_lettered: AtomicU64::new(0),
+            completed: AtomicU64::new(0),
+            dead: AtomicBool::new(false),
+            finishing: parking_lot::RwLock::new(()),
+            timer: pipeline.timer.clone(),
+            epoch: pipeline.epoch,
+            crash_after: match stop {
+                Stop::CrashAfter { completions, .. } => Some(*completions),
+                Stop::AtEnd | Stop::Revoke(_) => None,
+            },
+            config,
+            treat,
+            projection: Arc::clone(&pipeline.projection),
+            tally: Arc::clone(&pipeline.tally),
+        })
+    }
+
     fn record_of(&self, message: &Message) -> Option<(Record, Origin)> {
         let Job::Custom(tagged) = message.job else {
             return None;
@@ -554,11 +609,11 @@ impl Shared {
         match effect {
             Effect::Apply => {
                 self.projection.apply(record);
-                self.ledger.applied(&record, since_ns(self.epoch));
+                self.tally.applied(&record, since_ns(self.epoch));
             }
             Effect::DeadLetter => {
                 self.projection.dead_letter(record);
-                Ledger::count(&self.ledger.dead_letters, record.partition, record.offset);
+                DeliveryTally::count(&self.tally.dead_letters, record.partition, record.offset);
                 self.dead_lettered.fetch_add(1, Ordering::Relaxed);
             }
             Effect::Handoff => {}
@@ -585,98 +640,40 @@ impl Shared {
         self.dead.store(true, Ordering::Release);
         drop(self.finishing.write());
     }
+
+    /// Records polled and not completed in the assigned partitions.
+    fn in_flight(&self, assigned: &[u32]) -> u64 {
+        assigned
+            .iter()
+            .filter_map(|&partition| {
+                self.progress[partition as usize].lock().as_ref().map(|p| p.in_flight() as u64)
+            })
+            .sum()
+    }
 }
 
 /// Runs one incarnation over the member's current assignment in the pipeline's transport,
-/// with a new executor; returns what it did.
+/// with a new executor; returns what it did. The steps are the module docs' steps 1 to 5.
 pub fn run_incarnation(
     pipeline: &Pipeline,
     incarnation: Incarnation,
 ) -> Result<IncarnationReport, ConsumerError> {
-    let Pipeline { transport, projection, ledger, timer, epoch } = pipeline;
     let Incarnation { member, strategy, strategy_config, config, treat, stop, hold } = incarnation;
+    let transport = pipeline.transport.as_ref();
     let assigned = transport.assignment(member);
-    let partitions = transport.partitions();
-    let mut progress = Vec::with_capacity(partitions as usize);
-    for partition in 0..partitions {
-        let resumed = if assigned.contains(&partition) {
-            let committed = transport.committed(partition);
-            let resumed =
-                PartitionProgress::resume(committed.as_ref(), config.policy, config.metadata_limit)
-                    .map_err(|source| ConsumerError::Resume { partition, source })?;
-            Some(resumed)
-        } else {
-            None
-        };
-        progress.push(Mutex::new(resumed));
-    }
-    transport.seek_to_committed(member);
-    let records = transport.with_topic(|topic| {
-        (0..partitions)
-            .map(|partition| topic.partition(partition).map(|p| p.records().to_vec()))
-            .collect::<Result<Vec<_>, _>>()
-    });
-    let records: Vec<Vec<Record>> = records.map_err(TransportError::Log)?;
-    // Only the retry topic counts a record's attempts across its deliveries.
-    let attempts = if config.retry.policy == RetryPolicy::RetryTopic {
-        records.iter().map(|records| records.iter().map(|_| AtomicU32::new(0)).collect()).collect()
-    } else {
-        Vec::new()
-    };
-    let shared = Arc::new(Shared {
-        progress,
-        records,
-        attempts,
-        failing: (0..partitions).map(|_| AtomicU32::new(0)).collect(),
-        metadata_full: (0..partitions).map(|_| AtomicBool::new(false)).collect(),
-        retry_topic: RetryTopic::new(),
-        retries_outstanding: AtomicU64::new(0),
-        retries: AtomicU64::new(0),
-        dead_lettered: AtomicU64::new(0),
-        completed: AtomicU64::new(0),
-        dead: AtomicBool::new(false),
-        finishing: parking_lot::RwLock::new(()),
-        timer: timer.clone(),
-        epoch: *epoch,
-        crash_after: match stop {
-            Stop::CrashAfter { completions, .. } => Some(completions),
-            Stop::AtEnd | Stop::Revoke(_) => None,
-        },
-        config,
-        treat,
-        projection: Arc::clone(projection),
-        ledger: Arc::clone(ledger),
-    });
-
-    let mut pauses = Pauses::new(transport.as_ref(), member, &assigned, hold)?;
-    let handler = {
-        let shared = Arc::clone(&shared);
-        move |message: &Message| handle(&shared, message)
-    };
-    let executor = strategy
-        .build(strategy_config, Arc::new(handler))
-        .map_err(|error| ConsumerError::Build { strategy, reason: error.to_string() })?;
+    let mut pauses = Pauses::new(transport, member, &assigned, hold)?;
+    let shared = Arc::new(Shared::resume(pipeline, member, &assigned, config, treat, &stop)?);
+    let executor = start_executor(strategy, strategy_config, &shared)?;
 
     let started = Instant::now();
     let mut report = IncarnationReport {
         member: member.0,
-        started_at_s: started.duration_since(*epoch).as_secs_f64(),
+        started_at_s: started.duration_since(pipeline.epoch).as_secs_f64(),
         ..IncarnationReport::default()
     };
-    let committer_stop = Arc::new(AtomicBool::new(false));
-    let committer = {
-        let shared = Arc::clone(&shared);
-        let transport = Arc::clone(transport);
-        let committer_stop = Arc::clone(&committer_stop);
-        let assigned = assigned.clone();
-        thread::Builder::new()
-            .name("pipeline-committer".into())
-            .spawn(move || commit_loop(&shared, &transport, member, &assigned, &committer_stop))
-            .unwrap_or_else(|error| panic!("cannot start the committer: {error}"))
-    };
-
+    let committer = Committer::start(&shared, &pipeline.transport, member, &assigned);
     poll_loop(
-        transport.as_ref(),
+        transport,
         member,
         &assigned,
         &shared,
@@ -685,58 +682,23 @@ pub fn run_incarnation(
         &mut pauses,
         &mut report,
     );
-    match &stop {
-        Stop::AtEnd => executor.drain(),
-        Stop::CrashAfter { idle, .. } => wait_for_crash(&shared, *idle),
-        Stop::Revoke(signal) if !signal.is_raised() => {
-            // Consumed before the revocation: settle what is in flight, then wait for it.
-            executor.drain();
-            signal.wait_idle();
-        }
-        Stop::Revoke(_) => {}
-    }
+    wait_for_the_end(&stop, &shared, executor.as_ref());
     if !matches!(stop, Stop::AtEnd) {
         shared.die();
-        report.in_flight_at_end = assigned
-            .iter()
-            .filter_map(|&partition| {
-                shared.progress[partition as usize].lock().as_ref().map(|p| p.in_flight() as u64)
-            })
-            .sum();
+        report.in_flight_at_end = shared.in_flight(&assigned);
     }
-    // Release: pairs with the committer's Acquire load.
-    committer_stop.store(true, Ordering::Release);
-    let ticks = committer.join().unwrap_or_else(|_| panic!("the committer panicked"));
-    report.commits += ticks.commits;
-    report.lag_timeline = ticks.lag_timeline;
-    report.longest_freeze_s = ticks.longest_freeze.as_secs_f64();
-    report.max_metadata_bytes = ticks.max_metadata_bytes;
-    report.paused_ticks = ticks.paused_ticks;
+    committer.stop().write_to(&mut report);
     let (failure_pause, held) = pauses.finish();
     report.failure_pause_s = failure_pause.as_secs_f64();
     report.held_s = held.as_secs_f64();
     if !matches!(stop, Stop::CrashAfter { .. }) {
         // The end, or a revocation: commit what completed.
-        for &partition in &assigned {
-            let commit = shared.progress[partition as usize].lock().as_ref().map(|p| p.commit());
-            if let Some(commit) = commit {
-                report.max_metadata_bytes = report.max_metadata_bytes.max(commit.metadata.len());
-                transport.commit(member, partition, commit)?;
-                report.commits += 1;
-            }
-        }
+        commit_completed(&shared, transport, member, &assigned, &mut report)?;
     }
     if matches!(stop, Stop::AtEnd) {
         executor.close();
     } else {
-        report.uncommitted_at_end = assigned
-            .iter()
-            .map(|&partition| {
-                let position = transport.position(member, partition).unwrap_or(0);
-                let committed = transport.committed(partition).map_or(0, |commit| commit.offset);
-                position.saturating_sub(committed)
-            })
-            .sum();
+        report.uncommitted_at_end = uncommitted(transport, member, &assigned);
         report.forced = executor.force_close().into();
     }
     report.completed = shared.completed.load(Ordering::Relaxed);
@@ -744,6 +706,103 @@ pub fn run_incarnation(
     report.dead_lettered = shared.dead_lettered.load(Ordering::Relaxed);
     report.elapsed_s = started.elapsed().as_secs_f64();
     Ok(report)
+}
+
+/// Step 1 for each of the topic's `partitions`: its progress, resumed from the group's
+/// commit (`None` for a partition not assigned to the member).
+fn resume_progress(
+    transport: &EmbeddedTransport,
+    partitions: u32,
+    assigned: &[u32],
+    config: ConsumerConfig,
+) -> Result<Vec<Mutex<Option<PartitionProgress>>>, ConsumerError> {
+    let resume = |partition: u32| {
+        if !assigned.contains(&partition) {
+            return Ok(None);
+        }
+        let committed = transport.committed(partition);
+        PartitionProgress::resume(committed.as_ref(), config.policy, config.metadata_limit)
+            .map(Some)
+            .map_err(|source| ConsumerError::Resume { partition, source })
+    };
+    (0..partitions).map(|partition| resume(partition).map(Mutex::new)).collect()
+}
+
+/// Every record of the topic's first `partitions`, by partition and offset (the log is
+/// produced before it is consumed, so the copy is the whole log).
+fn copy_records(
+    transport: &EmbeddedTransport,
+    partitions: u32,
+) -> Result<Vec<Vec<Record>>, TransportError> {
+    let records = transport.with_topic(|topic| {
+        (0..partitions)
+            .map(|partition| topic.partition(partition).map(|p| p.records().to_vec()))
+            .collect::<Result<Vec<_>, _>>()
+    });
+    records.map_err(TransportError::Log)
+}
+
+/// Builds the executor, whose handler runs step 3 on `shared`.
+fn start_executor(
+    strategy: Design,
+    strategy_config: StrategyConfig,
+    shared: &Arc<Shared>,
+) -> Result<Box<dyn Strategy>, ConsumerError> {
+    let handler = {
+        let shared = Arc::clone(shared);
+        move |message: &Message| handle(&shared, message)
+    };
+    strategy
+        .build(strategy_config, Arc::new(handler))
+        .map_err(|error| ConsumerError::Build { strategy, reason: error.to_string() })
+}
+
+/// Step 5, once the poll loop has returned: waits for what the way the incarnation ends
+/// waits for (the executor drained, the crash point, or the revocation).
+fn wait_for_the_end(stop: &Stop, shared: &Shared, executor: &dyn Strategy) {
+    match stop {
+        Stop::AtEnd => executor.drain(),
+        Stop::CrashAfter { idle, .. } => wait_for_crash(shared, *idle),
+        Stop::Revoke(signal) if !signal.is_raised() => {
+            // Consumed before the revocation: settle what is in flight, then wait for it.
+            executor.drain();
+            signal.wait_idle();
+        }
+        Stop::Revoke(_) => {}
+    }
+}
+
+/// Step 5 at the end or a revocation: commits what completed in each assigned partition.
+fn commit_completed(
+    shared: &Shared,
+    transport: &EmbeddedTransport,
+    member: MemberId,
+    assigned: &[u32],
+    report: &mut IncarnationReport,
+) -> Result<(), ConsumerError> {
+    for &partition in assigned {
+        let commit = shared.progress[partition as usize].lock().as_ref().map(|p| p.commit());
+        let Some(commit) = commit else {
+            continue;
+        };
+        report.max_metadata_bytes = report.max_metadata_bytes.max(commit.metadata.len());
+        transport.commit(member, partition, commit)?;
+        report.commits += 1;
+    }
+    Ok(())
+}
+
+/// Records the member polled that the group's commits do not cover, summed over its
+/// partitions: at most what the next owner runs again.
+fn uncommitted(transport: &EmbeddedTransport, member: MemberId, assigned: &[u32]) -> u64 {
+    assigned
+        .iter()
+        .map(|&partition| {
+            let position = transport.position(member, partition).unwrap_or(0);
+            let committed = transport.committed(partition).map_or(0, |commit| commit.offset);
+            position.saturating_sub(committed)
+        })
+        .sum()
 }
 
 /// The log is consumed but the crash point was not reached: waits until it is, or until no
@@ -772,7 +831,7 @@ fn handle(shared: &Arc<Shared>, message: &Message) -> Outcome {
     };
     if origin == Origin::Log {
         // A delivery from the log; the retry topic's are retries, not redeliveries.
-        Ledger::count(&shared.ledger.deliveries, record.partition, record.offset);
+        DeliveryTally::count(&shared.tally.deliveries, record.partition, record.offset);
     }
     let spin_ns = shared.config.spin_ns;
     match (shared.treat)(&record) {
@@ -891,38 +950,66 @@ impl Pauses {
 
     /// Pauses and resumes partitions as their reasons come and go.
     fn reconcile(&mut self, transport: &EmbeddedTransport, member: MemberId, shared: &Shared) {
-        if let Some(hold) = &self.hold {
-            let drained = hold.until_committed.iter().all(|&(partition, offset)| {
-                transport.committed(partition).is_some_and(|commit| commit.offset >= offset)
-            });
-            if drained {
-                self.held = self.held_since.elapsed();
-                self.hold = None;
-            }
-        }
+        self.lift_hold_once_drained(transport);
         for (index, &partition) in self.partitions.iter().enumerate() {
             let failing = shared.failing[partition as usize].load(Ordering::Acquire) > 0;
-            match (failing, self.failing_since[index]) {
-                (true, None) => self.failing_since[index] = Some(Instant::now()),
-                (false, Some(since)) => {
-                    self.failure_pause += since.elapsed();
-                    self.failing_since[index] = None;
-                }
-                _ => {}
-            }
+            self.failure_pause += Self::time_failing(&mut self.failing_since[index], failing);
             let held = self.hold.as_ref().is_some_and(|hold| hold.partitions.contains(&partition));
             let full = shared.metadata_full[partition as usize].load(Ordering::Acquire);
             let wanted = failing || held || full;
-            if wanted != self.paused[index] {
-                let changed = if wanted {
-                    transport.pause(member, &[partition])
-                } else {
-                    transport.resume(member, &[partition])
-                };
-                if changed.is_ok() {
-                    self.paused[index] = wanted;
-                }
+            Self::pause_or_resume(&mut self.paused[index], wanted, transport, member, partition);
+        }
+    }
+
+    /// Lifts the hold once every partition it waits on is committed up to its offset.
+    fn lift_hold_once_drained(&mut self, transport: &EmbeddedTransport) {
+        let Some(hold) = &self.hold else {
+            return;
+        };
+        let drained = hold.until_committed.iter().all(|&(partition, offset)| {
+            transport.committed(partition).is_some_and(|commit| commit.offset >= offset)
+        });
+        if drained {
+            self.held = self.held_since.elapsed();
+            self.hold = None;
+        }
+    }
+
+    /// Starts a partition's failure pause clock when a record of it starts failing, and
+    /// stops it once none does; returns the length of a pause that ended (zero otherwise).
+    fn time_failing(failing_since: &mut Option<Instant>, failing: bool) -> Duration {
+        match (failing, *failing_since) {
+            (true, None) => {
+                *failing_since = Some(Instant::now());
+                Duration::ZERO
             }
+            (false, Some(since)) => {
+                *failing_since = None;
+                since.elapsed()
+            }
+            _ => Duration::ZERO,
+        }
+    }
+
+    /// Pauses or resumes `partition` when `wanted` differs from `paused`; `paused` follows
+    /// only a change the transport made, so a refused one is tried again next time.
+    fn pause_or_resume(
+        paused: &mut bool,
+        wanted: bool,
+        transport: &EmbeddedTransport,
+        member: MemberId,
+        partition: u32,
+    ) {
+        if wanted == *paused {
+            return;
+        }
+        let changed = if wanted {
+            transport.pause(member, &[partition])
+        } else {
+            transport.resume(member, &[partition])
+        };
+        if changed.is_ok() {
+            *paused = wanted;
         }
     }
 
@@ -1016,6 +1103,55 @@ struct Ticks {
     paused_ticks: u64,
 }
 
+impl Ticks {
+    /// Copies what the committer saw into the incarnation's report.
+    fn write_to(self, report: &mut IncarnationReport) {
+        report.commits += self.commits;
+        report.lag_timeline = self.lag_timeline;
+        report.longest_freeze_s = self.longest_freeze.as_secs_f64();
+        report.max_metadata_bytes = self.max_metadata_bytes;
+        report.paused_ticks = self.paused_ticks;
+    }
+}
+
+/// Step 4's thread, and the flag that stops it.
+struct Committer {
+    thread: thread::JoinHandle<Ticks>,
+    /// Raised once the poll loop and the wait for the end are over: the committer makes no
+    /// commit after its current tick.
+    stop: Arc<AtomicBool>,
+}
+
+impl Committer {
+    /// Starts committing the member's assigned partitions every `commit_interval`.
+    fn start(
+        shared: &Arc<Shared>,
+        transport: &Arc<EmbeddedTransport>,
+        member: MemberId,
+        assigned: &[u32],
+    ) -> Self {
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread = {
+            let shared = Arc::clone(shared);
+            let transport = Arc::clone(transport);
+            let stop = Arc::clone(&stop);
+            let assigned = assigned.to_vec();
+            thread::Builder::new()
+                .name("pipeline-committer".into())
+                .spawn(move || commit_loop(&shared, &transport, member, &assigned, &stop))
+                .unwrap_or_else(|error| panic!("cannot start the committer: {error}"))
+        };
+        Self { thread, stop }
+    }
+
+    /// Stops it and returns what it saw.
+    fn stop(self) -> Ticks {
+        // Release: pairs with the committer's Acquire load in `commit_loop`.
+        self.stop.store(true, Ordering::Release);
+        self.thread.join().unwrap_or_else(|_| panic!("the committer panicked"))
+    }
+}
+
 /// Step 4: commits every `commit_interval` until told to stop.
 fn commit_loop(
     shared: &Shared,
@@ -1029,7 +1165,7 @@ fn commit_loop(
     // highest completed offset at that time.
     let mut last: Vec<(u64, Instant, Option<u64>)> =
         assigned.iter().map(|_| (u64::MAX, Instant::now(), None)).collect();
-    // Acquire: pairs with the Release store in `run_incarnation`; a dead consumer commits
+    // Acquire: pairs with the Release store in `Committer::stop`; a dead consumer commits
     // nothing.
     while !stop.load(Ordering::Acquire) && !shared.is_dead() {
         thread::sleep(shared.config.commit_interval);
@@ -1119,12 +1255,12 @@ mod tests {
 
     /// Offsets 2 and 4 never complete, every other one does and is committed (the crash
     /// comes 50 ms after the last completion, 50 commit intervals), then the consumer
-    /// crashes; the second incarnation runs to the end. Returns the ledger, the
+    /// crashes; the second incarnation runs to the end. Returns the tally, the
     /// projection and the second incarnation's report.
     fn crash_with_two_stuck(
         strategy: Design,
         policy: CommitPolicy,
-    ) -> (Arc<Ledger>, Arc<Projection>, IncarnationReport) {
+    ) -> (Arc<DeliveryTally>, Arc<Projection>, IncarnationReport) {
         let pipeline = Pipeline::new(ten_records(), Timer::start());
         let incarnation = |treat: Treat, stop: Stop| {
             let settings = StrategyConfig::with_workers(2);
@@ -1141,7 +1277,7 @@ mod tests {
         }
         assert!(first.forced.abandoned >= 2, "{strategy} {policy}: the stuck records");
         let second = incarnation(run_all(), Stop::AtEnd);
-        (Arc::clone(&pipeline.ledger), Arc::clone(&pipeline.projection), second)
+        (Arc::clone(&pipeline.tally), Arc::clone(&pipeline.projection), second)
     }
 
     /// Strategies that can run a stuck record at all: `inline` would wait for it on the
@@ -1163,10 +1299,10 @@ mod tests {
     #[test]
     fn metadata_commits_redeliver_exactly_the_incomplete_records() {
         for strategy in can_hold_a_stuck_record() {
-            let (ledger, projection, second) =
+            let (tally, projection, second) =
                 crash_with_two_stuck(strategy, CommitPolicy::ContiguousMetadata);
             assert!(projection.report(&expected_versions()).final_state_correct, "{strategy}");
-            let (lost, redelivered) = ledger.lost_and_redelivered();
+            let (lost, redelivered) = tally.lost_and_redelivered();
             assert_eq!(lost, 0, "{strategy}");
             assert_eq!(redelivered, second.submitted, "{strategy}: only what never completed");
             if !holds_only_its_key(strategy) {
@@ -1176,21 +1312,26 @@ mod tests {
             }
             assert_eq!(second.submitted, 2, "{strategy}: only offsets 2 and 4 come back");
             assert_eq!(second.skipped_done, 6, "{strategy}: 3 and 5-9 are skipped by metadata");
-            for offset in 0..10 {
-                let times = if matches!(offset, 2 | 4) { 2 } else { 1 };
-                assert_eq!(ledger.of(0, offset).delivered, times, "{strategy}: offset {offset}");
-                assert_eq!(ledger.of(0, offset).applied, 1, "{strategy}: offset {offset}");
-            }
+            assert_only_the_stuck_records_came_back(&tally, strategy);
+        }
+    }
+
+    /// Offsets 2 and 4 were delivered twice, every other one once, and each applied once.
+    fn assert_only_the_stuck_records_came_back(tally: &DeliveryTally, strategy: Design) {
+        for offset in 0..10 {
+            let times = if matches!(offset, 2 | 4) { 2 } else { 1 };
+            assert_eq!(tally.of(0, offset).delivered, times, "{strategy}: offset {offset}");
+            assert_eq!(tally.of(0, offset).applied, 1, "{strategy}: offset {offset}");
         }
     }
 
     #[test]
     fn contiguous_commits_redeliver_everything_above_the_first_incomplete_record() {
         for strategy in can_hold_a_stuck_record() {
-            let (ledger, projection, second) =
+            let (tally, projection, second) =
                 crash_with_two_stuck(strategy, CommitPolicy::Contiguous);
             assert_eq!(second.submitted, 8, "{strategy}: offsets 2-9 come back");
-            assert_eq!(ledger.lost_and_redelivered(), (0, 8), "{strategy}");
+            assert_eq!(tally.lost_and_redelivered(), (0, 8), "{strategy}");
             let report = projection.report(&expected_versions());
             assert!(report.final_state_correct, "{strategy}: the version check absorbs them");
             assert_eq!(report.duplicates, 6, "{strategy}: 3 and 5-9 arrive twice");
@@ -1201,19 +1342,15 @@ mod tests {
     #[test]
     fn highest_completed_commits_lose_the_incomplete_records() {
         for strategy in can_hold_a_stuck_record() {
-            let (ledger, projection, _) =
+            let (tally, projection, _) =
                 crash_with_two_stuck(strategy, CommitPolicy::HighestCompleted);
-            let (lost, _) = ledger.lost_and_redelivered();
+            let (lost, _) = tally.lost_and_redelivered();
             let report = projection.report(&expected_versions());
             assert!(!report.final_state_correct, "{strategy}: stuck keys never applied");
             assert_eq!(report.keys_wrong, lost, "{strategy}");
             if holds_only_its_key(strategy) {
                 assert_eq!(lost, 2, "{strategy}: 2 and 4 are lost");
-                assert_eq!(
-                    ledger.lost_and_redelivered().1,
-                    0,
-                    "{strategy}: the commit was the end"
-                );
+                assert_eq!(tally.lost_and_redelivered().1, 0, "{strategy}: the commit was the end");
             } else {
                 assert!(lost >= 2, "{strategy}: 2 and 4, and what waited behind them, are lost");
             }
@@ -1238,7 +1375,7 @@ mod tests {
                     Arc::new(EmbeddedTransport::new(transport.with_topic(Clone::clone)));
                 transport.assign(MemberId(0), &[0, 1, 2, 3]).unwrap();
                 let pipeline = Pipeline::new(Arc::clone(&transport), Timer::start());
-                let Pipeline { ledger, projection, .. } = &pipeline;
+                let Pipeline { tally, projection, .. } = &pipeline;
                 let incarnation = Incarnation::new(
                     MemberId(0),
                     strategy,
@@ -1249,15 +1386,24 @@ mod tests {
                 );
                 let report = run_incarnation(&pipeline, incarnation).unwrap();
                 assert_eq!(report.completed, 1_000, "{strategy} {policy}");
-                assert_eq!(ledger.lost_and_redelivered(), (0, 0), "{strategy} {policy}");
+                assert_eq!(tally.lost_and_redelivered(), (0, 0), "{strategy} {policy}");
                 let state = projection.report(&expected);
                 assert!(state.final_state_correct, "{strategy} {policy}");
                 assert_eq!(state.naive_out_of_order, 0, "{strategy} {policy}: ordered");
-                for (partition, end) in transport.end_offsets().into_iter().enumerate() {
-                    let committed = transport.committed(partition as u32).map(|c| c.offset);
-                    assert_eq!(committed, Some(end), "{strategy} {policy}: partition {partition}");
-                }
+                assert_committed_the_end(&transport, strategy, policy);
             }
+        }
+    }
+
+    /// Every partition's committed offset is its end offset.
+    fn assert_committed_the_end(
+        transport: &EmbeddedTransport,
+        strategy: Design,
+        policy: CommitPolicy,
+    ) {
+        for (partition, end) in transport.end_offsets().into_iter().enumerate() {
+            let committed = transport.committed(partition as u32).map(|c| c.offset);
+            assert_eq!(committed, Some(end), "{strategy} {policy}: partition {partition}");
         }
     }
 }

@@ -399,18 +399,20 @@ mod tests {
         assert_eq!(Topic::new("t", 0), Err(LogError::ZeroPartitions));
     }
 
+    /// Five partitions, fifty keys of three versions each.
+    fn fifty_keys_three_versions() -> Topic {
+        let mut topic = Topic::new("t", 5).unwrap();
+        for key in 0..50 {
+            for version in 1..=3 {
+                topic.append(key, version, (key * version) as u32, key + version);
+            }
+        }
+        topic
+    }
+
     #[test]
     fn the_same_appends_give_the_same_log() {
-        let build = || {
-            let mut topic = Topic::new("t", 5).unwrap();
-            for key in 0..50 {
-                for version in 1..=3 {
-                    topic.append(key, version, (key * version) as u32, key + version);
-                }
-            }
-            topic
-        };
-        assert_eq!(build(), build());
+        assert_eq!(fifty_keys_three_versions(), fifty_keys_three_versions());
     }
 
     #[test]

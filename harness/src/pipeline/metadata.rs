@@ -264,44 +264,58 @@ fn read_varint(bytes: &[u8], at: &mut usize) -> Result<u64, MetadataError> {
 
 /// The completed offsets above `base` that `metadata` records, as ranges.
 pub(super) fn decode(base: u64, metadata: &[u8]) -> Result<RangeSet, MetadataError> {
-    let mut set = RangeSet::default();
     let Some((&tag, payload)) = metadata.split_first() else {
-        return Ok(set);
+        return Ok(RangeSet::default());
     };
-    let overflow = MetadataError { reason: "an offset overflows 64 bits" };
     match tag {
-        TAG_BITSET => {
-            for (index, byte) in payload.iter().enumerate() {
-                for bit in 0..8 {
-                    if byte & (1 << bit) != 0 {
-                        let offset = (index as u64 * 8 + bit)
-                            .checked_add(base)
-                            .and_then(|offset| offset.checked_add(1))
-                            .filter(|&offset| offset < u64::MAX)
-                            .ok_or_else(|| overflow.clone())?;
-                        set.push_range(offset, offset + 1);
-                    }
-                }
+        TAG_BITSET => decode_bitset(base, payload),
+        TAG_RUN_LENGTH => decode_run_length(base, payload),
+        _ => Err(MetadataError { reason: "unknown encoding tag" }),
+    }
+}
+
+fn overflow() -> MetadataError {
+    MetadataError { reason: "an offset overflows 64 bits" }
+}
+
+/// A bitset's offsets: bit `b` of byte `i` set means offset `base + 1 + 8 * i + b` is
+/// completed.
+fn decode_bitset(base: u64, payload: &[u8]) -> Result<RangeSet, MetadataError> {
+    let mut set = RangeSet::default();
+    for (index, byte) in payload.iter().enumerate() {
+        for bit in 0..8 {
+            if byte & (1 << bit) == 0 {
+                continue;
             }
+            let offset = (index as u64 * 8 + bit)
+                .checked_add(base)
+                .and_then(|offset| offset.checked_add(1))
+                .filter(|&offset| offset < u64::MAX)
+                .ok_or_else(overflow)?;
+            set.push_range(offset, offset + 1);
         }
-        TAG_RUN_LENGTH => {
-            let mut at = 0;
-            let mut cursor = base.checked_add(1).ok_or_else(|| overflow.clone())?;
-            while at < payload.len() {
-                let gap = read_varint(payload, &mut at)?;
-                if at == payload.len() {
-                    return Err(MetadataError {
-                        reason: "a run of incomplete offsets has no completed run after it",
-                    });
-                }
-                let run = read_varint(payload, &mut at)?;
-                let start = cursor.checked_add(gap).ok_or_else(|| overflow.clone())?;
-                let end = start.checked_add(run).ok_or_else(|| overflow.clone())?;
-                set.push_range(start, end);
-                cursor = end;
-            }
+    }
+    Ok(set)
+}
+
+/// A run-length encoding's offsets: from `base + 1` on, pairs of varints, the length of a
+/// run of incomplete offsets, then of the completed run after it.
+fn decode_run_length(base: u64, payload: &[u8]) -> Result<RangeSet, MetadataError> {
+    let mut set = RangeSet::default();
+    let mut at = 0;
+    let mut cursor = base.checked_add(1).ok_or_else(overflow)?;
+    while at < payload.len() {
+        let gap = read_varint(payload, &mut at)?;
+        if at == payload.len() {
+            return Err(MetadataError {
+                reason: "a run of incomplete offsets has no completed run after it",
+            });
         }
-        _ => return Err(MetadataError { reason: "unknown encoding tag" }),
+        let run = read_varint(payload, &mut at)?;
+        let start = cursor.checked_add(gap).ok_or_else(overflow)?;
+        let end = start.checked_add(run).ok_or_else(overflow)?;
+        set.push_range(start, end);
+        cursor = end;
     }
     Ok(set)
 }
@@ -320,6 +334,18 @@ mod tests {
         set
     }
 
+    /// Random runs of offsets in `1..=span`, with random gaps between them.
+    fn clustered(rng: &mut ChaCha8Rng, span: u64) -> Vec<u64> {
+        let mut offsets = Vec::new();
+        let mut at = rng.gen_range(1..50_u64);
+        while at <= span {
+            let run = rng.gen_range(1..200_u64);
+            offsets.extend(at..(at + run).min(span + 1));
+            at += run + rng.gen_range(1..300_u64);
+        }
+        offsets
+    }
+
     /// Random completion sets: dense, sparse and clustered, each above a random base.
     fn random_sets(rng: &mut ChaCha8Rng, count: usize) -> Vec<(u64, Vec<u64>)> {
         (0..count)
@@ -329,16 +355,7 @@ mod tests {
                 let offsets = match trial % 3 {
                     0 => (1..=span).filter(|_| rng.gen_bool(0.6)).collect::<Vec<_>>(),
                     1 => (1..=span).filter(|_| rng.gen_bool(0.01)).collect(),
-                    _ => {
-                        let mut offsets = Vec::new();
-                        let mut at = rng.gen_range(1..50_u64);
-                        while at <= span {
-                            let run = rng.gen_range(1..200_u64);
-                            offsets.extend(at..(at + run).min(span + 1));
-                            at += run + rng.gen_range(1..300_u64);
-                        }
-                        offsets
-                    }
+                    _ => clustered(rng, span),
                 };
                 (base, offsets.into_iter().map(|relative| base + relative).collect())
             })

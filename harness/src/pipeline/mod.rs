@@ -96,8 +96,9 @@ pub use commit::{
     DEFAULT_METADATA_LIMIT_BYTES, MIN_METADATA_LIMIT,
 };
 pub use consumer::{
-    run_incarnation, ConsumerConfig, ConsumerError, Delivery, Hold, Incarnation, IncarnationReport,
-    LagPoint, Ledger, Pipeline, Signal, Stop, Treat, Treatment, DEFAULT_MAX_POLL_RECORDS,
+    run_incarnation, ConsumerConfig, ConsumerError, Delivery, DeliveryTally, Hold, Incarnation,
+    IncarnationReport, LagPoint, Pipeline, Signal, Stop, Treat, Treatment,
+    DEFAULT_MAX_POLL_RECORDS,
 };
 pub use log::{murmur2, partition_for, partition_for_bytes, LogError, Partition, Record, Topic};
 pub use metadata::{decode_metadata, MetadataError, TAG_BITSET, TAG_RUN_LENGTH};

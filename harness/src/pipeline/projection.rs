@@ -366,6 +366,7 @@ impl Projection {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::ops::Range;
 
     fn record(key: u64, version: u64) -> Record {
         Record {
@@ -480,6 +481,17 @@ mod tests {
         assert_eq!(replay_digest([]), INITIAL_DIGEST);
     }
 
+    /// Applies each key's versions `1..=versions` in swapped pairs (2, 1, 4, 3, ...), the
+    /// keys interleaved.
+    fn apply_in_swapped_pairs(projection: &Projection, keys: Range<u64>, versions: u64) {
+        for pair in (1..=versions).step_by(2) {
+            for key in keys.clone() {
+                projection.apply(record(key, pair + 1));
+                projection.apply(record(key, pair));
+            }
+        }
+    }
+
     #[test]
     fn concurrent_applies_over_disjoint_keys_end_correct() {
         const THREADS: u64 = 4;
@@ -489,16 +501,8 @@ mod tests {
         std::thread::scope(|scope| {
             for thread in 0..THREADS {
                 let projection = &projection;
-                scope.spawn(move || {
-                    let keys = thread * 1_000..thread * 1_000 + KEYS_PER_THREAD;
-                    // Each key's versions in swapped pairs (2, 1, 4, 3, ...), keys interleaved.
-                    for pair in (1..=VERSIONS).step_by(2) {
-                        for key in keys.clone() {
-                            projection.apply(record(key, pair + 1));
-                            projection.apply(record(key, pair));
-                        }
-                    }
-                });
+                let keys = thread * 1_000..thread * 1_000 + KEYS_PER_THREAD;
+                scope.spawn(move || apply_in_swapped_pairs(projection, keys, VERSIONS));
             }
         });
         let expected: BTreeMap<u64, u64> = (0..THREADS)

@@ -135,6 +135,14 @@ struct Member {
     next_first: usize,
 }
 
+impl Member {
+    /// Drops a partition the member no longer owns: its position and its pause.
+    fn forget(&mut self, partition: u32) {
+        self.positions.remove(&partition);
+        self.paused.remove(&partition);
+    }
+}
+
 /// The consumer group: who owns what, and what was committed.
 #[derive(Debug, Default)]
 struct Group {
@@ -147,6 +155,20 @@ struct Group {
 }
 
 impl Group {
+    /// Makes `member` the owner of `partition`, revoking it from a previous owner, which
+    /// forgets it.
+    fn take_over(&mut self, partition: u32, member: MemberId) {
+        let Some(previous) = self.owners.insert(partition, member) else {
+            return;
+        };
+        if previous == member {
+            return;
+        }
+        if let Some(revoked) = self.members.get_mut(&previous) {
+            revoked.forget(partition);
+        }
+    }
+
     fn committed_offset(&self, partition: u32) -> u64 {
         self.committed.get(&partition).map_or(0, |commit| commit.offset)
     }
@@ -158,6 +180,27 @@ impl Group {
             Err(TransportError::NotAssigned { member, partition })
         }
     }
+}
+
+/// Up to `max_records` records of `batches`, one of each batch in turn (protocol, step 3)
+/// until `max_records` or every batch is exhausted.
+fn round_robin(batches: &mut [std::vec::IntoIter<Record>], max_records: usize) -> Vec<Record> {
+    let mut polled = Vec::with_capacity(max_records);
+    while polled.len() < max_records {
+        let before = polled.len();
+        for batch in batches.iter_mut() {
+            if polled.len() == max_records {
+                break;
+            }
+            if let Some(record) = batch.next() {
+                polled.push(record);
+            }
+        }
+        if polled.len() == before {
+            break;
+        }
+    }
+    polled
 }
 
 /// A [`Transport`] over an in-process [`Topic`]: producers append through it while
@@ -252,15 +295,7 @@ impl Transport for EmbeddedTransport {
         let mut group = self.group.lock();
         let group = &mut *group;
         for &partition in &wanted {
-            match group.owners.insert(partition, member) {
-                Some(previous) if previous != member => {
-                    if let Some(revoked) = group.members.get_mut(&previous) {
-                        revoked.positions.remove(&partition);
-                        revoked.paused.remove(&partition);
-                    }
-                }
-                _ => {}
-            }
+            group.take_over(partition, member);
         }
         let state = group.members.entry(member).or_default();
         let dropped: Vec<u32> = state
@@ -270,8 +305,7 @@ impl Transport for EmbeddedTransport {
             .filter(|partition| !wanted.contains(partition))
             .collect();
         for partition in dropped {
-            state.positions.remove(&partition);
-            state.paused.remove(&partition);
+            state.forget(partition);
             group.owners.remove(&partition);
         }
         for &partition in &wanted {
@@ -326,21 +360,7 @@ impl Transport for EmbeddedTransport {
             })
             .map(Vec::into_iter)
             .collect();
-        let mut polled = Vec::with_capacity(max_records);
-        while polled.len() < max_records {
-            let before = polled.len();
-            for batch in &mut batches {
-                if polled.len() == max_records {
-                    break;
-                }
-                if let Some(record) = batch.next() {
-                    polled.push(record);
-                }
-            }
-            if polled.len() == before {
-                break;
-            }
-        }
+        let polled = round_robin(&mut batches, max_records);
         for record in &polled {
             state.positions.insert(record.partition, record.offset + 1);
         }

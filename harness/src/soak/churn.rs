@@ -131,20 +131,24 @@ pub(super) fn churn(
 mod tests {
     use super::*;
 
+    /// The message of `step` and `seq`, if any; asserts that at most one of the two
+    /// submitters sends it.
+    fn sent_by_one(step: usize, seq: usize, keys: usize) -> Option<Message> {
+        let both: Vec<Message> =
+            (0..2).filter_map(|part| churn_message(step, seq, keys, part)).collect();
+        assert!(both.len() <= 1, "one submitter per key");
+        both.into_iter().next()
+    }
+
     #[test]
     fn the_diagonal_sends_every_message_once_in_key_order() {
         let (keys, per_key) = (10, usize::from(CHURN_PER_KEY));
         let mut next = vec![0u64; keys];
         for step in 0..keys + per_key - 1 {
-            for seq in 0..per_key {
-                let both: Vec<Message> =
-                    (0..2).filter_map(|part| churn_message(step, seq, keys, part)).collect();
-                assert!(both.len() <= 1, "one submitter per key");
-                for message in both {
-                    let id = message.key.aggregate_id as usize;
-                    assert_eq!(message.seq, next[id]);
-                    next[id] += 1;
-                }
+            for message in (0..per_key).filter_map(|seq| sent_by_one(step, seq, keys)) {
+                let id = message.key.aggregate_id as usize;
+                assert_eq!(message.seq, next[id]);
+                next[id] += 1;
             }
         }
         assert!(next.iter().all(|&sent| sent == per_key as u64), "{next:?}");

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use strategies::{Design, Handler, Job, Key, Message, Outcome};
+use strategies::{Design, Handler, Job, Key, Message, Outcome, Strategy};
 
 use super::PROGRESS_INTERVAL;
 use super::{build, grouped, MixedOutcome, SoakConfig, SoakError};
@@ -135,6 +135,14 @@ impl Shape {
     }
 }
 
+/// Submits `messages` in order. An open strategy accepts every message; a refused one
+/// shows as lost.
+fn submit_all(strategy: &dyn Strategy, messages: &[Message]) {
+    for &message in messages {
+        let _ = strategy.submit(message);
+    }
+}
+
 /// Runs the mixed soak of `strategy_id`.
 pub(super) fn mixed_soak(
     strategy_id: Design,
@@ -165,12 +173,7 @@ pub(super) fn mixed_soak(
         thread::scope(|scope| {
             for part in &parts {
                 let strategy = &*strategy;
-                scope.spawn(move || {
-                    for &message in part {
-                        // An open strategy accepts every message; a refused one shows as lost.
-                        let _ = strategy.submit(message);
-                    }
-                });
+                scope.spawn(move || submit_all(strategy, part));
             }
         });
         strategy.drain();

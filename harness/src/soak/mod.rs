@@ -293,21 +293,7 @@ impl SoakOutcome {
         let mut out = String::new();
         let header: Vec<String> = COLUMNS.iter().map(|&column| column.to_owned()).collect();
         for row in std::iter::once(&header).chain(&rows) {
-            let cells: Vec<String> = row
-                .iter()
-                .zip(&widths)
-                .enumerate()
-                .map(
-                    |(i, (cell, &width))| {
-                        if i == 0 {
-                            format!("{cell:<width$}")
-                        } else {
-                            format!("{cell:>width$}")
-                        }
-                    },
-                )
-                .collect();
-            let _ = writeln!(out, "{}", cells.join("  ").trim_end());
+            let _ = writeln!(out, "{}", aligned(row, &widths));
         }
         let _ = writeln!(
             out,
@@ -321,6 +307,26 @@ impl SoakOutcome {
         }
         out
     }
+}
+
+/// One line of the table: each cell padded to its column's width, the first left-aligned
+/// and the others right-aligned, two spaces apart.
+fn aligned(row: &[String], widths: &[usize]) -> String {
+    let cells: Vec<String> = row
+        .iter()
+        .zip(widths)
+        .enumerate()
+        .map(
+            |(i, (cell, &width))| {
+                if i == 0 {
+                    format!("{cell:<width$}")
+                } else {
+                    format!("{cell:>width$}")
+                }
+            },
+        )
+        .collect();
+    cells.join("  ").trim_end().to_owned()
 }
 
 /// The table row of one strategy, in [`COLUMNS`] order.

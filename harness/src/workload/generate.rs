@@ -212,16 +212,21 @@ mod tests {
         assert_ne!(a[0].messages, c[0].messages);
     }
 
+    /// Each key's messages in `workload` are numbered 0, 1, 2, ... in order.
+    fn assert_seqs_count_up(workload: &Workload, scenario: ScenarioId) {
+        let mut next = vec![0u64; workload.keys];
+        for message in &workload.messages {
+            let id = message.key.aggregate_id as usize;
+            assert_eq!(message.seq, next[id], "{scenario} {}", workload.param);
+            next[id] += 1;
+        }
+    }
+
     #[test]
     fn sequence_numbers_count_up_per_key() {
         for &scenario in ScenarioId::ALL {
             for workload in generate(scenario, &sizes(), 1, 1e6) {
-                let mut next = vec![0u64; workload.keys];
-                for message in &workload.messages {
-                    let id = message.key.aggregate_id as usize;
-                    assert_eq!(message.seq, next[id], "{scenario} {}", workload.param);
-                    next[id] += 1;
-                }
+                assert_seqs_count_up(&workload, scenario);
             }
         }
     }

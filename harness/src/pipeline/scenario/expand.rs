@@ -190,7 +190,7 @@ fn timeline(
     let start_ns = (started_at_s * 1e9) as u64;
     let mut applied: Vec<(u64, bool)> = Vec::new();
     for record in topic.records() {
-        if let Some(at) = pipeline.ledger.first_applied_ns(record.partition, record.offset) {
+        if let Some(at) = pipeline.tally.first_applied_ns(record.partition, record.offset) {
             applied.push((at.saturating_sub(start_ns), record.partition >= old_partitions));
         }
     }
@@ -283,7 +283,7 @@ mod tests {
             run_incarnation(&pipeline, incarnation(b)).unwrap();
             run_incarnation(&pipeline, incarnation(a)).unwrap();
         }
-        assert_eq!(pipeline.ledger.lost_and_redelivered(), (0, 0), "{strategy}");
+        assert_eq!(pipeline.tally.lost_and_redelivered(), (0, 0), "{strategy}");
         pipeline.projection.report(&expected)
     }
 

@@ -406,7 +406,7 @@ fn summarize(
     incarnations: Vec<IncarnationReport>,
     elapsed_s: f64,
 ) -> PipelineRun {
-    let (lost, redelivered) = pipeline.ledger.lost_and_redelivered();
+    let (lost, redelivered) = pipeline.tally.lost_and_redelivered();
     let mut lags: Vec<u64> = incarnations
         .iter()
         .flat_map(|report| report.lag_timeline.iter().map(|point| point.lag))

@@ -27,7 +27,8 @@ use super::{
 };
 use crate::pipeline::commit::CommitPolicy;
 use crate::pipeline::consumer::{
-    run_incarnation, ConsumerError, Incarnation, IncarnationReport, Pipeline, Signal, Stop,
+    run_incarnation, ConsumerConfig, ConsumerError, Incarnation, IncarnationReport, Pipeline,
+    Signal, Stop, Treat,
 };
 use crate::pipeline::log::Topic;
 use crate::pipeline::retry::RetryConfig;
@@ -149,6 +150,8 @@ fn assign(
     Ok(())
 }
 
+/// One cell: the generations in turn, each assigned the partitions and revoked at its
+/// count, then the run summarized with its rebalances.
 fn cell(
     bench: &Bench<'_>,
     topic: &Topic,
@@ -171,89 +174,18 @@ fn cell(
         let leaving: Vec<MemberId> =
             previous.iter().copied().filter(|m| !generation.members.contains(m)).collect();
         assign(&transport, &generation.members, &leaving)?;
-        let signal = Signal::new();
-        let stop = match generation.revoke_after {
-            Some(_) => Stop::Revoke(signal.clone()),
-            None => Stop::AtEnd,
-        };
-        let reports = thread::scope(|scope| {
-            let handles: Vec<_> = generation
-                .members
-                .iter()
-                .map(|&member| {
-                    let incarnation = Incarnation::new(
-                        member,
-                        strategy,
-                        bench.strategy_config,
-                        config,
-                        Arc::clone(&treat),
-                        stop.clone(),
-                    );
-                    let pipeline = &pipeline;
-                    scope.spawn(move || run_incarnation(pipeline, incarnation))
-                })
-                .collect();
-            let mut revoked_ns = None;
-            if let Some(after) = generation.revoke_after {
-                // Revoke at the count, or once every member has nothing left to do (a
-                // policy that skips records may never reach it).
-                let members = generation.members.len() as u32;
-                while pipeline.ledger.applied_total() < after && signal.idle() < members {
-                    thread::sleep(Duration::from_micros(200));
-                }
-                revoked_ns = Some(pipeline.now_ns());
-                signal.raise();
-            }
-            let reports: Vec<Result<IncarnationReport, ConsumerError>> = handles
-                .into_iter()
-                .map(|handle| handle.join().unwrap_or_else(|_| panic!("a member panicked")))
-                .collect();
-            (revoked_ns, pipeline.now_ns(), reports)
-        });
-        let (revoked_ns, gone_ns, reports) = reports;
+        let (revoked_ns, gone_ns, reports) =
+            run_generation(bench, &pipeline, generation, strategy, config, &treat);
         let reports = reports.into_iter().collect::<Result<Vec<_>, _>>()?;
         if let Some(revoked_ns) = revoked_ns {
-            let uncommitted = reports.iter().map(|report| report.uncommitted_at_end).sum();
-            let in_flight = reports.iter().map(|report| report.in_flight_at_end).sum();
-            let before = generation.members.len() as u32;
-            let after = plan.get(index + 1).map_or(0, |next| next.members.len() as u32);
-            rebalances.push(Revocation {
-                kind: generation.kind,
-                before,
-                after,
-                revoked_ns,
-                gone_ns,
-                uncommitted,
-                in_flight,
-            });
+            let next = plan.get(index + 1);
+            rebalances.push(Revocation::new(generation, next, revoked_ns, gone_ns, &reports));
         }
         incarnations.extend(reports);
         previous = generation.members.clone();
     }
     let elapsed_s = started.elapsed().as_secs_f64();
-    let ledger = &pipeline.ledger;
-    let applied_at: Vec<u64> = topic
-        .records()
-        .filter_map(|record| ledger.first_applied_ns(record.partition, record.offset))
-        .collect();
-    let first_applied_after =
-        |ns: u64| -> Option<u64> { applied_at.iter().copied().filter(|&at| at >= ns).min() };
-    let epoch_to_start = started.duration_since(pipeline.epoch).as_secs_f64();
-    let events: Vec<RebalanceEvent> = rebalances
-        .into_iter()
-        .map(|revocation| {
-            let resumed = first_applied_after(revocation.gone_ns).unwrap_or(revocation.gone_ns);
-            RebalanceEvent {
-                kind: revocation.kind.into(),
-                members_before: revocation.before,
-                members_after: revocation.after,
-                revoked_at_s: revocation.revoked_ns as f64 / 1e9 - epoch_to_start,
-                pause_s: resumed.saturating_sub(revocation.revoked_ns) as f64 / 1e9,
-                uncommitted: revocation.uncommitted,
-                in_flight: revocation.in_flight,
-            }
-        })
-        .collect();
+    let events = rebalance_events(topic, &pipeline, started, rebalances);
     let mut run = summarize(
         ScenarioId::PipelineRebalance,
         param,
@@ -277,6 +209,117 @@ fn cell(
         duplicate_pct,
     });
     Ok(run)
+}
+
+/// Runs `generation`, each member an incarnation on a thread of its own, and revokes its
+/// partitions when its time comes. Returns when the revocation was signalled (`None`: it
+/// ran to the end) and when every member had stopped, in nanoseconds since the pipeline's
+/// epoch, and the members' reports.
+fn run_generation(
+    bench: &Bench<'_>,
+    pipeline: &Pipeline,
+    generation: &Generation,
+    strategy: Design,
+    config: ConsumerConfig,
+    treat: &Treat,
+) -> (Option<u64>, u64, Vec<Result<IncarnationReport, ConsumerError>>) {
+    let signal = Signal::new();
+    let stop = match generation.revoke_after {
+        Some(_) => Stop::Revoke(signal.clone()),
+        None => Stop::AtEnd,
+    };
+    thread::scope(|scope| {
+        let handles: Vec<_> = generation
+            .members
+            .iter()
+            .map(|&member| {
+                let incarnation = Incarnation::new(
+                    member,
+                    strategy,
+                    bench.strategy_config,
+                    config,
+                    Arc::clone(treat),
+                    stop.clone(),
+                );
+                scope.spawn(move || run_incarnation(pipeline, incarnation))
+            })
+            .collect();
+        let members = generation.members.len() as u32;
+        let revoked_ns =
+            generation.revoke_after.map(|after| revoke(pipeline, &signal, after, members));
+        let reports: Vec<Result<IncarnationReport, ConsumerError>> = handles
+            .into_iter()
+            .map(|handle| handle.join().unwrap_or_else(|_| panic!("a member panicked")))
+            .collect();
+        (revoked_ns, pipeline.now_ns(), reports)
+    })
+}
+
+/// Raises `signal` once `after` records were applied, or once all `members` have nothing
+/// left to do (a policy that skips records may never reach the count); returns when, in
+/// nanoseconds since the pipeline's epoch.
+fn revoke(pipeline: &Pipeline, signal: &Signal, after: u64, members: u32) -> u64 {
+    while pipeline.tally.applied_total() < after && signal.idle() < members {
+        thread::sleep(Duration::from_micros(200));
+    }
+    let revoked_ns = pipeline.now_ns();
+    signal.raise();
+    revoked_ns
+}
+
+impl Revocation {
+    /// The revocation that ended `generation` (`next` follows it), from its members'
+    /// reports.
+    fn new(
+        generation: &Generation,
+        next: Option<&Generation>,
+        revoked_ns: u64,
+        gone_ns: u64,
+        reports: &[IncarnationReport],
+    ) -> Self {
+        Self {
+            kind: generation.kind,
+            before: generation.members.len() as u32,
+            after: next.map_or(0, |next| next.members.len() as u32),
+            revoked_ns,
+            gone_ns,
+            uncommitted: reports.iter().map(|report| report.uncommitted_at_end).sum(),
+            in_flight: reports.iter().map(|report| report.in_flight_at_end).sum(),
+        }
+    }
+}
+
+/// The revocations as the report shows them: each one's pause runs from the revocation to
+/// the first record applied once every revoked member had stopped.
+fn rebalance_events(
+    topic: &Topic,
+    pipeline: &Pipeline,
+    started: Instant,
+    rebalances: Vec<Revocation>,
+) -> Vec<RebalanceEvent> {
+    let tally = &pipeline.tally;
+    let applied_at: Vec<u64> = topic
+        .records()
+        .filter_map(|record| tally.first_applied_ns(record.partition, record.offset))
+        .collect();
+    let first_applied_after =
+        |ns: u64| -> Option<u64> { applied_at.iter().copied().filter(|&at| at >= ns).min() };
+    let epoch_to_start = started.duration_since(pipeline.epoch).as_secs_f64();
+    rebalances
+        .into_iter()
+        .map(|revocation| {
+            let resumed = first_applied_after(revocation.gone_ns).unwrap_or(revocation.gone_ns);
+            RebalanceEvent {
+                kind: revocation.kind.into(),
+                members_before: revocation.before,
+                members_after: revocation.after,
+                revoked_at_s: revocation.revoked_ns as f64 / 1e9 - epoch_to_start,
+                pause_s: resumed.saturating_sub(revocation.revoked_ns) as f64 / 1e9,
+                uncommitted: revocation.uncommitted,
+                in_flight: revocation.in_flight,
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

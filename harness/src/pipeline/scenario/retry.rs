@@ -173,8 +173,7 @@ fn cell(
         .collect();
     let (mut bystanders, mut troubled_latency) = (Vec::new(), Vec::new());
     for record in topic.records() {
-        let Some(applied) = pipeline.ledger.first_applied_ns(record.partition, record.offset)
-        else {
+        let Some(applied) = pipeline.tally.first_applied_ns(record.partition, record.offset) else {
             continue;
         };
         let latency = applied.saturating_sub(record.produce_ns);
@@ -251,6 +250,19 @@ mod tests {
         }
     }
 
+    /// Version 2's first attempt fails; every other record runs.
+    fn version_two_fails_once() -> Treat {
+        Arc::new(
+            |record: &Record| {
+                if record.version == 2 {
+                    Treatment::Fail { failures: 1 }
+                } else {
+                    Treatment::Run
+                }
+            },
+        )
+    }
+
     /// One key: v1, v2 (fails once) and v3, .. v9; under `retry-topic` the later versions
     /// reach the projection while v2 waits in the retry topic.
     #[test]
@@ -275,19 +287,12 @@ mod tests {
             )
             .unwrap();
             config.spin_ns = 0;
-            let treat: Treat = Arc::new(|record: &Record| {
-                if record.version == 2 {
-                    Treatment::Fail { failures: 1 }
-                } else {
-                    Treatment::Run
-                }
-            });
             let incarnation = Incarnation::new(
                 MemberId(0),
                 strategy,
                 StrategyConfig::with_workers(2),
                 config,
-                treat,
+                version_two_fails_once(),
                 Stop::AtEnd,
             );
             let report = run_incarnation(&pipeline, incarnation).unwrap();
