@@ -8,7 +8,7 @@
 //! renamed into place: a run stopped at any moment, even killed, leaves every cell finished
 //! before its last save.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::stop::StopSignal;
@@ -229,20 +229,39 @@ impl<'a> Ledger<'a> {
         self.save()
     }
 
-    /// Records measured cell `index`: writes its histogram files, then saves.
+    /// Records measured cell `index`: writes its histogram files, then saves. If either
+    /// fails, the cell is taken out again and its histogram files removed, so that the
+    /// folder never holds a histogram its results file does not list.
     pub fn measured(
         &mut self,
         index: usize,
         run: RunResult,
         histograms: &[(String, String)],
     ) -> Result<(), SuiteError> {
-        for (name, text) in histograms {
-            let path = self.out.join("histograms").join(name);
-            write_atomically(&path, text.as_bytes())
-                .map_err(|source| write_error(&path, source))?;
+        let paths: Vec<PathBuf> =
+            histograms.iter().map(|(name, _)| self.out.join("histograms").join(name)).collect();
+        let written = paths.iter().zip(histograms).try_for_each(|(path, (_, text))| {
+            write_atomically(path, text.as_bytes()).map_err(|source| write_error(path, source))
+        });
+        let saved = written.and_then(|()| {
+            self.add_run(index, run);
+            self.save().inspect_err(|_| self.remove_run(index))
+        });
+        if saved.is_err() {
+            for path in &paths {
+                let _ = std::fs::remove_file(path);
+            }
         }
-        self.add_run(index, run);
-        self.save()
+        saved
+    }
+
+    /// Takes measured cell `index` out again (its save failed).
+    fn remove_run(&mut self, index: usize) {
+        if let Some(at) = self.runs_at.iter().position(|&other| other == index) {
+            self.runs_at.remove(at);
+            self.results.runs.remove(at);
+            self.done[index] = false;
+        }
     }
 
     /// Records pipeline cell `index`, and saves.
@@ -311,8 +330,9 @@ impl<'a> Ledger<'a> {
     }
 }
 
+/// A save that failed while the run went: a failure of the run (exit 1), not bad input.
 fn write_error(path: &Path, source: std::io::Error) -> SuiteError {
-    SuiteError::Write { path: path.display().to_string(), source }
+    SuiteError::Save { path: path.display().to_string(), source }
 }
 
 #[cfg(test)]
@@ -372,6 +392,27 @@ mod tests {
         assert_eq!(places, [1, 0]);
         assert_eq!(matched.skipped, [2]);
         assert_eq!(matched.strays, [CellKey::recorded("uniform", "", "keyed-mailbox")]);
+    }
+
+    #[test]
+    fn a_cell_whose_save_fails_leaves_no_histogram_and_is_a_failure_not_bad_input() {
+        let out = std::env::temp_dir().join(format!("keyed-bench-ledger-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&out);
+        std::fs::create_dir_all(out.join("histograms")).unwrap();
+        let reference = include_str!("../../../results/2026-11-30-vm/results.json");
+        let results = Results::parse(reference.as_bytes(), Path::new("r.json")).unwrap();
+        let cells = [cell(ScenarioId::Uniform, "", StrategyId::Inline, false)];
+        let began = Instant::now();
+        let mut ledger = Ledger::new(&out, &cells, results.meta, None, None, began).unwrap();
+        // A folder where results.json should be: every save of it fails, as on a full disk.
+        std::fs::create_dir_all(out.join("results.json")).unwrap();
+        let histograms = [("uniform-inline.latency.hgrm".to_owned(), "text".to_owned())];
+        let error = ledger.measured(0, results.runs[0].clone(), &histograms).unwrap_err();
+        assert!(matches!(error, SuiteError::Save { .. }), "{error:?}");
+        assert!(!error.is_bad_input());
+        assert!(!out.join("histograms/uniform-inline.latency.hgrm").exists(), "an orphan");
+        assert!(!ledger.is_done(0) && ledger.results.runs.is_empty());
+        std::fs::remove_dir_all(&out).unwrap();
     }
 
     #[test]

@@ -92,6 +92,16 @@ pub enum SuiteError {
         /// Why.
         source: std::io::Error,
     },
+    /// A cell's results could not be saved (a full disk, a folder removed under the run):
+    /// a failure of the run, not of its input. The cell is not in the file, and its
+    /// histograms were removed.
+    #[error("cannot save {path}")]
+    Save {
+        /// The file.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
     /// Another run holds the output folder's lock.
     #[error(
         "{out} is in use by another run ({holder}); wait for it to end, or give another --out"
