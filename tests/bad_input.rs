@@ -145,6 +145,7 @@ const CASES: &[Case] = &[
     case(&["run", "--published-async-io"], "--published-parallel-consumer"),
     case(&["run", "--published-parallel-consumer", "--pc-keys", "3"], "--pc-keys"),
     case(&["run", "--published-parallel-consumer", "--pc-messages", "9"], "--pc-messages"),
+    case(&["run", "--published-parallel-consumer", "--quick"], "--quick"),
     case(&["run", "--types", "100000", "--keys-per-type", "10000"], "100000 x 10000"),
     case(&["run", "--pipeline-records", "1000"], "--crash-after is 10000, past the limit of 1000"),
     case(&["run", "--metadata-limit", "2"], "--metadata-limit"),
