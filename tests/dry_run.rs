@@ -72,3 +72,43 @@ fn a_dry_run_with_bad_input_still_exits_2_and_writes_nothing() {
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("sub"));
 }
+
+#[test]
+fn a_run_whose_largest_cell_would_not_fit_is_refused_before_generating_anything() {
+    let out = scratch("memory");
+    let output = Command::new(env!("CARGO_BIN_EXE_keyed-bench"))
+        .args(["run", "--messages", "100000000", "--max-memory-mib", "2048", "--out"])
+        .arg(&out)
+        .output()
+        .expect("the binary runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("the memory of the largest cell is about "), "{stderr}");
+    assert!(stderr.contains("past the limit of 2048") && stderr.contains("--max-memory-mib"));
+    assert!(!out.exists(), "a refused run created {}", out.display());
+}
+
+/// The memory estimate follows what a cell really holds: a uniform cell of a million
+/// messages peaks within the estimate plus the process's own memory, and above most of it.
+#[test]
+fn the_memory_estimate_of_a_measured_cell_is_what_it_holds() {
+    let out = scratch("memory-model");
+    let messages = 1_000_000;
+    let output = Command::new(env!("CARGO_BIN_EXE_keyed-bench"))
+        .args(["run", "--scenario", "uniform", "--strategy", "inline", "--keys", "1000"])
+        .args(["--messages", &messages.to_string(), "--repeat", "1", "--no-breakdown", "--out"])
+        .arg(&out)
+        .output()
+        .expect("the binary runs");
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let results = harness::results::Results::read(&out.join("results.json")).expect("results");
+    let Some(memory) = results.runs[0].memory else {
+        return; // no /proc here: nothing to compare with
+    };
+    let estimate = harness::suite::measured_bytes(messages, 1_000);
+    let peak = memory.peak_bytes;
+    const PROCESS_BYTES: u64 = 64 << 20;
+    assert!(peak <= estimate + PROCESS_BYTES, "peak {peak} B, estimate {estimate} B");
+    assert!(peak * 5 >= estimate * 4, "peak {peak} B, estimate {estimate} B");
+    std::fs::remove_dir_all(&out).unwrap();
+}

@@ -106,6 +106,11 @@ pub struct RunArgs {
     /// Workload seed: the same seed gives every strategy the same messages.
     #[arg(long, help_heading = "Run control", default_value_t = 42)]
     pub seed: u64,
+    /// The most memory the largest cell may need, in MiB (its workload or its pipeline's
+    /// log, estimated from the sizes before anything is generated); a run past it is refused
+    /// [default: the memory the machine has available now].
+    #[arg(long, help_heading = "Run control", value_name = "MIB")]
+    pub max_memory_mib: Option<u64>,
     /// Output folder (created if missing; must not be a file). One run at a time writes
     /// there; a complete earlier run of the suite's own files is replaced, an incomplete
     /// one or others' files are refused (see --overwrite).
@@ -231,7 +236,9 @@ impl TryFrom<(RunArgs, String)> for RunConfig {
             command,
         };
         config.validate()?;
-        check_cell_count(&config)?;
+        let plan = plan(&config, None);
+        check_cell_count(&config, plan.len())?;
+        check_memory(&plan, args.max_memory_mib)?;
         Ok(config)
     }
 }
@@ -304,8 +311,7 @@ fn sweep_of(args: &RunArgs) -> Result<Sweep, SettingError> {
 }
 
 /// Refuses a run of more cells than `--max-cells`.
-fn check_cell_count(config: &RunConfig) -> Result<(), SettingError> {
-    let cells = plan(config, None).len();
+fn check_cell_count(config: &RunConfig, cells: usize) -> Result<(), SettingError> {
     if cells <= config.sweep.max_cells {
         return Ok(());
     }
@@ -320,6 +326,32 @@ fn check_cell_count(config: &RunConfig) -> Result<(), SettingError> {
         ),
         max: config.sweep.max_cells,
         why: "a run this large is refused unless --max-cells raises the limit",
+    })
+}
+
+/// Refuses a plan whose largest cell would need more memory than `max_mib`, or than the
+/// machine has available where no bound is given (no bound where neither is known).
+fn check_memory(plan: &crate::suite::Plan, max_mib: Option<u64>) -> Result<(), SettingError> {
+    const MIB: u64 = 1 << 20;
+    let available = || crate::measure::system::available_bytes().map(|bytes| bytes / MIB);
+    let (Some(max), Some((cell, bytes))) = (max_mib.or_else(available), plan.largest_memory())
+    else {
+        return Ok(());
+    };
+    let needed = bytes.div_ceil(MIB);
+    if needed <= max {
+        return Ok(());
+    }
+    Err(SettingError::TooMany {
+        what: "the memory of the largest cell",
+        value: format!("about {needed} MiB ({})", cell.key),
+        max: usize::try_from(max).unwrap_or(usize::MAX),
+        why: if max_mib.is_some() {
+            "lower its sizes (--messages, --pipeline-records, ...), or raise --max-memory-mib"
+        } else {
+            "more than the machine has available now; lower its sizes (--messages, \
+             --pipeline-records, ...), or set --max-memory-mib"
+        },
     })
 }
 

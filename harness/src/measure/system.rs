@@ -92,6 +92,15 @@ fn status_bytes(field: &str) -> Option<u64> {
     Some(kilobytes * 1024)
 }
 
+/// Memory the machine can give a new process without swapping, in bytes (`MemAvailable`
+/// of `/proc/meminfo`); `None` where it cannot be read.
+pub fn available_bytes() -> Option<u64> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let value = meminfo.lines().find_map(|line| line.strip_prefix("MemAvailable:"))?;
+    let kilobytes: u64 = value.trim().strip_suffix("kB")?.trim().parse().ok()?;
+    Some(kilobytes * 1024)
+}
+
 /// Resident memory of this process right now, in bytes (`VmRSS`).
 pub fn resident_bytes() -> Option<u64> {
     status_bytes("VmRSS")

@@ -10,6 +10,7 @@
 use strategies::Design;
 
 use crate::config::RunConfig;
+use crate::measure::recorder;
 use crate::measure::runner::breakdown_messages;
 use crate::measure::system;
 use crate::results::metrics::{ideal_seconds_of, Capacity};
@@ -93,7 +94,45 @@ pub struct Plan {
     pub workloads: Vec<WorkloadSpec>,
 }
 
+/// Bytes a pipeline cell holds per record of its log, at most: the log's copy and the
+/// consumer's copy of each record, its tallies (deliveries, applications, dead letters, the
+/// first application) and the projection's expected versions; four records' size covers
+/// them.
+pub const PIPELINE_BYTES_PER_RECORD: u64 =
+    4 * std::mem::size_of::<crate::pipeline::Record>() as u64;
+
+/// Bytes a measured workload of `messages` messages over `keys` keys takes while one of its
+/// cells runs: the messages, the recorder's slot per message and its state per key, and the
+/// workload's per-key flags.
+pub fn measured_bytes(messages: usize, keys: usize) -> u64 {
+    let per_message = std::mem::size_of::<strategies::Message>() + recorder::BYTES_PER_MESSAGE;
+    let per_key = recorder::BYTES_PER_KEY + std::mem::size_of::<bool>();
+    (messages * per_message + keys * per_key) as u64
+}
+
 impl Plan {
+    /// The cell that needs the most memory while it runs, and about how many bytes (what
+    /// its workload or its pipeline's log holds; the process's own few MiB aside). Skipped
+    /// cells need none. `None` for a plan that runs no cell.
+    pub fn largest_memory(&self) -> Option<(&Cell, u64)> {
+        let bytes = |cell: &Cell| match cell.workload {
+            Some(workload) => {
+                let spec = &self.workloads[workload];
+                let sizes = &self.points[cell.point].config.sizes;
+                measured_bytes(spec.messages(sizes), spec.keys)
+            }
+            None => {
+                let records = self.points[cell.point].config.sizes.pipeline_records as u64;
+                records * PIPELINE_BYTES_PER_RECORD
+            }
+        };
+        self.cells
+            .iter()
+            .filter(|cell| cell.skipped.is_none())
+            .map(|cell| (cell, bytes(cell)))
+            .max_by_key(|(_, bytes)| *bytes)
+    }
+
     /// The number of cells.
     pub fn len(&self) -> usize {
         self.cells.len()
