@@ -66,7 +66,7 @@ fn field_paths(value: &serde_json::Value, path: &str, into: &mut BTreeSet<String
 }
 
 /// One small cell of every pipeline scenario, each with its own section filled in.
-fn pipeline_cells() -> Vec<harness::pipeline::PipelineRun> {
+fn pipeline_cells() -> Vec<harness::results::PipelineRun> {
     use harness::pipeline::{run_scenario, Bench, PipelinePlan};
     let sizes = harness::workload::Sizes {
         pipeline_records: 600,
@@ -94,8 +94,8 @@ fn pipeline_cells() -> Vec<harness::pipeline::PipelineRun> {
     cells
 }
 
-fn settings() -> harness::sweep::CellSettings {
-    harness::sweep::CellSettings {
+fn settings() -> harness::results::CellSettings {
+    harness::results::CellSettings {
         workers: 2,
         throughput: 16,
         window: 256,
@@ -133,7 +133,7 @@ fn every_results_field_is_documented() {
     results.meta.designs = vec![harness::results::designs::DesignRecord::of(&user)];
     results.meta.sweep =
         Some(harness::sweep::Sweep::single(&strategies::StrategyConfig::with_workers(2)));
-    results.meta.retry_policies = Some(harness::pipeline::RetryPolicy::ALL.to_vec());
+    results.meta.retry_policies = Some(harness::results::RetryPolicy::ALL.to_vec());
     results.meta.scenarios = Some(vec!["uniform".into()]);
     results.meta.strategies = Some(vec!["inline".into()]);
     results.meta.breakdown = Some(true);

@@ -35,8 +35,7 @@ use std::str::FromStr;
 
 use serde::Serialize;
 
-use crate::results::metrics::median;
-use crate::results::{ReadError, Results, RunResult};
+use crate::results::{median, ReadError, Results, RunResult};
 
 pub use render::{render, Format, Inputs, Regressions};
 
@@ -301,7 +300,7 @@ impl CellId {
         }
     }
 
-    fn of_pipeline(run: &crate::pipeline::PipelineRun) -> Self {
+    fn of_pipeline(run: &crate::results::PipelineRun) -> Self {
         Self {
             scenario: run.scenario.clone(),
             param: run.param.clone(),

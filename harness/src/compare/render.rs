@@ -453,7 +453,7 @@ mod tests {
     }
 
     /// One small pipeline-crash cell.
-    fn pipeline_cell() -> crate::pipeline::PipelineRun {
+    fn pipeline_cell() -> crate::results::PipelineRun {
         use crate::pipeline::{run_scenario, Bench, PipelinePlan};
         let sizes = crate::workload::Sizes {
             pipeline_records: 600,

@@ -451,7 +451,7 @@ mod tests {
             3,
             &crate::measure::timer::Timer::start(),
             strategies::StrategyConfig::with_workers(2),
-            &crate::pipeline::CommitPolicy::ALL,
+            &crate::results::CommitPolicy::ALL,
             &[StrategyId::KeyedMailbox.into(), StrategyId::ThreadPool.into()],
             |_| {},
         )

@@ -1,8 +1,7 @@
 //! A rule's metric on one run: a results field by dotted path, or a metric derived from
 //! the run and the others of its cell.
 
-use crate::pipeline::PipelineRun;
-use crate::results::RunResult;
+use crate::results::{PipelineRun, RunResult};
 
 /// Metrics computed from a run rather than read from it.
 pub(super) const DERIVED_METRICS: &[&str] =

@@ -9,9 +9,7 @@ use strategies::Design;
 
 use super::metric::{lookup, pipeline_metric, DERIVED_METRICS};
 use super::{rules_error, GateInputError};
-use crate::pipeline::PipelineRun;
-use crate::results::{Results, RunResult};
-use crate::sweep::CellSettings;
+use crate::results::{CellSettings, PipelineRun, Results, RunResult};
 use crate::workload::ScenarioId;
 
 /// What kind of comparison a rule makes.
@@ -439,7 +437,7 @@ mod tests {
              op = '=='\nvalue = 0\nparam = 'keys=20'\nworkers = 4",
         )
         .unwrap();
-        let at = |workers: usize, sweep: &str| crate::sweep::CellSettings {
+        let at = |workers: usize, sweep: &str| crate::results::CellSettings {
             workers,
             throughput: 16,
             window: 256,

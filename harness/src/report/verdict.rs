@@ -14,8 +14,7 @@
 use super::document::Document;
 use super::format::{format_ns, format_rate};
 use super::table::{Align, Cell, Style, Table};
-use crate::pipeline::PipelineRun;
-use crate::results::{Results, RunResult};
+use crate::results::{PipelineRun, Results, RunResult};
 use crate::workload::ScenarioId;
 
 /// Where neither side has a spread (one repetition, or a percentile of one merged
@@ -536,8 +535,9 @@ pub(super) fn section(doc: &mut Document, results: &Results) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measure::recorder::Correctness;
-    use crate::results::{ContextSwitches, Latency, Meta, Spread, Tail, Threads, SCHEMA};
+    use crate::results::{
+        ContextSwitches, Correctness, Latency, Meta, Spread, Tail, Threads, SCHEMA,
+    };
 
     /// A cell with the given throughput spread and bystander p99.
     fn cell(

@@ -11,8 +11,8 @@ use super::super::{
 use super::{
     noted, policies_of, policy_colour, runs_of, seconds_label, skip, strategies_of, NEUTRAL,
 };
-use crate::pipeline::{CommitPolicy, PipelineRun};
 use crate::results::Results;
+use crate::results::{CommitPolicy, PipelineRun};
 use crate::workload::ScenarioId;
 
 const NOTE: &str = "The committed-offset lag at every commit tick of pipeline-crash, one \

@@ -9,8 +9,8 @@ use super::super::{
     Planned, TEXT_PX, TICK_PX,
 };
 use super::{noted, policy_colour, runs_of, skip, strategies_of};
-use crate::pipeline::{CommitPolicy, PipelineRun};
 use crate::results::Results;
+use crate::results::{CommitPolicy, PipelineRun};
 use crate::workload::ScenarioId;
 
 const NOTE: &str = "One group of bars per strategy on pipeline-crash: the consumer died \

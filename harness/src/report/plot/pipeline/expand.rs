@@ -9,9 +9,8 @@ use plotters::prelude::*;
 
 use super::super::{frame, text_style, DrawResult, Entry, Figure, Mark, Planned, TEXT_PX, TICK_PX};
 use super::{noted, runs_of, seconds_label, skip, strategies_of};
-use crate::pipeline::scenario::expand::{ExpansionReport, Mitigation, TimelineBin};
-use crate::pipeline::PipelineRun;
 use crate::results::Results;
+use crate::results::{ExpansionReport, Mitigation, PipelineRun, TimelineBin};
 use crate::workload::ScenarioId;
 
 const NOTE: &str = "pipeline-expand for one strategy (keyed-mailbox when it ran), one panel \

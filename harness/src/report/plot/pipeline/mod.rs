@@ -19,8 +19,8 @@ mod retry;
 use plotters::prelude::*;
 
 use super::{pale, text_style, Planned};
-use crate::pipeline::{CommitPolicy, PipelineRun};
 use crate::results::Results;
+use crate::results::{CommitPolicy, PipelineRun};
 use crate::workload::ScenarioId;
 
 /// Plans every pipeline chart, in presentation order.

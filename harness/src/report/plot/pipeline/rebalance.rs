@@ -13,8 +13,8 @@ use super::{
     bar, count_label, noted, policies_of, policy_colour, runs_of, skip, strategies_of,
     upright_label, Fill, NEUTRAL,
 };
-use crate::pipeline::{CommitPolicy, PipelineRun};
 use crate::results::Results;
+use crate::results::{CommitPolicy, PipelineRun};
 use crate::workload::ScenarioId;
 
 const NOTE: &str = "pipeline-rebalance, one group of bars per strategy, coloured by commit \

@@ -11,8 +11,8 @@ use super::super::{
     Planned, TEXT_PX, TICK_PX,
 };
 use super::{noted, runs_of, skip, strategies_of};
-use crate::pipeline::{PipelineRun, RetryPolicy};
 use crate::results::Results;
+use crate::results::{PipelineRun, RetryPolicy};
 use crate::workload::ScenarioId;
 
 const NOTE: &str = "pipeline-retry, one row of bars per strategy, one bar per retry policy. \
