@@ -1,7 +1,7 @@
 //! `keyed-bench compare`: two runs' results, cell by cell, with their noise.
 //!
-//! Cells of A and B are matched by scenario, param and strategy (and worker count, where
-//! both record it). For each matched cell and metric the verdict weighs the per-repetition
+//! Cells of A and B are matched by their [`CellKey`] (scenario, param and strategy), and by
+//! worker count where both record it ([`ListedCell`]). For each matched cell and metric the verdict weighs the per-repetition
 //! samples (`runs[].samples`) of both runs:
 //!
 //! - **too few samples to judge**: either side has fewer than [`MIN_SAMPLES`] (a file
@@ -35,7 +35,7 @@ use std::str::FromStr;
 
 use serde::Serialize;
 
-use crate::results::{median, ReadError, Results, RunResult};
+use crate::results::{median, CellKey, PipelineRun, ReadError, Results, RunResult};
 
 pub use render::{render, Format, Inputs, Regressions};
 
@@ -267,66 +267,43 @@ pub fn judge(
     judgement
 }
 
-/// Which cell a comparison row is about.
+/// A cell as a comparison lists it: its key, and the worker count its file records.
+///
+/// The key is the cell's identity. The worker count is one more thing two cells must agree
+/// on to pair, where both files record one: outside a sweep a key does not name the workers
+/// (the run's `--workers`, or the scenario's own), so two runs with different `--workers`
+/// hold cells of one key that measured different things.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct CellId {
-    /// Scenario id.
-    pub scenario: String,
-    /// The parameter, or empty.
-    pub param: String,
-    /// Strategy id.
-    pub strategy: String,
-    /// The cell's worker threads, where its file records them.
+pub struct ListedCell {
+    /// The cell.
+    #[serde(flatten)]
+    pub key: CellKey,
+    /// Its worker threads, where its file records them (`runs[].workers`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub workers: Option<usize>,
 }
 
-impl CellId {
+impl ListedCell {
     fn of_run(run: &RunResult) -> Self {
-        Self {
-            scenario: run.scenario.clone(),
-            param: run.param.clone(),
-            strategy: run.strategy.clone(),
-            workers: run.workers,
-        }
+        Self { key: CellKey::of_run(run), workers: run.workers }
     }
 
-    fn of_missing(cell: &crate::results::CellKey) -> Self {
-        Self {
-            scenario: cell.scenario.as_str().to_owned(),
-            param: cell.full_param(),
-            strategy: cell.strategy.clone(),
-            workers: None,
-        }
+    fn of_pipeline(run: &PipelineRun) -> Self {
+        Self { key: CellKey::of_pipeline(run), workers: None }
     }
 
-    fn of_pipeline(run: &crate::results::PipelineRun) -> Self {
-        Self {
-            scenario: run.scenario.clone(),
-            param: run.param.clone(),
-            strategy: run.strategy.clone(),
-            workers: None,
-        }
-    }
-
-    /// Whether `other` is the same cell: scenario, param and strategy equal, and the worker
-    /// counts too where both record one.
-    fn matches(&self, other: &Self) -> bool {
-        self.scenario == other.scenario
-            && self.param == other.param
-            && self.strategy == other.strategy
+    /// Whether `other` is the same cell: the same key, and the same worker count where both
+    /// record one.
+    fn pairs_with(&self, other: &Self) -> bool {
+        self.key == other.key
             && (self.workers.is_none() || other.workers.is_none() || self.workers == other.workers)
     }
 }
 
-impl fmt::Display for CellId {
-    /// `scenario [param] strategy`.
+impl fmt::Display for ListedCell {
+    /// The key: `scenario [param] strategy`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.scenario)?;
-        if !self.param.is_empty() {
-            write!(f, " {}", self.param)?;
-        }
-        write!(f, " {}", self.strategy)
+        self.key.fmt(f)
     }
 }
 
@@ -346,7 +323,7 @@ pub struct MetricRow {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct CellComparison {
     /// The cell (with A's worker count).
-    pub cell: CellId,
+    pub cell: ListedCell,
     /// One row per compared metric.
     pub metrics: Vec<MetricRow>,
 }
@@ -355,7 +332,7 @@ pub struct CellComparison {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct PipelineComparison {
     /// The cell.
-    pub cell: CellId,
+    pub cell: CellKey,
     /// The metric (throughput or elapsed).
     pub metric: Metric,
     /// A's value.
@@ -391,26 +368,26 @@ pub struct Comparison {
     /// Cells in both, in A's order.
     pub cells: Vec<CellComparison>,
     /// Cells (runs and pipelines) only A has.
-    pub only_in_a: Vec<CellId>,
+    pub only_in_a: Vec<ListedCell>,
     /// Cells (runs and pipelines) only B has.
-    pub only_in_b: Vec<CellId>,
+    pub only_in_b: Vec<ListedCell>,
     /// The cells A's run had not done when its file was written (`meta.incomplete`): not
     /// compared, and not in `only_in_b`.
-    pub missing_in_a: Vec<CellId>,
+    pub missing_in_a: Vec<CellKey>,
     /// The same of B's run: not compared, and not in `only_in_a`.
-    pub missing_in_b: Vec<CellId>,
+    pub missing_in_b: Vec<CellKey>,
     /// Pipeline cells in both, in A's order: single-shot, not judged.
     pub pipelines: Vec<PipelineComparison>,
 }
 
 impl Comparison {
     /// Every judged row with the cell it belongs to.
-    pub fn rows(&self) -> impl Iterator<Item = (&CellId, &MetricRow)> {
+    pub fn rows(&self) -> impl Iterator<Item = (&ListedCell, &MetricRow)> {
         self.cells.iter().flat_map(|cell| cell.metrics.iter().map(move |row| (&cell.cell, row)))
     }
 
     /// The rows whose verdict is slower by more than `pct` percent.
-    pub fn regressions(&self, pct: f64) -> Vec<(&CellId, &MetricRow)> {
+    pub fn regressions(&self, pct: f64) -> Vec<(&ListedCell, &MetricRow)> {
         self.rows()
             .filter(|(_, row)| {
                 row.judgement.regression_pct(row.higher_is_better).is_some_and(|worse| worse > pct)
@@ -428,18 +405,13 @@ impl Comparison {
     }
 }
 
-/// Pairs each of `a` with the first unpaired of `b` that `matches`; returns the pairs and
-/// the indices left on each side.
-fn pair<T>(
-    a: &[T],
-    b: &[T],
-    id: impl Fn(&T) -> CellId,
-) -> (Vec<(usize, usize)>, Vec<usize>, Vec<usize>) {
+/// Pairs each of `a` with the first unpaired of `b` that it pairs with; returns the pairs
+/// and the indices left on each side.
+fn pair(a: &[ListedCell], b: &[ListedCell]) -> (Vec<(usize, usize)>, Vec<usize>, Vec<usize>) {
     let mut taken = vec![false; b.len()];
     let (mut pairs, mut only_a) = (Vec::new(), Vec::new());
     for (i, left) in a.iter().enumerate() {
-        let left = id(left);
-        let found = (0..b.len()).find(|&j| !taken[j] && left.matches(&id(&b[j])));
+        let found = (0..b.len()).find(|&j| !taken[j] && left.pairs_with(&b[j]));
         match found {
             Some(j) => {
                 taken[j] = true;
@@ -519,60 +491,75 @@ fn setting_differences(a: &Results, b: &Results) -> Vec<SettingDifference> {
     differences
 }
 
-/// Compares run `b` against run `a` (see the module docs).
-pub fn compare(a: &Results, b: &Results, options: &Options) -> Comparison {
-    let (pairs, only_a, only_b) = pair(&a.runs, &b.runs, CellId::of_run);
-    let cells = pairs
-        .into_iter()
-        .map(|(i, j)| {
-            let (left, right) = (&a.runs[i], &b.runs[j]);
-            let metrics = options
-                .metrics
-                .iter()
-                .map(|&metric| MetricRow {
-                    metric,
-                    higher_is_better: metric.higher_is_better(),
-                    judgement: judge(
-                        &metric.samples(left),
-                        &metric.samples(right),
-                        (metric.recorded(left), metric.recorded(right)),
-                        metric.higher_is_better(),
-                        options,
-                    ),
-                })
-                .collect();
-            CellComparison { cell: CellId::of_run(left), metrics }
+/// Each of `options.metrics` of a cell present in both runs, B's run judged against A's.
+fn metric_rows(left: &RunResult, right: &RunResult, options: &Options) -> Vec<MetricRow> {
+    options
+        .metrics
+        .iter()
+        .map(|&metric| MetricRow {
+            metric,
+            higher_is_better: metric.higher_is_better(),
+            judgement: judge(
+                &metric.samples(left),
+                &metric.samples(right),
+                (metric.recorded(left), metric.recorded(right)),
+                metric.higher_is_better(),
+                options,
+            ),
         })
-        .collect();
-    let mut only_in_a: Vec<CellId> =
-        only_a.into_iter().map(|i| CellId::of_run(&a.runs[i])).collect();
-    let mut only_in_b: Vec<CellId> =
-        only_b.into_iter().map(|j| CellId::of_run(&b.runs[j])).collect();
-    let (pairs, only_a, only_b) = pair(&a.pipelines, &b.pipelines, CellId::of_pipeline);
-    only_in_a.extend(only_a.into_iter().map(|i| CellId::of_pipeline(&a.pipelines[i])));
-    only_in_b.extend(only_b.into_iter().map(|j| CellId::of_pipeline(&b.pipelines[j])));
-    let missing_in_a: Vec<CellId> = a.missing_cells().iter().map(CellId::of_missing).collect();
-    let missing_in_b: Vec<CellId> = b.missing_cells().iter().map(CellId::of_missing).collect();
-    only_in_a.retain(|cell| !missing_in_b.iter().any(|missing| missing.matches(cell)));
-    only_in_b.retain(|cell| !missing_in_a.iter().any(|missing| missing.matches(cell)));
-    let mut pipelines = Vec::new();
-    for (i, j) in pairs {
-        let (left, right) = (&a.pipelines[i], &b.pipelines[j]);
-        for &metric in &options.metrics {
-            let values = match metric {
+        .collect()
+}
+
+/// Each of `options.metrics` that a pipeline cell records, A's value beside B's.
+fn pipeline_rows(
+    left: &PipelineRun,
+    right: &PipelineRun,
+    options: &Options,
+) -> Vec<PipelineComparison> {
+    let cell = CellKey::of_pipeline(left);
+    options
+        .metrics
+        .iter()
+        .filter_map(|&metric| {
+            let (a, b) = match metric {
                 Metric::Throughput => (left.throughput_per_s, right.throughput_per_s),
                 Metric::Elapsed => (left.elapsed_s, right.elapsed_s),
-                Metric::P99 => continue,
+                Metric::P99 => return None,
             };
-            pipelines.push(PipelineComparison {
-                cell: CellId::of_pipeline(left),
-                metric,
-                a: values.0,
-                b: values.1,
-                change_pct: change_pct(values.0, values.1),
-            });
-        }
-    }
+            let change_pct = change_pct(a, b);
+            Some(PipelineComparison { cell: cell.clone(), metric, a, b, change_pct })
+        })
+        .collect()
+}
+
+/// Compares run `b` against run `a` (see the module docs).
+pub fn compare(a: &Results, b: &Results, options: &Options) -> Comparison {
+    let runs = |results: &Results| results.runs.iter().map(ListedCell::of_run).collect::<Vec<_>>();
+    let (runs_a, runs_b) = (runs(a), runs(b));
+    let (pairs, only_a, only_b) = pair(&runs_a, &runs_b);
+    let cells = pairs
+        .into_iter()
+        .map(|(i, j)| CellComparison {
+            cell: runs_a[i].clone(),
+            metrics: metric_rows(&a.runs[i], &b.runs[j], options),
+        })
+        .collect();
+    let mut only_in_a: Vec<ListedCell> = only_a.into_iter().map(|i| runs_a[i].clone()).collect();
+    let mut only_in_b: Vec<ListedCell> = only_b.into_iter().map(|j| runs_b[j].clone()).collect();
+    let pipelines = |results: &Results| {
+        results.pipelines.iter().map(ListedCell::of_pipeline).collect::<Vec<_>>()
+    };
+    let (pipelines_a, pipelines_b) = (pipelines(a), pipelines(b));
+    let (pairs, only_a, only_b) = pair(&pipelines_a, &pipelines_b);
+    only_in_a.extend(only_a.into_iter().map(|i| pipelines_a[i].clone()));
+    only_in_b.extend(only_b.into_iter().map(|j| pipelines_b[j].clone()));
+    let (missing_in_a, missing_in_b) = (a.missing_cells().to_vec(), b.missing_cells().to_vec());
+    only_in_a.retain(|cell| !missing_in_b.contains(&cell.key));
+    only_in_b.retain(|cell| !missing_in_a.contains(&cell.key));
+    let pipelines = pairs
+        .into_iter()
+        .flat_map(|(i, j)| pipeline_rows(&a.pipelines[i], &b.pipelines[j], options))
+        .collect();
     Comparison {
         alpha: options.alpha,
         threshold_pct: options.threshold_pct,
@@ -779,12 +766,12 @@ mod tests {
         let comparison = compare(&a, &b, &options());
         assert_eq!(comparison.cells.len(), a.runs.len() - 1);
         assert_eq!(comparison.only_in_a.len(), 1);
-        assert_eq!(comparison.only_in_a[0].strategy, gone);
+        assert_eq!(comparison.only_in_a[0].key.strategy, gone);
         assert_eq!(comparison.only_in_b.len(), 1);
-        assert_eq!(comparison.only_in_b[0].param, "keys=7");
+        assert_eq!(comparison.only_in_b[0].key.param, "keys=7");
         for cell in &comparison.cells {
             let verdicts: Vec<Verdict> = cell.metrics.iter().map(|m| m.judgement.verdict).collect();
-            if cell.cell.strategy == "keyed-mailbox" {
+            if cell.cell.key.strategy == "keyed-mailbox" {
                 assert_eq!(verdicts, [Verdict::Slower; 3], "{}", cell.cell);
             } else {
                 assert_eq!(verdicts, [Verdict::WithinNoise; 3], "{}", cell.cell);

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use super::{CellId, Comparison, Metric, MetricRow, Verdict};
+use super::{Comparison, ListedCell, Metric, MetricRow, Verdict};
 use crate::report::format::{format_ns, format_rate};
 use crate::report::table::{Align, Cell, Table};
 use crate::results::Results;
@@ -32,7 +32,7 @@ pub struct Inputs<'a> {
 }
 
 /// The regressions past `--fail-on-regression`, with its percentage.
-pub type Regressions<'a, 'c> = (f64, &'a [(&'c CellId, &'c MetricRow)]);
+pub type Regressions<'a, 'c> = (f64, &'a [(&'c ListedCell, &'c MetricRow)]);
 
 /// A metric's value as people read it.
 fn value(metric: Metric, value: f64) -> String {
@@ -98,7 +98,7 @@ const NO_SAMPLES: &str = "cells without per-repetition samples (`runs[].samples`
 const PIPELINES: &str = "pipeline cells (single-shot: one sample each, not judged)";
 
 /// A cell's label with its worker count, for the lists of unmatched cells.
-fn unmatched(cell: &CellId) -> String {
+fn unmatched(cell: &ListedCell) -> String {
     match cell.workers {
         Some(workers) => format!("{cell} (workers {workers})"),
         None => cell.to_string(),
@@ -500,6 +500,9 @@ mod tests {
         b.pipelines.clear();
         let comparison = compare(&a, &b, &Options::default());
         assert_eq!(comparison.only_in_a.len(), 1);
-        assert_eq!(comparison.only_in_a[0].scenario, "pipeline-crash");
+        assert_eq!(
+            comparison.only_in_a[0].key.scenario,
+            crate::workload::ScenarioId::PipelineCrash
+        );
     }
 }

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::metric::metric_of;
 use super::rules::{matching_runs, Kind, Rule};
 use super::{baseline_error, GateInputError};
-use crate::results::{Results, RunResult};
+use crate::results::{CellKey, Results};
 
 /// The schema id of a baseline file.
 pub const BASELINE_SCHEMA: &str = "keyed-bench.baseline.v1";
@@ -26,8 +26,9 @@ pub struct Baseline {
     pub values: BTreeMap<String, f64>,
 }
 
-pub(super) fn baseline_key(rule: &Rule, run: &RunResult) -> String {
-    format!("{}|{}|{}|{}", rule.name, run.scenario, run.param, run.strategy)
+/// The key of `rule`'s value for `cell` in a baseline file: `rule|scenario|param|strategy`.
+pub(super) fn baseline_key(rule: &Rule, cell: &CellKey) -> String {
+    format!("{}|{}|{}|{}", rule.name, cell.scenario, cell.full_param(), cell.strategy)
 }
 
 /// Reads a baseline file.
@@ -61,7 +62,7 @@ pub fn baseline_from(results: &Results, rules: &[Rule]) -> Baseline {
     for rule in rules.iter().filter(|rule| rule.kind == Kind::Baseline) {
         for run in matching_runs(rule, &results.runs) {
             if let Some(value) = metric_of(&rule.metric, run, &results.runs) {
-                values.insert(baseline_key(rule, run), value);
+                values.insert(baseline_key(rule, &CellKey::of_run(run)), value);
             }
         }
     }

@@ -6,12 +6,13 @@ use serde::Serialize;
 use strategies::{Design, StrategyId};
 
 use super::baseline::{baseline_key, Baseline};
-use super::metric::{find, metric_of, pipeline_metric};
+use super::metric::{metric_of, pipeline_metric};
 use super::rules::{
-    is_pipeline_rule, matching_pipelines, matching_runs, selection_ids, Kind, Limit, Op, Rule,
+    is_pipeline_rule, matching_pipelines, matching_runs, selection_ids, selects, Kind, Limit, Op,
+    Rule,
 };
 use super::{baseline_error, rules_error, GateInputError};
-use crate::results::{Results, RunResult};
+use crate::results::{CellKey, Results, RunResult};
 
 /// One rule applied to one cell.
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -59,58 +60,83 @@ pub fn evaluate(
             verdicts.extend(judge_pipelines(rule, results)?);
             continue;
         }
-        let cells: Vec<&RunResult> = matching_runs(rule, &results.runs).collect();
-        let mut judged = 0;
-        for run in cells {
+        let judged = verdicts.len();
+        for run in matching_runs(rule, &results.runs) {
             let Some(first) = judge(rule, run, &results.runs, &results.meta, baseline)? else {
                 continue;
             };
-            judged += 1;
-            let (mut measured, mut limits) = (vec![first.0], vec![first.1]);
-            let mut pass = rule.op.holds(first.0, first.1);
-            if !pass && rule.is_wall_clock() {
-                let mut involved =
-                    vec![run.strategy.parse::<Design>().map_err(|e| rules_error(e.to_string()))?];
-                if let Some(of) = &rule.of {
-                    involved
-                        .push(of.parse().map_err(|e: strategies::UnknownStrategy| {
-                            rules_error(e.to_string())
-                        })?);
-                }
-                if rule.metric == "throughput_vs_inline" {
-                    involved.push(StrategyId::Inline.into());
-                }
-                for _ in 0..confirm {
-                    let Some(fresh) = rerun(&run.scenario, &run.param, &involved) else { break };
-                    let Some(again) = find(&fresh, &run.scenario, &run.param, &run.strategy) else {
-                        break;
-                    };
-                    let Some((value, limit)) = judge(rule, again, &fresh, &results.meta, baseline)?
-                    else {
-                        break;
-                    };
-                    measured.push(value);
-                    limits.push(limit);
-                    if rule.op.holds(value, limit) {
-                        pass = true;
-                        break;
-                    }
-                }
-            }
-            verdicts.push(Verdict {
-                rule: rule.name.clone(),
-                cell: format!("{} {} {}", run.scenario, run.param, run.strategy).replace("  ", " "),
-                measured,
-                limits,
-                op: rule.op.symbol().into(),
-                pass,
-            });
+            let confirmation = Confirmation { rule, meta: &results.meta, baseline, confirm };
+            verdicts.push(confirmation.verdict(run, first, rerun)?);
         }
-        if judged == 0 {
+        if verdicts.len() == judged {
             return Err(rules_error(no_cell(rule, &results.runs)));
         }
     }
     Ok(verdicts)
+}
+
+/// What confirming a failing wall-clock rule on a cell needs: the rule, what the run
+/// recorded, and how many times it may measure again.
+struct Confirmation<'a> {
+    rule: &'a Rule,
+    meta: &'a crate::results::Meta,
+    baseline: Option<&'a Baseline>,
+    confirm: usize,
+}
+
+impl Confirmation<'_> {
+    /// The verdict of the rule on `run`, first measured as `(measured, limit)`: a failing
+    /// wall-clock rule is measured again until a measurement holds, up to `confirm` times.
+    fn verdict(
+        &self,
+        run: &RunResult,
+        first: (f64, f64),
+        rerun: &mut Rerun<'_>,
+    ) -> Result<Verdict, GateInputError> {
+        let rule = self.rule;
+        let cell = CellKey::of_run(run);
+        let (mut measured, mut limits) = (vec![first.0], vec![first.1]);
+        let mut pass = rule.op.holds(first.0, first.1);
+        let confirming = !pass && rule.is_wall_clock();
+        let involved = if confirming { involved(rule, &cell)? } else { Vec::new() };
+        for _ in 0..if confirming { self.confirm } else { 0 } {
+            let Some(fresh) = rerun(cell.scenario.as_str(), &cell.full_param(), &involved) else {
+                break;
+            };
+            let Some(again) = cell.find(&fresh) else { break };
+            let Some((value, limit)) = judge(rule, again, &fresh, self.meta, self.baseline)? else {
+                break;
+            };
+            measured.push(value);
+            limits.push(limit);
+            pass = rule.op.holds(value, limit);
+            if pass {
+                break;
+            }
+        }
+        Ok(Verdict {
+            rule: rule.name.clone(),
+            cell: cell.to_string(),
+            measured,
+            limits,
+            op: rule.op.symbol().into(),
+            pass,
+        })
+    }
+}
+
+/// The strategies to measure again to confirm `rule` on `cell`: its own, and those its
+/// metric or limit compares it with.
+fn involved(rule: &Rule, cell: &CellKey) -> Result<Vec<Design>, GateInputError> {
+    let parse = |id: &str| id.parse::<Design>().map_err(|error| rules_error(error.to_string()));
+    let mut involved = vec![parse(&cell.strategy)?];
+    if let Some(of) = &rule.of {
+        involved.push(parse(of)?);
+    }
+    if rule.metric == "throughput_vs_inline" {
+        involved.push(StrategyId::Inline.into());
+    }
+    Ok(involved)
 }
 
 /// An absolute rule on every pipeline cell it matches (no re-measurement: what a crash
@@ -124,7 +150,7 @@ fn judge_pipelines(rule: &Rule, results: &Results) -> Result<Vec<Verdict>, GateI
             let measured = pipeline_metric(&rule.metric, run)?;
             Some(Verdict {
                 rule: rule.name.clone(),
-                cell: format!("{} {} {}", run.scenario, run.param, run.strategy),
+                cell: CellKey::of_pipeline(run).to_string(),
                 measured: vec![measured],
                 limits: vec![limit],
                 op: rule.op.symbol().into(),
@@ -149,7 +175,7 @@ fn judge_pipelines(rule: &Rule, results: &Results) -> Result<Vec<Verdict>, GateI
 /// cell is not judged, where any other cell without a value is an error.
 fn unbaselined_point(rule: &Rule, run: &RunResult, baseline: &Baseline) -> bool {
     run.settings.as_ref().is_some_and(|settings| !settings.sweep.is_empty())
-        && !baseline.values.contains_key(&baseline_key(rule, run))
+        && !baseline.values.contains_key(&baseline_key(rule, &CellKey::of_run(run)))
 }
 
 /// Sets apart the baseline rules whose every cell is a point of a sweep that `baseline`
@@ -209,20 +235,7 @@ pub fn split_not_run(rules: Vec<Rule>, results: &Results) -> (Vec<Rule>, Vec<Not
                 false
             }
             // A pipeline rule about a commit policy the run left out (`--commit-policy`).
-            Some(scenario)
-                if is_pipeline_rule(rule)
-                    && rule.param.as_ref().is_some_and(|param| {
-                        !results.pipelines.iter().any(|run| {
-                            run.scenario == *scenario
-                                && super::rules::selects(
-                                    &Rule { param: Some(param.clone()), ..rule.clone() },
-                                    &run.param,
-                                    run.settings.as_ref(),
-                                    None,
-                                )
-                        })
-                    }) =>
-            {
+            Some(scenario) if is_pipeline_rule(rule) && param_left_out(rule, results) => {
                 let param = rule.param.as_deref().unwrap_or_default();
                 not_run.push(NotRun {
                     rule: rule.name.clone(),
@@ -244,6 +257,16 @@ pub fn split_not_run(rules: Vec<Rule>, results: &Results) -> (Vec<Rule>, Vec<Not
         })
         .collect();
     (applicable, not_run)
+}
+
+/// Whether `rule`, about one param of a pipeline scenario, selects none of the pipeline
+/// cells of `results` (a commit policy `--commit-policy` left out).
+fn param_left_out(rule: &Rule, results: &Results) -> bool {
+    rule.param.is_some()
+        && !results
+            .pipelines
+            .iter()
+            .any(|run| selects(rule, &CellKey::of_pipeline(run), run.settings.as_ref(), None))
 }
 
 /// Why `rule` judged nothing: what it asks for next to what the results hold.
@@ -299,10 +322,13 @@ fn judge(
         },
         Kind::Relative => {
             let of = rule.of.as_deref().expect("checked");
-            let Some(other) = find(runs, &run.scenario, &run.param, of) else {
+            let cell = CellKey::of_run(run);
+            let Some(other) = cell.on(of).find(runs) else {
                 return Err(rules_error(format!(
                     "rule `{}`: no `{of}` run in {} {}",
-                    rule.name, run.scenario, run.param
+                    rule.name,
+                    cell.scenario,
+                    cell.full_param()
                 )));
             };
             let Some(theirs) = metric_of(&rule.metric, other, runs) else { return Ok(None) };
@@ -312,7 +338,7 @@ fn judge(
             let baseline = baseline.ok_or_else(|| {
                 baseline_error(format!("rule `{}` needs a baseline file (--baseline)", rule.name))
             })?;
-            let key = baseline_key(rule, run);
+            let key = baseline_key(rule, &CellKey::of_run(run));
             let Some(&base) = baseline.values.get(&key) else {
                 if unbaselined_point(rule, run, baseline) {
                     // A point the baseline does not hold (`split_unbaselined` lists a rule

@@ -12,7 +12,7 @@ use std::path::Path;
 use super::evaluate::{evaluate, Rerun, Verdict};
 use super::{Baseline, Format, GateInputError, Rule};
 use crate::results::incomplete::Incomplete;
-use crate::results::Results;
+use crate::results::{CellKey, Results};
 
 /// Why the gate refuses `results` (from `path`) without `--allow-incomplete`, if it does.
 pub(super) fn refusal(path: &Path, results: &Results) -> Option<GateInputError> {
@@ -39,10 +39,8 @@ fn touches_missing(rule: &Rule, incomplete: &Incomplete) -> bool {
 fn complete_groups(results: &Results, incomplete: &Incomplete) -> Results {
     let mut kept = results.clone();
     kept.runs.retain(|run| {
-        !incomplete
-            .missing
-            .iter()
-            .any(|cell| cell.is(&run.scenario, &run.param, cell.strategy.as_str()))
+        let cell = CellKey::of_run(run);
+        !incomplete.missing.iter().any(|missing| missing.on(&cell.strategy) == cell)
     });
     kept
 }
@@ -144,7 +142,6 @@ mod tests {
     use super::super::testing::{no_rerun, reference, rules};
     use super::super::{render, split_not_run};
     use super::*;
-    use crate::results::CellKey;
 
     /// The reference run with its `uniform keyed-mailbox` cell and all of `zipf` missing.
     fn incomplete() -> Results {

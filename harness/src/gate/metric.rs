@@ -1,7 +1,7 @@
 //! A rule's metric on one run: a results field by dotted path, or a metric derived from
 //! the run and the others of its cell.
 
-use crate::results::{PipelineRun, RunResult};
+use crate::results::{CellKey, PipelineRun, RunResult};
 
 /// Metrics computed from a run rather than read from it.
 pub(super) const DERIVED_METRICS: &[&str] =
@@ -29,7 +29,7 @@ fn raw_metric(metric: &str, run: &RunResult, runs: &[RunResult]) -> Option<f64> 
         }
         "violations" => Some((c.order_violations + c.overlaps) as f64),
         "throughput_vs_inline" => {
-            let inline = find(runs, &run.scenario, &run.param, "inline")?;
+            let inline = CellKey::of_run(run).on("inline").find(runs)?;
             Some(run.throughput_per_s.median / inline.throughput_per_s.median)
         }
         // How far above what its own service times allowed the run took (parallel-consumer).
@@ -45,17 +45,6 @@ pub(super) fn pipeline_metric(metric: &str, run: &PipelineRun) -> Option<f64> {
     let json = serde_json::to_value(run).ok()?;
     let value = lookup(&json, metric)?;
     value.as_f64().or_else(|| value.as_bool().map(|flag| f64::from(u8::from(flag))))
-}
-
-/// The run of `strategy` in the cell `scenario` `param`.
-pub(super) fn find<'r>(
-    runs: &'r [RunResult],
-    scenario: &str,
-    param: &str,
-    strategy: &str,
-) -> Option<&'r RunResult> {
-    runs.iter()
-        .find(|run| run.scenario == scenario && run.param == param && run.strategy == strategy)
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use strategies::Design;
 
 use super::metric::{lookup, pipeline_metric, DERIVED_METRICS};
 use super::{rules_error, GateInputError};
-use crate::results::{CellSettings, PipelineRun, Results, RunResult};
+use crate::results::{CellKey, CellSettings, PipelineRun, Results, RunResult};
 use crate::workload::ScenarioId;
 
 /// What kind of comparison a rule makes.
@@ -362,28 +362,34 @@ pub(super) fn matching_pipelines<'r>(
 ) -> impl Iterator<Item = &'r PipelineRun> + 'r {
     let ids = selection_ids(&rule.strategies).unwrap_or_default();
     runs.iter().filter(move |run| {
-        rule.scenario.as_ref().is_some_and(|scenario| *scenario == run.scenario)
-            && selects(rule, &run.param, run.settings.as_ref(), None)
-            && ids.iter().any(|id| id.as_str() == run.strategy)
+        let cell = CellKey::of_pipeline(run);
+        rule.scenario.is_some()
+            && selects(rule, &cell, run.settings.as_ref(), None)
+            && ids.iter().any(|id| id.as_str() == cell.strategy)
     })
 }
 
-/// Whether `rule`'s param and settings select a cell with `param` and `settings`
-/// (`workers`: the cell's worker count in files without settings).
+/// Whether `rule`'s scenario, param and settings select `cell`, which ran with `settings`
+/// (`workers`: the cell's worker count in files without settings); its strategies are
+/// another matter. A rule's param is the cell's whole param or its scenario's own.
 pub(super) fn selects(
     rule: &Rule,
-    param: &str,
+    cell: &CellKey,
     settings: Option<&CellSettings>,
     workers: Option<usize>,
 ) -> bool {
-    let param_matches = rule.param.as_ref().is_none_or(|wanted| {
-        wanted == param || settings.is_some_and(|settings| settings.base_param(param) == wanted)
-    });
+    let scenario_matches =
+        rule.scenario.as_ref().is_none_or(|wanted| cell.scenario.as_str() == wanted);
+    let param_matches = rule
+        .param
+        .as_ref()
+        .is_none_or(|wanted| *wanted == cell.full_param() || *wanted == cell.param);
     let setting =
         |wanted: Option<usize>, of: fn(&CellSettings) -> usize, fallback: Option<usize>| {
             wanted.is_none_or(|wanted| settings.map(of).or(fallback) == Some(wanted))
         };
-    param_matches
+    scenario_matches
+        && param_matches
         && setting(rule.workers, |s| s.workers, workers)
         && setting(rule.throughput, |s| s.throughput, None)
         && setting(rule.window, |s| s.window, None)
@@ -419,9 +425,9 @@ pub(super) fn matching_runs<'r>(
 ) -> impl Iterator<Item = &'r RunResult> + 'r {
     let ids = selection_ids(&rule.strategies).unwrap_or_default();
     runs.iter().filter(move |run| {
-        rule.scenario.as_ref().is_none_or(|scenario| *scenario == run.scenario)
-            && selects(rule, &run.param, run.settings.as_ref(), run.workers)
-            && ids.iter().any(|id| id.as_str() == run.strategy)
+        let cell = CellKey::of_run(run);
+        selects(rule, &cell, run.settings.as_ref(), run.workers)
+            && ids.iter().any(|id| id.as_str() == cell.strategy)
     })
 }
 
@@ -444,13 +450,16 @@ mod tests {
             idle_spin_us: 20,
             sweep: sweep.into(),
         };
-        let four = at(4, "workers=4");
-        assert!(super::selects(&rule, "keys=20 workers=4", Some(&four), None));
-        assert!(!super::selects(&rule, "keys=20 workers=2", Some(&at(2, "workers=2")), None));
-        assert!(!super::selects(&rule, "keys=10 workers=4", Some(&at(4, "workers=4")), None));
+        let selects = |param: &str, settings: Option<&crate::results::CellSettings>, workers| {
+            let cell = crate::results::CellKey::recorded("uniform", param, "inline");
+            super::selects(&rule, &cell, settings, workers)
+        };
+        assert!(selects("keys=20 workers=4", Some(&at(4, "workers=4")), None));
+        assert!(!selects("keys=20 workers=2", Some(&at(2, "workers=2")), None));
+        assert!(!selects("keys=10 workers=4", Some(&at(4, "workers=4")), None));
         // Files without per-cell settings: the cell's worker count, its whole param.
-        assert!(super::selects(&rule, "keys=20", None, Some(4)));
-        assert!(!super::selects(&rule, "keys=20", None, Some(2)));
+        assert!(selects("keys=20", None, Some(4)));
+        assert!(!selects("keys=20", None, Some(2)));
     }
 
     #[test]

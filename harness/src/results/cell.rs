@@ -17,6 +17,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use super::{PipelineRun, RunResult};
 use crate::workload::ScenarioId;
 
 /// The settings a sweep varies, as their labels name them (`workers=4 throughput=16`).
@@ -108,6 +109,26 @@ impl CellKey {
     pub fn recorded(scenario: &str, param: &str, strategy: &str) -> Self {
         let (own, sweep) = split_sweep(param);
         Self::new(scenario, own, sweep, strategy)
+    }
+
+    /// The cell of a measured run.
+    pub fn of_run(run: &RunResult) -> Self {
+        Self::recorded(&run.scenario, &run.param, &run.strategy)
+    }
+
+    /// The cell of a pipeline run.
+    pub fn of_pipeline(run: &PipelineRun) -> Self {
+        Self::recorded(&run.scenario, &run.param, &run.strategy)
+    }
+
+    /// The same scenario parameter and sweep point on `strategy`.
+    pub fn on(&self, strategy: &str) -> Self {
+        Self { strategy: strategy.to_owned(), ..self.clone() }
+    }
+
+    /// The run of this cell among `runs`, if there is one.
+    pub fn find<'r>(&self, runs: &'r [RunResult]) -> Option<&'r RunResult> {
+        runs.iter().find(|run| self.is(&run.scenario, &run.param, &run.strategy))
     }
 
     /// The param as files record it: the scenario's own, then the sweep label.
