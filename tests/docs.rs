@@ -1,8 +1,9 @@
 //! The documents name everything a reader looks up: every strategy in the README and the
 //! design document, every scenario in docs/workloads.md and the design document, every size
-//! flag and every results field in docs/results.md. A strategy, scenario, size or field
-//! added without its docs fails here. Every relative link of the README and docs/ leads to
-//! a file, and the README's results at a glance agree with the run they quote.
+//! flag, every metric and every results field in docs/results.md. A strategy, scenario,
+//! size, metric or field added without its docs fails here. Every relative link of the
+//! README and docs/ leads to a file, and the README's results at a glance agree with the run
+//! they quote.
 
 use std::collections::BTreeSet;
 
@@ -36,6 +37,12 @@ fn every_strategy_is_documented() {
 fn every_scenario_is_documented() {
     let documents = ["docs/workloads.md", "docs/design.md", "docs/results.md"];
     assert_named(&documents, ScenarioId::ALL.iter().map(|id| id.as_str()));
+}
+
+#[test]
+fn every_metric_is_documented() {
+    let names = harness::results::Metric::ALL.iter().map(|metric| metric.name());
+    assert_named(&["docs/results.md"], names);
 }
 
 #[test]

@@ -3,8 +3,9 @@
 //! Data flows one way: workload -> runner -> strategy -> handler records -> metrics ->
 //! results -> reports. Reporters never time anything; timing code never formats output.
 //! This crate depends on `strategies`; never the reverse. The modules, each using only those
-//! listed before it: the schema of the results comes before `measure` and `pipeline`, which
-//! produce them, and everything after them only reads them.
+//! listed before it (but for a scenario's headline, a metric of `results`): the schema of
+//! the results comes before `measure` and `pipeline`, which produce them, and everything
+//! after them only reads them.
 
 /// What a setting may be: flag ranges, limits, checks and their typed error.
 pub mod limits;

@@ -1,8 +1,15 @@
 //! `harness/src/lib.rs` lists its modules in pipeline order, each using only those listed
 //! before it (tests aside): this test reads the list and every module's code and names any
-//! `crate::` path that reaches forward.
+//! `crate::` path that reaches forward, apart from the few that [`ALLOWED`] lists with why.
 
 use std::path::{Path, PathBuf};
+
+/// The files that may use a module listed after theirs: (file under `src/`, the module, why).
+const ALLOWED: &[(&str, &str, &str)] = &[(
+    "workload/scenario/mod.rs",
+    "results",
+    "a scenario's spec names its headline, a metric of the registry in `results::metric`",
+)];
 
 /// The modules as `lib.rs` lists them, in order.
 fn listed(lib: &str) -> Vec<String> {
@@ -50,8 +57,14 @@ fn every_module_uses_only_those_listed_before_it() {
         assert!(!files.is_empty(), "no source for `{module}`");
         for file in files {
             let code = std::fs::read_to_string(&file).unwrap();
+            let relative = file.strip_prefix(&src).unwrap().to_string_lossy().replace('\\', "/");
             for later in used(&code, &modules[index + 1..]) {
-                forward.push(format!("{} uses `{later}`", file.display()));
+                if !ALLOWED
+                    .iter()
+                    .any(|(allowed, module, _)| relative == *allowed && later == *module)
+                {
+                    forward.push(format!("{} uses `{later}`", file.display()));
+                }
             }
         }
     }

@@ -1,8 +1,9 @@
 //! `keyed-bench compare`: two runs' results, cell by cell, with their noise.
 //!
 //! Cells of A and B are matched by their [`CellKey`] (scenario, param and strategy), and by
-//! worker count where both record it ([`ListedCell`]). For each matched cell and metric the verdict weighs the per-repetition
-//! samples (`runs[].samples`) of both runs:
+//! worker count where both record it ([`ListedCell`]). For each matched cell and metric (of
+//! the registry, [`Metric`]; a metric a cell does not have is left out) the verdict weighs
+//! the per-repetition samples (`runs[].samples`) of both runs:
 //!
 //! - **too few samples to judge**: either side has fewer than [`MIN_SAMPLES`] (a file
 //!   written before samples were recorded has none);
@@ -31,11 +32,10 @@ pub mod stats;
 
 use std::fmt;
 use std::path::PathBuf;
-use std::str::FromStr;
 
 use serde::Serialize;
 
-use crate::results::{median, CellKey, PipelineRun, ReadError, Results, RunResult};
+use crate::results::{median, CellKey, Metric, PipelineRun, ReadError, Results, RunResult};
 
 pub use render::{render, Format, Inputs, Regressions};
 
@@ -53,73 +53,9 @@ pub const THRESHOLD_RANGE: (f64, f64) = (0.0, 100.0);
 /// The range of `--fail-on-regression`, in percent.
 pub const REGRESSION_RANGE: (f64, f64) = (0.0, 1000.0);
 
-/// A metric compared per cell.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Metric {
-    /// Messages per second (`throughput_per_s`): higher is better.
-    Throughput,
-    /// Seconds per repetition (`elapsed_s`): lower is better.
-    Elapsed,
-    /// The 99th-percentile latency of a repetition (`latency_p99_ns`): lower is better.
-    P99,
-}
-
-impl Metric {
-    /// Every metric, in the order they are reported.
-    pub const ALL: &'static [Metric] = &[Metric::Throughput, Metric::Elapsed, Metric::P99];
-
-    /// The name `--metric` takes.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Throughput => "throughput",
-            Self::Elapsed => "elapsed",
-            Self::P99 => "p99",
-        }
-    }
-
-    /// Whether a larger value is an improvement.
-    pub fn higher_is_better(self) -> bool {
-        self == Self::Throughput
-    }
-
-    /// The cell's per-repetition values of this metric; empty when not recorded.
-    fn samples(self, run: &RunResult) -> Vec<f64> {
-        let Some(samples) = &run.samples else { return Vec::new() };
-        match self {
-            Self::Throughput => samples.throughput_per_s.clone(),
-            Self::Elapsed => samples.elapsed_s.clone(),
-            Self::P99 => samples.latency_p99_ns.iter().map(|&ns| ns as f64).collect(),
-        }
-    }
-
-    /// The cell's summary figure, for a cell without samples: the median throughput and
-    /// elapsed time, and the p99 of the merged histogram.
-    fn recorded(self, run: &RunResult) -> f64 {
-        match self {
-            Self::Throughput => run.throughput_per_s.median,
-            Self::Elapsed => run.elapsed_s,
-            Self::P99 => run.latency_ns.p99 as f64,
-        }
-    }
-}
-
-impl fmt::Display for Metric {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for Metric {
-    type Err = String;
-
-    fn from_str(name: &str) -> Result<Self, String> {
-        Self::ALL.iter().copied().find(|metric| metric.as_str() == name).ok_or_else(|| {
-            let known: Vec<&str> = Self::ALL.iter().map(|metric| metric.as_str()).collect();
-            format!("unknown metric `{name}`; expected one of {}", known.join(", "))
-        })
-    }
-}
+/// The metrics compared unless `--metric` says otherwise (and what its `all` stands for):
+/// the figures each repetition records, so each is judged on its samples.
+pub const DEFAULT_METRICS: [Metric; 3] = [Metric::Throughput, Metric::Elapsed, Metric::P99];
 
 /// What a comparison concluded about one metric of one cell.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -172,7 +108,7 @@ impl Default for Options {
         Self {
             alpha: DEFAULT_ALPHA,
             threshold_pct: DEFAULT_THRESHOLD_PCT,
-            metrics: Metric::ALL.to_vec(),
+            metrics: DEFAULT_METRICS.to_vec(),
         }
     }
 }
@@ -333,7 +269,7 @@ pub struct CellComparison {
 pub struct PipelineComparison {
     /// The cell.
     pub cell: CellKey,
-    /// The metric (throughput or elapsed).
+    /// The metric (one that pipeline cells have: throughput or elapsed).
     pub metric: Metric,
     /// A's value.
     pub a: f64,
@@ -491,26 +427,27 @@ fn setting_differences(a: &Results, b: &Results) -> Vec<SettingDifference> {
     differences
 }
 
-/// Each of `options.metrics` of a cell present in both runs, B's run judged against A's.
-fn metric_rows(left: &RunResult, right: &RunResult, options: &Options) -> Vec<MetricRow> {
+/// Each of `options.metrics` of a cell present in both runs (`left` of A's `runs`, `right`
+/// of B's), B's run judged against A's; a metric either cell lacks is left out.
+fn metric_rows(
+    (left, right): (&RunResult, &RunResult),
+    (runs_a, runs_b): (&[RunResult], &[RunResult]),
+    options: &Options,
+) -> Vec<MetricRow> {
     options
         .metrics
         .iter()
-        .map(|&metric| MetricRow {
-            metric,
-            higher_is_better: metric.higher_is_better(),
-            judgement: judge(
-                &metric.samples(left),
-                &metric.samples(right),
-                (metric.recorded(left), metric.recorded(right)),
-                metric.higher_is_better(),
-                options,
-            ),
+        .filter_map(|&metric| {
+            let recorded = (metric.value(left, runs_a)?, metric.value(right, runs_b)?);
+            let (a, b) = (metric.samples(left), metric.samples(right));
+            let higher_is_better = metric.higher_is_better();
+            let judgement = judge(&a, &b, recorded, higher_is_better, options);
+            Some(MetricRow { metric, higher_is_better, judgement })
         })
         .collect()
 }
 
-/// Each of `options.metrics` that a pipeline cell records, A's value beside B's.
+/// Each of `options.metrics` that pipeline cells have, A's value beside B's.
 fn pipeline_rows(
     left: &PipelineRun,
     right: &PipelineRun,
@@ -521,11 +458,7 @@ fn pipeline_rows(
         .metrics
         .iter()
         .filter_map(|&metric| {
-            let (a, b) = match metric {
-                Metric::Throughput => (left.throughput_per_s, right.throughput_per_s),
-                Metric::Elapsed => (left.elapsed_s, right.elapsed_s),
-                Metric::P99 => return None,
-            };
+            let (a, b) = (metric.pipeline_value(left)?, metric.pipeline_value(right)?);
             let change_pct = change_pct(a, b);
             Some(PipelineComparison { cell: cell.clone(), metric, a, b, change_pct })
         })
@@ -541,7 +474,7 @@ pub fn compare(a: &Results, b: &Results, options: &Options) -> Comparison {
         .into_iter()
         .map(|(i, j)| CellComparison {
             cell: runs_a[i].clone(),
-            metrics: metric_rows(&a.runs[i], &b.runs[j], options),
+            metrics: metric_rows((&a.runs[i], &b.runs[j]), (&a.runs, &b.runs), options),
         })
         .collect();
     let mut only_in_a: Vec<ListedCell> = only_a.into_iter().map(|i| runs_a[i].clone()).collect();
@@ -794,6 +727,19 @@ mod tests {
     }
 
     #[test]
+    fn any_metric_of_the_registry_compares_and_one_a_cell_lacks_is_left_out() {
+        let a = reference();
+        let only = |metric| Options { metrics: vec![metric], ..options() };
+        let efficiency = compare(&a, &a, &only(Metric::Efficiency));
+        assert_eq!(efficiency.rows().count(), a.runs.len());
+        let bystander = compare(&a, &a, &only(Metric::BystanderP99));
+        let troubled = a.runs.iter().filter(|run| run.bystander_latency_ns.is_some()).count();
+        assert!(troubled > 0 && troubled < a.runs.len());
+        assert_eq!(bystander.rows().count(), troubled);
+        assert_eq!(bystander.cells.len(), a.runs.len(), "every cell is still matched");
+    }
+
+    #[test]
     fn a_file_without_samples_is_too_few_to_judge_and_settings_differences_are_named() {
         let a = reference();
         let mut b = reference();
@@ -808,13 +754,5 @@ mod tests {
         let fields: Vec<&str> = comparison.settings.iter().map(|d| d.field.as_str()).collect();
         assert_eq!(fields, ["meta.git_commit", "meta.seed", "meta.sizes.spin_ns"]);
         assert_eq!(comparison.settings[1].b, "7");
-    }
-
-    #[test]
-    fn metrics_parse_by_name() {
-        for metric in Metric::ALL {
-            assert_eq!(metric.as_str().parse::<Metric>(), Ok(*metric));
-        }
-        assert!("latency".parse::<Metric>().unwrap_err().contains("unknown metric `latency`"));
     }
 }

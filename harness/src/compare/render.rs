@@ -4,10 +4,10 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use super::{Comparison, ListedCell, Metric, MetricRow, Verdict};
-use crate::report::format::{format_ns, format_rate};
+use super::{Comparison, ListedCell, MetricRow, Verdict};
+use crate::report::format::format_compact;
 use crate::report::table::{Align, Cell, Table};
-use crate::results::Results;
+use crate::results::{Metric, Results};
 
 /// How to print a comparison.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -36,11 +36,7 @@ pub type Regressions<'a, 'c> = (f64, &'a [(&'c ListedCell, &'c MetricRow)]);
 
 /// A metric's value as people read it.
 fn value(metric: Metric, value: f64) -> String {
-    match metric {
-        Metric::Throughput => format!("{}/s", format_rate(value)),
-        Metric::Elapsed => format_ns(value * 1e9),
-        Metric::P99 => format_ns(value),
-    }
+    format_compact(metric.unit(), value)
 }
 
 fn change(change: Option<f64>) -> String {

@@ -3,7 +3,7 @@
 //! again, up to `confirm` times, and passes if any measurement holds.
 
 use serde::Serialize;
-use strategies::{Design, StrategyId};
+use strategies::Design;
 
 use super::baseline::{baseline_key, Baseline};
 use super::metric::{metric_of, pipeline_metric};
@@ -12,7 +12,7 @@ use super::rules::{
     Rule,
 };
 use super::{baseline_error, rules_error, GateInputError};
-use crate::results::{CellKey, Results, RunResult};
+use crate::results::{CellKey, Metric, Results, RunResult};
 
 /// One rule applied to one cell.
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -133,8 +133,8 @@ fn involved(rule: &Rule, cell: &CellKey) -> Result<Vec<Design>, GateInputError> 
     if let Some(of) = &rule.of {
         involved.push(parse(of)?);
     }
-    if rule.metric == "throughput_vs_inline" {
-        involved.push(StrategyId::Inline.into());
+    if let Some(other) = rule.metric.parse::<Metric>().ok().and_then(Metric::relative_to) {
+        involved.push(other.into());
     }
     Ok(involved)
 }
@@ -364,6 +364,7 @@ mod tests {
     use super::*;
     use crate::gate::testing::*;
     use crate::gate::{render, Format};
+    use strategies::StrategyId;
 
     #[test]
     fn the_committed_gates_hold_on_the_reference_run_apart_from_its_missing_baseline() {

@@ -16,7 +16,8 @@
 //! # Layout
 //!
 //! - `rules`: the rules file, parsed and checked against the results it will judge;
-//! - `metric`: the value of a rule's metric on one run (a results field or a derived metric);
+//! - `metric`: the value of a rule's metric on one run (a metric of the registry, or a results
+//!   field);
 //! - `baseline`: the committed baseline file, read, checked and written;
 //! - `evaluate`: every rule on every cell it matches, confirming failures by measuring again,
 //!   after setting apart the rules about a scenario the results did not run;

@@ -7,9 +7,9 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use strategies::Design;
 
-use super::metric::{lookup, pipeline_metric, DERIVED_METRICS};
+use super::metric::{lookup, pipeline_metric};
 use super::{rules_error, GateInputError};
-use crate::results::{CellKey, CellSettings, PipelineRun, Results, RunResult};
+use crate::results::{CellKey, CellSettings, Metric, PipelineRun, Results, RunResult};
 use crate::workload::ScenarioId;
 
 /// What kind of comparison a rule makes.
@@ -93,11 +93,11 @@ pub struct Rule {
     pub name: String,
     /// Absolute, relative or baseline.
     pub kind: Kind,
-    /// A results field by dotted path (`throughput_per_s.median`, `bystander_latency_ns.p99`,
-    /// `threads.observed`, `efficiency`, ...) or a derived metric (`correctness`: the sum of
-    /// all correctness counts; `violations`: order violations + overlaps;
-    /// `throughput_vs_inline`: median throughput / `inline`'s in the same cell;
-    /// `floor_ratio`: `elapsed_s / measured_floor_s`).
+    /// A metric of the registry by name ([`Metric`]: `throughput`, `efficiency`,
+    /// `correctness`, the sum of all correctness counts; `violations`, order violations +
+    /// overlaps; `throughput_vs_inline`, median throughput / `inline`'s in the same cell;
+    /// `floor_ratio`, `elapsed_s / measured_floor_s`, ...) or any other results field by
+    /// dotted path (`throughput_per_s.median`, `threads.observed`, ...).
     pub metric: String,
     /// Scenario id; every scenario when absent.
     #[serde(default)]
@@ -136,11 +136,16 @@ pub struct Rule {
 }
 
 impl Rule {
-    /// Whether the metric depends on wall-clock speed (and so is confirmed before failing).
+    /// Whether the metric depends on wall-clock speed (and so is confirmed before failing):
+    /// as the registry says of its metrics; every field but the correctness counts and the
+    /// thread counts.
     pub(super) fn is_wall_clock(&self) -> bool {
-        !(self.metric == "violations"
-            || self.metric.starts_with("correctness")
-            || self.metric.starts_with("threads"))
+        match self.metric.parse::<Metric>() {
+            Ok(metric) => metric.timed(),
+            Err(_) => {
+                !(self.metric.starts_with("correctness") || self.metric.starts_with("threads"))
+            }
+        }
     }
 }
 
@@ -236,8 +241,7 @@ fn check_rule(rule: &Rule, results: &Results) -> Result<(), GateInputError> {
         .scenario
         .as_ref()
         .is_none_or(|scenario| results.runs.iter().any(|run| run.scenario == *scenario));
-    if !DERIVED_METRICS.contains(&rule.metric.as_str()) && !results.runs.is_empty() && scenario_ran
-    {
+    if rule.metric.parse::<Metric>().is_err() && !results.runs.is_empty() && scenario_ran {
         // A field is known if some run has it (nullable ones are null where they do not apply).
         let known = results.runs.iter().any(|run| {
             serde_json::to_value(run).is_ok_and(|json| {
@@ -249,7 +253,7 @@ fn check_rule(rule: &Rule, results: &Results) -> Result<(), GateInputError> {
                 "rule `{name}`: unknown metric `{}`; use a results field path such as \
                  throughput_per_s.median, or one of {}",
                 rule.metric,
-                DERIVED_METRICS.join(", ")
+                Metric::ALL.iter().map(|metric| metric.name()).collect::<Vec<_>>().join(", ")
             )));
         }
     }

@@ -3,6 +3,7 @@
 //!
 //! - `cell`: [`CellKey`], the one identity of a cell, and the settings it ran with;
 //! - `pipeline`: the end-to-end pipeline cells (`pipelines[]`) and their parts;
+//! - `metric`: [`Metric`], every figure of a cell that a reader ranks, judges or gates on;
 //! - `designs`: the descriptors of the designs that are not built in;
 //! - `fs`: atomic writes and the `.hgrm` histogram files;
 //! - `incomplete`: what the file of a run that has not finished says about itself.
@@ -13,11 +14,13 @@ pub mod cell;
 pub mod designs;
 pub mod fs;
 pub mod incomplete;
+pub mod metric;
 pub mod pipeline;
 
 use serde::{Deserialize, Serialize};
 
 pub use cell::{CellKey, CellSettings, Scenario};
+pub use metric::Metric;
 pub use pipeline::{
     CommitPolicy, ExpansionReport, IncarnationReport, LagPoint, LagSummary, LatencySummary,
     Mitigation, PipelineRun, ProjectionReport, RebalanceEvent, RebalanceReport, ReorderReport,
