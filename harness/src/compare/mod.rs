@@ -57,9 +57,10 @@ pub const REGRESSION_RANGE: (f64, f64) = (0.0, 1000.0);
 /// the figures each repetition records, so each is judged on its samples.
 pub const DEFAULT_METRICS: [Metric; 3] = [Metric::Throughput, Metric::Elapsed, Metric::P99];
 
-/// What a comparison concluded about one metric of one cell.
+/// What B's change from A in one metric of one cell reads as: the verdict a comparison
+/// prints for it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub enum Verdict {
+pub enum Change {
     /// B is better than A beyond the noise and the threshold.
     #[serde(rename = "faster")]
     Faster,
@@ -74,8 +75,8 @@ pub enum Verdict {
     TooFewSamples,
 }
 
-impl Verdict {
-    /// The verdict as reports print it.
+impl Change {
+    /// The verdict as reports print it (and JSON writes it).
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Faster => "faster",
@@ -86,7 +87,7 @@ impl Verdict {
     }
 }
 
-impl fmt::Display for Verdict {
+impl fmt::Display for Change {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
@@ -129,16 +130,16 @@ pub struct Judgement {
     pub change_pct: Option<f64>,
     /// The test's two-sided p-value; `None` with too few samples.
     pub p_value: Option<f64>,
-    /// The verdict.
-    pub verdict: Verdict,
+    /// What the change reads as.
+    pub verdict: Change,
 }
 
 impl Judgement {
-    /// How much worse B is than A, in percent, when the verdict is [`Verdict::Slower`]: the
+    /// How much worse B is than A, in percent, when the verdict is [`Change::Slower`]: the
     /// fall in a higher-is-better metric, the rise in a lower-is-better one (infinite where
     /// A's median is 0).
     pub fn regression_pct(&self, higher_is_better: bool) -> Option<f64> {
-        (self.verdict == Verdict::Slower).then(|| match self.change_pct {
+        (self.verdict == Change::Slower).then(|| match self.change_pct {
             Some(change) if higher_is_better => -change,
             Some(change) => change,
             None => f64::INFINITY,
@@ -183,7 +184,7 @@ pub fn judge(
         b_samples: b.len(),
         change_pct: change,
         p_value: None,
-        verdict: Verdict::TooFewSamples,
+        verdict: Change::TooFewSamples,
     };
     if a.len() < MIN_SAMPLES || b.len() < MIN_SAMPLES {
         return judgement;
@@ -193,12 +194,12 @@ pub fn judge(
     let beyond_threshold = change.is_none_or(|change| change.abs() > options.threshold_pct);
     judgement.verdict = if p < options.alpha && beyond_threshold {
         if (b_median > a_median) == higher_is_better {
-            Verdict::Faster
+            Change::Faster
         } else {
-            Verdict::Slower
+            Change::Slower
         }
     } else {
-        Verdict::WithinNoise
+        Change::WithinNoise
     };
     judgement
 }
@@ -331,9 +332,9 @@ impl Comparison {
             .collect()
     }
 
-    /// How many rows reached each verdict, in [`Verdict`] order.
-    pub fn counts(&self) -> [(Verdict, usize); 4] {
-        [Verdict::Faster, Verdict::Slower, Verdict::WithinNoise, Verdict::TooFewSamples].map(
+    /// How many rows reached each verdict, in [`Change`] order.
+    pub fn counts(&self) -> [(Change, usize); 4] {
+        [Change::Faster, Change::Slower, Change::WithinNoise, Change::TooFewSamples].map(
             |verdict| {
                 (verdict, self.rows().filter(|(_, r)| r.judgement.verdict == verdict).count())
             },
@@ -568,7 +569,7 @@ mod tests {
         b.reverse();
         for higher in [true, false] {
             let judgement = judge(&a, &b, (0.0, 0.0), higher, &options());
-            assert_eq!(judgement.verdict, Verdict::WithinNoise);
+            assert_eq!(judgement.verdict, Change::WithinNoise);
             assert_eq!(judgement.change_pct, Some(0.0));
             assert_eq!(judgement.p_value, Some(1.0));
         }
@@ -576,7 +577,7 @@ mod tests {
         let a = [100.0, 102.0, 104.0, 106.0, 108.0];
         let b = [101.0, 103.0, 105.0, 107.0, 109.0];
         let judgement = judge(&a, &b, (0.0, 0.0), true, &options());
-        assert_eq!(judgement.verdict, Verdict::WithinNoise, "{judgement:?}");
+        assert_eq!(judgement.verdict, Change::WithinNoise, "{judgement:?}");
         assert!(judgement.p_value.unwrap() > 0.3);
     }
 
@@ -586,17 +587,17 @@ mod tests {
         let b = around(700.0, 5);
         // Throughput fell 30%: slower; elapsed fell 30%: faster.
         let throughput = judge(&a, &b, (0.0, 0.0), true, &options());
-        assert_eq!(throughput.verdict, Verdict::Slower);
+        assert_eq!(throughput.verdict, Change::Slower);
         assert!((throughput.change_pct.unwrap() + 30.0).abs() < 1e-9);
         assert!((throughput.p_value.unwrap() - 2.0 / 252.0).abs() < 1e-12);
         assert!((throughput.regression_pct(true).unwrap() - 30.0).abs() < 1e-9);
         let elapsed = judge(&a, &b, (0.0, 0.0), false, &options());
-        assert_eq!(elapsed.verdict, Verdict::Faster);
+        assert_eq!(elapsed.verdict, Change::Faster);
         assert_eq!(elapsed.regression_pct(false), None);
         // The other way round.
-        assert_eq!(judge(&b, &a, (0.0, 0.0), true, &options()).verdict, Verdict::Faster);
+        assert_eq!(judge(&b, &a, (0.0, 0.0), true, &options()).verdict, Change::Faster);
         let worse = judge(&b, &a, (0.0, 0.0), false, &options());
-        assert_eq!(worse.verdict, Verdict::Slower);
+        assert_eq!(worse.verdict, Change::Slower);
         assert!((worse.regression_pct(false).unwrap() - 100.0 * 3.0 / 7.0).abs() < 1e-9);
     }
 
@@ -606,13 +607,13 @@ mod tests {
         let b = around(500.0, 20);
         for (a, b) in [(&a, &b), (&b, &a), (&a, &a)] {
             let judgement = judge(a, b, (0.0, 0.0), true, &options());
-            assert_eq!(judgement.verdict, Verdict::TooFewSamples);
+            assert_eq!(judgement.verdict, Change::TooFewSamples);
             assert_eq!(judgement.p_value, None);
             assert!(judgement.change_pct.is_some());
         }
         // No samples at all (an older file): the recorded medians are shown.
         let judgement = judge(&[], &b, (400.0, 0.0), true, &options());
-        assert_eq!(judgement.verdict, Verdict::TooFewSamples);
+        assert_eq!(judgement.verdict, Change::TooFewSamples);
         assert_eq!((judgement.a_median, judgement.a_samples), (400.0, 0));
     }
 
@@ -620,17 +621,17 @@ mod tests {
     fn ties_are_ranked_together() {
         // Every value tied: nothing to tell apart.
         let same = [5.0; 6];
-        assert_eq!(judge(&same, &same, (0.0, 0.0), true, &options()).verdict, Verdict::WithinNoise);
+        assert_eq!(judge(&same, &same, (0.0, 0.0), true, &options()).verdict, Change::WithinNoise);
         // Ties across the samples, but B clearly lower: still slower for throughput.
         let a = [10.0, 10.0, 11.0, 11.0, 12.0];
         let b = [8.0, 8.0, 9.0, 9.0, 10.0];
         let judgement = judge(&a, &b, (0.0, 0.0), true, &options());
-        assert_eq!(judgement.verdict, Verdict::Slower, "{judgement:?}");
+        assert_eq!(judgement.verdict, Change::Slower, "{judgement:?}");
         assert!(judgement.p_value.unwrap() < 0.05);
         // Heavy ties that leave the medians equal: within noise.
         let a = [1.0, 1.0, 1.0, 2.0, 2.0];
         let b = [1.0, 1.0, 1.0, 1.0, 2.0];
-        assert_eq!(judge(&a, &b, (0.0, 0.0), true, &options()).verdict, Verdict::WithinNoise);
+        assert_eq!(judge(&a, &b, (0.0, 0.0), true, &options()).verdict, Change::WithinNoise);
     }
 
     #[test]
@@ -640,13 +641,13 @@ mod tests {
         let b: Vec<f64> = a.iter().map(|v| v * 1.01).collect();
         let judgement = judge(&a, &b, (0.0, 0.0), true, &options());
         assert!(judgement.p_value.unwrap() < 0.05);
-        assert_eq!(judgement.verdict, Verdict::WithinNoise);
+        assert_eq!(judgement.verdict, Change::WithinNoise);
         let lower = Options { threshold_pct: 0.5, ..options() };
-        assert_eq!(judge(&a, &b, (0.0, 0.0), true, &lower).verdict, Verdict::Faster);
+        assert_eq!(judge(&a, &b, (0.0, 0.0), true, &lower).verdict, Change::Faster);
         // A stricter alpha than the smallest p of 5 + 5 samples (0.0079) judges nothing.
         let strict = Options { alpha: 0.005, ..options() };
         let (a, b) = (around(1000.0, 5), around(700.0, 5));
-        assert_eq!(judge(&a, &b, (0.0, 0.0), true, &strict).verdict, Verdict::WithinNoise);
+        assert_eq!(judge(&a, &b, (0.0, 0.0), true, &strict).verdict, Change::WithinNoise);
     }
 
     #[test]
@@ -655,7 +656,7 @@ mod tests {
         let ones = [1.0; 5];
         let judgement = judge(&zeros, &ones, (0.0, 0.0), false, &options());
         assert_eq!(judgement.change_pct, None);
-        assert_eq!(judgement.verdict, Verdict::Slower);
+        assert_eq!(judgement.verdict, Change::Slower);
         assert_eq!(judgement.regression_pct(false), Some(f64::INFINITY));
         assert_eq!(judge(&zeros, &zeros, (0.0, 0.0), false, &options()).change_pct, Some(0.0));
     }
@@ -703,11 +704,11 @@ mod tests {
         assert_eq!(comparison.only_in_b.len(), 1);
         assert_eq!(comparison.only_in_b[0].key.param, "keys=7");
         for cell in &comparison.cells {
-            let verdicts: Vec<Verdict> = cell.metrics.iter().map(|m| m.judgement.verdict).collect();
+            let verdicts: Vec<Change> = cell.metrics.iter().map(|m| m.judgement.verdict).collect();
             if cell.cell.key.strategy == "keyed-mailbox" {
-                assert_eq!(verdicts, [Verdict::Slower; 3], "{}", cell.cell);
+                assert_eq!(verdicts, [Change::Slower; 3], "{}", cell.cell);
             } else {
-                assert_eq!(verdicts, [Verdict::WithinNoise; 3], "{}", cell.cell);
+                assert_eq!(verdicts, [Change::WithinNoise; 3], "{}", cell.cell);
             }
         }
         let regressions = comparison.regressions(10.0);
@@ -749,7 +750,7 @@ mod tests {
             sizes.spin_ns += 1;
         }
         let comparison = compare(&a, &b, &options());
-        assert!(comparison.rows().all(|(_, row)| row.judgement.verdict == Verdict::TooFewSamples));
+        assert!(comparison.rows().all(|(_, row)| row.judgement.verdict == Change::TooFewSamples));
         assert!(comparison.only_in_a.is_empty() && comparison.only_in_b.is_empty());
         let fields: Vec<&str> = comparison.settings.iter().map(|d| d.field.as_str()).collect();
         assert_eq!(fields, ["meta.git_commit", "meta.seed", "meta.sizes.spin_ns"]);

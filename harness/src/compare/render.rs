@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use super::{Comparison, ListedCell, MetricRow, Verdict};
+use super::{Change, Comparison, ListedCell, MetricRow};
 use crate::report::format::format_compact;
 use crate::report::table::{Align, Cell, Table};
 use crate::results::{Metric, Results};
@@ -124,7 +124,7 @@ fn judged(comparison: &Comparison) -> Table {
             Cell::plain(change(judgement.change_pct)),
             Cell::plain(format!("{}/{}", judgement.a_samples, judgement.b_samples)),
             Cell::plain(p_value(judgement.p_value)),
-            Cell::strong_if(judgement.verdict.as_str(), judgement.verdict == Verdict::Slower),
+            Cell::strong_if(judgement.verdict.as_str(), judgement.verdict == Change::Slower),
         ]);
     }
     table

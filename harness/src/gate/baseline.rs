@@ -104,8 +104,8 @@ mod tests {
         for value in baseline.values.values_mut() {
             *value *= 2.0; // the committed baseline was twice as fast
         }
-        let verdicts = evaluate(&results, &rules, Some(&baseline), 0, &mut no_rerun()).unwrap();
-        assert!(!verdicts[0].pass, "{verdicts:?}");
+        let checks = evaluate(&results, &rules, Some(&baseline), 0, &mut no_rerun()).unwrap();
+        assert!(!checks[0].pass, "{checks:?}");
         let empty = Baseline { schema: BASELINE_SCHEMA.into(), ..Baseline::default() };
         let missing = evaluate(&results, &rules, Some(&empty), 0, &mut no_rerun()).unwrap_err();
         assert!(missing.to_string().contains("--update-baseline"), "{missing}");

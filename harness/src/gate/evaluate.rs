@@ -14,9 +14,10 @@ use super::rules::{
 use super::{baseline_error, rules_error, GateInputError};
 use crate::results::{CellKey, Metric, Results, RunResult};
 
-/// One rule applied to one cell.
+/// One rule checked on one cell: what was measured, against what, and whether it held (the
+/// JSON report lists them as `verdicts`).
 #[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct Verdict {
+pub struct Check {
     /// The rule.
     pub rule: String,
     /// `scenario param strategy`.
@@ -53,26 +54,26 @@ pub fn evaluate(
     baseline: Option<&Baseline>,
     confirm: usize,
     rerun: &mut Rerun<'_>,
-) -> Result<Vec<Verdict>, GateInputError> {
-    let mut verdicts = Vec::new();
+) -> Result<Vec<Check>, GateInputError> {
+    let mut checks = Vec::new();
     for rule in rules {
         if is_pipeline_rule(rule) {
-            verdicts.extend(judge_pipelines(rule, results)?);
+            checks.extend(judge_pipelines(rule, results)?);
             continue;
         }
-        let judged = verdicts.len();
+        let judged = checks.len();
         for run in matching_runs(rule, &results.runs) {
             let Some(first) = judge(rule, run, &results.runs, &results.meta, baseline)? else {
                 continue;
             };
             let confirmation = Confirmation { rule, meta: &results.meta, baseline, confirm };
-            verdicts.push(confirmation.verdict(run, first, rerun)?);
+            checks.push(confirmation.check(run, first, rerun)?);
         }
-        if verdicts.len() == judged {
+        if checks.len() == judged {
             return Err(rules_error(no_cell(rule, &results.runs)));
         }
     }
-    Ok(verdicts)
+    Ok(checks)
 }
 
 /// What confirming a failing wall-clock rule on a cell needs: the rule, what the run
@@ -85,14 +86,14 @@ struct Confirmation<'a> {
 }
 
 impl Confirmation<'_> {
-    /// The verdict of the rule on `run`, first measured as `(measured, limit)`: a failing
+    /// The rule checked on `run`, first measured as `(measured, limit)`: a failing
     /// wall-clock rule is measured again until a measurement holds, up to `confirm` times.
-    fn verdict(
+    fn check(
         &self,
         run: &RunResult,
         first: (f64, f64),
         rerun: &mut Rerun<'_>,
-    ) -> Result<Verdict, GateInputError> {
+    ) -> Result<Check, GateInputError> {
         let rule = self.rule;
         let cell = CellKey::of_run(run);
         let (mut measured, mut limits) = (vec![first.0], vec![first.1]);
@@ -114,7 +115,7 @@ impl Confirmation<'_> {
                 break;
             }
         }
-        Ok(Verdict {
+        Ok(Check {
             rule: rule.name.clone(),
             cell: cell.to_string(),
             measured,
@@ -141,14 +142,14 @@ fn involved(rule: &Rule, cell: &CellKey) -> Result<Vec<Design>, GateInputError> 
 
 /// An absolute rule on every pipeline cell it matches (no re-measurement: what a crash
 /// loses is not a matter of speed).
-fn judge_pipelines(rule: &Rule, results: &Results) -> Result<Vec<Verdict>, GateInputError> {
+fn judge_pipelines(rule: &Rule, results: &Results) -> Result<Vec<Check>, GateInputError> {
     let Some(Limit::Number(limit)) = rule.value else {
         return Err(rules_error(format!("rule `{}`: a pipeline rule needs a number", rule.name)));
     };
-    let verdicts: Vec<Verdict> = matching_pipelines(rule, &results.pipelines)
+    let checks: Vec<Check> = matching_pipelines(rule, &results.pipelines)
         .filter_map(|run| {
             let measured = pipeline_metric(&rule.metric, run)?;
-            Some(Verdict {
+            Some(Check {
                 rule: rule.name.clone(),
                 cell: CellKey::of_pipeline(run).to_string(),
                 measured: vec![measured],
@@ -158,7 +159,7 @@ fn judge_pipelines(rule: &Rule, results: &Results) -> Result<Vec<Verdict>, GateI
             })
         })
         .collect();
-    if verdicts.is_empty() {
+    if checks.is_empty() {
         return Err(rules_error(format!(
             "rule `{}` matches no pipeline cell in these results (scenario {}, param {}, \
              metric `{}`)",
@@ -168,7 +169,7 @@ fn judge_pipelines(rule: &Rule, results: &Results) -> Result<Vec<Verdict>, GateI
             rule.metric
         )));
     }
-    Ok(verdicts)
+    Ok(checks)
 }
 
 /// Whether `run` is a point of a sweep that `baseline` holds no value of `rule` for: such a
@@ -389,9 +390,9 @@ mod tests {
                 "pipeline-rebalance"
             ]
         );
-        let verdicts = evaluate(&results, &rules, None, 0, &mut no_rerun()).unwrap();
-        assert!(verdicts.len() > 100);
-        assert!(verdicts.iter().all(|v| v.pass), "{}", render(&verdicts, &not_run, Format::Text));
+        let checks = evaluate(&results, &rules, None, 0, &mut no_rerun()).unwrap();
+        assert!(checks.len() > 100);
+        assert!(checks.iter().all(|v| v.pass), "{}", render(&checks, &not_run, Format::Text));
     }
 
     #[test]
@@ -404,13 +405,11 @@ mod tests {
             reruns += 1;
             None
         };
-        let verdicts = evaluate(&results, &rules, None, 2, &mut rerun).unwrap();
-        let failed: Vec<_> = verdicts.iter().filter(|v| !v.pass).collect();
+        let checks = evaluate(&results, &rules, None, 2, &mut rerun).unwrap();
+        let failed: Vec<_> = checks.iter().filter(|v| !v.pass).collect();
         assert_eq!(failed.len(), 1);
         assert_eq!(failed[0].cell, "zipf keyed-mailbox");
-        assert!(
-            render(&verdicts, &[], Format::Text).contains("FAIL  ordered strategies are correct")
-        );
+        assert!(render(&checks, &[], Format::Text).contains("FAIL  ordered strategies are correct"));
         assert_eq!(reruns, 0, "correctness rules are not re-measured");
     }
 
@@ -420,8 +419,8 @@ mod tests {
         let group_by = run_mut(&mut results, "uniform", "group-by").throughput_per_s.median;
         run_mut(&mut results, "uniform", "keyed-mailbox").throughput_per_s.median = group_by * 0.5;
         let rules = rules(RELATIVE, &results).unwrap();
-        let verdicts = evaluate(&results, &rules, None, 0, &mut no_rerun()).unwrap();
-        assert!(!verdicts[0].pass);
+        let checks = evaluate(&results, &rules, None, 0, &mut no_rerun()).unwrap();
+        assert!(!checks[0].pass);
 
         // A confirmation that measures the real ratio again rescues it, and both
         // measurements are reported.
@@ -430,9 +429,9 @@ mod tests {
             assert_eq!(involved, [StrategyId::KeyedMailbox, StrategyId::GroupBy]);
             Some(healthy.runs.clone())
         };
-        let verdicts = evaluate(&results, &rules, None, 2, &mut rerun).unwrap();
-        assert!(verdicts[0].pass);
-        assert_eq!(verdicts[0].measured.len(), 2);
+        let checks = evaluate(&results, &rules, None, 2, &mut rerun).unwrap();
+        assert!(checks[0].pass);
+        assert_eq!(checks[0].measured.len(), 2);
     }
 
     #[test]
@@ -457,8 +456,8 @@ mod tests {
         let rules = rules(&rule, &results).unwrap();
         let healthy = reference();
         let mut rerun = |_: &str, _: &str, _: &[Design]| Some(healthy.runs.clone());
-        let verdicts = evaluate(&results, &rules, None, 2, &mut rerun).unwrap();
-        assert_eq!(verdicts.iter().filter(|v| !v.pass).count(), 1);
+        let checks = evaluate(&results, &rules, None, 2, &mut rerun).unwrap();
+        assert_eq!(checks.iter().filter(|v| !v.pass).count(), 1);
     }
 
     /// A small measured pipeline-crash cell of each policy for keyed-mailbox and
@@ -504,17 +503,17 @@ mod tests {
         let rules = rules(&format!("{SAFE}{CORRECT}"), &results).unwrap();
         let (rules, not_run) = split_not_run(rules, &results);
         assert_eq!(not_run.len(), 1, "a rule about every message scenario has nothing to judge");
-        let verdicts = evaluate(&results, &rules, None, 2, &mut no_rerun()).unwrap();
-        assert_eq!(verdicts.len(), 2);
-        assert!(verdicts.iter().all(|v| v.pass), "{verdicts:?}");
+        let checks = evaluate(&results, &rules, None, 2, &mut no_rerun()).unwrap();
+        assert_eq!(checks.len(), 2);
+        assert!(checks.iter().all(|v| v.pass), "{checks:?}");
         let cell = results
             .pipelines
             .iter_mut()
             .find(|run| run.param == "policy=contiguous" && run.strategy == "keyed-mailbox")
             .unwrap();
         cell.lost = 3;
-        let verdicts = evaluate(&results, &rules, None, 2, &mut no_rerun()).unwrap();
-        let failed: Vec<_> = verdicts.iter().filter(|v| !v.pass).collect();
+        let checks = evaluate(&results, &rules, None, 2, &mut no_rerun()).unwrap();
+        let failed: Vec<_> = checks.iter().filter(|v| !v.pass).collect();
         assert_eq!(failed.len(), 1);
         assert_eq!(failed[0].cell, "pipeline-crash policy=contiguous keyed-mailbox");
         assert_eq!(failed[0].measured, [3.0]);
@@ -541,8 +540,8 @@ mod tests {
         let flag = SAFE
             .replace(r#"metric = "lost""#, r#"metric = "projection.final_state_correct""#)
             .replace(r#"value = 0"#, r#"value = 1"#);
-        let verdicts =
+        let checks =
             evaluate(&results, &rules(&flag, &results).unwrap(), None, 0, &mut no_rerun()).unwrap();
-        assert!(verdicts.iter().all(|v| v.pass && v.measured == [1.0]), "{verdicts:?}");
+        assert!(checks.iter().all(|v| v.pass && v.measured == [1.0]), "{checks:?}");
     }
 }
