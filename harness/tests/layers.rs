@@ -58,14 +58,11 @@ fn every_module_uses_only_those_listed_before_it() {
         for file in files {
             let code = std::fs::read_to_string(&file).unwrap();
             let relative = file.strip_prefix(&src).unwrap().to_string_lossy().replace('\\', "/");
-            for later in used(&code, &modules[index + 1..]) {
-                if !ALLOWED
-                    .iter()
-                    .any(|(allowed, module, _)| relative == *allowed && later == *module)
-                {
-                    forward.push(format!("{} uses `{later}`", file.display()));
-                }
-            }
+            let allowed = |later: &&str| {
+                ALLOWED.iter().any(|(file, module, _)| relative == *file && *later == *module)
+            };
+            let later = used(&code, &modules[index + 1..]).into_iter().filter(|l| !allowed(l));
+            forward.extend(later.map(|later| format!("{} uses `{later}`", file.display())));
         }
     }
     assert!(forward.is_empty(), "modules that use ones listed after them: {forward:#?}");

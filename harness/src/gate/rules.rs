@@ -192,6 +192,8 @@ pub fn parse_rules(
     Ok(file.rule)
 }
 
+/// Checks one rule: its name, scenario, strategies, numbers and metric, and that it has the
+/// fields its kind needs and none it takes not.
 fn check_rule(rule: &Rule, results: &Results) -> Result<(), GateInputError> {
     let name = &rule.name;
     if name.trim().is_empty() {
@@ -207,21 +209,39 @@ fn check_rule(rule: &Rule, results: &Results) -> Result<(), GateInputError> {
             return check_pipeline_rule(rule, scenario, results);
         }
     }
+    check_strategies(rule)?;
+    check_numbers(rule)?;
+    check_metric(rule, results)?;
+    check_no_stray_field(rule)?;
+    check_needed_fields(rule)
+}
+
+/// The strategies a rule selects, and the one it compares with: known, and none twice.
+fn check_strategies(rule: &Rule) -> Result<(), GateInputError> {
+    let name = &rule.name;
     let ids = selection_ids(&rule.strategies)
         .map_err(|error| rules_error(format!("rule `{name}`: {error}")))?;
     if ids.is_empty() {
         return Err(rules_error(format!("rule `{name}`: `strategies` is an empty list")));
     }
     if let Selection::List(list) = &rule.strategies {
-        if let Some(twice) =
-            list.iter().enumerate().find_map(|(index, id)| list[..index].contains(id).then_some(id))
-        {
+        let twice = list
+            .iter()
+            .enumerate()
+            .find_map(|(index, id)| list[..index].contains(id).then_some(id));
+        if let Some(twice) = twice {
             return Err(rules_error(format!("rule `{name}`: `strategies` names `{twice}` twice")));
         }
     }
     if let Some(of) = &rule.of {
         of.parse::<Design>().map_err(|error| rules_error(format!("rule `{name}`: {error}")))?;
     }
+    Ok(())
+}
+
+/// A rule's factor (finite, above 0) and numeric limit (finite).
+fn check_numbers(rule: &Rule) -> Result<(), GateInputError> {
+    let name = &rule.name;
     if let Some(factor) = rule.factor {
         if !(factor.is_finite() && factor > 0.0) {
             return Err(rules_error(format!(
@@ -236,95 +256,98 @@ fn check_rule(rule: &Rule, results: &Results) -> Result<(), GateInputError> {
             )));
         }
     }
-    // A rule about a scenario the run left out is reported as not run, not judged here.
+    Ok(())
+}
+
+/// A rule's metric: one of the registry, or a numeric field some run of `results` has. A
+/// rule about a scenario the run left out is reported as not run, not judged here.
+fn check_metric(rule: &Rule, results: &Results) -> Result<(), GateInputError> {
     let scenario_ran = rule
         .scenario
         .as_ref()
         .is_none_or(|scenario| results.runs.iter().any(|run| run.scenario == *scenario));
-    if rule.metric.parse::<Metric>().is_err() && !results.runs.is_empty() && scenario_ran {
-        // A field is known if some run has it (nullable ones are null where they do not apply).
-        let known = results.runs.iter().any(|run| {
-            serde_json::to_value(run).is_ok_and(|json| {
-                lookup(&json, &rule.metric).is_some_and(serde_json::Value::is_number)
-            })
-        });
-        if !known {
-            return Err(rules_error(format!(
-                "rule `{name}`: unknown metric `{}`; use a results field path such as \
-                 throughput_per_s.median, or one of {}",
-                rule.metric,
-                Metric::ALL.iter().map(|metric| metric.name()).collect::<Vec<_>>().join(", ")
-            )));
-        }
+    if rule.metric.parse::<Metric>().is_ok() || results.runs.is_empty() || !scenario_ran {
+        return Ok(());
     }
-    let missing =
-        |what: &str| rules_error(format!("rule `{name}`: a {:?} rule needs `{what}`", rule.kind));
+    // A field is known if some run has it (nullable ones are null where they do not apply).
+    let known = results.runs.iter().any(|run| {
+        serde_json::to_value(run)
+            .is_ok_and(|json| lookup(&json, &rule.metric).is_some_and(serde_json::Value::is_number))
+    });
+    if known {
+        return Ok(());
+    }
+    Err(rules_error(format!(
+        "rule `{}`: unknown metric `{}`; use a results field path such as \
+         throughput_per_s.median, or one of {}",
+        rule.name,
+        rule.metric,
+        Metric::ALL.iter().map(|metric| metric.name()).collect::<Vec<_>>().join(", ")
+    )))
+}
+
+/// No field that a rule's kind takes not (an absolute rule's `of`, a baseline rule's
+/// `value`, ...), and a baseline rule compares with `>=` or `<=`.
+fn check_no_stray_field(rule: &Rule) -> Result<(), GateInputError> {
+    let name = &rule.name;
     let stray = |what: &str| {
-        rules_error(format!("rule `{name}`: a {:?} rule takes no `{what}`", rule.kind))
+        Err(rules_error(format!("rule `{name}`: a {:?} rule takes no `{what}`", rule.kind)))
     };
     let (has_value, has_of, has_tolerance) =
         (rule.value.is_some(), rule.of.is_some(), rule.tolerance.is_some());
     match rule.kind {
-        Kind::Absolute if has_of || has_tolerance => {
-            return Err(stray(if has_of { "of" } else { "tolerance" }))
-        }
+        Kind::Absolute if has_of || has_tolerance => stray(if has_of { "of" } else { "tolerance" }),
         Kind::Absolute if rule.factor.is_some() && matches!(rule.value, Some(Limit::Number(_))) => {
-            return Err(rules_error(format!(
-                "rule `{name}`: `factor` applies only to value = \"workers\""
-            )))
+            Err(rules_error(format!("rule `{name}`: `factor` applies only to value = \"workers\"")))
         }
         Kind::Relative if has_value || has_tolerance => {
-            return Err(stray(if has_value { "value" } else { "tolerance" }))
+            stray(if has_value { "value" } else { "tolerance" })
         }
         Kind::Baseline if has_value || has_of || rule.factor.is_some() => {
-            return Err(stray(if has_value {
+            let field = if has_value {
                 "value"
             } else if has_of {
                 "of"
             } else {
                 "factor"
-            }))
+            };
+            stray(field)
         }
         Kind::Baseline if !matches!(rule.op, Op::AtLeast | Op::AtMost) => {
-            return Err(rules_error(format!(
-                "rule `{name}`: a baseline rule compares with >= or <="
-            )))
+            Err(rules_error(format!("rule `{name}`: a baseline rule compares with >= or <=")))
         }
-        _ => {}
+        _ => Ok(()),
     }
+}
+
+/// The fields a rule's kind needs: an absolute rule's `value` (a number or `workers`), a
+/// relative rule's `of` and `factor`, a baseline rule's `tolerance` in 0..1.
+fn check_needed_fields(rule: &Rule) -> Result<(), GateInputError> {
+    let name = &rule.name;
+    let missing = |what: &str| {
+        Err(rules_error(format!("rule `{name}`: a {:?} rule needs `{what}`", rule.kind)))
+    };
     match rule.kind {
         Kind::Absolute => match &rule.value {
-            None => return Err(missing("value")),
-            Some(Limit::Symbol(symbol)) if symbol != "workers" => {
-                return Err(rules_error(format!(
-                    "rule `{name}`: value `{symbol}` is neither a number nor `workers`"
-                )))
-            }
-            Some(_) => {}
+            None => missing("value"),
+            Some(Limit::Symbol(symbol)) if symbol != "workers" => Err(rules_error(format!(
+                "rule `{name}`: value `{symbol}` is neither a number nor `workers`"
+            ))),
+            Some(_) => Ok(()),
         },
-        Kind::Relative => {
-            if rule.of.is_none() {
-                return Err(missing("of"));
-            }
-            if rule.factor.is_none() {
-                return Err(missing("factor"));
-            }
-        }
+        Kind::Relative if rule.of.is_none() => missing("of"),
+        Kind::Relative if rule.factor.is_none() => missing("factor"),
+        Kind::Relative => Ok(()),
         Kind::Baseline => match rule.tolerance {
-            Some(tolerance) if (0.0..1.0).contains(&tolerance) => {}
-            Some(tolerance) => {
-                return Err(rules_error(format!(
-                    "rule `{name}`: `tolerance` must be in 0..1 (0.2 = 20%), got {tolerance}"
-                )))
-            }
-            None => {
-                return Err(rules_error(format!(
-                    "rule `{name}`: a baseline rule needs `tolerance` in 0..1"
-                )))
-            }
+            Some(tolerance) if (0.0..1.0).contains(&tolerance) => Ok(()),
+            Some(tolerance) => Err(rules_error(format!(
+                "rule `{name}`: `tolerance` must be in 0..1 (0.2 = 20%), got {tolerance}"
+            ))),
+            None => Err(rules_error(format!(
+                "rule `{name}`: a baseline rule needs `tolerance` in 0..1"
+            ))),
         },
     }
-    Ok(())
 }
 
 /// A rule about a pipeline scenario: absolute, against a number, on a numeric or flag field

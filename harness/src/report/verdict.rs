@@ -484,11 +484,15 @@ pub(super) fn section(doc: &mut Document, results: &Results) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::{
-        ContextSwitches, Correctness, Latency, Meta, Spread, Tail, Threads, SCHEMA,
-    };
+    use crate::results::{Correctness, Spread, Tail};
 
-    /// A cell with the given throughput spread and bystander p99.
+    /// The committed reference run, whose meta and cells the tests below take and doctor.
+    fn reference() -> Results {
+        let text = include_str!("../../../results/2026-11-30-vm/results.json");
+        Results::parse(text.as_bytes(), std::path::Path::new("reference.json")).unwrap()
+    }
+
+    /// A cell with the given throughput spread and bystander p99, clean, without samples.
     fn cell(
         scenario: &str,
         strategy: &str,
@@ -496,87 +500,22 @@ mod tests {
         bystander_p99: Option<u64>,
     ) -> RunResult {
         let (median, min, max) = throughput;
+        let tail = |p99| Tail { p50: 10, p99, p999: p99, max: p99 };
         RunResult {
             scenario: scenario.into(),
             param: String::new(),
             strategy: strategy.into(),
             throughput_per_s: Spread { median, min, max },
-            latency_ns: Latency { p50: 1_000, p90: 2_000, p99: 5_000, p999: 9_000, max: 10_000 },
-            hol_ns: Tail { p50: 10, p99: 100, p999: 200, max: 300 },
-            bystander_latency_ns: bystander_p99.map(|p99| Tail {
-                p50: 10,
-                p99,
-                p999: p99,
-                max: p99,
-            }),
-            threads: Threads { reported: 2, observed: 2 },
+            bystander_latency_ns: bystander_p99.map(tail),
             correctness: Correctness::default(),
-            cpu_s: 0.1,
-            ctx_switches: ContextSwitches { voluntary: 1.0, involuntary: 0.0 },
-            peak_in_flight: 10,
-            ideal_s: 0.05,
-            efficiency: 0.5,
-            machine_efficiency: None,
-            producer_cpu_s: None,
-            elapsed_s: 0.1,
-            messages: 1_000,
-            offered_per_s: None,
-            achieved_per_s: None,
-            below_offered: None,
-            workers: Some(2),
-            window: Some(256),
-            measured_floor_s: None,
-            timer_lateness_ns: None,
-            window_scope: None,
-            windows: None,
-            events_per_message: None,
             samples: None,
-            memory: None,
-            settings: None,
+            ..reference().runs.swap_remove(0)
         }
     }
 
+    /// `runs` with the reference run's meta.
     fn results(runs: Vec<RunResult>) -> Results {
-        Results {
-            schema: SCHEMA.into(),
-            meta: Meta {
-                created: "2026-01-01T00:00:00Z".into(),
-                git_commit: "abc".into(),
-                rustc: "rustc".into(),
-                cpu_model: "cpu".into(),
-                cores: 4,
-                workers: 4,
-                window: 256,
-                throughput: 16,
-                command: "keyed-bench run".into(),
-                seed: 1,
-                repeat: 3,
-                quick: false,
-                recorder_overhead_ns: Some(100.0),
-                saturation_per_s: None,
-                suite_elapsed_s: 1.0,
-                notes: Vec::new(),
-                groups_per_worker: None,
-                timer_threads: None,
-                idle_spin_us: None,
-                producers: None,
-                window_scope: None,
-                binding: None,
-                commit_policies: None,
-                retry_policies: None,
-                sizes: None,
-                designs: Vec::new(),
-                sweep: None,
-                scenarios: None,
-                strategies: None,
-                breakdown: None,
-                incomplete: None,
-                resumed: Vec::new(),
-            },
-            runs,
-            skipped: Vec::new(),
-            pipelines: Vec::new(),
-        }
+        Results { runs, skipped: Vec::new(), pipelines: Vec::new(), ..reference() }
     }
 
     /// The verdict row of `scenario`.

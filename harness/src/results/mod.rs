@@ -583,24 +583,9 @@ impl Results {
         Ok(results)
     }
 
-    /// Every measurement is a count, a rate, a time or a ratio: never negative.
+    /// Every measurement is a count, a rate, a time or a ratio: never negative; and each
+    /// list of samples holds one entry per repetition.
     fn check_measurements(&self) -> Result<(), String> {
-        fn first_negative(value: &serde_json::Value, path: &str) -> Option<(String, f64)> {
-            match value {
-                serde_json::Value::Number(number) => {
-                    number.as_f64().filter(|n| *n < 0.0).map(|n| (path.to_owned(), n))
-                }
-                serde_json::Value::Object(fields) => fields.iter().find_map(|(key, field)| {
-                    let path = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
-                    first_negative(field, &path)
-                }),
-                serde_json::Value::Array(items) => items
-                    .iter()
-                    .enumerate()
-                    .find_map(|(index, item)| first_negative(item, &format!("{path}[{index}]"))),
-                _ => None,
-            }
-        }
         for (index, run) in self.runs.iter().enumerate() {
             let cell =
                 || format!("runs[{index}] ({} {} {})", run.scenario, run.param, run.strategy);
@@ -611,25 +596,45 @@ impl Results {
                     cell()
                 ));
             }
-            if let Some(samples) = &run.samples {
-                let lengths = [
+            let lengths = run.samples.as_ref().map(|samples| {
+                [
                     samples.throughput_per_s.len(),
                     samples.elapsed_s.len(),
                     samples.latency_p99_ns.len(),
-                ];
-                if lengths.iter().any(|length| *length != lengths[0]) {
-                    return Err(format!(
-                        "{}: `samples` lists {}, {} and {} repetitions; each list holds one \
-                         entry per repetition",
-                        cell(),
-                        lengths[0],
-                        lengths[1],
-                        lengths[2]
-                    ));
-                }
+                ]
+            });
+            if let Some(lengths) =
+                lengths.filter(|lengths| lengths.iter().any(|n| *n != lengths[0]))
+            {
+                return Err(format!(
+                    "{}: `samples` lists {}, {} and {} repetitions; each list holds one entry per \
+                     repetition",
+                    cell(),
+                    lengths[0],
+                    lengths[1],
+                    lengths[2]
+                ));
             }
         }
         Ok(())
+    }
+}
+
+/// The first negative number in `value`, which is at `path`, with its path (`a.b[2]`).
+fn first_negative(value: &serde_json::Value, path: &str) -> Option<(String, f64)> {
+    match value {
+        serde_json::Value::Number(number) => {
+            number.as_f64().filter(|n| *n < 0.0).map(|n| (path.to_owned(), n))
+        }
+        serde_json::Value::Object(fields) => fields.iter().find_map(|(key, field)| {
+            let path = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
+            first_negative(field, &path)
+        }),
+        serde_json::Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(index, item)| first_negative(item, &format!("{path}[{index}]"))),
+        _ => None,
     }
 }
 
