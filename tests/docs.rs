@@ -1,8 +1,9 @@
 //! The documents name everything a reader looks up: every strategy in the README and the
 //! design document, every scenario in docs/workloads.md and the design document, every size
-//! flag and every results field in docs/results.md. A strategy, scenario, size or field
-//! added without its docs fails here. Every relative link of the README and docs/ leads to
-//! a file, and the README's results at a glance agree with the run they quote.
+//! flag, every metric and every results field in docs/results.md. A strategy, scenario,
+//! size, metric or field added without its docs fails here. Every relative link of the
+//! README and docs/ leads to a file, and the README's results at a glance agree with the run
+//! they quote.
 
 use std::collections::BTreeSet;
 
@@ -39,6 +40,12 @@ fn every_scenario_is_documented() {
 }
 
 #[test]
+fn every_metric_is_documented() {
+    let names = harness::results::Metric::ALL.iter().map(|metric| metric.name());
+    assert_named(&["docs/results.md"], names);
+}
+
+#[test]
 fn every_size_flag_is_documented() {
     let results = read("docs/results.md");
     let flags: Vec<String> = flag_ranges().map(|range| format!("--{}", range.flag)).collect();
@@ -66,7 +73,7 @@ fn field_paths(value: &serde_json::Value, path: &str, into: &mut BTreeSet<String
 }
 
 /// One small cell of every pipeline scenario, each with its own section filled in.
-fn pipeline_cells() -> Vec<harness::pipeline::PipelineRun> {
+fn pipeline_cells() -> Vec<harness::results::PipelineRun> {
     use harness::pipeline::{run_scenario, Bench, PipelinePlan};
     let sizes = harness::workload::Sizes {
         pipeline_records: 600,
@@ -94,8 +101,8 @@ fn pipeline_cells() -> Vec<harness::pipeline::PipelineRun> {
     cells
 }
 
-fn settings() -> harness::sweep::CellSettings {
-    harness::sweep::CellSettings {
+fn settings() -> harness::results::CellSettings {
+    harness::results::CellSettings {
         workers: 2,
         throughput: 16,
         window: 256,
@@ -133,7 +140,7 @@ fn every_results_field_is_documented() {
     results.meta.designs = vec![harness::results::designs::DesignRecord::of(&user)];
     results.meta.sweep =
         Some(harness::sweep::Sweep::single(&strategies::StrategyConfig::with_workers(2)));
-    results.meta.retry_policies = Some(harness::pipeline::RetryPolicy::ALL.to_vec());
+    results.meta.retry_policies = Some(harness::results::RetryPolicy::ALL.to_vec());
     results.meta.scenarios = Some(vec!["uniform".into()]);
     results.meta.strategies = Some(vec!["inline".into()]);
     results.meta.breakdown = Some(true);

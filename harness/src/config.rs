@@ -16,8 +16,8 @@ pub use crate::limits::{
 };
 use crate::measure::runner::Repetitions;
 use crate::measure::timer::DEFAULT_TIMER_THREADS;
-use crate::pipeline::{CommitPolicy, RetryPolicy};
 use crate::results::Meta;
+use crate::results::{CommitPolicy, RetryPolicy};
 use crate::sweep::{Point, Sweep};
 use crate::workload::{ScenarioId, Sizes};
 

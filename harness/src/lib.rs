@@ -2,8 +2,10 @@
 //!
 //! Data flows one way: workload -> runner -> strategy -> handler records -> metrics ->
 //! results -> reports. Reporters never time anything; timing code never formats output.
-//! This crate depends on `strategies`; never the reverse. The modules, in pipeline order
-//! (each one uses only those listed before it):
+//! This crate depends on `strategies`; never the reverse. The modules, each using only those
+//! listed before it (but for a scenario's headline, a metric of `results`): the schema of
+//! the results comes before `measure` and `pipeline`, which produce them, and everything
+//! after them only reads them.
 
 /// What a setting may be: flag ranges, limits, checks and their typed error.
 pub mod limits;
@@ -11,12 +13,14 @@ pub mod limits;
 pub mod sweep;
 /// The scenarios, their sizes (each declared once) and the seeded messages of every cell.
 pub mod workload;
-/// One workload offered to one strategy: the runner, the handler, the recorder, the timer.
+/// `results.json`: the schema (every type of a results file but the sizes and the sweep,
+/// which `workload` and `sweep` declare), the files of a run.
+pub mod results;
+/// One workload offered to one strategy: the runner, the handler, the recorder, the timer,
+/// and the metrics computed from the raw samples.
 pub mod measure;
 /// The end-to-end pipeline: a partitioned log, offset commits and a version-aware projection.
 pub mod pipeline;
-/// `results.json`: the schema, the metrics computed from raw samples, the files of a run.
-pub mod results;
 /// What reads results: the summary, the charts, the HTML report, exports, `list`.
 pub mod report;
 /// `keyed-bench compare`: two runs' results, cell by cell, judged against their noise.

@@ -145,30 +145,6 @@ impl Point {
     }
 }
 
-/// The settings a cell ran with, as `runs[].settings` and `pipelines[].settings` record
-/// them.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CellSettings {
-    /// Worker threads per pool (the scenario's own where it fixes them).
-    pub workers: usize,
-    /// Messages a mailbox runs per turn.
-    pub throughput: usize,
-    /// The admission window (the scenario's own where it keeps it).
-    pub window: usize,
-    /// Microseconds an idle mailbox worker spins before it parks.
-    pub idle_spin_us: u32,
-    /// The point's label within the sweep, the end of the cell's param (`workers=4`);
-    /// empty outside a sweep.
-    pub sweep: String,
-}
-
-impl CellSettings {
-    /// The cell's param without its sweep label: the scenario's own.
-    pub fn base_param<'p>(&self, param: &'p str) -> &'p str {
-        param.strip_suffix(self.sweep.as_str()).map_or(param, str::trim_end)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -200,23 +176,5 @@ mod tests {
         assert!(!single.is_sweep());
         assert_eq!(single.points(Uses::ALL).len(), 1);
         assert_eq!(single.label(&single.points(Uses::ALL)[0], Uses::ALL), "");
-    }
-
-    #[test]
-    fn a_label_follows_the_scenarios_param_and_comes_off_again() {
-        assert_eq!(crate::results::cell::labelled("keys=1000", "workers=2"), "keys=1000 workers=2");
-        assert_eq!(crate::results::cell::labelled("", "workers=2"), "workers=2");
-        assert_eq!(crate::results::cell::labelled("burst=240", ""), "burst=240");
-        let settings = CellSettings {
-            workers: 2,
-            throughput: 64,
-            window: 64,
-            idle_spin_us: 50,
-            sweep: "workers=2".into(),
-        };
-        assert_eq!(settings.base_param("keys=1000 workers=2"), "keys=1000");
-        assert_eq!(settings.base_param("workers=2"), "");
-        let plain = CellSettings { sweep: String::new(), ..settings };
-        assert_eq!(plain.base_param("keys=1000"), "keys=1000");
     }
 }

@@ -1,8 +1,15 @@
 //! `harness/src/lib.rs` lists its modules in pipeline order, each using only those listed
 //! before it (tests aside): this test reads the list and every module's code and names any
-//! `crate::` path that reaches forward.
+//! `crate::` path that reaches forward, apart from the few that [`ALLOWED`] lists with why.
 
 use std::path::{Path, PathBuf};
+
+/// The files that may use a module listed after theirs: (file under `src/`, the module, why).
+const ALLOWED: &[(&str, &str, &str)] = &[(
+    "workload/scenario/mod.rs",
+    "results",
+    "a scenario's spec names its headline, a metric of the registry in `results::metric`",
+)];
 
 /// The modules as `lib.rs` lists them, in order.
 fn listed(lib: &str) -> Vec<String> {
@@ -50,9 +57,12 @@ fn every_module_uses_only_those_listed_before_it() {
         assert!(!files.is_empty(), "no source for `{module}`");
         for file in files {
             let code = std::fs::read_to_string(&file).unwrap();
-            for later in used(&code, &modules[index + 1..]) {
-                forward.push(format!("{} uses `{later}`", file.display()));
-            }
+            let relative = file.strip_prefix(&src).unwrap().to_string_lossy().replace('\\', "/");
+            let allowed = |later: &&str| {
+                ALLOWED.iter().any(|(file, module, _)| relative == *file && *later == *module)
+            };
+            let later = used(&code, &modules[index + 1..]).into_iter().filter(|l| !allowed(l));
+            forward.extend(later.map(|later| format!("{} uses `{later}`", file.display())));
         }
     }
     assert!(forward.is_empty(), "modules that use ones listed after them: {forward:#?}");

@@ -3,11 +3,11 @@
 
 use std::path::{Path, PathBuf};
 
-use harness::measure::recorder::Correctness;
 use harness::report::html::{plot_and_report, render_report, PlotConfig, ReportError};
 use harness::report::plot::{render_all, Charts};
 use harness::results::{
-    ContextSwitches, Latency, Meta, ReadError, Results, RunResult, Spread, Tail, Threads, SCHEMA,
+    ContextSwitches, Correctness, Latency, Meta, ReadError, Results, RunResult, Spread, Tail,
+    Threads, SCHEMA,
 };
 
 const PNG_SIGNATURE: [u8; 8] = [0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A];
@@ -414,13 +414,13 @@ const PIPELINE_CHARTS: [(&str, &str); 5] = [
 
 /// Measured cells of pipeline-crash, -retry, -expand and -rebalance, tiny, for
 /// keyed-mailbox, group-by and thread-pool; measured once per test binary.
-fn pipeline_runs() -> &'static [harness::pipeline::PipelineRun] {
+fn pipeline_runs() -> &'static [harness::results::PipelineRun] {
     use harness::measure::timer::Timer;
     use harness::pipeline::{run_scenario, Bench, PipelinePlan};
     use harness::workload::{ScenarioId, Sizes};
     use strategies::{StrategyConfig, StrategyId};
 
-    static RUNS: std::sync::OnceLock<Vec<harness::pipeline::PipelineRun>> =
+    static RUNS: std::sync::OnceLock<Vec<harness::results::PipelineRun>> =
         std::sync::OnceLock::new();
     RUNS.get_or_init(|| {
         let sizes = Sizes {
@@ -459,7 +459,7 @@ fn pipeline_runs() -> &'static [harness::pipeline::PipelineRun] {
 }
 
 /// The small results with `pipelines` as their pipeline cells.
-fn with_pipelines(pipelines: Vec<harness::pipeline::PipelineRun>) -> Results {
+fn with_pipelines(pipelines: Vec<harness::results::PipelineRun>) -> Results {
     Results { pipelines, ..small_results() }
 }
 
@@ -549,7 +549,7 @@ fn at_point(
     run.param = harness::results::cell::labelled(&run.param, label);
     run.workers = Some(workers);
     run.window = Some(window);
-    run.settings = Some(harness::sweep::CellSettings {
+    run.settings = Some(harness::results::CellSettings {
         workers,
         throughput,
         window,

@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 
 use crate::compare::{
-    CompareConfig, Format, Metric, Options, ALPHA_RANGE, DEFAULT_ALPHA, DEFAULT_THRESHOLD_PCT,
-    REGRESSION_RANGE, THRESHOLD_RANGE,
+    CompareConfig, Format, Options, ALPHA_RANGE, DEFAULT_ALPHA, DEFAULT_METRICS,
+    DEFAULT_THRESHOLD_PCT, REGRESSION_RANGE, THRESHOLD_RANGE,
 };
 use crate::limits::{parse_list, SettingError};
 
@@ -26,7 +26,8 @@ pub struct CompareArgs {
     pub format: Format,
     /// Metrics to compare, comma-separated, each once, or `all`: throughput (messages/s,
     /// higher is better), elapsed (seconds per repetition) and p99 (each repetition's
-    /// 99th-percentile latency), both lower is better.
+    /// 99th-percentile latency), both lower is better. Any other metric of docs/results.md
+    /// by name (efficiency, bystander_p99, ...).
     #[arg(long, default_value = "all", value_name = "m,n|all")]
     pub metric: String,
     /// Significance level of the two-sided Mann-Whitney U test [0.0001..=0.5].
@@ -82,7 +83,7 @@ impl TryFrom<CompareArgs> for CompareConfig {
         let options = Options {
             alpha: in_range("alpha", args.alpha, ALPHA_RANGE)?,
             threshold_pct: in_range("threshold", args.threshold, THRESHOLD_RANGE)?,
-            metrics: parse_list("metric", &args.metric, Metric::ALL)?,
+            metrics: parse_list("metric", &args.metric, &DEFAULT_METRICS)?,
         };
         let fail_on_regression = args
             .fail_on_regression
@@ -101,6 +102,7 @@ impl TryFrom<CompareArgs> for CompareConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::results::Metric;
 
     fn args() -> CompareArgs {
         CompareArgs {

@@ -8,8 +8,8 @@ use strategies::{Binding, StrategyConfig, WindowScope};
 
 use super::parse_strategies;
 use crate::config::{check_setting, parse_list, RunConfig, SettingError};
-use crate::pipeline::{CommitPolicy, RetryPolicy};
 use crate::progress::clock;
+use crate::results::{CommitPolicy, RetryPolicy};
 use crate::suite::{
     plan, Cell, CELL_OVERHEAD_S, PIPELINE_RECORD_S, REFERENCE_SATURATION_PER_WORKER,
 };

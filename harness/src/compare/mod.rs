@@ -1,8 +1,9 @@
 //! `keyed-bench compare`: two runs' results, cell by cell, with their noise.
 //!
-//! Cells of A and B are matched by scenario, param and strategy (and worker count, where
-//! both record it). For each matched cell and metric the verdict weighs the per-repetition
-//! samples (`runs[].samples`) of both runs:
+//! Cells of A and B are matched by their [`CellKey`] (scenario, param and strategy), and by
+//! worker count where both record it ([`ListedCell`]). For each matched cell and metric (of
+//! the registry, [`Metric`]; a metric a cell does not have is left out) the verdict weighs
+//! the per-repetition samples (`runs[].samples`) of both runs:
 //!
 //! - **too few samples to judge**: either side has fewer than [`MIN_SAMPLES`] (a file
 //!   written before samples were recorded has none);
@@ -31,12 +32,10 @@ pub mod stats;
 
 use std::fmt;
 use std::path::PathBuf;
-use std::str::FromStr;
 
 use serde::Serialize;
 
-use crate::results::metrics::median;
-use crate::results::{ReadError, Results, RunResult};
+use crate::results::{median, CellKey, Metric, PipelineRun, ReadError, Results, RunResult};
 
 pub use render::{render, Format, Inputs, Regressions};
 
@@ -54,77 +53,14 @@ pub const THRESHOLD_RANGE: (f64, f64) = (0.0, 100.0);
 /// The range of `--fail-on-regression`, in percent.
 pub const REGRESSION_RANGE: (f64, f64) = (0.0, 1000.0);
 
-/// A metric compared per cell.
+/// The metrics compared unless `--metric` says otherwise (and what its `all` stands for):
+/// the figures each repetition records, so each is judged on its samples.
+pub const DEFAULT_METRICS: [Metric; 3] = [Metric::Throughput, Metric::Elapsed, Metric::P99];
+
+/// What B's change from A in one metric of one cell reads as: the verdict a comparison
+/// prints for it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Metric {
-    /// Messages per second (`throughput_per_s`): higher is better.
-    Throughput,
-    /// Seconds per repetition (`elapsed_s`): lower is better.
-    Elapsed,
-    /// The 99th-percentile latency of a repetition (`latency_p99_ns`): lower is better.
-    P99,
-}
-
-impl Metric {
-    /// Every metric, in the order they are reported.
-    pub const ALL: &'static [Metric] = &[Metric::Throughput, Metric::Elapsed, Metric::P99];
-
-    /// The name `--metric` takes.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Throughput => "throughput",
-            Self::Elapsed => "elapsed",
-            Self::P99 => "p99",
-        }
-    }
-
-    /// Whether a larger value is an improvement.
-    pub fn higher_is_better(self) -> bool {
-        self == Self::Throughput
-    }
-
-    /// The cell's per-repetition values of this metric; empty when not recorded.
-    fn samples(self, run: &RunResult) -> Vec<f64> {
-        let Some(samples) = &run.samples else { return Vec::new() };
-        match self {
-            Self::Throughput => samples.throughput_per_s.clone(),
-            Self::Elapsed => samples.elapsed_s.clone(),
-            Self::P99 => samples.latency_p99_ns.iter().map(|&ns| ns as f64).collect(),
-        }
-    }
-
-    /// The cell's summary figure, for a cell without samples: the median throughput and
-    /// elapsed time, and the p99 of the merged histogram.
-    fn recorded(self, run: &RunResult) -> f64 {
-        match self {
-            Self::Throughput => run.throughput_per_s.median,
-            Self::Elapsed => run.elapsed_s,
-            Self::P99 => run.latency_ns.p99 as f64,
-        }
-    }
-}
-
-impl fmt::Display for Metric {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for Metric {
-    type Err = String;
-
-    fn from_str(name: &str) -> Result<Self, String> {
-        Self::ALL.iter().copied().find(|metric| metric.as_str() == name).ok_or_else(|| {
-            let known: Vec<&str> = Self::ALL.iter().map(|metric| metric.as_str()).collect();
-            format!("unknown metric `{name}`; expected one of {}", known.join(", "))
-        })
-    }
-}
-
-/// What a comparison concluded about one metric of one cell.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub enum Verdict {
+pub enum Change {
     /// B is better than A beyond the noise and the threshold.
     #[serde(rename = "faster")]
     Faster,
@@ -139,8 +75,8 @@ pub enum Verdict {
     TooFewSamples,
 }
 
-impl Verdict {
-    /// The verdict as reports print it.
+impl Change {
+    /// The verdict as reports print it (and JSON writes it).
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Faster => "faster",
@@ -151,7 +87,7 @@ impl Verdict {
     }
 }
 
-impl fmt::Display for Verdict {
+impl fmt::Display for Change {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
@@ -173,7 +109,7 @@ impl Default for Options {
         Self {
             alpha: DEFAULT_ALPHA,
             threshold_pct: DEFAULT_THRESHOLD_PCT,
-            metrics: Metric::ALL.to_vec(),
+            metrics: DEFAULT_METRICS.to_vec(),
         }
     }
 }
@@ -194,16 +130,16 @@ pub struct Judgement {
     pub change_pct: Option<f64>,
     /// The test's two-sided p-value; `None` with too few samples.
     pub p_value: Option<f64>,
-    /// The verdict.
-    pub verdict: Verdict,
+    /// What the change reads as.
+    pub verdict: Change,
 }
 
 impl Judgement {
-    /// How much worse B is than A, in percent, when the verdict is [`Verdict::Slower`]: the
+    /// How much worse B is than A, in percent, when the verdict is [`Change::Slower`]: the
     /// fall in a higher-is-better metric, the rise in a lower-is-better one (infinite where
     /// A's median is 0).
     pub fn regression_pct(&self, higher_is_better: bool) -> Option<f64> {
-        (self.verdict == Verdict::Slower).then(|| match self.change_pct {
+        (self.verdict == Change::Slower).then(|| match self.change_pct {
             Some(change) if higher_is_better => -change,
             Some(change) => change,
             None => f64::INFINITY,
@@ -248,7 +184,7 @@ pub fn judge(
         b_samples: b.len(),
         change_pct: change,
         p_value: None,
-        verdict: Verdict::TooFewSamples,
+        verdict: Change::TooFewSamples,
     };
     if a.len() < MIN_SAMPLES || b.len() < MIN_SAMPLES {
         return judgement;
@@ -258,76 +194,53 @@ pub fn judge(
     let beyond_threshold = change.is_none_or(|change| change.abs() > options.threshold_pct);
     judgement.verdict = if p < options.alpha && beyond_threshold {
         if (b_median > a_median) == higher_is_better {
-            Verdict::Faster
+            Change::Faster
         } else {
-            Verdict::Slower
+            Change::Slower
         }
     } else {
-        Verdict::WithinNoise
+        Change::WithinNoise
     };
     judgement
 }
 
-/// Which cell a comparison row is about.
+/// A cell as a comparison lists it: its key, and the worker count its file records.
+///
+/// The key is the cell's identity. The worker count is one more thing two cells must agree
+/// on to pair, where both files record one: outside a sweep a key does not name the workers
+/// (the run's `--workers`, or the scenario's own), so two runs with different `--workers`
+/// hold cells of one key that measured different things.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct CellId {
-    /// Scenario id.
-    pub scenario: String,
-    /// The parameter, or empty.
-    pub param: String,
-    /// Strategy id.
-    pub strategy: String,
-    /// The cell's worker threads, where its file records them.
+pub struct ListedCell {
+    /// The cell.
+    #[serde(flatten)]
+    pub key: CellKey,
+    /// Its worker threads, where its file records them (`runs[].workers`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub workers: Option<usize>,
 }
 
-impl CellId {
+impl ListedCell {
     fn of_run(run: &RunResult) -> Self {
-        Self {
-            scenario: run.scenario.clone(),
-            param: run.param.clone(),
-            strategy: run.strategy.clone(),
-            workers: run.workers,
-        }
+        Self { key: CellKey::of_run(run), workers: run.workers }
     }
 
-    fn of_missing(cell: &crate::results::CellKey) -> Self {
-        Self {
-            scenario: cell.scenario.as_str().to_owned(),
-            param: cell.full_param(),
-            strategy: cell.strategy.clone(),
-            workers: None,
-        }
+    fn of_pipeline(run: &PipelineRun) -> Self {
+        Self { key: CellKey::of_pipeline(run), workers: None }
     }
 
-    fn of_pipeline(run: &crate::pipeline::PipelineRun) -> Self {
-        Self {
-            scenario: run.scenario.clone(),
-            param: run.param.clone(),
-            strategy: run.strategy.clone(),
-            workers: None,
-        }
-    }
-
-    /// Whether `other` is the same cell: scenario, param and strategy equal, and the worker
-    /// counts too where both record one.
-    fn matches(&self, other: &Self) -> bool {
-        self.scenario == other.scenario
-            && self.param == other.param
-            && self.strategy == other.strategy
+    /// Whether `other` is the same cell: the same key, and the same worker count where both
+    /// record one.
+    fn pairs_with(&self, other: &Self) -> bool {
+        self.key == other.key
             && (self.workers.is_none() || other.workers.is_none() || self.workers == other.workers)
     }
 }
 
-impl fmt::Display for CellId {
-    /// `scenario [param] strategy`.
+impl fmt::Display for ListedCell {
+    /// The key: `scenario [param] strategy`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.scenario)?;
-        if !self.param.is_empty() {
-            write!(f, " {}", self.param)?;
-        }
-        write!(f, " {}", self.strategy)
+        self.key.fmt(f)
     }
 }
 
@@ -347,7 +260,7 @@ pub struct MetricRow {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct CellComparison {
     /// The cell (with A's worker count).
-    pub cell: CellId,
+    pub cell: ListedCell,
     /// One row per compared metric.
     pub metrics: Vec<MetricRow>,
 }
@@ -356,8 +269,8 @@ pub struct CellComparison {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct PipelineComparison {
     /// The cell.
-    pub cell: CellId,
-    /// The metric (throughput or elapsed).
+    pub cell: CellKey,
+    /// The metric (one that pipeline cells have: throughput or elapsed).
     pub metric: Metric,
     /// A's value.
     pub a: f64,
@@ -392,26 +305,26 @@ pub struct Comparison {
     /// Cells in both, in A's order.
     pub cells: Vec<CellComparison>,
     /// Cells (runs and pipelines) only A has.
-    pub only_in_a: Vec<CellId>,
+    pub only_in_a: Vec<ListedCell>,
     /// Cells (runs and pipelines) only B has.
-    pub only_in_b: Vec<CellId>,
+    pub only_in_b: Vec<ListedCell>,
     /// The cells A's run had not done when its file was written (`meta.incomplete`): not
     /// compared, and not in `only_in_b`.
-    pub missing_in_a: Vec<CellId>,
+    pub missing_in_a: Vec<CellKey>,
     /// The same of B's run: not compared, and not in `only_in_a`.
-    pub missing_in_b: Vec<CellId>,
+    pub missing_in_b: Vec<CellKey>,
     /// Pipeline cells in both, in A's order: single-shot, not judged.
     pub pipelines: Vec<PipelineComparison>,
 }
 
 impl Comparison {
     /// Every judged row with the cell it belongs to.
-    pub fn rows(&self) -> impl Iterator<Item = (&CellId, &MetricRow)> {
+    pub fn rows(&self) -> impl Iterator<Item = (&ListedCell, &MetricRow)> {
         self.cells.iter().flat_map(|cell| cell.metrics.iter().map(move |row| (&cell.cell, row)))
     }
 
     /// The rows whose verdict is slower by more than `pct` percent.
-    pub fn regressions(&self, pct: f64) -> Vec<(&CellId, &MetricRow)> {
+    pub fn regressions(&self, pct: f64) -> Vec<(&ListedCell, &MetricRow)> {
         self.rows()
             .filter(|(_, row)| {
                 row.judgement.regression_pct(row.higher_is_better).is_some_and(|worse| worse > pct)
@@ -419,9 +332,9 @@ impl Comparison {
             .collect()
     }
 
-    /// How many rows reached each verdict, in [`Verdict`] order.
-    pub fn counts(&self) -> [(Verdict, usize); 4] {
-        [Verdict::Faster, Verdict::Slower, Verdict::WithinNoise, Verdict::TooFewSamples].map(
+    /// How many rows reached each verdict, in [`Change`] order.
+    pub fn counts(&self) -> [(Change, usize); 4] {
+        [Change::Faster, Change::Slower, Change::WithinNoise, Change::TooFewSamples].map(
             |verdict| {
                 (verdict, self.rows().filter(|(_, r)| r.judgement.verdict == verdict).count())
             },
@@ -429,18 +342,13 @@ impl Comparison {
     }
 }
 
-/// Pairs each of `a` with the first unpaired of `b` that `matches`; returns the pairs and
-/// the indices left on each side.
-fn pair<T>(
-    a: &[T],
-    b: &[T],
-    id: impl Fn(&T) -> CellId,
-) -> (Vec<(usize, usize)>, Vec<usize>, Vec<usize>) {
+/// Pairs each of `a` with the first unpaired of `b` that it pairs with; returns the pairs
+/// and the indices left on each side.
+fn pair(a: &[ListedCell], b: &[ListedCell]) -> (Vec<(usize, usize)>, Vec<usize>, Vec<usize>) {
     let mut taken = vec![false; b.len()];
     let (mut pairs, mut only_a) = (Vec::new(), Vec::new());
     for (i, left) in a.iter().enumerate() {
-        let left = id(left);
-        let found = (0..b.len()).find(|&j| !taken[j] && left.matches(&id(&b[j])));
+        let found = (0..b.len()).find(|&j| !taken[j] && left.pairs_with(&b[j]));
         match found {
             Some(j) => {
                 taken[j] = true;
@@ -520,60 +428,72 @@ fn setting_differences(a: &Results, b: &Results) -> Vec<SettingDifference> {
     differences
 }
 
+/// Each of `options.metrics` of a cell present in both runs (`left` of A's `runs`, `right`
+/// of B's), B's run judged against A's; a metric either cell lacks is left out.
+fn metric_rows(
+    (left, right): (&RunResult, &RunResult),
+    (runs_a, runs_b): (&[RunResult], &[RunResult]),
+    options: &Options,
+) -> Vec<MetricRow> {
+    options
+        .metrics
+        .iter()
+        .filter_map(|&metric| {
+            let recorded = (metric.value(left, runs_a)?, metric.value(right, runs_b)?);
+            let (a, b) = (metric.samples(left), metric.samples(right));
+            let higher_is_better = metric.higher_is_better();
+            let judgement = judge(&a, &b, recorded, higher_is_better, options);
+            Some(MetricRow { metric, higher_is_better, judgement })
+        })
+        .collect()
+}
+
+/// Each of `options.metrics` that pipeline cells have, A's value beside B's.
+fn pipeline_rows(
+    left: &PipelineRun,
+    right: &PipelineRun,
+    options: &Options,
+) -> Vec<PipelineComparison> {
+    let cell = CellKey::of_pipeline(left);
+    options
+        .metrics
+        .iter()
+        .filter_map(|&metric| {
+            let (a, b) = (metric.pipeline_value(left)?, metric.pipeline_value(right)?);
+            let change_pct = change_pct(a, b);
+            Some(PipelineComparison { cell: cell.clone(), metric, a, b, change_pct })
+        })
+        .collect()
+}
+
 /// Compares run `b` against run `a` (see the module docs).
 pub fn compare(a: &Results, b: &Results, options: &Options) -> Comparison {
-    let (pairs, only_a, only_b) = pair(&a.runs, &b.runs, CellId::of_run);
+    let runs = |results: &Results| results.runs.iter().map(ListedCell::of_run).collect::<Vec<_>>();
+    let (runs_a, runs_b) = (runs(a), runs(b));
+    let (pairs, only_a, only_b) = pair(&runs_a, &runs_b);
     let cells = pairs
         .into_iter()
-        .map(|(i, j)| {
-            let (left, right) = (&a.runs[i], &b.runs[j]);
-            let metrics = options
-                .metrics
-                .iter()
-                .map(|&metric| MetricRow {
-                    metric,
-                    higher_is_better: metric.higher_is_better(),
-                    judgement: judge(
-                        &metric.samples(left),
-                        &metric.samples(right),
-                        (metric.recorded(left), metric.recorded(right)),
-                        metric.higher_is_better(),
-                        options,
-                    ),
-                })
-                .collect();
-            CellComparison { cell: CellId::of_run(left), metrics }
+        .map(|(i, j)| CellComparison {
+            cell: runs_a[i].clone(),
+            metrics: metric_rows((&a.runs[i], &b.runs[j]), (&a.runs, &b.runs), options),
         })
         .collect();
-    let mut only_in_a: Vec<CellId> =
-        only_a.into_iter().map(|i| CellId::of_run(&a.runs[i])).collect();
-    let mut only_in_b: Vec<CellId> =
-        only_b.into_iter().map(|j| CellId::of_run(&b.runs[j])).collect();
-    let (pairs, only_a, only_b) = pair(&a.pipelines, &b.pipelines, CellId::of_pipeline);
-    only_in_a.extend(only_a.into_iter().map(|i| CellId::of_pipeline(&a.pipelines[i])));
-    only_in_b.extend(only_b.into_iter().map(|j| CellId::of_pipeline(&b.pipelines[j])));
-    let missing_in_a: Vec<CellId> = a.missing_cells().iter().map(CellId::of_missing).collect();
-    let missing_in_b: Vec<CellId> = b.missing_cells().iter().map(CellId::of_missing).collect();
-    only_in_a.retain(|cell| !missing_in_b.iter().any(|missing| missing.matches(cell)));
-    only_in_b.retain(|cell| !missing_in_a.iter().any(|missing| missing.matches(cell)));
-    let mut pipelines = Vec::new();
-    for (i, j) in pairs {
-        let (left, right) = (&a.pipelines[i], &b.pipelines[j]);
-        for &metric in &options.metrics {
-            let values = match metric {
-                Metric::Throughput => (left.throughput_per_s, right.throughput_per_s),
-                Metric::Elapsed => (left.elapsed_s, right.elapsed_s),
-                Metric::P99 => continue,
-            };
-            pipelines.push(PipelineComparison {
-                cell: CellId::of_pipeline(left),
-                metric,
-                a: values.0,
-                b: values.1,
-                change_pct: change_pct(values.0, values.1),
-            });
-        }
-    }
+    let mut only_in_a: Vec<ListedCell> = only_a.into_iter().map(|i| runs_a[i].clone()).collect();
+    let mut only_in_b: Vec<ListedCell> = only_b.into_iter().map(|j| runs_b[j].clone()).collect();
+    let pipelines = |results: &Results| {
+        results.pipelines.iter().map(ListedCell::of_pipeline).collect::<Vec<_>>()
+    };
+    let (pipelines_a, pipelines_b) = (pipelines(a), pipelines(b));
+    let (pairs, only_a, only_b) = pair(&pipelines_a, &pipelines_b);
+    only_in_a.extend(only_a.into_iter().map(|i| pipelines_a[i].clone()));
+    only_in_b.extend(only_b.into_iter().map(|j| pipelines_b[j].clone()));
+    let (missing_in_a, missing_in_b) = (a.missing_cells().to_vec(), b.missing_cells().to_vec());
+    only_in_a.retain(|cell| !missing_in_b.contains(&cell.key));
+    only_in_b.retain(|cell| !missing_in_a.contains(&cell.key));
+    let pipelines = pairs
+        .into_iter()
+        .flat_map(|(i, j)| pipeline_rows(&a.pipelines[i], &b.pipelines[j], options))
+        .collect();
     Comparison {
         alpha: options.alpha,
         threshold_pct: options.threshold_pct,
@@ -649,7 +569,7 @@ mod tests {
         b.reverse();
         for higher in [true, false] {
             let judgement = judge(&a, &b, (0.0, 0.0), higher, &options());
-            assert_eq!(judgement.verdict, Verdict::WithinNoise);
+            assert_eq!(judgement.verdict, Change::WithinNoise);
             assert_eq!(judgement.change_pct, Some(0.0));
             assert_eq!(judgement.p_value, Some(1.0));
         }
@@ -657,7 +577,7 @@ mod tests {
         let a = [100.0, 102.0, 104.0, 106.0, 108.0];
         let b = [101.0, 103.0, 105.0, 107.0, 109.0];
         let judgement = judge(&a, &b, (0.0, 0.0), true, &options());
-        assert_eq!(judgement.verdict, Verdict::WithinNoise, "{judgement:?}");
+        assert_eq!(judgement.verdict, Change::WithinNoise, "{judgement:?}");
         assert!(judgement.p_value.unwrap() > 0.3);
     }
 
@@ -667,17 +587,17 @@ mod tests {
         let b = around(700.0, 5);
         // Throughput fell 30%: slower; elapsed fell 30%: faster.
         let throughput = judge(&a, &b, (0.0, 0.0), true, &options());
-        assert_eq!(throughput.verdict, Verdict::Slower);
+        assert_eq!(throughput.verdict, Change::Slower);
         assert!((throughput.change_pct.unwrap() + 30.0).abs() < 1e-9);
         assert!((throughput.p_value.unwrap() - 2.0 / 252.0).abs() < 1e-12);
         assert!((throughput.regression_pct(true).unwrap() - 30.0).abs() < 1e-9);
         let elapsed = judge(&a, &b, (0.0, 0.0), false, &options());
-        assert_eq!(elapsed.verdict, Verdict::Faster);
+        assert_eq!(elapsed.verdict, Change::Faster);
         assert_eq!(elapsed.regression_pct(false), None);
         // The other way round.
-        assert_eq!(judge(&b, &a, (0.0, 0.0), true, &options()).verdict, Verdict::Faster);
+        assert_eq!(judge(&b, &a, (0.0, 0.0), true, &options()).verdict, Change::Faster);
         let worse = judge(&b, &a, (0.0, 0.0), false, &options());
-        assert_eq!(worse.verdict, Verdict::Slower);
+        assert_eq!(worse.verdict, Change::Slower);
         assert!((worse.regression_pct(false).unwrap() - 100.0 * 3.0 / 7.0).abs() < 1e-9);
     }
 
@@ -687,13 +607,13 @@ mod tests {
         let b = around(500.0, 20);
         for (a, b) in [(&a, &b), (&b, &a), (&a, &a)] {
             let judgement = judge(a, b, (0.0, 0.0), true, &options());
-            assert_eq!(judgement.verdict, Verdict::TooFewSamples);
+            assert_eq!(judgement.verdict, Change::TooFewSamples);
             assert_eq!(judgement.p_value, None);
             assert!(judgement.change_pct.is_some());
         }
         // No samples at all (an older file): the recorded medians are shown.
         let judgement = judge(&[], &b, (400.0, 0.0), true, &options());
-        assert_eq!(judgement.verdict, Verdict::TooFewSamples);
+        assert_eq!(judgement.verdict, Change::TooFewSamples);
         assert_eq!((judgement.a_median, judgement.a_samples), (400.0, 0));
     }
 
@@ -701,17 +621,17 @@ mod tests {
     fn ties_are_ranked_together() {
         // Every value tied: nothing to tell apart.
         let same = [5.0; 6];
-        assert_eq!(judge(&same, &same, (0.0, 0.0), true, &options()).verdict, Verdict::WithinNoise);
+        assert_eq!(judge(&same, &same, (0.0, 0.0), true, &options()).verdict, Change::WithinNoise);
         // Ties across the samples, but B clearly lower: still slower for throughput.
         let a = [10.0, 10.0, 11.0, 11.0, 12.0];
         let b = [8.0, 8.0, 9.0, 9.0, 10.0];
         let judgement = judge(&a, &b, (0.0, 0.0), true, &options());
-        assert_eq!(judgement.verdict, Verdict::Slower, "{judgement:?}");
+        assert_eq!(judgement.verdict, Change::Slower, "{judgement:?}");
         assert!(judgement.p_value.unwrap() < 0.05);
         // Heavy ties that leave the medians equal: within noise.
         let a = [1.0, 1.0, 1.0, 2.0, 2.0];
         let b = [1.0, 1.0, 1.0, 1.0, 2.0];
-        assert_eq!(judge(&a, &b, (0.0, 0.0), true, &options()).verdict, Verdict::WithinNoise);
+        assert_eq!(judge(&a, &b, (0.0, 0.0), true, &options()).verdict, Change::WithinNoise);
     }
 
     #[test]
@@ -721,13 +641,13 @@ mod tests {
         let b: Vec<f64> = a.iter().map(|v| v * 1.01).collect();
         let judgement = judge(&a, &b, (0.0, 0.0), true, &options());
         assert!(judgement.p_value.unwrap() < 0.05);
-        assert_eq!(judgement.verdict, Verdict::WithinNoise);
+        assert_eq!(judgement.verdict, Change::WithinNoise);
         let lower = Options { threshold_pct: 0.5, ..options() };
-        assert_eq!(judge(&a, &b, (0.0, 0.0), true, &lower).verdict, Verdict::Faster);
+        assert_eq!(judge(&a, &b, (0.0, 0.0), true, &lower).verdict, Change::Faster);
         // A stricter alpha than the smallest p of 5 + 5 samples (0.0079) judges nothing.
         let strict = Options { alpha: 0.005, ..options() };
         let (a, b) = (around(1000.0, 5), around(700.0, 5));
-        assert_eq!(judge(&a, &b, (0.0, 0.0), true, &strict).verdict, Verdict::WithinNoise);
+        assert_eq!(judge(&a, &b, (0.0, 0.0), true, &strict).verdict, Change::WithinNoise);
     }
 
     #[test]
@@ -736,7 +656,7 @@ mod tests {
         let ones = [1.0; 5];
         let judgement = judge(&zeros, &ones, (0.0, 0.0), false, &options());
         assert_eq!(judgement.change_pct, None);
-        assert_eq!(judgement.verdict, Verdict::Slower);
+        assert_eq!(judgement.verdict, Change::Slower);
         assert_eq!(judgement.regression_pct(false), Some(f64::INFINITY));
         assert_eq!(judge(&zeros, &zeros, (0.0, 0.0), false, &options()).change_pct, Some(0.0));
     }
@@ -780,15 +700,15 @@ mod tests {
         let comparison = compare(&a, &b, &options());
         assert_eq!(comparison.cells.len(), a.runs.len() - 1);
         assert_eq!(comparison.only_in_a.len(), 1);
-        assert_eq!(comparison.only_in_a[0].strategy, gone);
+        assert_eq!(comparison.only_in_a[0].key.strategy, gone);
         assert_eq!(comparison.only_in_b.len(), 1);
-        assert_eq!(comparison.only_in_b[0].param, "keys=7");
+        assert_eq!(comparison.only_in_b[0].key.param, "keys=7");
         for cell in &comparison.cells {
-            let verdicts: Vec<Verdict> = cell.metrics.iter().map(|m| m.judgement.verdict).collect();
-            if cell.cell.strategy == "keyed-mailbox" {
-                assert_eq!(verdicts, [Verdict::Slower; 3], "{}", cell.cell);
+            let verdicts: Vec<Change> = cell.metrics.iter().map(|m| m.judgement.verdict).collect();
+            if cell.cell.key.strategy == "keyed-mailbox" {
+                assert_eq!(verdicts, [Change::Slower; 3], "{}", cell.cell);
             } else {
-                assert_eq!(verdicts, [Verdict::WithinNoise; 3], "{}", cell.cell);
+                assert_eq!(verdicts, [Change::WithinNoise; 3], "{}", cell.cell);
             }
         }
         let regressions = comparison.regressions(10.0);
@@ -808,6 +728,19 @@ mod tests {
     }
 
     #[test]
+    fn any_metric_of_the_registry_compares_and_one_a_cell_lacks_is_left_out() {
+        let a = reference();
+        let only = |metric| Options { metrics: vec![metric], ..options() };
+        let efficiency = compare(&a, &a, &only(Metric::Efficiency));
+        assert_eq!(efficiency.rows().count(), a.runs.len());
+        let bystander = compare(&a, &a, &only(Metric::BystanderP99));
+        let troubled = a.runs.iter().filter(|run| run.bystander_latency_ns.is_some()).count();
+        assert!(troubled > 0 && troubled < a.runs.len());
+        assert_eq!(bystander.rows().count(), troubled);
+        assert_eq!(bystander.cells.len(), a.runs.len(), "every cell is still matched");
+    }
+
+    #[test]
     fn a_file_without_samples_is_too_few_to_judge_and_settings_differences_are_named() {
         let a = reference();
         let mut b = reference();
@@ -817,18 +750,10 @@ mod tests {
             sizes.spin_ns += 1;
         }
         let comparison = compare(&a, &b, &options());
-        assert!(comparison.rows().all(|(_, row)| row.judgement.verdict == Verdict::TooFewSamples));
+        assert!(comparison.rows().all(|(_, row)| row.judgement.verdict == Change::TooFewSamples));
         assert!(comparison.only_in_a.is_empty() && comparison.only_in_b.is_empty());
         let fields: Vec<&str> = comparison.settings.iter().map(|d| d.field.as_str()).collect();
         assert_eq!(fields, ["meta.git_commit", "meta.seed", "meta.sizes.spin_ns"]);
         assert_eq!(comparison.settings[1].b, "7");
-    }
-
-    #[test]
-    fn metrics_parse_by_name() {
-        for metric in Metric::ALL {
-            assert_eq!(metric.as_str().parse::<Metric>(), Ok(*metric));
-        }
-        assert!("latency".parse::<Metric>().unwrap_err().contains("unknown metric `latency`"));
     }
 }

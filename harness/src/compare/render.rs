@@ -4,10 +4,10 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use super::{CellId, Comparison, Metric, MetricRow, Verdict};
-use crate::report::format::{format_ns, format_rate};
+use super::{Change, Comparison, ListedCell, MetricRow};
+use crate::report::format::format_compact;
 use crate::report::table::{Align, Cell, Table};
-use crate::results::Results;
+use crate::results::{Metric, Results};
 
 /// How to print a comparison.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -32,15 +32,11 @@ pub struct Inputs<'a> {
 }
 
 /// The regressions past `--fail-on-regression`, with its percentage.
-pub type Regressions<'a, 'c> = (f64, &'a [(&'c CellId, &'c MetricRow)]);
+pub type Regressions<'a, 'c> = (f64, &'a [(&'c ListedCell, &'c MetricRow)]);
 
 /// A metric's value as people read it.
 fn value(metric: Metric, value: f64) -> String {
-    match metric {
-        Metric::Throughput => format!("{}/s", format_rate(value)),
-        Metric::Elapsed => format_ns(value * 1e9),
-        Metric::P99 => format_ns(value),
-    }
+    format_compact(metric.unit(), value)
 }
 
 fn change(change: Option<f64>) -> String {
@@ -98,7 +94,7 @@ const NO_SAMPLES: &str = "cells without per-repetition samples (`runs[].samples`
 const PIPELINES: &str = "pipeline cells (single-shot: one sample each, not judged)";
 
 /// A cell's label with its worker count, for the lists of unmatched cells.
-fn unmatched(cell: &CellId) -> String {
+fn unmatched(cell: &ListedCell) -> String {
     match cell.workers {
         Some(workers) => format!("{cell} (workers {workers})"),
         None => cell.to_string(),
@@ -128,7 +124,7 @@ fn judged(comparison: &Comparison) -> Table {
             Cell::plain(change(judgement.change_pct)),
             Cell::plain(format!("{}/{}", judgement.a_samples, judgement.b_samples)),
             Cell::plain(p_value(judgement.p_value)),
-            Cell::strong_if(judgement.verdict.as_str(), judgement.verdict == Verdict::Slower),
+            Cell::strong_if(judgement.verdict.as_str(), judgement.verdict == Change::Slower),
         ]);
     }
     table
@@ -453,7 +449,7 @@ mod tests {
     }
 
     /// One small pipeline-crash cell.
-    fn pipeline_cell() -> crate::pipeline::PipelineRun {
+    fn pipeline_cell() -> crate::results::PipelineRun {
         use crate::pipeline::{run_scenario, Bench, PipelinePlan};
         let sizes = crate::workload::Sizes {
             pipeline_records: 600,
@@ -500,6 +496,9 @@ mod tests {
         b.pipelines.clear();
         let comparison = compare(&a, &b, &Options::default());
         assert_eq!(comparison.only_in_a.len(), 1);
-        assert_eq!(comparison.only_in_a[0].scenario, "pipeline-crash");
+        assert_eq!(
+            comparison.only_in_a[0].key.scenario,
+            crate::workload::ScenarioId::PipelineCrash
+        );
     }
 }

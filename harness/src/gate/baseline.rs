@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::metric::metric_of;
 use super::rules::{matching_runs, Kind, Rule};
 use super::{baseline_error, GateInputError};
-use crate::results::{Results, RunResult};
+use crate::results::{CellKey, Results};
 
 /// The schema id of a baseline file.
 pub const BASELINE_SCHEMA: &str = "keyed-bench.baseline.v1";
@@ -26,8 +26,9 @@ pub struct Baseline {
     pub values: BTreeMap<String, f64>,
 }
 
-pub(super) fn baseline_key(rule: &Rule, run: &RunResult) -> String {
-    format!("{}|{}|{}|{}", rule.name, run.scenario, run.param, run.strategy)
+/// The key of `rule`'s value for `cell` in a baseline file: `rule|scenario|param|strategy`.
+pub(super) fn baseline_key(rule: &Rule, cell: &CellKey) -> String {
+    format!("{}|{}|{}|{}", rule.name, cell.scenario, cell.full_param(), cell.strategy)
 }
 
 /// Reads a baseline file.
@@ -61,7 +62,7 @@ pub fn baseline_from(results: &Results, rules: &[Rule]) -> Baseline {
     for rule in rules.iter().filter(|rule| rule.kind == Kind::Baseline) {
         for run in matching_runs(rule, &results.runs) {
             if let Some(value) = metric_of(&rule.metric, run, &results.runs) {
-                values.insert(baseline_key(rule, run), value);
+                values.insert(baseline_key(rule, &CellKey::of_run(run)), value);
             }
         }
     }
@@ -103,8 +104,8 @@ mod tests {
         for value in baseline.values.values_mut() {
             *value *= 2.0; // the committed baseline was twice as fast
         }
-        let verdicts = evaluate(&results, &rules, Some(&baseline), 0, &mut no_rerun()).unwrap();
-        assert!(!verdicts[0].pass, "{verdicts:?}");
+        let checks = evaluate(&results, &rules, Some(&baseline), 0, &mut no_rerun()).unwrap();
+        assert!(!checks[0].pass, "{checks:?}");
         let empty = Baseline { schema: BASELINE_SCHEMA.into(), ..Baseline::default() };
         let missing = evaluate(&results, &rules, Some(&empty), 0, &mut no_rerun()).unwrap_err();
         assert!(missing.to_string().contains("--update-baseline"), "{missing}");

@@ -3,19 +3,21 @@
 //! again, up to `confirm` times, and passes if any measurement holds.
 
 use serde::Serialize;
-use strategies::{Design, StrategyId};
+use strategies::Design;
 
 use super::baseline::{baseline_key, Baseline};
-use super::metric::{find, metric_of, pipeline_metric};
+use super::metric::{metric_of, pipeline_metric};
 use super::rules::{
-    is_pipeline_rule, matching_pipelines, matching_runs, selection_ids, Kind, Limit, Op, Rule,
+    is_pipeline_rule, matching_pipelines, matching_runs, selection_ids, selects, Kind, Limit, Op,
+    Rule,
 };
 use super::{baseline_error, rules_error, GateInputError};
-use crate::results::{Results, RunResult};
+use crate::results::{CellKey, Metric, Results, RunResult};
 
-/// One rule applied to one cell.
+/// One rule checked on one cell: what was measured, against what, and whether it held (the
+/// JSON report lists them as `verdicts`).
 #[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct Verdict {
+pub struct Check {
     /// The rule.
     pub rule: String,
     /// `scenario param strategy`.
@@ -52,79 +54,104 @@ pub fn evaluate(
     baseline: Option<&Baseline>,
     confirm: usize,
     rerun: &mut Rerun<'_>,
-) -> Result<Vec<Verdict>, GateInputError> {
-    let mut verdicts = Vec::new();
+) -> Result<Vec<Check>, GateInputError> {
+    let mut checks = Vec::new();
     for rule in rules {
         if is_pipeline_rule(rule) {
-            verdicts.extend(judge_pipelines(rule, results)?);
+            checks.extend(judge_pipelines(rule, results)?);
             continue;
         }
-        let cells: Vec<&RunResult> = matching_runs(rule, &results.runs).collect();
-        let mut judged = 0;
-        for run in cells {
+        let judged = checks.len();
+        for run in matching_runs(rule, &results.runs) {
             let Some(first) = judge(rule, run, &results.runs, &results.meta, baseline)? else {
                 continue;
             };
-            judged += 1;
-            let (mut measured, mut limits) = (vec![first.0], vec![first.1]);
-            let mut pass = rule.op.holds(first.0, first.1);
-            if !pass && rule.is_wall_clock() {
-                let mut involved =
-                    vec![run.strategy.parse::<Design>().map_err(|e| rules_error(e.to_string()))?];
-                if let Some(of) = &rule.of {
-                    involved
-                        .push(of.parse().map_err(|e: strategies::UnknownStrategy| {
-                            rules_error(e.to_string())
-                        })?);
-                }
-                if rule.metric == "throughput_vs_inline" {
-                    involved.push(StrategyId::Inline.into());
-                }
-                for _ in 0..confirm {
-                    let Some(fresh) = rerun(&run.scenario, &run.param, &involved) else { break };
-                    let Some(again) = find(&fresh, &run.scenario, &run.param, &run.strategy) else {
-                        break;
-                    };
-                    let Some((value, limit)) = judge(rule, again, &fresh, &results.meta, baseline)?
-                    else {
-                        break;
-                    };
-                    measured.push(value);
-                    limits.push(limit);
-                    if rule.op.holds(value, limit) {
-                        pass = true;
-                        break;
-                    }
-                }
-            }
-            verdicts.push(Verdict {
-                rule: rule.name.clone(),
-                cell: format!("{} {} {}", run.scenario, run.param, run.strategy).replace("  ", " "),
-                measured,
-                limits,
-                op: rule.op.symbol().into(),
-                pass,
-            });
+            let confirmation = Confirmation { rule, meta: &results.meta, baseline, confirm };
+            checks.push(confirmation.check(run, first, rerun)?);
         }
-        if judged == 0 {
+        if checks.len() == judged {
             return Err(rules_error(no_cell(rule, &results.runs)));
         }
     }
-    Ok(verdicts)
+    Ok(checks)
+}
+
+/// What confirming a failing wall-clock rule on a cell needs: the rule, what the run
+/// recorded, and how many times it may measure again.
+struct Confirmation<'a> {
+    rule: &'a Rule,
+    meta: &'a crate::results::Meta,
+    baseline: Option<&'a Baseline>,
+    confirm: usize,
+}
+
+impl Confirmation<'_> {
+    /// The rule checked on `run`, first measured as `(measured, limit)`: a failing
+    /// wall-clock rule is measured again until a measurement holds, up to `confirm` times.
+    fn check(
+        &self,
+        run: &RunResult,
+        first: (f64, f64),
+        rerun: &mut Rerun<'_>,
+    ) -> Result<Check, GateInputError> {
+        let rule = self.rule;
+        let cell = CellKey::of_run(run);
+        let (mut measured, mut limits) = (vec![first.0], vec![first.1]);
+        let mut pass = rule.op.holds(first.0, first.1);
+        let confirming = !pass && rule.is_wall_clock();
+        let involved = if confirming { involved(rule, &cell)? } else { Vec::new() };
+        for _ in 0..if confirming { self.confirm } else { 0 } {
+            let Some(fresh) = rerun(cell.scenario.as_str(), &cell.full_param(), &involved) else {
+                break;
+            };
+            let Some(again) = cell.find(&fresh) else { break };
+            let Some((value, limit)) = judge(rule, again, &fresh, self.meta, self.baseline)? else {
+                break;
+            };
+            measured.push(value);
+            limits.push(limit);
+            pass = rule.op.holds(value, limit);
+            if pass {
+                break;
+            }
+        }
+        Ok(Check {
+            rule: rule.name.clone(),
+            cell: cell.to_string(),
+            measured,
+            limits,
+            op: rule.op.symbol().into(),
+            pass,
+        })
+    }
+}
+
+/// The strategies to measure again to confirm `rule` on `cell`: its own, and those its
+/// metric or limit compares it with.
+fn involved(rule: &Rule, cell: &CellKey) -> Result<Vec<Design>, GateInputError> {
+    let parse = |id: &str| id.parse::<Design>().map_err(|error| rules_error(error.to_string()));
+    let mut involved = vec![parse(&cell.strategy)?];
+    if let Some(of) = &rule.of {
+        involved.push(parse(of)?);
+    }
+    if let Some(other) = rule.metric.parse::<Metric>().ok().and_then(Metric::relative_to) {
+        involved.push(other.into());
+    }
+    Ok(involved)
 }
 
 /// An absolute rule on every pipeline cell it matches (no re-measurement: what a crash
 /// loses is not a matter of speed).
-fn judge_pipelines(rule: &Rule, results: &Results) -> Result<Vec<Verdict>, GateInputError> {
+fn judge_pipelines(rule: &Rule, results: &Results) -> Result<Vec<Check>, GateInputError> {
     let Some(Limit::Number(limit)) = rule.value else {
         return Err(rules_error(format!("rule `{}`: a pipeline rule needs a number", rule.name)));
     };
-    let verdicts: Vec<Verdict> = matching_pipelines(rule, &results.pipelines)
+    let checks: Vec<Check> = matching_pipelines(rule, &results.pipelines)
         .filter_map(|run| {
             let measured = pipeline_metric(&rule.metric, run)?;
-            Some(Verdict {
+            Some(Check {
                 rule: rule.name.clone(),
-                cell: format!("{} {} {}", run.scenario, run.param, run.strategy),
+                cell: CellKey::of_pipeline(run).to_string(),
                 measured: vec![measured],
                 limits: vec![limit],
                 op: rule.op.symbol().into(),
@@ -132,7 +159,7 @@ fn judge_pipelines(rule: &Rule, results: &Results) -> Result<Vec<Verdict>, GateI
             })
         })
         .collect();
-    if verdicts.is_empty() {
+    if checks.is_empty() {
         return Err(rules_error(format!(
             "rule `{}` matches no pipeline cell in these results (scenario {}, param {}, \
              metric `{}`)",
@@ -142,14 +169,14 @@ fn judge_pipelines(rule: &Rule, results: &Results) -> Result<Vec<Verdict>, GateI
             rule.metric
         )));
     }
-    Ok(verdicts)
+    Ok(checks)
 }
 
 /// Whether `run` is a point of a sweep that `baseline` holds no value of `rule` for: such a
 /// cell is not judged, where any other cell without a value is an error.
 fn unbaselined_point(rule: &Rule, run: &RunResult, baseline: &Baseline) -> bool {
     run.settings.as_ref().is_some_and(|settings| !settings.sweep.is_empty())
-        && !baseline.values.contains_key(&baseline_key(rule, run))
+        && !baseline.values.contains_key(&baseline_key(rule, &CellKey::of_run(run)))
 }
 
 /// Sets apart the baseline rules whose every cell is a point of a sweep that `baseline`
@@ -209,20 +236,7 @@ pub fn split_not_run(rules: Vec<Rule>, results: &Results) -> (Vec<Rule>, Vec<Not
                 false
             }
             // A pipeline rule about a commit policy the run left out (`--commit-policy`).
-            Some(scenario)
-                if is_pipeline_rule(rule)
-                    && rule.param.as_ref().is_some_and(|param| {
-                        !results.pipelines.iter().any(|run| {
-                            run.scenario == *scenario
-                                && super::rules::selects(
-                                    &Rule { param: Some(param.clone()), ..rule.clone() },
-                                    &run.param,
-                                    run.settings.as_ref(),
-                                    None,
-                                )
-                        })
-                    }) =>
-            {
+            Some(scenario) if is_pipeline_rule(rule) && param_left_out(rule, results) => {
                 let param = rule.param.as_deref().unwrap_or_default();
                 not_run.push(NotRun {
                     rule: rule.name.clone(),
@@ -244,6 +258,16 @@ pub fn split_not_run(rules: Vec<Rule>, results: &Results) -> (Vec<Rule>, Vec<Not
         })
         .collect();
     (applicable, not_run)
+}
+
+/// Whether `rule`, about one param of a pipeline scenario, selects none of the pipeline
+/// cells of `results` (a commit policy `--commit-policy` left out).
+fn param_left_out(rule: &Rule, results: &Results) -> bool {
+    rule.param.is_some()
+        && !results
+            .pipelines
+            .iter()
+            .any(|run| selects(rule, &CellKey::of_pipeline(run), run.settings.as_ref(), None))
 }
 
 /// Why `rule` judged nothing: what it asks for next to what the results hold.
@@ -299,10 +323,13 @@ fn judge(
         },
         Kind::Relative => {
             let of = rule.of.as_deref().expect("checked");
-            let Some(other) = find(runs, &run.scenario, &run.param, of) else {
+            let cell = CellKey::of_run(run);
+            let Some(other) = cell.on(of).find(runs) else {
                 return Err(rules_error(format!(
                     "rule `{}`: no `{of}` run in {} {}",
-                    rule.name, run.scenario, run.param
+                    rule.name,
+                    cell.scenario,
+                    cell.full_param()
                 )));
             };
             let Some(theirs) = metric_of(&rule.metric, other, runs) else { return Ok(None) };
@@ -312,7 +339,7 @@ fn judge(
             let baseline = baseline.ok_or_else(|| {
                 baseline_error(format!("rule `{}` needs a baseline file (--baseline)", rule.name))
             })?;
-            let key = baseline_key(rule, run);
+            let key = baseline_key(rule, &CellKey::of_run(run));
             let Some(&base) = baseline.values.get(&key) else {
                 if unbaselined_point(rule, run, baseline) {
                     // A point the baseline does not hold (`split_unbaselined` lists a rule
@@ -338,6 +365,7 @@ mod tests {
     use super::*;
     use crate::gate::testing::*;
     use crate::gate::{render, Format};
+    use strategies::StrategyId;
 
     #[test]
     fn the_committed_gates_hold_on_the_reference_run_apart_from_its_missing_baseline() {
@@ -362,9 +390,9 @@ mod tests {
                 "pipeline-rebalance"
             ]
         );
-        let verdicts = evaluate(&results, &rules, None, 0, &mut no_rerun()).unwrap();
-        assert!(verdicts.len() > 100);
-        assert!(verdicts.iter().all(|v| v.pass), "{}", render(&verdicts, &not_run, Format::Text));
+        let checks = evaluate(&results, &rules, None, 0, &mut no_rerun()).unwrap();
+        assert!(checks.len() > 100);
+        assert!(checks.iter().all(|v| v.pass), "{}", render(&checks, &not_run, Format::Text));
     }
 
     #[test]
@@ -377,13 +405,11 @@ mod tests {
             reruns += 1;
             None
         };
-        let verdicts = evaluate(&results, &rules, None, 2, &mut rerun).unwrap();
-        let failed: Vec<_> = verdicts.iter().filter(|v| !v.pass).collect();
+        let checks = evaluate(&results, &rules, None, 2, &mut rerun).unwrap();
+        let failed: Vec<_> = checks.iter().filter(|v| !v.pass).collect();
         assert_eq!(failed.len(), 1);
         assert_eq!(failed[0].cell, "zipf keyed-mailbox");
-        assert!(
-            render(&verdicts, &[], Format::Text).contains("FAIL  ordered strategies are correct")
-        );
+        assert!(render(&checks, &[], Format::Text).contains("FAIL  ordered strategies are correct"));
         assert_eq!(reruns, 0, "correctness rules are not re-measured");
     }
 
@@ -393,8 +419,8 @@ mod tests {
         let group_by = run_mut(&mut results, "uniform", "group-by").throughput_per_s.median;
         run_mut(&mut results, "uniform", "keyed-mailbox").throughput_per_s.median = group_by * 0.5;
         let rules = rules(RELATIVE, &results).unwrap();
-        let verdicts = evaluate(&results, &rules, None, 0, &mut no_rerun()).unwrap();
-        assert!(!verdicts[0].pass);
+        let checks = evaluate(&results, &rules, None, 0, &mut no_rerun()).unwrap();
+        assert!(!checks[0].pass);
 
         // A confirmation that measures the real ratio again rescues it, and both
         // measurements are reported.
@@ -403,9 +429,9 @@ mod tests {
             assert_eq!(involved, [StrategyId::KeyedMailbox, StrategyId::GroupBy]);
             Some(healthy.runs.clone())
         };
-        let verdicts = evaluate(&results, &rules, None, 2, &mut rerun).unwrap();
-        assert!(verdicts[0].pass);
-        assert_eq!(verdicts[0].measured.len(), 2);
+        let checks = evaluate(&results, &rules, None, 2, &mut rerun).unwrap();
+        assert!(checks[0].pass);
+        assert_eq!(checks[0].measured.len(), 2);
     }
 
     #[test]
@@ -430,8 +456,8 @@ mod tests {
         let rules = rules(&rule, &results).unwrap();
         let healthy = reference();
         let mut rerun = |_: &str, _: &str, _: &[Design]| Some(healthy.runs.clone());
-        let verdicts = evaluate(&results, &rules, None, 2, &mut rerun).unwrap();
-        assert_eq!(verdicts.iter().filter(|v| !v.pass).count(), 1);
+        let checks = evaluate(&results, &rules, None, 2, &mut rerun).unwrap();
+        assert_eq!(checks.iter().filter(|v| !v.pass).count(), 1);
     }
 
     /// A small measured pipeline-crash cell of each policy for keyed-mailbox and
@@ -451,7 +477,7 @@ mod tests {
             3,
             &crate::measure::timer::Timer::start(),
             strategies::StrategyConfig::with_workers(2),
-            &crate::pipeline::CommitPolicy::ALL,
+            &crate::results::CommitPolicy::ALL,
             &[StrategyId::KeyedMailbox.into(), StrategyId::ThreadPool.into()],
             |_| {},
         )
@@ -477,17 +503,17 @@ mod tests {
         let rules = rules(&format!("{SAFE}{CORRECT}"), &results).unwrap();
         let (rules, not_run) = split_not_run(rules, &results);
         assert_eq!(not_run.len(), 1, "a rule about every message scenario has nothing to judge");
-        let verdicts = evaluate(&results, &rules, None, 2, &mut no_rerun()).unwrap();
-        assert_eq!(verdicts.len(), 2);
-        assert!(verdicts.iter().all(|v| v.pass), "{verdicts:?}");
+        let checks = evaluate(&results, &rules, None, 2, &mut no_rerun()).unwrap();
+        assert_eq!(checks.len(), 2);
+        assert!(checks.iter().all(|v| v.pass), "{checks:?}");
         let cell = results
             .pipelines
             .iter_mut()
             .find(|run| run.param == "policy=contiguous" && run.strategy == "keyed-mailbox")
             .unwrap();
         cell.lost = 3;
-        let verdicts = evaluate(&results, &rules, None, 2, &mut no_rerun()).unwrap();
-        let failed: Vec<_> = verdicts.iter().filter(|v| !v.pass).collect();
+        let checks = evaluate(&results, &rules, None, 2, &mut no_rerun()).unwrap();
+        let failed: Vec<_> = checks.iter().filter(|v| !v.pass).collect();
         assert_eq!(failed.len(), 1);
         assert_eq!(failed[0].cell, "pipeline-crash policy=contiguous keyed-mailbox");
         assert_eq!(failed[0].measured, [3.0]);
@@ -514,8 +540,8 @@ mod tests {
         let flag = SAFE
             .replace(r#"metric = "lost""#, r#"metric = "projection.final_state_correct""#)
             .replace(r#"value = 0"#, r#"value = 1"#);
-        let verdicts =
+        let checks =
             evaluate(&results, &rules(&flag, &results).unwrap(), None, 0, &mut no_rerun()).unwrap();
-        assert!(verdicts.iter().all(|v| v.pass && v.measured == [1.0]), "{verdicts:?}");
+        assert!(checks.iter().all(|v| v.pass && v.measured == [1.0]), "{checks:?}");
     }
 }

@@ -9,10 +9,10 @@
 
 use std::path::Path;
 
-use super::evaluate::{evaluate, Rerun, Verdict};
+use super::evaluate::{evaluate, Check, Rerun};
 use super::{Baseline, Format, GateInputError, Rule};
 use crate::results::incomplete::Incomplete;
-use crate::results::Results;
+use crate::results::{CellKey, Results};
 
 /// Why the gate refuses `results` (from `path`) without `--allow-incomplete`, if it does.
 pub(super) fn refusal(path: &Path, results: &Results) -> Option<GateInputError> {
@@ -39,10 +39,8 @@ fn touches_missing(rule: &Rule, incomplete: &Incomplete) -> bool {
 fn complete_groups(results: &Results, incomplete: &Incomplete) -> Results {
     let mut kept = results.clone();
     kept.runs.retain(|run| {
-        !incomplete
-            .missing
-            .iter()
-            .any(|cell| cell.is(&run.scenario, &run.param, cell.strategy.as_str()))
+        let cell = CellKey::of_run(run);
+        !incomplete.missing.iter().any(|missing| missing.on(&cell.strategy) == cell)
     });
     kept
 }
@@ -68,7 +66,7 @@ pub(super) fn split_missing(rules: Vec<Rule>, results: &Results) -> (Vec<Rule>, 
     (kept, not_judged)
 }
 
-/// Every rule on the cells an incomplete `results` has (see the module docs): the verdicts,
+/// Every rule on the cells an incomplete `results` has (see the module docs): the checks,
 /// in rule order, and the names of the rules not judged for want of their cells, added to
 /// `not_judged`.
 pub(super) fn evaluate_incomplete(
@@ -78,19 +76,19 @@ pub(super) fn evaluate_incomplete(
     confirm: usize,
     rerun: &mut Rerun<'_>,
     not_judged: &mut Vec<String>,
-) -> Result<Vec<Verdict>, GateInputError> {
+) -> Result<Vec<Check>, GateInputError> {
     let Some(incomplete) = &results.meta.incomplete else {
         return evaluate(results, rules, baseline, confirm, rerun);
     };
     let groups = complete_groups(results, incomplete);
-    let mut verdicts = Vec::new();
+    let mut checks = Vec::new();
     for rule in rules {
         let one = std::slice::from_ref(rule);
         match evaluate(results, one, baseline, confirm, rerun) {
-            Ok(judged) => verdicts.extend(judged),
+            Ok(judged) => checks.extend(judged),
             Err(GateInputError::Rules(_)) if touches_missing(rule, incomplete) => {
                 match evaluate(&groups, one, baseline, confirm, rerun) {
-                    Ok(judged) if !judged.is_empty() => verdicts.extend(judged),
+                    Ok(judged) if !judged.is_empty() => checks.extend(judged),
                     Ok(_) | Err(GateInputError::Rules(_)) => not_judged.push(rule.name.clone()),
                     Err(error) => return Err(error),
                 }
@@ -98,7 +96,7 @@ pub(super) fn evaluate_incomplete(
             Err(error) => return Err(error),
         }
     }
-    Ok(verdicts)
+    Ok(checks)
 }
 
 /// `report` (in `format`) with what the gate must say first about an incomplete file: how
@@ -144,7 +142,6 @@ mod tests {
     use super::super::testing::{no_rerun, reference, rules};
     use super::super::{render, split_not_run};
     use super::*;
-    use crate::results::CellKey;
 
     /// The reference run with its `uniform keyed-mailbox` cell and all of `zipf` missing.
     fn incomplete() -> Results {
@@ -215,24 +212,24 @@ mod tests {
         assert_eq!(not_judged, ["zipf keeps up"]);
         let (rules, not_run) = split_not_run(rules, &results);
         assert!(not_run.is_empty(), "{not_run:?}");
-        let verdicts =
+        let checks =
             evaluate_incomplete(&results, &rules, None, 0, &mut no_rerun(), &mut not_judged)
                 .unwrap();
         assert_eq!(not_judged, ["zipf keeps up", "uniform keeps up"]);
-        assert!(verdicts.iter().any(|v| v.rule == "hot-backlog vs group-by"));
-        assert!(verdicts.iter().any(|v| v.rule == "ordered strategies are correct"));
-        assert!(verdicts.iter().all(|v| !v.cell.starts_with("zipf")));
+        assert!(checks.iter().any(|v| v.rule == "hot-backlog vs group-by"));
+        assert!(checks.iter().any(|v| v.rule == "ordered strategies are correct"));
+        assert!(checks.iter().all(|v| !v.cell.starts_with("zipf")));
         let text =
-            with_note(render(&verdicts, &[], Format::Text), Format::Text, &results, &not_judged);
+            with_note(render(&checks, &[], Format::Text), Format::Text, &results, &not_judged);
         let first = text.lines().next().unwrap();
         assert!(first.starts_with("note: incomplete results, "), "{first}");
         assert!(first.contains("missing (stopped by SIGINT)"), "{first}");
         assert!(first.ends_with("not judged, their cells missing: zipf keeps up, uniform keeps up"));
         let markdown =
-            with_note(render(&verdicts, &[], Format::Markdown), Format::Markdown, &results, &[]);
+            with_note(render(&checks, &[], Format::Markdown), Format::Markdown, &results, &[]);
         assert!(markdown.starts_with("> **Incomplete results:** "), "{markdown}");
         let json =
-            with_note(render(&verdicts, &[], Format::Json), Format::Json, &results, &not_judged);
+            with_note(render(&checks, &[], Format::Json), Format::Json, &results, &not_judged);
         let json: serde_json::Value = serde_json::from_str(&json).unwrap();
         assert_eq!(json["incomplete"]["stopped_by"], "SIGINT");
         assert_eq!(json["incomplete"]["not_judged"][1], "uniform keeps up");

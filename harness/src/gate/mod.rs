@@ -16,11 +16,12 @@
 //! # Layout
 //!
 //! - `rules`: the rules file, parsed and checked against the results it will judge;
-//! - `metric`: the value of a rule's metric on one run (a results field or a derived metric);
+//! - `metric`: the value of a rule's metric on one run (a metric of the registry, or a results
+//!   field);
 //! - `baseline`: the committed baseline file, read, checked and written;
 //! - `evaluate`: every rule on every cell it matches, confirming failures by measuring again,
 //!   after setting apart the rules about a scenario the results did not run;
-//! - `render`: the verdicts (and the rules set apart) as text, Markdown or JSON;
+//! - `render`: the checks (and the rules set apart) as text, Markdown or JSON;
 //! - `incomplete`: an incomplete results file, refused or (`--allow-incomplete`) judged on
 //!   the cells it has.
 //!
@@ -46,7 +47,7 @@ use crate::results::{ReadError, Results, RunResult};
 use crate::workload::ScenarioId;
 
 pub use baseline::{baseline_from, parse_baseline, read_baseline, Baseline, BASELINE_SCHEMA};
-pub use evaluate::{evaluate, split_not_run, split_unbaselined, NotRun, Rerun, Verdict};
+pub use evaluate::{evaluate, split_not_run, split_unbaselined, Check, NotRun, Rerun};
 pub use render::{render, Format};
 pub use rules::{parse_rules, read_rules, Kind, Limit, Op, Rule, Selection};
 
@@ -219,7 +220,7 @@ pub fn run_gate(
     let (rules, mut not_run) = split_not_run(rules, &results);
     let (rules, unbaselined) = split_unbaselined(rules, &results, baseline.as_ref());
     not_run.extend(unbaselined);
-    let verdicts = incomplete::evaluate_incomplete(
+    let checks = incomplete::evaluate_incomplete(
         &results,
         &rules,
         baseline.as_ref(),
@@ -227,10 +228,10 @@ pub fn run_gate(
         &mut rerun,
         &mut not_judged,
     )?;
-    let report = render(&verdicts, &not_run, config.format);
+    let report = render(&checks, &not_run, config.format);
     Ok(GateOutcome {
         report: incomplete::with_note(report, config.format, &results, &not_judged),
-        pass: verdicts.iter().all(|v| v.pass),
+        pass: checks.iter().all(|v| v.pass),
     })
 }
 

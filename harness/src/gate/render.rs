@@ -1,12 +1,12 @@
-//! Reports: the verdicts as an aligned text table, a Markdown table for a pull-request
-//! comment, or JSON. Only reads verdicts.
+//! Reports: the checks as an aligned text table, a Markdown table for a pull-request
+//! comment, or JSON. Only reads checks.
 
 use std::fmt::Write as _;
 
-use super::evaluate::{NotRun, Verdict};
+use super::evaluate::{Check, NotRun};
 use crate::report::table::{Align, Table};
 
-/// How to print verdicts.
+/// How to print checks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
     /// An aligned table.
@@ -28,9 +28,9 @@ fn number(value: f64) -> String {
 }
 
 /// Each measurement with its own limit (a re-run measures both sides of a ratio again).
-fn measured_text(verdict: &Verdict) -> String {
-    let pairs = verdict.measured.iter().zip(&verdict.limits);
-    let all_same = verdict.limits.windows(2).all(|pair| pair[0] == pair[1]);
+fn measured_text(check: &Check) -> String {
+    let pairs = check.measured.iter().zip(&check.limits);
+    let all_same = check.limits.windows(2).all(|pair| pair[0] == pair[1]);
     pairs
         .map(|(value, limit)| {
             if all_same {
@@ -43,9 +43,9 @@ fn measured_text(verdict: &Verdict) -> String {
         .join(" -> ")
 }
 
-/// The verdicts as a table, the failures first. The text format keeps its fixed-width
+/// The checks as a table, the failures first. The text format keeps its fixed-width
 /// lines, which no table of computed widths reproduces.
-fn table(verdicts: &[Verdict]) -> Table {
+fn table(checks: &[Check]) -> Table {
     let mut table = Table::new([
         ("", Align::Left),
         ("rule", Align::Left),
@@ -53,43 +53,43 @@ fn table(verdicts: &[Verdict]) -> Table {
         ("measured", Align::Right),
         ("limit", Align::Right),
     ]);
-    let mut rows: Vec<&Verdict> = verdicts.iter().collect();
-    rows.sort_by_key(|verdict| verdict.pass);
-    for verdict in rows {
+    let mut rows: Vec<&Check> = checks.iter().collect();
+    rows.sort_by_key(|check| check.pass);
+    for check in rows {
         table.push([
-            (if verdict.pass { "✅" } else { "❌" }).to_owned(),
-            verdict.rule.clone(),
-            verdict.cell.clone(),
-            measured_text(verdict),
-            format!("{} {}", verdict.op, number(*verdict.limits.last().unwrap_or(&f64::NAN))),
+            (if check.pass { "✅" } else { "❌" }).to_owned(),
+            check.rule.clone(),
+            check.cell.clone(),
+            measured_text(check),
+            format!("{} {}", check.op, number(*check.limits.last().unwrap_or(&f64::NAN))),
         ]);
     }
     table
 }
 
-/// The verdicts in `format`, and the rules that did not apply.
-pub fn render(verdicts: &[Verdict], not_run: &[NotRun], format: Format) -> String {
-    let failed = verdicts.iter().filter(|verdict| !verdict.pass).count();
+/// The checks in `format`, and the rules that did not apply.
+pub fn render(checks: &[Check], not_run: &[NotRun], format: Format) -> String {
+    let failed = checks.iter().filter(|check| !check.pass).count();
     let mut out = String::new();
     match format {
         Format::Json => {
             out = serde_json::to_string_pretty(&serde_json::json!({
-                "passed": verdicts.len() - failed,
+                "passed": checks.len() - failed,
                 "failed": failed,
-                "verdicts": verdicts,
+                "verdicts": checks,
                 "not_run": not_run,
             }))
-            .expect("verdicts serialise");
+            .expect("checks serialise");
             out.push('\n');
         }
         Format::Markdown => {
             let _ = writeln!(
                 out,
                 "### keyed-bench gate: {} of {} checks hold\n",
-                verdicts.len() - failed,
-                verdicts.len()
+                checks.len() - failed,
+                checks.len()
             );
-            out.push_str(&table(verdicts).markdown());
+            out.push_str(&table(checks).markdown());
             if !not_run.is_empty() {
                 out.push_str("\nNot applied (their scenario was not run, unless a reason says otherwise):\n\n");
                 for rule in not_run {
@@ -99,16 +99,16 @@ pub fn render(verdicts: &[Verdict], not_run: &[NotRun], format: Format) -> Strin
             }
         }
         Format::Text => {
-            for verdict in verdicts {
+            for check in checks {
                 let _ = writeln!(
                     out,
                     "{:4}  {:<44} {:<36} {:>22} {} {}",
-                    if verdict.pass { "ok" } else { "FAIL" },
-                    verdict.rule,
-                    verdict.cell,
-                    measured_text(verdict),
-                    verdict.op,
-                    number(*verdict.limits.last().unwrap_or(&f64::NAN))
+                    if check.pass { "ok" } else { "FAIL" },
+                    check.rule,
+                    check.cell,
+                    measured_text(check),
+                    check.op,
+                    number(*check.limits.last().unwrap_or(&f64::NAN))
                 );
             }
             for rule in not_run {
@@ -120,7 +120,7 @@ pub fn render(verdicts: &[Verdict], not_run: &[NotRun], format: Format) -> Strin
                     "n/a", rule.rule, rule.scenario
                 );
             }
-            let _ = writeln!(out, "{} passed, {} failed", verdicts.len() - failed, failed);
+            let _ = writeln!(out, "{} passed, {} failed", checks.len() - failed, failed);
             if !not_run.is_empty() {
                 let _ = writeln!(out, "{} not applied", not_run.len());
             }
@@ -135,7 +135,7 @@ mod tests {
 
     #[test]
     fn every_format_reports_the_failure() {
-        let verdict = Verdict {
+        let check = Check {
             rule: "r".into(),
             cell: "uniform keyed-mailbox".into(),
             measured: vec![1.0, 2.0],
@@ -143,12 +143,12 @@ mod tests {
             op: ">=".into(),
             pass: false,
         };
-        let verdicts = std::slice::from_ref(&verdict);
-        assert!(render(verdicts, &[], Format::Text).contains("0 passed, 1 failed"));
-        assert!(render(verdicts, &[], Format::Markdown)
+        let checks = std::slice::from_ref(&check);
+        assert!(render(checks, &[], Format::Text).contains("0 passed, 1 failed"));
+        assert!(render(checks, &[], Format::Markdown)
             .contains("| ❌ | r | uniform keyed-mailbox | 1 -> 2 | >= 3 |"));
         let json: serde_json::Value =
-            serde_json::from_str(&render(verdicts, &[], Format::Json)).unwrap();
+            serde_json::from_str(&render(checks, &[], Format::Json)).unwrap();
         assert_eq!(json["failed"], 1);
     }
 

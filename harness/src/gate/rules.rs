@@ -7,11 +7,9 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use strategies::Design;
 
-use super::metric::{lookup, pipeline_metric, DERIVED_METRICS};
+use super::metric::{lookup, pipeline_metric};
 use super::{rules_error, GateInputError};
-use crate::pipeline::PipelineRun;
-use crate::results::{Results, RunResult};
-use crate::sweep::CellSettings;
+use crate::results::{CellKey, CellSettings, Metric, PipelineRun, Results, RunResult};
 use crate::workload::ScenarioId;
 
 /// What kind of comparison a rule makes.
@@ -95,11 +93,11 @@ pub struct Rule {
     pub name: String,
     /// Absolute, relative or baseline.
     pub kind: Kind,
-    /// A results field by dotted path (`throughput_per_s.median`, `bystander_latency_ns.p99`,
-    /// `threads.observed`, `efficiency`, ...) or a derived metric (`correctness`: the sum of
-    /// all correctness counts; `violations`: order violations + overlaps;
-    /// `throughput_vs_inline`: median throughput / `inline`'s in the same cell;
-    /// `floor_ratio`: `elapsed_s / measured_floor_s`).
+    /// A metric of the registry by name ([`Metric`]: `throughput`, `efficiency`,
+    /// `correctness`, the sum of all correctness counts; `violations`, order violations +
+    /// overlaps; `throughput_vs_inline`, median throughput / `inline`'s in the same cell;
+    /// `floor_ratio`, `elapsed_s / measured_floor_s`, ...) or any other results field by
+    /// dotted path (`throughput_per_s.median`, `threads.observed`, ...).
     pub metric: String,
     /// Scenario id; every scenario when absent.
     #[serde(default)]
@@ -138,11 +136,16 @@ pub struct Rule {
 }
 
 impl Rule {
-    /// Whether the metric depends on wall-clock speed (and so is confirmed before failing).
+    /// Whether the metric depends on wall-clock speed (and so is confirmed before failing):
+    /// as the registry says of its metrics; every field but the correctness counts and the
+    /// thread counts.
     pub(super) fn is_wall_clock(&self) -> bool {
-        !(self.metric == "violations"
-            || self.metric.starts_with("correctness")
-            || self.metric.starts_with("threads"))
+        match self.metric.parse::<Metric>() {
+            Ok(metric) => metric.timed(),
+            Err(_) => {
+                !(self.metric.starts_with("correctness") || self.metric.starts_with("threads"))
+            }
+        }
     }
 }
 
@@ -189,6 +192,8 @@ pub fn parse_rules(
     Ok(file.rule)
 }
 
+/// Checks one rule: its name, scenario, strategies, numbers and metric, and that it has the
+/// fields its kind needs and none it takes not.
 fn check_rule(rule: &Rule, results: &Results) -> Result<(), GateInputError> {
     let name = &rule.name;
     if name.trim().is_empty() {
@@ -204,21 +209,39 @@ fn check_rule(rule: &Rule, results: &Results) -> Result<(), GateInputError> {
             return check_pipeline_rule(rule, scenario, results);
         }
     }
+    check_strategies(rule)?;
+    check_numbers(rule)?;
+    check_metric(rule, results)?;
+    check_no_stray_field(rule)?;
+    check_needed_fields(rule)
+}
+
+/// The strategies a rule selects, and the one it compares with: known, and none twice.
+fn check_strategies(rule: &Rule) -> Result<(), GateInputError> {
+    let name = &rule.name;
     let ids = selection_ids(&rule.strategies)
         .map_err(|error| rules_error(format!("rule `{name}`: {error}")))?;
     if ids.is_empty() {
         return Err(rules_error(format!("rule `{name}`: `strategies` is an empty list")));
     }
     if let Selection::List(list) = &rule.strategies {
-        if let Some(twice) =
-            list.iter().enumerate().find_map(|(index, id)| list[..index].contains(id).then_some(id))
-        {
+        let twice = list
+            .iter()
+            .enumerate()
+            .find_map(|(index, id)| list[..index].contains(id).then_some(id));
+        if let Some(twice) = twice {
             return Err(rules_error(format!("rule `{name}`: `strategies` names `{twice}` twice")));
         }
     }
     if let Some(of) = &rule.of {
         of.parse::<Design>().map_err(|error| rules_error(format!("rule `{name}`: {error}")))?;
     }
+    Ok(())
+}
+
+/// A rule's factor (finite, above 0) and numeric limit (finite).
+fn check_numbers(rule: &Rule) -> Result<(), GateInputError> {
+    let name = &rule.name;
     if let Some(factor) = rule.factor {
         if !(factor.is_finite() && factor > 0.0) {
             return Err(rules_error(format!(
@@ -233,96 +256,98 @@ fn check_rule(rule: &Rule, results: &Results) -> Result<(), GateInputError> {
             )));
         }
     }
-    // A rule about a scenario the run left out is reported as not run, not judged here.
+    Ok(())
+}
+
+/// A rule's metric: one of the registry, or a numeric field some run of `results` has. A
+/// rule about a scenario the run left out is reported as not run, not judged here.
+fn check_metric(rule: &Rule, results: &Results) -> Result<(), GateInputError> {
     let scenario_ran = rule
         .scenario
         .as_ref()
         .is_none_or(|scenario| results.runs.iter().any(|run| run.scenario == *scenario));
-    if !DERIVED_METRICS.contains(&rule.metric.as_str()) && !results.runs.is_empty() && scenario_ran
-    {
-        // A field is known if some run has it (nullable ones are null where they do not apply).
-        let known = results.runs.iter().any(|run| {
-            serde_json::to_value(run).is_ok_and(|json| {
-                lookup(&json, &rule.metric).is_some_and(serde_json::Value::is_number)
-            })
-        });
-        if !known {
-            return Err(rules_error(format!(
-                "rule `{name}`: unknown metric `{}`; use a results field path such as \
-                 throughput_per_s.median, or one of {}",
-                rule.metric,
-                DERIVED_METRICS.join(", ")
-            )));
-        }
+    if rule.metric.parse::<Metric>().is_ok() || results.runs.is_empty() || !scenario_ran {
+        return Ok(());
     }
-    let missing =
-        |what: &str| rules_error(format!("rule `{name}`: a {:?} rule needs `{what}`", rule.kind));
+    // A field is known if some run has it (nullable ones are null where they do not apply).
+    let known = results.runs.iter().any(|run| {
+        serde_json::to_value(run)
+            .is_ok_and(|json| lookup(&json, &rule.metric).is_some_and(serde_json::Value::is_number))
+    });
+    if known {
+        return Ok(());
+    }
+    Err(rules_error(format!(
+        "rule `{}`: unknown metric `{}`; use a results field path such as \
+         throughput_per_s.median, or one of {}",
+        rule.name,
+        rule.metric,
+        Metric::ALL.iter().map(|metric| metric.name()).collect::<Vec<_>>().join(", ")
+    )))
+}
+
+/// No field that a rule's kind takes not (an absolute rule's `of`, a baseline rule's
+/// `value`, ...), and a baseline rule compares with `>=` or `<=`.
+fn check_no_stray_field(rule: &Rule) -> Result<(), GateInputError> {
+    let name = &rule.name;
     let stray = |what: &str| {
-        rules_error(format!("rule `{name}`: a {:?} rule takes no `{what}`", rule.kind))
+        Err(rules_error(format!("rule `{name}`: a {:?} rule takes no `{what}`", rule.kind)))
     };
     let (has_value, has_of, has_tolerance) =
         (rule.value.is_some(), rule.of.is_some(), rule.tolerance.is_some());
     match rule.kind {
-        Kind::Absolute if has_of || has_tolerance => {
-            return Err(stray(if has_of { "of" } else { "tolerance" }))
-        }
+        Kind::Absolute if has_of || has_tolerance => stray(if has_of { "of" } else { "tolerance" }),
         Kind::Absolute if rule.factor.is_some() && matches!(rule.value, Some(Limit::Number(_))) => {
-            return Err(rules_error(format!(
-                "rule `{name}`: `factor` applies only to value = \"workers\""
-            )))
+            Err(rules_error(format!("rule `{name}`: `factor` applies only to value = \"workers\"")))
         }
         Kind::Relative if has_value || has_tolerance => {
-            return Err(stray(if has_value { "value" } else { "tolerance" }))
+            stray(if has_value { "value" } else { "tolerance" })
         }
         Kind::Baseline if has_value || has_of || rule.factor.is_some() => {
-            return Err(stray(if has_value {
+            let field = if has_value {
                 "value"
             } else if has_of {
                 "of"
             } else {
                 "factor"
-            }))
+            };
+            stray(field)
         }
         Kind::Baseline if !matches!(rule.op, Op::AtLeast | Op::AtMost) => {
-            return Err(rules_error(format!(
-                "rule `{name}`: a baseline rule compares with >= or <="
-            )))
+            Err(rules_error(format!("rule `{name}`: a baseline rule compares with >= or <=")))
         }
-        _ => {}
+        _ => Ok(()),
     }
+}
+
+/// The fields a rule's kind needs: an absolute rule's `value` (a number or `workers`), a
+/// relative rule's `of` and `factor`, a baseline rule's `tolerance` in 0..1.
+fn check_needed_fields(rule: &Rule) -> Result<(), GateInputError> {
+    let name = &rule.name;
+    let missing = |what: &str| {
+        Err(rules_error(format!("rule `{name}`: a {:?} rule needs `{what}`", rule.kind)))
+    };
     match rule.kind {
         Kind::Absolute => match &rule.value {
-            None => return Err(missing("value")),
-            Some(Limit::Symbol(symbol)) if symbol != "workers" => {
-                return Err(rules_error(format!(
-                    "rule `{name}`: value `{symbol}` is neither a number nor `workers`"
-                )))
-            }
-            Some(_) => {}
+            None => missing("value"),
+            Some(Limit::Symbol(symbol)) if symbol != "workers" => Err(rules_error(format!(
+                "rule `{name}`: value `{symbol}` is neither a number nor `workers`"
+            ))),
+            Some(_) => Ok(()),
         },
-        Kind::Relative => {
-            if rule.of.is_none() {
-                return Err(missing("of"));
-            }
-            if rule.factor.is_none() {
-                return Err(missing("factor"));
-            }
-        }
+        Kind::Relative if rule.of.is_none() => missing("of"),
+        Kind::Relative if rule.factor.is_none() => missing("factor"),
+        Kind::Relative => Ok(()),
         Kind::Baseline => match rule.tolerance {
-            Some(tolerance) if (0.0..1.0).contains(&tolerance) => {}
-            Some(tolerance) => {
-                return Err(rules_error(format!(
-                    "rule `{name}`: `tolerance` must be in 0..1 (0.2 = 20%), got {tolerance}"
-                )))
-            }
-            None => {
-                return Err(rules_error(format!(
-                    "rule `{name}`: a baseline rule needs `tolerance` in 0..1"
-                )))
-            }
+            Some(tolerance) if (0.0..1.0).contains(&tolerance) => Ok(()),
+            Some(tolerance) => Err(rules_error(format!(
+                "rule `{name}`: `tolerance` must be in 0..1 (0.2 = 20%), got {tolerance}"
+            ))),
+            None => Err(rules_error(format!(
+                "rule `{name}`: a baseline rule needs `tolerance` in 0..1"
+            ))),
         },
     }
-    Ok(())
 }
 
 /// A rule about a pipeline scenario: absolute, against a number, on a numeric or flag field
@@ -364,28 +389,34 @@ pub(super) fn matching_pipelines<'r>(
 ) -> impl Iterator<Item = &'r PipelineRun> + 'r {
     let ids = selection_ids(&rule.strategies).unwrap_or_default();
     runs.iter().filter(move |run| {
-        rule.scenario.as_ref().is_some_and(|scenario| *scenario == run.scenario)
-            && selects(rule, &run.param, run.settings.as_ref(), None)
-            && ids.iter().any(|id| id.as_str() == run.strategy)
+        let cell = CellKey::of_pipeline(run);
+        rule.scenario.is_some()
+            && selects(rule, &cell, run.settings.as_ref(), None)
+            && ids.iter().any(|id| id.as_str() == cell.strategy)
     })
 }
 
-/// Whether `rule`'s param and settings select a cell with `param` and `settings`
-/// (`workers`: the cell's worker count in files without settings).
+/// Whether `rule`'s scenario, param and settings select `cell`, which ran with `settings`
+/// (`workers`: the cell's worker count in files without settings); its strategies are
+/// another matter. A rule's param is the cell's whole param or its scenario's own.
 pub(super) fn selects(
     rule: &Rule,
-    param: &str,
+    cell: &CellKey,
     settings: Option<&CellSettings>,
     workers: Option<usize>,
 ) -> bool {
-    let param_matches = rule.param.as_ref().is_none_or(|wanted| {
-        wanted == param || settings.is_some_and(|settings| settings.base_param(param) == wanted)
-    });
+    let scenario_matches =
+        rule.scenario.as_ref().is_none_or(|wanted| cell.scenario.as_str() == wanted);
+    let param_matches = rule
+        .param
+        .as_ref()
+        .is_none_or(|wanted| *wanted == cell.full_param() || *wanted == cell.param);
     let setting =
         |wanted: Option<usize>, of: fn(&CellSettings) -> usize, fallback: Option<usize>| {
             wanted.is_none_or(|wanted| settings.map(of).or(fallback) == Some(wanted))
         };
-    param_matches
+    scenario_matches
+        && param_matches
         && setting(rule.workers, |s| s.workers, workers)
         && setting(rule.throughput, |s| s.throughput, None)
         && setting(rule.window, |s| s.window, None)
@@ -421,9 +452,9 @@ pub(super) fn matching_runs<'r>(
 ) -> impl Iterator<Item = &'r RunResult> + 'r {
     let ids = selection_ids(&rule.strategies).unwrap_or_default();
     runs.iter().filter(move |run| {
-        rule.scenario.as_ref().is_none_or(|scenario| *scenario == run.scenario)
-            && selects(rule, &run.param, run.settings.as_ref(), run.workers)
-            && ids.iter().any(|id| id.as_str() == run.strategy)
+        let cell = CellKey::of_run(run);
+        selects(rule, &cell, run.settings.as_ref(), run.workers)
+            && ids.iter().any(|id| id.as_str() == cell.strategy)
     })
 }
 
@@ -439,20 +470,23 @@ mod tests {
              op = '=='\nvalue = 0\nparam = 'keys=20'\nworkers = 4",
         )
         .unwrap();
-        let at = |workers: usize, sweep: &str| crate::sweep::CellSettings {
+        let at = |workers: usize, sweep: &str| crate::results::CellSettings {
             workers,
             throughput: 16,
             window: 256,
             idle_spin_us: 20,
             sweep: sweep.into(),
         };
-        let four = at(4, "workers=4");
-        assert!(super::selects(&rule, "keys=20 workers=4", Some(&four), None));
-        assert!(!super::selects(&rule, "keys=20 workers=2", Some(&at(2, "workers=2")), None));
-        assert!(!super::selects(&rule, "keys=10 workers=4", Some(&at(4, "workers=4")), None));
+        let selects = |param: &str, settings: Option<&crate::results::CellSettings>, workers| {
+            let cell = crate::results::CellKey::recorded("uniform", param, "inline");
+            super::selects(&rule, &cell, settings, workers)
+        };
+        assert!(selects("keys=20 workers=4", Some(&at(4, "workers=4")), None));
+        assert!(!selects("keys=20 workers=2", Some(&at(2, "workers=2")), None));
+        assert!(!selects("keys=10 workers=4", Some(&at(4, "workers=4")), None));
         // Files without per-cell settings: the cell's worker count, its whole param.
-        assert!(super::selects(&rule, "keys=20", None, Some(4)));
-        assert!(!super::selects(&rule, "keys=20", None, Some(2)));
+        assert!(selects("keys=20", None, Some(4)));
+        assert!(!selects("keys=20", None, Some(2)));
     }
 
     #[test]

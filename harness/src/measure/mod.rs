@@ -1,16 +1,19 @@
-//! Measurement: one workload offered to one strategy, every handler call timed and checked.
+//! Measurement: one workload offered to one strategy, every handler call timed and checked,
+//! and the cell's result made from the raw samples.
 //!
 //! - `runner`: builds the strategy, offers the messages (closed loop or paced), drains,
 //!   and returns the raw samples of each repetition;
 //! - `handler`: the benchmark handler that interprets each message's job;
 //! - `histograms`: latency, head-of-line and bystander histograms of a run;
 //! - `recorder`: what every handler call reports, and the online correctness checks;
+//! - `metrics`: the raw samples turned into the numbers of a `results::RunResult`;
 //! - `timer`: the one timer thread that completes every pending step;
 //! - `system`: what the process and the machine say about themselves (threads, CPU,
 //!   context switches, memory, the host).
 
 pub mod handler;
 pub mod histograms;
+pub mod metrics;
 pub mod recorder;
 pub mod runner;
 pub mod system;

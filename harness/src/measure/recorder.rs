@@ -25,6 +25,8 @@ use std::time::Instant;
 
 use strategies::Message;
 
+use crate::results::Correctness;
+
 /// Nanoseconds since the start of a run; the time base of intended, start and end times.
 #[derive(Clone, Copy, Debug)]
 pub struct Clock {
@@ -83,49 +85,6 @@ pub struct Timing {
     pub start_ns: u64,
     /// When its last step completed.
     pub end_ns: u64,
-}
-
-/// Counts of correctness failures seen by the checks.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Correctness {
-    /// Messages that started out of their key's order.
-    pub order_violations: u64,
-    /// Starts while another message of the same key was running.
-    pub overlaps: u64,
-    /// Messages of the workload that never started (every message is submitted, and a
-    /// refused one aborts the run, so these were accepted).
-    pub lost: u64,
-    /// Starts beyond a message's first (three starts count 2), plus handler calls for
-    /// messages that are not in the workload.
-    pub duplicates: u64,
-    /// Messages whose handler panicked (contained by the strategy).
-    pub failed: u64,
-}
-
-impl Correctness {
-    /// Whether nothing went wrong.
-    pub fn is_clean(&self) -> bool {
-        *self == Self::default()
-    }
-
-    /// Whether a strategy kept its promise: clean if it promises order, otherwise at
-    /// least nothing lost or duplicated (the unordered control may reorder and overlap).
-    pub fn kept_promise(&self, ordered: bool) -> bool {
-        if ordered {
-            self.is_clean()
-        } else {
-            self.lost == 0 && self.duplicates == 0
-        }
-    }
-
-    /// Adds another run's counts.
-    pub fn add(&mut self, other: &Self) {
-        self.order_violations += other.order_violations;
-        self.overlaps += other.overlaps;
-        self.lost += other.lost;
-        self.duplicates += other.duplicates;
-        self.failed += other.failed;
-    }
 }
 
 /// Records every message of one workload; reset between runs.

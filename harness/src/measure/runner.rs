@@ -24,10 +24,11 @@ use strategies::{
 
 use super::handler::{AggregateState, BenchHandler};
 use super::histograms::Histograms;
-use super::recorder::{Clock, Correctness, Recorder};
+use super::recorder::{Clock, Recorder};
 use super::system::{ThreadSampler, Usage};
 use super::timer::Timer;
 
+use crate::results::Correctness;
 use crate::workload::{Arrivals, Driven, HotChain, Workload};
 
 /// Warm-up: this fraction of the workload, at most `WARMUP_MAX_MESSAGES`.

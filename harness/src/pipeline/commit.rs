@@ -35,10 +35,9 @@
 
 use std::collections::BTreeSet;
 
-use serde::{Deserialize, Serialize};
-
 use super::metadata::{self, MetadataError, RangeSet};
 use super::transport::Commit;
+use crate::results::CommitPolicy;
 
 /// The default metadata limit, in bytes (Kafka's `offset.metadata.max.bytes` is 4,096).
 pub const DEFAULT_METADATA_LIMIT_BYTES: usize = 4_096;
@@ -46,28 +45,6 @@ pub const DEFAULT_METADATA_LIMIT_BYTES: usize = 4_096;
 /// bitset byte, the 8 offsets after the committed one) must fit under the back-pressure
 /// threshold of 75%, and 3 is the smallest limit whose 75% (2.25 bytes) holds 2.
 pub const MIN_METADATA_LIMIT: usize = 3;
-
-/// What a consumer commits for a partition.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub enum CommitPolicy {
-    /// The offset after the highest one below which everything completed (safe).
-    #[serde(rename = "contiguous")]
-    Contiguous,
-    /// As `contiguous`, with the completed offsets above it in the metadata (safe, fewer
-    /// redeliveries).
-    #[serde(rename = "contiguous+metadata")]
-    ContiguousMetadata,
-    /// The offset after the highest completed one (unsafe: skips incomplete records below
-    /// it after a crash).
-    #[serde(rename = "highest-completed")]
-    HighestCompleted,
-}
-
-strategies::names!(CommitPolicy, UnknownCommitPolicy, "commit policy", "policies" {
-    Contiguous = "contiguous",
-    ContiguousMetadata = "contiguous+metadata",
-    HighestCompleted = "highest-completed",
-});
 
 /// A commit-tracking mistake or a commit that cannot be read back.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

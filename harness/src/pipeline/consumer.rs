@@ -58,16 +58,16 @@ use parking_lot::Mutex;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
-use strategies::{Design, ForcedClose, Job, Key, Message, Outcome, Strategy, StrategyConfig};
+use strategies::{Design, Job, Key, Message, Outcome, Strategy, StrategyConfig};
 
-use super::commit::{CommitError, CommitPolicy, MetadataLimit, PartitionProgress};
+use super::commit::{CommitError, MetadataLimit, PartitionProgress};
 use super::log::Record;
 use super::projection::Projection;
-use super::retry::{RetryConfig, RetryPolicy, RetryTopic};
+use super::retry::{RetryConfig, RetryTopic};
 use super::transport::{EmbeddedTransport, MemberId, Transport, TransportError};
 use crate::measure::handler::spin;
 use crate::measure::timer::Timer;
+use crate::results::{CommitPolicy, IncarnationReport, LagPoint, RetryPolicy};
 
 /// Kafka's default `max.poll.records`.
 pub const DEFAULT_MAX_POLL_RECORDS: usize = 500;
@@ -379,79 +379,6 @@ impl Pipeline {
 
 fn since_ns(epoch: Instant) -> u64 {
     u64::try_from(epoch.elapsed().as_nanos()).unwrap_or(u64::MAX)
-}
-
-/// The committed-offset lag at one commit tick.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct LagPoint {
-    /// Seconds since the pipeline's epoch.
-    pub at_s: f64,
-    /// Records completed above the committed offsets, summed over the member's partitions.
-    pub lag: u64,
-}
-
-/// What one incarnation of a consumer did.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct IncarnationReport {
-    /// The member it was.
-    pub member: u32,
-    /// Records polled from the log.
-    pub polled: u64,
-    /// Records skipped because the commit metadata says they completed before.
-    pub skipped_done: u64,
-    /// Records submitted to the executor (retry-topic records excluded).
-    pub submitted: u64,
-    /// Records polled from the retry topic and submitted again.
-    pub retry_polls: u64,
-    /// Offsets completed (applied, dead-lettered or handed to the retry topic).
-    pub completed: u64,
-    /// Attempts after a record's first one.
-    pub retries: u64,
-    /// Records sent to the dead-letter topic.
-    pub dead_lettered: u64,
-    /// Periodic and final commits (one per partition each).
-    pub commits: u64,
-    /// The committed-offset lag at each commit tick.
-    pub lag_timeline: Vec<LagPoint>,
-    /// The longest time one partition's committed offset stood still while records of it
-    /// completed, in seconds.
-    pub longest_freeze_s: f64,
-    /// The most metadata bytes one commit carried.
-    pub max_metadata_bytes: usize,
-    /// Ticks at which some partition was paused by the metadata back-pressure.
-    pub paused_ticks: u64,
-    /// Time partitions stood paused by failing records (pause-partition), summed over
-    /// partitions, in seconds.
-    pub failure_pause_s: f64,
-    /// Time its held partitions waited for the hold to lift, in seconds.
-    pub held_s: f64,
-    /// Records polled but not covered by the last commit when it died or gave its
-    /// partitions up: at most what the next owner runs again.
-    pub uncommitted_at_end: u64,
-    /// Records polled and not completed when it died or gave its partitions up: in flight.
-    pub in_flight_at_end: u64,
-    /// What the forced close of a crash or revocation discarded and abandoned (zero when
-    /// it ran to the end).
-    pub forced: ForcedCloseCounts,
-    /// When it started, in seconds since the pipeline's epoch.
-    pub started_at_s: f64,
-    /// From the first poll to the end (the drain and the last commit, or the crash).
-    pub elapsed_s: f64,
-}
-
-/// [`ForcedClose`], serializable.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ForcedCloseCounts {
-    /// Queued messages discarded.
-    pub discarded: u64,
-    /// Pending steps abandoned.
-    pub abandoned: u64,
-}
-
-impl From<ForcedClose> for ForcedCloseCounts {
-    fn from(forced: ForcedClose) -> Self {
-        Self { discarded: forced.discarded, abandoned: forced.abandoned }
-    }
 }
 
 /// Why an incarnation could not run.

@@ -70,7 +70,7 @@
 //! [`Projection`]: crate::pipeline::Projection
 //! [`PartitionProgress`]: crate::pipeline::PartitionProgress
 //! [`PartitionProgress::commit`]: crate::pipeline::PartitionProgress::commit
-//! [`CommitPolicy`]: crate::pipeline::CommitPolicy
+//! [`CommitPolicy`]: crate::results::CommitPolicy
 //! [`Commit`]: crate::pipeline::Commit
 //! [`PartitionProgress::resume`]: crate::pipeline::PartitionProgress::resume
 //! [`PartitionProgress::resume_offset`]: crate::pipeline::PartitionProgress::resume_offset
@@ -80,7 +80,7 @@
 //! [`PartitionProgress::redelivered_if_crashed`]: crate::pipeline::PartitionProgress::redelivered_if_crashed
 //! [`PartitionProgress::skipped_if_crashed`]: crate::pipeline::PartitionProgress::skipped_if_crashed
 //! [`PartitionProgress::needs_pause`]: crate::pipeline::PartitionProgress::needs_pause
-//! [`ProjectionReport`]: crate::pipeline::ProjectionReport
+//! [`ProjectionReport`]: crate::results::ProjectionReport
 
 pub mod commit;
 pub mod consumer;
@@ -92,22 +92,17 @@ pub mod scenario;
 pub mod transport;
 
 pub use commit::{
-    CommitError, CommitPolicy, MetadataLimit, PartitionProgress, UnknownCommitPolicy,
-    DEFAULT_METADATA_LIMIT_BYTES, MIN_METADATA_LIMIT,
+    CommitError, MetadataLimit, PartitionProgress, DEFAULT_METADATA_LIMIT_BYTES, MIN_METADATA_LIMIT,
 };
 pub use consumer::{
     run_incarnation, ConsumerConfig, ConsumerError, Delivery, DeliveryTally, Hold, Incarnation,
-    IncarnationReport, LagPoint, Pipeline, Signal, Stop, Treat, Treatment,
-    DEFAULT_MAX_POLL_RECORDS,
+    Pipeline, Signal, Stop, Treat, Treatment, DEFAULT_MAX_POLL_RECORDS,
 };
 pub use log::{murmur2, partition_for, partition_for_bytes, LogError, Partition, Record, Topic};
 pub use metadata::{decode_metadata, MetadataError, TAG_BITSET, TAG_RUN_LENGTH};
-pub use projection::{
-    fold_digest, replay_digest, Applied, Projection, ProjectionReport, INITIAL_DIGEST, SHARDS,
-};
-pub use retry::{RetryConfig, RetryPolicy, RetryTopic, UnknownRetryPolicy};
+pub use projection::{fold_digest, replay_digest, Applied, Projection, INITIAL_DIGEST, SHARDS};
+pub use retry::{RetryConfig, RetryTopic};
 pub use scenario::{
-    run_crash, run_scenario, run_scenario_where, Bench, LagSummary, LatencySummary, PipelineError,
-    PipelinePlan, PipelineRun, Wanted,
+    run_crash, run_scenario, run_scenario_where, Bench, PipelineError, PipelinePlan, Wanted,
 };
 pub use transport::{Commit, EmbeddedTransport, MemberId, Transport, TransportError};

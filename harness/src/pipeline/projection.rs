@@ -44,9 +44,8 @@ use parking_lot::Mutex;
 use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, HashMap};
 
-use serde::{Deserialize, Serialize};
-
 use super::log::Record;
+use crate::results::ProjectionReport;
 
 /// How many independently locked maps the key states are spread over.
 pub const SHARDS: usize = 64;
@@ -196,41 +195,6 @@ impl Default for Projection {
     fn default() -> Self {
         Self::new()
     }
-}
-
-/// What both projections ended with, against what the producer wrote.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ProjectionReport {
-    /// Keys either the projection saw or the producer wrote.
-    pub keys: u64,
-    /// Records the version-aware projection applied.
-    pub applied: u64,
-    /// Records it ignored (duplicates and stale versions).
-    pub ignored: u64,
-    /// Ignored records whose version had been applied or stashed before.
-    pub duplicates: u64,
-    /// Records that arrived before a predecessor and were stashed.
-    pub gaps: u64,
-    /// The deepest any key's stash got.
-    pub max_stash: u64,
-    /// Records still stashed at the end (a gap that never closed).
-    pub stashed_at_end: u64,
-    /// Naive applies whose version was not the previous one + 1.
-    pub naive_out_of_order: u64,
-    /// Naive applies of a version applied before.
-    pub naive_double_applies: u64,
-    /// Every key of the version-aware projection ended at its last version, with nothing
-    /// stashed and the sequential replay's digest.
-    pub final_state_correct: bool,
-    /// Every key of the naive projection ended at its last version with the replay's digest.
-    pub naive_final_state_correct: bool,
-    /// Keys whose version-aware state is wrong.
-    pub keys_wrong: u64,
-    /// Keys with a record that arrived before a predecessor (stashed at least once).
-    #[serde(default)]
-    pub keys_reordered: u64,
-    /// Keys whose naive state is wrong.
-    pub naive_keys_wrong: u64,
 }
 
 impl Projection {

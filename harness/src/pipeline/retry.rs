@@ -27,29 +27,8 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-
 use super::log::Record;
-
-/// What the consumer does with a failed attempt.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub enum RetryPolicy {
-    /// Wait out the backoff on the key, and try again.
-    #[serde(rename = "retry-in-place")]
-    RetryInPlace,
-    /// As in place, with the partition paused until the record is settled.
-    #[serde(rename = "pause-partition")]
-    PausePartition,
-    /// Send it to a retry topic and go on.
-    #[serde(rename = "retry-topic")]
-    RetryTopic,
-}
-
-strategies::names!(RetryPolicy, UnknownRetryPolicy, "retry policy", "policies" {
-    RetryInPlace = "retry-in-place",
-    PausePartition = "pause-partition",
-    RetryTopic = "retry-topic",
-});
+use crate::results::RetryPolicy;
 
 /// How a consumer retries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -121,10 +121,9 @@ impl Cell {
                 cell = cell.then(Style::Code, part);
                 continue;
             }
-            for (j, part) in part.split("**").enumerate() {
-                if !part.is_empty() {
-                    cell = cell.then(if j % 2 == 1 { Style::Strong } else { Style::Plain }, part);
-                }
+            let marked = part.split("**").enumerate().filter(|(_, part)| !part.is_empty());
+            for (j, part) in marked {
+                cell = cell.then([Style::Plain, Style::Strong][j % 2], part);
             }
         }
         cell

@@ -1,4 +1,7 @@
-//! Durations and rates as people read them, for the summary, the charts and the report.
+//! Durations, rates and the values of metrics as people read them, for the summary, the
+//! charts, the report and `compare`.
+
+use crate::results::metric::Unit;
 
 /// A duration in nanoseconds, in the unit that reads best.
 pub fn format_ns(ns: f64) -> String {
@@ -19,6 +22,29 @@ pub fn format_rate(rate: f64) -> String {
     }
 }
 
+/// A value of a metric in its unit, as the verdict prints it: `12.3k msg/s`, `1.5 ms`,
+/// `0.87`.
+pub fn format_value(unit: Unit, value: f64) -> String {
+    match unit {
+        Unit::MessagesPerSecond => format!("{} msg/s", format_rate(value)),
+        Unit::PerSecond => format!("{}/s", format_rate(value)),
+        Unit::Seconds => format_ns(value * 1e9),
+        Unit::Nanoseconds => format_ns(value),
+        Unit::Ratio => format!("{value:.2}"),
+        Unit::Count => format!("{value:.0}"),
+    }
+}
+
+/// A value of a metric in a table whose every row names its metric and holds cells of every
+/// kind (`compare`'s): a rate without what it counts, which differs from cell to cell
+/// (messages, or a completion-driven cell's cold commands).
+pub fn format_compact(unit: Unit, value: f64) -> String {
+    match unit {
+        Unit::MessagesPerSecond => format_value(Unit::PerSecond, value),
+        unit => format_value(unit, value),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -31,5 +57,9 @@ mod tests {
         assert_eq!(format_ns(3e9), "3.00 s");
         assert_eq!(format_rate(1_234_567.0), "1.23M");
         assert_eq!(format_rate(45_600.0), "45.6k");
+        assert_eq!(format_value(Unit::MessagesPerSecond, 45_600.0), "45.6k msg/s");
+        assert_eq!(format_compact(Unit::MessagesPerSecond, 45_600.0), "45.6k/s");
+        assert_eq!(format_value(Unit::Seconds, 0.0025), "2.5 ms");
+        assert_eq!(format_value(Unit::Ratio, 0.874), "0.87");
     }
 }

@@ -1,10 +1,10 @@
 //! The summary's tables of the end-to-end pipeline scenarios: per cell, what the pipeline
 //! lost, ran twice, reordered and delayed, and whether the business state came out right.
 
-use crate::pipeline::PipelineRun;
 use crate::report::document::Document;
 use crate::report::format::format_rate;
 use crate::report::table::{Align, Cell, Style, Table};
+use crate::results::PipelineRun;
 
 /// Appends one section per pipeline scenario in `runs` to `out`.
 pub fn render_pipelines(out: &mut Document, runs: &[PipelineRun]) {

@@ -6,7 +6,7 @@ use super::document::Document;
 use super::format::{format_ns, format_rate};
 use super::is_contender;
 use super::table::{Align, Cell, Style, Table};
-use crate::results::{Results, RunResult, WindowScopeSetting};
+use crate::results::{Meta, Metric, Results, RunResult, WindowScopeSetting};
 use crate::workload::reference::{
     is_parallel_consumer_experiment, parallel_consumer_key_mode_s, PARALLEL_CONSUMER_MESSAGES,
     PARALLEL_CONSUMER_PARTITION_S, PARALLEL_CONSUMER_UNORDERED_S, WOW_COLD_COMMAND_14_CORES,
@@ -14,22 +14,22 @@ use crate::workload::reference::{
 };
 use crate::workload::{cold_command_param, keys_param, ScenarioId};
 
-/// The best value of `metric` among contenders (`higher` is better, or lower).
-fn best(
-    rows: &[&RunResult],
-    metric: impl Fn(&RunResult) -> Option<f64>,
-    higher: bool,
-) -> Option<f64> {
-    rows.iter()
+/// `metric` and its best value among the contenders of `rows`.
+fn best(rows: &[&RunResult], metric: Metric) -> (Metric, Option<f64>) {
+    let higher = metric.higher_is_better();
+    let best = rows
+        .iter()
         .filter(|row| is_contender(&row.strategy))
-        .filter_map(|row| metric(row))
-        .reduce(|a, b| if (b > a) == higher { b } else { a })
+        .filter_map(|row| metric.value(row, &[]))
+        .reduce(|a, b| if (b > a) == higher { b } else { a });
+    (metric, best)
 }
 
-/// `text`, strong where `value` is the best and `strategy` contends for it.
-fn mark(text: String, value: Option<f64>, best: Option<f64>, strategy: &str) -> Cell {
+/// `text`, strong where `row`'s value of the metric is the `best` and `row` contends for it.
+fn mark(text: String, (metric, best): (Metric, Option<f64>), row: &RunResult) -> Cell {
+    let value = metric.value(row, &[]);
     let is_best = matches!((value, best), (Some(value), Some(best)) if value == best);
-    Cell::strong_if(text, is_best && is_contender(strategy))
+    Cell::strong_if(text, is_best && is_contender(&row.strategy))
 }
 
 /// How the run's `--window-scope` reads in the settings line.
@@ -107,7 +107,6 @@ pub fn render_summary(results: &Results) -> String {
 /// The summary, with or without the verdict (`report.html` shows it at the top of the page
 /// instead).
 pub(super) fn summary(results: &Results, with_verdict: bool) -> Document {
-    let meta = &results.meta;
     let mut out = Document::default();
     out.heading(1, "keyed-bench summary");
     out.blank();
@@ -118,148 +117,12 @@ pub(super) fn summary(results: &Results, with_verdict: bool) -> Document {
     if with_verdict {
         super::verdict::section(&mut out, results);
     }
-    prose(
-        &mut out,
-        &format!(
-            "{} · commit `{}` · {} · {} cores · {}",
-            meta.created, meta.git_commit, meta.cpu_model, meta.cores, meta.rustc
-        ),
-    );
-    let swept = SweptSettings::of(results);
-    prose(
-        &mut out,
-        &format!(
-            "Settings: workers {}, producers {}, window {} ({}), throughput {}, idle spin {}, \
-             repeat {}, seed {}{}{}. Command: `{}`",
-            swept.show("workers", meta.workers),
-            meta.producers.unwrap_or(1),
-            swept.show("window", meta.window),
-            window_scope_setting(meta.window_scope),
-            swept.show("throughput", meta.throughput),
-            match meta.idle_spin_us {
-                Some(us) => format!("{} us", swept.show("idle-spin-us", us)),
-                None => "a fixed backoff".to_owned(),
-            },
-            meta.repeat,
-            meta.seed,
-            if meta.quick { ", quick sizes" } else { "" },
-            match meta.binding {
-                Some(binding) if binding != Binding::Reference => {
-                    format!(", keyed-mailbox binding {binding} (an ablation, not the design)")
-                }
-                _ => String::new(),
-            },
-            meta.command
-        ),
-    );
-    if let Some(overhead) = meta.recorder_overhead_ns {
-        prose(
-            &mut out,
-            &format!(
-                "Measurement overhead: the recorder costs {overhead:.0} ns per message \
-             (inline, no-op handler, with vs without it); every latency includes it."
-            ),
-        );
-    }
-    if let Some(saturation) = meta.saturation_per_s {
-        prose(
-            &mut out,
-            &format!(
-                "open-loop loads are fractions of {} msg/s (inline on uniform, times \
-             min(workers, cores - 1)).",
-                format_rate(saturation)
-            ),
-        );
-    }
-    for note in &meta.notes {
-        prose(&mut out, &format!("Note: {note}"));
-    }
-    let producers = meta.producers.unwrap_or(1);
-    let machine_efficiency = "*machine eff.* adds to the ideal bound the spinning CPU over \
-         min(workers, cores - producers) workers; blocked calls need threads only.";
-    match swept.values("workers") {
-        // A workers sweep: `meta.workers` is its first point only.
-        Some(workers) => {
-            let over: Vec<&str> = workers
-                .iter()
-                .copied()
-                .filter(|w| w.parse::<usize>().is_ok_and(|w| w + producers > meta.cores))
-                .collect();
-            if !over.is_empty() {
-                let needs = if producers == 1 {
-                    "the producer needs a core too".to_owned()
-                } else {
-                    format!("the {producers} producers need cores too")
-                };
-                prose(
-                    &mut out,
-                    &format!(
-                        "Oversubscribed: cells with {} workers on {} cores ({needs}) — their \
-                     figures show contention, not scaling. {machine_efficiency}",
-                        over.join(", "),
-                        meta.cores
-                    ),
-                );
-            }
-        }
-        None if meta.workers + producers > meta.cores => {
-            prose(
-                &mut out,
-                &format!(
-                    "Oversubscribed: {} worker(s) plus {producers} producer thread(s) exceed \
-                     the {} core(s), so the producers share cores with the workers \
-                     (parallel-consumer's 16 threads mostly sleep, holding threads, not cores). \
-                     {machine_efficiency}",
-                    meta.workers, meta.cores
-                ),
-            );
-        }
-        None => {}
-    }
-    out.paragraph(Cell::inline(
-        "Latency is completion - intended arrival; HOL is start - ready. **Bold**: best among \
-         the ordered contenders (not `inline`, the reference, nor `thread-pool`, the \
-         unordered control). Correctness: order violations / overlaps / lost / duplicates / \
-         failed, summed over repetitions.",
-    ));
-
+    header(&mut out, results);
     for &scenario in ScenarioId::ALL {
         let rows: Vec<&RunResult> =
             results.runs.iter().filter(|run| run.scenario == scenario.as_str()).collect();
-        if rows.is_empty() {
-            continue;
-        }
-        out.blank();
-        out.heading(2, scenario.to_string());
-        out.blank();
-        prose(&mut out, scenario.description());
-        let mut params: Vec<&str> = Vec::new();
-        for row in &rows {
-            if !params.contains(&row.param.as_str()) {
-                params.push(&row.param);
-            }
-        }
-        for param in params {
-            let cell: Vec<&RunResult> =
-                rows.iter().copied().filter(|row| row.param == param).collect();
-            if !param.is_empty() {
-                out.heading(3, format!("{scenario} {param}"));
-                out.blank();
-            }
-            render_table(&mut out, &cell);
-        }
-        render_timer_lateness(&mut out, &rows);
-        render_breakdown(&mut out, scenario, &rows);
-        match scenario {
-            ScenarioId::AsyncIo | ScenarioId::AsyncIoZipf => {
-                render_key_sweep(&mut out, scenario, &rows);
-            }
-            ScenarioId::ColdCommand => render_cold_command(&mut out, &rows, meta.cores),
-            ScenarioId::ParallelConsumer => {
-                let published = meta.sizes.as_ref().is_some_and(is_parallel_consumer_experiment);
-                render_parallel_consumer(&mut out, &rows, published);
-            }
-            _ => {}
+        if !rows.is_empty() {
+            scenario_section(&mut out, results, scenario, &rows);
         }
     }
     crate::report::pipeline::render_pipelines(&mut out, &results.pipelines);
@@ -278,6 +141,152 @@ pub(super) fn summary(results: &Results, with_verdict: bool) -> Document {
         }
     }
     out
+}
+
+/// The run's header: where and when it ran, its settings, the recorder's cost, the
+/// saturation base, its notes, any oversubscription, and how to read the tables.
+fn header(out: &mut Document, results: &Results) {
+    let meta = &results.meta;
+    prose(
+        out,
+        &format!(
+            "{} · commit `{}` · {} · {} cores · {}",
+            meta.created, meta.git_commit, meta.cpu_model, meta.cores, meta.rustc
+        ),
+    );
+    let swept = SweptSettings::of(results);
+    prose(out, &settings_line(meta, &swept));
+    if let Some(overhead) = meta.recorder_overhead_ns {
+        prose(
+            out,
+            &format!(
+                "Measurement overhead: the recorder costs {overhead:.0} ns per message \
+             (inline, no-op handler, with vs without it); every latency includes it."
+            ),
+        );
+    }
+    if let Some(saturation) = meta.saturation_per_s {
+        prose(
+            out,
+            &format!(
+                "open-loop loads are fractions of {} msg/s (inline on uniform, times \
+             min(workers, cores - 1)).",
+                format_rate(saturation)
+            ),
+        );
+    }
+    for note in &meta.notes {
+        prose(out, &format!("Note: {note}"));
+    }
+    if let Some(line) = oversubscribed(meta, &swept) {
+        prose(out, &line);
+    }
+    out.paragraph(Cell::inline(
+        "Latency is completion - intended arrival; HOL is start - ready. **Bold**: best among \
+         the ordered contenders (not `inline`, the reference, nor `thread-pool`, the \
+         unordered control). Correctness: order violations / overlaps / lost / duplicates / \
+         failed, summed over repetitions.",
+    ));
+}
+
+/// The settings line: every strategy setting (a swept one as the list of its values), the
+/// repetitions, the seed, and the command.
+fn settings_line(meta: &Meta, swept: &SweptSettings) -> String {
+    format!(
+        "Settings: workers {}, producers {}, window {} ({}), throughput {}, idle spin {}, \
+         repeat {}, seed {}{}{}. Command: `{}`",
+        swept.show("workers", meta.workers),
+        meta.producers.unwrap_or(1),
+        swept.show("window", meta.window),
+        window_scope_setting(meta.window_scope),
+        swept.show("throughput", meta.throughput),
+        match meta.idle_spin_us {
+            Some(us) => format!("{} us", swept.show("idle-spin-us", us)),
+            None => "a fixed backoff".to_owned(),
+        },
+        meta.repeat,
+        meta.seed,
+        if meta.quick { ", quick sizes" } else { "" },
+        match meta.binding {
+            Some(binding) if binding != Binding::Reference => {
+                format!(", keyed-mailbox binding {binding} (an ablation, not the design)")
+            }
+            _ => String::new(),
+        },
+        meta.command
+    )
+}
+
+/// The line that says which cells ran with more workers and producers than cores, if any
+/// did: in a workers sweep, naming the worker counts (`meta.workers` is its first point).
+fn oversubscribed(meta: &Meta, swept: &SweptSettings) -> Option<String> {
+    let producers = meta.producers.unwrap_or(1);
+    let machine_efficiency = "*machine eff.* adds to the ideal bound the spinning CPU over \
+         min(workers, cores - producers) workers; blocked calls need threads only.";
+    let Some(workers) = swept.values("workers") else {
+        return (meta.workers + producers > meta.cores).then(|| {
+            format!(
+                "Oversubscribed: {} worker(s) plus {producers} producer thread(s) exceed \
+                 the {} core(s), so the producers share cores with the workers \
+                 (parallel-consumer's 16 threads mostly sleep, holding threads, not cores). \
+                 {machine_efficiency}",
+                meta.workers, meta.cores
+            )
+        });
+    };
+    let over: Vec<&str> = workers
+        .iter()
+        .copied()
+        .filter(|w| w.parse::<usize>().is_ok_and(|w| w + producers > meta.cores))
+        .collect();
+    if over.is_empty() {
+        return None;
+    }
+    let needs = if producers == 1 {
+        "the producer needs a core too".to_owned()
+    } else {
+        format!("the {producers} producers need cores too")
+    };
+    Some(format!(
+        "Oversubscribed: cells with {} workers on {} cores ({needs}) — their \
+                     figures show contention, not scaling. {machine_efficiency}",
+        over.join(", "),
+        meta.cores
+    ))
+}
+
+/// A scenario's section: its description, a table per param, and the tables of its own.
+fn scenario_section(
+    out: &mut Document,
+    results: &Results,
+    scenario: ScenarioId,
+    rows: &[&RunResult],
+) {
+    out.blank();
+    out.heading(2, scenario.to_string());
+    out.blank();
+    prose(out, scenario.description());
+    let (_, params) = strategies_and_params(rows);
+    for param in params {
+        let cell: Vec<&RunResult> = rows.iter().copied().filter(|row| row.param == param).collect();
+        if !param.is_empty() {
+            out.heading(3, format!("{scenario} {param}"));
+            out.blank();
+        }
+        render_table(out, &cell);
+    }
+    render_timer_lateness(out, rows);
+    render_breakdown(out, scenario, rows);
+    let meta = &results.meta;
+    match scenario {
+        ScenarioId::AsyncIo | ScenarioId::AsyncIoZipf => render_key_sweep(out, scenario, rows),
+        ScenarioId::ColdCommand => render_cold_command(out, rows, meta.cores),
+        ScenarioId::ParallelConsumer => {
+            let published = meta.sizes.as_ref().is_some_and(is_parallel_consumer_experiment);
+            render_parallel_consumer(out, rows, published);
+        }
+        _ => {}
+    }
 }
 
 /// A paragraph of prose with Markdown's inline marks, and the blank line after it.
@@ -300,13 +309,9 @@ fn render_table(out: &mut Document, rows: &[&RunResult]) {
         ("machine eff.", Align::Right),
         ("correctness", Align::Left),
     ]);
-    let throughput = |row: &RunResult| Some(row.throughput_per_s.median);
-    let p99 = |row: &RunResult| Some(row.latency_ns.p99 as f64);
-    let bystander = |row: &RunResult| row.bystander_latency_ns.map(|tail| tail.p99 as f64);
-    let efficiency = |row: &RunResult| Some(row.efficiency);
-    let (best_throughput, best_p99) = (best(rows, throughput, true), best(rows, p99, false));
-    let (best_bystander, best_efficiency) =
-        (best(rows, bystander, false), best(rows, efficiency, true));
+    let [throughput, p99, bystander, efficiency] =
+        [Metric::Throughput, Metric::P99, Metric::BystanderP99, Metric::Efficiency]
+            .map(|metric| best(rows, metric));
     for row in rows {
         let name = &row.strategy;
         let shown = match (row.window_scope, row.windows) {
@@ -339,16 +344,15 @@ fn render_table(out: &mut Document, rows: &[&RunResult]) {
         );
         table.push([
             Cell::plain(shown),
-            mark(rate, throughput(row), best_throughput, name),
+            mark(rate, throughput, row),
             Cell::plain(format_ns(row.latency_ns.p50 as f64)),
-            mark(format_ns(row.latency_ns.p99 as f64), p99(row), best_p99, name),
+            mark(format_ns(row.latency_ns.p99 as f64), p99, row),
             Cell::plain(format_ns(row.latency_ns.p999 as f64)),
             Cell::plain(format_ns(row.hol_ns.p99 as f64)),
-            bystander(row).map_or(Cell::plain("-"), |value| {
-                mark(format_ns(value), Some(value), best_bystander, name)
-            }),
+            row.bystander_latency_ns
+                .map_or(Cell::plain("-"), |tail| mark(format_ns(tail.p99 as f64), bystander, row)),
             Cell::plain(format!("{}/{}", row.threads.reported, row.threads.observed)),
-            mark(format!("{:.2}", row.efficiency), efficiency(row), best_efficiency, name),
+            mark(format!("{:.2}", row.efficiency), efficiency, row),
             Cell::plain(row.machine_efficiency.map_or("-".into(), |value| format!("{value:.2}"))),
             Cell::plain(correctness),
         ]);
@@ -548,7 +552,7 @@ fn render_key_sweep(out: &mut Document, scenario: ScenarioId, rows: &[&RunResult
 /// the run is the published experiment (`published`), the published seconds and their ratio
 /// to the same drawn floor stand beside them.
 fn render_parallel_consumer(out: &mut Document, rows: &[&RunResult], published: bool) {
-    let (strategies, params) = strategies_and_params(rows);
+    let (_, params) = strategies_and_params(rows);
     let messages = rows.first().map_or(0, |row| row.messages);
     let threads = rows.first().and_then(|row| row.workers).unwrap_or(0);
     out.heading(3, "parallel-consumer: elapsed seconds by key count");
@@ -569,6 +573,17 @@ fn render_parallel_consumer(out: &mut Document, rows: &[&RunResult], published: 
             }
         ),
     );
+    out.table(parallel_consumer_table(rows, published));
+    out.blank();
+    if published {
+        published_modes(out, rows, &params);
+    }
+}
+
+/// `parallel-consumer`'s table: per key count, the drawn floor, the published seconds
+/// (where `published`) and each strategy's elapsed seconds over its measured floor.
+fn parallel_consumer_table(rows: &[&RunResult], published: bool) -> Table {
+    let (strategies, params) = strategies_and_params(rows);
     let mut table = Table::new([("keys", Align::Right), ("floor", Align::Right)]);
     if published {
         table = table.column("published", Align::Right).column("published / floor", Align::Right);
@@ -579,15 +594,11 @@ fn render_parallel_consumer(out: &mut Document, rows: &[&RunResult], published: 
     for param in &params {
         let floor = rows.iter().find(|row| row.param == *param).map_or(0.0, |row| row.ideal_s);
         let cell = |strategy: &str| {
-            rows.iter().find(|row| row.param == *param && row.strategy == strategy).map_or(
-                "-".into(),
-                |row| match row.measured_floor_s {
-                    Some(measured) if measured > 0.0 => {
-                        format!("{:.3} ({:.2}x)", row.elapsed_s, row.elapsed_s / measured)
-                    }
-                    _ => format!("{:.3}", row.elapsed_s),
-                },
-            )
+            let row = rows.iter().find(|row| row.param == *param && row.strategy == strategy);
+            row.map_or("-".into(), |row| match Metric::FloorRatio.value(row, &[]) {
+                Some(ratio) => format!("{:.3} ({ratio:.2}x)", row.elapsed_s),
+                None => format!("{:.3}", row.elapsed_s),
+            })
         };
         let keys = keys_param(param);
         let keys_text = keys.map_or((*param).to_owned(), |k| k.to_string());
@@ -602,11 +613,12 @@ fn render_parallel_consumer(out: &mut Document, rows: &[&RunResult], published: 
         row.extend(strategies.iter().map(|s| cell(s)));
         table.push(row);
     }
-    out.table(table);
-    out.blank();
-    if !published {
-        return;
-    }
+    table
+}
+
+/// The Parallel Consumer's PARTITION and UNORDERED modes, each beside the floor it is set
+/// against, and where the published figures come from.
+fn published_modes(out: &mut Document, rows: &[&RunResult], params: &[&str]) {
     let floor_of = |keys: usize| {
         rows.iter().find(|row| keys_param(&row.param) == Some(keys)).map(|row| row.ideal_s)
     };

@@ -22,6 +22,38 @@ pub enum Align {
     Right,
 }
 
+impl Align {
+    /// `cell` padded with spaces to `width` characters on the side this alignment leaves.
+    fn pad(self, cell: &str, width: usize) -> String {
+        let pad = " ".repeat(width - cell.chars().count());
+        match self {
+            Self::Left => format!("{cell}{pad}"),
+            Self::Right => format!("{pad}{cell}"),
+        }
+    }
+
+    /// The class attribute of an HTML cell of the column: `num` where the digits line up.
+    fn html_class(self) -> &'static str {
+        match self {
+            Self::Left => "",
+            Self::Right => " class=\"num\"",
+        }
+    }
+}
+
+/// One line of a pipe table: each cell between pipes, an empty one as `| |`.
+fn markdown_line(out: &mut String, cells: impl Iterator<Item = String>) {
+    out.push('|');
+    for cell in cells {
+        if cell.is_empty() {
+            out.push_str(" |");
+        } else {
+            let _ = write!(out, " {cell} |");
+        }
+    }
+    out.push('\n');
+}
+
 /// How a span of a cell reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Style {
@@ -194,18 +226,10 @@ impl Table {
         if let Some(caption) = &self.caption {
             let _ = writeln!(out, "{caption}\n");
         }
-        let line = |out: &mut String, cells: &mut dyn Iterator<Item = String>| {
-            out.push('|');
-            for cell in cells {
-                if cell.is_empty() {
-                    out.push_str(" |");
-                } else {
-                    let _ = write!(out, " {cell} |");
-                }
-            }
-            out.push('\n');
-        };
-        line(&mut out, &mut self.columns.iter().map(|column| column.header.replace('|', "\\|")));
+        markdown_line(
+            &mut out,
+            self.columns.iter().map(|column| column.header.replace('|', "\\|")),
+        );
         out.push('|');
         for column in &self.columns {
             out.push_str(match column.align {
@@ -215,7 +239,7 @@ impl Table {
         }
         out.push('\n');
         for row in &self.rows {
-            line(&mut out, &mut self.cells(row).map(Cell::markdown));
+            markdown_line(&mut out, self.cells(row).map(Cell::markdown));
         }
         for footnote in &self.footnotes {
             let _ = writeln!(out, "\n{footnote}");
@@ -244,23 +268,13 @@ impl Table {
             let _ = writeln!(out, "{caption}");
         }
         for cells in &lines {
-            let mut line = indent.to_owned();
-            for (i, (cell, column)) in cells.iter().zip(&self.columns).enumerate() {
-                if i > 0 {
-                    line.push_str("  ");
-                }
-                let pad = " ".repeat(widths[i] - cell.chars().count());
-                match column.align {
-                    Align::Left => {
-                        line.push_str(cell);
-                        line.push_str(&pad);
-                    }
-                    Align::Right => {
-                        line.push_str(&pad);
-                        line.push_str(cell);
-                    }
-                }
-            }
+            let padded: Vec<String> = cells
+                .iter()
+                .zip(&self.columns)
+                .zip(&widths)
+                .map(|((cell, column), width)| column.align.pad(cell, *width))
+                .collect();
+            let line = format!("{indent}{}", padded.join("  "));
             out.push_str(line.trim_end());
             out.push('\n');
         }
@@ -285,8 +299,7 @@ impl Table {
         for row in &self.rows {
             out.push_str("<tr>");
             for (cell, column) in self.cells(row).zip(&self.columns) {
-                let class = if column.align == Align::Right { " class=\"num\"" } else { "" };
-                let _ = write!(out, "<td{class}>{}</td>", cell.html());
+                let _ = write!(out, "<td{}>{}</td>", column.align.html_class(), cell.html());
             }
             out.push_str("</tr>\n");
         }

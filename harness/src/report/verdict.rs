@@ -1,7 +1,8 @@
 //! The verdict: the table that `summary.md` and `report.html` open with. One row per
 //! measured cell (scenario and parameter), so no parameter is picked to stand for its
 //! scenario. Each row ranks the ordered designs on the one metric its scenario exists to
-//! show (its spec's [`Headline`]), gives every ordered design's ratio to the best with its spread
+//! show (its spec's headline, a [`Metric`] of the registry), gives every ordered design's ratio
+//! to the best with its spread
 //! over repetitions, and a one-line reading assembled from those numbers by a few
 //! templates ([`reading`], [`pipeline_reading`]). Reads results only.
 //!
@@ -12,43 +13,22 @@
 //! overlap read "within noise" rather than a winner.
 
 use super::document::Document;
-use super::format::{format_ns, format_rate};
+use super::format::format_value;
 use super::table::{Align, Cell, Style, Table};
-use crate::pipeline::PipelineRun;
-use crate::results::{Results, RunResult};
+use crate::results::{Metric, PipelineRun, Results, RunResult};
 use crate::workload::ScenarioId;
 
 /// Where neither side has a spread (one repetition, or a percentile of one merged
 /// histogram), medians this close (relative to the larger) read as within noise.
 pub const NOISE_WITHOUT_SPREAD: f64 = 0.05;
 
-pub use crate::workload::Headline;
+/// The metric column of a pipeline row, which ranks nothing and reads correctness first.
+const PIPELINE_COLUMN: &str = "lost / final state (correctness first)";
 
-impl Headline {
-    /// The metric column: its label and which way is better.
-    fn column(self) -> String {
-        match self {
-            Self::Correctness => format!("{} (correctness first)", self.label()),
-            _ if self.higher_is_better() => format!("{} (higher)", self.label()),
-            _ => format!("{} (lower)", self.label()),
-        }
-    }
-
-    /// A value of the metric with its unit.
-    fn format(self, value: f64) -> String {
-        match self {
-            Self::Throughput => format!("{} msg/s", format_rate(value)),
-            Self::ColdRate => format!("{}/s", format_rate(value)),
-            Self::BystanderP99 | Self::LatencyP99 => format_ns(value),
-            Self::Efficiency => format!("{value:.2}"),
-            Self::Correctness => "-".to_owned(),
-        }
-    }
-}
-
-/// The headline metric of `scenario`.
-pub fn headline(scenario: ScenarioId) -> Option<Headline> {
-    Some(scenario.headline())
+/// The metric column of a ranked row: the metric and which way is better.
+fn column(metric: Metric) -> String {
+    let better = if metric.higher_is_better() { "higher" } else { "lower" };
+    format!("{} ({better})", metric.label())
 }
 
 /// One design's value of a metric: the median and, where the repetitions give one, the
@@ -70,41 +50,10 @@ impl Value {
     }
 }
 
-/// The value of `headline` for one cell's row; none where the row has no such figure.
-pub fn value(headline: Headline, row: &RunResult) -> Option<Value> {
-    let throughput = &row.throughput_per_s;
-    match headline {
-        Headline::Throughput | Headline::ColdRate => {
-            Value::new(throughput.median, Some((throughput.min, throughput.max)))
-        }
-        Headline::BystanderP99 => {
-            row.bystander_latency_ns.and_then(|tail| Value::new(tail.p99 as f64, None))
-        }
-        Headline::LatencyP99 => {
-            let samples = row.samples.as_ref().map(|s| &s.latency_p99_ns[..]).unwrap_or(&[]);
-            let spread = samples
-                .iter()
-                .min()
-                .zip(samples.iter().max())
-                .map(|(low, high)| (*low as f64, *high as f64));
-            Value::new(row.latency_ns.p99 as f64, spread)
-        }
-        Headline::Efficiency => {
-            let elapsed = row.samples.as_ref().map(|s| &s.elapsed_s[..]).unwrap_or(&[]);
-            let spread = if !elapsed.is_empty() && elapsed.iter().all(|e| *e > 0.0) {
-                let longest = elapsed.iter().copied().fold(f64::MIN, f64::max);
-                let shortest = elapsed.iter().copied().fold(f64::MAX, f64::min);
-                Some((row.ideal_s / longest, row.ideal_s / shortest))
-            } else if throughput.median > 0.0 {
-                let scale = row.efficiency / throughput.median;
-                Some((throughput.min * scale, throughput.max * scale))
-            } else {
-                None
-            };
-            Value::new(row.efficiency, spread)
-        }
-        Headline::Correctness => None,
-    }
+/// The value of `metric` for one cell's row, of the results' `runs`; none where the row has
+/// no such figure.
+pub fn value(metric: Metric, row: &RunResult, runs: &[RunResult]) -> Option<Value> {
+    Value::new(metric.value(row, runs)?, metric.spread(row))
 }
 
 /// Whether two values are within each other's noise: their spreads overlap, or, where
@@ -225,9 +174,9 @@ fn list(names: &[&str]) -> String {
 /// Templates: no eligible data; a single eligible design; "A, B within noise on M";
 /// "A has Fx higher M than B"; then, when not yet named, "farthest: C at Fx lower";
 /// designs excluded for violations; an unordered control that beats the best.
-pub fn reading(headline: Headline, entries: &[Entry], controls: &[(&str, Value)]) -> String {
-    let higher = headline.higher_is_better();
-    let label = headline.label();
+pub fn reading(metric: Metric, entries: &[Entry], controls: &[(&str, Value)]) -> String {
+    let higher = metric.higher_is_better();
+    let label = metric.label();
     let (better, worse) = if higher { ("higher", "lower") } else { ("lower", "higher") };
     let mut eligible: Vec<(&str, Value)> = entries
         .iter()
@@ -368,27 +317,39 @@ fn is_unordered_control(strategy: &str) -> bool {
     strategies::descriptor_of(strategy).is_some_and(|descriptor| !descriptor.ordered)
 }
 
-/// The verdict section without its heading: the sentences that say how to read it, then
-/// the table. Empty where the results hold no cell.
-pub fn render_verdict_body(results: &Results) -> String {
-    verdict(results).map_or_else(String::new, |(intro, table)| {
-        format!("{}\n\n{}", intro.prose_markdown(), table.markdown())
-    })
-}
-
 /// The verdict's data: the sentences that say how to read it, and the table; `None` where
 /// the results hold no cell.
 pub fn verdict(results: &Results) -> Option<(Cell, Table)> {
-    let columns = contenders(results);
     if results.runs.is_empty() && results.pipelines.is_empty() {
         return None;
     }
+    let columns = contenders(results);
+    let mut table = Table::new([
+        ("scenario", Align::Left),
+        ("param", Align::Left),
+        ("metric", Align::Left),
+        ("best", Align::Left),
+    ]);
+    for column in &columns {
+        table = table.column(*column, Align::Right);
+    }
+    table = table.column("reading", Align::Left);
+    for &scenario in ScenarioId::ALL {
+        match scenario.headline() {
+            Some(metric) => ranked_rows(&mut table, results, scenario, metric, &columns),
+            None => pipeline_rows(&mut table, results, scenario, &columns),
+        }
+    }
+    Some((intro(results, columns.len()), table))
+}
+
+/// The sentences that say how to read the verdict of `contenders` ordered designs.
+fn intro(results: &Results, contenders: usize) -> Cell {
     let meta = &results.meta;
-    let intro = Cell::plain(format!(
+    Cell::plain(format!(
         "One row per measured cell (scenario and parameter), so no parameter stands in for \
-         its scenario. Each row ranks the {} ordered designs on the metric its scenario \
-         exists to show (not ",
-        columns.len()
+         its scenario. Each row ranks the {contenders} ordered designs on the metric its \
+         scenario exists to show (not "
     ))
     .then(Style::Code, "inline")
     .then(Style::Plain, ", the reference, nor unordered controls such as ")
@@ -409,112 +370,99 @@ pub fn verdict(results: &Results) -> Option<(Cell, Table)> {
             meta.repeat,
             NOISE_WITHOUT_SPREAD * 100.0,
         ),
-    );
-    let mut table = Table::new([
-        ("scenario", Align::Left),
-        ("param", Align::Left),
-        ("metric", Align::Left),
-        ("best", Align::Left),
-    ]);
-    for column in &columns {
-        table = table.column(*column, Align::Right);
-    }
-    table = table.column("reading", Align::Left);
-    for &scenario in ScenarioId::ALL {
-        let Some(headline) = headline(scenario) else { continue };
-        if headline == Headline::Correctness {
-            let runs: Vec<&PipelineRun> =
-                results.pipelines.iter().filter(|run| run.scenario == scenario.as_str()).collect();
-            for param in super::first_seen(runs.iter().map(|run| run.param.as_str())) {
-                pipeline_row(&mut table, scenario, param, &runs, &columns);
-            }
-            continue;
-        }
-        let rows: Vec<&RunResult> =
-            results.runs.iter().filter(|run| run.scenario == scenario.as_str()).collect();
-        let violated: Vec<&str> = rows
-            .iter()
-            .filter(|row| !row.correctness.is_clean())
-            .map(|row| row.strategy.as_str())
-            .collect();
-        for param in super::first_seen(rows.iter().map(|row| row.param.as_str())) {
-            let cell: Vec<&RunResult> =
-                rows.iter().copied().filter(|row| row.param == param).collect();
-            let entries: Vec<Entry> = columns
-                .iter()
-                .map(|&strategy| Entry {
-                    strategy: strategy.to_owned(),
-                    value: cell
-                        .iter()
-                        .find(|row| row.strategy == strategy)
-                        .and_then(|row| value(headline, row)),
-                    violated: violated.contains(&strategy),
-                })
-                .collect();
-            let controls: Vec<(&str, Value)> = cell
-                .iter()
-                .filter(|row| is_unordered_control(&row.strategy))
-                .filter_map(|row| Some((row.strategy.as_str(), value(headline, row)?)))
-                .collect();
-            let top = best(&entries, headline.higher_is_better());
-            let best_cell = top.map_or(Cell::plain("n/a"), |entry| {
-                let median = entry.value.map_or(f64::NAN, |value| value.median);
-                Cell::strong(entry.strategy.as_str())
-                    .then(Style::Plain, format!(" {}", headline.format(median)))
-            });
-            let mut row = vec![
-                Cell::plain(scenario.as_str()),
-                Cell::plain(if param.is_empty() { "-" } else { param }),
-                Cell::plain(headline.column()),
-                best_cell,
-            ];
-            row.extend(entries.iter().map(|entry| Cell::plain(ratio_cell(entry, top))));
-            row.push(Cell::plain(reading(headline, &entries, &controls)));
-            table.push(row);
-        }
-    }
-    Some((intro, table))
+    )
 }
 
-/// One pipeline cell's row: per ordered design, lost records and the final state.
-fn pipeline_row(
+/// The rows of a measured scenario, one per param: the `columns` designs ranked on `metric`.
+fn ranked_rows(
     table: &mut Table,
+    results: &Results,
     scenario: ScenarioId,
-    param: &str,
-    runs: &[&PipelineRun],
+    metric: Metric,
     columns: &[&str],
 ) {
-    let mut measured = Vec::new();
-    let cells: Vec<String> = columns
+    let rows: Vec<&RunResult> =
+        results.runs.iter().filter(|run| run.scenario == scenario.as_str()).collect();
+    let violated: Vec<&str> = rows
         .iter()
-        .map(|&strategy| {
-            match runs.iter().find(|run| run.param == param && run.strategy == strategy) {
-                Some(run) => {
-                    let correct = run.projection.final_state_correct;
-                    measured.push(PipelineCell {
-                        lost: run.lost,
-                        redelivered: run.redelivered,
-                        correct,
-                    });
-                    format!("{} lost, {}", run.lost, if correct { "correct" } else { "wrong ✗" })
-                }
-                None => "n/a".to_owned(),
-            }
-        })
+        .filter(|row| !row.correctness.is_clean())
+        .map(|row| row.strategy.as_str())
         .collect();
-    let mut row = vec![
-        scenario.as_str().to_owned(),
-        (if param.is_empty() { "-" } else { param }).to_owned(),
-        Headline::Correctness.column(),
-        "-".to_owned(),
-    ];
-    row.extend(cells);
-    row.push(pipeline_reading(&measured));
-    table.push(row);
+    let value_of = |row: &RunResult| value(metric, row, &results.runs);
+    for param in super::first_seen(rows.iter().map(|row| row.param.as_str())) {
+        let cell: Vec<&RunResult> = rows.iter().copied().filter(|row| row.param == param).collect();
+        let entries: Vec<Entry> = columns
+            .iter()
+            .map(|&strategy| Entry {
+                strategy: strategy.to_owned(),
+                value: cell
+                    .iter()
+                    .find(|row| row.strategy == strategy)
+                    .and_then(|row| value_of(row)),
+                violated: violated.contains(&strategy),
+            })
+            .collect();
+        let controls: Vec<(&str, Value)> = cell
+            .iter()
+            .filter(|row| is_unordered_control(&row.strategy))
+            .filter_map(|row| Some((row.strategy.as_str(), value_of(row)?)))
+            .collect();
+        let top = best(&entries, metric.higher_is_better());
+        let best_cell = top.map_or(Cell::plain("n/a"), |entry| {
+            let median = entry.value.map_or(f64::NAN, |value| value.median);
+            Cell::strong(entry.strategy.as_str())
+                .then(Style::Plain, format!(" {}", format_value(metric.unit(), median)))
+        });
+        let mut row = vec![
+            Cell::plain(scenario.as_str()),
+            Cell::plain(if param.is_empty() { "-" } else { param }),
+            Cell::plain(column(metric)),
+            best_cell,
+        ];
+        row.extend(entries.iter().map(|entry| Cell::plain(ratio_cell(entry, top))));
+        row.push(Cell::plain(reading(metric, &entries, &controls)));
+        table.push(row);
+    }
 }
 
-/// The verdict section of `summary.md`: a heading, then [`render_verdict_body`]. Empty
-/// where the results hold no cell.
+/// The rows of a pipeline scenario, one per param: per ordered design in `columns`, lost
+/// records and the final state.
+fn pipeline_rows(table: &mut Table, results: &Results, scenario: ScenarioId, columns: &[&str]) {
+    let runs: Vec<&PipelineRun> =
+        results.pipelines.iter().filter(|run| run.scenario == scenario.as_str()).collect();
+    for param in super::first_seen(runs.iter().map(|run| run.param.as_str())) {
+        let mut measured = Vec::new();
+        let cells: Vec<String> = columns
+            .iter()
+            .map(|&strategy| {
+                let Some(run) =
+                    runs.iter().find(|run| run.param == param && run.strategy == strategy)
+                else {
+                    return "n/a".to_owned();
+                };
+                let correct = run.projection.final_state_correct;
+                measured.push(PipelineCell {
+                    lost: run.lost,
+                    redelivered: run.redelivered,
+                    correct,
+                });
+                format!("{} lost, {}", run.lost, if correct { "correct" } else { "wrong ✗" })
+            })
+            .collect();
+        let mut row = vec![
+            scenario.as_str().to_owned(),
+            (if param.is_empty() { "-" } else { param }).to_owned(),
+            PIPELINE_COLUMN.to_owned(),
+            "-".to_owned(),
+        ];
+        row.extend(cells);
+        row.push(pipeline_reading(&measured));
+        table.push(row);
+    }
+}
+
+/// The verdict section of `summary.md`: a heading, the sentences that say how to read it,
+/// the table. Empty where the results hold no cell.
 pub fn render_verdict(results: &Results) -> String {
     let mut doc = Document::default();
     section(&mut doc, results);
@@ -536,10 +484,15 @@ pub(super) fn section(doc: &mut Document, results: &Results) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measure::recorder::Correctness;
-    use crate::results::{ContextSwitches, Latency, Meta, Spread, Tail, Threads, SCHEMA};
+    use crate::results::{Correctness, Spread, Tail};
 
-    /// A cell with the given throughput spread and bystander p99.
+    /// The committed reference run, whose meta and cells the tests below take and doctor.
+    fn reference() -> Results {
+        let text = include_str!("../../../results/2026-11-30-vm/results.json");
+        Results::parse(text.as_bytes(), std::path::Path::new("reference.json")).unwrap()
+    }
+
+    /// A cell with the given throughput spread and bystander p99, clean, without samples.
     fn cell(
         scenario: &str,
         strategy: &str,
@@ -547,87 +500,22 @@ mod tests {
         bystander_p99: Option<u64>,
     ) -> RunResult {
         let (median, min, max) = throughput;
+        let tail = |p99| Tail { p50: 10, p99, p999: p99, max: p99 };
         RunResult {
             scenario: scenario.into(),
             param: String::new(),
             strategy: strategy.into(),
             throughput_per_s: Spread { median, min, max },
-            latency_ns: Latency { p50: 1_000, p90: 2_000, p99: 5_000, p999: 9_000, max: 10_000 },
-            hol_ns: Tail { p50: 10, p99: 100, p999: 200, max: 300 },
-            bystander_latency_ns: bystander_p99.map(|p99| Tail {
-                p50: 10,
-                p99,
-                p999: p99,
-                max: p99,
-            }),
-            threads: Threads { reported: 2, observed: 2 },
+            bystander_latency_ns: bystander_p99.map(tail),
             correctness: Correctness::default(),
-            cpu_s: 0.1,
-            ctx_switches: ContextSwitches { voluntary: 1.0, involuntary: 0.0 },
-            peak_in_flight: 10,
-            ideal_s: 0.05,
-            efficiency: 0.5,
-            machine_efficiency: None,
-            producer_cpu_s: None,
-            elapsed_s: 0.1,
-            messages: 1_000,
-            offered_per_s: None,
-            achieved_per_s: None,
-            below_offered: None,
-            workers: Some(2),
-            window: Some(256),
-            measured_floor_s: None,
-            timer_lateness_ns: None,
-            window_scope: None,
-            windows: None,
-            events_per_message: None,
             samples: None,
-            memory: None,
-            settings: None,
+            ..reference().runs.swap_remove(0)
         }
     }
 
+    /// `runs` with the reference run's meta.
     fn results(runs: Vec<RunResult>) -> Results {
-        Results {
-            schema: SCHEMA.into(),
-            meta: Meta {
-                created: "2026-01-01T00:00:00Z".into(),
-                git_commit: "abc".into(),
-                rustc: "rustc".into(),
-                cpu_model: "cpu".into(),
-                cores: 4,
-                workers: 4,
-                window: 256,
-                throughput: 16,
-                command: "keyed-bench run".into(),
-                seed: 1,
-                repeat: 3,
-                quick: false,
-                recorder_overhead_ns: Some(100.0),
-                saturation_per_s: None,
-                suite_elapsed_s: 1.0,
-                notes: Vec::new(),
-                groups_per_worker: None,
-                timer_threads: None,
-                idle_spin_us: None,
-                producers: None,
-                window_scope: None,
-                binding: None,
-                commit_policies: None,
-                retry_policies: None,
-                sizes: None,
-                designs: Vec::new(),
-                sweep: None,
-                scenarios: None,
-                strategies: None,
-                breakdown: None,
-                incomplete: None,
-                resumed: Vec::new(),
-            },
-            runs,
-            skipped: Vec::new(),
-            pipelines: Vec::new(),
-        }
+        Results { runs, skipped: Vec::new(), pipelines: Vec::new(), ..reference() }
     }
 
     /// The verdict row of `scenario`.
@@ -642,8 +530,7 @@ mod tests {
     #[test]
     fn a_pipeline_scenario_and_only_one_ranks_on_correctness() {
         for &scenario in ScenarioId::ALL {
-            let correctness = scenario.headline() == Headline::Correctness;
-            assert_eq!(correctness, scenario.is_pipeline(), "{scenario}");
+            assert_eq!(scenario.headline().is_none(), scenario.is_pipeline(), "{scenario}");
         }
     }
 
@@ -726,7 +613,7 @@ mod tests {
             },
         ];
         assert_eq!(
-            reading(Headline::BystanderP99, &all, &[]),
+            reading(Metric::BystanderP99, &all, &[]),
             "all a and b within noise on bystander p99"
         );
     }
@@ -753,13 +640,13 @@ mod tests {
         };
         assert_eq!(ratio_cell(&other, Some(&zero)), "n/a");
         assert_eq!(ratio_cell(&other, None), "n/a");
-        let text = reading(Headline::LatencyP99, &[zero.clone(), other], &[]);
+        let text = reading(Metric::P99, &[zero.clone(), other], &[]);
         assert!(text.contains("(ratio n/a)"), "{text}");
         assert!(!text.contains("inf") && !text.contains("NaN"), "{text}");
         // No design with data at all.
         let empty = Entry { strategy: "a".into(), value: None, violated: false };
         assert_eq!(
-            reading(Headline::Throughput, &[empty], &[]),
+            reading(Metric::Throughput, &[empty], &[]),
             "no eligible ordered design has data on throughput"
         );
     }

@@ -17,6 +17,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use super::{PipelineRun, RunResult};
 use crate::workload::ScenarioId;
 
 /// The settings a sweep varies, as their labels name them (`workers=4 throughput=16`).
@@ -110,6 +111,26 @@ impl CellKey {
         Self::new(scenario, own, sweep, strategy)
     }
 
+    /// The cell of a measured run.
+    pub fn of_run(run: &RunResult) -> Self {
+        Self::recorded(&run.scenario, &run.param, &run.strategy)
+    }
+
+    /// The cell of a pipeline run.
+    pub fn of_pipeline(run: &PipelineRun) -> Self {
+        Self::recorded(&run.scenario, &run.param, &run.strategy)
+    }
+
+    /// The same scenario parameter and sweep point on `strategy`.
+    pub fn on(&self, strategy: &str) -> Self {
+        Self { strategy: strategy.to_owned(), ..self.clone() }
+    }
+
+    /// The run of this cell among `runs`, if there is one.
+    pub fn find<'r>(&self, runs: &'r [RunResult]) -> Option<&'r RunResult> {
+        runs.iter().find(|run| self.is(&run.scenario, &run.param, &run.strategy))
+    }
+
     /// The param as files record it: the scenario's own, then the sweep label.
     pub fn full_param(&self) -> String {
         labelled(&self.param, &self.sweep)
@@ -144,6 +165,30 @@ impl fmt::Display for CellKey {
             write!(f, " {param}")?;
         }
         write!(f, " {}", self.strategy)
+    }
+}
+
+/// The settings a cell ran with, as `runs[].settings` and `pipelines[].settings` record
+/// them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CellSettings {
+    /// Worker threads per pool (the scenario's own where it fixes them).
+    pub workers: usize,
+    /// Messages a mailbox runs per turn.
+    pub throughput: usize,
+    /// The admission window (the scenario's own where it keeps it).
+    pub window: usize,
+    /// Microseconds an idle mailbox worker spins before it parks.
+    pub idle_spin_us: u32,
+    /// The point's label within the sweep, the end of the cell's param (`workers=4`);
+    /// empty outside a sweep.
+    pub sweep: String,
+}
+
+impl CellSettings {
+    /// The cell's param without its sweep label: the scenario's own.
+    pub fn base_param<'p>(&self, param: &'p str) -> &'p str {
+        param.strip_suffix(self.sweep.as_str()).map_or(param, str::trim_end)
     }
 }
 
@@ -255,5 +300,23 @@ mod tests {
             serde_json::from_str(r#"{"scenario":"later","param":"","strategy":"x"}"#).unwrap();
         assert_eq!(other.scenario, Scenario::Recorded("later".into()));
         assert_eq!(other.to_string(), "later x");
+    }
+
+    #[test]
+    fn a_label_follows_the_scenarios_param_and_comes_off_again() {
+        assert_eq!(labelled("keys=1000", "workers=2"), "keys=1000 workers=2");
+        assert_eq!(labelled("", "workers=2"), "workers=2");
+        assert_eq!(labelled("burst=240", ""), "burst=240");
+        let settings = CellSettings {
+            workers: 2,
+            throughput: 64,
+            window: 64,
+            idle_spin_us: 50,
+            sweep: "workers=2".into(),
+        };
+        assert_eq!(settings.base_param("keys=1000 workers=2"), "keys=1000");
+        assert_eq!(settings.base_param("workers=2"), "");
+        let plain = CellSettings { sweep: String::new(), ..settings };
+        assert_eq!(plain.base_param("keys=1000"), "keys=1000");
     }
 }

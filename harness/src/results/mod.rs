@@ -1,9 +1,10 @@
 //! `results.json`: the versioned schema, and reading it back (every field is described in
 //! docs/results.md).
 //!
-//! - `cell`: [`CellKey`], the one identity of a cell;
+//! - `cell`: [`CellKey`], the one identity of a cell, and the settings it ran with;
+//! - `pipeline`: the end-to-end pipeline cells (`pipelines[]`) and their parts;
+//! - `metric`: [`Metric`], every figure of a cell that a reader ranks, judges or gates on;
 //! - `designs`: the descriptors of the designs that are not built in;
-//! - `metrics`: raw samples turned into the numbers of a [`RunResult`];
 //! - `fs`: atomic writes and the `.hgrm` histogram files;
 //! - `incomplete`: what the file of a run that has not finished says about itself.
 
@@ -13,14 +14,20 @@ pub mod cell;
 pub mod designs;
 pub mod fs;
 pub mod incomplete;
-pub mod metrics;
+pub mod metric;
+pub mod pipeline;
 
 use serde::{Deserialize, Serialize};
 
-pub use cell::{CellKey, Scenario};
+pub use cell::{CellKey, CellSettings, Scenario};
+pub use metric::Metric;
+pub use pipeline::{
+    CommitPolicy, ExpansionReport, IncarnationReport, LagPoint, LagSummary, LatencySummary,
+    Mitigation, PipelineRun, ProjectionReport, RebalanceEvent, RebalanceReport, ReorderReport,
+    RetryPolicy, RetryReport, TimelineBin,
+};
 use strategies::{Binding, WindowScope};
 
-use crate::measure::recorder::Correctness;
 use crate::workload::Sizes;
 
 /// The version of the schema this build writes. Bump it when a field's meaning changes;
@@ -62,7 +69,7 @@ pub struct Results {
     /// The end-to-end pipeline cells (`pipeline-*` scenarios), one per (scenario, param,
     /// strategy); absent in files from before they existed.
     #[serde(default)]
-    pub pipelines: Vec<crate::pipeline::PipelineRun>,
+    pub pipelines: Vec<PipelineRun>,
 }
 
 /// How, where and when the run was made.
@@ -127,11 +134,11 @@ pub struct Meta {
     /// The pipeline scenarios' commit policies (`--commit-policy`); absent in files from
     /// before the setting, which ran all three.
     #[serde(default)]
-    pub commit_policies: Option<Vec<crate::pipeline::CommitPolicy>>,
+    pub commit_policies: Option<Vec<CommitPolicy>>,
     /// pipeline-retry's retry policies (`--retry-policy`); absent in files from before
     /// the scenario.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub retry_policies: Option<Vec<crate::pipeline::RetryPolicy>>,
+    pub retry_policies: Option<Vec<RetryPolicy>>,
     /// The workload sizes, so that a cell can be measured again (gate confirmation).
     /// Absent in files from before they were recorded; reading such a file fills them in
     /// where its command line shows what they were.
@@ -263,6 +270,17 @@ pub struct Spread {
     pub min: f64,
     /// Maximum.
     pub max: f64,
+}
+
+/// The median of `values` (the mean of the middle two for an even count).
+pub fn median(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    match sorted.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => sorted[n / 2],
+        n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
+    }
 }
 
 /// Latency percentiles in nanoseconds.
@@ -397,7 +415,50 @@ pub struct RunResult {
     /// The strategy settings the cell ran with, and its point's label within a sweep;
     /// absent in older files (where `meta` holds the run's one setting of each).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub settings: Option<crate::sweep::CellSettings>,
+    pub settings: Option<CellSettings>,
+}
+
+/// Counts of correctness failures seen by the checks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Correctness {
+    /// Messages that started out of their key's order.
+    pub order_violations: u64,
+    /// Starts while another message of the same key was running.
+    pub overlaps: u64,
+    /// Messages of the workload that never started (every message is submitted, and a
+    /// refused one aborts the run, so these were accepted).
+    pub lost: u64,
+    /// Starts beyond a message's first (three starts count 2), plus handler calls for
+    /// messages that are not in the workload.
+    pub duplicates: u64,
+    /// Messages whose handler panicked (contained by the strategy).
+    pub failed: u64,
+}
+
+impl Correctness {
+    /// Whether nothing went wrong.
+    pub fn is_clean(&self) -> bool {
+        *self == Self::default()
+    }
+
+    /// Whether a strategy kept its promise: clean if it promises order, otherwise at
+    /// least nothing lost or duplicated (the unordered control may reorder and overlap).
+    pub fn kept_promise(&self, ordered: bool) -> bool {
+        if ordered {
+            self.is_clean()
+        } else {
+            self.lost == 0 && self.duplicates == 0
+        }
+    }
+
+    /// Adds another run's counts.
+    pub fn add(&mut self, other: &Self) {
+        self.order_violations += other.order_violations;
+        self.overlaps += other.overlaps;
+        self.lost += other.lost;
+        self.duplicates += other.duplicates;
+        self.failed += other.failed;
+    }
 }
 
 /// The process's resident memory around one cell's measurement (Linux `VmRSS` before it,
@@ -522,24 +583,9 @@ impl Results {
         Ok(results)
     }
 
-    /// Every measurement is a count, a rate, a time or a ratio: never negative.
+    /// Every measurement is a count, a rate, a time or a ratio: never negative; and each
+    /// list of samples holds one entry per repetition.
     fn check_measurements(&self) -> Result<(), String> {
-        fn first_negative(value: &serde_json::Value, path: &str) -> Option<(String, f64)> {
-            match value {
-                serde_json::Value::Number(number) => {
-                    number.as_f64().filter(|n| *n < 0.0).map(|n| (path.to_owned(), n))
-                }
-                serde_json::Value::Object(fields) => fields.iter().find_map(|(key, field)| {
-                    let path = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
-                    first_negative(field, &path)
-                }),
-                serde_json::Value::Array(items) => items
-                    .iter()
-                    .enumerate()
-                    .find_map(|(index, item)| first_negative(item, &format!("{path}[{index}]"))),
-                _ => None,
-            }
-        }
         for (index, run) in self.runs.iter().enumerate() {
             let cell =
                 || format!("runs[{index}] ({} {} {})", run.scenario, run.param, run.strategy);
@@ -550,25 +596,45 @@ impl Results {
                     cell()
                 ));
             }
-            if let Some(samples) = &run.samples {
-                let lengths = [
+            let lengths = run.samples.as_ref().map(|samples| {
+                [
                     samples.throughput_per_s.len(),
                     samples.elapsed_s.len(),
                     samples.latency_p99_ns.len(),
-                ];
-                if lengths.iter().any(|length| *length != lengths[0]) {
-                    return Err(format!(
-                        "{}: `samples` lists {}, {} and {} repetitions; each list holds one \
-                         entry per repetition",
-                        cell(),
-                        lengths[0],
-                        lengths[1],
-                        lengths[2]
-                    ));
-                }
+                ]
+            });
+            if let Some(lengths) =
+                lengths.filter(|lengths| lengths.iter().any(|n| *n != lengths[0]))
+            {
+                return Err(format!(
+                    "{}: `samples` lists {}, {} and {} repetitions; each list holds one entry per \
+                     repetition",
+                    cell(),
+                    lengths[0],
+                    lengths[1],
+                    lengths[2]
+                ));
             }
         }
         Ok(())
+    }
+}
+
+/// The first negative number in `value`, which is at `path`, with its path (`a.b[2]`).
+fn first_negative(value: &serde_json::Value, path: &str) -> Option<(String, f64)> {
+    match value {
+        serde_json::Value::Number(number) => {
+            number.as_f64().filter(|n| *n < 0.0).map(|n| (path.to_owned(), n))
+        }
+        serde_json::Value::Object(fields) => fields.iter().find_map(|(key, field)| {
+            let path = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
+            first_negative(field, &path)
+        }),
+        serde_json::Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(index, item)| first_negative(item, &format!("{path}[{index}]"))),
+        _ => None,
     }
 }
 
@@ -604,6 +670,12 @@ mod tests {
             assert!(bad.contains(expected), "{expected}: {bad}");
         }
         std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn median_of_odd_and_even() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
     }
 
     #[test]

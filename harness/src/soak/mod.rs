@@ -48,7 +48,7 @@ use std::time::Duration;
 use strategies::{Design, Handler, Strategy, StrategyConfig, StrategyId};
 
 use crate::measure::handler::quiet_workload_panics;
-use crate::measure::recorder::Correctness;
+use crate::results::Correctness;
 
 mod churn;
 mod mixed;

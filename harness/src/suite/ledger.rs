@@ -13,10 +13,10 @@ use std::time::Instant;
 
 use super::stop::StopSignal;
 use super::{Cell, SuiteError};
-use crate::pipeline::PipelineRun;
 use crate::report::summary::render_summary;
 use crate::results::fs::{replace_atomically, write_atomically};
 use crate::results::incomplete::{commit_hash, Incomplete, Resumed};
+use crate::results::PipelineRun;
 use crate::results::{CellKey, Meta, Results, RunResult, Skipped, SCHEMA};
 
 /// The cells of an earlier session's file matched to a plan.
@@ -348,7 +348,7 @@ mod tests {
             strategy: strategy.into(),
             point: 0,
             workload: Some(0),
-            settings: crate::sweep::CellSettings {
+            settings: crate::results::CellSettings {
                 workers: 2,
                 throughput: 16,
                 window: 256,

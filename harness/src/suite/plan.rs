@@ -10,12 +10,12 @@
 use strategies::Design;
 
 use crate::config::RunConfig;
+use crate::measure::metrics::{ideal_seconds_of, Capacity};
 use crate::measure::recorder;
 use crate::measure::runner::breakdown_messages;
 use crate::measure::system;
-use crate::results::metrics::{ideal_seconds_of, Capacity};
 use crate::results::CellKey;
-use crate::sweep::CellSettings;
+use crate::results::CellSettings;
 use crate::workload::{Arrivals, Kind, ScenarioId, WorkloadSpec};
 
 /// Seconds every cell that runs costs beyond its base time (below), calibrated on the
@@ -303,7 +303,7 @@ pub(crate) fn saturation_workers(config: &RunConfig) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::metrics::ideal_seconds;
+    use crate::measure::metrics::ideal_seconds;
     use strategies::StrategyId;
 
     fn quick() -> RunConfig {

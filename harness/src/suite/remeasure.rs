@@ -4,9 +4,9 @@
 use strategies::Design;
 
 use crate::config::RunConfig;
+use crate::measure::metrics::run_result;
 use crate::measure::runner::{measure, Instruments, RunError};
 use crate::measure::system;
-use crate::results::metrics::run_result;
 use crate::results::{Results, RunResult};
 use crate::workload::{ScenarioId, WorkloadSpec};
 

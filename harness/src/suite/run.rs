@@ -12,10 +12,10 @@ use super::ledger::Ledger;
 use super::plan::{pipeline_plan, saturation_workers, Cell, Plan, ScenarioPoint};
 use super::{Observer, SuiteError};
 use crate::config::RunConfig;
+use crate::measure::metrics::run_result;
 use crate::measure::runner::{measure, saturation_per_s, Instruments};
 use crate::measure::system;
 use crate::results::fs::hgrm;
-use crate::results::metrics::run_result;
 use crate::results::{CellKey, RunResult, Skipped};
 use crate::workload::{generate, ScenarioId, Sizes, Workload};
 
@@ -263,7 +263,7 @@ impl MemoryWatch {
     }
 }
 
-fn pipeline_outcome_line(run: &crate::pipeline::PipelineRun) -> String {
+fn pipeline_outcome_line(run: &crate::results::PipelineRun) -> String {
     format!(
         "{:.0} records/s, lost {}, redelivered {}, commit lag p99 {}, final state {}",
         run.throughput_per_s,

@@ -21,8 +21,6 @@ pub use generate::{
     cold_command_param, generate, job_cost_ns, keys_param, Arrivals, Driven, HotChain, Workload,
     STATE_LINE_BYTES,
 };
-pub use scenario::{
-    Generator, Handlers, Headline, Kind, ScenarioId, ScenarioSpec, UnknownScenario,
-};
+pub use scenario::{Generator, Handlers, Kind, ScenarioId, ScenarioSpec, UnknownScenario};
 pub use sizes::{SizeArgs, SizeValue, Sizes};
 pub use spec::{Variant, Work, WorkloadSpec};

@@ -147,7 +147,7 @@ pub(crate) fn zipf_top_share(keys: usize, s: f64) -> f64 {
 }
 
 /// What a workload asks of an executor, summed over its messages: the terms of its ideal
-/// bound (`results::metrics::ideal_seconds`).
+/// bound (`measure::metrics::ideal_seconds`).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Work {
     /// Time on a thread: CPU spins and blocking calls, in nanoseconds.

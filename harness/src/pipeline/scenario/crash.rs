@@ -17,12 +17,12 @@ use strategies::{Design, StrategyConfig};
 
 use super::summarize;
 use super::{backlog, consumer_config, events, last_versions, one_member, run_cells, slow_treat};
-use super::{Bench, PipelineError, PipelineRun, Wanted};
+use super::{Bench, PipelineError, Wanted};
 use crate::measure::timer::Timer;
-use crate::pipeline::commit::CommitPolicy;
 use crate::pipeline::consumer::{run_incarnation, ConsumerError, Incarnation, Pipeline, Stop};
 use crate::pipeline::log::Topic;
 use crate::pipeline::retry::RetryConfig;
+use crate::results::{CommitPolicy, PipelineRun};
 use crate::workload::{ScenarioId, Sizes};
 
 /// How long a crashing consumer waits for its crash point once the log is consumed before

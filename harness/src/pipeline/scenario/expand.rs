@@ -16,69 +16,20 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::{Deserialize, Serialize};
 use strategies::Design;
 
 use super::{
     consume_to_end, consumer_config, events, last_versions, run_cells, slow_treat,
-    summarize_single, Bench, PipelineError, PipelineRun, Wanted, PAYLOAD_BYTES,
+    summarize_single, Bench, PipelineError, Wanted, PAYLOAD_BYTES,
 };
-use crate::pipeline::commit::CommitPolicy;
 use crate::pipeline::consumer::{ConsumerError, Hold, Pipeline};
 use crate::pipeline::log::{partition_for, Topic};
 use crate::pipeline::retry::RetryConfig;
+use crate::results::{CommitPolicy, ExpansionReport, Mitigation, PipelineRun, TimelineBin};
 use crate::workload::{ScenarioId, Sizes};
 
 /// Bins of the expansion timeline.
 const TIMELINE_BINS: usize = 40;
-
-/// What the consumer does about an expansion.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Mitigation {
-    /// Nothing: every partition is consumed at once.
-    #[serde(rename = "none")]
-    None,
-    /// The new partitions wait until the old ones are committed up to the expansion.
-    #[serde(rename = "drain-then-expand")]
-    DrainThenExpand,
-}
-
-strategies::names!(Mitigation, UnknownMitigation, "mitigation", "mitigations" {
-    None = "none",
-    DrainThenExpand = "drain-then-expand",
-});
-
-/// Records first applied in one slice of a pipeline-expand cell's time.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct TimelineBin {
-    /// The slice's start, in seconds since the cell's start.
-    pub at_s: f64,
-    /// Records of the partitions the log had before the expansion.
-    pub old_partitions: u64,
-    /// Records of the partitions the expansion added.
-    pub new_partitions: u64,
-}
-
-/// What an expansion did in one pipeline-expand cell.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ExpansionReport {
-    /// The mitigation.
-    pub mitigation: Mitigation,
-    /// Partitions before.
-    pub from_partitions: u32,
-    /// Partitions after.
-    pub to_partitions: u32,
-    /// Keys with records in an old and a new partition.
-    pub keys_moved: u64,
-    /// Keys with a record that reached the version-aware projection before a predecessor.
-    pub keys_reordered: u64,
-    /// Records that did (stashed).
-    pub records_reordered: u64,
-    /// How long the new partitions were held, in seconds (0 without a mitigation).
-    pub held_s: f64,
-    /// When each slice's records were first applied, old and new partitions apart.
-    pub timeline: Vec<TimelineBin>,
-}
 
 /// The old partitions' end offsets at the expansion, `(partition, offset)`.
 type Marks = Vec<(u32, u64)>;
@@ -253,7 +204,7 @@ mod tests {
     }
 
     /// The old partition's member A and the new partition's member B; B runs `first`.
-    fn consume(strategy: Design, drain: bool) -> crate::pipeline::ProjectionReport {
+    fn consume(strategy: Design, drain: bool) -> crate::results::ProjectionReport {
         let (topic, expected, marks) = expanded();
         let transport = Arc::new(EmbeddedTransport::new(topic.clone()));
         let (a, b) = (MemberId(1), MemberId(2));

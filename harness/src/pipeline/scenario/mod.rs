@@ -38,151 +38,26 @@ use std::time::Duration;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use serde::{Deserialize, Serialize};
 use strategies::{Design, StrategyConfig};
 
-use super::commit::{CommitPolicy, MetadataLimit};
+use super::commit::MetadataLimit;
 use super::consumer::{
-    run_incarnation, ConsumerConfig, ConsumerError, Hold, Incarnation, IncarnationReport, LagPoint,
-    Pipeline, Stop, Treat, Treatment, DEFAULT_MAX_POLL_RECORDS,
+    run_incarnation, ConsumerConfig, ConsumerError, Hold, Incarnation, Pipeline, Stop, Treat,
+    Treatment, DEFAULT_MAX_POLL_RECORDS,
 };
 use super::log::{Record, Topic};
-use super::projection::ProjectionReport;
-use super::retry::{RetryConfig, RetryPolicy};
+use super::retry::RetryConfig;
 use super::transport::{EmbeddedTransport, MemberId, Transport};
 use crate::measure::timer::Timer;
+use crate::results::{
+    CommitPolicy, IncarnationReport, LagSummary, Mitigation, PipelineRun, RetryPolicy,
+};
 use crate::workload::{ScenarioId, Sizes};
 
 pub use crash::run_crash;
 
 /// Bytes of every record's payload (only folded into the projection's digest).
 const PAYLOAD_BYTES: u32 = 64;
-
-/// The committed-offset lag over a run, in records, from every commit tick.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct LagSummary {
-    /// The median tick.
-    pub p50: u64,
-    /// The 99th percentile tick.
-    pub p99: u64,
-    /// The largest.
-    pub max: u64,
-}
-
-impl LagSummary {
-    fn of(samples: &mut [u64]) -> Self {
-        if samples.is_empty() {
-            return Self::default();
-        }
-        samples.sort_unstable();
-        let at = |quantile: f64| samples[nearest_rank(samples.len(), quantile)];
-        Self { p50: at(0.5), p99: at(0.99), max: samples[samples.len() - 1] }
-    }
-}
-
-/// The index of `quantile` in `len` sorted samples (rounded to the nearest rank).
-fn nearest_rank(len: usize, quantile: f64) -> usize {
-    ((len - 1) as f64 * quantile).round() as usize
-}
-
-/// Produce-to-apply latency of a set of records, in microseconds: from each record's
-/// intended produce time to its first application.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct LatencySummary {
-    /// Records measured (applied ones; a dead letter is never applied).
-    pub records: u64,
-    /// The median.
-    pub p50_us: f64,
-    /// The 99th percentile.
-    pub p99_us: f64,
-    /// The largest.
-    pub max_us: f64,
-}
-
-impl LatencySummary {
-    /// The summary of `nanos` (one value per record).
-    pub fn of(mut nanos: Vec<u64>) -> Self {
-        if nanos.is_empty() {
-            return Self::default();
-        }
-        nanos.sort_unstable();
-        let at = |quantile: f64| nanos[nearest_rank(nanos.len(), quantile)] as f64 / 1e3;
-        Self {
-            records: nanos.len() as u64,
-            p50_us: at(0.5),
-            p99_us: at(0.99),
-            max_us: nanos[nanos.len() - 1] as f64 / 1e3,
-        }
-    }
-}
-
-/// One pipeline cell: what a strategy did end to end under one scenario's parameter.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct PipelineRun {
-    /// The scenario id (`pipeline-crash`, ...).
-    pub scenario: String,
-    /// The cell's parameter (`policy=contiguous`, `retry=retry-topic`, ...).
-    pub param: String,
-    /// The strategy id.
-    pub strategy: String,
-    /// The commit policy.
-    pub policy: CommitPolicy,
-    /// Partitions of the log (at the end, for an expanded one).
-    pub partitions: u32,
-    /// Records produced.
-    pub records: u64,
-    /// Aggregates the records belong to.
-    pub keys: u64,
-    /// Completions after which the first consumer died (pipeline-crash).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub crash_after: Option<u64>,
-    /// Records produced that no handler ever applied, nor sent to the dead-letter topic.
-    pub lost: u64,
-    /// Records delivered to a handler more than once.
-    pub redelivered: u64,
-    /// The committed-offset lag over every incarnation.
-    pub commit_lag: LagSummary,
-    /// The longest time a partition's committed offset stood still while its records
-    /// completed, in seconds.
-    pub longest_freeze_s: f64,
-    /// The most metadata bytes one commit carried.
-    pub max_metadata_bytes: usize,
-    /// From the first poll to the last commit, in seconds.
-    pub elapsed_s: f64,
-    /// Records produced / elapsed, per second.
-    pub throughput_per_s: f64,
-    /// The business state, version-aware and naive.
-    pub projection: ProjectionReport,
-    /// Every consumer incarnation, in the order they started.
-    pub incarnations: Vec<IncarnationReport>,
-    /// pipeline-retry's failures, retries and latencies.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub retry: Option<retry::RetryReport>,
-    /// pipeline-expand's expansion, stall and timeline.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub expansion: Option<expand::ExpansionReport>,
-    /// pipeline-reorder's producers and what they reordered.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reorder: Option<reorder::ReorderReport>,
-    /// pipeline-rebalance's group and its rebalances.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rebalance: Option<rebalance::RebalanceReport>,
-    /// The strategy settings the consumer's executor ran with, and its point's label
-    /// within a sweep; absent in older files.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub settings: Option<crate::sweep::CellSettings>,
-}
-
-impl PipelineRun {
-    /// The committed-offset lag over time: every incarnation's ticks, by time (members of a
-    /// group each tick for their own partitions).
-    pub fn lag_timeline(&self) -> Vec<LagPoint> {
-        let mut points: Vec<LagPoint> =
-            self.incarnations.iter().flat_map(|report| report.lag_timeline.clone()).collect();
-        points.sort_by(|a, b| a.at_s.total_cmp(&b.at_s));
-        points
-    }
-}
 
 /// Why a pipeline cell could not run.
 #[derive(Debug, thiserror::Error)]
@@ -238,7 +113,7 @@ impl PipelinePlan {
                 self.retry_policies.iter().copied().map(retry_param).collect()
             }
             ScenarioId::PipelineExpand => {
-                expand::Mitigation::ALL.into_iter().map(mitigation_param).collect()
+                Mitigation::ALL.into_iter().map(mitigation_param).collect()
             }
             ScenarioId::PipelineReorder => vec![reorder::param()],
             _ => Vec::new(),
@@ -257,7 +132,7 @@ fn retry_param(policy: RetryPolicy) -> String {
 }
 
 /// The `param` of a `pipeline-expand` cell.
-fn mitigation_param(mitigation: expand::Mitigation) -> String {
+fn mitigation_param(mitigation: Mitigation) -> String {
     format!("mitigation={mitigation}")
 }
 
@@ -562,13 +437,5 @@ pub(crate) mod tests {
         assert_eq!(first.len(), 3_000);
         let last = last_versions(&first);
         assert_eq!(last.values().sum::<u64>(), 3_000);
-    }
-
-    #[test]
-    fn latency_quantiles_come_from_the_samples() {
-        let summary = LatencySummary::of((1..=100).map(|us| us * 1_000).collect());
-        assert_eq!(summary.records, 100);
-        assert_eq!((summary.p50_us, summary.p99_us, summary.max_us), (51.0, 99.0, 100.0));
-        assert_eq!(LatencySummary::of(Vec::new()), LatencySummary::default());
     }
 }

@@ -18,61 +18,22 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
 use strategies::Design;
 
 use super::{
     backlog, consumer_config, events, last_versions, run_cells, slow_treat, summarize, Bench,
-    PipelineError, PipelineRun, Wanted,
+    PipelineError, Wanted,
 };
-use crate::pipeline::commit::CommitPolicy;
 use crate::pipeline::consumer::{
-    run_incarnation, ConsumerConfig, ConsumerError, Incarnation, IncarnationReport, Pipeline,
-    Signal, Stop, Treat,
+    run_incarnation, ConsumerConfig, ConsumerError, Incarnation, Pipeline, Signal, Stop, Treat,
 };
 use crate::pipeline::log::Topic;
 use crate::pipeline::retry::RetryConfig;
 use crate::pipeline::transport::{EmbeddedTransport, MemberId, Transport};
+use crate::results::{
+    CommitPolicy, IncarnationReport, PipelineRun, RebalanceEvent, RebalanceReport,
+};
 use crate::workload::{ScenarioId, Sizes};
-
-/// One rebalance of a pipeline-rebalance cell.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RebalanceEvent {
-    /// `leave` or `join`.
-    pub kind: String,
-    /// Members before it.
-    pub members_before: u32,
-    /// Members after it.
-    pub members_after: u32,
-    /// When the partitions were revoked, in seconds since the cell's start.
-    pub revoked_at_s: f64,
-    /// From the revocation to the first record the new assignment applied, in seconds.
-    pub pause_s: f64,
-    /// Records polled but not covered by the revoking members' last commits: what the new
-    /// owners may run again (completed records above a gap included).
-    pub uncommitted: u64,
-    /// Records the revoking members had polled and not completed: in flight.
-    pub in_flight: u64,
-}
-
-/// What a consumer group's rebalances cost in one pipeline-rebalance cell.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RebalanceReport {
-    /// Members at the start.
-    pub consumers: u32,
-    /// The rebalances, in order.
-    pub events: Vec<RebalanceEvent>,
-    /// Every rebalance's uncommitted records, summed: the most duplicates a policy that
-    /// commits only below a gap can make.
-    pub duplicates_bound: u64,
-    /// Whether the duplicates (the run's redelivered records) stayed within it.
-    pub duplicates_within_bound: bool,
-    /// Every rebalance's records in flight, summed: the most duplicates a policy that
-    /// commits the completed offsets above a gap (`contiguous+metadata`) can make.
-    pub in_flight: u64,
-    /// Duplicates per record produced, in percent (the reference test's bar is 20%).
-    pub duplicate_pct: f64,
-}
 
 /// One assignment of the partitions, and when it ends.
 struct Generation {

@@ -16,38 +16,20 @@ use std::collections::BTreeMap;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use serde::{Deserialize, Serialize};
 use strategies::Design;
 
 use super::{
     consume_to_end, consumer_config, events, last_versions, run_cells, slow_treat,
-    summarize_single, Bench, PipelineError, PipelineRun, Wanted, PAYLOAD_BYTES,
+    summarize_single, Bench, PipelineError, Wanted, PAYLOAD_BYTES,
 };
-use crate::pipeline::commit::CommitPolicy;
 use crate::pipeline::consumer::ConsumerError;
 use crate::pipeline::log::Topic;
 use crate::pipeline::retry::RetryConfig;
+use crate::results::{CommitPolicy, PipelineRun, ReorderReport};
 use crate::workload::{ScenarioId, Sizes};
 
 /// Producers racing.
 const PRODUCERS: u32 = 2;
-
-/// What the producers did to the log's order, and what the projection made of it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ReorderReport {
-    /// Producers writing.
-    pub producers: u32,
-    /// The most records late the second producer sent one.
-    pub jitter: u64,
-    /// Records appended after a higher version of their key.
-    pub appended_out_of_order: u64,
-    /// Records that reached the version-aware projection before a predecessor.
-    pub reached_out_of_order: u64,
-    /// Keys with such a record.
-    pub keys_reordered: u64,
-    /// The deepest stash one key needed.
-    pub max_stash: u64,
-}
 
 /// The log the racing producers write, each key's last version, and the records appended
 /// after a higher version of their key.

@@ -19,51 +19,17 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
 use strategies::Design;
 
 use super::{
     consume_to_end, consumer_config, events, last_versions, place_hash, run_cells,
-    summarize_single, Bench, LatencySummary, PipelineError, PipelineRun, Wanted, PAYLOAD_BYTES,
+    summarize_single, Bench, PipelineError, Wanted, PAYLOAD_BYTES,
 };
-use crate::pipeline::commit::CommitPolicy;
 use crate::pipeline::consumer::{ConsumerError, Treat, Treatment};
 use crate::pipeline::log::{Record, Topic};
-use crate::pipeline::retry::{RetryConfig, RetryPolicy};
+use crate::pipeline::retry::RetryConfig;
+use crate::results::{CommitPolicy, LatencySummary, PipelineRun, RetryPolicy, RetryReport};
 use crate::workload::{ScenarioId, Sizes};
-
-/// What failed, what was retried and who waited, in one pipeline-retry cell.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RetryReport {
-    /// The retry policy.
-    pub policy: RetryPolicy,
-    /// Records per second the producer wrote.
-    pub rate_per_s: u64,
-    /// Failed attempts after which a record was dead-lettered.
-    pub max_attempts: u32,
-    /// The first backoff, in milliseconds.
-    pub backoff_ms: u64,
-    /// Records that failed transiently (1 or 2 attempts).
-    pub failing_records: u64,
-    /// Records that failed every attempt.
-    pub poison_records: u64,
-    /// Keys with a failing or poison record.
-    pub troubled_keys: u64,
-    /// Attempts after a record's first.
-    pub retries: u64,
-    /// Records sent to the dead-letter topic.
-    pub dead_lettered: u64,
-    /// Records that reached the projection before a predecessor (stashed).
-    pub overtaken: u64,
-    /// The deepest stash one key needed.
-    pub max_stash: u64,
-    /// Produce-to-apply latency of the keys without failures.
-    pub bystander_latency: LatencySummary,
-    /// Produce-to-apply latency of the troubled keys' records.
-    pub troubled_latency: LatencySummary,
-    /// Time partitions stood paused by failing records, summed over partitions, seconds.
-    pub failure_pause_s: f64,
-}
 
 /// The paced log, and each key's last version.
 fn produce(sizes: &Sizes, seed: u64) -> Result<(Topic, BTreeMap<u64, u64>), PipelineError> {

@@ -6,7 +6,7 @@ use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Zipf};
 use strategies::Job;
 
-use super::{one_type, Generator, Handlers, Headline, Kind, ScenarioId, ScenarioSpec};
+use super::{one_type, Generator, Handlers, Kind, Metric, ScenarioId, ScenarioSpec};
 use crate::workload::generate::{Arrivals, Workload, STATE_LINE_BYTES};
 use crate::workload::sizes::Sizes;
 use crate::workload::spec::{busiest_of_random, key_param, zipf_top_share, Variant, Work};
@@ -19,7 +19,7 @@ pub(super) const UNIFORM: ScenarioSpec = ScenarioSpec {
     kind: Kind::Measured(KEYED),
     handlers: Handlers::Compute,
     // Raw dispatch cost of ~1 us handlers: messages per second.
-    headline: Headline::Throughput,
+    headline: Some(Metric::Throughput),
     stream: 0,
     workers: None,
     window: None,
@@ -33,7 +33,7 @@ pub(super) const ZIPF: ScenarioSpec = ScenarioSpec {
     description: "Zipf-distributed keys (hot keys), ~1 us handlers: fairness under skew",
     kind: Kind::Measured(Generator { expected_work: zipf_work, generate: zipf, ..KEYED }),
     // Hot keys: how much of the uniform rate survives skew.
-    headline: Headline::Throughput,
+    headline: Some(Metric::Throughput),
     stream: 1,
     ..UNIFORM
 };
@@ -48,7 +48,7 @@ pub(super) const MANY_TYPES: ScenarioSpec = ScenarioSpec {
         ..KEYED
     }),
     // Many aggregate types: the rate with one pool per type against shared pools.
-    headline: Headline::Throughput,
+    headline: Some(Metric::Throughput),
     stream: 2,
     aggregate_types: |sizes| sizes.types,
     ..UNIFORM
@@ -67,7 +67,7 @@ pub(super) const STATEFUL: ScenarioSpec = ScenarioSpec {
         ..KEYED
     }),
     // State owned per aggregate: the rate where cache affinity should pay.
-    headline: Headline::Throughput,
+    headline: Some(Metric::Throughput),
     stream: 11,
     ..UNIFORM
 };

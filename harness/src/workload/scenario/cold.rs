@@ -4,7 +4,7 @@
 use rand_chacha::ChaCha8Rng;
 use strategies::Job;
 
-use super::{one_type, Generator, Handlers, Headline, Kind, ScenarioId, ScenarioSpec};
+use super::{one_type, Generator, Handlers, Kind, Metric, ScenarioId, ScenarioSpec};
 use crate::workload::generate::{Arrivals, Driven, HotChain, Workload};
 use crate::workload::sizes::Sizes;
 use crate::workload::spec::{Variant, Work, NS_PER_MS};
@@ -29,7 +29,7 @@ pub(super) const COLD_COMMAND: ScenarioSpec = ScenarioSpec {
     }),
     handlers: Handlers::Wait,
     // Commands to new aggregates beside slow ones: cold commands handled per second.
-    headline: Headline::ColdRate,
+    headline: Some(Metric::ColdRate),
     stream: 10,
     workers: None,
     window: None,

@@ -24,6 +24,7 @@ use serde::{Serialize, Serializer};
 use super::generate::{Arrivals, Workload};
 use super::sizes::Sizes;
 use super::spec::{Work, WorkloadSpec};
+use crate::results::Metric;
 
 /// Everything a scenario says of itself.
 #[derive(Debug)]
@@ -36,8 +37,9 @@ pub struct ScenarioSpec {
     pub kind: Kind,
     /// What its handlers do besides computing: decides who can run it.
     pub handlers: Handlers,
-    /// The one metric its verdict ranks on.
-    pub headline: Headline,
+    /// The one metric its verdict ranks on, of the registry in `results::metric`; none for
+    /// a pipeline, whose verdict reads correctness first (records lost, the final state).
+    pub headline: Option<Metric>,
     /// The number of its random stream: fixed per scenario, so that adding or reordering
     /// scenarios never changes another one's messages (older results stay reproducible).
     pub stream: u64,
@@ -97,46 +99,6 @@ pub enum Handlers {
     /// Some block their thread (a blocking sleep): a strategy that runs handlers on the
     /// submitting thread would block the producer.
     Block,
-}
-
-/// The metric a scenario's verdict ranks on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Headline {
-    /// `throughput_per_s`: the median, spread min-max over repetitions; higher is better.
-    Throughput,
-    /// `throughput_per_s` of a completion-driven cell: handled cold commands per second;
-    /// higher is better.
-    ColdRate,
-    /// `bystander_latency_ns.p99`; lower is better. One merged histogram: no spread.
-    BystanderP99,
-    /// `latency_ns.p99` at the cell's offered load; lower is better. Spread from the
-    /// repetitions' own p99 (`samples.latency_p99_ns`) where recorded.
-    LatencyP99,
-    /// `efficiency` (ideal / elapsed); higher is better. Spread from the repetitions'
-    /// elapsed times (`samples.elapsed_s`) where recorded, else the throughput's spread
-    /// scaled onto it (same messages, same ideal bound).
-    Efficiency,
-    /// Pipelines: records lost and the final state per design, not a speed ranking.
-    Correctness,
-}
-
-impl Headline {
-    /// How the metric reads in the table and the reading.
-    pub const fn label(self) -> &'static str {
-        match self {
-            Self::Throughput => "throughput",
-            Self::ColdRate => "cold-command rate",
-            Self::BystanderP99 => "bystander p99",
-            Self::LatencyP99 => "p99 latency",
-            Self::Efficiency => "efficiency",
-            Self::Correctness => "lost / final state",
-        }
-    }
-
-    /// Whether a higher value is better (false: lower is).
-    pub const fn higher_is_better(self) -> bool {
-        matches!(self, Self::Throughput | Self::ColdRate | Self::Efficiency)
-    }
 }
 
 /// One aggregate type: every scenario's but many-types'.
@@ -262,8 +224,8 @@ impl ScenarioId {
         (self.spec().aggregate_types)(sizes)
     }
 
-    /// The metric its verdict ranks on.
-    pub const fn headline(self) -> Headline {
+    /// The metric its verdict ranks on; none for a pipeline, which reads correctness first.
+    pub const fn headline(self) -> Option<Metric> {
         self.spec().headline
     }
 

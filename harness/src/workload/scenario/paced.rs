@@ -5,7 +5,7 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use strategies::Job;
 
-use super::{one_type, Generator, Handlers, Headline, Kind, ScenarioId, ScenarioSpec};
+use super::{one_type, Generator, Handlers, Kind, Metric, ScenarioId, ScenarioSpec};
 use crate::workload::generate::{Arrivals, Workload};
 use crate::workload::sizes::Sizes;
 use crate::workload::spec::{
@@ -21,7 +21,7 @@ pub(super) const CONFLICT_BACKOFF: ScenarioSpec = ScenarioSpec {
     kind: Kind::Measured(PACED_SMALL_KEYS),
     handlers: Handlers::Wait,
     // Backoffs of a few keys: how long the untroubled keys wait behind them.
-    headline: Headline::BystanderP99,
+    headline: Some(Metric::BystanderP99),
     stream: 3,
     workers: None,
     window: None,
@@ -40,7 +40,7 @@ pub(super) const LONG_SYNC: ScenarioSpec = ScenarioSpec {
     }),
     handlers: Handlers::Compute,
     // Rare 2 ms synchronous handlers: the rate that stealing (or its absence) leaves.
-    headline: Headline::Throughput,
+    headline: Some(Metric::Throughput),
     stream: 4,
     ..CONFLICT_BACKOFF
 };
@@ -67,7 +67,7 @@ pub(super) const HOT_BACKLOG: ScenarioSpec = ScenarioSpec {
         ..PACED_SMALL_KEYS
     }),
     // One key's burst of pending messages: the bystanders' stall behind a shared window.
-    headline: Headline::BystanderP99,
+    headline: Some(Metric::BystanderP99),
     stream: 5,
     ..CONFLICT_BACKOFF
 };
@@ -86,7 +86,7 @@ pub(super) const OPEN_LOOP: ScenarioSpec = ScenarioSpec {
     }),
     handlers: Handlers::Compute,
     // Constant-rate arrivals: the tail latency at each offered load.
-    headline: Headline::LatencyP99,
+    headline: Some(Metric::P99),
     stream: 7,
     ..CONFLICT_BACKOFF
 };

@@ -6,7 +6,7 @@ use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Zipf};
 use strategies::Job;
 
-use super::{one_type, Generator, Handlers, Headline, Kind, ScenarioSpec};
+use super::{one_type, Generator, Handlers, Kind, Metric, ScenarioSpec};
 use crate::workload::generate::{Arrivals, Workload};
 use crate::workload::reference::is_parallel_consumer_experiment;
 use crate::workload::sizes::Sizes;
@@ -21,7 +21,7 @@ pub(super) const ASYNC_IO: ScenarioSpec = ScenarioSpec {
     kind: Kind::Measured(ROUND_ROBIN_WAITS),
     handlers: Handlers::Wait,
     // Non-blocking waits by key count: how close to the ideal bound the run finishes.
-    headline: Headline::Efficiency,
+    headline: Some(Metric::Efficiency),
     stream: 6,
     workers: None,
     window: Some(|sizes| sizes.async_window),
@@ -60,7 +60,7 @@ pub(super) const PARALLEL_CONSUMER: ScenarioSpec = ScenarioSpec {
     }),
     handlers: Handlers::Block,
     // Blocking handlers, the Parallel Consumer's experiment: elapsed against the floor.
-    headline: Headline::Efficiency,
+    headline: Some(Metric::Efficiency),
     stream: 9,
     workers: Some(|sizes| sizes.pc_threads),
     window: Some(|sizes| sizes.pc_window),

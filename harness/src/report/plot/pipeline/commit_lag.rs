@@ -5,8 +5,7 @@ use super::super::panel::{strategy_entries, Entry, Layout, Mark};
 use super::super::timeline::{Timeline, TimelinePanel, Track};
 use super::super::{absent, render, strategy_colour, Planned};
 use super::{noted, policies_of, policy_colour, runs_of, strategies_of, NEUTRAL};
-use crate::pipeline::{CommitPolicy, PipelineRun};
-use crate::results::Results;
+use crate::results::{CommitPolicy, PipelineRun, Results};
 use crate::workload::ScenarioId;
 
 const NOTE: &str = "The committed-offset lag at every commit tick of pipeline-crash, one \

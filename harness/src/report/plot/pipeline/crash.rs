@@ -7,8 +7,7 @@ use super::super::bars::{Bar, BarPanel, Bars, LabelStyle, Slots};
 use super::super::panel::{Axis, Entry, Layout, Mark};
 use super::super::{absent, log_range, names, render, Planned, TICK_PX};
 use super::{noted, policy_colour, runs_of, strategies_of};
-use crate::pipeline::{CommitPolicy, PipelineRun};
-use crate::results::Results;
+use crate::results::{CommitPolicy, PipelineRun, Results};
 use crate::workload::ScenarioId;
 
 const NOTE: &str = "One group of bars per strategy on pipeline-crash: the consumer died \

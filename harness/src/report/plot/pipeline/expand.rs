@@ -11,9 +11,7 @@ use super::super::panel::{Entry, Layout, Mark};
 use super::super::timeline::{Timeline, TimelinePanel, Track};
 use super::super::{absent, render, Planned};
 use super::{noted, runs_of, strategies_of};
-use crate::pipeline::scenario::expand::{ExpansionReport, Mitigation};
-use crate::pipeline::PipelineRun;
-use crate::results::Results;
+use crate::results::{ExpansionReport, Mitigation, PipelineRun, Results};
 use crate::workload::ScenarioId;
 
 const NOTE: &str = "pipeline-expand for one strategy (keyed-mailbox when it ran), one panel \

@@ -19,8 +19,7 @@ mod retry;
 use plotters::style::RGBColor;
 
 use super::Planned;
-use crate::pipeline::{CommitPolicy, PipelineRun};
-use crate::results::Results;
+use crate::results::{CommitPolicy, PipelineRun, Results};
 use crate::workload::ScenarioId;
 
 /// Plans every pipeline chart, in presentation order.

@@ -6,9 +6,7 @@ use super::super::bars::{Bar, BarPanel, Bars, Fill, Group, LabelStyle, Labels, S
 use super::super::panel::{Axis, Entry, Frame, Layout, Mark};
 use super::super::{absent, log_range, names, render, Planned, TICK_PX};
 use super::{noted, policies_of, policy_colour, runs_of, strategies_of, NEUTRAL};
-use crate::pipeline::scenario::rebalance::RebalanceEvent;
-use crate::pipeline::{CommitPolicy, PipelineRun};
-use crate::results::Results;
+use crate::results::{CommitPolicy, PipelineRun, RebalanceEvent, Results};
 use crate::workload::ScenarioId;
 
 const NOTE: &str = "pipeline-rebalance, one group of bars per strategy, coloured by commit \

@@ -8,9 +8,7 @@ use super::super::bars::{Bar, BarPanel, Bars, LabelStyle, Labels, Slots};
 use super::super::panel::{Axis, Entry, Frame, Layout, Mark};
 use super::super::{absent, log_range, names, render, Planned, TICK_PX};
 use super::{noted, runs_of};
-use crate::pipeline::scenario::retry::RetryReport;
-use crate::pipeline::RetryPolicy;
-use crate::results::Results;
+use crate::results::{Results, RetryPolicy, RetryReport};
 use crate::workload::ScenarioId;
 
 const NOTE: &str = "pipeline-retry, one row of bars per strategy, one bar per retry policy. \

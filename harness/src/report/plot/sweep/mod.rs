@@ -24,8 +24,8 @@ mod chart;
 use std::fmt::Write as _;
 
 use super::{rows, Planned};
+use crate::results::CellSettings;
 use crate::results::{Results, RunResult};
-use crate::sweep::CellSettings;
 use crate::workload::ScenarioId;
 
 use chart::{Ideal, Panel, SweepChart, YKind};

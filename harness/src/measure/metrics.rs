@@ -16,10 +16,12 @@
 use hdrhistogram::Histogram;
 use strategies::WindowScope;
 
-use super::{ContextSwitches, EventRates, Latency, RunResult, Samples, Spread, Tail, Threads};
-use crate::measure::histograms::{new_histogram, Histograms};
-use crate::measure::recorder::Correctness;
-use crate::measure::runner::{CountedEvents, Measurement, Sample, ServiceTimes};
+use super::histograms::{new_histogram, Histograms};
+use super::runner::{CountedEvents, Measurement, Sample, ServiceTimes};
+use crate::results::{
+    median, ContextSwitches, Correctness, EventRates, Latency, RunResult, Samples, Spread, Tail,
+    Threads,
+};
 use crate::workload::{Arrivals, Work, Workload};
 
 /// What a cell could run at once, for its ideal bound.
@@ -78,17 +80,6 @@ fn event_rates(counted: CountedEvents) -> EventRates {
         retirements: per(events.retirements),
         hops: per(events.hops),
         messages: counted.messages,
-    }
-}
-
-/// The median of `values` (the mean of the middle two for an even count).
-pub fn median(values: &[f64]) -> f64 {
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    match sorted.len() {
-        0 => f64::NAN,
-        n if n % 2 == 1 => sorted[n / 2],
-        n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
     }
 }
 
@@ -262,12 +253,6 @@ mod tests {
 
     fn message(id: u64, seq: u64, job: Job) -> Message {
         Message { key: Key::new(0, id), seq, intended_ns: 0, job }
-    }
-
-    #[test]
-    fn median_of_odd_and_even() {
-        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
-        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
     }
 
     #[test]

@@ -1,0 +1,437 @@
+//! `pipelines[]`: one end-to-end pipeline cell per (scenario, param, strategy), and its parts.
+//! The pipeline scenarios produce them; `compare`, the gate and the reports read them.
+//!
+//! The commit policy, the retry policy and the mitigation are here too: a cell records
+//! which it ran with, and readers group cells by them.
+
+use serde::{Deserialize, Serialize};
+use strategies::ForcedClose;
+
+use super::cell::CellSettings;
+
+/// One pipeline cell: what a strategy did end to end under one scenario's parameter.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PipelineRun {
+    /// The scenario id (`pipeline-crash`, ...).
+    pub scenario: String,
+    /// The cell's parameter (`policy=contiguous`, `retry=retry-topic`, ...).
+    pub param: String,
+    /// The strategy id.
+    pub strategy: String,
+    /// The commit policy.
+    pub policy: CommitPolicy,
+    /// Partitions of the log (at the end, for an expanded one).
+    pub partitions: u32,
+    /// Records produced.
+    pub records: u64,
+    /// Aggregates the records belong to.
+    pub keys: u64,
+    /// Completions after which the first consumer died (pipeline-crash).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crash_after: Option<u64>,
+    /// Records produced that no handler ever applied, nor sent to the dead-letter topic.
+    pub lost: u64,
+    /// Records delivered to a handler more than once.
+    pub redelivered: u64,
+    /// The committed-offset lag over every incarnation.
+    pub commit_lag: LagSummary,
+    /// The longest time a partition's committed offset stood still while its records
+    /// completed, in seconds.
+    pub longest_freeze_s: f64,
+    /// The most metadata bytes one commit carried.
+    pub max_metadata_bytes: usize,
+    /// From the first poll to the last commit, in seconds.
+    pub elapsed_s: f64,
+    /// Records produced / elapsed, per second.
+    pub throughput_per_s: f64,
+    /// The business state, version-aware and naive.
+    pub projection: ProjectionReport,
+    /// Every consumer incarnation, in the order they started.
+    pub incarnations: Vec<IncarnationReport>,
+    /// pipeline-retry's failures, retries and latencies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry: Option<RetryReport>,
+    /// pipeline-expand's expansion, stall and timeline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expansion: Option<ExpansionReport>,
+    /// pipeline-reorder's producers and what they reordered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reorder: Option<ReorderReport>,
+    /// pipeline-rebalance's group and its rebalances.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rebalance: Option<RebalanceReport>,
+    /// The strategy settings the consumer's executor ran with, and its point's label
+    /// within a sweep; absent in older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settings: Option<CellSettings>,
+}
+
+impl PipelineRun {
+    /// The committed-offset lag over time: every incarnation's ticks, by time (members of a
+    /// group each tick for their own partitions).
+    pub fn lag_timeline(&self) -> Vec<LagPoint> {
+        let mut points: Vec<LagPoint> =
+            self.incarnations.iter().flat_map(|report| report.lag_timeline.clone()).collect();
+        points.sort_by(|a, b| a.at_s.total_cmp(&b.at_s));
+        points
+    }
+}
+
+/// The committed-offset lag over a run, in records, from every commit tick.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LagSummary {
+    /// The median tick.
+    pub p50: u64,
+    /// The 99th percentile tick.
+    pub p99: u64,
+    /// The largest.
+    pub max: u64,
+}
+
+impl LagSummary {
+    /// The summary of every commit tick's lag (`samples`, sorted in place).
+    pub fn of(samples: &mut [u64]) -> Self {
+        if samples.is_empty() {
+            return Self::default();
+        }
+        samples.sort_unstable();
+        let at = |quantile: f64| samples[nearest_rank(samples.len(), quantile)];
+        Self { p50: at(0.5), p99: at(0.99), max: samples[samples.len() - 1] }
+    }
+}
+
+/// The index of `quantile` in `len` sorted samples (rounded to the nearest rank).
+fn nearest_rank(len: usize, quantile: f64) -> usize {
+    ((len - 1) as f64 * quantile).round() as usize
+}
+
+/// Produce-to-apply latency of a set of records, in microseconds: from each record's
+/// intended produce time to its first application.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatencySummary {
+    /// Records measured (applied ones; a dead letter is never applied).
+    pub records: u64,
+    /// The median.
+    pub p50_us: f64,
+    /// The 99th percentile.
+    pub p99_us: f64,
+    /// The largest.
+    pub max_us: f64,
+}
+
+impl LatencySummary {
+    /// The summary of `nanos` (one value per record).
+    pub fn of(mut nanos: Vec<u64>) -> Self {
+        if nanos.is_empty() {
+            return Self::default();
+        }
+        nanos.sort_unstable();
+        let at = |quantile: f64| nanos[nearest_rank(nanos.len(), quantile)] as f64 / 1e3;
+        Self {
+            records: nanos.len() as u64,
+            p50_us: at(0.5),
+            p99_us: at(0.99),
+            max_us: nanos[nanos.len() - 1] as f64 / 1e3,
+        }
+    }
+}
+
+/// The committed-offset lag at one commit tick.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LagPoint {
+    /// Seconds since the pipeline's epoch.
+    pub at_s: f64,
+    /// Records completed above the committed offsets, summed over the member's partitions.
+    pub lag: u64,
+}
+
+/// What one incarnation of a consumer did.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct IncarnationReport {
+    /// The member it was.
+    pub member: u32,
+    /// Records polled from the log.
+    pub polled: u64,
+    /// Records skipped because the commit metadata says they completed before.
+    pub skipped_done: u64,
+    /// Records submitted to the executor (retry-topic records excluded).
+    pub submitted: u64,
+    /// Records polled from the retry topic and submitted again.
+    pub retry_polls: u64,
+    /// Offsets completed (applied, dead-lettered or handed to the retry topic).
+    pub completed: u64,
+    /// Attempts after a record's first one.
+    pub retries: u64,
+    /// Records sent to the dead-letter topic.
+    pub dead_lettered: u64,
+    /// Periodic and final commits (one per partition each).
+    pub commits: u64,
+    /// The committed-offset lag at each commit tick.
+    pub lag_timeline: Vec<LagPoint>,
+    /// The longest time one partition's committed offset stood still while records of it
+    /// completed, in seconds.
+    pub longest_freeze_s: f64,
+    /// The most metadata bytes one commit carried.
+    pub max_metadata_bytes: usize,
+    /// Ticks at which some partition was paused by the metadata back-pressure.
+    pub paused_ticks: u64,
+    /// Time partitions stood paused by failing records (pause-partition), summed over
+    /// partitions, in seconds.
+    pub failure_pause_s: f64,
+    /// Time its held partitions waited for the hold to lift, in seconds.
+    pub held_s: f64,
+    /// Records polled but not covered by the last commit when it died or gave its
+    /// partitions up: at most what the next owner runs again.
+    pub uncommitted_at_end: u64,
+    /// Records polled and not completed when it died or gave its partitions up: in flight.
+    pub in_flight_at_end: u64,
+    /// What the forced close of a crash or revocation discarded and abandoned (zero when
+    /// it ran to the end).
+    pub forced: ForcedCloseCounts,
+    /// When it started, in seconds since the pipeline's epoch.
+    pub started_at_s: f64,
+    /// From the first poll to the end (the drain and the last commit, or the crash).
+    pub elapsed_s: f64,
+}
+
+/// [`ForcedClose`], serializable.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ForcedCloseCounts {
+    /// Queued messages discarded.
+    pub discarded: u64,
+    /// Pending steps abandoned.
+    pub abandoned: u64,
+}
+
+impl From<ForcedClose> for ForcedCloseCounts {
+    fn from(forced: ForcedClose) -> Self {
+        Self { discarded: forced.discarded, abandoned: forced.abandoned }
+    }
+}
+
+/// What both projections ended with, against what the producer wrote.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProjectionReport {
+    /// Keys either the projection saw or the producer wrote.
+    pub keys: u64,
+    /// Records the version-aware projection applied.
+    pub applied: u64,
+    /// Records it ignored (duplicates and stale versions).
+    pub ignored: u64,
+    /// Ignored records whose version had been applied or stashed before.
+    pub duplicates: u64,
+    /// Records that arrived before a predecessor and were stashed.
+    pub gaps: u64,
+    /// The deepest any key's stash got.
+    pub max_stash: u64,
+    /// Records still stashed at the end (a gap that never closed).
+    pub stashed_at_end: u64,
+    /// Naive applies whose version was not the previous one + 1.
+    pub naive_out_of_order: u64,
+    /// Naive applies of a version applied before.
+    pub naive_double_applies: u64,
+    /// Every key of the version-aware projection ended at its last version, with nothing
+    /// stashed and the sequential replay's digest.
+    pub final_state_correct: bool,
+    /// Every key of the naive projection ended at its last version with the replay's digest.
+    pub naive_final_state_correct: bool,
+    /// Keys whose version-aware state is wrong.
+    pub keys_wrong: u64,
+    /// Keys with a record that arrived before a predecessor (stashed at least once).
+    #[serde(default)]
+    pub keys_reordered: u64,
+    /// Keys whose naive state is wrong.
+    pub naive_keys_wrong: u64,
+}
+
+/// What a consumer commits for a partition.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum CommitPolicy {
+    /// The offset after the highest one below which everything completed (safe).
+    #[serde(rename = "contiguous")]
+    Contiguous,
+    /// As `contiguous`, with the completed offsets above it in the metadata (safe, fewer
+    /// redeliveries).
+    #[serde(rename = "contiguous+metadata")]
+    ContiguousMetadata,
+    /// The offset after the highest completed one (unsafe: skips incomplete records below
+    /// it after a crash).
+    #[serde(rename = "highest-completed")]
+    HighestCompleted,
+}
+
+strategies::names!(CommitPolicy, UnknownCommitPolicy, "commit policy", "policies" {
+    Contiguous = "contiguous",
+    ContiguousMetadata = "contiguous+metadata",
+    HighestCompleted = "highest-completed",
+});
+
+/// What the consumer does with a failed attempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum RetryPolicy {
+    /// Wait out the backoff on the key, and try again.
+    #[serde(rename = "retry-in-place")]
+    RetryInPlace,
+    /// As in place, with the partition paused until the record is settled.
+    #[serde(rename = "pause-partition")]
+    PausePartition,
+    /// Send it to a retry topic and go on.
+    #[serde(rename = "retry-topic")]
+    RetryTopic,
+}
+
+strategies::names!(RetryPolicy, UnknownRetryPolicy, "retry policy", "policies" {
+    RetryInPlace = "retry-in-place",
+    PausePartition = "pause-partition",
+    RetryTopic = "retry-topic",
+});
+
+/// What failed, what was retried and who waited, in one pipeline-retry cell.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RetryReport {
+    /// The retry policy.
+    pub policy: RetryPolicy,
+    /// Records per second the producer wrote.
+    pub rate_per_s: u64,
+    /// Failed attempts after which a record was dead-lettered.
+    pub max_attempts: u32,
+    /// The first backoff, in milliseconds.
+    pub backoff_ms: u64,
+    /// Records that failed transiently (1 or 2 attempts).
+    pub failing_records: u64,
+    /// Records that failed every attempt.
+    pub poison_records: u64,
+    /// Keys with a failing or poison record.
+    pub troubled_keys: u64,
+    /// Attempts after a record's first.
+    pub retries: u64,
+    /// Records sent to the dead-letter topic.
+    pub dead_lettered: u64,
+    /// Records that reached the projection before a predecessor (stashed).
+    pub overtaken: u64,
+    /// The deepest stash one key needed.
+    pub max_stash: u64,
+    /// Produce-to-apply latency of the keys without failures.
+    pub bystander_latency: LatencySummary,
+    /// Produce-to-apply latency of the troubled keys' records.
+    pub troubled_latency: LatencySummary,
+    /// Time partitions stood paused by failing records, summed over partitions, seconds.
+    pub failure_pause_s: f64,
+}
+
+/// What the consumer does about an expansion.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Mitigation {
+    /// Nothing: every partition is consumed at once.
+    #[serde(rename = "none")]
+    None,
+    /// The new partitions wait until the old ones are committed up to the expansion.
+    #[serde(rename = "drain-then-expand")]
+    DrainThenExpand,
+}
+
+strategies::names!(Mitigation, UnknownMitigation, "mitigation", "mitigations" {
+    None = "none",
+    DrainThenExpand = "drain-then-expand",
+});
+
+/// Records first applied in one slice of a pipeline-expand cell's time.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TimelineBin {
+    /// The slice's start, in seconds since the cell's start.
+    pub at_s: f64,
+    /// Records of the partitions the log had before the expansion.
+    pub old_partitions: u64,
+    /// Records of the partitions the expansion added.
+    pub new_partitions: u64,
+}
+
+/// What an expansion did in one pipeline-expand cell.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ExpansionReport {
+    /// The mitigation.
+    pub mitigation: Mitigation,
+    /// Partitions before.
+    pub from_partitions: u32,
+    /// Partitions after.
+    pub to_partitions: u32,
+    /// Keys with records in an old and a new partition.
+    pub keys_moved: u64,
+    /// Keys with a record that reached the version-aware projection before a predecessor.
+    pub keys_reordered: u64,
+    /// Records that did (stashed).
+    pub records_reordered: u64,
+    /// How long the new partitions were held, in seconds (0 without a mitigation).
+    pub held_s: f64,
+    /// When each slice's records were first applied, old and new partitions apart.
+    pub timeline: Vec<TimelineBin>,
+}
+
+/// What the producers did to the log's order, and what the projection made of it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ReorderReport {
+    /// Producers writing.
+    pub producers: u32,
+    /// The most records late the second producer sent one.
+    pub jitter: u64,
+    /// Records appended after a higher version of their key.
+    pub appended_out_of_order: u64,
+    /// Records that reached the version-aware projection before a predecessor.
+    pub reached_out_of_order: u64,
+    /// Keys with such a record.
+    pub keys_reordered: u64,
+    /// The deepest stash one key needed.
+    pub max_stash: u64,
+}
+
+/// One rebalance of a pipeline-rebalance cell.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RebalanceEvent {
+    /// `leave` or `join`.
+    pub kind: String,
+    /// Members before it.
+    pub members_before: u32,
+    /// Members after it.
+    pub members_after: u32,
+    /// When the partitions were revoked, in seconds since the cell's start.
+    pub revoked_at_s: f64,
+    /// From the revocation to the first record the new assignment applied, in seconds.
+    pub pause_s: f64,
+    /// Records polled but not covered by the revoking members' last commits: what the new
+    /// owners may run again (completed records above a gap included).
+    pub uncommitted: u64,
+    /// Records the revoking members had polled and not completed: in flight.
+    pub in_flight: u64,
+}
+
+/// What a consumer group's rebalances cost in one pipeline-rebalance cell.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RebalanceReport {
+    /// Members at the start.
+    pub consumers: u32,
+    /// The rebalances, in order.
+    pub events: Vec<RebalanceEvent>,
+    /// Every rebalance's uncommitted records, summed: the most duplicates a policy that
+    /// commits only below a gap can make.
+    pub duplicates_bound: u64,
+    /// Whether the duplicates (the run's redelivered records) stayed within it.
+    pub duplicates_within_bound: bool,
+    /// Every rebalance's records in flight, summed: the most duplicates a policy that
+    /// commits the completed offsets above a gap (`contiguous+metadata`) can make.
+    pub in_flight: u64,
+    /// Duplicates per record produced, in percent (the reference test's bar is 20%).
+    pub duplicate_pct: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn latency_quantiles_come_from_the_samples() {
+        let summary = LatencySummary::of((1..=100).map(|us| us * 1_000).collect());
+        assert_eq!(summary.records, 100);
+        assert_eq!((summary.p50_us, summary.p99_us, summary.max_us), (51.0, 99.0, 100.0));
+        assert_eq!(LatencySummary::of(Vec::new()), LatencySummary::default());
+    }
+}
