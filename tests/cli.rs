@@ -224,3 +224,33 @@ fn soak_exits_2_naming_a_bad_flag() {
         assert!(stderr(&output).contains(expected), "{args:?}: {}", stderr(&output));
     }
 }
+
+/// Outside the repository (no gates.toml in the working directory) the gate judges with the
+/// project's rules, built in, exactly as with the repository's files; a rules file named
+/// on the command line must exist.
+#[test]
+fn gate_outside_the_repository_uses_the_built_in_rules_and_a_named_file_must_exist() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let results = format!("{root}/results/2026-12-01-vm-5/results.json");
+    let judge = |dir: &str, more: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_keyed-bench"))
+            .current_dir(dir)
+            .args(["gate", "--results", &results, "--format", "json", "--confirm", "0"])
+            .args(more)
+            .output()
+            .expect("the binary runs")
+    };
+    let outside = std::env::temp_dir();
+    let built_in = judge(outside.to_str().unwrap(), &[]);
+    let here = judge(root, &[]);
+    assert_eq!(here.status.code(), Some(0), "{}", stderr(&here));
+    assert_eq!(built_in.status.code(), here.status.code(), "{}", stderr(&built_in));
+    assert_eq!(built_in.stdout, here.stdout);
+    let missing = judge(outside.to_str().unwrap(), &["--rules", "no-such-rules.toml"]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(
+        stderr(&missing).contains("cannot read rules no-such-rules.toml"),
+        "{}",
+        stderr(&missing)
+    );
+}

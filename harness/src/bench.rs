@@ -32,7 +32,7 @@ use clap::Parser;
 
 use crate::cli::RunArgs;
 use crate::config::{RunConfig, SettingError};
-use crate::gate::{run_gate, Format, GateConfig, DEFAULT_CONFIRM};
+use crate::gate::{run_gate, Format, GateConfig, Rules, DEFAULT_CONFIRM};
 use crate::progress::Progress;
 use crate::report::html::{plot_and_report, PlotConfig, ReportError};
 use crate::suite::{command_line, remeasure, run_suite, SuiteError};
@@ -46,8 +46,8 @@ pub struct BenchOutcome {
     pub report: PathBuf,
     /// summary.md's text.
     pub summary: String,
-    /// The gate's report (text), judged against gates.toml, or why the rules could not
-    /// judge this run (a rule compares with a strategy or scenario the run left out).
+    /// The gate's report (text), judged against gates.toml of the working directory or the
+    /// project's built-in rules, or why the rules could not judge this run.
     pub gate: Result<String, String>,
     /// Whether every gate rule held (false where they could not judge).
     pub gate_passed: bool,
@@ -68,8 +68,8 @@ pub enum BenchError {
 }
 
 /// Runs the suite `config` selects (as `keyed-bench run`), draws its charts and report,
-/// and judges it against `gates.toml` (and `gates-baseline.json`) in the working
-/// directory, re-measuring a failing wall-clock rule as `keyed-bench gate` does. Progress
+/// and judges it against `gates.toml` (and `gates-baseline.json`) of the working
+/// directory, or the project's rules built in where it has none, re-measuring a failing wall-clock rule as `keyed-bench gate` does. Progress
 /// goes to standard error.
 pub fn run(config: &RunConfig) -> Result<BenchOutcome, BenchError> {
     let (_, summary) = run_suite(config, &mut Progress::default())?;
@@ -82,8 +82,7 @@ pub fn run(config: &RunConfig) -> Result<BenchOutcome, BenchError> {
     let report = plot_and_report(&plot)?.report;
     let gate = GateConfig {
         results: results.clone(),
-        rules: PathBuf::from("gates.toml"),
-        baseline: PathBuf::from("gates-baseline.json"),
+        rules: Rules::default_here(),
         format: Format::Text,
         confirm: DEFAULT_CONFIRM,
         update_baseline: false,
@@ -170,8 +169,10 @@ pub fn main_with(config: &RunConfig) -> ExitCode {
                     }
                 }
                 Err(why) => {
-                    eprintln!("gate: not judged: {why}");
-                    ExitCode::SUCCESS
+                    // Rules that cannot judge the run (a broken gates.toml here): not a
+                    // pass.
+                    eprintln!("gate: cannot judge the run: {why}");
+                    ExitCode::from(2)
                 }
             }
         }

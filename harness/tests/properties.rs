@@ -213,7 +213,7 @@ proptest! {
     fn confirm_accepts_exactly_0_to_10(confirm in prop_oneof![0usize..=20, any::<usize>()]) {
         let args = GateArgs {
             results: "/nonexistent/results.json".into(),
-            rules: "/nonexistent/gates.toml".into(),
+            rules: Some("/nonexistent/gates.toml".into()),
             baseline: None,
             format: Format::Text,
             confirm,

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::gate::{Format, GateConfig, DEFAULT_CONFIRM, MAX_CONFIRM};
+use crate::gate::{Format, GateConfig, Rules, DEFAULT_CONFIRM, MAX_CONFIRM};
 use crate::limits::SettingError;
 
 /// Flags of `keyed-bench gate`.
@@ -12,9 +12,10 @@ pub struct GateArgs {
     /// The results file to judge.
     #[arg(long)]
     pub results: PathBuf,
-    /// The rules file.
-    #[arg(long, default_value = "gates.toml")]
-    pub rules: PathBuf,
+    /// The rules file [default: gates.toml of the working directory if there is one, else
+    /// the project's rules, built in]. A file named here must exist.
+    #[arg(long)]
+    pub rules: Option<PathBuf>,
     /// The baseline file of the baseline rules [default: gates-baseline.json beside the rules].
     #[arg(long)]
     pub baseline: Option<PathBuf>,
@@ -45,13 +46,28 @@ impl TryFrom<GateArgs> for GateConfig {
                 expected: format!("in 0..={MAX_CONFIRM}"),
             });
         }
-        let baseline = args.baseline.unwrap_or_else(|| {
-            args.rules.parent().unwrap_or_else(|| Path::new(".")).join("gates-baseline.json")
-        });
+        let rules = match (args.rules, args.baseline) {
+            (Some(rules), baseline) => {
+                let beside =
+                    || rules.parent().unwrap_or_else(|| Path::new(".")).join("gates-baseline.json");
+                let baseline = baseline.unwrap_or_else(beside);
+                Rules::File { rules, baseline }
+            }
+            (None, Some(baseline)) => match Rules::default_here() {
+                Rules::File { rules, .. } => Rules::File { rules, baseline },
+                Rules::BuiltIn => {
+                    return Err(SettingError::Conflict {
+                        flag: "baseline",
+                        other: "rules",
+                        why: "a baseline file belongs to a rules file; give --rules too",
+                    })
+                }
+            },
+            (None, None) => Rules::default_here(),
+        };
         Ok(Self {
             results: args.results,
-            rules: args.rules,
-            baseline,
+            rules,
             format: args.format,
             confirm: args.confirm,
             update_baseline: args.update_baseline,
@@ -67,7 +83,7 @@ mod tests {
     fn args() -> GateArgs {
         GateArgs {
             results: "r.json".into(),
-            rules: "ci/gates.toml".into(),
+            rules: Some("ci/gates.toml".into()),
             baseline: None,
             format: Format::Text,
             confirm: 2,
@@ -78,10 +94,13 @@ mod tests {
 
     #[test]
     fn the_baseline_sits_beside_the_rules_and_confirm_is_bounded() {
-        let config = GateConfig::try_from(args()).unwrap();
-        assert_eq!(config.baseline, PathBuf::from("ci/gates-baseline.json"));
-        let bare = GateConfig::try_from(GateArgs { rules: "gates.toml".into(), ..args() });
-        assert_eq!(bare.unwrap().baseline, PathBuf::from("gates-baseline.json"));
+        let baseline_of = |args: GateArgs| match GateConfig::try_from(args).unwrap().rules {
+            Rules::File { baseline, .. } => baseline,
+            Rules::BuiltIn => panic!("a rules file was named"),
+        };
+        assert_eq!(baseline_of(args()), PathBuf::from("ci/gates-baseline.json"));
+        let bare = GateArgs { rules: Some("gates.toml".into()), ..args() };
+        assert_eq!(baseline_of(bare), PathBuf::from("gates-baseline.json"));
         let error = GateConfig::try_from(GateArgs { confirm: 11, ..args() }).unwrap_err();
         assert_eq!(error.to_string(), "--confirm must be in 0..=10, got 11");
     }

@@ -218,46 +218,82 @@ pub fn split_unbaselined(
 /// skipped: a run with `--scenario` naming others): they do not apply, and the report
 /// lists them. A rule about a scenario that ran but matches no cell is still an error.
 pub fn split_not_run(rules: Vec<Rule>, results: &Results) -> (Vec<Rule>, Vec<NotRun>) {
+    let mut not_run = Vec::new();
+    let applicable = rules
+        .into_iter()
+        .filter(|rule| match not_applicable(rule, results) {
+            Some(reason) => {
+                not_run.push(reason);
+                false
+            }
+            None => true,
+        })
+        .collect();
+    (applicable, not_run)
+}
+
+/// Why `rule` does not apply to `results`, if it does not.
+fn not_applicable(rule: &Rule, results: &Results) -> Option<NotRun> {
     let ran = |scenario: &str| {
         results.runs.iter().any(|run| run.scenario == scenario)
             || results.pipelines.iter().any(|run| run.scenario == scenario)
             || results.skipped.iter().any(|skipped| skipped.scenario == scenario)
     };
-    let mut not_run = Vec::new();
-    let applicable = rules
-        .into_iter()
-        .filter(|rule| match &rule.scenario {
-            Some(scenario) if !ran(scenario) => {
-                not_run.push(NotRun {
-                    rule: rule.name.clone(),
-                    scenario: scenario.clone(),
-                    why: None,
-                });
-                false
-            }
-            // A pipeline rule about a commit policy the run left out (`--commit-policy`).
-            Some(scenario) if is_pipeline_rule(rule) && param_left_out(rule, results) => {
-                let param = rule.param.as_deref().unwrap_or_default();
-                not_run.push(NotRun {
-                    rule: rule.name.clone(),
-                    scenario: format!("{scenario} {param}"),
-                    why: None,
-                });
-                false
-            }
-            // A rule about every scenario, on results that hold pipeline cells alone.
-            None if results.runs.is_empty() && !results.pipelines.is_empty() => {
-                not_run.push(NotRun {
-                    rule: rule.name.clone(),
-                    scenario: "(any but pipeline-*)".into(),
-                    why: None,
-                });
-                false
-            }
-            _ => true,
-        })
-        .collect();
-    (applicable, not_run)
+    let reason = |scenario: String, why: Option<String>| {
+        Some(NotRun { rule: rule.name.clone(), scenario, why })
+    };
+    match &rule.scenario {
+        Some(scenario) if !ran(scenario) => return reason(scenario.clone(), None),
+        // A pipeline rule about a commit policy the run left out (`--commit-policy`).
+        Some(scenario) if is_pipeline_rule(rule) && param_left_out(rule, results) => {
+            let param = rule.param.as_deref().unwrap_or_default();
+            return reason(format!("{scenario} {param}"), None);
+        }
+        // A rule about every scenario, on results that hold pipeline cells alone.
+        None if results.runs.is_empty() && !results.pipelines.is_empty() => {
+            return reason("(any but pipeline-*)".into(), None);
+        }
+        _ => {}
+    }
+    // A rule about, or compared with, strategies the run left out (`--strategy`).
+    let scenario = || rule.scenario.clone().unwrap_or_else(|| "(any)".into());
+    if let Some(absent) = selected_absent(rule, results) {
+        return reason(scenario(), Some(format!("none of its strategies ran ({absent})")));
+    }
+    let absent = compared_with_absent(rule, results)?;
+    reason(scenario(), Some(format!("{absent} did not run, and the rule compares with it")))
+}
+
+/// Whether the run planned a cell of `strategy` in `rule`'s scenario: measured, skipped,
+/// or missing from an incomplete file (a rule about that one is not judged, not left out).
+fn ran_in_scope(rule: &Rule, results: &Results, strategy: &str) -> bool {
+    let in_scope = |scenario: &str| rule.scenario.as_ref().is_none_or(|s| scenario == s);
+    let missing = results.meta.incomplete.iter().flat_map(|left| &left.missing);
+    results.runs.iter().any(|run| in_scope(&run.scenario) && run.strategy == strategy)
+        || results.skipped.iter().any(|s| in_scope(&s.scenario) && s.strategy == strategy)
+        || missing
+            .into_iter()
+            .any(|key| in_scope(key.scenario.as_str()) && key.strategy == strategy)
+}
+
+/// The strategies `rule` is about, where none of them ran in its scenario (measured rules).
+fn selected_absent(rule: &Rule, results: &Results) -> Option<String> {
+    if is_pipeline_rule(rule) {
+        return None;
+    }
+    let selected = selection_ids(&rule.strategies).ok()?;
+    let ids: Vec<&str> = selected.iter().map(|id| id.as_str()).collect();
+    let none_ran = !ids.iter().any(|id| ran_in_scope(rule, results, id));
+    (none_ran && !ids.is_empty()).then(|| ids.join(", "))
+}
+
+/// The strategy `rule` compares its cells with (its `of`, or its metric's reference such
+/// as `inline` for `throughput_vs_inline`) where the run measured no cell of it in the
+/// rule's scenario: the rule cannot be judged, and does not apply.
+fn compared_with_absent(rule: &Rule, results: &Results) -> Option<String> {
+    let reference = rule.metric.parse::<Metric>().ok().and_then(Metric::relative_to);
+    let other = rule.of.clone().or_else(|| reference.map(|id| id.as_str().to_owned()))?;
+    (!ran_in_scope(rule, results, &other)).then_some(other)
 }
 
 /// Whether `rule`, about one param of a pipeline scenario, selects none of the pipeline
@@ -517,6 +553,20 @@ mod tests {
         assert_eq!(failed.len(), 1);
         assert_eq!(failed[0].cell, "pipeline-crash policy=contiguous keyed-mailbox");
         assert_eq!(failed[0].measured, [3.0]);
+    }
+
+    #[test]
+    fn a_rule_about_or_compared_with_a_strategy_left_out_does_not_apply() {
+        let mut results = reference();
+        results.runs.retain(|run| run.strategy != "group-by");
+        let (applicable, not_run) = split_not_run(rules(RELATIVE, &results).unwrap(), &results);
+        assert!(applicable.is_empty());
+        let why = not_run[0].why.as_deref().unwrap_or_default();
+        assert_eq!(why, "group-by did not run, and the rule compares with it");
+        results.runs.retain(|run| run.strategy != "keyed-mailbox");
+        let (_, not_run) = split_not_run(rules(RELATIVE, &results).unwrap(), &results);
+        let why = not_run[0].why.as_deref().unwrap_or_default();
+        assert_eq!(why, "none of its strategies ran (keyed-mailbox)");
     }
 
     #[test]

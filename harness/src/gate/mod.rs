@@ -37,7 +37,7 @@ mod rules;
 #[cfg(test)]
 mod testing;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use strategies::Design;
 
@@ -120,10 +120,8 @@ pub const DEFAULT_CONFIRM: usize = 2;
 pub struct GateConfig {
     /// The results file to judge.
     pub results: PathBuf,
-    /// The rules file.
-    pub rules: PathBuf,
-    /// The baseline file of the baseline rules.
-    pub baseline: PathBuf,
+    /// The rules and the baseline of the baseline rules.
+    pub rules: Rules,
     /// Output format.
     pub format: Format,
     /// Re-measurements of a failing wall-clock rule before it fails (at most
@@ -133,6 +131,60 @@ pub struct GateConfig {
     pub update_baseline: bool,
     /// Judge an incomplete results file on the cells it has, instead of refusing it.
     pub allow_incomplete: bool,
+}
+
+/// The project's rules (`gates.toml`) and their baseline (`gates-baseline.json`), built into
+/// the binary so that a design benchmarked from a crate of its own is judged as the
+/// project's are.
+pub const BUILT_IN_RULES: &str = include_str!("../../../gates.toml");
+/// The baseline of [`BUILT_IN_RULES`].
+pub const BUILT_IN_BASELINE: &str = include_str!("../../../gates-baseline.json");
+
+/// Where a gate's rules and baseline come from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Rules {
+    /// A rules file, and the baseline file of its baseline rules.
+    File {
+        /// The rules file.
+        rules: PathBuf,
+        /// The baseline file.
+        baseline: PathBuf,
+    },
+    /// The project's rules and baseline, built in ([`BUILT_IN_RULES`]).
+    BuiltIn,
+}
+
+impl Rules {
+    /// The rules a gate uses when none are named: `gates.toml` (and the baseline beside
+    /// it) in the working directory if there is one, as in this repository; else the
+    /// built-in ones.
+    pub fn default_here() -> Self {
+        let rules = PathBuf::from("gates.toml");
+        if rules.exists() {
+            Self::File { rules, baseline: PathBuf::from("gates-baseline.json") }
+        } else {
+            Self::BuiltIn
+        }
+    }
+
+    fn read(&self, results: &Results) -> Result<Vec<Rule>, GateInputError> {
+        match self {
+            Self::File { rules, .. } => read_rules(rules, results),
+            Self::BuiltIn => {
+                parse_rules(BUILT_IN_RULES, Path::new("(built-in gates.toml)"), results)
+            }
+        }
+    }
+
+    fn read_baseline(&self) -> Result<Baseline, GateInputError> {
+        match self {
+            Self::File { baseline, .. } => read_baseline(baseline),
+            Self::BuiltIn => parse_baseline(
+                BUILT_IN_BASELINE.as_bytes(),
+                Path::new("(built-in gates-baseline.json)"),
+            ),
+        }
+    }
 }
 
 /// What `keyed-bench gate` concluded.
@@ -180,24 +232,24 @@ pub fn run_gate(
     } else {
         None
     };
-    let rules = read_rules(&config.rules, &results)?;
+    let rules = config.rules.read(&results)?;
     if config.update_baseline {
+        let Rules::File { baseline: path, .. } = &config.rules else {
+            return Err(rules_error(
+                "--update-baseline writes the baseline of a rules file: give --rules",
+            ));
+        };
         let baseline = baseline_from(&results, &rules);
         let json = serde_json::to_vec_pretty(&baseline).expect("baseline serialises");
-        crate::results::fs::write_atomically(&config.baseline, &json).map_err(|error| {
-            GateInputError::Write { path: config.baseline.display().to_string(), error }
-        })?;
+        crate::results::fs::write_atomically(path, &json)
+            .map_err(|error| GateInputError::Write { path: path.display().to_string(), error })?;
         return Ok(GateOutcome {
-            report: format!(
-                "wrote {} values to {}\n",
-                baseline.values.len(),
-                config.baseline.display()
-            ),
+            report: format!("wrote {} values to {}\n", baseline.values.len(), path.display()),
             pass: true,
         });
     }
     let needs_baseline = rules.iter().any(|rule| rule.kind == Kind::Baseline);
-    let baseline = needs_baseline.then(|| read_baseline(&config.baseline)).transpose()?;
+    let baseline = needs_baseline.then(|| config.rules.read_baseline()).transpose()?;
     let mut rerun = |scenario: &str, param: &str, strategies: &[Design]| {
         let cell = format!("{scenario} {param}").trim_end().to_owned();
         let Some(recorded) = &recorded else {
