@@ -45,12 +45,6 @@ fn fixtures(dir: &Path) {
     };
     doctor("v0.json", &|json| json["schema"] = "keyed-bench.results.v0".into());
     doctor("negative.json", &|json| json["runs"][3]["elapsed_s"] = (-1.0).into());
-    doctor("two-strategies.json", &|json| {
-        json["runs"]
-            .as_array_mut()
-            .unwrap()
-            .retain(|run| run["strategy"] == "keyed-mailbox" || run["strategy"] == "inline");
-    });
     doctor("keys-zero.json", &|json| {
         let mut sizes = serde_json::to_value(harness::workload::Sizes::standard()).unwrap();
         sizes["keys"] = 0.into();
@@ -212,10 +206,6 @@ const CASES: &[Case] = &[
     case(&["gate", "--results", "{ref}", "--rules", "{dir}/no-strategies.toml"], "empty list"),
     case(&["gate", "--results", "{ref}", "--rules", "{dir}/twice.toml"], "named `keeps up`"),
     case(&["gate", "--results", "{ref}", "--rules", "{dir}/tolerance.toml"], "got 1.5"),
-    case(
-        &["gate", "--results", "{dir}/two-strategies.json", "--rules", "{dir}/rules.toml"],
-        "no `group-by` run in uniform",
-    ),
     case(
         &["gate", "--results", "{dir}/keys-zero.json", "--rules", "{dir}/rules.toml"],
         "--keys must be in 1..=100000000, got 0",

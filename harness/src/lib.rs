@@ -7,6 +7,10 @@
 //! the results comes before `measure` and `pipeline`, which produce them, and everything
 //! after them only reads them.
 
+// Size limits (thresholds in clippy.toml): a long function or a deep block is split into
+// named steps.
+#![warn(clippy::too_many_lines, clippy::excessive_nesting)]
+
 /// What a setting may be: flag ranges, limits, checks and their typed error.
 pub mod limits;
 /// Sweeps: list-valued strategy settings and the points of their cross product.

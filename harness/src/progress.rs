@@ -70,25 +70,29 @@ impl Heartbeat {
         let shared = Arc::clone(&state);
         let thread = std::thread::Builder::new()
             .name("keyed-bench-heartbeat".into())
-            .spawn(move || {
-                let (beat, wake) = &*shared;
-                let mut beat = beat.lock();
-                while !beat.stop {
-                    let due = beat.last_line + interval;
-                    wake.wait_until(&mut beat, due);
-                    // Woken early (a line printed, a new cell, the end), or silent too long.
-                    if beat.stop || Instant::now() < beat.last_line + interval {
-                        continue;
-                    }
-                    if let Some((cell, since)) = &beat.cell {
-                        let running = clock(since.elapsed().as_secs_f64());
-                        say(&format!("{cell}: still running, {running} so far"));
-                    }
-                    beat.last_line = Instant::now();
-                }
-            })
+            .spawn(move || Self::beat(&shared, interval, say))
             .ok();
         Self { state, thread }
+    }
+
+    /// The thread: a line through `say` whenever `interval` passes with no other line and a
+    /// cell in progress, until told to stop.
+    fn beat(shared: &(Mutex<Beat>, Condvar), interval: Duration, say: impl Fn(&str)) {
+        let (beat, wake) = shared;
+        let mut beat = beat.lock();
+        while !beat.stop {
+            let due = beat.last_line + interval;
+            wake.wait_until(&mut beat, due);
+            // Woken early (a line printed, a new cell, the end), or silent too long.
+            if beat.stop || Instant::now() < beat.last_line + interval {
+                continue;
+            }
+            if let Some((cell, since)) = &beat.cell {
+                let running = clock(since.elapsed().as_secs_f64());
+                say(&format!("{cell}: still running, {running} so far"));
+            }
+            beat.last_line = Instant::now();
+        }
     }
 
     /// A line was printed (the clock restarts); `cell` is the cell now in progress.

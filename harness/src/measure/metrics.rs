@@ -105,6 +105,78 @@ fn tail(histogram: &Histogram<u64>) -> Tail {
     }
 }
 
+/// The median, least and most of the repetitions' `values`.
+fn spread_of(values: &[f64]) -> Spread {
+    Spread {
+        median: median(values),
+        min: values.iter().copied().fold(f64::INFINITY, f64::min),
+        max: values.iter().copied().fold(0.0, f64::max),
+    }
+}
+
+/// A repetition's own p99 latency: its senders' (the bystander histogram) in a
+/// completion-driven cell, every message's elsewhere.
+fn p99_of(sample: &Sample, driven: bool) -> u64 {
+    let histograms = &sample.histograms;
+    match (&histograms.bystander, driven) {
+        (Some(bystander), true) => bystander,
+        _ => &histograms.latency,
+    }
+    .value_at_quantile(0.99)
+}
+
+/// The repetitions' histograms, correctness counts and timer lateness, merged.
+fn merge_samples(
+    workload: &Workload,
+    samples: &[Sample],
+) -> (Histograms, Correctness, Histogram<u64>) {
+    let mut merged = Histograms::new(workload.has_troubled_keys());
+    let mut correctness = Correctness::default();
+    let mut lateness = new_histogram();
+    for sample in samples {
+        merged.add(&sample.histograms);
+        correctness.add(&sample.correctness);
+        // Same bounds everywhere, so adding cannot fail.
+        let _ = lateness.add(&sample.timer_lateness);
+    }
+    (merged, correctness, lateness)
+}
+
+/// The median over the repetitions of what their own service times allowed
+/// ([`measured_floor_s`]), for a workload whose handlers do not wait.
+fn floor_of(workload: &Workload, samples: &[Sample], workers: usize) -> Option<f64> {
+    if workload.scenario.handlers_wait() {
+        return None;
+    }
+    let last_arrival_ns = match workload.arrivals {
+        Arrivals::Closed | Arrivals::Driven => 0,
+        Arrivals::Paced => workload.messages.iter().map(|m| m.intended_ns).max().unwrap_or(0),
+    };
+    let floors: Vec<f64> = samples
+        .iter()
+        .map(|sample| measured_floor_s(&sample.service, workers, last_arrival_ns))
+        .collect();
+    Some(median(&floors))
+}
+
+/// A paced workload's offered rate and the median rate its producer achieved.
+fn paced_rates(
+    workload: &Workload,
+    samples: &[Sample],
+    messages: usize,
+) -> (Option<f64>, Option<f64>) {
+    match workload.arrivals {
+        Arrivals::Closed | Arrivals::Driven => (None, None),
+        Arrivals::Paced => {
+            let span_ns = workload.messages.iter().map(|m| m.intended_ns).max().unwrap_or(0);
+            let offered = messages as f64 / (span_ns.max(1) as f64 / 1e9);
+            let sent: Vec<f64> =
+                samples.iter().map(|sample| messages as f64 / sample.send_s).collect();
+            (Some(offered), Some(median(&sent)))
+        }
+    }
+}
+
 /// The metrics of `measurement` of `strategy` on `workload`; also returns the merged
 /// histograms, to be saved whole.
 pub fn run_result(
@@ -117,15 +189,7 @@ pub fn run_result(
 ) -> (RunResult, Histograms) {
     let samples = &measurement.samples;
     let messages = workload.messages.len();
-    let mut merged = Histograms::new(workload.has_troubled_keys());
-    let mut correctness = Correctness::default();
-    let mut lateness = new_histogram();
-    for sample in samples {
-        merged.add(&sample.histograms);
-        correctness.add(&sample.correctness);
-        // Same bounds everywhere, so adding cannot fail.
-        let _ = lateness.add(&sample.timer_lateness);
-    }
+    let (merged, correctness, lateness) = merge_samples(workload, samples);
     // A completion-driven cell measures its senders only: their handled messages, and
     // their latency (the other keys are troubled, so the bystander histogram is theirs).
     let handled = |sample: &Sample| sample.measured_completed.unwrap_or(messages as u64);
@@ -154,36 +218,13 @@ pub fn run_result(
     // compute (a blocked handler holds its thread but no core).
     let computing = workers.min(cores.saturating_sub(measurement.producers)).max(1);
     let machine_ideal_s = ideal_seconds(workload, Capacity { computing, ..capacity });
-    let measured_floor_s = (!workload.scenario.handlers_wait()).then(|| {
-        let last_arrival_ns = match workload.arrivals {
-            Arrivals::Closed | Arrivals::Driven => 0,
-            Arrivals::Paced => workload.messages.iter().map(|m| m.intended_ns).max().unwrap_or(0),
-        };
-        let floors: Vec<f64> = samples
-            .iter()
-            .map(|sample| measured_floor_s(&sample.service, workers, last_arrival_ns))
-            .collect();
-        median(&floors)
-    });
-    let (offered, achieved) = match workload.arrivals {
-        Arrivals::Closed | Arrivals::Driven => (None, None),
-        Arrivals::Paced => {
-            let span_ns = workload.messages.iter().map(|m| m.intended_ns).max().unwrap_or(0);
-            let offered = messages as f64 / (span_ns.max(1) as f64 / 1e9);
-            let sent: Vec<f64> =
-                samples.iter().map(|sample| messages as f64 / sample.send_s).collect();
-            (Some(offered), Some(median(&sent)))
-        }
-    };
+    let measured_floor_s = floor_of(workload, samples, workers);
+    let (offered, achieved) = paced_rates(workload, samples, messages);
     let result = RunResult {
         scenario: workload.scenario.as_str().to_owned(),
         param: workload.param.clone(),
         strategy: strategy.to_owned(),
-        throughput_per_s: Spread {
-            median: median(&throughputs),
-            min: throughputs.iter().copied().fold(f64::INFINITY, f64::min),
-            max: throughputs.iter().copied().fold(0.0, f64::max),
-        },
+        throughput_per_s: spread_of(&throughputs),
         latency_ns: latency(measured_latency),
         hol_ns: tail(&merged.hol),
         bystander_latency_ns: merged.bystander.as_ref().map(tail),
@@ -217,17 +258,7 @@ pub fn run_result(
         samples: Some(Samples {
             throughput_per_s: throughputs,
             elapsed_s: elapsed,
-            latency_p99_ns: samples
-                .iter()
-                .map(|sample| {
-                    let histograms = &sample.histograms;
-                    match (&histograms.bystander, driven) {
-                        (Some(bystander), true) => bystander,
-                        _ => &histograms.latency,
-                    }
-                    .value_at_quantile(0.99)
-                })
-                .collect(),
+            latency_p99_ns: samples.iter().map(|sample| p99_of(sample, driven)).collect(),
         }),
         memory: None,
         settings: None,
