@@ -50,13 +50,13 @@ impl Clock {
     }
 }
 
-/// What happened to one message.
 /// Bytes the recorder keeps per message of a workload: its slot of times and starts.
 pub const BYTES_PER_MESSAGE: usize = std::mem::size_of::<Slot>();
 
 /// Bytes the recorder keeps per key of a workload: its online order and overlap checks.
 pub const BYTES_PER_KEY: usize = std::mem::size_of::<KeyState>();
 
+/// What happened to one message.
 #[derive(Debug, Default)]
 struct Slot {
     intended_ns: AtomicU64,
