@@ -45,6 +45,22 @@ fn fixtures(dir: &Path) {
     };
     doctor("v0.json", &|json| json["schema"] = "keyed-bench.results.v0".into());
     doctor("negative.json", &|json| json["runs"][3]["elapsed_s"] = (-1.0).into());
+    doctor("twice.json", &|json| {
+        let first = json["runs"][0].clone();
+        json["runs"].as_array_mut().unwrap().push(first);
+    });
+    doctor("unknown-design.json", &|json| json["runs"][0]["strategy"] = "nobody".into());
+    doctor("no-cores.json", &|json| json["meta"]["cores"] = 0.into());
+    doctor("no-messages.json", &|json| json["runs"][1]["messages"] = 0.into());
+    doctor("p99-above-max.json", &|json| {
+        let max = json["runs"][2]["latency_ns"]["max"].as_u64().unwrap();
+        json["runs"][2]["latency_ns"]["p99"] = (max + 1).into();
+    });
+    doctor("done-99-of-3.json", &|json| {
+        json["meta"]["incomplete"] = serde_json::json!({
+            "cells_planned": 3, "cells_done": 99, "missing": [], "stopped_by": "SIGINT"
+        });
+    });
     doctor("keys-zero.json", &|json| {
         let mut sizes = serde_json::to_value(harness::workload::Sizes::standard()).unwrap();
         sizes["keys"] = 0.into();
@@ -181,6 +197,28 @@ const CASES: &[Case] = &[
     case(&["plot", "--input", "{dir}/latin1.json"], "latin1.json is not a valid"),
     case(&["plot", "--input", "{dir}/v0.json"], "schema `keyed-bench.results.v0`"),
     case(&["plot", "--input", "{dir}/negative.json"], "`elapsed_s` is -1"),
+    // Files no run writes: refused by every command that reads them.
+    case(&["plot", "--input", "{dir}/twice.json"], "the cell is listed twice"),
+    case(
+        &["export", "--format", "bmf", "--results", "{dir}/twice.json"],
+        "the cell is listed twice",
+    ),
+    case(&["compare", "{dir}/twice.json", "{ref}"], "the cell is listed twice"),
+    case(&["gate", "--results", "{dir}/twice.json"], "the cell is listed twice"),
+    case(
+        &["export", "--format", "bmf", "--results", "{dir}/unknown-design.json"],
+        "strategy `nobody` is neither",
+    ),
+    case(&["export", "--format", "bmf", "--results", "{dir}/no-cores.json"], "`meta.cores` is 0"),
+    case(&["export", "--format", "bmf", "--results", "{dir}/no-messages.json"], "`messages` is 0"),
+    case(
+        &["export", "--format", "bmf", "--results", "{dir}/p99-above-max.json"],
+        "percentiles rise",
+    ),
+    case(
+        &["export", "--format", "bmf", "--results", "{dir}/done-99-of-3.json"],
+        "99 of 3 cells done",
+    ),
     case(&["plot", "--input", ""], "--input"),
     case(&["plot", "--input", "{ref}", "--out", "{dir}/file"], "--out {dir}/file is a file"),
     case(&["plot", "--input", "{ref}", "--report", "{dir}/folder"], "{dir}/folder is a folder"),

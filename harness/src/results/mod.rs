@@ -579,6 +579,7 @@ impl Results {
             serde_json::from_str(text).map_err(|error| invalid(error.to_string()))?;
         results.check_measurements().map_err(invalid)?;
         designs::make_known(&results.meta.designs).map_err(invalid)?;
+        results.check_consistency().map_err(invalid)?;
         results.meta.recover_sizes();
         Ok(results)
     }
@@ -617,6 +618,64 @@ impl Results {
             }
         }
         Ok(())
+    }
+}
+
+impl Results {
+    /// What no run writes: a cell twice, a design neither built in nor recorded in
+    /// `meta.designs`, no cores, a cell of no messages, percentiles out of order, an
+    /// incomplete file whose counts disagree.
+    fn check_consistency(&self) -> Result<(), String> {
+        if self.meta.cores == 0 {
+            return Err("`meta.cores` is 0; a run counts the cores it ran on".into());
+        }
+        let mut seen = std::collections::HashSet::new();
+        let keys = self.runs.iter().map(|run| (CellKey::of_run(run), run.workers));
+        let pipelines = self.pipelines.iter().map(|run| (CellKey::of_pipeline(run), None));
+        for (key, workers) in keys.chain(pipelines) {
+            if key.strategy.parse::<strategies::Design>().is_err() {
+                return Err(format!(
+                    "{key}: strategy `{}` is neither built in nor recorded in `meta.designs`",
+                    key.strategy
+                ));
+            }
+            if !seen.insert((key.clone(), workers)) {
+                return Err(format!("{key}: the cell is listed twice"));
+            }
+        }
+        for run in &self.runs {
+            let cell = CellKey::of_run(run);
+            if run.messages == 0 {
+                return Err(format!("{cell}: `messages` is 0; a measured cell ran messages"));
+            }
+            percentiles_rise(run).map_err(|why| format!("{cell}: {why}"))?;
+        }
+        let Some(left) = &self.meta.incomplete else { return Ok(()) };
+        if left.cells_done > left.cells_planned
+            || left.cells_planned - left.cells_done != left.missing.len()
+        {
+            return Err(format!(
+                "`meta.incomplete` says {} of {} cells done but lists {} missing",
+                left.cells_done,
+                left.cells_planned,
+                left.missing.len()
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Whether a cell's latency tails rise: p50 <= p99 <= max in each.
+fn percentiles_rise(run: &RunResult) -> Result<(), String> {
+    let (l, h) = (&run.latency_ns, &run.hol_ns);
+    let tails = [("latency_ns", l.p50, l.p99, l.max), ("hol_ns", h.p50, h.p99, h.max)];
+    let bystander =
+        run.bystander_latency_ns.as_ref().map(|t| ("bystander_latency_ns", t.p50, t.p99, t.max));
+    match tails.into_iter().chain(bystander).find(|(_, p50, p99, max)| p50 > p99 || p99 > max) {
+        Some((field, p50, p99, max)) => {
+            Err(format!("`{field}` has p50 {p50}, p99 {p99}, max {max}; percentiles rise"))
+        }
+        None => Ok(()),
     }
 }
 
