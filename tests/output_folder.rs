@@ -10,12 +10,11 @@ use std::time::{Duration, Instant};
 
 use harness::results::incomplete::Incomplete;
 use harness::results::Results;
+use harness::suite::output::LOCK_FILE;
 
 /// Long enough, on any machine, for the first run to take its lock: the test waits for the
 /// lock file, not for a time.
 const DEADLINE: Duration = Duration::from_secs(300);
-
-const LOCK_FILE: &str = ".keyed-bench.lock";
 
 /// A folder name of this test's own, absent before each case.
 fn scratch(name: &str) -> PathBuf {

@@ -84,21 +84,24 @@ impl Drop for ThreadSampler {
 /// How often the memory sampler reads the resident set size.
 const MEMORY_SAMPLE_INTERVAL_US: u64 = 5_000;
 
-/// A `kB` field of `/proc/self/status` (`VmRSS`, `VmHWM`), in bytes.
-fn status_bytes(field: &str) -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let value = status.lines().find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))?;
+/// A `kB` field of a `/proc` file of `field: value kB` lines (`/proc/self/status`'s
+/// `VmRSS`, `/proc/meminfo`'s `MemAvailable`), in bytes.
+fn proc_kb_field(path: &str, field: &str) -> Option<u64> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let value = text.lines().find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))?;
     let kilobytes: u64 = value.trim().strip_suffix("kB")?.trim().parse().ok()?;
     Some(kilobytes * 1024)
+}
+
+/// A `kB` field of `/proc/self/status` (`VmRSS`, `VmHWM`), in bytes.
+fn status_bytes(field: &str) -> Option<u64> {
+    proc_kb_field("/proc/self/status", field)
 }
 
 /// Memory the machine can give a new process without swapping, in bytes (`MemAvailable`
 /// of `/proc/meminfo`); `None` where it cannot be read.
 pub fn available_bytes() -> Option<u64> {
-    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let value = meminfo.lines().find_map(|line| line.strip_prefix("MemAvailable:"))?;
-    let kilobytes: u64 = value.trim().strip_suffix("kB")?.trim().parse().ok()?;
-    Some(kilobytes * 1024)
+    proc_kb_field("/proc/meminfo", "MemAvailable")
 }
 
 /// Resident memory of this process right now, in bytes (`VmRSS`).
