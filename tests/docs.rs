@@ -111,6 +111,13 @@ fn settings() -> harness::results::CellSettings {
     }
 }
 
+/// An interference receipt with every field filled.
+fn receipt() -> harness::results::Interference {
+    let (window_s, cpus, tick_s) = (0.5, 2, 0.01);
+    let (other, steal, pressure, wait) = (Some(0.4), Some(0.0), Some(0.3), Some(0.01));
+    harness::results::Interference::judged(window_s, cpus, tick_s, other, steal, pressure, wait)
+}
+
 #[test]
 fn every_results_field_is_documented() {
     let reference = read("results/2026-11-30-vm/results.json");
@@ -123,13 +130,21 @@ fn every_results_field_is_documented() {
             throughput_per_s: vec![run.throughput_per_s.median],
             elapsed_s: vec![run.elapsed_s],
             latency_p99_ns: vec![run.latency_ns.p99],
+            interference: vec![receipt()],
         });
+        run.interference = Some(harness::results::Interference { remeasured: 1, ..receipt() });
         run.memory = Some(harness::results::CellMemory { before_bytes: 1, peak_bytes: 2 });
         run.settings = Some(settings());
     }
     results.runs = run.into_iter().collect();
     results.pipelines = pipeline_cells();
     results.pipelines[0].settings = Some(settings());
+    results.pipelines[0].interference = Some(receipt());
+    results.meta.revalidate = Some(2);
+    results.meta.calibrations = vec![harness::results::Calibration {
+        what: "recorder overhead".into(),
+        interference: receipt(),
+    }];
     let user = strategies::Descriptor::custom(
         "docs-design",
         "a design of the docs test",
@@ -160,6 +175,27 @@ fn every_results_field_is_documented() {
     let mut paths = BTreeSet::new();
     field_paths(&json, "", &mut paths);
     let document = read("docs/results.md");
+    // An object (or array of objects) documented as having "the fields of `other`" has
+    // other's fields.
+    let aliases: Vec<(String, String)> = document
+        .lines()
+        .filter_map(|line| {
+            let path = line.strip_prefix("| `")?.split('`').next()?;
+            let other = line.split("the fields of `").nth(1)?.split('`').next()?;
+            Some([
+                (format!("{path}."), format!("{other}.")),
+                (format!("{path}[]."), format!("{other}.")),
+            ])
+        })
+        .flatten()
+        .collect();
+    let paths: BTreeSet<String> = paths
+        .into_iter()
+        .map(|path| match aliases.iter().find(|(alias, _)| path.starts_with(alias.as_str())) {
+            Some((alias, other)) => path.replacen(alias.as_str(), other, 1),
+            None => path,
+        })
+        .collect();
     // A field is documented where its whole path appears (`runs[].latency_ns.p99`), or
     // for an object, its fields' paths; a size by its name in the sizes table.
     let missing: Vec<&String> = paths

@@ -16,6 +16,9 @@ pub use crate::limits::{
 };
 use crate::measure::runner::Repetitions;
 use crate::measure::timer::DEFAULT_TIMER_THREADS;
+
+/// Times a void cell is measured again unless `--revalidate` says otherwise.
+pub const DEFAULT_REVALIDATE: usize = 2;
 use crate::results::Meta;
 use crate::results::{CommitPolicy, RetryPolicy};
 use crate::sweep::{Point, Sweep};
@@ -46,6 +49,8 @@ pub struct RunConfig {
     pub breakdown: bool,
     /// Threads of the harness timer that completes pending steps.
     pub timer_threads: usize,
+    /// Times a measured cell whose receipt says `void` is measured again.
+    pub revalidate: usize,
     /// Whether `--quick` sizes are in use (recorded in the results).
     pub quick: bool,
     /// Workload seed.
@@ -101,6 +106,7 @@ impl RunConfig {
         check_setting("repeat", self.repeat)?;
         check_setting("timer-threads", self.timer_threads)?;
         check_setting("producers", self.producers)?;
+        check_setting("revalidate", self.revalidate)?;
         self.sizes.validate()?;
         check_strategy_settings(&self.strategy, &self.strategies, &self.scenarios, &self.sizes)?;
         for point in self.sweep.points(crate::sweep::Uses::ALL) {
@@ -162,6 +168,7 @@ impl RunConfig {
             breakdown: false,
             producers: meta.producers.unwrap_or(1),
             timer_threads: meta.timer_threads.unwrap_or(DEFAULT_TIMER_THREADS),
+            revalidate: meta.revalidate.unwrap_or(DEFAULT_REVALIDATE),
             quick: meta.quick,
             seed: meta.seed,
             out: PathBuf::new(),
@@ -246,6 +253,7 @@ mod tests {
             breakdown: false,
             producers: 1,
             timer_threads: 1,
+            revalidate: 0,
             quick: true,
             seed: 1,
             out: PathBuf::from("unused"),

@@ -61,7 +61,11 @@ pub const SETTING_RANGES: &[FlagRange] = &[
     FlagRange::int("repeat", 1, MAX_REPEAT),
     FlagRange::int("timer-threads", 1, 64),
     FlagRange::int("producers", 1, MAX_PRODUCERS),
+    FlagRange::int("revalidate", 0, MAX_REVALIDATE),
 ];
+
+/// The most times `--revalidate` measures a void cell again.
+pub const MAX_REVALIDATE: usize = 10;
 
 /// The most producer threads `--producers` starts.
 pub const MAX_PRODUCERS: usize = 64;

@@ -69,6 +69,7 @@ fn run(scenario: &str, param: &str, strategy: &str, scale: u64) -> RunResult {
         samples: None,
         memory: None,
         settings: None,
+        interference: None,
     }
 }
 
@@ -111,6 +112,8 @@ fn small_results() -> Results {
             retry_policies: None,
             producers: None,
             timer_threads: None,
+            revalidate: None,
+            calibrations: Vec::new(),
             sizes: None,
             designs: Vec::new(),
             sweep: None,

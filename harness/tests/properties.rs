@@ -12,7 +12,7 @@ use harness::cli::RunArgs;
 use harness::config::{flag_ranges, FlagRange, RunConfig};
 use harness::gate::{parse_baseline, parse_rules, run_gate, Format, GateConfig};
 use harness::measure::recorder::{Clock, Recorder};
-use harness::results::{Correctness, Results, Samples};
+use harness::results::{Correctness, Interference, Results, Samples};
 use harness::workload::ScenarioId;
 use proptest::prelude::*;
 use strategies::{Job, Key, Message, StrategyId};
@@ -472,6 +472,11 @@ proptest! {
                 throughput_per_s: vec![numbers[10], numbers[11]],
                 elapsed_s: vec![numbers[11], numbers[10]],
                 latency_p99_ns: vec![counts[9], counts[0]],
+                interference: Vec::new(),
+            });
+            run.interference = nullable.then(|| {
+                let (window_s, other_s) = (numbers[10].abs().max(1e-3), numbers[11].abs());
+                Interference::judged(window_s, 2, 0.01, Some(other_s), None, Some(0.5), None)
             });
         }
         let written = serde_json::to_vec_pretty(&results).unwrap();

@@ -93,6 +93,11 @@ pub struct RunArgs {
     #[arg(long, help_heading = "Run control",
           default_value_t = crate::measure::timer::DEFAULT_TIMER_THREADS)]
     pub timer_threads: usize,
+    /// Times a cell whose interference receipt says `void` (other processes or the
+    /// hypervisor took a quarter of this process's CPUs) is measured again; a cell still
+    /// void is kept with its reasons and left out of rankings [0..=10].
+    #[arg(long, help_heading = "Run control", default_value_t = crate::config::DEFAULT_REVALIDATE)]
+    pub revalidate: usize,
     /// Measured repetitions per cell [1..=1000] [default: 3, or 1 with --quick].
     #[arg(long, help_heading = "Run control")]
     pub repeat: Option<usize>,
@@ -228,6 +233,7 @@ impl TryFrom<(RunArgs, String)> for RunConfig {
             breakdown: !args.no_breakdown,
             producers: args.producers,
             timer_threads: args.timer_threads,
+            revalidate: args.revalidate,
             quick: args.quick,
             seed: args.seed,
             out: args.out,

@@ -396,6 +396,7 @@ mod tests {
                 throughput_per_s: (0..5).map(|i| t * (1.0 + 0.001 * f64::from(i))).collect(),
                 elapsed_s: (0..5).map(|i| 0.1 + 0.0001 * f64::from(i)).collect(),
                 latency_p99_ns: (0..5).map(|i| 50_000 + i).collect(),
+                interference: Vec::new(),
             });
         }
         let mut b = a.clone();

@@ -19,8 +19,8 @@ use strategies::WindowScope;
 use super::histograms::{new_histogram, Histograms};
 use super::runner::{CountedEvents, Measurement, Sample, ServiceTimes};
 use crate::results::{
-    median, ContextSwitches, Correctness, EventRates, Latency, RunResult, Samples, Spread, Tail,
-    Threads,
+    median, ContextSwitches, Correctness, EventRates, Interference, Latency, RunResult, Samples,
+    Spread, Tail, Threads,
 };
 use crate::workload::{Arrivals, Work, Workload};
 
@@ -259,9 +259,11 @@ pub fn run_result(
             throughput_per_s: throughputs,
             elapsed_s: elapsed,
             latency_p99_ns: samples.iter().map(|sample| p99_of(sample, driven)).collect(),
+            interference: samples.iter().map(|sample| sample.interference.clone()).collect(),
         }),
         memory: None,
         settings: None,
+        interference: Interference::sum(samples.iter().map(|sample| &sample.interference)),
     };
     (result, merged)
 }

@@ -4,6 +4,7 @@
 //! - `runner`: builds the strategy, offers the messages (closed loop or paced), drains,
 //!   and returns the raw samples of each repetition;
 //! - `handler`: the benchmark handler that interprets each message's job;
+//! - `interference`: what the rest of the machine did during a window (receipts);
 //! - `histograms`: latency, head-of-line and bystander histograms of a run;
 //! - `recorder`: what every handler call reports, and the online correctness checks;
 //! - `metrics`: the raw samples turned into the numbers of a `results::RunResult`;
@@ -13,6 +14,7 @@
 
 pub mod handler;
 pub mod histograms;
+pub mod interference;
 pub mod metrics;
 pub mod recorder;
 pub mod runner;

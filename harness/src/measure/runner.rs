@@ -24,11 +24,12 @@ use strategies::{
 
 use super::handler::{AggregateState, BenchHandler};
 use super::histograms::Histograms;
+use super::interference::Probe;
 use super::recorder::{Clock, Recorder};
 use super::system::{ThreadSampler, Usage};
 use super::timer::Timer;
 
-use crate::results::Correctness;
+use crate::results::{Correctness, Interference};
 use crate::workload::{Arrivals, Driven, HotChain, Workload};
 
 /// Warm-up: this fraction of the workload, at most `WARMUP_MAX_MESSAGES`.
@@ -92,6 +93,8 @@ pub struct Sample {
     pub timer_lateness: Histogram<u64>,
     /// Completion-driven runs: the measured senders' messages that were handled.
     pub measured_completed: Option<u64>,
+    /// What the rest of the machine did during the run.
+    pub interference: Interference,
 }
 
 /// Start-to-end times of a run's messages, as the recorder saw them: for handlers that
@@ -652,6 +655,7 @@ impl CellRun<'_> {
         let (executor, recorder, clock) = (self.executor, self.recorder, self.clock);
         instruments.sampler.reset();
         let failed_before = executor.stats().failed;
+        let probe = Probe::start();
         let usage_before = Usage::now();
         let producer_before = Usage::thread_now();
         instruments.timer.reset_lateness();
@@ -662,6 +666,7 @@ impl CellRun<'_> {
         executor.drain();
         let finished = clock.now_ns();
         let usage = Usage::now().since(&usage_before);
+        let interference = probe.receipt();
         let producer = Usage::thread_now().since(&producer_before);
         let (driven, sent, helpers_cpu_s) = (sent.driven, sent.last_ns, sent.helpers_cpu_s);
         let failed = executor.stats().failed - failed_before;
@@ -684,6 +689,7 @@ impl CellRun<'_> {
             histograms: Histograms::from_recorder(recorder, &self.workload.troubled),
             service: ServiceTimes::from_recorder(recorder),
             timer_lateness: instruments.timer.lateness(),
+            interference,
         };
         recorder.reset();
         Ok(sample)

@@ -130,7 +130,10 @@ impl Timer {
                 let shard = Arc::clone(shard);
                 std::thread::Builder::new()
                     .name(format!("harness-timer-{index}"))
-                    .spawn(move || run(&shard))
+                    .spawn(move || {
+                        let _counted = super::interference::register_harness_thread();
+                        run(&shard);
+                    })
                     .expect("cannot start a harness timer thread")
             })
             .collect();

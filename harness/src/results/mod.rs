@@ -6,7 +6,8 @@
 //! - `metric`: [`Metric`], every figure of a cell that a reader ranks, judges or gates on;
 //! - `designs`: the descriptors of the designs that are not built in;
 //! - `fs`: atomic writes and the `.hgrm` histogram files;
-//! - `incomplete`: what the file of a run that has not finished says about itself.
+//! - `incomplete`: what the file of a run that has not finished says about itself;
+//! - `interference`: what the rest of the machine did while a figure was taken.
 
 use std::path::Path;
 
@@ -14,12 +15,14 @@ pub mod cell;
 pub mod designs;
 pub mod fs;
 pub mod incomplete;
+pub mod interference;
 pub mod metric;
 pub mod pipeline;
 
 use serde::{Deserialize, Serialize};
 
 pub use cell::{CellKey, CellSettings, Scenario};
+pub use interference::{Interference, Validity};
 pub use metric::Metric;
 pub use pipeline::{
     CommitPolicy, ExpansionReport, IncarnationReport, LagPoint, LagSummary, LatencySummary,
@@ -115,6 +118,13 @@ pub struct Meta {
     /// which had one).
     #[serde(default)]
     pub timer_threads: Option<usize>,
+    /// Times a void cell was measured again (`--revalidate`); absent in older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revalidate: Option<usize>,
+    /// What the rest of the machine did while the run calibrated itself (the recorder's
+    /// cost, open-loop's saturation); absent in older files.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub calibrations: Vec<Calibration>,
     /// Microseconds an idle mailbox worker spins before it parks (absent in files written
     /// before it was a setting, which spun a fixed exponential backoff).
     #[serde(default)]
@@ -298,6 +308,15 @@ pub struct Latency {
     pub max: u64,
 }
 
+/// A calibration a run made before its cells, with its interference receipt.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Calibration {
+    /// What was measured: `recorder overhead`, `saturation`.
+    pub what: String,
+    /// What the rest of the machine did meanwhile.
+    pub interference: Interference,
+}
+
 /// Tail percentiles in nanoseconds.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Tail {
@@ -416,6 +435,10 @@ pub struct RunResult {
     /// absent in older files (where `meta` holds the run's one setting of each).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub settings: Option<CellSettings>,
+    /// What the rest of the machine did during the timed repetitions, summed and judged
+    /// (`samples.interference` holds each repetition's); absent in older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interference: Option<Interference>,
 }
 
 /// Counts of correctness failures seen by the checks.
@@ -482,6 +505,9 @@ pub struct Samples {
     pub elapsed_s: Vec<f64>,
     /// The 99th percentile of the repetition's own latency histogram, in nanoseconds.
     pub latency_p99_ns: Vec<u64>,
+    /// What the rest of the machine did during the repetition; absent in older files.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub interference: Vec<Interference>,
 }
 
 /// Events per message of one counted repetition (see `strategies::Events`); a null field
@@ -614,6 +640,19 @@ impl Results {
                     lengths[0],
                     lengths[1],
                     lengths[2]
+                ));
+            }
+            let receipts = run
+                .samples
+                .as_ref()
+                .map_or((0, 0), |samples| (samples.interference.len(), samples.elapsed_s.len()));
+            if receipts.0 != 0 && receipts.0 != receipts.1 {
+                return Err(format!(
+                    "{}: `samples.interference` lists {} repetitions and `samples.elapsed_s` {}; \
+                     each list holds one entry per repetition",
+                    cell(),
+                    receipts.0,
+                    receipts.1
                 ));
             }
         }

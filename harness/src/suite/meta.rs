@@ -37,6 +37,8 @@ pub(crate) fn suite_meta(
         retry_policies: Some(config.retry_policies.clone()),
         producers: Some(config.producers),
         timer_threads: Some(config.timer_threads),
+        revalidate: Some(config.revalidate),
+        calibrations: Vec::new(),
         sizes: Some(config.sizes.clone()),
         designs: crate::results::designs::records(&config.strategies),
         sweep: Some(config.sweep.clone()),

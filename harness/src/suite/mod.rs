@@ -37,8 +37,9 @@ mod stop;
 use std::time::Instant;
 
 use crate::config::RunConfig;
+use crate::measure::interference::Probe;
 use crate::measure::runner::{recorder_overhead_ns, Instruments, RunError};
-use crate::results::Results;
+use crate::results::{Calibration, Results};
 use ledger::Ledger;
 pub use meta::now_rfc3339;
 pub use output::{check_output, command_line, prepare_output, resume_hint, OutputLock, Start};
@@ -207,26 +208,34 @@ pub fn run_suite_with(
     // A resumed run keeps the earlier session's calibrations: its cells were measured, and
     // its open-loop loads generated, with them.
     let recorded = earlier.as_ref().map(|earlier| &earlier.meta);
+    let mut calibrations = recorded.map(|meta| meta.calibrations.clone()).unwrap_or_default();
+    let mut calibrate = |what: &str, measure: &mut dyn FnMut() -> Result<f64, SuiteError>| {
+        let probe = Probe::start();
+        let value = measure()?;
+        calibrations.push(Calibration { what: what.into(), interference: probe.receipt() });
+        Ok::<f64, SuiteError>(value)
+    };
     let recorder_overhead_ns = match recorded.and_then(|meta| meta.recorder_overhead_ns) {
         Some(overhead) => overhead,
         None => {
             progress.note("measuring the recorder's own cost (inline, no-op handler)");
-            recorder_overhead_ns(&instruments)
+            calibrate("recorder overhead", &mut || Ok(recorder_overhead_ns(&instruments)))?
         }
     };
     let saturation_per_s = match recorded.and_then(|meta| meta.saturation_per_s) {
         Some(saturation) => Some(saturation),
         None if loads_of_saturation => {
             progress.note("measuring saturation (inline on uniform) for open-loop loads");
-            Some(measure_saturation(config, &instruments)?)
+            Some(calibrate("saturation", &mut || measure_saturation(config, &instruments))?)
         }
         None => None,
     };
     notes.extend(
         config.scenarios.iter().filter_map(|scenario| scenario.spec().note?(&config.sizes)),
     );
-    let meta =
+    let mut meta =
         meta::suite_meta(config, created, Some(recorder_overhead_ns), saturation_per_s, notes);
+    meta.calibrations = calibrations;
     let plan = plan(config, saturation_per_s);
     let mut ledger = Ledger::new(&config.out, &plan.cells, meta, earlier, stop, suite_started)?;
     progress.planned(&ledger.to_run());

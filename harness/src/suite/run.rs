@@ -12,11 +12,13 @@ use super::ledger::Ledger;
 use super::plan::{pipeline_plan, saturation_workers, Cell, Plan, ScenarioPoint};
 use super::{Observer, SuiteError};
 use crate::config::RunConfig;
+use crate::measure::histograms::Histograms;
+use crate::measure::interference::Probe;
 use crate::measure::metrics::run_result;
 use crate::measure::runner::{measure, saturation_per_s, Instruments};
 use crate::measure::system;
 use crate::results::fs::hgrm;
-use crate::results::{CellKey, RunResult, Skipped};
+use crate::results::{CellKey, RunResult, Skipped, Validity};
 use crate::workload::{generate, ScenarioId, Sizes, Workload};
 
 /// Messages of the `inline` run that measures saturation for `open-loop`.
@@ -112,22 +114,7 @@ impl<'r> Runner<'r> {
         let (_, workload) = self.workload.as_ref().expect("generated above");
         progress.starting(cell);
         let memory = MemoryWatch::start();
-        let config = &at.config;
-        let measurement = measure(
-            workload,
-            cell.strategy,
-            config.strategy,
-            config.repetitions(),
-            self.instruments,
-        )?;
-        let (mut result, histograms) = run_result(
-            workload,
-            cell.strategy.as_str(),
-            &measurement,
-            cell.settings.workers,
-            cell.settings.window,
-            system::cores(),
-        );
+        let (mut result, histograms) = self.measure_valid(cell, workload, &at.config, progress)?;
         result.memory = memory.finish();
         result.settings = Some(cell.settings.clone());
         let outcome = outcome_line(&result);
@@ -140,6 +127,51 @@ impl<'r> Runner<'r> {
         ledger.measured(index, result, &files)?;
         progress.finished(cell, &outcome);
         Ok(())
+    }
+
+    /// Measures `cell` on `workload`, and again while its receipt says `void`, at most
+    /// `--revalidate` times; the last measurement counts, its receipt saying how many
+    /// came before.
+    fn measure_valid(
+        &self,
+        cell: &Cell,
+        workload: &Workload,
+        config: &RunConfig,
+        progress: &mut dyn Observer,
+    ) -> Result<(RunResult, Histograms), SuiteError> {
+        let mut remeasured = 0;
+        loop {
+            let measurement = measure(
+                workload,
+                cell.strategy,
+                config.strategy,
+                config.repetitions(),
+                self.instruments,
+            )?;
+            let (mut result, histograms) = run_result(
+                workload,
+                cell.strategy.as_str(),
+                &measurement,
+                cell.settings.workers,
+                cell.settings.window,
+                system::cores(),
+            );
+            let receipt = result.interference.as_mut();
+            let void = receipt.as_ref().is_some_and(|r| r.validity == Validity::Void);
+            if !void || remeasured == config.revalidate {
+                receipt.into_iter().for_each(|receipt| receipt.remeasured = remeasured);
+                return Ok((result, histograms));
+            }
+            remeasured += 1;
+            let reasons = receipt.map(|r| r.reasons.join("; ")).unwrap_or_default();
+            progress.note(&format!(
+                "{} {} {}: void ({reasons}); measuring again ({remeasured} of {})",
+                cell.scenario.as_str(),
+                cell.key.full_param(),
+                cell.strategy.as_str(),
+                config.revalidate
+            ));
+        }
     }
 
     /// Runs the cells of the pipeline scenario at `point` that `ledger` does not hold yet
@@ -183,6 +215,8 @@ impl<'r> Runner<'r> {
         // A failed save stops the scenario's other cells; its error is returned after.
         let failed = std::cell::Cell::new(false);
         let mut save_error = None;
+        // Each cell's receipt runs from the end of the one before (or the point's start).
+        let mut probe = Probe::start();
         let mut wanted = |param: &str, strategy: Design| {
             !failed.get()
                 && !stopped()
@@ -197,6 +231,8 @@ impl<'r> Runner<'r> {
             |run| {
                 let Some((index, cell)) = find(&run.param, &run.strategy) else { return };
                 let mut run = run.clone();
+                run.interference = Some(probe.receipt());
+                probe = Probe::start();
                 run.param = cell.key.full_param();
                 run.settings = Some(cell.settings.clone());
                 let outcome = pipeline_outcome_line(&run);

@@ -318,6 +318,7 @@ fn summarize(
         reorder: None,
         rebalance: None,
         settings: None,
+        interference: None,
     }
 }
 

@@ -1,0 +1,286 @@
+//! Reading what the rest of the machine did during a window: a [`Probe`] snapshots the
+//! machine's CPU counters, this process's CPU time, CPU pressure and the run-queue waits
+//! of the harness's own threads; [`Probe::receipt`] turns two snapshots into a judged
+//! [`Interference`] (see `results::interference` for what each figure means and how a
+//! figure is judged).
+
+use std::sync::{Mutex, OnceLock};
+use std::time::Instant;
+
+use super::system::Usage;
+use crate::results::Interference;
+
+/// The CPUs this process may run on and the length of a `/proc/stat` tick, read once.
+#[derive(Debug)]
+struct Machine {
+    /// CPU numbers in the affinity mask.
+    cpus: Vec<usize>,
+    /// Seconds per tick (`1 / sysconf(_SC_CLK_TCK)`).
+    tick_s: f64,
+}
+
+fn machine() -> &'static Machine {
+    static MACHINE: OnceLock<Machine> = OnceLock::new();
+    MACHINE.get_or_init(|| Machine { cpus: affinity_cpus(), tick_s: tick_s() })
+}
+
+/// The CPU numbers in this process's affinity mask (all online CPUs where it cannot be
+/// read).
+fn affinity_cpus() -> Vec<usize> {
+    // SAFETY: `cpu_set_t` is plain bits, for which all zeros is a valid (empty) set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `set` is a live `cpu_set_t` and the size passed is its own; pid 0 is this
+    // process's calling thread, whose mask every harness thread inherits.
+    let read = unsafe { libc::sched_getaffinity(0, std::mem::size_of_val(&set), &mut set) };
+    if read != 0 {
+        return (0..std::thread::available_parallelism().map_or(1, |n| n.get())).collect();
+    }
+    // SAFETY: `set` was filled by `sched_getaffinity`; `CPU_ISSET` only reads it, for
+    // numbers below `CPU_SETSIZE`.
+    (0..libc::CPU_SETSIZE as usize).filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &set) }).collect()
+}
+
+fn tick_s() -> f64 {
+    // SAFETY: `sysconf` reads a constant of the system.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if ticks > 0 {
+        1.0 / ticks as f64
+    } else {
+        0.01
+    }
+}
+
+/// Idle and stolen ticks of `cpus`, summed, from `/proc/stat`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct CpuTicks {
+    /// idle + iowait: exact on a tickless kernel, rounded down to a tick.
+    idle: u64,
+    /// steal.
+    steal: u64,
+}
+
+/// Sums the `cpuN` lines of `stat` (the text of `/proc/stat`) for the CPUs in `cpus`;
+/// `None` where a line is malformed or a CPU of the mask is missing.
+fn cpu_ticks(stat: &str, cpus: &[usize]) -> Option<CpuTicks> {
+    let mut total = CpuTicks { idle: 0, steal: 0 };
+    let mut seen = 0;
+    for line in stat.lines() {
+        let Some(rest) = line.strip_prefix("cpu") else { continue };
+        let mut fields = rest.split_whitespace();
+        let Some(Ok(cpu)) = fields.next().map(str::parse::<usize>) else { continue };
+        if !cpus.contains(&cpu) {
+            continue;
+        }
+        let values: Vec<u64> = fields.map(str::parse).collect::<Result<_, _>>().ok()?;
+        let field = |index: usize| values.get(index).copied().unwrap_or(0);
+        // user nice system idle iowait irq softirq steal guest guest_nice
+        total.idle += field(3) + field(4);
+        total.steal += field(7);
+        seen += 1;
+    }
+    (seen == cpus.len()).then_some(total)
+}
+
+/// The "some" total of `/proc/pressure/cpu`, in microseconds.
+fn pressure_us(text: &str) -> Option<u64> {
+    let some = text.lines().find(|line| line.starts_with("some "))?;
+    some.split_whitespace().find_map(|field| field.strip_prefix("total="))?.parse().ok()
+}
+
+/// The harness threads registered with [`register_harness_thread`], by kernel thread id.
+static HARNESS_THREADS: Mutex<Vec<libc::pid_t>> = Mutex::new(Vec::new());
+
+/// Counts the calling thread among the harness's own (the timer's threads, drivers), whose
+/// run-queue waits every receipt reports, until the returned guard is dropped (a thread id
+/// is reused once its thread ends). The thread that takes a receipt is counted without
+/// registering.
+pub fn register_harness_thread() -> HarnessThread {
+    let tid = current_tid();
+    harness_threads().push(tid);
+    HarnessThread { tid }
+}
+
+/// Keeps a thread among the harness's own; see [`register_harness_thread`].
+#[derive(Debug)]
+#[must_use = "the thread stops being counted when the guard is dropped"]
+pub struct HarnessThread {
+    tid: libc::pid_t,
+}
+
+impl Drop for HarnessThread {
+    fn drop(&mut self) {
+        let mut threads = harness_threads();
+        if let Some(index) = threads.iter().position(|&tid| tid == self.tid) {
+            threads.swap_remove(index);
+        }
+    }
+}
+
+fn harness_threads() -> std::sync::MutexGuard<'static, Vec<libc::pid_t>> {
+    HARNESS_THREADS.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn current_tid() -> libc::pid_t {
+    // SAFETY: `gettid` takes nothing and cannot fail.
+    unsafe { libc::gettid() }
+}
+
+/// Nanoseconds `tid` of this process has waited in a run queue (second field of its
+/// `schedstat`); `None` where the thread is gone or the kernel keeps no such statistics.
+fn run_queue_wait_ns(tid: libc::pid_t) -> Option<u64> {
+    let text = std::fs::read_to_string(format!("/proc/self/task/{tid}/schedstat")).ok()?;
+    text.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// The run-queue waits of the harness's threads and of the calling one, by thread id.
+fn harness_waits() -> Vec<(libc::pid_t, u64)> {
+    let mut tids = harness_threads().clone();
+    let caller = current_tid();
+    if !tids.contains(&caller) {
+        tids.push(caller);
+    }
+    tids.into_iter().filter_map(|tid| Some((tid, run_queue_wait_ns(tid)?))).collect()
+}
+
+/// The machine's counters at the start of a window.
+#[derive(Debug)]
+pub struct Probe {
+    at: Instant,
+    cpu: Option<CpuTicks>,
+    own_cpu_s: f64,
+    pressure_us: Option<u64>,
+    waits: Vec<(libc::pid_t, u64)>,
+}
+
+impl Probe {
+    /// Reads the counters now.
+    pub fn start() -> Self {
+        let machine = machine();
+        Self {
+            cpu: read_cpu_ticks(&machine.cpus),
+            pressure_us: read_pressure_us(),
+            waits: harness_waits(),
+            own_cpu_s: Usage::now().cpu_s,
+            at: Instant::now(),
+        }
+    }
+
+    /// The receipt of the window from [`Probe::start`] to now, judged.
+    pub fn receipt(&self) -> Interference {
+        let window_s = self.at.elapsed().as_secs_f64();
+        let own_cpu_s = Usage::now().cpu_s - self.own_cpu_s;
+        let cpu = read_cpu_ticks(&machine().cpus);
+        let pressure_us = read_pressure_us();
+        let waits = harness_waits();
+        let machine = machine();
+        let ticks = self.cpu.zip(cpu);
+        let seconds = |ticks: u64| ticks as f64 * machine.tick_s;
+        let capacity_s = window_s * machine.cpus.len() as f64;
+        let steal_s =
+            ticks.map(|(before, after)| seconds(after.steal.saturating_sub(before.steal)));
+        let other_cpu_s = ticks.zip(steal_s).map(|((before, after), steal_s)| {
+            let idle_s = seconds(after.idle.saturating_sub(before.idle));
+            (capacity_s - idle_s - steal_s - own_cpu_s).max(0.0)
+        });
+        let pressure_s = self
+            .pressure_us
+            .zip(pressure_us)
+            .map(|(before, after)| after.saturating_sub(before) as f64 / 1e6);
+        Interference::judged(
+            window_s,
+            machine.cpus.len(),
+            machine.tick_s,
+            other_cpu_s,
+            steal_s,
+            pressure_s,
+            wait_s(&self.waits, &waits),
+        )
+    }
+}
+
+/// Seconds the threads present at both ends waited in a run queue between them.
+fn wait_s(before: &[(libc::pid_t, u64)], after: &[(libc::pid_t, u64)]) -> Option<f64> {
+    let waited: Vec<u64> = after
+        .iter()
+        .filter_map(|(tid, now)| {
+            let then = before.iter().find(|(earlier, _)| earlier == tid)?.1;
+            Some(now.saturating_sub(then))
+        })
+        .collect();
+    (!waited.is_empty()).then(|| waited.iter().sum::<u64>() as f64 / 1e9)
+}
+
+fn read_cpu_ticks(cpus: &[usize]) -> Option<CpuTicks> {
+    cpu_ticks(&std::fs::read_to_string("/proc/stat").ok()?, cpus)
+}
+
+fn read_pressure_us() -> Option<u64> {
+    pressure_us(&std::fs::read_to_string("/proc/pressure/cpu").ok()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::interference::VOID_SHARE;
+    use crate::results::Validity;
+
+    const STAT: &str = "cpu  300 0 30 900 5 0 2 7 0 0\n\
+                        cpu0 100 0 10 450 2 0 1 3 0 0\n\
+                        cpu1 200 0 20 450 3 0 1 4 0 0\n\
+                        intr 1 2 3\n";
+
+    #[test]
+    fn sums_the_cpus_of_the_mask_only() {
+        assert_eq!(cpu_ticks(STAT, &[0, 1]), Some(CpuTicks { idle: 905, steal: 7 }));
+        assert_eq!(cpu_ticks(STAT, &[1]), Some(CpuTicks { idle: 453, steal: 4 }));
+        assert_eq!(cpu_ticks(STAT, &[2]), None, "a CPU of the mask is missing");
+    }
+
+    #[test]
+    fn reads_the_some_total_of_cpu_pressure() {
+        let text = "some avg10=1.00 avg60=0.50 avg300=0.10 total=123456\n\
+                    full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n";
+        assert_eq!(pressure_us(text), Some(123_456));
+        assert_eq!(pressure_us("full total=1\n"), None);
+    }
+
+    #[test]
+    fn spinning_processes_beside_this_one_are_other_processes() {
+        // One spinning child process per CPU of the mask while this thread sleeps: they
+        // take most of the capacity whatever else runs, and none of it is this process's.
+        let cpus = machine().cpus.len();
+        let probe = Probe::start();
+        let mut children: Vec<_> = (0..cpus)
+            .map(|_| {
+                std::process::Command::new("sh")
+                    .args(["-c", "while :; do :; done"])
+                    .spawn()
+                    .expect("cannot start sh")
+            })
+            .collect();
+        std::thread::sleep(std::time::Duration::from_millis(1_500));
+        let receipt = probe.receipt();
+        for child in &mut children {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        if !std::path::Path::new("/proc/stat").exists() {
+            return; // nothing to read here
+        }
+        let share = receipt.other_share().expect("/proc/stat is readable");
+        assert!(share > VOID_SHARE, "{receipt:?}");
+        assert_eq!(receipt.validity, Validity::Void, "{receipt:?}");
+        assert!(receipt.reasons[0].starts_with("other processes"), "{receipt:?}");
+    }
+
+    #[test]
+    fn the_harness_threads_waits_are_read() {
+        let _registered = register_harness_thread();
+        let probe = Probe::start();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let receipt = probe.receipt();
+        if std::path::Path::new("/proc/self/schedstat").exists() {
+            assert!(receipt.harness_wait_s.is_some(), "{receipt:?}");
+        }
+    }
+}
