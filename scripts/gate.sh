@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs a quick suite and judges it with the committed rules (gates.toml and
-# gates-baseline.json): exit 0 if every rule holds, 1 if one fails, 2 on bad input.
+# gates-baseline.json): exit 0 if every rule holds, 1 if one fails, 2 on bad input, 3 if
+# a wall-clock rule had only void cells (the machine was too busy to judge it).
 # Usage: scripts/gate.sh [--format text|markdown|json] [more `keyed-bench run` flags]
 set -euo pipefail
 cd "$(dirname "$0")/.."

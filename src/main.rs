@@ -84,11 +84,13 @@ struct Done {
     notes: Vec<String>,
     /// Whether its verdict is a pass (exit 0) or a failure (exit 1).
     pass: bool,
+    /// A pass that judged nothing of these gate rules, their cells all void (exit 3).
+    only_void: Vec<String>,
 }
 
 impl Done {
     fn passed(stdout: String) -> Self {
-        Self { stdout, notes: Vec::new(), pass: true }
+        Self { stdout, notes: Vec::new(), pass: true, only_void: Vec::new() }
     }
 }
 
@@ -130,7 +132,12 @@ fn run(args: RunArgs) -> Result<Done, Stop> {
         None => (RunConfig::try_from((args, command)).map_err(bad_input)?, None),
         Some(dir) => match resume(&dir, args, command).map_err(bad_input)? {
             Resume::Complete(line) => {
-                return Ok(Done { stdout: String::new(), notes: vec![line], pass: true });
+                return Ok(Done {
+                    stdout: String::new(),
+                    notes: vec![line],
+                    pass: true,
+                    only_void: Vec::new(),
+                });
             }
             Resume::Missing { config, earlier } => (*config, Some(*earlier)),
         },
@@ -178,7 +185,12 @@ fn run(args: RunArgs) -> Result<Done, Stop> {
         return Err(Stop::Interrupted(lines, signals::status(&by)));
     }
     let wrote = format!("wrote {}", results.display());
-    Ok(Done { stdout: format!("{}\n", outcome.summary), notes: vec![saved, wrote], pass: true })
+    Ok(Done {
+        stdout: format!("{}\n", outcome.summary),
+        notes: vec![saved, wrote],
+        pass: true,
+        only_void: Vec::new(),
+    })
 }
 
 fn plot(args: PlotArgs) -> Result<Done, Stop> {
@@ -198,7 +210,7 @@ fn plot(args: PlotArgs) -> Result<Done, Stop> {
         config.out.display(),
         outcome.report.display()
     ));
-    Ok(Done { stdout: String::new(), notes, pass: true })
+    Ok(Done { stdout: String::new(), notes, pass: true, only_void: Vec::new() })
 }
 
 fn gate(args: GateArgs) -> Result<Done, Stop> {
@@ -212,13 +224,23 @@ fn gate(args: GateArgs) -> Result<Done, Stop> {
         &mut |line| eprintln!("gate: {line}"),
     )
     .map_err(bad_input)?;
-    Ok(Done { stdout: outcome.report, notes: Vec::new(), pass: outcome.pass })
+    Ok(Done {
+        stdout: outcome.report,
+        notes: Vec::new(),
+        pass: outcome.pass,
+        only_void: outcome.only_void,
+    })
 }
 
 fn compare(args: CompareArgs) -> Result<Done, Stop> {
     let config = CompareConfig::try_from(args).map_err(bad_input)?;
     let outcome = run_compare(&config).map_err(bad_input)?;
-    Ok(Done { stdout: outcome.report, notes: Vec::new(), pass: outcome.pass })
+    Ok(Done {
+        stdout: outcome.report,
+        notes: Vec::new(),
+        pass: outcome.pass,
+        only_void: Vec::new(),
+    })
 }
 
 fn export_results(args: ExportArgs) -> Result<Done, Stop> {
@@ -235,7 +257,12 @@ fn export_results(args: ExportArgs) -> Result<Done, Stop> {
 fn soak(args: SoakArgs) -> Result<Done, Stop> {
     let config = SoakConfig::try_from(args).map_err(bad_input)?;
     let outcome = run_soak(&config, &mut |line| eprintln!("{line}")).map_err(bad_input)?;
-    Ok(Done { stdout: outcome.render(), notes: Vec::new(), pass: outcome.passed() })
+    Ok(Done {
+        stdout: outcome.render(),
+        notes: Vec::new(),
+        pass: outcome.passed(),
+        only_void: Vec::new(),
+    })
 }
 
 /// Prints what a command ended with and gives its exit status. The verdict decides the
@@ -266,8 +293,12 @@ fn finish(result: Result<Done, Stop>) -> ExitCode {
     }
     match (done.pass, printed) {
         (false, _) => ExitCode::FAILURE,
-        (true, Ok(())) => ExitCode::SUCCESS,
         (true, Err(status)) => status,
+        (true, Ok(())) if done.only_void.is_empty() => ExitCode::SUCCESS,
+        (true, Ok(())) => {
+            signals::say(&harness::gate::only_void_note(&done.only_void));
+            ExitCode::from(harness::gate::ONLY_VOID)
+        }
     }
 }
 

@@ -154,6 +154,32 @@ fn gate_fails_with_1_naming_the_rule_on_doctored_results() {
 }
 
 #[test]
+fn gate_exits_3_when_the_wall_clock_rules_saw_only_void_cells() {
+    // Every cell void: the wall-clock rules judge nothing, correctness still judges.
+    let void = serde_json::json!({
+        "window_s": 1.0, "cpus": 2, "tick_s": 0.01, "windows": 1, "other_cpu_s": 1.0,
+        "steal_s": 0.0, "pressure_s": null, "harness_wait_s": null, "validity": "void",
+        "reasons": ["other processes 50% of 2 CPUs (+/- 1% over 1.00 s)"]
+    });
+    let all_void = |json: &mut serde_json::Value| {
+        for run in json["runs"].as_array_mut().unwrap() {
+            run["interference"] = void.clone();
+        }
+    };
+    let output = gate_on("gate-void", all_void);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(3), "{stdout}{}", stderr(&output));
+    assert!(stdout.contains("void  keyed-mailbox keeps up with group-by on uniform"), "{stdout}");
+    assert!(stderr(&output).contains("inconclusive (exit 3)"), "{}", stderr(&output));
+    // A failed correctness rule still fails, void or not.
+    let output = gate_on("gate-void-violation", |json| {
+        all_void(json);
+        run_of(json, "zipf", "keyed-mailbox")["correctness"]["order_violations"] = 3.into();
+    });
+    assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stdout));
+}
+
+#[test]
 fn gate_exits_2_on_bad_rules_or_results() {
     let dir = scratch("gate-bad");
     let rules = dir.join("gates.toml");

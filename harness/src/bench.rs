@@ -51,6 +51,8 @@ pub struct BenchOutcome {
     pub gate: Result<String, String>,
     /// Whether every gate rule held (false where they could not judge).
     pub gate_passed: bool,
+    /// The wall-clock rules whose every cell was void: not judged (exit 3).
+    pub gate_only_void: Vec<String>,
 }
 
 /// Why [`run`] stopped.
@@ -96,11 +98,11 @@ pub fn run(config: &RunConfig) -> Result<BenchOutcome, BenchError> {
         },
         &mut |line| eprintln!("gate: {line}"),
     );
-    let (gate, gate_passed) = match verdict {
-        Ok(verdict) => (Ok(verdict.report), verdict.pass),
-        Err(error) => (Err(chain(&error)), false),
+    let (gate, gate_passed, gate_only_void) = match verdict {
+        Ok(verdict) => (Ok(verdict.report), verdict.pass, verdict.only_void),
+        Err(error) => (Err(chain(&error)), false, Vec::new()),
     };
-    Ok(BenchOutcome { results, report, summary, gate, gate_passed })
+    Ok(BenchOutcome { results, report, summary, gate, gate_passed, gate_only_void })
 }
 
 /// The flags of `keyed-bench run`, as a program of one's own takes them.
@@ -153,7 +155,8 @@ pub fn main() -> ExitCode {
 
 /// [`run`] as a program's `main` would end: prints the summary and the gate's verdict,
 /// says where the files are, and gives the exit status `keyed-bench` would (0: done and
-/// every rule held, 1: a rule failed or the run failed, 2: bad input).
+/// every rule held, 1: a rule failed or the run failed, 2: bad input, 3: a wall-clock rule
+/// had only void cells).
 pub fn main_with(config: &RunConfig) -> ExitCode {
     match run(config) {
         Ok(outcome) => {
@@ -162,10 +165,13 @@ pub fn main_with(config: &RunConfig) -> ExitCode {
             match &outcome.gate {
                 Ok(report) => {
                     println!("{report}");
-                    if outcome.gate_passed {
-                        ExitCode::SUCCESS
-                    } else {
-                        ExitCode::FAILURE
+                    match (outcome.gate_passed, outcome.gate_only_void.as_slice()) {
+                        (false, _) => ExitCode::FAILURE,
+                        (true, []) => ExitCode::SUCCESS,
+                        (true, rules) => {
+                            eprintln!("{}", crate::gate::only_void_note(rules));
+                            ExitCode::from(crate::gate::ONLY_VOID)
+                        }
                     }
                 }
                 Err(why) => {

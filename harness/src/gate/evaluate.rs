@@ -28,8 +28,12 @@ pub struct Check {
     pub limits: Vec<f64>,
     /// The operator.
     pub op: String,
-    /// Whether the rule holds (on the run or on any confirmation).
+    /// Whether the rule holds (on the run or on any confirmation); true where `void`.
     pub pass: bool,
+    /// A wall-clock rule on a cell (or the cell it compares with) whose interference
+    /// receipt says `void`: shown, not judged.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub void: bool,
 }
 
 /// A rule about a scenario the results did not run: it does not apply to them.
@@ -66,6 +70,10 @@ pub fn evaluate(
             let Some(first) = judge(rule, run, &results.runs, &results.meta, baseline)? else {
                 continue;
             };
+            if rule.is_wall_clock() && void_involved(rule, run, &results.runs) {
+                checks.push(Check::void(rule, run, first));
+                continue;
+            }
             let confirmation = Confirmation { rule, meta: &results.meta, baseline, confirm };
             checks.push(confirmation.check(run, first, rerun)?);
         }
@@ -74,6 +82,40 @@ pub fn evaluate(
         }
     }
     Ok(checks)
+}
+
+/// Whether `run`, or the run `rule` compares it with, is void (its receipt says the
+/// machine was too busy for a wall-clock figure to be about the design).
+fn void_involved(rule: &Rule, run: &RunResult, runs: &[RunResult]) -> bool {
+    let compared = rule.of.as_deref().and_then(|of| CellKey::of_run(run).on(of).find(runs));
+    run.is_void() || compared.is_some_and(RunResult::is_void)
+}
+
+impl Check {
+    /// `rule` on a void cell: its first measurement shown, not judged.
+    fn void(rule: &Rule, run: &RunResult, (measured, limit): (f64, f64)) -> Self {
+        Self {
+            rule: rule.name.clone(),
+            cell: CellKey::of_run(run).to_string(),
+            measured: vec![measured],
+            limits: vec![limit],
+            op: rule.op.symbol().into(),
+            pass: true,
+            void: true,
+        }
+    }
+}
+
+/// The rules whose every check was void: nothing wall-clock was judged of them.
+pub fn only_void(checks: &[Check]) -> Vec<String> {
+    let mut rules: Vec<String> = Vec::new();
+    for check in checks {
+        if !rules.contains(&check.rule) {
+            rules.push(check.rule.clone());
+        }
+    }
+    rules.retain(|rule| checks.iter().filter(|check| &check.rule == rule).all(|check| check.void));
+    rules
 }
 
 /// What confirming a failing wall-clock rule on a cell needs: the rule, what the run
@@ -122,6 +164,7 @@ impl Confirmation<'_> {
             limits,
             op: rule.op.symbol().into(),
             pass,
+            void: false,
         })
     }
 }
@@ -156,6 +199,7 @@ fn judge_pipelines(rule: &Rule, results: &Results) -> Result<Vec<Check>, GateInp
                 limits: vec![limit],
                 op: rule.op.symbol().into(),
                 pass: rule.op.holds(measured, limit),
+                void: false,
             })
         })
         .collect();
@@ -468,6 +512,37 @@ mod tests {
         let checks = evaluate(&results, &rules, None, 2, &mut rerun).unwrap();
         assert!(checks[0].pass);
         assert_eq!(checks[0].measured.len(), 2);
+    }
+
+    #[test]
+    fn a_void_cell_skips_wall_clock_rules_but_not_correctness() {
+        let void = crate::results::Interference::judged(1.0, 2, 0.01, Some(1.0), None, None, None);
+        let mut results = reference();
+        let group_by = run_mut(&mut results, "uniform", "group-by");
+        let half = group_by.throughput_per_s.median * 0.5;
+        group_by.interference = Some(void.clone());
+        let keyed = run_mut(&mut results, "uniform", "keyed-mailbox");
+        keyed.throughput_per_s.median = half;
+        keyed.correctness.order_violations = 1;
+        // The ratio would fail, but the cell it compares with is void: shown, not judged,
+        // not measured again.
+        let mut rerun = |_: &str, _: &str, _: &[Design]| -> Option<Vec<RunResult>> {
+            panic!("a void cell is not confirmed")
+        };
+        let checks =
+            evaluate(&results, &rules(RELATIVE, &results).unwrap(), None, 2, &mut rerun).unwrap();
+        assert!(checks[0].void && checks[0].pass, "{checks:?}");
+        assert_eq!(only_void(&checks), ["keyed-mailbox keeps up"]);
+        let text = render(&checks, &[], Format::Text);
+        assert!(text.contains("void  keyed-mailbox keeps up"), "{text}");
+        assert!(text.contains("0 passed, 0 failed, 1 on void cells"), "{text}");
+        // Correctness is judged whatever the machine did.
+        run_mut(&mut results, "uniform", "keyed-mailbox").interference = Some(void);
+        let checks =
+            evaluate(&results, &rules(CORRECT, &results).unwrap(), None, 0, &mut no_rerun())
+                .unwrap();
+        assert!(checks.iter().any(|check| !check.pass && check.cell == "uniform keyed-mailbox"));
+        assert!(only_void(&checks).is_empty());
     }
 
     #[test]

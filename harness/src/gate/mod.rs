@@ -47,7 +47,7 @@ use crate::results::{ReadError, Results, RunResult};
 use crate::workload::ScenarioId;
 
 pub use baseline::{baseline_from, parse_baseline, read_baseline, Baseline, BASELINE_SCHEMA};
-pub use evaluate::{evaluate, split_not_run, split_unbaselined, Check, NotRun, Rerun};
+pub use evaluate::{evaluate, only_void, split_not_run, split_unbaselined, Check, NotRun, Rerun};
 pub use render::{render, Format};
 pub use rules::{parse_rules, read_rules, Kind, Limit, Op, Rule, Selection};
 
@@ -107,6 +107,19 @@ fn rules_error(message: impl Into<String>) -> GateInputError {
 
 fn baseline_error(message: impl Into<String>) -> GateInputError {
     GateInputError::Baseline(message.into())
+}
+
+/// Exit status of a gate whose rules held but where a wall-clock rule had only void
+/// cells: inconclusive, measure again.
+pub const ONLY_VOID: u8 = 3;
+
+/// What a gate says where wall-clock `rules` had only void cells.
+pub fn only_void_note(rules: &[String]) -> String {
+    format!(
+        "gate: inconclusive (exit {ONLY_VOID}): every cell of {} was void (the machine was \
+         busy: see each cell's interference receipt); run again on a quieter machine",
+        rules.iter().map(|rule| format!("`{rule}`")).collect::<Vec<_>>().join(", ")
+    )
 }
 
 /// The most confirmation re-measurements `--confirm` may ask for.
@@ -194,6 +207,9 @@ pub struct GateOutcome {
     pub report: String,
     /// Whether every rule holds.
     pub pass: bool,
+    /// The wall-clock rules whose every cell was void (their receipts say the machine was
+    /// too busy): nothing of theirs was judged, so a pass is no pass (exit 3).
+    pub only_void: Vec<String>,
 }
 
 /// Measures one (scenario, param) cell again for the given strategies, with the settings a
@@ -246,6 +262,7 @@ pub fn run_gate(
         return Ok(GateOutcome {
             report: format!("wrote {} values to {}\n", baseline.values.len(), path.display()),
             pass: true,
+            only_void: Vec::new(),
         });
     }
     let needs_baseline = rules.iter().any(|rule| rule.kind == Kind::Baseline);
@@ -284,6 +301,7 @@ pub fn run_gate(
     Ok(GateOutcome {
         report: incomplete::with_note(report, config.format, &results, &not_judged),
         pass: checks.iter().all(|v| v.pass),
+        only_void: only_void(&checks),
     })
 }
 

@@ -57,7 +57,14 @@ fn table(checks: &[Check]) -> Table {
     rows.sort_by_key(|check| check.pass);
     for check in rows {
         table.push([
-            (if check.pass { "✅" } else { "❌" }).to_owned(),
+            (if check.void {
+                "⚪"
+            } else if check.pass {
+                "✅"
+            } else {
+                "❌"
+            })
+            .to_owned(),
             check.rule.clone(),
             check.cell.clone(),
             measured_text(check),
@@ -70,12 +77,15 @@ fn table(checks: &[Check]) -> Table {
 /// The checks in `format`, and the rules that did not apply.
 pub fn render(checks: &[Check], not_run: &[NotRun], format: Format) -> String {
     let failed = checks.iter().filter(|check| !check.pass).count();
+    let void = checks.iter().filter(|check| check.void).count();
+    let passed = checks.len() - failed - void;
     let mut out = String::new();
     match format {
         Format::Json => {
             out = serde_json::to_string_pretty(&serde_json::json!({
-                "passed": checks.len() - failed,
+                "passed": passed,
                 "failed": failed,
+                "void": void,
                 "verdicts": checks,
                 "not_run": not_run,
             }))
@@ -85,9 +95,13 @@ pub fn render(checks: &[Check], not_run: &[NotRun], format: Format) -> String {
         Format::Markdown => {
             let _ = writeln!(
                 out,
-                "### keyed-bench gate: {} of {} checks hold\n",
-                checks.len() - failed,
-                checks.len()
+                "### keyed-bench gate: {passed} of {} checks hold{}\n",
+                checks.len() - void,
+                if void > 0 {
+                    format!(" ({void} on void cells, not judged)")
+                } else {
+                    String::new()
+                }
             );
             out.push_str(&table(checks).markdown());
             if !not_run.is_empty() {
@@ -103,7 +117,13 @@ pub fn render(checks: &[Check], not_run: &[NotRun], format: Format) -> String {
                 let _ = writeln!(
                     out,
                     "{:4}  {:<44} {:<36} {:>22} {} {}",
-                    if check.pass { "ok" } else { "FAIL" },
+                    if check.void {
+                        "void"
+                    } else if check.pass {
+                        "ok"
+                    } else {
+                        "FAIL"
+                    },
                     check.rule,
                     check.cell,
                     measured_text(check),
@@ -120,7 +140,11 @@ pub fn render(checks: &[Check], not_run: &[NotRun], format: Format) -> String {
                     "n/a", rule.rule, rule.scenario
                 );
             }
-            let _ = writeln!(out, "{} passed, {} failed", checks.len() - failed, failed);
+            let _ = write!(out, "{passed} passed, {failed} failed");
+            if void > 0 {
+                let _ = write!(out, ", {void} on void cells (not judged)");
+            }
+            out.push('\n');
             if !not_run.is_empty() {
                 let _ = writeln!(out, "{} not applied", not_run.len());
             }
@@ -142,6 +166,7 @@ mod tests {
             limits: vec![3.0, 3.0],
             op: ">=".into(),
             pass: false,
+            void: false,
         };
         let checks = std::slice::from_ref(&check);
         assert!(render(checks, &[], Format::Text).contains("0 passed, 1 failed"));

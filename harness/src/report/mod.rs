@@ -8,6 +8,7 @@
 //! - `plot`: the charts, PNG and SVG;
 //! - `html`: `report.html`, the charts and the summary on one page;
 //! - `incomplete`: the line both open with for an incomplete run;
+//! - `interference`: the line both open with on the machine: quiet, or how busy;
 //! - `document`: a report as blocks (headings, paragraphs, items, tables), written as
 //!   Markdown or HTML;
 //! - `table`: the one table model every report fills, and its Markdown, text and HTML
@@ -21,6 +22,7 @@ pub mod export;
 pub mod format;
 pub mod html;
 pub mod incomplete;
+pub mod interference;
 pub mod pipeline;
 pub mod plot;
 pub mod summary;

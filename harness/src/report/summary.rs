@@ -6,7 +6,7 @@ use super::document::Document;
 use super::format::{format_ns, format_rate};
 use super::is_contender;
 use super::table::{Align, Cell, Style, Table};
-use crate::results::{Meta, Metric, Results, RunResult, WindowScopeSetting};
+use crate::results::{Meta, Metric, Results, RunResult, Validity, WindowScopeSetting};
 use crate::workload::reference::{
     is_parallel_consumer_experiment, parallel_consumer_key_mode_s, PARALLEL_CONSUMER_MESSAGES,
     PARALLEL_CONSUMER_PARTITION_S, PARALLEL_CONSUMER_UNORDERED_S, WOW_COLD_COMMAND_14_CORES,
@@ -14,12 +14,13 @@ use crate::workload::reference::{
 };
 use crate::workload::{cold_command_param, keys_param, ScenarioId};
 
-/// `metric` and its best value among the contenders of `rows`.
+/// `metric` and its best value among the contenders of `rows` (a void cell contends for
+/// nothing).
 fn best(rows: &[&RunResult], metric: Metric) -> (Metric, Option<f64>) {
     let higher = metric.higher_is_better();
     let best = rows
         .iter()
-        .filter(|row| is_contender(&row.strategy))
+        .filter(|row| is_contender(&row.strategy) && !row.is_void())
         .filter_map(|row| metric.value(row, &[]))
         .reduce(|a, b| if (b > a) == higher { b } else { a });
     (metric, best)
@@ -29,7 +30,7 @@ fn best(rows: &[&RunResult], metric: Metric) -> (Metric, Option<f64>) {
 fn mark(text: String, (metric, best): (Metric, Option<f64>), row: &RunResult) -> Cell {
     let value = metric.value(row, &[]);
     let is_best = matches!((value, best), (Some(value), Some(best)) if value == best);
-    Cell::strong_if(text, is_best && is_contender(&row.strategy))
+    Cell::strong_if(text, is_best && is_contender(&row.strategy) && !row.is_void())
 }
 
 /// How the run's `--window-scope` reads in the settings line.
@@ -111,6 +112,10 @@ pub(super) fn summary(results: &Results, with_verdict: bool) -> Document {
     out.heading(1, "keyed-bench summary");
     out.blank();
     if let Some(line) = super::incomplete::line(results).filter(|_| with_verdict) {
+        out.paragraph(line);
+        out.blank();
+    }
+    if let Some(line) = super::interference::line(results) {
         out.paragraph(line);
         out.blank();
     }
@@ -318,6 +323,12 @@ fn render_table(out: &mut Document, rows: &[&RunResult]) {
             (Some(WindowScope::Type), Some(windows)) => format!("{name} (type windows: {windows})"),
             (Some(WindowScope::Type), None) => format!("{name} (type windows)"),
             _ => name.clone(),
+        };
+        let shown = match row.validity() {
+            Some(validity @ (Validity::Disturbed | Validity::Void)) => {
+                format!("{shown} [{}]", validity.name())
+            }
+            _ => shown,
         };
         let spread = &row.throughput_per_s;
         let mut rate = format!(

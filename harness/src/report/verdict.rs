@@ -77,13 +77,15 @@ pub struct Entry {
     pub value: Option<Value>,
     /// Whether it had a correctness violation anywhere in the scenario.
     pub violated: bool,
+    /// Whether its cell's receipt says `void`: shown, never ranked.
+    pub void: bool,
 }
 
 /// The best eligible entry: data, no violation, highest (or lowest) median; the first on
 /// a tie.
 pub fn best(entries: &[Entry], higher: bool) -> Option<&Entry> {
     let mut best: Option<(&Entry, f64)> = None;
-    for entry in entries.iter().filter(|entry| !entry.violated) {
+    for entry in entries.iter().filter(|entry| !entry.violated && !entry.void) {
         let Some(value) = entry.value.map(|value| value.median) else { continue };
         let better = match best {
             Some((_, held)) => (higher && value > held) || (!higher && value < held),
@@ -153,6 +155,7 @@ pub fn ratio_cell(entry: &Entry, best: Option<&Entry>) -> String {
         },
         _ => "n/a".to_owned(),
     };
+    let text = if entry.void { format!("{text} [void]") } else { text };
     if entry.violated {
         format!("{text} ✗")
     } else {
@@ -393,15 +396,17 @@ fn ranked_rows(
         let cell: Vec<&RunResult> = rows.iter().copied().filter(|row| row.param == param).collect();
         let entries: Vec<Entry> = columns
             .iter()
-            .map(|&strategy| Entry {
-                strategy: strategy.to_owned(),
-                value: cell
-                    .iter()
-                    .find(|row| row.strategy == strategy)
-                    .and_then(|row| value_of(row)),
-                violated: violated.contains(&strategy),
+            .map(|&strategy| {
+                let row = cell.iter().find(|row| row.strategy == strategy);
+                Entry {
+                    strategy: strategy.to_owned(),
+                    value: row.and_then(|row| value_of(row)),
+                    violated: violated.contains(&strategy),
+                    void: row.is_some_and(|row| row.is_void()),
+                }
             })
             .collect();
+        let ranked: Vec<Entry> = entries.iter().filter(|entry| !entry.void).cloned().collect();
         let controls: Vec<(&str, Value)> = cell
             .iter()
             .filter(|row| is_unordered_control(&row.strategy))
@@ -420,7 +425,7 @@ fn ranked_rows(
             best_cell,
         ];
         row.extend(entries.iter().map(|entry| Cell::plain(ratio_cell(entry, top))));
-        row.push(Cell::plain(reading(metric, &entries, &controls)));
+        row.push(Cell::plain(reading(metric, &ranked, &controls)));
         table.push(row);
     }
 }
@@ -557,6 +562,24 @@ mod tests {
     }
 
     #[test]
+    fn a_void_cell_is_shown_but_never_best() {
+        let mut fastest = cell("uniform", "keyed-mailbox", (300.0, 290.0, 310.0), None);
+        fastest.interference = Some(crate::results::Interference::judged(
+            10.0,
+            2,
+            0.01,
+            Some(8.0),
+            Some(0.0),
+            None,
+            None,
+        ));
+        let runs = vec![fastest, cell("uniform", "group-by", (100.0, 96.0, 104.0), None)];
+        let row = row_of(&render_verdict(&results(runs)), "uniform");
+        assert!(row.contains("**group-by**"), "{row}");
+        assert!(row.contains("[void]"), "{row}");
+    }
+
+    #[test]
     fn a_lower_is_better_metric_picks_the_lowest() {
         let runs = vec![
             cell("hot-backlog", "group-by", (100.0, 90.0, 110.0), Some(10_000_000)),
@@ -605,11 +628,12 @@ mod tests {
         assert!(within_noise(a, Value { median: 104.0, spread: None }));
         assert!(!within_noise(a, Value { median: 120.0, spread: None }));
         let all = vec![
-            Entry { strategy: "a".into(), value: Some(a), violated: false },
+            Entry { strategy: "a".into(), value: Some(a), violated: false, void: false },
             Entry {
                 strategy: "b".into(),
                 value: Some(Value { median: 101.0, spread: None }),
                 violated: false,
+                void: false,
             },
         ];
         assert_eq!(
@@ -632,11 +656,13 @@ mod tests {
             strategy: "a".into(),
             value: Some(Value { median: 0.0, spread: None }),
             violated: false,
+            void: false,
         };
         let other = Entry {
             strategy: "b".into(),
             value: Some(Value { median: 5.0, spread: None }),
             violated: false,
+            void: false,
         };
         assert_eq!(ratio_cell(&other, Some(&zero)), "n/a");
         assert_eq!(ratio_cell(&other, None), "n/a");
@@ -644,7 +670,7 @@ mod tests {
         assert!(text.contains("(ratio n/a)"), "{text}");
         assert!(!text.contains("inf") && !text.contains("NaN"), "{text}");
         // No design with data at all.
-        let empty = Entry { strategy: "a".into(), value: None, violated: false };
+        let empty = Entry { strategy: "a".into(), value: None, violated: false, void: false };
         assert_eq!(
             reading(Metric::Throughput, &[empty], &[]),
             "no eligible ordered design has data on throughput"

@@ -348,6 +348,18 @@ pub struct ContextSwitches {
     pub involuntary: f64,
 }
 
+impl RunResult {
+    /// The validity its receipt gives it; `None` in files from before receipts.
+    pub fn validity(&self) -> Option<Validity> {
+        self.interference.as_ref().map(|receipt| receipt.validity)
+    }
+
+    /// Whether its receipt says `void`: kept, but left out of rankings and wall-clock gates.
+    pub fn is_void(&self) -> bool {
+        self.validity() == Some(Validity::Void)
+    }
+}
+
 /// The metrics of one (scenario, param, strategy) cell.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct RunResult {

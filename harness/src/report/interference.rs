@@ -1,0 +1,103 @@
+//! The line on the machine that opens `summary.md` and `report.html`: quiet, or how busy
+//! it was and which cells that touched (from the cells' interference receipts).
+
+use super::table::{Cell, Style};
+use crate::results::{Interference, Results, Validity};
+
+/// Cells named in the line before "and N more".
+const NAMED_CELLS: usize = 6;
+
+/// The sentence as spans, or `None` where no cell has a receipt (files from before them).
+pub fn line(results: &Results) -> Option<Cell> {
+    let measured = results.runs.iter().map(|run| {
+        (format!("{} {} {}", run.scenario, run.param, run.strategy), run.interference.as_ref())
+    });
+    let pipelines = results.pipelines.iter().map(|run| {
+        (format!("{} {} {}", run.scenario, run.param, run.strategy), run.interference.as_ref())
+    });
+    let cells: Vec<(String, &Interference)> = measured
+        .chain(pipelines)
+        .filter_map(|(name, receipt)| {
+            Some((name.split_whitespace().collect::<Vec<_>>().join(" "), receipt?))
+        })
+        .collect();
+    if cells.is_empty() {
+        return None;
+    }
+    let count = |validity| cells.iter().filter(|(_, receipt)| receipt.validity == validity).count();
+    let (disturbed, void) = (count(Validity::Disturbed), count(Validity::Void));
+    let unmeasured = count(Validity::Unmeasured);
+    if disturbed + void == 0 {
+        let text = format!(
+            " quiet: no cell's receipt showed other processes or steal at 10% of this \
+             process's CPUs ({} cells; {unmeasured} too short to judge alone).",
+            cells.len()
+        );
+        return Some(Cell::strong("Machine:").then(Style::Plain, text));
+    }
+    let busiest = cells
+        .iter()
+        .flat_map(|(_, receipt)| [receipt.other_share(), receipt.steal_share()])
+        .flatten()
+        .fold(0.0, f64::max);
+    let remeasured: usize = cells.iter().map(|(_, receipt)| receipt.remeasured).sum();
+    let touched: Vec<&str> = cells
+        .iter()
+        .filter(|(_, receipt)| receipt.validity >= Validity::Disturbed)
+        .map(|(name, _)| name.as_str())
+        .collect();
+    let mut named = touched.iter().take(NAMED_CELLS).copied().collect::<Vec<_>>().join(", ");
+    if touched.len() > NAMED_CELLS {
+        named.push_str(&format!(" and {} more", touched.len() - NAMED_CELLS));
+    }
+    let text = format!(
+        " busy: other processes or steal took up to {:.0}% of this process's CPUs. \
+         {disturbed} of {} cells disturbed (kept, marked [disturbed]), {void} void (kept, \
+         marked [void], left out of rankings{}): {named}.",
+        busiest * 100.0,
+        cells.len(),
+        if remeasured > 0 {
+            format!("; {remeasured} measurements repeated")
+        } else {
+            String::new()
+        },
+    );
+    Some(Cell::strong("Machine:").then(Style::Plain, text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reference() -> Results {
+        let text = include_str!("../../../results/2026-11-30-vm/results.json");
+        Results::parse(text.as_bytes(), "r.json".as_ref()).unwrap()
+    }
+
+    fn receipt(other_cpu_s: f64) -> Interference {
+        Interference::judged(10.0, 2, 0.01, Some(other_cpu_s), Some(0.0), None, None)
+    }
+
+    #[test]
+    fn files_without_receipts_say_nothing_of_the_machine() {
+        assert_eq!(line(&reference()), None);
+    }
+
+    #[test]
+    fn a_quiet_run_says_so_and_a_busy_one_names_its_cells() {
+        let mut results = reference();
+        for run in &mut results.runs {
+            run.interference = Some(receipt(0.1));
+        }
+        let quiet = line(&results).unwrap().prose_markdown();
+        assert!(quiet.starts_with("**Machine:** quiet"), "{quiet}");
+        results.runs[0].interference = Some(receipt(3.0));
+        results.runs[1].interference = Some(Interference { remeasured: 2, ..receipt(9.0) });
+        let busy = line(&results).unwrap().prose_markdown();
+        assert!(busy.contains("up to 45%"), "{busy}");
+        assert!(busy.contains("1 of") && busy.contains("disturbed"), "{busy}");
+        assert!(busy.contains("1 void") && busy.contains("2 measurements repeated"), "{busy}");
+        let first = &results.runs[0];
+        assert!(busy.contains(&format!("{} {}", first.scenario, first.strategy)), "{busy}");
+    }
+}
