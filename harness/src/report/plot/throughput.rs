@@ -2,12 +2,12 @@
 //! strategies side by side, whiskers from the slowest to the fastest repetition. Of a sweep,
 //! each panel shows the first point (the `sweep-*` charts show them all).
 
-use super::bars::{Bar, BarPanel, Bars, Slots};
+use super::bars::{Bar, BarPanel, Bars, Fill, Slots};
 use super::panel::{grid, strategy_entries, Axis, Frame, Layout, Mark};
 use super::sweep::{base_param, first_point, first_point_note};
 use super::{find, params, rows, strategies, strategy_colour, Planned, AXIS_LIMIT, TICK_PX};
 use crate::report::format::format_rate;
-use crate::results::{Results, RunResult};
+use crate::results::{Results, RunResult, Validity};
 use crate::workload::ScenarioId;
 
 const NOTE: &str = "One panel per scenario, each with its own linear scale. Bar height is the \
@@ -16,6 +16,21 @@ the fastest repetition. In paced scenarios (conflict-backoff, long-sync, hot-bac
 open-loop) every strategy that keeps up reaches the offered rate, so equal bars are expected \
 and a shorter bar means a strategy fell behind; thread-pool, the unordered control, is not \
 held back by per-key order and may finish early.";
+
+/// Added where some cell was disturbed or void.
+const VALIDITY_NOTE: &str = " A pale bar is a cell other processes disturbed (10% of the \
+CPUs or more, by its interference receipt); a hollow one a void cell (25% or more), kept but \
+not ranked.";
+
+/// How a cell's bar is filled: solid, pale where its receipt says disturbed, hollow where
+/// void.
+fn validity_fill(row: &RunResult) -> Fill {
+    match row.validity() {
+        Some(Validity::Void) => Fill::Outline,
+        Some(Validity::Disturbed) => Fill::Pale,
+        _ => Fill::Solid,
+    }
+}
 
 pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
     let scenarios = ScenarioId::ALL.iter().map(|&scenario| {
@@ -43,12 +58,11 @@ pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
             .map(|(scenario, rows, point)| panel(*scenario, rows, *point))
             .collect(),
     };
-    plans.push(super::render(
-        "throughput",
-        "Throughput per scenario",
-        first_point_note(NOTE, &shown),
-        &plot,
-    ));
+    let mut note = first_point_note(NOTE, &shown);
+    if results.runs.iter().any(|run| run.validity() >= Some(Validity::Disturbed)) {
+        note.push_str(VALIDITY_NOTE);
+    }
+    plans.push(super::render("throughput", "Throughput per scenario", note, &plot));
 }
 
 /// The panel of `scenario`: a group of bars per param, a bar per strategy.
@@ -71,9 +85,10 @@ fn panel(scenario: ScenarioId, rows: &[&RunResult], point: Option<&str>) -> BarP
     };
     let group = |param: &&str| {
         let bars = strategies.iter().enumerate().filter_map(|(slot, strategy)| {
-            let spread = find(rows, param, strategy)?.throughput_per_s;
+            let row = find(rows, param, strategy)?;
+            let spread = row.throughput_per_s;
             let bar = Bar::new(slot, spread.median, strategy_colour(strategy));
-            Some(Bar { whisker: Some((spread.min, spread.max)), ..bar })
+            Some(Bar { whisker: Some((spread.min, spread.max)), ..bar.fill(validity_fill(row)) })
         });
         bars.collect()
     };
