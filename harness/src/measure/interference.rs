@@ -4,8 +4,10 @@
 //! [`Interference`] (see `results::interference` for what each figure means and how a
 //! figure is judged).
 
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 use std::time::Instant;
+
+use parking_lot::{Mutex, MutexGuard};
 
 use super::system::Usage;
 use crate::results::Interference;
@@ -116,8 +118,8 @@ impl Drop for HarnessThread {
     }
 }
 
-fn harness_threads() -> std::sync::MutexGuard<'static, Vec<libc::pid_t>> {
-    HARNESS_THREADS.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+fn harness_threads() -> MutexGuard<'static, Vec<libc::pid_t>> {
+    HARNESS_THREADS.lock()
 }
 
 fn current_tid() -> libc::pid_t {

@@ -13,12 +13,13 @@ use std::collections::BinaryHeap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
+use parking_lot::{Condvar, Mutex};
 
 use super::histograms::new_histogram;
 
@@ -83,7 +84,7 @@ struct TimerThreads {
 impl Drop for TimerThreads {
     fn drop(&mut self) {
         for shard in self.shards.iter() {
-            lock(&shard.queue).shutdown = true;
+            shard.queue.lock().shutdown = true;
             shard.changed.notify_all();
         }
         // The last handle may be dropped on a timer thread itself (a step that owned a
@@ -95,10 +96,6 @@ impl Drop for TimerThreads {
             }
         }
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// The default number of timer threads.
@@ -160,7 +157,7 @@ impl Timer {
     /// Forgets the lateness recorded so far.
     pub fn reset_lateness(&self) {
         for shard in self.shards.iter() {
-            lock(&shard.lateness).reset();
+            shard.lateness.lock().reset();
         }
     }
 
@@ -170,14 +167,14 @@ impl Timer {
         let mut merged = new_histogram();
         for shard in self.shards.iter() {
             // Same bounds everywhere, so adding cannot fail.
-            let _ = merged.add(&*lock(&shard.lateness));
+            let _ = merged.add(&*shard.lateness.lock());
         }
         merged
     }
 }
 
 fn register(shard: &Shard, deadline: Instant, waker: Waker) {
-    let mut queue = lock(&shard.queue);
+    let mut queue = shard.queue.lock();
     let earliest = queue.entries.peek().is_none_or(|head| deadline < head.deadline);
     queue.entries.push(Entry { deadline, waker });
     drop(queue);
@@ -198,7 +195,7 @@ fn run(shard: &Shard) {
     tighten_timer_slack();
     let mut due = Vec::new();
     let mut late = Vec::new();
-    let mut queue = lock(&shard.queue);
+    let mut queue = shard.queue.lock();
     loop {
         if queue.shutdown {
             return;
@@ -215,21 +212,20 @@ fn run(shard: &Shard) {
                 entry.waker.wake();
             }
             // One lock per batch of wake-ups, not per wake-up.
-            let mut lateness = lock(&shard.lateness);
+            let mut lateness = shard.lateness.lock();
             for late_ns in late.drain(..) {
                 lateness.saturating_record(late_ns.max(1));
             }
             drop(lateness);
-            queue = lock(&shard.queue);
+            queue = shard.queue.lock();
             continue;
         }
-        queue = match queue.entries.peek().map(|head| head.deadline - now) {
-            Some(timeout) => shard
-                .changed
-                .wait_timeout(queue, timeout)
-                .map_or_else(|e| e.into_inner().0, |r| r.0),
-            None => shard.changed.wait(queue).unwrap_or_else(|poisoned| poisoned.into_inner()),
-        };
+        match queue.entries.peek().map(|head| head.deadline - now) {
+            Some(timeout) => {
+                shard.changed.wait_for(&mut queue, timeout);
+            }
+            None => shard.changed.wait(&mut queue),
+        }
     }
 }
 
@@ -311,7 +307,7 @@ mod tests {
     struct LastClone(Mutex<Option<Timer>>, AtomicBool, std::thread::Thread);
     impl Wake for LastClone {
         fn wake(self: Arc<Self>) {
-            drop(lock(&self.0).take());
+            drop(self.0.lock().take());
             // SeqCst: pairs with the load in the test's wait loop; set only once the drop
             // returned.
             self.1.store(true, Ordering::SeqCst);
