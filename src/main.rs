@@ -217,8 +217,8 @@ fn gate(args: GateArgs) -> Result<Done, Stop> {
     let config = GateConfig::try_from(args).map_err(bad_input)?;
     let outcome = run_gate(
         &config,
-        &mut |recorded, results, scenario, param, strategies| {
-            remeasure(recorded, results, scenario, param, strategies)
+        &mut |recorded, results, cell, strategies| {
+            remeasure(recorded, results, cell, strategies)
                 .map_err(|error| format!("{:#}", Error::from(error)))
         },
         &mut |line| eprintln!("gate: {line}"),

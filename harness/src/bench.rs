@@ -92,9 +92,8 @@ pub fn run(config: &RunConfig) -> Result<BenchOutcome, BenchError> {
     };
     let verdict = run_gate(
         &gate,
-        &mut |recorded, results, scenario, param, strategies| {
-            remeasure(recorded, results, scenario, param, strategies)
-                .map_err(|error| error.to_string())
+        &mut |recorded, results, cell, strategies| {
+            remeasure(recorded, results, cell, strategies).map_err(|error| error.to_string())
         },
         &mut |line| eprintln!("gate: {line}"),
     );

@@ -223,7 +223,7 @@ proptest! {
         let error = GateConfig::try_from(args)
             .map_err(|error| error.to_string())
             .and_then(|config| {
-                run_gate(&config, &mut |_, _, _, _, _| Err("not here".into()), &mut |_| {})
+                run_gate(&config, &mut |_, _, _, _| Err("not here".into()), &mut |_| {})
                     .map_err(|error| error.to_string())
             })
             .unwrap_err();

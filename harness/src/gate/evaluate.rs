@@ -48,8 +48,9 @@ pub struct NotRun {
     pub why: Option<String>,
 }
 
-/// Measures a cell again: `(scenario, param, strategies)` -> fresh results of those.
-pub type Rerun<'a> = dyn FnMut(&str, &str, &[Design]) -> Option<Vec<RunResult>> + 'a;
+/// Measures a cell's scenario parameter and sweep point again for the given strategies:
+/// fresh results of those.
+pub type Rerun<'a> = dyn FnMut(&CellKey, &[Design]) -> Option<Vec<RunResult>> + 'a;
 
 /// Evaluates every rule; `confirm` bounds the re-measurements of a failing wall-clock rule.
 pub fn evaluate(
@@ -143,7 +144,7 @@ impl Confirmation<'_> {
         let confirming = !pass && rule.is_wall_clock();
         let involved = if confirming { involved(rule, &cell)? } else { Vec::new() };
         for _ in 0..if confirming { self.confirm } else { 0 } {
-            let Some(fresh) = rerun(cell.scenario.as_str(), &cell.full_param(), &involved) else {
+            let Some(fresh) = rerun(&cell, &involved) else {
                 break;
             };
             let Some(again) = cell.find(&fresh) else { break };
@@ -481,7 +482,7 @@ mod tests {
         run_mut(&mut results, "zipf", "keyed-mailbox").correctness.order_violations = 1;
         let rules = rules(CORRECT, &results).unwrap();
         let mut reruns = 0;
-        let mut rerun = |_: &str, _: &str, _: &[Design]| {
+        let mut rerun = |_: &CellKey, _: &[Design]| {
             reruns += 1;
             None
         };
@@ -505,7 +506,7 @@ mod tests {
         // A confirmation that measures the real ratio again rescues it, and both
         // measurements are reported.
         let healthy = reference();
-        let mut rerun = |_: &str, _: &str, involved: &[Design]| {
+        let mut rerun = |_: &CellKey, involved: &[Design]| {
             assert_eq!(involved, [StrategyId::KeyedMailbox, StrategyId::GroupBy]);
             Some(healthy.runs.clone())
         };
@@ -526,7 +527,7 @@ mod tests {
         keyed.correctness.order_violations = 1;
         // The ratio would fail, but the cell it compares with is void: shown, not judged,
         // not measured again.
-        let mut rerun = |_: &str, _: &str, _: &[Design]| -> Option<Vec<RunResult>> {
+        let mut rerun = |_: &CellKey, _: &[Design]| -> Option<Vec<RunResult>> {
             panic!("a void cell is not confirmed")
         };
         let checks =
@@ -566,7 +567,7 @@ mod tests {
         let rule = CORRECT.replace("metric = \"correctness\"", "metric = \"correctness.lost\"");
         let rules = rules(&rule, &results).unwrap();
         let healthy = reference();
-        let mut rerun = |_: &str, _: &str, _: &[Design]| Some(healthy.runs.clone());
+        let mut rerun = |_: &CellKey, _: &[Design]| Some(healthy.runs.clone());
         let checks = evaluate(&results, &rules, None, 2, &mut rerun).unwrap();
         assert_eq!(checks.iter().filter(|v| !v.pass).count(), 1);
     }

@@ -43,7 +43,7 @@ use strategies::Design;
 
 use crate::config::{RecordedError, RunConfig};
 use crate::limits::SettingError;
-use crate::results::{ReadError, Results, RunResult};
+use crate::results::{CellKey, ReadError, Results, RunResult};
 use crate::workload::ScenarioId;
 
 pub use baseline::{baseline_from, parse_baseline, read_baseline, Baseline, BASELINE_SCHEMA};
@@ -212,10 +212,10 @@ pub struct GateOutcome {
     pub only_void: Vec<String>,
 }
 
-/// Measures one (scenario, param) cell again for the given strategies, with the settings a
-/// run recorded: fresh results, or why it could not.
+/// Measures a cell's scenario parameter and sweep point again for the given strategies,
+/// with the settings a run recorded: fresh results, or why it could not.
 pub type Remeasure<'a> =
-    dyn FnMut(&RunConfig, &Results, &str, &str, &[Design]) -> Result<Vec<RunResult>, String> + 'a;
+    dyn FnMut(&RunConfig, &Results, &CellKey, &[Design]) -> Result<Vec<RunResult>, String> + 'a;
 
 /// Runs `keyed-bench gate`: reads everything (bad input is a [`GateInputError`]), judges,
 /// and confirms a failing wall-clock rule with `remeasure`, which the caller supplies: the
@@ -267,8 +267,8 @@ pub fn run_gate(
     }
     let needs_baseline = rules.iter().any(|rule| rule.kind == Kind::Baseline);
     let baseline = needs_baseline.then(|| config.rules.read_baseline()).transpose()?;
-    let mut rerun = |scenario: &str, param: &str, strategies: &[Design]| {
-        let cell = format!("{scenario} {param}").trim_end().to_owned();
+    let mut rerun = |key: &CellKey, strategies: &[Design]| {
+        let cell = format!("{} {}", key.scenario, key.full_param()).trim_end().to_owned();
         let Some(recorded) = &recorded else {
             on_rerun(&format!("cannot measure {cell} again: the results do not record sizes"));
             return None;
@@ -277,7 +277,7 @@ pub fn run_gate(
             "confirming by measuring {cell} again ({} strategies)",
             strategies.len()
         ));
-        match remeasure(recorded, &results, scenario, param, strategies) {
+        match remeasure(recorded, &results, key, strategies) {
             Ok(runs) => Some(runs),
             Err(error) => {
                 on_rerun(&format!("cannot measure {cell} again: {error}"));

@@ -4,7 +4,7 @@
 use strategies::Design;
 
 use super::{read_rules, GateInputError, Rule};
-use crate::results::{Results, RunResult};
+use crate::results::{CellKey, Results, RunResult};
 
 /// The committed reference run: real results to doctor.
 pub(super) fn reference() -> Results {
@@ -30,8 +30,8 @@ pub(super) fn run_mut<'r>(
     results.runs.iter_mut().find(|r| r.scenario == scenario && r.strategy == strategy).unwrap()
 }
 
-pub(super) fn no_rerun() -> impl FnMut(&str, &str, &[Design]) -> Option<Vec<RunResult>> {
-    |_: &str, _: &str, _: &[Design]| None
+pub(super) fn no_rerun() -> impl FnMut(&CellKey, &[Design]) -> Option<Vec<RunResult>> {
+    |_: &CellKey, _: &[Design]| None
 }
 
 pub(super) const CORRECT: &str = r#"

@@ -7,7 +7,7 @@ use crate::config::RunConfig;
 use crate::measure::metrics::run_result;
 use crate::measure::runner::{measure, Instruments, RunError};
 use crate::measure::system;
-use crate::results::{Results, RunResult};
+use crate::results::{CellKey, Results, RunResult};
 use crate::workload::{ScenarioId, WorkloadSpec};
 
 /// Why a cell could not be measured again.
@@ -21,25 +21,26 @@ pub enum RemeasureError {
     Run(#[from] RunError),
 }
 
-/// Measures one (scenario, param) cell again for `strategies`, with the settings and sizes of
-/// `recorded` and the saturation rate `meta` records (the gate's confirmation of a failing
-/// wall-clock rule).
+/// Measures `cell`'s scenario parameter and sweep point again for `strategies` (its own
+/// strategy is not implied), with the settings and sizes of `recorded` and the saturation
+/// rate `meta` records (the gate's confirmation of a failing wall-clock rule).
 pub fn remeasure(
     recorded: &RunConfig,
     results: &Results,
-    scenario: &str,
-    param: &str,
+    cell: &CellKey,
     strategies: &[Design],
 ) -> Result<Vec<RunResult>, RemeasureError> {
     let unavailable = RemeasureError::Unavailable;
     let meta = &results.meta;
+    let param = cell.full_param();
+    let param = param.as_str();
     // A cell of a sweep ran at its own point: its settings say which.
     let settings = results
         .runs
         .iter()
-        .find(|run| run.scenario == scenario && run.param == param)
+        .find(|run| CellKey::of_run(run).on(&cell.strategy) == *cell)
         .and_then(|run| run.settings.clone());
-    let scenario: ScenarioId = scenario.parse().map_err(|_| unavailable("unknown scenario"))?;
+    let scenario: ScenarioId = cell.scenario.known().ok_or(unavailable("unknown scenario"))?;
     let mut strategy_config = recorded.strategy;
     let mut base = param.to_owned();
     if let Some(settings) = &settings {
