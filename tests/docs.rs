@@ -90,6 +90,7 @@ fn pipeline_cells() -> Vec<harness::results::PipelineRun> {
         seed: 1,
         timer: &timer,
         strategy_config: strategies::StrategyConfig::with_workers(2),
+        watch: Default::default(),
     };
     let plan = PipelinePlan::default();
     let mut cells = Vec::new();

@@ -465,6 +465,7 @@ mod tests {
             seed: 1,
             timer: &timer,
             strategy_config: strategies::StrategyConfig::with_workers(2),
+            watch: Default::default(),
         };
         let strategy = [strategies::StrategyId::KeyedMailbox.into()];
         let scenario = crate::workload::ScenarioId::PipelineCrash;

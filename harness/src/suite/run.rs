@@ -171,6 +171,7 @@ impl<'r> Runner<'r> {
             seed: config.seed,
             timer: &self.instruments.timer,
             strategy_config: config.strategy,
+            watch: Default::default(),
         };
         let key =
             |param: &str, strategy: &str| CellKey::new(at.scenario, param, &at.label, strategy);
