@@ -123,6 +123,7 @@ fn small_results() -> Results {
         runs,
         skipped: Vec::new(),
         pipelines: Vec::new(),
+        failed: Vec::new(),
     }
 }
 

@@ -149,9 +149,10 @@ pub struct RunArgs {
     #[arg(long, help_heading = "Run control")]
     pub dry_run: bool,
     /// Go on with the run whose output folder DIR holds an incomplete results.json (a run
-    /// stopped by a signal, or that failed): run only its missing cells, with the settings
-    /// it records, into DIR, and merge them with its earlier cells in the usual order. Exits
-    /// 0 at once if the file is complete. Flags given beside it must agree with the
+    /// stopped by a signal, or that failed) or one with failed cells: run only its missing
+    /// and failed cells, with the settings it records, into DIR, and merge them with its
+    /// earlier cells in the usual order. Exits 0 at once if every cell is done and none
+    /// failed. Flags given beside it must agree with the
     /// recorded ones (those not given take them), and the commit (without its -dirty mark),
     /// rustc, CPU and cores must be the recorded ones; otherwise it exits 2, naming each
     /// difference, before measuring. With --dry-run, lists the missing cells.

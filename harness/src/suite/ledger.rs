@@ -7,6 +7,9 @@
 //! cell is done. Each save is a whole, valid results file, written to a temporary file and
 //! renamed into place: a run stopped at any moment, even killed, leaves every cell finished
 //! before its last save.
+//!
+//! The failed cells of an earlier session (`failed[]`) are not kept: a resumed run runs
+//! them again.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -146,6 +149,7 @@ impl<'a> Ledger<'a> {
                 runs: Vec::new(),
                 skipped: Vec::new(),
                 pipelines: Vec::new(),
+                failed: Vec::new(),
             },
             stop,
             began,
