@@ -19,6 +19,7 @@ use crate::measure::timer::DEFAULT_TIMER_THREADS;
 use crate::results::Meta;
 use crate::results::{CommitPolicy, RetryPolicy};
 use crate::sweep::{Point, Sweep};
+use crate::watch::Watchdog;
 use crate::workload::{ScenarioId, Sizes};
 
 /// A validated run of the suite.
@@ -59,6 +60,9 @@ pub struct RunConfig {
     pub sizes: Sizes,
     /// The command line, for the results' meta.
     pub command: String,
+    /// How long a cell may make no progress before it is stopped, and the graces of a stop
+    /// (`--cell-timeout`; not recorded: a resumed run takes its own).
+    pub watchdog: Watchdog,
 }
 
 /// Why the settings a results file records cannot be measured again.
@@ -168,6 +172,7 @@ impl RunConfig {
             overwrite: false,
             sizes,
             command: meta.command.clone(),
+            watchdog: Watchdog::default(),
         };
         config.sweep = meta.sweep.clone().unwrap_or_else(|| Sweep::single(&config.strategy));
         config.validate().map_err(in_file)?;
@@ -252,6 +257,7 @@ mod tests {
             overwrite: false,
             sizes: Sizes::quick(),
             command: String::new(),
+            watchdog: Watchdog::default(),
         }
     }
 

@@ -295,6 +295,8 @@ pub fn resume(dir: &Path, args: RunArgs, command: String) -> Result<Resume, Resu
         });
     }
     recorded.command = command;
+    // Not a setting of the cells: this session's own.
+    recorded.watchdog = this.watchdog;
     Ok(Resume::Missing { config: Box::new(recorded), earlier: Box::new(earlier) })
 }
 

@@ -69,7 +69,8 @@ pub(super) fn with_failures(
             if !unjudged.is_empty() {
                 out.push_str(&format!("note: {unjudged}\n"));
             }
-            out + &report
+            let failed = results.failed.len();
+            out + &report + &format!("{failed} cell(s) failed: the gate fails\n")
         }
         Format::Markdown => {
             let mut out = String::from("> **Failed cells** (the gate fails on each):\n");
@@ -181,6 +182,7 @@ mod tests {
             Some("FAIL  cell failed: uniform keyed-mailbox: no progress for 60 s: 5 of 600,000 messages done")
         );
         assert_eq!(lines.next(), Some("note: not judged, their cells failed: uniform keeps up"));
+        assert_eq!(text.lines().last(), Some("1 cell(s) failed: the gate fails"));
         let markdown =
             with_failures(render(&checks, &[], Format::Markdown), Format::Markdown, &results, &[]);
         assert!(markdown.starts_with("> **Failed cells** (the gate fails on each):\n> - `uniform keyed-mailbox`: no progress"), "{markdown}");
