@@ -1,10 +1,11 @@
-//! The watchdog when a strategy deadlocks for good: a design whose `drain` never returns,
-//! whatever a forced close does. Its cell makes no progress, is cancelled, does not return
-//! within the grace, and is abandoned: the run records it as failed, saves, and ends with
-//! an error, the cells after it missing.
+//! The watchdog on designs of this test's own that stall: one whose `drain` waits until a
+//! forced close, whose cells are cancelled, recorded as failed while the run goes on; and
+//! one whose `drain` never returns, whatever a forced close does, whose cell does not
+//! return within the grace and is abandoned: the run records it as failed, saves, and ends
+//! with an error, the cells after it missing.
 
 use std::path::Path;
-use std::sync::{mpsc, Arc};
+use std::sync::{mpsc, Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use harness::cli::RunArgs;
@@ -57,6 +58,64 @@ impl Strategy for Deadlocked {
     }
 }
 
+/// `keyed-mailbox`, but its drain waits until the strategy is force-closed: a stall that a
+/// cancel breaks.
+#[derive(Debug)]
+struct StallsUntilClosed {
+    inner: Box<dyn Strategy>,
+    closed: Mutex<bool>,
+    wake: Condvar,
+}
+
+impl Strategy for StallsUntilClosed {
+    fn id(&self) -> &str {
+        "stalls-until-closed"
+    }
+
+    fn submit(&self, message: Message) -> Result<(), SubmitError> {
+        self.inner.submit(message)
+    }
+
+    fn drain(&self) {
+        let closed = self.closed.lock().unwrap();
+        drop(self.wake.wait_while(closed, |closed| !*closed).unwrap());
+    }
+
+    fn close(&self) {
+        self.inner.close();
+    }
+
+    fn force_close(&self) -> ForcedClose {
+        *self.closed.lock().unwrap() = true;
+        self.wake.notify_all();
+        self.inner.force_close()
+    }
+
+    fn threads_started(&self) -> usize {
+        self.inner.threads_started()
+    }
+
+    fn stats(&self) -> Stats {
+        self.inner.stats()
+    }
+}
+
+fn stalls_until_closed() -> Design {
+    let descriptor = Descriptor::custom(
+        "stalls-until-closed",
+        "keyed-mailbox whose drain waits for a forced close",
+        Family::Mailboxes,
+        true,
+        Threads::SharedPool,
+    );
+    Design::register(descriptor, |config: StrategyConfig, handler: Arc<dyn Handler>| {
+        let inner = StrategyId::KeyedMailbox.build(config, handler)?;
+        let stalls = StallsUntilClosed { inner, closed: Mutex::new(false), wake: Condvar::new() };
+        Ok(Box::new(stalls) as Box<dyn Strategy>)
+    })
+    .expect("the id is free")
+}
+
 fn deadlocked() -> Design {
     let descriptor = Descriptor::custom(
         "deadlocked",
@@ -70,6 +129,43 @@ fn deadlocked() -> Design {
         Ok(Box::new(Deadlocked(inner)) as Box<dyn Strategy>)
     })
     .expect("the id is free")
+}
+
+/// Runs `config` on a thread of its own, failing past [`DEADLINE`].
+fn run(config: RunConfig) -> Result<(), SuiteError> {
+    let (sent, outcome) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = sent.send(run_suite_with(&config, &mut Quiet, Control::default()).map(|_| ()));
+    });
+    outcome.recv_timeout(DEADLINE).expect("the run ends")
+}
+
+fn scratch(name: &str) -> std::path::PathBuf {
+    let out =
+        std::env::temp_dir().join(format!("keyed-bench-watchdog-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    out
+}
+
+#[test]
+fn a_cell_that_stalls_is_cancelled_recorded_as_failed_and_the_run_goes_on() {
+    let design = stalls_until_closed();
+    let out = scratch("stall");
+    run(config(&out, design)).expect("the run goes on past its failed cells");
+    let results = Results::read(&out.join("results.json")).expect("a valid results file");
+    assert!(results.is_complete(), "{:?}", results.meta.incomplete);
+    let measured: Vec<String> =
+        results.runs.iter().map(|run| format!("{} {}", run.scenario, run.strategy)).collect();
+    assert_eq!(measured, ["uniform keyed-mailbox", "zipf keyed-mailbox"]);
+    let failed: Vec<String> = results.failed_cells().iter().map(ToString::to_string).collect();
+    assert_eq!(failed, ["uniform stalls-until-closed", "zipf stalls-until-closed"]);
+    for cell in &results.failed {
+        // The warm-up's 200 messages ended; its drain then waited for the cancel.
+        assert_eq!((cell.done, cell.expected), (200, Some(2_200)), "{cell:?}");
+        assert_eq!(cell.reason, "no progress for 0.5 s: 200 of 2,200 messages done");
+        assert!(!cell.abandoned);
+    }
+    std::fs::remove_dir_all(&out).ok();
 }
 
 /// uniform and zipf, small, on keyed-mailbox and then `design`: 4 cells.
@@ -96,15 +192,9 @@ fn config(out: &Path, design: Design) -> RunConfig {
 #[test]
 fn a_cell_that_will_not_stop_is_recorded_as_failed_and_ends_the_run() {
     let design = deadlocked();
-    let out = std::env::temp_dir().join(format!("keyed-bench-watchdog-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&out);
-    let config = config(&out, design);
-    let (sent, outcome) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = sent.send(run_suite_with(&config, &mut Quiet, Control::default()).map(|_| ()));
-    });
-    let outcome = outcome.recv_timeout(DEADLINE).expect("the run ends");
-    let error = outcome.expect_err("the run ends at the cell that would not stop");
+    let out = scratch("deadlock");
+    let error =
+        run(config(&out, design)).expect_err("the run ends at the cell that would not stop");
     let SuiteError::Abandoned { cell, reason, grace_s } = &error else { panic!("{error:?}") };
     assert_eq!(cell, "uniform deadlocked");
     assert!(reason.starts_with("no progress for 0.5 s: "), "{reason}");

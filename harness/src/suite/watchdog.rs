@@ -104,9 +104,10 @@ pub(super) enum Report<T> {
     Note(String),
 }
 
-/// What the job sends: its reports, then how it ended.
+/// What the job sends: its reports, each with the watch's count when it was sent, then how
+/// it ended.
 enum Sent<T> {
-    Report(Report<T>),
+    Report(Report<T>, u64),
     /// The job returned: after its last cell, or with an error.
     Ended(Result<(), SuiteError>),
     /// The job panicked, with this payload: the suite's thread panics with it.
@@ -127,13 +128,14 @@ pub(super) struct Reporter<T> {
 impl<T> Reporter<T> {
     /// Cell `index` starts.
     pub(super) fn starting(&self, index: usize) {
-        let _ = self.sender.send(Sent::Report(Report::Starting(index)));
+        let _ = self.sender.send(Sent::Report(Report::Starting(index), self.watch.done()));
     }
 
     /// Cell `index` finished with `value`; returns once the suite's thread has saved it
     /// (and heard whether to halt), as a run on one thread would.
     pub(super) fn finished(&self, index: usize, value: T) {
-        if self.sender.send(Sent::Report(Report::Finished(index, value))).is_ok() {
+        let report = Report::Finished(index, value);
+        if self.sender.send(Sent::Report(report, self.watch.done())).is_ok() {
             let _ = self.saved.recv();
         }
     }
@@ -179,8 +181,9 @@ struct Watching {
 }
 
 impl Watching {
-    fn new(index: usize, watch: &Watch) -> Self {
-        let (now, done) = (Instant::now(), watch.done());
+    /// Cell `index`, started when the watch counted `done`.
+    fn new(index: usize, done: u64) -> Self {
+        let now = Instant::now();
         Self { index, started: now, base: done, seen: done, since: now }
     }
 
@@ -247,11 +250,12 @@ impl<'s> Supervisor<'s> {
             };
             let _ = reporter.sender.send(ended);
         }));
-        let watching = Watching::new(first, &watch);
+        // A fresh watch: the first cell starts at 0.
+        let watching = Watching::new(first, 0);
         let mut job = Supervised { watch, halt, answer, watching, cancel: None, failed_save: None };
         loop {
             match receiver.recv_timeout(TICK) {
-                Ok(Sent::Report(report)) => job.hear(report, self.stop, heard),
+                Ok(Sent::Report(report, done)) => job.hear(report, done, self.stop, heard),
                 Ok(Sent::Ended(result)) => return self.ended(result, job),
                 Ok(Sent::Panicked(payload)) => resume_unwind(payload),
                 Err(RecvTimeoutError::Timeout) => {}
@@ -342,19 +346,21 @@ struct Supervised {
 }
 
 impl Supervised {
-    /// Hands `report` to `heard`; a cell starting restarts the watch's clock, a cell that
-    /// finishes after it was cancelled for making no progress did not fail after all, and
-    /// a report `heard` fails on halts the job, as does a stop request of `stop` (heard
-    /// before a finished cell's job goes on: `heard` may be what asks for it).
+    /// Hands `report`, sent when the watch counted `done`, to `heard`; a cell starting
+    /// restarts the watch's clock, a cell that finishes after it was cancelled for making
+    /// no progress did not fail after all, and a report `heard` fails on halts the job, as
+    /// does a stop request of `stop` (heard before a finished cell's job goes on: `heard`
+    /// may be what asks for it).
     fn hear<T>(
         &mut self,
         report: Report<T>,
+        done: u64,
         stop: Option<&StopSignal>,
         heard: &mut dyn FnMut(Report<T>) -> Result<(), SuiteError>,
     ) {
         let finished = matches!(report, Report::Finished(..));
         match (&report, &mut self.cancel) {
-            (Report::Starting(index), _) => self.watching = Watching::new(*index, &self.watch),
+            (Report::Starting(index), _) => self.watching = Watching::new(*index, done),
             (Report::Finished(index, _), Some(cancel)) => cancel.forgive(*index),
             _ => {}
         }
