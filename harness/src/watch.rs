@@ -8,7 +8,10 @@
 //!    ([`Watch::advance`]): a measured cell's handler each message that ends, a pipeline
 //!    consumer each record it settles. Each thread counts into a counter of its own, one
 //!    cache line each, so counting costs the handlers no contended write; the watchdog sums
-//!    the counters ([`Watch::done`]) and only asks whether the sum moved.
+//!    the counters ([`Watch::done`]) and only asks whether the sum moved. The harness's own
+//!    steps between units of work (a repetition's histograms, the wait for a closed
+//!    strategy's threads to go) say that the cell is alive ([`Watch::beat`]) without
+//!    counting a unit: the watchdog watches both ([`Watch::moves`]).
 //! 2. **Enrolment.** Every executor the cell builds is enrolled ([`Watch::enrol`]) for as
 //!    long as the cell uses it; the enrolment ends when its guard is dropped.
 //! 3. **Cancel.** [`Watch::cancel`] raises the flag and force-closes every enrolled executor
@@ -54,6 +57,8 @@ struct State {
     /// Units of work the cell expects to finish in all (0: unknown), for the reason a
     /// stopped cell is given.
     expected: AtomicU64,
+    /// Steps of the harness that finish no unit of work.
+    beats: AtomicU64,
     /// Raised by [`Watch::cancel`], once.
     cancelled: AtomicBool,
     enrolled: Mutex<Enrolled>,
@@ -107,6 +112,18 @@ impl Watch {
     /// Units of work finished so far.
     pub fn done(&self) -> u64 {
         self.0.shards.iter().map(|shard| shard.0.load(Ordering::Relaxed)).sum()
+    }
+
+    /// The cell's harness did a step that finishes no unit of work (built a repetition's
+    /// histograms, waited a moment for a closed strategy's threads to go): the cell is
+    /// alive, though [`Watch::done`] did not move.
+    pub fn beat(&self) {
+        self.0.beats.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// What the watchdog watches move: the units of work done and the harness's steps.
+    pub fn moves(&self) -> u64 {
+        self.done() + self.0.beats.load(Ordering::Relaxed)
     }
 
     /// Says how many units of work the cell expects to finish in all.
@@ -259,6 +276,8 @@ mod tests {
         });
         watch.advance();
         assert_eq!(watch.done(), 4_001);
+        watch.beat();
+        assert_eq!((watch.done(), watch.moves()), (4_001, 4_002), "a beat is no unit of work");
         assert_eq!(watch.expected(), None);
         watch.expect(5_000);
         assert_eq!(watch.expected(), Some(5_000));

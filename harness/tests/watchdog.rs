@@ -22,6 +22,14 @@ use strategies::{
 /// Far longer than the run takes; past it, the run waits for the deadlocked cell for ever.
 const DEADLINE: Duration = Duration::from_secs(120);
 
+/// The runs of this file run one at a time: a run counts the process's threads, and the
+/// deadlocked one leaves threads behind.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 /// `keyed-mailbox`, but its drain never returns: a deadlocked executor.
 #[derive(Debug)]
 struct Deadlocked(Box<dyn Strategy>);
@@ -149,6 +157,7 @@ fn scratch(name: &str) -> std::path::PathBuf {
 
 #[test]
 fn a_cell_that_stalls_is_cancelled_recorded_as_failed_and_the_run_goes_on() {
+    let _serial = one_at_a_time();
     let design = stalls_until_closed();
     let out = scratch("stall");
     run(config(&out, design)).expect("the run goes on past its failed cells");
@@ -162,7 +171,7 @@ fn a_cell_that_stalls_is_cancelled_recorded_as_failed_and_the_run_goes_on() {
     for cell in &results.failed {
         // The warm-up's 200 messages ended; its drain then waited for the cancel.
         assert_eq!((cell.done, cell.expected), (200, Some(2_200)), "{cell:?}");
-        assert_eq!(cell.reason, "no progress for 0.5 s: 200 of 2,200 messages done");
+        assert_eq!(cell.reason, "no progress for 1 s: 200 of 2,200 messages done");
         assert!(!cell.abandoned);
     }
     std::fs::remove_dir_all(&out).ok();
@@ -182,7 +191,7 @@ fn config(out: &Path, design: Design) -> RunConfig {
     };
     let mut config = RunConfig::try_from((args, "test".to_owned())).expect("valid settings");
     config.watchdog = Watchdog {
-        cell_timeout: Some(Duration::from_millis(500)),
+        cell_timeout: Some(Duration::from_secs(1)),
         cancel_grace: Duration::from_secs(1),
         ..Watchdog::default()
     };
@@ -191,13 +200,14 @@ fn config(out: &Path, design: Design) -> RunConfig {
 
 #[test]
 fn a_cell_that_will_not_stop_is_recorded_as_failed_and_ends_the_run() {
+    let _serial = one_at_a_time();
     let design = deadlocked();
     let out = scratch("deadlock");
     let error =
         run(config(&out, design)).expect_err("the run ends at the cell that would not stop");
     let SuiteError::Abandoned { cell, reason, grace_s } = &error else { panic!("{error:?}") };
     assert_eq!(cell, "uniform deadlocked");
-    assert!(reason.starts_with("no progress for 0.5 s: "), "{reason}");
+    assert!(reason.starts_with("no progress for 1 s: "), "{reason}");
     assert_eq!(*grace_s, 1);
     assert!(!error.is_bad_input(), "a failure of the run: exit 1");
 
@@ -208,7 +218,7 @@ fn a_cell_that_will_not_stop_is_recorded_as_failed_and_ends_the_run() {
     let failed = &results.failed[0];
     assert_eq!(failed.key(), CellKey::recorded("uniform", "", "deadlocked"));
     assert!(failed.abandoned);
-    assert_eq!((failed.unit.as_str(), failed.timeout_s), ("messages", 0.5));
+    assert_eq!((failed.unit.as_str(), failed.timeout_s), ("messages", 1.0));
     assert!(failed.expected.is_some_and(|expected| failed.done < expected), "{failed:?}");
     let incomplete = results.meta.incomplete.as_ref().expect("the cells after it are missing");
     assert_eq!((incomplete.cells_planned, incomplete.cells_done), (4, 2));
@@ -222,6 +232,6 @@ fn a_cell_that_will_not_stop_is_recorded_as_failed_and_ends_the_run() {
     let stopped_by = incomplete.stopped_by.as_deref().unwrap_or_default();
     assert!(stopped_by.starts_with("error: uniform deadlocked: no progress"), "{stopped_by}");
     let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
-    assert!(summary.contains("`uniform deadlocked` (no progress for 0.5 s"), "{summary}");
+    assert!(summary.contains("`uniform deadlocked` (no progress for 1 s"), "{summary}");
     std::fs::remove_dir_all(&out).ok();
 }

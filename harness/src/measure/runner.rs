@@ -681,7 +681,7 @@ fn measure_cell(
         events,
     };
     drop(executor);
-    wait_for_threads_to_exit(baseline_threads);
+    wait_for_threads_to_exit(baseline_threads, watch);
     Ok(measurement)
 }
 
@@ -796,6 +796,7 @@ impl CellRun<'_> {
             timer_lateness: instruments.timer.lateness(),
         };
         recorder.reset();
+        self.watch.beat();
         Ok(sample)
     }
 
@@ -821,7 +822,8 @@ impl CellRun<'_> {
     }
 }
 
-/// The recorder's cost per message: `inline` with a no-op handler, with and without it.
+/// The recorder's cost per message: `inline` with a no-op handler, with and without it (and
+/// the count of the cell's progress beside it).
 pub fn recorder_overhead_ns(instruments: &Instruments) -> f64 {
     let messages: Vec<Message> = (0..OVERHEAD_MESSAGES)
         .map(|seq| Message {
@@ -843,12 +845,11 @@ pub fn recorder_overhead_ns(instruments: &Instruments) -> f64 {
         .build(config, Arc::new(|_: &Message| Outcome::Done))
         .expect("valid settings");
     let recorder = Arc::new(Recorder::new(&messages, 64, Clock::start()));
-    let recorded = StrategyId::Inline
-        .build(
-            config,
-            Arc::new(BenchHandler::new(Arc::clone(&recorder), instruments.timer.clone())),
-        )
-        .expect("valid settings");
+    // Counting into a watch as every measured cell's handler does, so that the cost stated
+    // is all the harness adds to a message.
+    let handler = BenchHandler::new(Arc::clone(&recorder), instruments.timer.clone())
+        .with_watch(Watch::default());
+    let recorded = StrategyId::Inline.build(config, Arc::new(handler)).expect("valid settings");
     let mut best_bare = f64::INFINITY;
     let mut best_recorded = f64::INFINITY;
     for _ in 0..OVERHEAD_RUNS {
@@ -874,12 +875,15 @@ pub fn saturation_per_s(
 }
 
 /// Waits until the process is back to `baseline` threads (pools may let their threads
-/// finish exiting after `close` returns), so the next cell's baseline is not inflated.
-fn wait_for_threads_to_exit(baseline: usize) {
+/// finish exiting after `close` returns), so the next cell's baseline is not inflated; a
+/// bounded wait, which tells `watch` the cell is alive.
+fn wait_for_threads_to_exit(baseline: usize, watch: &Watch) {
     let deadline = std::time::Instant::now() + Duration::from_millis(THREAD_EXIT_WAIT_MS);
     while super::system::thread_count().is_some_and(|count| count > baseline)
         && std::time::Instant::now() < deadline
+        && !watch.is_cancelled()
     {
+        watch.beat();
         std::thread::sleep(Duration::from_micros(200));
     }
 }

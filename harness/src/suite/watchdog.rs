@@ -104,8 +104,8 @@ pub(super) enum Report<T> {
     Note(String),
 }
 
-/// What the job sends: its reports, each with the watch's count when it was sent, then how
-/// it ended.
+/// What the job sends: its reports, each with the watch's count of units done when it was
+/// sent, then how it ended.
 enum Sent<T> {
     Report(Report<T>, u64),
     /// The job returned: after its last cell, or with an error.
@@ -142,6 +142,7 @@ impl<T> Reporter<T> {
 
     /// Whether the job must start no other cell: a stop was requested, or a save failed.
     pub(super) fn halted(&self) -> bool {
+        // Acquire: pairs with the supervisor's Release stores (`check`, `Supervised::hear`).
         self.halt.load(Ordering::Acquire)
     }
 }
@@ -173,25 +174,25 @@ struct Cancel {
 struct Watching {
     index: usize,
     started: Instant,
-    /// The watch's count when the cell started.
+    /// The watch's count of units done when the cell started.
     base: u64,
-    /// The count last seen, and since when.
-    seen: u64,
+    /// The watch's moves last seen (`None`: none yet), and since when.
+    seen: Option<u64>,
     since: Instant,
 }
 
 impl Watching {
-    /// Cell `index`, started when the watch counted `done`.
+    /// Cell `index`, started when the watch counted `done` units.
     fn new(index: usize, done: u64) -> Self {
         let now = Instant::now();
-        Self { index, started: now, base: done, seen: done, since: now }
+        Self { index, started: now, base: done, seen: None, since: now }
     }
 
-    /// Reads the count: whether it moved, and restarts the clock if so.
+    /// Reads the watch: restarts the clock where it moved.
     fn look(&mut self, watch: &Watch) {
-        let done = watch.done();
-        if done != self.seen {
-            (self.seen, self.since) = (done, Instant::now());
+        let moves = watch.moves();
+        if self.seen != Some(moves) {
+            (self.seen, self.since) = (Some(moves), Instant::now());
         }
     }
 }
@@ -402,7 +403,7 @@ fn failure(
     watching: &Watching,
     timeout: Duration,
 ) -> FailedCell {
-    let done = watching.seen.saturating_sub(watching.base);
+    let done = watch.done().saturating_sub(watching.base);
     let expected = watch.expected();
     let timeout_s = timeout.as_secs_f64();
     FailedCell {
