@@ -2,8 +2,9 @@
 //!
 //! Each subcommand turns its arguments into a validated config (`harness::cli`), calls the
 //! library and returns what to print, or why it could not. [`finish`] is the one place that
-//! prints a result and maps it to an exit status: 0 done, 1 a failed verdict or run, 2 bad
-//! input; a run stopped by a signal exits with 128 + its number (130 SIGINT, 143 SIGTERM).
+//! prints a result and maps it to an exit status: 0 done, 1 a failed verdict or run (a run
+//! with a failed cell included), 2 bad input; a run stopped by a signal exits with 128 +
+//! its number (130 SIGINT, 143 SIGTERM).
 
 mod signals;
 
@@ -30,7 +31,7 @@ use harness::results::fs::write_atomically;
 use harness::results::Results;
 use harness::soak::{run_soak, SoakConfig};
 use harness::suite::{
-    check_output, command_line, remeasure, run_suite_with, Control, Start, StopSignal,
+    check_output, command_line, remeasure, run_suite_with, Control, Start, StopSignal, SuiteError,
 };
 
 /// Benchmark suite for executors of per-aggregate ordered messages.
@@ -100,7 +101,8 @@ enum Stop {
     BadInput(Error),
     /// The command failed while running (exit 1).
     Failed(Error),
-    /// A run stopped by a signal, its lines for standard error and its exit status.
+    /// A run stopped short (by a signal, or by a cell that would not stop), its lines for
+    /// standard error and its exit status.
     Interrupted(Vec<String>, u8),
 }
 
@@ -155,14 +157,26 @@ fn run(args: RunArgs) -> Result<Done, Stop> {
     signals::stop_on_signals(Arc::clone(&stop), &config.out)
         .map_err(|error| Stop::Failed(Error::from(error).context("cannot handle signals")))?;
     let control = Control { stop: Some(&stop), earlier };
-    let outcome = run_suite_with(&config, &mut Progress::default(), control).map_err(|error| {
-        if error.is_bad_input() {
-            bad_input(error)
-        } else {
-            Stop::Failed(error.into())
-        }
-    })?;
     let results = config.out.join("results.json");
+    let outcome =
+        run_suite_with(&config, &mut Progress::default(), control).map_err(
+            |error| match error {
+                error if error.is_bad_input() => bad_input(error),
+                SuiteError::Abandoned { .. } => {
+                    let saved = format!(
+                        "{} holds every cell done, and this one as failed",
+                        results.display()
+                    );
+                    let lines = vec![
+                        format!("keyed-bench: {error}"),
+                        saved,
+                        signals::resume_hint(&config.out),
+                    ];
+                    Stop::Interrupted(lines, 1)
+                }
+                error => Stop::Failed(error.into()),
+            },
+        )?;
     let (saves, save_s) = outcome.saves;
     let saved = format!(
         "saved {} after every cell: {saves} saves, {save_s:.2} s in all",
@@ -184,13 +198,21 @@ fn run(args: RunArgs) -> Result<Done, Stop> {
         ];
         return Err(Stop::Interrupted(lines, signals::status(&by)));
     }
-    let wrote = format!("wrote {}", results.display());
-    Ok(Done {
-        stdout: format!("{}\n", outcome.summary),
-        notes: vec![saved, wrote],
-        pass: true,
-        only_void: Vec::new(),
-    })
+    let mut notes = vec![saved, format!("wrote {}", results.display())];
+    let failed = &outcome.results.failed;
+    if !failed.is_empty() {
+        let cells: Vec<String> =
+            failed.iter().map(|cell| format!("{} ({})", cell.key(), cell.reason)).collect();
+        notes.push(format!(
+            "keyed-bench: {} cell(s) made no progress and were stopped: {}; `keyed-bench run \
+             --resume {}` runs them again",
+            failed.len(),
+            cells.join("; "),
+            config.out.display()
+        ));
+    }
+    let stdout = format!("{}\n", outcome.summary);
+    Ok(Done { stdout, notes, pass: failed.is_empty(), only_void: Vec::new() })
 }
 
 fn plot(args: PlotArgs) -> Result<Done, Stop> {

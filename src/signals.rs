@@ -1,13 +1,16 @@
 //! SIGINT and SIGTERM during `keyed-bench run`. The first stops the run after the cell in
-//! progress: it saves every finished cell (marked incomplete) and exits with 128 + the
-//! signal's number, 130 or 143. A second exits at once with that status, as soon as no save
-//! is under way, so what was saved stays whole.
+//! progress, which gets a few seconds to finish ([`STOP_GRACE_S`]) before the watchdog
+//! cancels it (it is then not done, and a resumed run runs it): the run saves every
+//! finished cell (marked incomplete) and exits with 128 + the signal's number, 130 or 143.
+//! A second exits at once with that status, as soon as no save is under way, so what was
+//! saved stays whole.
 
 use std::path::Path;
 use std::sync::Arc;
 
 pub use harness::suite::resume_hint;
 use harness::suite::StopSignal;
+use harness::watch::STOP_GRACE_S;
 use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 
@@ -42,8 +45,8 @@ pub fn stop_on_signals(stop: Arc<StopSignal>, out: &Path) -> std::io::Result<()>
             let name = HANDLED.iter().find(|(n, _)| *n == number).map_or("a signal", |(_, n)| n);
             if stop.request(name) {
                 say(&format!(
-                    "keyed-bench: {name}: stopping after the cell in progress, then saving; \
-                     {name} again stops at once"
+                    "keyed-bench: {name}: stopping after the cell in progress (stopped itself \
+                     if it runs {STOP_GRACE_S} s more), then saving; {name} again stops at once"
                 ));
             } else {
                 say(&format!(

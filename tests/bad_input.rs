@@ -116,6 +116,10 @@ const fn case(args: &'static [&'static str], names: &'static str) -> Case {
 
 const CASES: &[Case] = &[
     // run: numbers zero, negative, huge, not numbers, past their limits.
+    case(&["run", "--cell-timeout", "0s"], "--cell-timeout must be numbers with units"),
+    case(&["run", "--cell-timeout", "90"], "`90`"),
+    case(&["run", "--cell-timeout", "25h"], "--cell-timeout must be numbers with units"),
+    case(&["run", "--cell-timeout", "soon"], "`soon`"),
     case(&["run", "--workers", "0"], "--workers must be in 1..=4096, got 0"),
     case(&["run", "--workers", "-3"], "'-3'"),
     case(&["run", "--workers", "many"], "'many'"),

@@ -90,6 +90,7 @@ fn pipeline_cells() -> Vec<harness::results::PipelineRun> {
         seed: 1,
         timer: &timer,
         strategy_config: strategies::StrategyConfig::with_workers(2),
+        watch: Default::default(),
     };
     let plan = PipelinePlan::default();
     let mut cells = Vec::new();
@@ -166,6 +167,18 @@ fn every_results_field_is_documented() {
         missing: vec![cell],
         stopped_by: Some("SIGINT".into()),
     });
+    results.failed = vec![harness::results::FailedCell {
+        scenario: "zipf".into(),
+        param: String::new(),
+        strategy: "inline".into(),
+        reason: "no progress for 60 s: 0 of 10 messages done".into(),
+        unit: "messages".into(),
+        done: 0,
+        expected: Some(10),
+        timeout_s: 60.0,
+        elapsed_s: 61.0,
+        abandoned: false,
+    }];
     results.meta.resumed = vec![harness::results::incomplete::Resumed {
         created: "2030-01-01T00:00:00Z".into(),
         command: "keyed-bench run --resume results/latest".into(),

@@ -1,7 +1,7 @@
 //! `keyed-bench run` stopped by a real signal: the first SIGINT or SIGTERM lets the cell in
-//! progress finish, saves every finished cell marked incomplete and exits 130 or 143 with a
-//! line on how to resume, even when nobody reads that line any more; a second exits at
-//! once, leaving the last save whole.
+//! progress finish (or stops it, stuck, after its grace), saves every finished cell marked
+//! incomplete and exits 130 or 143 with a line on how to resume, even when nobody reads
+//! that line any more; a second exits at once, leaving the last save whole.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -47,6 +47,32 @@ fn wait_for_a_saved_cell(out: &Path, child: &mut Child) {
             panic!("the run ended ({status}) before a cell was saved");
         }
         assert!(began.elapsed() < DEADLINE, "no cell saved in {DEADLINE:?}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// A run of one pipeline cell that is stuck for good: every record waits 60 s on its slow
+/// dependency, 256 at a time (the window), and no `--cell-timeout` shorter than that.
+fn spawn_stuck_run(out: &Path) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_keyed-bench"))
+        .args(["run", "--scenario", "pipeline-reorder", "--strategy", "keyed-mailbox"])
+        .args(["--workers", "2", "--pipeline-records", "2000", "--crash-after", "100"])
+        .args(["--pipeline-slow-pct", "100", "--pipeline-slow-ms", "60000", "--out"])
+        .arg(out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary starts")
+}
+
+/// Waits until `out/results.json` exists: the run saves it before its first cell.
+fn wait_for_the_first_save(out: &Path, child: &mut Child) {
+    let began = Instant::now();
+    while !out.join("results.json").is_file() {
+        if let Some(status) = child.try_wait().expect("the run can be waited for") {
+            panic!("the run ended ({status}) before it saved");
+        }
+        assert!(began.elapsed() < DEADLINE, "nothing saved in {DEADLINE:?}");
         std::thread::sleep(Duration::from_millis(10));
     }
 }
@@ -117,6 +143,33 @@ fn a_second_sigterm_exits_143_at_once_leaving_a_valid_file() {
         .filter(|name| name.starts_with('.'))
         .collect();
     assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
+    std::fs::remove_dir_all(&out).ok();
+}
+
+/// A cell that is stuck does not hold the first SIGINT up: after its grace it is stopped,
+/// recorded as not done (not failed), and the run saves and exits 130.
+#[test]
+fn sigint_stops_a_stuck_cell_after_its_grace_and_exits_130() {
+    let out = scratch("stuck");
+    let mut child = spawn_stuck_run(&out);
+    wait_for_the_first_save(&out, &mut child);
+    // The cell starts right after that save and then waits 60 s for its first record.
+    std::thread::sleep(Duration::from_secs(1));
+    signal(&child, libc::SIGINT);
+    let (status, stderr) = wait(child);
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr
+            .contains("pipeline-reorder producers=2 keyed-mailbox: still running 3 s after SIGINT"),
+        "{stderr}"
+    );
+    let results = Results::read(&out.join("results.json")).expect("a valid results file");
+    let incomplete = results.meta.incomplete.as_ref().expect("marked incomplete");
+    assert_eq!(incomplete.stopped_by.as_deref(), Some("SIGINT"));
+    assert_eq!((incomplete.cells_planned, incomplete.cells_done), (1, 0), "not done");
+    assert!(results.failed.is_empty() && results.pipelines.is_empty(), "nor failed");
+    let hint = format!("keyed-bench run --resume {}", out.display());
+    assert!(stderr.contains(&hint), "{stderr}");
     std::fs::remove_dir_all(&out).ok();
 }
 

@@ -69,7 +69,10 @@ pub enum BenchError {
     Report(#[from] ReportError),
 }
 
-/// Runs the suite `config` selects (as `keyed-bench run`), draws its charts and report,
+/// Runs the suite `config` selects (as `keyed-bench run`, its watchdog included: a cell
+/// that makes no progress is recorded as failed, and one that will not stop ends the run
+/// with [`SuiteError::Abandoned`], its thread left behind in this process), draws its
+/// charts and report,
 /// and judges it against `gates.toml` (and `gates-baseline.json`) of the working
 /// directory, or the project's rules built in where it has none, re-measuring a failing wall-clock rule as `keyed-bench gate` does. Progress
 /// goes to standard error.

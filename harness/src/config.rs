@@ -22,6 +22,7 @@ pub const DEFAULT_REVALIDATE: usize = 2;
 use crate::results::Meta;
 use crate::results::{CommitPolicy, RetryPolicy};
 use crate::sweep::{Point, Sweep};
+use crate::watch::Watchdog;
 use crate::workload::{ScenarioId, Sizes};
 
 /// A validated run of the suite.
@@ -64,6 +65,9 @@ pub struct RunConfig {
     pub sizes: Sizes,
     /// The command line, for the results' meta.
     pub command: String,
+    /// How long a cell may make no progress before it is stopped, and the graces of a stop
+    /// (`--cell-timeout`; not recorded: a resumed run takes its own).
+    pub watchdog: Watchdog,
 }
 
 /// Why the settings a results file records cannot be measured again.
@@ -175,6 +179,7 @@ impl RunConfig {
             overwrite: false,
             sizes,
             command: meta.command.clone(),
+            watchdog: Watchdog::default(),
         };
         config.sweep = meta.sweep.clone().unwrap_or_else(|| Sweep::single(&config.strategy));
         config.validate().map_err(in_file)?;
@@ -260,6 +265,7 @@ mod tests {
             overwrite: false,
             sizes: Sizes::quick(),
             command: String::new(),
+            watchdog: Watchdog::default(),
         }
     }
 

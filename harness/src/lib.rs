@@ -20,6 +20,9 @@ pub mod workload;
 /// `results.json`: the schema (every type of a results file but the sizes and the sweep,
 /// which `workload` and `sweep` declare), the files of a run.
 pub mod results;
+/// What a running cell shares with the watchdog that supervises it: its progress, a cancel
+/// flag and the executors a cancel force-closes; and the watchdog's settings.
+pub mod watch;
 /// One workload offered to one strategy: the runner, the handler, the recorder, the timer,
 /// and the metrics computed from the raw samples.
 pub mod measure;

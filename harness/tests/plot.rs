@@ -126,6 +126,7 @@ fn small_results() -> Results {
         runs,
         skipped: Vec::new(),
         pipelines: Vec::new(),
+        failed: Vec::new(),
     }
 }
 
@@ -441,6 +442,7 @@ fn pipeline_runs() -> &'static [harness::results::PipelineRun] {
             seed: 5,
             timer: &timer,
             strategy_config: StrategyConfig::with_workers(2),
+            watch: Default::default(),
         };
         let strategies = [StrategyId::KeyedMailbox, StrategyId::GroupBy, StrategyId::ThreadPool]
             .map(strategies::Design::from);

@@ -2,6 +2,9 @@
 //! anything is measured against the flags given beside `--resume`, this build and this
 //! machine.
 //!
+//! A file is resumed while it has cells missing (`meta.incomplete`) or failed (`failed[]`):
+//! the resumed run runs both.
+//!
 //! The recorded settings are the run's: a flag given beside `--resume` must agree with
 //! them, and one not given takes the recorded value. A resumed file claims one build and
 //! one machine for all its cells, so the commit (compared without its `-dirty` mark),
@@ -259,7 +262,7 @@ pub fn resume(dir: &Path, args: RunArgs, command: String) -> Result<Resume, Resu
     let file = dir.join("results.json");
     let path = file.display().to_string();
     let earlier = Results::read(&file)?;
-    if earlier.is_complete() {
+    if earlier.is_finished() {
         let cells = earlier.runs.len() + earlier.pipelines.len();
         return Ok(Resume::Complete(format!(
             "{path} is complete ({cells} cells measured or run): nothing to resume"
@@ -292,10 +295,13 @@ pub fn resume(dir: &Path, args: RunArgs, command: String) -> Result<Resume, Resu
         });
     }
     recorded.command = command;
+    // Not a setting of the cells: this session's own.
+    recorded.watchdog = this.watchdog;
     Ok(Resume::Missing { config: Box::new(recorded), earlier: Box::new(earlier) })
 }
 
-/// The cells a resumed run of `config` runs: those of its plan that `earlier` lacks.
+/// The cells a resumed run of `config` runs: those of its plan that `earlier` lacks, and
+/// those it records as failed.
 pub fn remaining(config: &RunConfig, earlier: &Results) -> Vec<Cell> {
     let cells = plan(config, earlier.meta.saturation_per_s).cells;
     let matched = match_earlier(&cells, earlier);

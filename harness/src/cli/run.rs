@@ -7,6 +7,7 @@ use clap::Args;
 use strategies::{Binding, StrategyConfig, WindowScope};
 
 use super::parse_strategies;
+use super::soak::parse_duration;
 use crate::config::{check_setting, parse_list, RunConfig, SettingError};
 use crate::progress::clock;
 use crate::results::{CommitPolicy, RetryPolicy};
@@ -14,6 +15,7 @@ use crate::suite::{
     plan, Cell, CELL_OVERHEAD_S, PIPELINE_RECORD_S, REFERENCE_SATURATION_PER_WORKER,
 };
 use crate::sweep::Sweep;
+use crate::watch::Watchdog;
 use crate::workload::reference::with_parallel_consumer_sizes;
 use crate::workload::{ScenarioId, SizeArgs, Sizes};
 
@@ -116,6 +118,12 @@ pub struct RunArgs {
     /// [default: the memory the machine has available now].
     #[arg(long, help_heading = "Run control", value_name = "MIB")]
     pub max_memory_mib: Option<u64>,
+    /// Stop a cell that finishes no unit of work (a message, a pipeline record) for this
+    /// long, record it as failed with the reason, and go on with the next: numbers with
+    /// units, from 1ms to 24h (`90s`, `10m`) [default: each cell's own, 10 x the longer of
+    /// its expected time and the longest single wait its sizes allow, at least 60s].
+    #[arg(long, help_heading = "Run control", value_name = "DURATION")]
+    pub cell_timeout: Option<String>,
     /// Output folder (created if missing; must not be a file). One run at a time writes
     /// there; a complete earlier run of the suite's own files is replaced, an incomplete
     /// one or others' files are refused (see --overwrite).
@@ -154,9 +162,10 @@ pub struct RunArgs {
     #[arg(long, help_heading = "Run control")]
     pub dry_run: bool,
     /// Go on with the run whose output folder DIR holds an incomplete results.json (a run
-    /// stopped by a signal, or that failed): run only its missing cells, with the settings
-    /// it records, into DIR, and merge them with its earlier cells in the usual order. Exits
-    /// 0 at once if the file is complete. Flags given beside it must agree with the
+    /// stopped by a signal, or that failed) or one with failed cells: run only its missing
+    /// and failed cells, with the settings it records, into DIR, and merge them with its
+    /// earlier cells in the usual order. Exits 0 at once if every cell is done and none
+    /// failed. Flags given beside it must agree with the
     /// recorded ones (those not given take them), and the commit (without its -dirty mark),
     /// rustc, CPU and cores must be the recorded ones; otherwise it exits 2, naming each
     /// difference, before measuring. With --dry-run, lists the missing cells.
@@ -214,6 +223,7 @@ impl TryFrom<(RunArgs, String)> for RunConfig {
         let published = args.published_parallel_consumer;
         let sizes = sizes_of(&args);
         let sweep = sweep_of(&args)?;
+        let cell_timeout = args.cell_timeout.as_deref().map(cell_timeout).transpose()?;
         let config = RunConfig {
             scenarios,
             strategies,
@@ -240,6 +250,7 @@ impl TryFrom<(RunArgs, String)> for RunConfig {
             overwrite: args.overwrite,
             sizes,
             command,
+            watchdog: Watchdog { cell_timeout, ..Watchdog::default() },
         };
         config.validate()?;
         let plan = plan(&config, None);
@@ -247,6 +258,15 @@ impl TryFrom<(RunArgs, String)> for RunConfig {
         check_memory(&plan, args.max_memory_mib)?;
         Ok(config)
     }
+}
+
+/// `--cell-timeout`'s value: a duration with units, from 1 ms to 24 h.
+fn cell_timeout(given: &str) -> Result<std::time::Duration, SettingError> {
+    parse_duration(given).ok_or_else(|| SettingError::OutOfRange {
+        flag: "cell-timeout",
+        value: format!("`{given}`"),
+        expected: "numbers with units (ms, s, m, h) from 1ms to 24h, e.g. 90s or 10m".into(),
+    })
 }
 
 /// Rejects the removed `--published-async-io`, and `--published-parallel-consumer` beside

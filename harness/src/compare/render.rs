@@ -166,19 +166,29 @@ pub fn render(
     }
 }
 
-/// The note on each incomplete side: `B's run is incomplete: 3 of 4 cells done, ...`.
+/// The note on each incomplete side: `B's run is incomplete: 3 of 4 cells done, ...`; and
+/// on each side with failed cells: `B's run has failed cells: ...`.
 fn incomplete_notes(inputs: &Inputs<'_>) -> Vec<String> {
     let (a, b) = inputs.results;
-    [("A", a), ("B", b)]
-        .into_iter()
-        .filter_map(|(side, results)| {
-            let incomplete = results.meta.incomplete.as_ref()?;
-            Some(format!(
-                "{side}'s run is incomplete: {}; its missing cells are listed, not compared",
-                incomplete.describe()
-            ))
-        })
-        .collect()
+    let incomplete = [("A", a), ("B", b)].into_iter().filter_map(|(side, results)| {
+        let incomplete = results.meta.incomplete.as_ref()?;
+        Some(format!(
+            "{side}'s run is incomplete: {}; its missing cells are listed, not compared",
+            incomplete.describe()
+        ))
+    });
+    let failed = [("A", a), ("B", b)].into_iter().filter(|(_, r)| !r.failed.is_empty()).map(
+        |(side, results)| {
+            let cells: Vec<String> =
+                results.failed_cells().iter().map(ToString::to_string).collect();
+            format!(
+                "{side}'s run has failed cells, which measured nothing: {}; the other side's \
+                 are listed as only in it",
+                cells.join(", ")
+            )
+        },
+    );
+    incomplete.chain(failed).collect()
 }
 
 fn json(
@@ -193,6 +203,7 @@ fn json(
             "git_commit": results.meta.git_commit,
             "repeat": results.meta.repeat,
             "incomplete": results.meta.incomplete,
+            "failed": results.failed,
         })
     };
     let mut value = serde_json::to_value(comparison).expect("a comparison serialises");
@@ -466,6 +477,7 @@ mod tests {
             seed: 1,
             timer: &timer,
             strategy_config: strategies::StrategyConfig::with_workers(2),
+            watch: Default::default(),
         };
         let strategy = [strategies::StrategyId::KeyedMailbox.into()];
         let scenario = crate::workload::ScenarioId::PipelineCrash;

@@ -23,13 +23,15 @@
 //!   after setting apart the rules about a scenario the results did not run;
 //! - `render`: the checks (and the rules set apart) as text, Markdown or JSON;
 //! - `incomplete`: an incomplete results file, refused or (`--allow-incomplete`) judged on
-//!   the cells it has.
+//!   the cells it has;
+//! - `failed`: a results file with failed cells (`failed[]`): the gate fails, naming each.
 //!
 //! This module holds the command itself, [`run_gate`], over a validated [`GateConfig`]. It
 //! only reads results: measuring a cell again is a closure its caller passes in.
 
 mod baseline;
 mod evaluate;
+mod failed;
 mod incomplete;
 mod metric;
 mod render;
@@ -90,6 +92,20 @@ pub enum GateInputError {
         planned: usize,
         /// What stopped it (`meta.incomplete.stopped_by`).
         stopped_by: Option<String>,
+    },
+    /// `--update-baseline` on a results file with failed cells.
+    #[error(
+        "{path} holds failed cells ({}); a baseline is made only from a run whose every cell \
+         ran: run them again with `keyed-bench run --resume {folder}`",
+        cells.join(", ")
+    )]
+    Failed {
+        /// The results file.
+        path: String,
+        /// The folder that holds it.
+        folder: String,
+        /// The failed cells.
+        cells: Vec<String>,
     },
     /// The baseline file cannot be written (`--update-baseline`).
     #[error("cannot write {path}: {error}")]
@@ -231,23 +247,11 @@ pub fn run_gate(
             return Err(refusal);
         }
     }
-    let recorded = if config.confirm > 0 && !config.update_baseline {
-        // A confirmation measures cells again with the settings the file records: check
-        // them as the command line's would be, before anything runs on them.
-        let strategies = distinct(results.runs.iter().filter_map(|run| run.strategy.parse().ok()));
-        let scenarios: Vec<ScenarioId> =
-            distinct(results.runs.iter().filter_map(|run| run.scenario.parse().ok()));
-        match RunConfig::from_recorded(&results.meta, scenarios, strategies) {
-            Ok(config) => Some(config),
-            Err(RecordedError::NoSizes) => None,
-            Err(RecordedError::Invalid(error)) => {
-                let path = config.results.display().to_string();
-                return Err(GateInputError::Recorded { path, error });
-            }
-        }
-    } else {
-        None
-    };
+    let unfinished = failed::refusal(&config.results, &results);
+    if let Some(refusal) = unfinished.filter(|_| config.update_baseline) {
+        return Err(refusal);
+    }
+    let recorded = recorded_config(config, &results)?;
     let rules = config.rules.read(&results)?;
     if config.update_baseline {
         let Rules::File { baseline: path, .. } = &config.rules else {
@@ -285,12 +289,14 @@ pub fn run_gate(
             }
         }
     };
-    let (rules, mut not_judged) = incomplete::split_missing(rules, &results);
-    let (rules, mut not_run) = split_not_run(rules, &results);
-    let (rules, unbaselined) = split_unbaselined(rules, &results, baseline.as_ref());
+    // The rules are judged on the cells there: a failed cell is as good as missing.
+    let judged = failed::as_missing(&results);
+    let (rules, mut not_judged) = incomplete::split_missing(rules, &judged);
+    let (rules, mut not_run) = split_not_run(rules, &judged);
+    let (rules, unbaselined) = split_unbaselined(rules, &judged, baseline.as_ref());
     not_run.extend(unbaselined);
     let checks = incomplete::evaluate_incomplete(
-        &results,
+        &judged,
         &rules,
         baseline.as_ref(),
         config.confirm,
@@ -298,11 +304,35 @@ pub fn run_gate(
         &mut not_judged,
     )?;
     let report = render(&checks, &not_run, config.format);
+    let report = incomplete::with_note(report, config.format, &results, &not_judged);
     Ok(GateOutcome {
-        report: incomplete::with_note(report, config.format, &results, &not_judged),
-        pass: checks.iter().all(|v| v.pass),
+        report: failed::with_failures(report, config.format, &results, &not_judged),
+        pass: checks.iter().all(|v| v.pass) && results.failed.is_empty(),
         only_void: only_void(&checks),
     })
+}
+
+/// The settings a confirmation measures cells again with: those the results file records,
+/// checked as the command line's would be before anything runs on them; `None` where no
+/// confirmation will run, or the file records no sizes.
+fn recorded_config(
+    config: &GateConfig,
+    results: &Results,
+) -> Result<Option<RunConfig>, GateInputError> {
+    if config.confirm == 0 || config.update_baseline {
+        return Ok(None);
+    }
+    let strategies = distinct(results.runs.iter().filter_map(|run| run.strategy.parse().ok()));
+    let scenarios: Vec<ScenarioId> =
+        distinct(results.runs.iter().filter_map(|run| run.scenario.parse().ok()));
+    match RunConfig::from_recorded(&results.meta, scenarios, strategies) {
+        Ok(config) => Ok(Some(config)),
+        Err(RecordedError::NoSizes) => Ok(None),
+        Err(RecordedError::Invalid(error)) => {
+            let path = config.results.display().to_string();
+            Err(GateInputError::Recorded { path, error })
+        }
+    }
 }
 
 /// The distinct values of `values`, in first-seen order.

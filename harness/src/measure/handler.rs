@@ -8,6 +8,7 @@ use strategies::{Handler, Job, Message, Outcome};
 
 use crate::measure::recorder::Recorder;
 use crate::measure::timer::Timer;
+use crate::watch::Watch;
 use crate::workload::STATE_LINE_BYTES;
 
 /// Burns about `ns` nanoseconds of CPU on the calling thread.
@@ -83,6 +84,8 @@ pub struct BenchHandler {
     completions: Option<Hook>,
     /// The aggregates' state, where the workload has some (`stateful`).
     state: Option<Arc<AggregateState>>,
+    /// Counts every message that ends, for the watchdog that supervises the cell.
+    watch: Option<Watch>,
 }
 
 impl std::fmt::Debug for BenchHandler {
@@ -91,6 +94,7 @@ impl std::fmt::Debug for BenchHandler {
             .field("recorder", &self.recorder)
             .field("timer", &self.timer)
             .field("completions", &self.completions.is_some())
+            .field("watch", &self.watch.is_some())
             .finish()
     }
 }
@@ -98,7 +102,12 @@ impl std::fmt::Debug for BenchHandler {
 impl BenchHandler {
     /// A handler that records to `recorder` and waits on `timer`.
     pub fn new(recorder: Arc<Recorder>, timer: Timer) -> Self {
-        Self { recorder, timer, completions: None, state: None }
+        Self { recorder, timer, completions: None, state: None, watch: None }
+    }
+
+    /// The same handler, counting every message that ends in `watch` (the cell's progress).
+    pub fn with_watch(self, watch: Watch) -> Self {
+        Self { watch: Some(watch), ..self }
     }
 
     /// The same handler, keeping `state` for the messages' `Job::Touch`.
@@ -112,8 +121,17 @@ impl BenchHandler {
         Self { completions: Some(completions), ..self }
     }
 
-    fn ended(recorder: &Recorder, token: Option<usize>, message: &Message, hook: Option<&Hook>) {
+    fn ended(
+        recorder: &Recorder,
+        token: Option<usize>,
+        message: &Message,
+        hook: Option<&Hook>,
+        watch: Option<&Watch>,
+    ) {
         recorder.end(token, message);
+        if let Some(watch) = watch {
+            watch.advance();
+        }
         if let Some(hook) = hook {
             hook(message.key.aggregate_id);
         }
@@ -147,31 +165,35 @@ impl Handler for BenchHandler {
             Job::Block { ns } => std::thread::sleep(Duration::from_nanos(u64::from(ns))),
             Job::Wait { ns } => {
                 let (recorder, message) = (Arc::clone(&self.recorder), *message);
-                let hook = self.completions.clone();
+                let (hook, watch) = (self.completions.clone(), self.watch.clone());
                 let sleep = self.timer.sleep(Duration::from_nanos(u64::from(ns)));
                 return Outcome::Pending(Box::pin(async move {
                     sleep.await;
-                    Self::ended(&recorder, token, &message, hook.as_ref());
+                    Self::ended(&recorder, token, &message, hook.as_ref(), watch.as_ref());
                 }));
             }
             Job::Retry { retries, backoff_ns, spin_ns } => {
                 spin(u64::from(spin_ns));
                 let (recorder, timer, message) =
                     (Arc::clone(&self.recorder), self.timer.clone(), *message);
-                let hook = self.completions.clone();
+                let (hook, watch) = (self.completions.clone(), self.watch.clone());
                 return Outcome::Pending(Box::pin(async move {
                     retry(&timer, retries, backoff_ns, spin_ns).await;
-                    Self::ended(&recorder, token, &message, hook.as_ref());
+                    Self::ended(&recorder, token, &message, hook.as_ref(), watch.as_ref());
                 }));
             }
             Job::Panic => {
                 // The message ends as it fails: the recorder must not see its key as still
                 // running when the key's next message starts (that would be an overlap).
                 self.recorder.end(token, message);
+                if let Some(watch) = &self.watch {
+                    watch.advance();
+                }
                 workload_panic();
             }
         }
-        Self::ended(&self.recorder, token, message, self.completions.as_ref());
+        let (hook, watch) = (self.completions.as_ref(), self.watch.as_ref());
+        Self::ended(&self.recorder, token, message, hook, watch);
         Outcome::Done
     }
 }

@@ -10,11 +10,18 @@
 //!    late one; latency is measured from the intended time either way;
 //! 4. close the strategy and read its reported thread count.
 //!
+//! A cell measured under a [`Watch`] ([`measure_watched`]) counts every message that ends
+//! in it, enrols its strategy, and stops as soon as the watch is cancelled: the producers
+//! and the completion-driven driver check it between messages and while they wait, and the
+//! cancel's forced close fails a blocked `submit` and ends a `drain`. The cell then returns
+//! [`RunError::Cancelled`].
+//!
 //! Two calibrations of a whole suite run here too: the recorder's own cost per message
 //! ([`recorder_overhead_ns`]) and the saturation rate that `open-loop` loads are fractions
 //! of ([`saturation_per_s`]).
 
-use std::sync::{mpsc, Arc};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
@@ -30,6 +37,7 @@ use super::system::{ThreadSampler, Usage};
 use super::timer::Timer;
 
 use crate::results::{Correctness, Interference};
+use crate::watch::Watch;
 use crate::workload::{Arrivals, Driven, HotChain, Workload};
 
 /// Warm-up: this fraction of the workload, at most `WARMUP_MAX_MESSAGES`.
@@ -42,6 +50,8 @@ const PACE_SLEEP_THRESHOLD_NS: u64 = 1_000_000;
 const THREAD_EXIT_WAIT_MS: u64 = 2_000;
 /// The first paced message is due this long after the run starts.
 const PACE_LEAD_NS: u64 = 200_000;
+/// The longest a producer or the driver sleeps or waits without looking at its watch.
+const WATCH_POLL: Duration = Duration::from_millis(50);
 
 /// Messages of the no-op runs that measure the recorder's own cost.
 const OVERHEAD_MESSAGES: u64 = 200_000;
@@ -221,28 +231,27 @@ impl Senders {
         self.partitions.len().saturating_sub(1)
     }
 
-    /// Sends `messages` of `workload` once by its arrival mode, from `started` (the clock's
-    /// reading just before); a completion-driven workload runs its plan instead.
+    /// Sends `messages` of `cell`'s workload once by its arrival mode, from `started` (the
+    /// clock's reading just before); a completion-driven workload runs its plan instead.
     fn send(
         &self,
-        executor: &dyn Strategy,
-        workload: &Workload,
+        cell: &CellRun<'_>,
         messages: &[Message],
-        clock: Clock,
         started: u64,
-        completions: &mpsc::Receiver<u64>,
     ) -> Result<Sent, RunError> {
         let strategy = self.strategy;
+        let (executor, workload, clock, watch) =
+            (cell.executor, cell.workload, cell.clock, cell.watch);
         if let Some(plan) = &workload.driven {
-            let outcome = submit_driven(executor, workload, plan, clock, completions)
+            let outcome = submit_driven(executor, workload, plan, clock, cell.completions, watch)
                 .map_err(|error| error.into_run_error(strategy))?;
             let last_ns = outcome.last_send_ns;
             return Ok(Sent { last_ns, driven: Some(outcome), helpers_cpu_s: 0.0 });
         }
-        let refused = |source| RunError::Refused { strategy, source };
+        let refused = |halt: Halt| halt.into_run_error(strategy);
         let send = |messages: &[Message]| match workload.arrivals {
-            Arrivals::Closed => submit_closed(executor, messages, clock),
-            Arrivals::Paced => submit_paced(executor, messages, clock, started),
+            Arrivals::Closed => submit_closed(executor, messages, clock, watch),
+            Arrivals::Paced => submit_paced(executor, messages, clock, started, watch),
             Arrivals::Driven => unreachable!("a driven workload has its plan"),
         };
         if self.partitions.is_empty() {
@@ -298,6 +307,30 @@ pub enum RunError {
         /// The strategy.
         strategy: Design,
     },
+    /// The cell's watch was cancelled (by the watchdog that supervises it): it stopped
+    /// before its end, and measured nothing that counts.
+    #[error("`{strategy}`'s cell was cancelled")]
+    Cancelled {
+        /// The strategy.
+        strategy: Design,
+    },
+}
+
+/// Why a producer stopped before its last message.
+enum Halt {
+    /// The strategy refused a message.
+    Refused(strategies::SubmitError),
+    /// The cell's watch was cancelled.
+    Cancelled,
+}
+
+impl Halt {
+    fn into_run_error(self, strategy: Design) -> RunError {
+        match self {
+            Self::Refused(source) => RunError::Refused { strategy, source },
+            Self::Cancelled => RunError::Cancelled { strategy },
+        }
+    }
 }
 
 /// How long a completion-driven run waits for the next handled message before it gives up.
@@ -317,6 +350,7 @@ struct DrivenOutcome {
 enum DrivenError {
     Refused(strategies::SubmitError),
     Stalled,
+    Cancelled,
 }
 
 impl DrivenError {
@@ -324,6 +358,27 @@ impl DrivenError {
         match self {
             Self::Refused(source) => RunError::Refused { strategy, source },
             Self::Stalled => RunError::Stalled { strategy },
+            Self::Cancelled => RunError::Cancelled { strategy },
+        }
+    }
+}
+
+/// The key of the next message that ends, waiting at most [`DRIVEN_STALL`] for it, and no
+/// longer once `watch` is cancelled.
+fn next_end(completions: &mpsc::Receiver<u64>, watch: &Watch) -> Result<u64, DrivenError> {
+    let deadline = Instant::now() + DRIVEN_STALL;
+    loop {
+        if watch.is_cancelled() {
+            return Err(DrivenError::Cancelled);
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(DrivenError::Stalled);
+        }
+        match completions.recv_timeout(left.min(WATCH_POLL)) {
+            Ok(key) => return Ok(key),
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => return Err(DrivenError::Stalled),
         }
     }
 }
@@ -352,6 +407,7 @@ fn submit_driven(
     plan: &Driven,
     clock: Clock,
     completions: &mpsc::Receiver<u64>,
+    watch: &Watch,
 ) -> Result<DrivenOutcome, DrivenError> {
     while completions.try_recv().is_ok() {} // ends of the warm-up and of earlier runs
     let mut driver = Driver::new(executor, workload, plan, clock);
@@ -363,7 +419,7 @@ fn submit_driven(
     let mut measured_completed = 0;
     let mut last_send_ns = clock.now_ns();
     while active > 0 {
-        let key = completions.recv_timeout(DRIVEN_STALL).map_err(|_| DrivenError::Stalled)?;
+        let key = next_end(completions, watch)?;
         match driver.role_of(key) {
             Role::None => {}
             Role::Chain(index) => driver.continue_chain(index)?,
@@ -533,11 +589,59 @@ pub fn measure(
     plan: Repetitions,
     instruments: &Instruments,
 ) -> Result<Measurement, RunError> {
+    measure_watched(workload, strategy, config, plan, instruments, &Watch::default())
+}
+
+/// [`measure`] under `watch`: every message that ends counts in it, and a cancel stops the
+/// cell with [`RunError::Cancelled`] (see the module docs).
+pub fn measure_watched(
+    workload: &Workload,
+    strategy: Design,
+    config: StrategyConfig,
+    plan: Repetitions,
+    instruments: &Instruments,
+    watch: &Watch,
+) -> Result<Measurement, RunError> {
+    let measured = measure_cell(workload, strategy, config, plan, instruments, watch);
+    if watch.is_cancelled() {
+        // Whatever it ended with, the watchdog stopped it: nothing of it counts.
+        return Err(RunError::Cancelled { strategy });
+    }
+    measured
+}
+
+/// Messages a cell whose every repetition runs to its end finishes: the warm-up, `repeat`
+/// times the workload and the counted prefix; none for a completion-driven one (its senders
+/// send for a time).
+fn expected_messages(workload: &Workload, plan: Repetitions) -> u64 {
+    if workload.driven.is_some() {
+        return 0;
+    }
+    let messages = workload.messages.len();
+    let counted = if plan.count_events { breakdown_messages(messages) } else { 0 };
+    (warmup_messages(messages) + plan.repeat * messages + counted) as u64
+}
+
+/// Messages of the warm-up of a workload of `messages`.
+fn warmup_messages(messages: usize) -> usize {
+    (messages / WARMUP_FRACTION).min(WARMUP_MAX_MESSAGES)
+}
+
+/// [`measure_watched`]'s steps.
+fn measure_cell(
+    workload: &Workload,
+    strategy: Design,
+    config: StrategyConfig,
+    plan: Repetitions,
+    instruments: &Instruments,
+    watch: &Watch,
+) -> Result<Measurement, RunError> {
     let Repetitions { repeat, count_events, producers } = plan;
     let senders = Senders::new(&workload.messages, workload.driven.is_some(), producers, strategy);
+    watch.expect(expected_messages(workload, plan));
     let clock = Clock::start();
     let recorder = Arc::new(recorder_for(workload, clock));
-    let (handler, completions) = handler_for(workload, &recorder, &instruments.timer);
+    let (handler, completions) = handler_for(workload, &recorder, &instruments.timer, watch);
     let config = StrategyConfig {
         max_in_flight: workload.window.unwrap_or(config.max_in_flight),
         workers: workload.workers.unwrap_or(config.workers),
@@ -546,8 +650,10 @@ pub fn measure(
 
     instruments.sampler.reset();
     let baseline_threads = instruments.sampler.peak();
-    let executor =
-        strategy.build(config, handler).map_err(|source| RunError::Build { strategy, source })?;
+    let executor: Arc<dyn Strategy> = Arc::from(
+        strategy.build(config, handler).map_err(|source| RunError::Build { strategy, source })?,
+    );
+    let _enrolled = watch.enrol(&executor).map_err(|_| RunError::Cancelled { strategy })?;
     let cell = CellRun {
         workload,
         strategy,
@@ -555,6 +661,7 @@ pub fn measure(
         recorder: &recorder,
         clock,
         completions: &completions,
+        watch,
     };
     cell.warm_up()?;
     let mut samples = Vec::with_capacity(repeat);
@@ -577,7 +684,7 @@ pub fn measure(
         events,
     };
     drop(executor);
-    wait_for_threads_to_exit(baseline_threads);
+    wait_for_threads_to_exit(baseline_threads, watch);
     Ok(measurement)
 }
 
@@ -593,14 +700,17 @@ fn recorder_for(workload: &Workload, clock: Clock) -> Recorder {
     }
 }
 
-/// The handler of `workload`'s messages, recording into `recorder`, and where a
-/// completion-driven workload hears every end (its senders wait for them).
+/// The handler of `workload`'s messages, recording into `recorder` and counting into
+/// `watch`, and where a completion-driven workload hears every end (its senders wait for
+/// them).
 fn handler_for(
     workload: &Workload,
     recorder: &Arc<Recorder>,
     timer: &Timer,
+    watch: &Watch,
 ) -> (Arc<BenchHandler>, mpsc::Receiver<u64>) {
-    let mut handler = BenchHandler::new(Arc::clone(recorder), timer.clone());
+    let mut handler =
+        BenchHandler::new(Arc::clone(recorder), timer.clone()).with_watch(watch.clone());
     let (completed, completions) = mpsc::channel::<u64>();
     if workload.driven.is_some() {
         handler = handler.with_completions(Arc::new(move |key| {
@@ -624,6 +734,8 @@ struct CellRun<'a> {
     clock: Clock,
     /// Where a completion-driven workload's driver hears every end.
     completions: &'a mpsc::Receiver<u64>,
+    /// What the cell's progress counts in, and what stops it.
+    watch: &'a Watch,
 }
 
 impl CellRun<'_> {
@@ -632,13 +744,12 @@ impl CellRun<'_> {
     /// and forgets it.
     fn warm_up(&self) -> Result<(), RunError> {
         let messages = &self.workload.messages;
-        let warmup: Vec<Message> = messages
-            [..(messages.len() / WARMUP_FRACTION).min(WARMUP_MAX_MESSAGES)]
+        let warmup: Vec<Message> = messages[..warmup_messages(messages.len())]
             .iter()
             .map(|message| Message { job: Job::Noop, ..*message })
             .collect();
-        submit_closed(self.executor, &warmup, self.clock)
-            .map_err(|source| RunError::Refused { strategy: self.strategy, source })?;
+        submit_closed(self.executor, &warmup, self.clock, self.watch)
+            .map_err(|halt| halt.into_run_error(self.strategy))?;
         self.executor.drain();
         self.recorder.reset();
         Ok(())
@@ -661,8 +772,7 @@ impl CellRun<'_> {
         instruments.timer.reset_lateness();
         let started = clock.now_ns();
         let messages = &self.workload.messages;
-        let sent =
-            senders.send(executor, self.workload, messages, clock, started, self.completions)?;
+        let sent = senders.send(self, messages, started)?;
         executor.drain();
         let finished = clock.now_ns();
         let usage = Usage::now().since(&usage_before);
@@ -692,6 +802,7 @@ impl CellRun<'_> {
             interference,
         };
         recorder.reset();
+        self.watch.beat();
         Ok(sample)
     }
 
@@ -708,7 +819,7 @@ impl CellRun<'_> {
         let prefix = &messages[..breakdown_messages(messages.len())];
         let senders = Senders::new(prefix, false, producers, self.strategy);
         let started = self.clock.now_ns();
-        senders.send(executor, self.workload, prefix, self.clock, started, self.completions)?;
+        senders.send(self, prefix, started)?;
         executor.drain();
         executor.count_events(false);
         self.recorder.reset();
@@ -717,7 +828,8 @@ impl CellRun<'_> {
     }
 }
 
-/// The recorder's cost per message: `inline` with a no-op handler, with and without it.
+/// The recorder's cost per message: `inline` with a no-op handler, with and without it (and
+/// the count of the cell's progress beside it).
 pub fn recorder_overhead_ns(instruments: &Instruments) -> f64 {
     let messages: Vec<Message> = (0..OVERHEAD_MESSAGES)
         .map(|seq| Message {
@@ -739,12 +851,11 @@ pub fn recorder_overhead_ns(instruments: &Instruments) -> f64 {
         .build(config, Arc::new(|_: &Message| Outcome::Done))
         .expect("valid settings");
     let recorder = Arc::new(Recorder::new(&messages, 64, Clock::start()));
-    let recorded = StrategyId::Inline
-        .build(
-            config,
-            Arc::new(BenchHandler::new(Arc::clone(&recorder), instruments.timer.clone())),
-        )
-        .expect("valid settings");
+    // Counting into a watch as every measured cell's handler does, so that the cost stated
+    // is all the harness adds to a message.
+    let handler = BenchHandler::new(Arc::clone(&recorder), instruments.timer.clone())
+        .with_watch(Watch::default());
+    let recorded = StrategyId::Inline.build(config, Arc::new(handler)).expect("valid settings");
     let mut best_bare = f64::INFINITY;
     let mut best_recorded = f64::INFINITY;
     for _ in 0..OVERHEAD_RUNS {
@@ -770,12 +881,15 @@ pub fn saturation_per_s(
 }
 
 /// Waits until the process is back to `baseline` threads (pools may let their threads
-/// finish exiting after `close` returns), so the next cell's baseline is not inflated.
-fn wait_for_threads_to_exit(baseline: usize) {
+/// finish exiting after `close` returns), so the next cell's baseline is not inflated; a
+/// bounded wait, which tells `watch` the cell is alive.
+fn wait_for_threads_to_exit(baseline: usize, watch: &Watch) {
     let deadline = std::time::Instant::now() + Duration::from_millis(THREAD_EXIT_WAIT_MS);
     while super::system::thread_count().is_some_and(|count| count > baseline)
         && std::time::Instant::now() < deadline
+        && !watch.is_cancelled()
     {
+        watch.beat();
         std::thread::sleep(Duration::from_micros(200));
     }
 }
@@ -786,9 +900,14 @@ fn submit_closed(
     executor: &dyn Strategy,
     messages: &[Message],
     clock: Clock,
-) -> Result<u64, strategies::SubmitError> {
+    watch: &Watch,
+) -> Result<u64, Halt> {
     for message in messages {
-        executor.submit(Message { intended_ns: clock.now_ns(), ..*message })?;
+        if watch.is_cancelled() {
+            return Err(Halt::Cancelled);
+        }
+        let message = Message { intended_ns: clock.now_ns(), ..*message };
+        executor.submit(message).map_err(Halt::Refused)?;
     }
     Ok(clock.now_ns())
 }
@@ -800,23 +919,82 @@ fn submit_paced(
     messages: &[Message],
     clock: Clock,
     origin: u64,
-) -> Result<u64, strategies::SubmitError> {
+    watch: &Watch,
+) -> Result<u64, Halt> {
     let base = origin + PACE_LEAD_NS;
     for message in messages {
         let due = base + message.intended_ns;
         loop {
+            if watch.is_cancelled() {
+                return Err(Halt::Cancelled);
+            }
             let now = clock.now_ns();
             if now >= due {
                 break;
             }
             let ahead = due - now;
             if ahead > PACE_SLEEP_THRESHOLD_NS {
-                std::thread::sleep(Duration::from_nanos(ahead - PACE_SLEEP_THRESHOLD_NS / 2));
+                let sleep = Duration::from_nanos(ahead - PACE_SLEEP_THRESHOLD_NS / 2);
+                std::thread::sleep(sleep.min(WATCH_POLL));
             } else {
                 std::thread::yield_now();
             }
         }
-        executor.submit(Message { intended_ns: due, ..*message })?;
+        executor.submit(Message { intended_ns: due, ..*message }).map_err(Halt::Refused)?;
     }
     Ok(clock.now_ns())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::ScenarioId;
+
+    /// Far longer than a cancelled cell takes to return; past it, the cancel did not work.
+    const DEADLINE: Duration = Duration::from_secs(120);
+
+    #[test]
+    fn a_cancelled_cell_stops_waiting_for_its_messages_and_says_so() {
+        // One key's 50 messages, each waiting 4.3 s: 215 s to drain, unless cancelled.
+        let messages = (0..50)
+            .map(|seq| Message {
+                key: Key::new(0, 0),
+                seq,
+                intended_ns: 0,
+                job: Job::Wait { ns: u32::MAX },
+            })
+            .collect();
+        let workload = Workload {
+            scenario: ScenarioId::Uniform,
+            param: String::new(),
+            messages,
+            keys: 1,
+            troubled: vec![false],
+            arrivals: Arrivals::Closed,
+            window: None,
+            workers: None,
+            driven: None,
+            state_bytes: 0,
+        };
+        let watch = Watch::default();
+        let (sent, result) = mpsc::channel();
+        let cell = watch.clone();
+        std::thread::spawn(move || {
+            let instruments = Instruments::start();
+            let strategy = StrategyId::KeyedMailbox.into();
+            let config = StrategyConfig::with_workers(2);
+            let plan = Repetitions::timed(1);
+            let _ =
+                sent.send(measure_watched(&workload, strategy, config, plan, &instruments, &cell));
+        });
+        // The warm-up's 5 messages (no-ops) end; the first waiting one never does.
+        while watch.done() < 5 {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(watch.expected(), Some(55));
+        watch.cancel();
+        let result = result.recv_timeout(DEADLINE).expect("the cancelled cell returns");
+        assert!(matches!(result, Err(RunError::Cancelled { .. })), "{result:?}");
+        assert_eq!(watch.done(), 5, "no waiting message ended");
+    }
 }

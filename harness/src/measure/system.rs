@@ -326,9 +326,14 @@ mod tests {
 
     #[test]
     fn cpu_time_grows_with_work() {
+        // A fixed amount of work, not a spin for a wall time, which a busy machine would
+        // cut short of the CPU.
         let before = Usage::now();
-        crate::measure::handler::spin(20_000_000);
+        let mut sum = 0u64;
+        for i in 0..50_000_000u64 {
+            sum = std::hint::black_box(sum.wrapping_add(i * i));
+        }
         let used = Usage::now().since(&before);
-        assert!(used.cpu_s > 0.005, "{used:?}");
+        assert!(used.cpu_s > 0.005, "{used:?} ({sum})");
     }
 }

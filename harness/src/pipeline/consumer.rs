@@ -47,6 +47,12 @@
 //! pauses), step 3 `handle` and `attempt_failing`, step 4 `Committer` and `commit_loop`,
 //! and `run_incarnation` runs them in order and then step 5.
 //!
+//! The pipeline's [`Watch`] (its cell's, where a watchdog supervises it) counts every record
+//! settled (step 3) and holds the executor. Once it is cancelled, the poll loop and every
+//! wait of step 5 return, the incarnation dies as at a crash (nothing applies or commits
+//! after) and returns [`ConsumerError::Cancelled`]; the cancel's forced close has already
+//! failed a blocked `submit` and ended a `drain`.
+//!
 //! Dying is one protocol: raise `dead`, then take the write side of a lock whose read
 //! side every handler holds while it checks `dead` and applies. Once the write lock is
 //! held no handler is halfway through an apply, and none starts one.
@@ -68,6 +74,7 @@ use super::transport::{EmbeddedTransport, MemberId, Transport, TransportError};
 use crate::measure::handler::spin;
 use crate::measure::timer::Timer;
 use crate::results::{CommitPolicy, IncarnationReport, LagPoint, RetryPolicy};
+use crate::watch::Watch;
 
 /// Kafka's default `max.poll.records`.
 pub const DEFAULT_MAX_POLL_RECORDS: usize = 500;
@@ -143,9 +150,10 @@ impl Signal {
         self.0 .1.load(Ordering::Acquire)
     }
 
-    fn wait_idle(&self) {
+    /// Waits, counted among the idle, until the signal is raised or `watch` cancelled.
+    fn wait_idle(&self, watch: &Watch) {
         self.0 .1.fetch_add(1, Ordering::AcqRel);
-        while !self.is_raised() {
+        while !self.is_raised() && !watch.is_cancelled() {
             thread::sleep(Duration::from_micros(200));
         }
     }
@@ -359,6 +367,9 @@ pub struct Pipeline {
     pub timer: Timer,
     /// When the pipeline started: a record becomes visible its produce time after it.
     pub epoch: Instant,
+    /// Counts every record settled, holds the executors, and stops the consumers once
+    /// cancelled (the module docs); one nobody cancels unless [`Pipeline::watched`].
+    pub watch: Watch,
 }
 
 impl Pipeline {
@@ -368,7 +379,13 @@ impl Pipeline {
         let tally = Arc::new(DeliveryTally::new(&transport.end_offsets()));
         let epoch = Instant::now();
         transport.pace_from(epoch);
-        Self { transport, projection: Arc::new(Projection::new()), tally, timer, epoch }
+        let projection = Arc::new(Projection::new());
+        Self { transport, projection, tally, timer, epoch, watch: Watch::default() }
+    }
+
+    /// The same pipeline under `watch`, its cell's.
+    pub fn watched(self, watch: Watch) -> Self {
+        Self { watch, ..self }
     }
 
     /// Nanoseconds since the epoch.
@@ -403,6 +420,9 @@ pub enum ConsumerError {
     /// The transport refused a commit.
     #[error(transparent)]
     Transport(#[from] TransportError),
+    /// The pipeline's watch was cancelled (by the watchdog that supervises its cell).
+    #[error("the cell was cancelled")]
+    Cancelled,
 }
 
 /// What a settled attempt does to the business state.
@@ -450,6 +470,8 @@ struct Shared {
     /// taken (write) once `dead` is raised, so that none is halfway through after it.
     finishing: parking_lot::RwLock<()>,
     timer: Timer,
+    /// The pipeline's: counts every record settled, and says when to stop.
+    watch: Watch,
     epoch: Instant,
     crash_after: Option<u64>,
     config: ConsumerConfig,
@@ -498,6 +520,7 @@ impl Shared {
             dead: AtomicBool::new(false),
             finishing: parking_lot::RwLock::new(()),
             timer: pipeline.timer.clone(),
+            watch: pipeline.watch.clone(),
             epoch: pipeline.epoch,
             crash_after: match stop {
                 Stop::CrashAfter { completions, .. } => Some(*completions),
@@ -533,6 +556,7 @@ impl Shared {
         if self.is_dead() {
             return; // died while this record ran: its effect never happened
         }
+        self.watch.advance();
         match effect {
             Effect::Apply => {
                 self.projection.apply(record);
@@ -591,6 +615,10 @@ pub fn run_incarnation(
     let mut pauses = Pauses::new(transport, member, &assigned, hold)?;
     let shared = Arc::new(Shared::resume(pipeline, member, &assigned, config, treat, &stop)?);
     let executor = start_executor(strategy, strategy_config, &shared)?;
+    let Ok(_enrolled) = pipeline.watch.enrol(&executor) else {
+        executor.force_close();
+        return Err(ConsumerError::Cancelled);
+    };
 
     let started = Instant::now();
     let mut report = IncarnationReport {
@@ -610,6 +638,13 @@ pub fn run_incarnation(
         &mut report,
     );
     wait_for_the_end(&stop, &shared, executor.as_ref());
+    if shared.watch.is_cancelled() {
+        // Stopped where it was: dead, as at a crash, and nothing more to report.
+        shared.die();
+        committer.stop();
+        executor.force_close();
+        return Err(ConsumerError::Cancelled);
+    }
     if !matches!(stop, Stop::AtEnd) {
         shared.die();
         report.in_flight_at_end = shared.in_flight(&assigned);
@@ -674,26 +709,31 @@ fn start_executor(
     strategy: Design,
     strategy_config: StrategyConfig,
     shared: &Arc<Shared>,
-) -> Result<Box<dyn Strategy>, ConsumerError> {
+) -> Result<Arc<dyn Strategy>, ConsumerError> {
     let handler = {
         let shared = Arc::clone(shared);
         move |message: &Message| handle(&shared, message)
     };
     strategy
         .build(strategy_config, Arc::new(handler))
+        .map(Arc::from)
         .map_err(|error| ConsumerError::Build { strategy, reason: error.to_string() })
 }
 
 /// Step 5, once the poll loop has returned: waits for what the way the incarnation ends
-/// waits for (the executor drained, the crash point, or the revocation).
+/// waits for (the executor drained, the crash point, or the revocation); at once where the
+/// watch was cancelled (its forced close ends a drain).
 fn wait_for_the_end(stop: &Stop, shared: &Shared, executor: &dyn Strategy) {
+    if shared.watch.is_cancelled() {
+        return;
+    }
     match stop {
         Stop::AtEnd => executor.drain(),
         Stop::CrashAfter { idle, .. } => wait_for_crash(shared, *idle),
         Stop::Revoke(signal) if !signal.is_raised() => {
             // Consumed before the revocation: settle what is in flight, then wait for it.
             executor.drain();
-            signal.wait_idle();
+            signal.wait_idle(&shared.watch);
         }
         Stop::Revoke(_) => {}
     }
@@ -737,7 +777,7 @@ fn uncommitted(transport: &EmbeddedTransport, member: MemberId, assigned: &[u32]
 fn wait_for_crash(shared: &Shared, idle: Duration) {
     let mut seen = shared.completed.load(Ordering::Relaxed);
     let mut since = Instant::now();
-    while !shared.is_dead() {
+    while !shared.is_dead() && !shared.watch.is_cancelled() {
         thread::sleep(Duration::from_micros(500));
         let now = shared.completed.load(Ordering::Relaxed);
         if now != seen {
@@ -976,8 +1016,9 @@ fn poll_loop(
         };
         executor.submit(message).is_ok()
     };
+    let stopped = || shared.is_dead() || revoked() || shared.watch.is_cancelled();
     loop {
-        if shared.is_dead() || revoked() {
+        if stopped() {
             return;
         }
         pauses.reconcile(transport, member, shared);
@@ -1003,7 +1044,7 @@ fn poll_loop(
             continue;
         }
         for record in records {
-            if shared.is_dead() || revoked() {
+            if stopped() {
                 return;
             }
             report.polled += 1;
@@ -1319,6 +1360,46 @@ mod tests {
                 assert_eq!(state.naive_out_of_order, 0, "{strategy} {policy}: ordered");
                 assert_committed_the_end(&transport, strategy, policy);
             }
+        }
+    }
+
+    /// Runs offsets 0 to 3 and leaves every later one pending for ever.
+    fn stall_after_four() -> Treat {
+        Arc::new(|record: &Record| match record.offset {
+            0..4 => Treatment::Run,
+            _ => Treatment::Stall,
+        })
+    }
+
+    /// Cancels `watch`, from a thread of its own, once `done` units of work are done.
+    fn cancel_once(watch: &Watch, done: u64) -> thread::JoinHandle<()> {
+        let watch = watch.clone();
+        thread::spawn(move || {
+            while watch.done() < done {
+                thread::sleep(Duration::from_millis(1));
+            }
+            if let Some(closing) = watch.cancel() {
+                closing.join().unwrap();
+            }
+        })
+    }
+
+    #[test]
+    fn a_cancelled_consumer_stops_waiting_for_stuck_records_and_says_so() {
+        for strategy in [StrategyId::KeyedMailbox, StrategyId::GroupBy].map(Design::from) {
+            let watch = Watch::default();
+            let pipeline = Pipeline::new(ten_records(), Timer::start()).watched(watch.clone());
+            let settings = StrategyConfig::with_workers(2);
+            let policy = config(CommitPolicy::Contiguous);
+            let treat = stall_after_four();
+            let incarnation =
+                Incarnation::new(MemberId(0), strategy, settings, policy, treat, Stop::AtEnd);
+            let cancel = cancel_once(&watch, 4);
+            // Without the cancel, the drain would wait for the stuck records for ever.
+            let result = run_incarnation(&pipeline, incarnation);
+            assert!(matches!(result, Err(ConsumerError::Cancelled)), "{strategy}: {result:?}");
+            cancel.join().unwrap();
+            assert_eq!(watch.done(), 4, "{strategy}: the records that ran");
         }
     }
 

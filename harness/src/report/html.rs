@@ -153,6 +153,7 @@ pub fn render_report(results: &Results, charts: &Charts) -> String {
     let page = context! {
         created => meta.created,
         incomplete => super::incomplete::line(results).map(|line| markup(line.html())),
+        failed => super::incomplete::failed_line(results).map(|line| markup(line.html())),
         verdict,
         meta_rows,
         notes => meta.notes,

@@ -1,5 +1,6 @@
-//! The line that opens `summary.md` and `report.html` of an incomplete run (a results file
-//! with `meta.incomplete`): what follows covers only the cells done.
+//! The lines that open `summary.md` and `report.html` of an incomplete run (a results file
+//! with `meta.incomplete`): what follows covers only the cells done; and of a run with
+//! failed cells (`failed[]`): which, and why.
 
 use super::table::{Cell, Style};
 use crate::results::Results;
@@ -21,11 +22,36 @@ pub fn markdown_line(results: &Results) -> Option<String> {
     line(results).map(|line| line.prose_markdown())
 }
 
+/// The sentence that names the failed cells and why each failed, or `None` where none did.
+pub fn failed_line(results: &Results) -> Option<Cell> {
+    if results.failed.is_empty() {
+        return None;
+    }
+    let count = results.failed.len();
+    let cells = if count == 1 { "1 cell".to_owned() } else { format!("{count} cells") };
+    let mut line = Cell::strong("Failed cells:")
+        .then(Style::Plain, format!(" the watchdog stopped {cells} that made no progress: "));
+    for (index, cell) in results.failed.iter().enumerate() {
+        if index > 0 {
+            line = line.then(Style::Plain, "; ");
+        }
+        let abandoned = if cell.abandoned { ", did not stop, and ended the run" } else { "" };
+        line = line
+            .then(Style::Code, cell.key().to_string())
+            .then(Style::Plain, format!(" ({}{abandoned})", cell.reason));
+    }
+    Some(
+        line.then(Style::Plain, ". They have no figures below; ")
+            .then(Style::Code, "keyed-bench run --resume")
+            .then(Style::Plain, " on the run's folder runs them again."),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::results::incomplete::Incomplete;
-    use crate::results::CellKey;
+    use crate::results::{CellKey, FailedCell};
 
     #[test]
     fn only_an_incomplete_run_says_so() {
@@ -48,5 +74,36 @@ mod tests {
         ));
         let html = super::line(&results).unwrap().html();
         assert!(html.starts_with("<strong>Incomplete run:</strong> 8 of 9"), "{html}");
+    }
+
+    #[test]
+    fn only_a_run_with_failed_cells_names_them() {
+        let reference = include_str!("../../../results/2026-11-30-vm/results.json");
+        let mut results = Results::parse(reference.as_bytes(), "r.json".as_ref()).unwrap();
+        assert_eq!(failed_line(&results), None);
+        let failed = |strategy: &str, abandoned| FailedCell {
+            scenario: "pipeline-reorder".into(),
+            param: "producers=2".into(),
+            strategy: strategy.into(),
+            reason: "no progress for 2 s: 0 records done".into(),
+            unit: "records".into(),
+            done: 0,
+            expected: None,
+            timeout_s: 2.0,
+            elapsed_s: 2.1,
+            abandoned,
+        };
+        results.failed = vec![failed("tokio", false), failed("rayon", true)];
+        let line = failed_line(&results).unwrap().prose_markdown();
+        assert!(
+            line.starts_with(
+                "**Failed cells:** the watchdog stopped 2 cells that made no progress: \
+                 `pipeline-reorder producers=2 tokio` (no progress for 2 s: 0 records done); \
+                 `pipeline-reorder producers=2 rayon` (no progress for 2 s: 0 records done, \
+                 did not stop, and ended the run)."
+            ),
+            "{line}"
+        );
+        assert!(line.ends_with("on the run's folder runs them again."), "{line}");
     }
 }

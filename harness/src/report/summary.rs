@@ -111,7 +111,8 @@ pub(super) fn summary(results: &Results, with_verdict: bool) -> Document {
     let mut out = Document::default();
     out.heading(1, "keyed-bench summary");
     out.blank();
-    if let Some(line) = super::incomplete::line(results).filter(|_| with_verdict) {
+    let opening = [super::incomplete::line(results), super::incomplete::failed_line(results)];
+    for line in opening.into_iter().flatten().filter(|_| with_verdict) {
         out.paragraph(line);
         out.blank();
     }

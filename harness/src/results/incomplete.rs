@@ -15,13 +15,15 @@ use super::{CellKey, Results};
 pub struct Incomplete {
     /// Every cell the run planned, skipped ones included.
     pub cells_planned: usize,
-    /// The cells done: measured, run (pipeline cells) or skipped.
+    /// The cells done: measured, run (pipeline cells), skipped or failed (stopped by the
+    /// watchdog).
     pub cells_done: usize,
     /// The cells not done, in the order the run would run them.
     pub missing: Vec<CellKey>,
-    /// What stopped the run: `SIGINT` or `SIGTERM`, `error: ...` when a cell failed, the
-    /// reason a caller of the library gave; null while the run was still going when the file
-    /// was written (a run killed outright leaves it so).
+    /// What stopped the run: `SIGINT` or `SIGTERM`, `error: ...` when a cell could not be
+    /// measured or would not stop (`failed[]` then holds it), the reason a caller of the
+    /// library gave; null while the run was still going when the file was written (a run
+    /// killed outright leaves it so).
     pub stopped_by: Option<String>,
 }
 

@@ -8,11 +8,13 @@
 //! - `fs`: atomic writes and the `.hgrm` histogram files;
 //! - `incomplete`: what the file of a run that has not finished says about itself;
 //! - `interference`: what the rest of the machine did while a figure was taken.
+//! - `failed`: the cells a run stopped because they made no progress (`failed[]`).
 
 use std::path::Path;
 
 pub mod cell;
 pub mod designs;
+pub mod failed;
 pub mod fs;
 pub mod incomplete;
 pub mod interference;
@@ -22,6 +24,7 @@ pub mod pipeline;
 use serde::{Deserialize, Serialize};
 
 pub use cell::{CellKey, CellSettings, Scenario};
+pub use failed::FailedCell;
 pub use interference::{Interference, Validity};
 pub use metric::Metric;
 pub use pipeline::{
@@ -73,6 +76,10 @@ pub struct Results {
     /// strategy); absent in files from before they existed.
     #[serde(default)]
     pub pipelines: Vec<PipelineRun>,
+    /// The cells the run stopped because they made no progress, with the reason; absent
+    /// where none did (and in files from before the watchdog).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed: Vec<FailedCell>,
 }
 
 /// How, where and when the run was made.
@@ -673,9 +680,10 @@ impl Results {
 }
 
 impl Results {
-    /// What no run writes: a cell twice, a design neither built in nor recorded in
-    /// `meta.designs`, no cores, a cell of no messages, percentiles out of order, an
-    /// incomplete file whose counts disagree.
+    /// What no run writes: a cell twice (a failed one too), a design neither built in nor
+    /// recorded in `meta.designs`, no cores, a cell of no messages, percentiles out of
+    /// order, a failed cell that is also missing or of a negative time, an incomplete file
+    /// whose counts disagree.
     fn check_consistency(&self) -> Result<(), String> {
         if self.meta.cores == 0 {
             return Err("`meta.cores` is 0; a run counts the cores it ran on".into());
@@ -683,7 +691,8 @@ impl Results {
         let mut seen = std::collections::HashSet::new();
         let keys = self.runs.iter().map(|run| (CellKey::of_run(run), run.workers));
         let pipelines = self.pipelines.iter().map(|run| (CellKey::of_pipeline(run), None));
-        for (key, workers) in keys.chain(pipelines) {
+        let failed = self.failed.iter().map(|cell| (cell.key(), None));
+        for (key, workers) in keys.chain(pipelines).chain(failed) {
             if key.strategy.parse::<strategies::Design>().is_err() {
                 return Err(format!(
                     "{key}: strategy `{}` is neither built in nor recorded in `meta.designs`",
@@ -701,6 +710,7 @@ impl Results {
             }
             percentiles_rise(run).map_err(|why| format!("{cell}: {why}"))?;
         }
+        self.check_failed()?;
         let Some(left) = &self.meta.incomplete else { return Ok(()) };
         if left.cells_done > left.cells_planned
             || left.cells_planned - left.cells_done != left.missing.len()
@@ -711,6 +721,35 @@ impl Results {
                 left.cells_planned,
                 left.missing.len()
             ));
+        }
+        Ok(())
+    }
+}
+
+impl Results {
+    /// Every failed cell is done (not missing as well), measured or run under no other
+    /// entry, and of times that are not negative.
+    fn check_failed(&self) -> Result<(), String> {
+        let keys = |runs: Vec<CellKey>| runs.into_iter().collect::<std::collections::HashSet<_>>();
+        let done = keys(self.runs.iter().map(CellKey::of_run).collect());
+        let run = keys(self.pipelines.iter().map(CellKey::of_pipeline).collect());
+        for cell in &self.failed {
+            let key = cell.key();
+            if self.missing_cells().contains(&key) {
+                return Err(format!("{key}: the cell is listed as failed and as missing"));
+            }
+            if done.contains(&key) || run.contains(&key) {
+                return Err(format!("{key}: the cell is listed twice"));
+            }
+            if let Some((field, value)) =
+                [("timeout_s", cell.timeout_s), ("elapsed_s", cell.elapsed_s)]
+                    .into_iter()
+                    .find(|(_, value)| value.is_nan() || *value < 0.0)
+            {
+                return Err(format!(
+                    "failed {key}: `{field}` is {value}; a time is never negative"
+                ));
+            }
         }
         Ok(())
     }
@@ -838,6 +877,51 @@ mod tests {
         json["runs"][1]["samples"]["elapsed_s"] = serde_json::json!([0.5]);
         let error = Results::parse(json.to_string().as_bytes(), path).unwrap_err().to_string();
         assert!(error.contains("`samples` lists 2, 1 and 2 repetitions"), "{error}");
+    }
+
+    #[test]
+    fn failed_cells_read_back_and_are_neither_twice_nor_missing() {
+        let reference = include_str!("../../../results/2026-11-30-vm/results.json");
+        let path = Path::new("failed.json");
+        let results = Results::parse(reference.as_bytes(), path).unwrap();
+        assert!(results.failed.is_empty() && results.is_finished());
+        let written = serde_json::to_value(&results).unwrap();
+        assert!(written.get("failed").is_none(), "absent where none failed");
+        let mut json: serde_json::Value = serde_json::from_str(reference).unwrap();
+        let run = json["runs"].as_array_mut().unwrap().remove(0);
+        json["failed"] = serde_json::json!([{
+            "scenario": run["scenario"],
+            "param": run["param"],
+            "strategy": run["strategy"],
+            "reason": "no progress for 60 s: 0 of 10 messages done",
+            "unit": "messages",
+            "done": 0,
+            "expected": 10,
+            "timeout_s": 60.0,
+            "elapsed_s": 61.5,
+            "abandoned": false,
+        }]);
+        let parsed = Results::parse(json.to_string().as_bytes(), path).unwrap();
+        assert_eq!(parsed.failed.len(), 1);
+        assert!(parsed.is_complete() && !parsed.is_finished(), "done, but not finished");
+        assert_eq!(parsed.failed_cells()[0], CellKey::of_run(&results.runs[0]));
+        assert_eq!(serde_json::to_value(&parsed).unwrap()["failed"], json["failed"]);
+        json["failed"][0]["elapsed_s"] = serde_json::json!(-1.0);
+        let error = Results::parse(json.to_string().as_bytes(), path).unwrap_err().to_string();
+        assert!(error.contains("`elapsed_s` is -1; a time is never negative"), "{error}");
+        json["failed"][0]["elapsed_s"] = serde_json::json!(1.0);
+        json["runs"].as_array_mut().unwrap().insert(0, run.clone());
+        let error = Results::parse(json.to_string().as_bytes(), path).unwrap_err().to_string();
+        assert!(error.contains("the cell is listed twice"), "{error}");
+        json["runs"].as_array_mut().unwrap().remove(0);
+        json["meta"]["incomplete"] = serde_json::json!({
+            "cells_planned": 2,
+            "cells_done": 1,
+            "missing": [{"scenario": run["scenario"], "param": run["param"], "strategy": run["strategy"]}],
+            "stopped_by": null,
+        });
+        let error = Results::parse(json.to_string().as_bytes(), path).unwrap_err().to_string();
+        assert!(error.contains("listed as failed and as missing"), "{error}");
     }
 
     #[test]

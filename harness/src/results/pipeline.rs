@@ -64,8 +64,7 @@ pub struct PipelineRun {
     /// within a sweep; absent in older files.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub settings: Option<CellSettings>,
-    /// What the rest of the machine did while the cell ran (from the end of the previous
-    /// cell of its scenario point, or the point's start), judged; absent in older files.
+    /// What the rest of the machine did while the cell ran, judged; absent in older files.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interference: Option<super::Interference>,
 }

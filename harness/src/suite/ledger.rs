@@ -7,6 +7,9 @@
 //! cell is done. Each save is a whole, valid results file, written to a temporary file and
 //! renamed into place: a run stopped at any moment, even killed, leaves every cell finished
 //! before its last save.
+//!
+//! A cell the watchdog stopped is done too, as a `failed[]` entry. The failed cells of an
+//! earlier session are not kept: a resumed run runs them again.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -17,7 +20,7 @@ use crate::report::summary::render_summary;
 use crate::results::fs::{replace_atomically, write_atomically};
 use crate::results::incomplete::{commit_hash, Incomplete, Resumed};
 use crate::results::PipelineRun;
-use crate::results::{CellKey, Meta, Results, RunResult, Skipped, SCHEMA};
+use crate::results::{CellKey, FailedCell, Meta, Results, RunResult, Skipped, SCHEMA};
 
 /// The cells of an earlier session's file matched to a plan.
 #[derive(Debug, Default)]
@@ -106,11 +109,12 @@ pub(crate) struct Ledger<'a> {
     out: &'a Path,
     cells: &'a [Cell],
     done: Vec<bool>,
-    /// The plan index of each entry of `results.runs`, `results.pipelines` and
-    /// `results.skipped` (of the first of its cells), in order.
+    /// The plan index of each entry of `results.runs`, `results.pipelines`,
+    /// `results.skipped` (of the first of its cells) and `results.failed`, in order.
     runs_at: Vec<usize>,
     pipelines_at: Vec<usize>,
     skipped_at: Vec<usize>,
+    failed_at: Vec<usize>,
     results: Results,
     stop: Option<&'a StopSignal>,
     /// When this session began, and the seconds the earlier ones took.
@@ -140,12 +144,14 @@ impl<'a> Ledger<'a> {
             runs_at: Vec::new(),
             pipelines_at: Vec::new(),
             skipped_at: Vec::new(),
+            failed_at: Vec::new(),
             results: Results {
                 schema: SCHEMA.into(),
                 meta,
                 runs: Vec::new(),
                 skipped: Vec::new(),
                 pipelines: Vec::new(),
+                failed: Vec::new(),
             },
             stop,
             began,
@@ -267,6 +273,15 @@ impl<'a> Ledger<'a> {
     /// Records pipeline cell `index`, and saves.
     pub fn pipeline(&mut self, index: usize, run: PipelineRun) -> Result<(), SuiteError> {
         self.add_pipeline(index, run);
+        self.save()
+    }
+
+    /// Records cell `index` as failed (the watchdog stopped it), and saves.
+    pub fn failed(&mut self, index: usize, cell: FailedCell) -> Result<(), SuiteError> {
+        let at = self.failed_at.partition_point(|&other| other < index);
+        self.failed_at.insert(at, index);
+        self.results.failed.insert(at, cell);
+        self.done[index] = true;
         self.save()
     }
 

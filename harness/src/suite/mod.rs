@@ -16,10 +16,14 @@
 //! 3. **Run** (`run.rs`): the plan's cells in order. A workload is generated when the first
 //!    of its cells runs, and dropped when the next one is needed; a pipeline scenario's
 //!    cells at one point run together over one log.
+//!    Each cell runs on the run's cell thread under a watchdog (`watchdog.rs`): a cell
+//!    that makes no progress for its timeout is cancelled and recorded as failed, and the
+//!    run goes on.
 //! 4. **Save** (`ledger.rs`): after every cell, `results.json` is replaced whole (written
 //!    aside, then renamed), holding every cell done in plan order and marked incomplete
 //!    (`meta.incomplete` lists the missing cells) until the last. A stop request
-//!    ([`StopSignal`]) is heard between cells; the run then saves, writes `summary.md` and
+//!    ([`StopSignal`]) is heard between cells, and by the watchdog, which cancels the cell in
+//!    progress once it has had its grace; the run then saves, writes `summary.md` and
 //!    returns.
 //! 5. **Resume** ([`Control::earlier`]): an incomplete file of the same settings is matched
 //!    to the plan cell by cell ([`ledger::match_earlier`]); its cells are kept and only the
@@ -33,6 +37,7 @@ mod plan;
 mod remeasure;
 mod run;
 mod stop;
+mod watchdog;
 
 use std::time::Instant;
 
@@ -103,6 +108,21 @@ pub enum SuiteError {
         /// Why.
         source: std::io::Error,
     },
+    /// A cell made no progress, and its code did not return after it was cancelled: its
+    /// thread was left behind, the cell is recorded as failed, and the run ended there.
+    #[error(
+        "{cell}: {reason}, and it did not stop within {grace_s} s of being cancelled (a \
+         strategy that ignores a forced close, or a handler that never returns); the run \
+         ended there"
+    )]
+    Abandoned {
+        /// The cell.
+        cell: String,
+        /// Why it was cancelled.
+        reason: String,
+        /// The seconds it had to return.
+        grace_s: u64,
+    },
     /// Another run holds the output folder's lock.
     #[error(
         "{out} is in use by another run ({holder}); wait for it to end, or give another --out"
@@ -155,8 +175,8 @@ pub fn run_suite(
 /// What may steer a suite run besides its settings ([`run_suite_with`]).
 #[derive(Debug, Default)]
 pub struct Control<'a> {
-    /// Once raised, the run stops after the cell in progress, saves what it has (marked
-    /// incomplete) and returns.
+    /// Once raised, the run stops after the cell in progress (cancelled if it runs past
+    /// the watchdog's stop grace), saves what it has (marked incomplete) and returns.
     pub stop: Option<&'a StopSignal>,
     /// The incomplete results of an earlier session of this run (same settings and build),
     /// read from its output folder: its cells are kept, and only the missing ones run.
@@ -180,7 +200,9 @@ pub struct Outcome {
 /// Runs the suite as `control` says and writes its outputs, telling `progress` how it goes:
 /// `results.json` after every cell (marked incomplete until the last), the histograms of
 /// each cell as it finishes, `summary.md` at the end. A run stopped by `control.stop`
-/// returns what it saved; one where a cell fails saves what it has before the error.
+/// returns what it saved; one where a cell fails saves what it has before the error. A
+/// cell the watchdog stopped is in `failed[]`; one it could not stop ends the run with
+/// [`SuiteError::Abandoned`], its thread left behind (module `watchdog`).
 pub fn run_suite_with(
     config: &RunConfig,
     progress: &mut dyn Observer,
@@ -194,7 +216,7 @@ pub fn run_suite_with(
     prepare_output(&config.out, Start::of(config.overwrite, earlier.is_some()))?;
     let suite_started = Instant::now();
     let created = now_rfc3339();
-    let instruments = Instruments::with_timer_threads(config.timer_threads);
+    let instruments = std::sync::Arc::new(Instruments::with_timer_threads(config.timer_threads));
     let mut notes = Vec::new();
     let loads_of_saturation = config.scenarios.iter().any(|s| s.loads_of_saturation());
     if loads_of_saturation {
@@ -242,7 +264,7 @@ pub fn run_suite_with(
     ledger.save()?;
 
     let stopped = || stop.and_then(StopSignal::requested).is_some();
-    let mut runner = Runner::new(config, &plan, &instruments, saturation_per_s);
+    let mut runner = Runner::new(config, &plan, &instruments, saturation_per_s, stop);
     let ran = runner.run(progress, &mut ledger, &stopped);
     progress.done();
     let saves = ledger.saves();

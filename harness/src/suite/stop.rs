@@ -5,8 +5,9 @@ use std::sync::OnceLock;
 
 use parking_lot::{Mutex, MutexGuard};
 
-/// Asks a suite run to stop after the cell in progress: the run then saves what it has,
-/// marked incomplete, and returns. Shared by reference (or in an `Arc`) with the run.
+/// Asks a suite run to stop after the cell in progress (which the watchdog cancels if it
+/// runs past its stop grace): the run then saves what it has, marked incomplete, and
+/// returns. Shared by reference (or in an `Arc`) with the run.
 #[derive(Debug, Default)]
 pub struct StopSignal {
     /// Why the run was asked to stop: the first request's reason.

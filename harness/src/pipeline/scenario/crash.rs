@@ -46,7 +46,7 @@ pub fn run_crash(
     strategies: &[Design],
     each: impl FnMut(&PipelineRun),
 ) -> Result<Vec<PipelineRun>, PipelineError> {
-    let bench = Bench { sizes, seed, timer, strategy_config };
+    let bench = Bench { sizes, seed, timer, strategy_config, watch: Default::default() };
     run(&bench, policies, strategies, &mut |_, _| true, each)
 }
 
@@ -58,28 +58,27 @@ pub(super) fn run(
     wanted: &mut Wanted<'_>,
     each: impl FnMut(&PipelineRun),
 ) -> Result<Vec<PipelineRun>, PipelineError> {
-    let Bench { sizes, seed, timer, strategy_config } = bench.clone();
-    let (topic, expected) = produce(sizes, seed)?;
+    let (topic, expected) = produce(bench.sizes, bench.seed)?;
     let name = super::policy_param;
     let id = ScenarioId::PipelineCrash;
     run_cells(id, policies, strategies, wanted, each, name, |policy, param, s| {
-        crash_cell(&topic, &expected, sizes, strategy_config, s, policy, param, timer)
+        crash_cell(bench, &topic, &expected, s, policy, param)
     })
 }
 
-#[allow(clippy::too_many_arguments)]
+/// One cell: a consumer that crashes after `--crash-after` completions, then one that
+/// resumes from its commits and runs to the end.
 fn crash_cell(
+    bench: &Bench<'_>,
     topic: &Topic,
     expected: &BTreeMap<u64, u64>,
-    sizes: &Sizes,
-    strategy_config: StrategyConfig,
     strategy: Design,
     policy: CommitPolicy,
     param: String,
-    timer: &Timer,
 ) -> Result<PipelineRun, ConsumerError> {
+    let Bench { sizes, strategy_config, .. } = *bench;
     let (transport, member) = one_member(topic)?;
-    let pipeline = Pipeline::new(transport, timer.clone());
+    let pipeline = Pipeline::new(transport, bench.timer.clone()).watched(bench.watch.clone());
     let config = consumer_config(sizes, policy, RetryConfig::default())?;
     let treat = slow_treat(sizes);
     let crash = Stop::CrashAfter { completions: sizes.crash_after as u64, idle: CRASH_IDLE };

@@ -261,6 +261,7 @@ mod tests {
             seed: 3,
             timer: &timer,
             strategy_config: StrategyConfig::with_workers(2),
+            watch: Default::default(),
         };
         let runs =
             run(&bench, &[StrategyId::KeyedMailbox.into()], &mut |_, _| true, |_| {}).unwrap();

@@ -52,6 +52,7 @@ use crate::measure::timer::Timer;
 use crate::results::{
     CommitPolicy, IncarnationReport, LagSummary, Mitigation, PipelineRun, RetryPolicy,
 };
+use crate::watch::Watch;
 use crate::workload::{ScenarioId, Sizes};
 
 pub use crash::run_crash;
@@ -147,6 +148,10 @@ pub struct Bench<'a> {
     pub timer: &'a Timer,
     /// The executors' settings.
     pub strategy_config: StrategyConfig,
+    /// The watch of the cell that runs: every cell's pipeline counts its settled records in
+    /// it and stops once it is cancelled ([`Watch::default`] where nothing supervises the
+    /// cells).
+    pub watch: Watch,
 }
 
 /// Runs the cells of pipeline scenario `scenario` for `plan` x `strategies`, calling
@@ -384,7 +389,7 @@ fn consume_to_end(
     hold: Option<Hold>,
 ) -> Result<(Pipeline, IncarnationReport), ConsumerError> {
     let (transport, member) = one_member(topic)?;
-    let pipeline = Pipeline::new(transport, bench.timer.clone());
+    let pipeline = Pipeline::new(transport, bench.timer.clone()).watched(bench.watch.clone());
     let mut incarnation =
         Incarnation::new(member, strategy, bench.strategy_config, config, treat, Stop::AtEnd);
     incarnation.hold = hold;

@@ -125,7 +125,8 @@ fn cell(
     let transport = Arc::new(EmbeddedTransport::new(topic.clone()));
     let config = consumer_config(sizes, policy, RetryConfig::default())?;
     let treat = slow_treat(sizes);
-    let pipeline = Pipeline::new(Arc::clone(&transport), bench.timer.clone());
+    let pipeline =
+        Pipeline::new(Arc::clone(&transport), bench.timer.clone()).watched(bench.watch.clone());
     let started = Instant::now();
     let mut incarnations: Vec<IncarnationReport> = Vec::new();
     let mut rebalances: Vec<Revocation> = Vec::new();
@@ -217,10 +218,13 @@ fn run_generation(
 }
 
 /// Raises `signal` once `after` records were applied, or once all `members` have nothing
-/// left to do (a policy that skips records may never reach the count); returns when, in
-/// nanoseconds since the pipeline's epoch.
+/// left to do (a policy that skips records may never reach the count), or at once when the
+/// cell is cancelled; returns when, in nanoseconds since the pipeline's epoch.
 fn revoke(pipeline: &Pipeline, signal: &Signal, after: u64, members: u32) -> u64 {
-    while pipeline.tally.applied_total() < after && signal.idle() < members {
+    while pipeline.tally.applied_total() < after
+        && signal.idle() < members
+        && !pipeline.watch.is_cancelled()
+    {
         thread::sleep(Duration::from_micros(200));
     }
     let revoked_ns = pipeline.now_ns();
@@ -300,6 +304,7 @@ mod tests {
             seed: 11,
             timer: &timer,
             strategy_config: StrategyConfig::with_workers(2),
+            watch: Default::default(),
         };
         let strategies: Vec<Design> =
             ordered().into_iter().filter(|&id| id != StrategyId::Inline).collect();

@@ -132,6 +132,7 @@ mod tests {
             seed: 7,
             timer: &timer,
             strategy_config: StrategyConfig::with_workers(2),
+            watch: Default::default(),
         };
         let strategies: Vec<Design> =
             ordered().into_iter().filter(|&id| id != StrategyId::Inline).collect();

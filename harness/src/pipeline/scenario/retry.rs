@@ -194,6 +194,7 @@ mod tests {
             seed: 7,
             timer: &timer,
             strategy_config: StrategyConfig::with_workers(2),
+            watch: Default::default(),
         };
         let strategies =
             [StrategyId::KeyedMailbox, StrategyId::GroupBy, StrategyId::Tokio].map(Design::from);
