@@ -169,8 +169,8 @@ fn run(args: RunArgs) -> Result<Done, Stop> {
         let lines = vec![
             saved,
             format!(
-                "keyed-bench: stopped by {by} with {done} of {planned} cells done; {} holds \
-                 them, marked incomplete ({missing} missing)",
+                "stopped by {by} with {done} of {planned} cells done; {} holds them, marked \
+                 incomplete ({missing} missing)",
                 results.display()
             ),
             signals::resume_hint(&config.out),
@@ -238,19 +238,19 @@ fn soak(args: SoakArgs) -> Result<Done, Stop> {
     Ok(Done { stdout: outcome.render(), notes: Vec::new(), pass: outcome.passed() })
 }
 
-/// Prints what a command ended with and gives its exit status. The verdict decides the
-/// status even when nobody reads the report (`| true`); a reader that stopped reading
-/// (`| head`) ends the command quietly; any other failure to print (a full disk) is bad
-/// output, status 2.
+/// Prints what a command ended with and gives its exit status; an error is one line that
+/// starts with `error: `, as clap's own errors do. The verdict decides the status even when
+/// nobody reads the report (`| true`); a reader that stopped reading (`| head`) ends the
+/// command quietly; any other failure to print (a full disk) is bad output, status 2.
 fn finish(result: Result<Done, Stop>) -> ExitCode {
     let done = match result {
         Ok(done) => done,
         Err(Stop::BadInput(error)) => {
-            eprintln!("keyed-bench: {error:#}");
+            eprintln!("error: {error:#}");
             return ExitCode::from(BAD_INPUT);
         }
         Err(Stop::Failed(error)) => {
-            eprintln!("keyed-bench: {error:#}");
+            eprintln!("error: {error:#}");
             return ExitCode::FAILURE;
         }
         Err(Stop::Interrupted(lines, status)) => {
@@ -279,7 +279,7 @@ fn emit(text: &str) -> Result<(), ExitCode> {
         Ok(()) => Ok(()),
         Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => Err(ExitCode::SUCCESS),
         Err(error) => {
-            eprintln!("keyed-bench: cannot write to standard output: {error}");
+            eprintln!("error: cannot write to standard output: {error}");
             Err(ExitCode::from(BAD_INPUT))
         }
     }

@@ -42,12 +42,12 @@ pub fn stop_on_signals(stop: Arc<StopSignal>, out: &Path) -> std::io::Result<()>
             let name = HANDLED.iter().find(|(n, _)| *n == number).map_or("a signal", |(_, n)| n);
             if stop.request(name) {
                 say(&format!(
-                    "keyed-bench: {name}: stopping after the cell in progress, then saving; \
+                    "{name}: stopping after the cell in progress, then saving; \
                      {name} again stops at once"
                 ));
             } else {
                 say(&format!(
-                    "keyed-bench: {name} again: stopping now; {} holds every cell finished \
+                    "{name} again: stopping now; {} holds every cell finished \
                      so far; {hint}",
                     results.display()
                 ));

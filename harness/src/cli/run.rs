@@ -7,7 +7,8 @@ use clap::Args;
 use strategies::{Binding, StrategyConfig, WindowScope};
 
 use super::parse_strategies;
-use crate::config::{check_setting, parse_list, RunConfig, SettingError};
+use crate::config::{check_setting, parse_list, range_of, RunConfig, SettingError};
+use crate::limits::NumberParser;
 use crate::progress::clock;
 use crate::results::{CommitPolicy, RetryPolicy};
 use crate::suite::{
@@ -42,7 +43,9 @@ pub struct RunArgs {
         long,
         help_heading = "Executor settings",
         value_delimiter = ',',
-        value_name = "N[,N...]"
+        value_name = "N[,N...]",
+        value_parser = number::<usize>("workers"),
+        allow_hyphen_values = true
     )]
     pub workers: Vec<usize>,
     /// Admission window: most unfinished messages at once [1..=2097151] [default: 256].
@@ -52,26 +55,33 @@ pub struct RunArgs {
         long,
         help_heading = "Executor settings",
         value_delimiter = ',',
-        value_name = "N[,N...]"
+        value_name = "N[,N...]",
+        value_parser = number::<usize>("window"),
+        allow_hyphen_values = true
     )]
     pub window: Vec<usize>,
     /// Messages a mailbox runs per turn [1..=1048576]. A list sweeps it.
     #[arg(long, help_heading = "Executor settings", value_delimiter = ',', value_name = "N[,N...]",
-          default_values_t = [StrategyConfig::DEFAULT_THROUGHPUT])]
+          default_values_t = [StrategyConfig::DEFAULT_THROUGHPUT],
+          value_parser = number::<usize>("throughput"), allow_hyphen_values = true)]
     pub throughput: Vec<usize>,
     /// Hash-serial groups per worker (group-by, per-type-pool) [1..=65536].
     #[arg(long, help_heading = "Executor settings",
-          default_value_t = StrategyConfig::DEFAULT_GROUPS_PER_WORKER)]
+          default_value_t = StrategyConfig::DEFAULT_GROUPS_PER_WORKER,
+          value_parser = number::<usize>("groups-per-worker"), allow_negative_numbers = true)]
     pub groups_per_worker: usize,
     /// Microseconds an idle mailbox worker (keyed-mailbox, work-stealing) spins for new
     /// work before it parks; 0 parks at once. Not the handlers' CPU (--spin-ns) [0..=1000].
     /// A list sweeps it.
     #[arg(long, help_heading = "Executor settings", value_delimiter = ',', value_name = "N[,N...]",
-          default_values_t = [StrategyConfig::DEFAULT_IDLE_SPIN_US])]
+          default_values_t = [StrategyConfig::DEFAULT_IDLE_SPIN_US],
+          value_parser = number::<u32>("idle-spin-us"), allow_hyphen_values = true)]
     pub idle_spin_us: Vec<u32>,
     /// The most cells a run may have: a sweep whose cross product exceeds it is refused
     /// before anything is measured [default: 2000].
-    #[arg(long, help_heading = "Run control", default_value_t = crate::sweep::DEFAULT_MAX_CELLS)]
+    #[arg(long, help_heading = "Run control", default_value_t = crate::sweep::DEFAULT_MAX_CELLS,
+          value_parser = NumberParser::<usize>::whole("max-cells", usize::MAX as u64),
+          allow_negative_numbers = true)]
     pub max_cells: usize,
     /// Which messages share one admission window: `strategy` (one window, one receiver)
     /// or `type` (one window of --window messages per aggregate type, as the legacy
@@ -87,14 +97,17 @@ pub struct RunArgs {
     pub binding: Binding,
     /// Threads that submit the workload, each the keys `key % N` of it, as several
     /// receivers would (completion-driven scenarios keep one driver) [1..=64].
-    #[arg(long, help_heading = "Run control", default_value_t = 1)]
+    #[arg(long, help_heading = "Run control", default_value_t = 1,
+          value_parser = number::<usize>("producers"), allow_negative_numbers = true)]
     pub producers: usize,
     /// Threads of the harness timer that completes every pending step [1..=64].
     #[arg(long, help_heading = "Run control",
-          default_value_t = crate::measure::timer::DEFAULT_TIMER_THREADS)]
+          default_value_t = crate::measure::timer::DEFAULT_TIMER_THREADS,
+          value_parser = number::<usize>("timer-threads"), allow_negative_numbers = true)]
     pub timer_threads: usize,
     /// Measured repetitions per cell [1..=1000] [default: 3, or 1 with --quick].
-    #[arg(long, help_heading = "Run control")]
+    #[arg(long, help_heading = "Run control", value_parser = number::<usize>("repeat"),
+          allow_negative_numbers = true)]
     pub repeat: Option<usize>,
     /// Skip the cost breakdown: the one untimed repetition per cell that counts each
     /// strategy's wake-ups, parks, mailbox activations and retirements, and hops.
@@ -104,12 +117,15 @@ pub struct RunArgs {
     #[arg(long, help_heading = "Run control")]
     pub quick: bool,
     /// Workload seed: the same seed gives every strategy the same messages.
-    #[arg(long, help_heading = "Run control", default_value_t = 42)]
+    #[arg(long, help_heading = "Run control", default_value_t = 42,
+          value_parser = NumberParser::<u64>::whole("seed", u64::MAX), allow_negative_numbers = true)]
     pub seed: u64,
     /// The most memory the largest cell may need, in MiB (its workload or its pipeline's
     /// log, estimated from the sizes before anything is generated); a run past it is refused
     /// [default: the memory the machine has available now].
-    #[arg(long, help_heading = "Run control", value_name = "MIB")]
+    #[arg(long, help_heading = "Run control", value_name = "MIB",
+          value_parser = NumberParser::<u64>::whole("max-memory-mib", u64::MAX),
+          allow_negative_numbers = true)]
     pub max_memory_mib: Option<u64>,
     /// Output folder (created if missing; must not be a file). One run at a time writes
     /// there; a complete earlier run of the suite's own files is replaced, an incomplete
@@ -175,6 +191,11 @@ impl Default for RunArgs {
     fn default() -> Self {
         Self::defaults()
     }
+}
+
+/// The value parser of `--{flag}`, one of the ranged numeric flags of `keyed-bench run`.
+pub(crate) fn number<T>(flag: &'static str) -> NumberParser<T> {
+    NumberParser::new(range_of(flag).unwrap_or_else(|| unreachable!("--{flag} has a range")))
 }
 
 /// Rejects an output folder that can never be one: an empty path, or an existing file.
