@@ -155,9 +155,11 @@ pub struct RunArgs {
     /// Each cell is listed with its scenario, parameter, strategy and repetitions; a
     /// skipped cell with the reason the run would give. The estimate is, per cell, the
     /// workload's ideal bound (the time no strategy can beat) x its repetitions, plus the
-    /// breakdown repetition's share of the workload, plus a fixed overhead per cell;
-    /// pipeline cells count records / --pipeline-rate where paced, else a fixed time per
-    /// record. Both fixed parts, and the saturation per worker that open-loop's rates
+    /// breakdown repetition's share of the workload, plus a fixed overhead per cell. A
+    /// pipeline cell counts its consumers one after another, each its records at a fixed
+    /// time per record (records / --pipeline-rate where paced) plus what it waits on: its
+    /// slow records, its failing records' backoffs and whole commit intervals. Both fixed
+    /// parts, and the saturation per worker that open-loop's rates
     /// assume (a run measures it first), come from the reference run
     /// results/2026-12-01-vm-5 (the default suite on 2 cores, 2 workers; see its
     /// summary.md). The bound holds on any machine; the fixed parts are the reference
@@ -443,8 +445,10 @@ pub fn render_cells(config: &RunConfig, cells: &[Cell]) -> String {
         "basis: per cell, the workload's ideal bound x its repetitions (plus the breakdown \
          repetition's share of the workload), plus {CELL_OVERHEAD_S} s measured per cell on the \
          reference run (the default suite: 270 s for 378 cells, 2 cores, 2 workers); pipeline \
-         cells: records / --pipeline-rate where paced, else {:.1} us per record. The bound \
-         holds on any machine; the per-cell part moves with its cores and speed\n",
+         cells: their consumers one after another, each {:.1} us per record (records / \
+         --pipeline-rate where paced) plus its waits: slow records, retry backoffs, whole \
+         commit intervals. The bound holds on any machine; the per-cell part moves with its \
+         cores and speed\n",
         PIPELINE_RECORD_S * 1e6
     ));
     if config.scenarios.iter().any(|s| s.loads_of_saturation()) {
