@@ -171,8 +171,10 @@ pub struct RunArgs {
     /// it records, into DIR, and merge them with its earlier cells in the usual order. Exits
     /// 0 at once if the file is complete. Flags given beside it must agree with the
     /// recorded ones (those not given take them), and the commit (without its -dirty mark),
-    /// rustc, CPU and cores must be the recorded ones; otherwise it exits 2, naming each
-    /// difference, before measuring. With --dry-run, lists the missing cells.
+    /// rustc, CPU and cores must be the recorded ones, and every cell the file holds must
+    /// be one its recorded settings plan, recording what they give it (messages, workers,
+    /// records, keys, ...); otherwise it exits 2, naming each difference, before measuring.
+    /// With --dry-run, lists the missing cells.
     #[arg(long, help_heading = "Run control", value_name = "DIR")]
     pub resume: Option<PathBuf>,
 }

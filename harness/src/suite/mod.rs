@@ -23,9 +23,10 @@
 //!    returns.
 //! 5. **Resume** ([`Control::earlier`]): an incomplete file of the same settings is matched
 //!    to the plan cell by cell ([`ledger::match_earlier`]); its cells are kept and only the
-//!    missing ones run, merged in plan order. A cell the plan has no place for refuses the
-//!    resume.
+//!    missing ones run, merged in plan order. A cell the plan has no place for, or one that
+//!    records other settings than its planned cell ([`agree`]), refuses the resume.
 
+pub mod agree;
 pub(crate) mod ledger;
 mod meta;
 pub mod output;

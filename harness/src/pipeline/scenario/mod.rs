@@ -146,6 +146,35 @@ fn policy_param(policy: CommitPolicy) -> String {
     format!("policy={policy}")
 }
 
+/// What a cell of `scenario` at `param` records of the sizes it ran with, as
+/// `pipelines[]` holds it: what a cell that records otherwise did not run with them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Recorded {
+    /// Its log's partitions at the end (`--expand-to` for an expanded log).
+    pub partitions: u32,
+    /// Its consumers' commit policy: its param's, or `contiguous` where it has none.
+    pub policy: CommitPolicy,
+    /// Completions after which its first consumer dies (pipeline-crash alone).
+    pub crash_after: Option<u64>,
+}
+
+impl Recorded {
+    /// What a cell of `scenario` at `param` records of `sizes`.
+    pub fn of(scenario: ScenarioId, param: &str, sizes: &Sizes) -> Self {
+        let policy = param
+            .strip_prefix("policy=")
+            .and_then(|policy| policy.parse().ok())
+            .unwrap_or(CommitPolicy::Contiguous);
+        let expanded = scenario == ScenarioId::PipelineExpand;
+        Self {
+            partitions: if expanded { sizes.expand_to } else { sizes.partitions },
+            policy,
+            crash_after: (scenario == ScenarioId::PipelineCrash)
+                .then_some(sizes.crash_after as u64),
+        }
+    }
+}
+
 /// The `param` of a `pipeline-retry` cell.
 fn retry_param(policy: RetryPolicy) -> String {
     format!("retry={policy}")
