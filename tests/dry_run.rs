@@ -105,7 +105,7 @@ fn the_memory_estimate_of_a_measured_cell_is_what_it_holds() {
     let Some(memory) = results.runs[0].memory else {
         return; // no /proc here: nothing to compare with
     };
-    let estimate = harness::suite::measured_bytes(messages, 1_000);
+    let estimate = harness::suite::measured_bytes(messages, 1_000, 0);
     let peak = memory.peak_bytes;
     const PROCESS_BYTES: u64 = 64 << 20;
     assert!(peak <= estimate + PROCESS_BYTES, "peak {peak} B, estimate {estimate} B");

@@ -120,9 +120,10 @@ pub struct RunArgs {
     #[arg(long, help_heading = "Run control", default_value_t = 42,
           value_parser = NumberParser::<u64>::whole("seed", u64::MAX), allow_negative_numbers = true)]
     pub seed: u64,
-    /// The most memory the largest cell may need, in MiB (its workload or its pipeline's
-    /// log, estimated from the sizes before anything is generated); a run past it is refused
-    /// [default: the memory the machine has available now].
+    /// The most memory the largest cell may need, in MiB (its workload and its keys' state,
+    /// or its pipeline's log and projection, estimated from the sizes before anything is
+    /// generated); a run past it is refused [default: the memory the machine has available
+    /// now].
     #[arg(long, help_heading = "Run control", value_name = "MIB",
           value_parser = NumberParser::<u64>::whole("max-memory-mib", u64::MAX),
           allow_negative_numbers = true)]

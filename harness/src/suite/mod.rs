@@ -44,8 +44,9 @@ use ledger::Ledger;
 pub use meta::now_rfc3339;
 pub use output::{check_output, command_line, prepare_output, resume_hint, OutputLock, Start};
 pub use plan::{
-    measured_bytes, plan, skip_reason, Cell, Plan, ScenarioPoint, CELL_OVERHEAD_S,
-    PIPELINE_BYTES_PER_RECORD, PIPELINE_RECORD_S, REFERENCE_SATURATION_PER_WORKER,
+    measured_bytes, pipeline_bytes, plan, skip_reason, Cell, Plan, ScenarioPoint, CELL_OVERHEAD_S,
+    PIPELINE_BYTES_PER_KEY, PIPELINE_BYTES_PER_RECORD, PIPELINE_RECORD_S,
+    REFERENCE_SATURATION_PER_WORKER,
 };
 pub use remeasure::{remeasure, RemeasureError};
 use run::{measure_saturation, Runner};

@@ -106,29 +106,49 @@ pub struct Plan {
 pub const PIPELINE_BYTES_PER_RECORD: u64 =
     4 * std::mem::size_of::<crate::pipeline::Record>() as u64;
 
-/// Bytes a measured workload of `messages` messages over `keys` keys takes while one of its
-/// cells runs: the messages, the recorder's slot per message and its state per key, and the
-/// workload's per-key flags.
-pub fn measured_bytes(messages: usize, keys: usize) -> u64 {
+/// Bytes a pipeline cell holds per key of its log, at most: the projection's state of the
+/// key ([`crate::pipeline::projection::BYTES_PER_KEY`]), and the two ordered maps of its
+/// versions the scenario builds with the log (the producer's next version, and each key's
+/// last for the final check), a B-tree entry of 16 bytes taking up to three times that.
+pub const PIPELINE_BYTES_PER_KEY: u64 = crate::pipeline::projection::BYTES_PER_KEY + 2 * 3 * 16;
+
+/// Bytes a measured workload of `messages` messages over `keys` keys, each holding
+/// `state_per_key` bytes of state ([`WorkloadSpec::state_bytes_per_key`]), takes while one
+/// of its cells runs: the messages, the recorder's slot per message and its state per key,
+/// the workload's per-key flags, and the keys' state.
+pub fn measured_bytes(messages: usize, keys: usize, state_per_key: usize) -> u64 {
     let per_message = std::mem::size_of::<strategies::Message>() + recorder::BYTES_PER_MESSAGE;
-    let per_key = recorder::BYTES_PER_KEY + std::mem::size_of::<bool>();
-    (messages * per_message + keys * per_key) as u64
+    let per_key = recorder::BYTES_PER_KEY + std::mem::size_of::<bool>() + state_per_key;
+    (messages as u64)
+        .saturating_mul(per_message as u64)
+        .saturating_add((keys as u64).saturating_mul(per_key as u64))
+}
+
+/// Bytes a pipeline cell of `records` records over `keys` keys holds while it runs (see
+/// [`PIPELINE_BYTES_PER_RECORD`] and [`PIPELINE_BYTES_PER_KEY`]): state is held for the
+/// keys its records name, at most one per record.
+pub fn pipeline_bytes(records: usize, keys: usize) -> u64 {
+    let keys_named = keys.min(records) as u64;
+    (records as u64)
+        .saturating_mul(PIPELINE_BYTES_PER_RECORD)
+        .saturating_add(keys_named.saturating_mul(PIPELINE_BYTES_PER_KEY))
 }
 
 impl Plan {
     /// The cell that needs the most memory while it runs, and about how many bytes (what
-    /// its workload or its pipeline's log holds; the process's own few MiB aside). Skipped
-    /// cells need none. `None` for a plan that runs no cell.
+    /// its workload and its keys' state hold, or its pipeline's log and projection; the
+    /// process's own few MiB aside). Skipped cells need none. `None` for a plan that runs
+    /// no cell.
     pub fn largest_memory(&self) -> Option<(&Cell, u64)> {
-        let bytes = |cell: &Cell| match cell.workload {
-            Some(workload) => {
-                let spec = &self.workloads[workload];
-                let sizes = &self.points[cell.point].config.sizes;
-                measured_bytes(spec.messages(sizes), spec.keys)
-            }
-            None => {
-                let records = self.points[cell.point].config.sizes.pipeline_records as u64;
-                records * PIPELINE_BYTES_PER_RECORD
+        let bytes = |cell: &Cell| {
+            let sizes = &self.points[cell.point].config.sizes;
+            match cell.workload {
+                Some(workload) => {
+                    let spec = &self.workloads[workload];
+                    let state = spec.state_bytes_per_key(sizes);
+                    measured_bytes(spec.messages(sizes), spec.keys, state)
+                }
+                None => pipeline_bytes(sizes.pipeline_records, sizes.pipeline_keys),
             }
         };
         self.cells
@@ -401,5 +421,52 @@ mod tests {
         }
         assert!((expected_s / exact_s - 1.0).abs() < 0.10, "{expected_s} against {exact_s}");
         assert!(moved.len() <= 2, "{moved:#?}");
+    }
+
+    /// The largest cell of `args` and its estimated bytes.
+    fn largest(args: &[&str]) -> (String, u64) {
+        #[derive(clap::Parser)]
+        struct Run {
+            #[command(flatten)]
+            run: crate::cli::RunArgs,
+        }
+        let argv = ["keyed-bench", "--max-memory-mib", "1000000000"].iter().chain(args);
+        let args = <Run as clap::Parser>::try_parse_from(argv).unwrap().run;
+        let config = RunConfig::try_from((args, "test".to_owned())).unwrap();
+        let plan = plan(&config, Some(1e6));
+        let (cell, bytes) = plan.largest_memory().unwrap();
+        (cell.key.to_string(), bytes)
+    }
+
+    #[test]
+    fn the_memory_estimate_counts_each_keys_state() {
+        // stateful: 32,768 keys of 64 KiB hold 2 GiB, whatever the messages.
+        let (cell, bytes) = largest(&[
+            "--scenario=stateful",
+            "--strategy=keyed-mailbox",
+            "--stateful-keys=32768",
+            "--state-kib=64",
+            "--stateful-messages=1000",
+        ]);
+        assert!(cell.starts_with("stateful keys=32768"), "{cell}");
+        assert!(bytes >= 32_768 * 64 * 1024, "{bytes} B");
+        assert!(bytes < 32_768 * 65 * 1024, "{bytes} B: the messages are few");
+        // A pipeline whose every record names a key of its own: the projection's state of
+        // each key beside the records; keys no record names hold nothing.
+        let pipeline = |records: &str, keys: &str| {
+            largest(&[
+                "--scenario=pipeline-reorder",
+                "--strategy=keyed-mailbox",
+                &format!("--pipeline-records={records}"),
+                "--crash-after=10",
+                &format!("--pipeline-keys={keys}"),
+            ])
+        };
+        let (cell, bytes) = pipeline("1000000", "100000000");
+        assert!(cell.starts_with("pipeline-reorder"), "{cell}");
+        let per_key = crate::pipeline::projection::BYTES_PER_KEY;
+        assert!(bytes >= 1_000_000 * (PIPELINE_BYTES_PER_RECORD + per_key), "{bytes}");
+        assert_eq!(bytes, pipeline("1000000", "1000000").1);
+        assert!(pipeline("1000000", "10").1 < bytes);
     }
 }
