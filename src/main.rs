@@ -5,6 +5,8 @@
 //! prints a result and maps it to an exit status: 0 done, 1 a failed verdict or run, 2 bad
 //! input; a run stopped by a signal exits with 128 + its number (130 SIGINT, 143 SIGTERM).
 
+#[cfg(unix)]
+mod alloc;
 mod signals;
 
 use std::process::ExitCode;
@@ -108,6 +110,11 @@ fn bad_input(error: impl Into<Error>) -> Stop {
 
 /// Exit status for bad input (flags, files).
 const BAD_INPUT: u8 = 2;
+
+/// An allocation that fails ends the run with a message and status 1, not an abort.
+#[cfg(unix)]
+#[global_allocator]
+static ALLOCATOR: alloc::ExitWhenExhausted = alloc::ExitWhenExhausted;
 
 fn main() -> ExitCode {
     let command = Cli::parse().command.unwrap_or_else(|| Command::Run(Box::default()));

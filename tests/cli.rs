@@ -312,3 +312,30 @@ fn gate_judges_the_safe_commit_policies_of_every_pipeline_scenario() {
     assert_eq!(judged.count(), 2 * 10, "2 strategies x 10 cells of a safe policy: {stdout}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// An allocation the system refuses ends the run with a one-line error and status 1, not
+/// Rust's abort (SIGABRT, a core dump where enabled). The address space is capped at 1 GiB
+/// (`ulimit -v`) and the state of stateful asks for 4 GiB at once, past a --max-memory-mib
+/// set high enough not to refuse it first.
+#[cfg(target_os = "linux")]
+#[test]
+fn an_allocation_the_system_refuses_ends_with_a_message_and_status_1() {
+    let out = scratch("out-of-memory");
+    let output = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 1048576 && exec \"$@\"")
+        .arg("sh")
+        .arg(env!("CARGO_BIN_EXE_keyed-bench"))
+        .args(["run", "--scenario", "stateful", "--strategy", "keyed-mailbox", "--workers", "2"])
+        .args(["--stateful-keys", "4096", "--state-kib", "1024", "--stateful-messages", "1000"])
+        .args(["--repeat", "1", "--no-breakdown", "--max-memory-mib", "1000000", "--out"])
+        .arg(&out)
+        .output()
+        .expect("sh runs");
+    let text = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{text}");
+    assert!(text.contains("error: out of memory: cannot allocate "), "{text}");
+    assert!(text.contains("--max-memory-mib"), "{text}");
+    assert!(!text.contains("panicked") && !text.contains("memory allocation of"), "{text}");
+    let _ = std::fs::remove_dir_all(&out);
+}
