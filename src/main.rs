@@ -6,6 +6,8 @@
 //! with a failed cell included), 2 bad input; a run stopped by a signal exits with 128 +
 //! its number (130 SIGINT, 143 SIGTERM).
 
+#[cfg(unix)]
+mod alloc;
 mod signals;
 
 use std::process::ExitCode;
@@ -113,6 +115,11 @@ fn bad_input(error: impl Into<Error>) -> Stop {
 /// Exit status for bad input (flags, files).
 const BAD_INPUT: u8 = 2;
 
+/// An allocation that fails ends the run with a message and status 1, not an abort.
+#[cfg(unix)]
+#[global_allocator]
+static ALLOCATOR: alloc::ExitWhenExhausted = alloc::ExitWhenExhausted;
+
 fn main() -> ExitCode {
     let command = Cli::parse().command.unwrap_or_else(|| Command::Run(Box::default()));
     finish(match command {
@@ -167,11 +174,8 @@ fn run(args: RunArgs) -> Result<Done, Stop> {
                         "{} holds every cell done, and this one as failed",
                         results.display()
                     );
-                    let lines = vec![
-                        format!("keyed-bench: {error}"),
-                        saved,
-                        signals::resume_hint(&config.out),
-                    ];
+                    let lines =
+                        vec![format!("error: {error}"), saved, signals::resume_hint(&config.out)];
                     Stop::Interrupted(lines, 1)
                 }
                 error => Stop::Failed(error.into()),
@@ -190,8 +194,8 @@ fn run(args: RunArgs) -> Result<Done, Stop> {
         let lines = vec![
             saved,
             format!(
-                "keyed-bench: stopped by {by} with {done} of {planned} cells done; {} holds \
-                 them, marked incomplete ({missing} missing)",
+                "stopped by {by} with {done} of {planned} cells done; {} holds them, marked \
+                 incomplete ({missing} missing)",
                 results.display()
             ),
             signals::resume_hint(&config.out),
@@ -204,7 +208,7 @@ fn run(args: RunArgs) -> Result<Done, Stop> {
         let cells: Vec<String> =
             failed.iter().map(|cell| format!("{} ({})", cell.key(), cell.reason)).collect();
         notes.push(format!(
-            "keyed-bench: {} cell(s) made no progress and were stopped: {}; `keyed-bench run \
+            "error: {} cell(s) made no progress and were stopped: {}; `keyed-bench run \
              --resume {}` runs them again",
             failed.len(),
             cells.join("; "),
@@ -287,19 +291,19 @@ fn soak(args: SoakArgs) -> Result<Done, Stop> {
     })
 }
 
-/// Prints what a command ended with and gives its exit status. The verdict decides the
-/// status even when nobody reads the report (`| true`); a reader that stopped reading
-/// (`| head`) ends the command quietly; any other failure to print (a full disk) is bad
-/// output, status 2.
+/// Prints what a command ended with and gives its exit status; an error is one line that
+/// starts with `error: `, as clap's own errors do. The verdict decides the status even when
+/// nobody reads the report (`| true`); a reader that stopped reading (`| head`) ends the
+/// command quietly; any other failure to print (a full disk) is bad output, status 2.
 fn finish(result: Result<Done, Stop>) -> ExitCode {
     let done = match result {
         Ok(done) => done,
         Err(Stop::BadInput(error)) => {
-            eprintln!("keyed-bench: {error:#}");
+            eprintln!("error: {error:#}");
             return ExitCode::from(BAD_INPUT);
         }
         Err(Stop::Failed(error)) => {
-            eprintln!("keyed-bench: {error:#}");
+            eprintln!("error: {error:#}");
             return ExitCode::FAILURE;
         }
         Err(Stop::Interrupted(lines, status)) => {
@@ -332,7 +336,7 @@ fn emit(text: &str) -> Result<(), ExitCode> {
         Ok(()) => Ok(()),
         Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => Err(ExitCode::SUCCESS),
         Err(error) => {
-            eprintln!("keyed-bench: cannot write to standard output: {error}");
+            eprintln!("error: cannot write to standard output: {error}");
             Err(ExitCode::from(BAD_INPUT))
         }
     }

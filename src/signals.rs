@@ -45,12 +45,12 @@ pub fn stop_on_signals(stop: Arc<StopSignal>, out: &Path) -> std::io::Result<()>
             let name = HANDLED.iter().find(|(n, _)| *n == number).map_or("a signal", |(_, n)| n);
             if stop.request(name) {
                 say(&format!(
-                    "keyed-bench: {name}: stopping after the cell in progress (stopped itself \
-                     if it runs {STOP_GRACE_S} s more), then saving; {name} again stops at once"
+                    "{name}: stopping after the cell in progress (stopped itself if it runs \
+                     {STOP_GRACE_S} s more), then saving; {name} again stops at once"
                 ));
             } else {
                 say(&format!(
-                    "keyed-bench: {name} again: stopping now; {} holds every cell finished \
+                    "{name} again: stopping now; {} holds every cell finished \
                      so far; {hint}",
                     results.display()
                 ));

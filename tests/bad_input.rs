@@ -1,6 +1,7 @@
 //! Bad input to every subcommand of the `keyed-bench` binary: each case must exit with
-//! status 2, name the bad value on stderr, not panic, and leave the files around it exactly
-//! as they were (nothing half-written, no temporary file, no folder of partial output).
+//! status 2, name the bad value on stderr in one style (`error: ...`, as clap's own errors),
+//! not panic, and leave the files around it exactly as they were (nothing half-written, no
+//! temporary file, no folder of partial output).
 //!
 //! No case measures anything: every one fails before a run starts.
 
@@ -121,9 +122,11 @@ const CASES: &[Case] = &[
     case(&["run", "--cell-timeout", "25h"], "--cell-timeout must be numbers with units"),
     case(&["run", "--cell-timeout", "soon"], "`soon`"),
     case(&["run", "--workers", "0"], "--workers must be in 1..=4096, got 0"),
-    case(&["run", "--workers", "-3"], "'-3'"),
+    case(&["run", "--workers", "-3"], "--workers must be a whole number in 1..=4096, got -3"),
+    case(&["run", "--workers", "-3,2"], "--workers must be a whole number in 1..=4096, got -3"),
+    case(&["run", "--workers", "1.5"], "--workers must be a whole number in 1..=4096, got 1.5"),
     case(&["run", "--workers", "many"], "'many'"),
-    case(&["run", "--workers", "99999999999999999999999"], "'99999999999999999999999'"),
+    case(&["run", "--workers", "99999999999999999999999"], "got 99999999999999999999999"),
     case(&["run", "--workers", "5000"], "--workers must be in 1..=4096, got 5000"),
     case(&["run", "--window", "2097152"], "--window must be in 1..=2097151, got 2097152"),
     case(&["run", "--throughput", "0"], "--throughput must be in 1..=1048576, got 0"),
@@ -136,7 +139,9 @@ const CASES: &[Case] = &[
     case(&["run", "--rate", "fast"], "'fast'"),
     case(&["run", "--troubled-pct", "101"], "--troubled-pct must be in 0.0001..=100, got 101"),
     case(&["run", "--spin-ns", "1000000001"], "got 1000000001"),
-    case(&["run", "--spin-ns=-5"], "'-5'"),
+    case(&["run", "--spin-ns=-5"], "--spin-ns must be a whole number in 0..=1000000000, got -5"),
+    case(&["run", "--zipf-s", "-1"], "--zipf-s must be in 0.01..=10, got -1"),
+    case(&["run", "--loads", "-0.5,0.9"], "--loads must be in 0.01..=2, got -0.5"),
     // Durations.
     case(&["run", "--backoff-ms", "0"], "--backoff-ms must be in 1..=1000, got 0"),
     case(&["run", "--hot-wait-ms", "1001"], "--hot-wait-ms must be in 1..=1000, got 1001"),
@@ -189,7 +194,7 @@ const CASES: &[Case] = &[
         &["run", "--scenario", "uniform", "--strategy", "inline", "--out", "{dir}/file/sub"],
         "{dir}/file/sub",
     ),
-    case(&["run", "--seed", "-1"], "'-1'"),
+    case(&["run", "--seed", "-1"], "--seed must be a whole number in 0..=18446744073709551615"),
     case(&["run", "--no-such-flag"], "--no-such-flag"),
     case(&["no-such-command"], "no-such-command"),
     // plot: missing, empty, truncated, foreign, doctored results; outputs that cannot be.
@@ -253,7 +258,10 @@ const CASES: &[Case] = &[
         "--keys must be in 1..=100000000, got 0",
     ),
     case(&["gate", "--results", "{ref}", "--confirm", "11"], "--confirm must be in 0..=10, got 11"),
-    case(&["gate", "--results", "{ref}", "--confirm", "-1"], "'-1'"),
+    case(
+        &["gate", "--results", "{ref}", "--confirm", "-1"],
+        "--confirm must be a whole number in 0..=10, got -1",
+    ),
     case(&["gate", "--results", "{ref}", "--format", "yaml"], "'yaml'"),
     case(
         &[
@@ -332,6 +340,10 @@ const CASES: &[Case] = &[
         "--fail-on-regression must be in 0..=1000, got -5",
     ),
     case(
+        &["compare", "{ref}", "{ref}", "--fail-on-regression", "-5"],
+        "--fail-on-regression must be in 0..=1000, got -5",
+    ),
+    case(
         &["compare", "{ref}", "{ref}", "--fail-on-regression", "1001"],
         "--fail-on-regression must be in 0..=1000, got 1001",
     ),
@@ -349,6 +361,7 @@ const CASES: &[Case] = &[
     // soak (rejected before anything runs).
     case(&["soak", "--keys", "0"], "--keys"),
     case(&["soak", "--workers", "0"], "--workers"),
+    case(&["soak", "--keys", "-1"], "--keys must be a whole number in 1..=100000000, got -1"),
     case(&["soak", "--duration", "0s"], "`0s`"),
     case(&["soak", "--duration", "30x"], "`30x`"),
     case(&["soak", "--duration", "25h"], "`25h`"),
@@ -398,6 +411,9 @@ fn every_bad_invocation_exits_2_naming_the_value_and_writes_nothing() {
         if !stderr.contains(&names) {
             problems.push(format!("stderr does not contain {names:?}"));
         }
+        if !stderr.starts_with("error: ") {
+            problems.push("stderr does not start with `error: `, as clap's errors do".to_owned());
+        }
         if stderr.contains("panicked") {
             problems.push("panicked".to_owned());
         }
@@ -427,6 +443,75 @@ fn every_bad_invocation_exits_2_naming_the_value_and_writes_nothing() {
         CASES.len(),
         failures.join("\n")
     );
+}
+
+/// The flags of each subcommand, as clap sees them, and the arguments that make the rest of
+/// its command line valid.
+fn subcommands(reference: &str) -> Vec<(clap::Command, Vec<String>)> {
+    use clap::{Args, Command};
+    let owned = |words: &[&str]| words.iter().map(|word| (*word).to_owned()).collect();
+    vec![
+        (harness::cli::RunArgs::augment_args(Command::new("run")), owned(&["run", "--dry-run"])),
+        (harness::cli::soak::SoakArgs::augment_args(Command::new("soak")), owned(&["soak"])),
+        (
+            harness::cli::compare::CompareArgs::augment_args(Command::new("compare")),
+            owned(&["compare", reference, reference]),
+        ),
+        (
+            harness::cli::gate::GateArgs::augment_args(Command::new("gate")),
+            owned(&["gate", "--results", reference]),
+        ),
+        (
+            harness::cli::plot::PlotArgs::augment_args(Command::new("plot")),
+            owned(&["plot", "--input", reference]),
+        ),
+        (
+            harness::cli::export::ExportArgs::augment_args(Command::new("export")),
+            owned(&["export", "--results", reference, "--format", "bmf"]),
+        ),
+    ]
+}
+
+/// Every numeric flag of every subcommand given `-1`: exit 2 and one message, in the style
+/// of clap's, that names the flag and what it accepts (not clap's "unexpected argument
+/// '-1'", which names neither).
+#[test]
+fn a_negative_number_for_any_numeric_flag_is_refused_by_its_range() {
+    use std::any::TypeId;
+    let numbers =
+        [TypeId::of::<usize>(), TypeId::of::<u64>(), TypeId::of::<u32>(), TypeId::of::<f64>()];
+    let reference = reference_path().display().to_string();
+    let (mut checked, mut failures) = (0, Vec::new());
+    for (command, words) in subcommands(&reference) {
+        for arg in command.get_arguments() {
+            let Some(long) = arg.get_long() else { continue };
+            if !numbers.iter().any(|number| arg.get_value_parser().type_id() == *number) {
+                continue;
+            }
+            checked += 1;
+            let output = Command::new(env!("CARGO_BIN_EXE_keyed-bench"))
+                .args(&words)
+                .args([format!("--{long}"), "-1".to_owned()])
+                .output()
+                .expect("the binary runs");
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            let expected = format!("error: --{long} must be ");
+            if output.status.code() != Some(BAD_INPUT)
+                || !stderr.starts_with(&expected)
+                || !stderr.contains("..=")
+                || !stderr.contains("got -1")
+            {
+                failures.push(format!(
+                    "{} --{long} -1: {:?}: {}",
+                    words[0],
+                    output.status.code(),
+                    stderr.trim()
+                ));
+            }
+        }
+    }
+    assert!(checked >= 50, "only {checked} numeric flags found");
+    assert!(failures.is_empty(), "{} of {checked}:\n{}", failures.len(), failures.join("\n"));
 }
 
 #[test]

@@ -280,3 +280,88 @@ fn gate_outside_the_repository_uses_the_built_in_rules_and_a_named_file_must_exi
         stderr(&missing)
     );
 }
+
+/// Under every commit policy the code calls safe, in every pipeline scenario, nothing is
+/// lost and the version-aware state ends correct: a contiguous pipeline-crash cell whose
+/// state ended wrong fails the project's gate naming the rule (no rule about one scenario
+/// and policy judged that cell's state before), and an honest quick run of every pipeline
+/// scenario passes it.
+#[test]
+fn gate_judges_the_safe_commit_policies_of_every_pipeline_scenario() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let path = format!("{root}/results/2026-12-01-vm-5/results.json");
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let cell = json["pipelines"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|run| run["scenario"] == "pipeline-crash" && run["param"] == "policy=contiguous")
+        .unwrap();
+    cell["projection"]["final_state_correct"] = false.into();
+    cell["projection"]["keys_wrong"] = 5.into();
+    let dir = scratch("gate-safe");
+    let doctored = dir.join("results.json");
+    std::fs::write(&doctored, serde_json::to_vec(&json).unwrap()).unwrap();
+    let judge = |results: &Path| {
+        let results = results.to_str().unwrap();
+        keyed_bench(&["gate", "--results", results, "--rules", &rules_path(), "--confirm", "0"])
+    };
+    let output = judge(&doctored);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{stdout}{}", stderr(&output));
+    let rule = "the version-aware state ends correct under a safe commit policy";
+    let failed: Vec<&str> = stdout.lines().filter(|line| line.starts_with("FAIL")).collect();
+    assert_eq!(failed.len(), 1, "{stdout}");
+    assert!(failed[0].contains(rule) && failed[0].contains("pipeline-crash policy=contiguous"));
+
+    let out = dir.join("quick");
+    let scenarios = "pipeline-crash,pipeline-retry,pipeline-expand,pipeline-reorder,\
+                     pipeline-rebalance";
+    let run = keyed_bench(&[
+        "run",
+        "--quick",
+        "--scenario",
+        scenarios,
+        "--strategy",
+        "keyed-mailbox,thread-pool",
+        "--workers",
+        "2",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    let output = judge(&out.join("results.json"));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{stdout}{}", stderr(&output));
+    let judged = stdout.lines().filter(|line| line.starts_with("ok") && line.contains(rule));
+    assert_eq!(judged.count(), 2 * 10, "2 strategies x 10 cells of a safe policy: {stdout}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// An allocation the system refuses ends the run with a one-line error and status 1, not
+/// Rust's abort (SIGABRT, a core dump where enabled). The address space is capped at 1 GiB
+/// (`ulimit -v`) and the state of stateful asks for 4 GiB at once, past a --max-memory-mib
+/// set high enough not to refuse it first.
+#[cfg(target_os = "linux")]
+#[test]
+fn an_allocation_the_system_refuses_ends_with_a_message_and_status_1() {
+    let out = scratch("out-of-memory");
+    let output = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 1048576 && exec \"$@\"")
+        .arg("sh")
+        .arg(env!("CARGO_BIN_EXE_keyed-bench"))
+        .args(["run", "--scenario", "stateful", "--strategy", "keyed-mailbox", "--workers", "2"])
+        .args(["--stateful-keys", "4096", "--state-kib", "1024", "--stateful-messages", "1000"])
+        .args(["--repeat", "1", "--no-breakdown", "--max-memory-mib", "1000000", "--out"])
+        .arg(&out)
+        .output()
+        .expect("sh runs");
+    let text = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{text}");
+    assert!(text.contains("error: out of memory: cannot allocate "), "{text}");
+    assert!(text.contains("--max-memory-mib"), "{text}");
+    assert!(!text.contains("panicked") && !text.contains("memory allocation of"), "{text}");
+    let _ = std::fs::remove_dir_all(&out);
+}

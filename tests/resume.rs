@@ -198,3 +198,47 @@ fn a_resumed_sweep_runs_its_missing_point_with_the_recorded_settings() {
     assert!(stderr(&differing).contains("--workers: recorded 1,2, given 1,2,4"));
     std::fs::remove_dir_all(&out).unwrap();
 }
+
+/// A file whose cells disagree with the settings it records (hand-edited, or pieced
+/// together from two runs) cannot be resumed: cells measured now from those settings would
+/// sit beside cells of another experiment. Exit 2, naming the cell and the field, before
+/// measuring or writing anything.
+#[test]
+fn resume_refuses_a_file_whose_cells_disagree_with_its_settings() {
+    let out = scratch("disagree");
+    let complete = tiny_run(&out);
+    let stopped = stopped_before_the_last(&complete);
+    let dir = out.to_str().unwrap();
+    type Doctor = fn(&mut Results);
+    let cases: [(Doctor, &str); 3] = [
+        (
+            |results| results.runs[0].messages = 5,
+            "cell `uniform inline`: messages is 5, but the recorded settings give 2000",
+        ),
+        (
+            |results| results.runs[1].workers = Some(3),
+            "cell `uniform keyed-mailbox`: workers is 3, but the recorded settings \
+             give 2",
+        ),
+        (
+            |results| results.runs[0].scenario = "zipf".into(),
+            "cell `zipf inline`: scenario `zipf` is not in the recorded selection \
+             (--scenario uniform)",
+        ),
+    ];
+    for (doctor, names) in cases {
+        let mut doctored = stopped.clone();
+        doctor(&mut doctored);
+        write(&out, &doctored);
+        let before = std::fs::read(out.join("results.json")).unwrap();
+        for args in [&["run", "--resume", dir][..], &["run", "--resume", dir, "--dry-run"]] {
+            let output = keyed_bench(args);
+            let text = stderr(&output);
+            assert_eq!(output.status.code(), Some(2), "{args:?}: {text}");
+            assert!(text.starts_with("error: cannot resume "), "{text}");
+            assert!(text.contains(names), "{args:?}: expected {names:?} in\n{text}");
+        }
+        assert_eq!(std::fs::read(out.join("results.json")).unwrap(), before, "nothing written");
+    }
+    std::fs::remove_dir_all(&out).ok();
+}

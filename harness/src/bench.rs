@@ -179,7 +179,7 @@ pub fn main_with(config: &RunConfig) -> ExitCode {
                 Err(why) => {
                     // Rules that cannot judge the run (a broken gates.toml here): not a
                     // pass.
-                    eprintln!("gate: cannot judge the run: {why}");
+                    eprintln!("error: the gate cannot judge the run: {why}");
                     ExitCode::from(2)
                 }
             }

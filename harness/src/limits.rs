@@ -205,6 +205,71 @@ macro_rules! flag_value {
 }
 flag_value!(usize: true, u64: true, u32: true, f64: false);
 
+/// How clap reads the value of a numeric flag: as `T` where it can; a number `T` cannot
+/// hold (a negative count, a fraction of one, one past the type's largest value) is refused
+/// as the flag's check refuses a number outside its range, naming the flag and what it
+/// accepts. A value that is no number at all gets clap's own message, which names the flag
+/// too. Every numeric flag is declared with it and with `allow_negative_numbers` (a list
+/// flag with `allow_hyphen_values`, since `-1,2` is no number), so that `--workers -1`
+/// reaches it instead of reading as an unknown flag `-1`.
+#[derive(Clone, Debug)]
+pub struct NumberParser<T> {
+    /// The flag, without its dashes.
+    flag: &'static str,
+    /// What the flag accepts, as its range error states it (`a whole number in 1..=4096`).
+    expected: String,
+    value: std::marker::PhantomData<fn() -> T>,
+}
+
+impl<T> NumberParser<T> {
+    /// The parser of the whole-number flag whose range is `range` (every number parses as
+    /// a float flag's value, for its check to judge).
+    pub fn new(range: FlagRange) -> Self {
+        let expected = format!("a whole number in {}", range.text());
+        Self { flag: range.flag, expected, value: Default::default() }
+    }
+
+    /// The parser of a whole-number flag with no range but its type's, `0..=max`.
+    pub fn whole(flag: &'static str, max: u64) -> Self {
+        Self { flag, expected: format!("a whole number in 0..={max}"), value: Default::default() }
+    }
+}
+
+impl<T> clap::builder::TypedValueParser for NumberParser<T>
+where
+    T: std::str::FromStr + Clone + Send + Sync + 'static,
+    T::Err: Into<Box<dyn std::error::Error + Send + Sync + 'static>>,
+{
+    type Value = T;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<T, clap::Error> {
+        let text = value.to_str();
+        if let Some(Ok(number)) = text.map(str::parse::<T>) {
+            return Ok(number);
+        }
+        match text {
+            Some(text) if text.parse::<f64>().is_ok() => {
+                let refused = SettingError::OutOfRange {
+                    flag: self.flag,
+                    value: text.to_owned(),
+                    expected: self.expected.clone(),
+                };
+                Err(clap::Error::raw(
+                    clap::error::ErrorKind::ValueValidation,
+                    format!("{refused}\n"),
+                )
+                .with_cmd(cmd))
+            }
+            _ => (|text: &str| text.parse::<T>()).parse_ref(cmd, arg, value),
+        }
+    }
+}
+
 /// Checks `value` against `range`.
 pub fn check_in<T: FlagValue>(range: &FlagRange, value: T) -> Result<(), SettingError> {
     if range.contains(value.as_f64()) {

@@ -31,16 +31,16 @@ pub struct CompareArgs {
     #[arg(long, default_value = "all", value_name = "m,n|all")]
     pub metric: String,
     /// Significance level of the two-sided Mann-Whitney U test [0.0001..=0.5].
-    #[arg(long, default_value_t = DEFAULT_ALPHA)]
+    #[arg(long, default_value_t = DEFAULT_ALPHA, allow_negative_numbers = true)]
     pub alpha: f64,
     /// The least change of the median, in percent, that reads as faster or slower; a
     /// significant change within it reads as within noise [0..=100].
-    #[arg(long, default_value_t = DEFAULT_THRESHOLD_PCT, value_name = "PCT")]
+    #[arg(long, default_value_t = DEFAULT_THRESHOLD_PCT, value_name = "PCT", allow_negative_numbers = true)]
     pub threshold: f64,
     /// Exit 1 when some cell's verdict is slower by more than PCT percent (the fall in
     /// throughput, the rise in elapsed time or p99) [0..=1000]. Without it, slower cells
     /// still exit 0.
-    #[arg(long, value_name = "PCT")]
+    #[arg(long, value_name = "PCT", allow_negative_numbers = true)]
     pub fail_on_regression: Option<f64>,
 }
 

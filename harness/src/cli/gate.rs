@@ -4,7 +4,11 @@
 use std::path::{Path, PathBuf};
 
 use crate::gate::{Format, GateConfig, Rules, DEFAULT_CONFIRM, MAX_CONFIRM};
-use crate::limits::SettingError;
+use crate::limits::{check_in, FlagRange, NumberParser, SettingError};
+
+/// The range of `--confirm`.
+const CONFIRM_RANGE: FlagRange =
+    FlagRange { flag: "confirm", min: 0.0, max: MAX_CONFIRM as f64, integer: true };
 
 /// Flags of `keyed-bench gate`.
 #[derive(clap::Args, Clone, Debug)]
@@ -23,7 +27,8 @@ pub struct GateArgs {
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
     /// Re-measurements of a failing wall-clock rule before it fails [0..=10] (0: none).
-    #[arg(long, default_value_t = DEFAULT_CONFIRM)]
+    #[arg(long, default_value_t = DEFAULT_CONFIRM, allow_negative_numbers = true,
+          value_parser = NumberParser::<usize>::new(CONFIRM_RANGE))]
     pub confirm: usize,
     /// Write the baseline file from these results instead of judging them.
     #[arg(long)]
@@ -39,13 +44,7 @@ impl TryFrom<GateArgs> for GateConfig {
     type Error = SettingError;
 
     fn try_from(args: GateArgs) -> Result<Self, SettingError> {
-        if args.confirm > MAX_CONFIRM {
-            return Err(SettingError::OutOfRange {
-                flag: "confirm",
-                value: args.confirm.to_string(),
-                expected: format!("in 0..={MAX_CONFIRM}"),
-            });
-        }
+        check_in(&CONFIRM_RANGE, args.confirm)?;
         let rules = match (args.rules, args.baseline) {
             (Some(rules), baseline) => {
                 let beside =

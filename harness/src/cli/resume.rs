@@ -19,6 +19,7 @@ use crate::config::{RunConfig, SettingError};
 use crate::measure::system;
 use crate::results::incomplete::commit_hash;
 use crate::results::{ReadError, Results};
+use crate::suite::agree::disagreements;
 use crate::suite::ledger::match_earlier;
 use crate::suite::{plan, Cell};
 use crate::workload::reference::with_parallel_consumer_sizes;
@@ -285,13 +286,18 @@ pub fn resume(dir: &Path, args: RunArgs, command: String) -> Result<Resume, Resu
         let (dir, command) = (dir.display().to_string(), earlier.meta.command.clone());
         return Err(ResumeError::Differs { dir, differences, command });
     }
-    let cells = plan(&recorded, earlier.meta.saturation_per_s).cells;
-    let strays = match_earlier(&cells, &earlier).strays;
-    if !strays.is_empty() {
-        let listed: Vec<String> = strays.iter().map(ToString::to_string).collect();
+    let plan = plan(&recorded, earlier.meta.saturation_per_s);
+    let matched = match_earlier(&plan.cells, &earlier);
+    let disagree = disagreements(&plan, &matched, &recorded);
+    if !disagree.is_empty() {
+        let listed: Vec<String> = disagree.iter().map(ToString::to_string).collect();
         return Err(ResumeError::Unresumable {
             path,
-            why: format!("it holds cells its own settings do not plan: {}", listed.join(", ")),
+            why: format!(
+                "its cells disagree with the settings it records (`meta`), so cells measured \
+                 now would not be of the same run:\n  {}",
+                listed.join("\n  ")
+            ),
         });
     }
     recorded.command = command;
@@ -354,5 +360,39 @@ mod tests {
         let settings: Vec<&&str> =
             flags.iter().filter(|flag| setting(flag, &config).is_some()).collect();
         assert_eq!(settings.len(), 18, "{settings:?}");
+    }
+
+    /// The cells of a committed run of every scenario, matched to the plan of the settings
+    /// its file records: they agree, and a doctored cell is named with its field.
+    #[test]
+    fn a_files_cells_agree_with_its_settings_unless_doctored() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../results/2026-12-01-vm-5");
+        let mut results = Results::read(&path.join("results.json")).unwrap();
+        // The default suite, from before its selection was recorded.
+        let ran: Vec<&str> = results.runs.iter().map(|run| run.strategy.as_str()).collect();
+        let built_in = Design::built_ins().map(|id| id.to_string());
+        results.meta.strategies = Some(built_in.filter(|id| ran.contains(&id.as_str())).collect());
+        results.meta.scenarios = Some(ScenarioId::ALL.iter().map(ToString::to_string).collect());
+        results.meta.breakdown = Some(true);
+        let disagreements = |results: &Results| {
+            let config = recorded_run(results, &path, "results.json").unwrap();
+            let plan = plan(&config, results.meta.saturation_per_s);
+            let matched = match_earlier(&plan.cells, results);
+            disagreements(&plan, &matched, &config)
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(disagreements(&results), Vec::<String>::new());
+        let mut doctored = results.clone();
+        doctored.runs[0].messages += 1;
+        doctored.pipelines[0].keys += 1;
+        let found = disagreements(&doctored);
+        assert_eq!(found.len(), 2, "{found:#?}");
+        let cell = |run: &crate::results::PipelineRun| {
+            crate::results::CellKey::recorded(&run.scenario, &run.param, &run.strategy).to_string()
+        };
+        assert!(found[0].contains("messages is ") && found[0].contains(&results.runs[0].strategy));
+        assert!(found[1].starts_with(&format!("cell `{}`: keys is ", cell(&results.pipelines[0]))));
     }
 }

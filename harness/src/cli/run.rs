@@ -8,7 +8,8 @@ use strategies::{Binding, StrategyConfig, WindowScope};
 
 use super::parse_strategies;
 use super::soak::parse_duration;
-use crate::config::{check_setting, parse_list, RunConfig, SettingError};
+use crate::config::{check_setting, parse_list, range_of, RunConfig, SettingError};
+use crate::limits::NumberParser;
 use crate::progress::clock;
 use crate::results::{CommitPolicy, RetryPolicy};
 use crate::suite::{
@@ -44,7 +45,9 @@ pub struct RunArgs {
         long,
         help_heading = "Executor settings",
         value_delimiter = ',',
-        value_name = "N[,N...]"
+        value_name = "N[,N...]",
+        value_parser = number::<usize>("workers"),
+        allow_hyphen_values = true
     )]
     pub workers: Vec<usize>,
     /// Admission window: most unfinished messages at once [1..=2097151] [default: 256].
@@ -54,26 +57,33 @@ pub struct RunArgs {
         long,
         help_heading = "Executor settings",
         value_delimiter = ',',
-        value_name = "N[,N...]"
+        value_name = "N[,N...]",
+        value_parser = number::<usize>("window"),
+        allow_hyphen_values = true
     )]
     pub window: Vec<usize>,
     /// Messages a mailbox runs per turn [1..=1048576]. A list sweeps it.
     #[arg(long, help_heading = "Executor settings", value_delimiter = ',', value_name = "N[,N...]",
-          default_values_t = [StrategyConfig::DEFAULT_THROUGHPUT])]
+          default_values_t = [StrategyConfig::DEFAULT_THROUGHPUT],
+          value_parser = number::<usize>("throughput"), allow_hyphen_values = true)]
     pub throughput: Vec<usize>,
     /// Hash-serial groups per worker (group-by, per-type-pool) [1..=65536].
     #[arg(long, help_heading = "Executor settings",
-          default_value_t = StrategyConfig::DEFAULT_GROUPS_PER_WORKER)]
+          default_value_t = StrategyConfig::DEFAULT_GROUPS_PER_WORKER,
+          value_parser = number::<usize>("groups-per-worker"), allow_negative_numbers = true)]
     pub groups_per_worker: usize,
     /// Microseconds an idle mailbox worker (keyed-mailbox, work-stealing) spins for new
     /// work before it parks; 0 parks at once. Not the handlers' CPU (--spin-ns) [0..=1000].
     /// A list sweeps it.
     #[arg(long, help_heading = "Executor settings", value_delimiter = ',', value_name = "N[,N...]",
-          default_values_t = [StrategyConfig::DEFAULT_IDLE_SPIN_US])]
+          default_values_t = [StrategyConfig::DEFAULT_IDLE_SPIN_US],
+          value_parser = number::<u32>("idle-spin-us"), allow_hyphen_values = true)]
     pub idle_spin_us: Vec<u32>,
     /// The most cells a run may have: a sweep whose cross product exceeds it is refused
     /// before anything is measured [default: 2000].
-    #[arg(long, help_heading = "Run control", default_value_t = crate::sweep::DEFAULT_MAX_CELLS)]
+    #[arg(long, help_heading = "Run control", default_value_t = crate::sweep::DEFAULT_MAX_CELLS,
+          value_parser = NumberParser::<usize>::whole("max-cells", usize::MAX as u64),
+          allow_negative_numbers = true)]
     pub max_cells: usize,
     /// Which messages share one admission window: `strategy` (one window, one receiver)
     /// or `type` (one window of --window messages per aggregate type, as the legacy
@@ -89,19 +99,23 @@ pub struct RunArgs {
     pub binding: Binding,
     /// Threads that submit the workload, each the keys `key % N` of it, as several
     /// receivers would (completion-driven scenarios keep one driver) [1..=64].
-    #[arg(long, help_heading = "Run control", default_value_t = 1)]
+    #[arg(long, help_heading = "Run control", default_value_t = 1,
+          value_parser = number::<usize>("producers"), allow_negative_numbers = true)]
     pub producers: usize,
     /// Threads of the harness timer that completes every pending step [1..=64].
     #[arg(long, help_heading = "Run control",
-          default_value_t = crate::measure::timer::DEFAULT_TIMER_THREADS)]
+          default_value_t = crate::measure::timer::DEFAULT_TIMER_THREADS,
+          value_parser = number::<usize>("timer-threads"), allow_negative_numbers = true)]
     pub timer_threads: usize,
     /// Times a cell whose interference receipt says `void` (other processes or the
     /// hypervisor took a quarter of this process's CPUs) is measured again; a cell still
     /// void is kept with its reasons and left out of rankings [0..=10].
-    #[arg(long, help_heading = "Run control", default_value_t = crate::config::DEFAULT_REVALIDATE)]
+    #[arg(long, help_heading = "Run control", default_value_t = crate::config::DEFAULT_REVALIDATE,
+          value_parser = number::<usize>("revalidate"), allow_negative_numbers = true)]
     pub revalidate: usize,
     /// Measured repetitions per cell [1..=1000] [default: 3, or 1 with --quick].
-    #[arg(long, help_heading = "Run control")]
+    #[arg(long, help_heading = "Run control", value_parser = number::<usize>("repeat"),
+          allow_negative_numbers = true)]
     pub repeat: Option<usize>,
     /// Skip the cost breakdown: the one untimed repetition per cell that counts each
     /// strategy's wake-ups, parks, mailbox activations and retirements, and hops.
@@ -111,12 +125,16 @@ pub struct RunArgs {
     #[arg(long, help_heading = "Run control")]
     pub quick: bool,
     /// Workload seed: the same seed gives every strategy the same messages.
-    #[arg(long, help_heading = "Run control", default_value_t = 42)]
+    #[arg(long, help_heading = "Run control", default_value_t = 42,
+          value_parser = NumberParser::<u64>::whole("seed", u64::MAX), allow_negative_numbers = true)]
     pub seed: u64,
-    /// The most memory the largest cell may need, in MiB (its workload or its pipeline's
-    /// log, estimated from the sizes before anything is generated); a run past it is refused
-    /// [default: the memory the machine has available now].
-    #[arg(long, help_heading = "Run control", value_name = "MIB")]
+    /// The most memory the largest cell may need, in MiB (its workload and its keys' state,
+    /// or its pipeline's log and projection, estimated from the sizes before anything is
+    /// generated); a run past it is refused [default: the memory the machine has available
+    /// now].
+    #[arg(long, help_heading = "Run control", value_name = "MIB",
+          value_parser = NumberParser::<u64>::whole("max-memory-mib", u64::MAX),
+          allow_negative_numbers = true)]
     pub max_memory_mib: Option<u64>,
     /// Stop a cell that finishes no unit of work (a message, a pipeline record) for this
     /// long, record it as failed with the reason, and go on with the next: numbers with
@@ -152,9 +170,11 @@ pub struct RunArgs {
     /// Each cell is listed with its scenario, parameter, strategy and repetitions; a
     /// skipped cell with the reason the run would give. The estimate is, per cell, the
     /// workload's ideal bound (the time no strategy can beat) x its repetitions, plus the
-    /// breakdown repetition's share of the workload, plus a fixed overhead per cell;
-    /// pipeline cells count records / --pipeline-rate where paced, else a fixed time per
-    /// record. Both fixed parts, and the saturation per worker that open-loop's rates
+    /// breakdown repetition's share of the workload, plus a fixed overhead per cell. A
+    /// pipeline cell counts its consumers one after another, each its records at a fixed
+    /// time per record (records / --pipeline-rate where paced) plus what it waits on: its
+    /// slow records, its failing records' backoffs and whole commit intervals. Both fixed
+    /// parts, and the saturation per worker that open-loop's rates
     /// assume (a run measures it first), come from the reference run
     /// results/2026-12-01-vm-5 (the default suite on 2 cores, 2 workers; see its
     /// summary.md). The bound holds on any machine; the fixed parts are the reference
@@ -167,8 +187,10 @@ pub struct RunArgs {
     /// earlier cells in the usual order. Exits 0 at once if every cell is done and none
     /// failed. Flags given beside it must agree with the
     /// recorded ones (those not given take them), and the commit (without its -dirty mark),
-    /// rustc, CPU and cores must be the recorded ones; otherwise it exits 2, naming each
-    /// difference, before measuring. With --dry-run, lists the missing cells.
+    /// rustc, CPU and cores must be the recorded ones, and every cell the file holds must
+    /// be one its recorded settings plan, recording what they give it (messages, workers,
+    /// records, keys, ...); otherwise it exits 2, naming each difference, before measuring.
+    /// With --dry-run, lists the missing cells.
     #[arg(long, help_heading = "Run control", value_name = "DIR")]
     pub resume: Option<PathBuf>,
 }
@@ -189,6 +211,11 @@ impl Default for RunArgs {
     fn default() -> Self {
         Self::defaults()
     }
+}
+
+/// The value parser of `--{flag}`, one of the ranged numeric flags of `keyed-bench run`.
+pub(crate) fn number<T>(flag: &'static str) -> NumberParser<T> {
+    NumberParser::new(range_of(flag).unwrap_or_else(|| unreachable!("--{flag} has a range")))
 }
 
 /// Rejects an output folder that can never be one: an empty path, or an existing file.
@@ -448,8 +475,10 @@ pub fn render_cells(config: &RunConfig, cells: &[Cell]) -> String {
         "basis: per cell, the workload's ideal bound x its repetitions (plus the breakdown \
          repetition's share of the workload), plus {CELL_OVERHEAD_S} s measured per cell on the \
          reference run (the default suite: 270 s for 378 cells, 2 cores, 2 workers); pipeline \
-         cells: records / --pipeline-rate where paced, else {:.1} us per record. The bound \
-         holds on any machine; the per-cell part moves with its cores and speed\n",
+         cells: their consumers one after another, each {:.1} us per record (records / \
+         --pipeline-rate where paced) plus its waits: slow records, retry backoffs, whole \
+         commit intervals. The bound holds on any machine; the per-cell part moves with its \
+         cores and speed\n",
         PIPELINE_RECORD_S * 1e6
     ));
     if config.scenarios.iter().any(|s| s.loads_of_saturation()) {

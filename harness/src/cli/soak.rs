@@ -7,8 +7,9 @@ use clap::Args;
 use strategies::StrategyConfig;
 
 use super::parse_strategies;
+use super::run::number;
 use crate::config::{range_of, SettingError};
-use crate::limits::{check_in, check_setting};
+use crate::limits::{check_in, check_setting, NumberParser};
 use crate::soak::{SoakConfig, DEFAULT_ROUND_MESSAGES, DEFAULT_STRATEGIES};
 
 /// The longest soak accepted.
@@ -23,21 +24,24 @@ pub struct SoakArgs {
     pub strategies: Vec<String>,
     /// Distinct keys of the churn phase; each gets 3 messages, so its mailbox is created
     /// and retired.
-    #[arg(long, default_value_t = 1_000_000)]
+    #[arg(long, default_value_t = 1_000_000, value_parser = number::<usize>("keys"),
+          allow_negative_numbers = true)]
     pub keys: usize,
     /// Length of the mixed soak of each strategy: numbers with units, from 1ms to 24h
     /// (`30s`, `2m`, `1.5h`, `1h 30m`).
     #[arg(long, default_value = "30s")]
     pub duration: String,
     /// Worker threads per pool [default: available cores].
-    #[arg(long)]
+    #[arg(long, value_parser = number::<usize>("workers"), allow_negative_numbers = true)]
     pub workers: Option<usize>,
     /// Admission window: most unfinished messages at once, so also the most mailboxes
     /// alive at once during the churn [1..=2097151].
-    #[arg(long, default_value_t = StrategyConfig::DEFAULT_MAX_IN_FLIGHT)]
+    #[arg(long, default_value_t = StrategyConfig::DEFAULT_MAX_IN_FLIGHT,
+          value_parser = number::<usize>("window"), allow_negative_numbers = true)]
     pub window: usize,
     /// Seed of the mixed soak's key order and jobs (the same for every strategy).
-    #[arg(long, default_value_t = 42)]
+    #[arg(long, default_value_t = 42, value_parser = NumberParser::<u64>::whole("seed", u64::MAX),
+          allow_negative_numbers = true)]
     pub seed: u64,
 }
 

@@ -8,8 +8,8 @@ use strategies::Design;
 use super::baseline::{baseline_key, Baseline};
 use super::metric::{metric_of, pipeline_metric};
 use super::rules::{
-    is_pipeline_rule, matching_pipelines, matching_runs, selection_ids, selects, Kind, Limit, Op,
-    Rule,
+    is_pipeline_rule, matching_pipelines, matching_runs, selection_ids, selects_pipeline, Kind,
+    Limit, Op, Rule,
 };
 use super::{baseline_error, rules_error, GateInputError};
 use crate::results::{CellKey, Metric, Results, RunResult};
@@ -207,10 +207,11 @@ fn judge_pipelines(rule: &Rule, results: &Results) -> Result<Vec<Check>, GateInp
     if checks.is_empty() {
         return Err(rules_error(format!(
             "rule `{}` matches no pipeline cell in these results (scenario {}, param {}, \
-             metric `{}`)",
+             policy {}, metric `{}`)",
             rule.name,
             rule.scenario.as_deref().unwrap_or("any"),
             rule.param.as_deref().unwrap_or("any"),
+            rule.policy.as_deref().unwrap_or("any"),
             rule.metric
         )));
     }
@@ -289,13 +290,19 @@ fn not_applicable(rule: &Rule, results: &Results) -> Option<NotRun> {
     };
     match &rule.scenario {
         Some(scenario) if !ran(scenario) => return reason(scenario.clone(), None),
-        // A pipeline rule about a commit policy the run left out (`--commit-policy`).
-        Some(scenario) if is_pipeline_rule(rule) && param_left_out(rule, results) => {
-            let param = rule.param.as_deref().unwrap_or_default();
+        // A pipeline rule about a commit policy (or every pipeline scenario) the run left
+        // out (`--commit-policy`, `--scenario`).
+        _ if is_pipeline_rule(rule) && pipelines_left_out(rule, results) => {
+            let scenario = rule.scenario.as_deref().unwrap_or("(any pipeline-*)");
+            let policy = rule.policy.as_ref().map(|policy| format!("policy={policy}"));
+            let param = rule.param.as_ref().or(policy.as_ref()).map_or("", String::as_str);
             return reason(format!("{scenario} {param}"), None);
         }
         // A rule about every scenario, on results that hold pipeline cells alone.
-        None if results.runs.is_empty() && !results.pipelines.is_empty() => {
+        None if !is_pipeline_rule(rule)
+            && results.runs.is_empty()
+            && !results.pipelines.is_empty() =>
+        {
             return reason("(any but pipeline-*)".into(), None);
         }
         _ => {}
@@ -341,14 +348,12 @@ fn compared_with_absent(rule: &Rule, results: &Results) -> Option<String> {
     (!ran_in_scope(rule, results, &other)).then_some(other)
 }
 
-/// Whether `rule`, about one param of a pipeline scenario, selects none of the pipeline
-/// cells of `results` (a commit policy `--commit-policy` left out).
-fn param_left_out(rule: &Rule, results: &Results) -> bool {
-    rule.param.is_some()
-        && !results
-            .pipelines
-            .iter()
-            .any(|run| selects(rule, &CellKey::of_pipeline(run), run.settings.as_ref(), None))
+/// Whether `rule`, about one param or commit policy of a pipeline scenario, or about every
+/// pipeline scenario, selects none of the pipeline cells of `results` (a commit policy
+/// `--commit-policy` left out, or no pipeline scenario run).
+fn pipelines_left_out(rule: &Rule, results: &Results) -> bool {
+    (rule.param.is_some() || rule.policy.is_some() || rule.scenario.is_none())
+        && !results.pipelines.iter().any(|run| selects_pipeline(rule, run))
 }
 
 /// Why `rule` judged nothing: what it asks for next to what the results hold.
@@ -464,6 +469,7 @@ mod tests {
             [
                 "cold-command",
                 "parallel-consumer",
+                "(any pipeline-*) policy=safe",
                 "pipeline-crash",
                 "pipeline-retry",
                 "pipeline-expand",
@@ -669,5 +675,58 @@ mod tests {
         let checks =
             evaluate(&results, &rules(&flag, &results).unwrap(), None, 0, &mut no_rerun()).unwrap();
         assert!(checks.iter().all(|v| v.pass && v.measured == [1.0]), "{checks:?}");
+    }
+
+    const SAFE_POLICIES: &str = r#"
+        [[rule]]
+        name = "safe policies lose nothing"
+        kind = "absolute"
+        metric = "lost"
+        policy = "safe"
+        strategies = "all"
+        op = "=="
+        value = 0
+    "#;
+
+    #[test]
+    fn a_rule_by_policy_judges_the_safe_cells_of_every_pipeline_scenario() {
+        let mut results = pipeline_results();
+        // A cell of another pipeline scenario, which commits contiguous.
+        let mut expand = results.pipelines[0].clone();
+        (expand.scenario, expand.param) = ("pipeline-expand".into(), "mitigation=none".into());
+        expand.policy = crate::results::CommitPolicy::Contiguous;
+        results.pipelines.push(expand);
+        for run in &mut results.pipelines {
+            run.lost = if run.policy.is_safe() { 0 } else { 7 };
+        }
+        let safe_rules = rules_of(SAFE_POLICIES, &results);
+        let checks = evaluate(&results, &safe_rules, None, 0, &mut no_rerun()).unwrap();
+        let safe = results.pipelines.iter().filter(|run| run.policy.is_safe()).count();
+        assert_eq!(checks.len(), safe, "every safe cell, no highest-completed one: {checks:?}");
+        assert!(checks.iter().all(|check| check.pass), "{checks:?}");
+        assert!(checks.iter().any(|check| check.cell.starts_with("pipeline-expand ")));
+        results.pipelines.last_mut().unwrap().lost = 3;
+        let checks = evaluate(&results, &safe_rules, None, 0, &mut no_rerun()).unwrap();
+        let failed: Vec<_> = checks.iter().filter(|check| !check.pass).collect();
+        assert_eq!(failed.len(), 1, "{checks:?}");
+        assert!(failed[0].cell.starts_with("pipeline-expand mitigation=none "), "{failed:?}");
+        // One policy by its id; an unknown one, or one beside a measured scenario, is refused.
+        let one = SAFE_POLICIES.replace("\"safe\"", "\"contiguous+metadata\"");
+        let checks = evaluate(&results, &rules_of(&one, &results), None, 0, &mut no_rerun());
+        assert_eq!(checks.unwrap().len(), 2, "keyed-mailbox and thread-pool");
+        let unknown = SAFE_POLICIES.replace("\"safe\"", "\"newest\"");
+        let error = rules(&unknown, &results).unwrap_err().to_string();
+        assert!(error.contains("`policy` must be `safe` or a commit policy"), "{error}");
+        let measured = SAFE_POLICIES.replace("policy = ", "scenario = \"uniform\"\npolicy = ");
+        let error = rules(&measured, &results).unwrap_err().to_string();
+        assert!(error.contains("uniform is no pipeline scenario"), "{error}");
+        // Results without a pipeline cell: the rule does not apply.
+        let (applied, not_run) = split_not_run(rules_of(SAFE_POLICIES, &reference()), &reference());
+        assert!(applied.is_empty());
+        assert_eq!(not_run[0].scenario, "(any pipeline-*) policy=safe");
+    }
+
+    fn rules_of(text: &str, results: &Results) -> Vec<Rule> {
+        rules(text, results).unwrap()
     }
 }

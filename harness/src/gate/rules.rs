@@ -9,7 +9,9 @@ use strategies::Design;
 
 use super::metric::{lookup, pipeline_metric};
 use super::{rules_error, GateInputError};
-use crate::results::{CellKey, CellSettings, Metric, PipelineRun, Results, RunResult};
+use crate::results::{
+    CellKey, CellSettings, CommitPolicy, Metric, PipelineRun, Results, RunResult,
+};
 use crate::workload::ScenarioId;
 
 /// What kind of comparison a rule makes.
@@ -117,6 +119,13 @@ pub struct Rule {
     /// Only the cells that ran with this window; every window when absent.
     #[serde(default)]
     pub window: Option<usize>,
+    /// Only the pipeline cells whose consumers committed by this commit policy
+    /// (`pipelines[].policy`): a policy id, or `safe` for every policy that loses nothing
+    /// when a consumer dies or gives its partitions up ([`CommitPolicy::is_safe`]); every
+    /// policy when absent. A rule with it and no `scenario` is about every pipeline
+    /// scenario.
+    #[serde(default)]
+    pub policy: Option<String>,
     /// The strategies the rule applies to.
     pub strategies: Selection,
     /// How measured compares to the limit.
@@ -201,13 +210,25 @@ fn check_rule(rule: &Rule, results: &Results) -> Result<(), GateInputError> {
             "a rule has the empty name `{name}`; every rule needs a name"
         )));
     }
-    if let Some(scenario) = &rule.scenario {
-        let scenario = scenario
-            .parse::<ScenarioId>()
-            .map_err(|error| rules_error(format!("rule `{name}`: {error}")))?;
-        if scenario.is_pipeline() {
-            return check_pipeline_rule(rule, scenario, results);
+    let scenario = match &rule.scenario {
+        Some(scenario) => Some(
+            scenario
+                .parse::<ScenarioId>()
+                .map_err(|error| rules_error(format!("rule `{name}`: {error}")))?,
+        ),
+        None => None,
+    };
+    if let Some(policy) = &rule.policy {
+        policy_selection(policy).map_err(|why| rules_error(format!("rule `{name}`: {why}")))?;
+        if scenario.is_some_and(|scenario| !scenario.is_pipeline()) {
+            return Err(rules_error(format!(
+                "rule `{name}`: `policy` selects pipeline cells, and {} is no pipeline scenario",
+                rule.scenario.as_deref().unwrap_or_default()
+            )));
         }
+    }
+    if is_pipeline_rule(rule) {
+        return check_pipeline_rule(rule, scenario, results);
     }
     check_strategies(rule)?;
     check_numbers(rule)?;
@@ -350,31 +371,47 @@ fn check_needed_fields(rule: &Rule) -> Result<(), GateInputError> {
     }
 }
 
-/// A rule about a pipeline scenario: absolute, against a number, on a numeric or flag field
-/// of `pipelines[]` (checked against the results' pipeline cells when they have any).
+/// The commit policies a rule's `policy` selects: `safe`, or one policy by its id.
+fn policy_selection(policy: &str) -> Result<Vec<CommitPolicy>, String> {
+    if policy == "safe" {
+        return Ok(CommitPolicy::ALL.into_iter().filter(|policy| policy.is_safe()).collect());
+    }
+    policy
+        .parse::<CommitPolicy>()
+        .map(|policy| vec![policy])
+        .map_err(|error| format!("`policy` must be `safe` or a commit policy: {error}"))
+}
+
+/// A rule about a pipeline scenario (`scenario`; every one where absent, for a rule that
+/// selects by `policy`): absolute, against a number, on a numeric or flag field of
+/// `pipelines[]` (checked against the results' pipeline cells when they have any).
 fn check_pipeline_rule(
     rule: &Rule,
-    scenario: ScenarioId,
+    scenario: Option<ScenarioId>,
     results: &Results,
 ) -> Result<(), GateInputError> {
     let name = &rule.name;
+    let about = scenario.map_or_else(|| "every pipeline scenario".to_owned(), |s| s.to_string());
     if rule.kind != Kind::Absolute || !matches!(rule.value, Some(Limit::Number(_))) {
         return Err(rules_error(format!(
-            "rule `{name}`: a rule about {scenario} is absolute, with a number as `value`"
+            "rule `{name}`: a rule about {about} is absolute, with a number as `value`"
         )));
     }
     if rule.of.is_some() || rule.tolerance.is_some() || rule.factor.is_some() {
         return Err(rules_error(format!(
-            "rule `{name}`: a rule about {scenario} takes no `of`, `tolerance` or `factor`"
+            "rule `{name}`: a rule about {about} takes no `of`, `tolerance` or `factor`"
         )));
     }
     selection_ids(&rule.strategies)
         .map_err(|error| rules_error(format!("rule `{name}`: {error}")))?;
-    let cells: Vec<_> =
-        results.pipelines.iter().filter(|run| run.scenario == scenario.as_str()).collect();
+    let cells: Vec<_> = results
+        .pipelines
+        .iter()
+        .filter(|run| scenario.is_none_or(|scenario| run.scenario == scenario.as_str()))
+        .collect();
     if !cells.is_empty() && !cells.iter().any(|run| pipeline_metric(&rule.metric, run).is_some()) {
         return Err(rules_error(format!(
-            "rule `{name}`: unknown metric `{}` for {scenario}; use a field path of \
+            "rule `{name}`: unknown metric `{}` for {about}; use a field path of \
              pipelines[] such as lost, redelivered or projection.keys_wrong",
             rule.metric
         )));
@@ -382,18 +419,26 @@ fn check_pipeline_rule(
     Ok(())
 }
 
-/// The pipeline cells `rule` applies to: its scenario, param and strategies.
+/// The pipeline cells `rule` applies to: its scenario, param, policy and strategies.
 pub(super) fn matching_pipelines<'r>(
     rule: &'r Rule,
     runs: &'r [PipelineRun],
 ) -> impl Iterator<Item = &'r PipelineRun> + 'r {
     let ids = selection_ids(&rule.strategies).unwrap_or_default();
     runs.iter().filter(move |run| {
-        let cell = CellKey::of_pipeline(run);
-        rule.scenario.is_some()
-            && selects(rule, &cell, run.settings.as_ref(), None)
-            && ids.iter().any(|id| id.as_str() == cell.strategy)
+        selects_pipeline(rule, run) && ids.iter().any(|id| id.as_str() == run.strategy)
     })
+}
+
+/// Whether `rule`, a pipeline rule, selects the pipeline cell `run` by its scenario, param,
+/// settings and commit policy (its strategies are another matter).
+pub(super) fn selects_pipeline(rule: &Rule, run: &PipelineRun) -> bool {
+    let policy_matches = rule.policy.as_deref().is_none_or(|policy| {
+        policy_selection(policy).is_ok_and(|policies| policies.contains(&run.policy))
+    });
+    is_pipeline_rule(rule)
+        && policy_matches
+        && selects(rule, &CellKey::of_pipeline(run), run.settings.as_ref(), None)
 }
 
 /// Whether `rule`'s scenario, param and settings select `cell`, which ran with `settings`
@@ -422,12 +467,13 @@ pub(super) fn selects(
         && setting(rule.window, |s| s.window, None)
 }
 
-/// Whether `rule` is about a pipeline scenario (judged on `pipelines[]`).
+/// Whether `rule` is about a pipeline scenario, or selects by commit policy with no
+/// scenario (every pipeline scenario): judged on `pipelines[]`.
 pub(super) fn is_pipeline_rule(rule: &Rule) -> bool {
-    rule.scenario
-        .as_deref()
-        .and_then(|id| id.parse::<ScenarioId>().ok())
-        .is_some_and(ScenarioId::is_pipeline)
+    match rule.scenario.as_deref() {
+        Some(id) => id.parse::<ScenarioId>().is_ok_and(ScenarioId::is_pipeline),
+        None => rule.policy.is_some(),
+    }
 }
 
 /// The strategy ids of a selection.

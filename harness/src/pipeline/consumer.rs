@@ -1222,7 +1222,7 @@ mod tests {
     }
 
     /// Offsets 2 and 4 never complete, every other one does and is committed (the crash
-    /// comes 50 ms after the last completion, 50 commit intervals), then the consumer
+    /// comes 250 ms after the last completion, 250 commit intervals), then the consumer
     /// crashes; the second incarnation runs to the end. Returns the tally, the
     /// projection and the second incarnation's report.
     fn crash_with_two_stuck(
@@ -1236,8 +1236,9 @@ mod tests {
                 Incarnation::new(MemberId(0), strategy, settings, config(policy), treat, stop);
             run_incarnation(&pipeline, incarnation).unwrap()
         };
-        // Crash once nothing more completes: every completion has been committed.
-        let idle = Duration::from_millis(50);
+        // Crash once nothing more completes: every completion has been committed (250
+        // commit intervals, time enough for the committing thread on a busy machine).
+        let idle = Duration::from_millis(250);
         let first =
             incarnation(stall_two_and_four(), Stop::CrashAfter { completions: u64::MAX, idle });
         if holds_only_its_key(strategy) {

@@ -53,6 +53,12 @@ pub const SHARDS: usize = 64;
 /// The digest of a key with nothing applied.
 pub const INITIAL_DIGEST: u64 = 0;
 
+/// Bytes the projection holds per key, at most, beside what grows with its records (the
+/// versions each key saw arrive, its stash): the key's slot in its shard's hash map, up to
+/// two slots per key as the map grows by doubling, each its key, its `KeyState` and a
+/// control byte.
+pub const BYTES_PER_KEY: u64 = 2 * (std::mem::size_of::<(u64, KeyState)>() as u64 + 1);
+
 /// Folds the record `(version, payload_bytes)` into `digest`: the version and payload size
 /// are mixed in by multiplication by odd constants after a rotation of the digest, then
 /// finished with an xor-shift (splitmix64's finalizer constant). Not commutative: folding

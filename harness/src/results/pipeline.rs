@@ -269,6 +269,19 @@ strategies::names!(CommitPolicy, UnknownCommitPolicy, "commit policy", "policies
     HighestCompleted = "highest-completed",
 });
 
+impl CommitPolicy {
+    /// Whether a consumer that commits by it loses nothing when it dies or gives its
+    /// partitions up: its commit never covers a record that has not completed, so the next
+    /// owner runs every record the commit leaves out. `highest-completed` covers the
+    /// incomplete records below its highest completed one, and loses them.
+    pub fn is_safe(self) -> bool {
+        match self {
+            Self::Contiguous | Self::ContiguousMetadata => true,
+            Self::HighestCompleted => false,
+        }
+    }
+}
+
 /// What the consumer does with a failed attempt.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum RetryPolicy {

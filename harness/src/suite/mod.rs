@@ -27,9 +27,10 @@
 //!    returns.
 //! 5. **Resume** ([`Control::earlier`]): an incomplete file of the same settings is matched
 //!    to the plan cell by cell ([`ledger::match_earlier`]); its cells are kept and only the
-//!    missing ones run, merged in plan order. A cell the plan has no place for refuses the
-//!    resume.
+//!    missing ones run, merged in plan order. A cell the plan has no place for, or one that
+//!    records other settings than its planned cell ([`agree`]), refuses the resume.
 
+pub mod agree;
 pub(crate) mod ledger;
 mod meta;
 pub mod output;
@@ -49,8 +50,9 @@ use ledger::Ledger;
 pub use meta::now_rfc3339;
 pub use output::{check_output, command_line, prepare_output, resume_hint, OutputLock, Start};
 pub use plan::{
-    measured_bytes, plan, skip_reason, Cell, Plan, ScenarioPoint, CELL_OVERHEAD_S,
-    PIPELINE_BYTES_PER_RECORD, PIPELINE_RECORD_S, REFERENCE_SATURATION_PER_WORKER,
+    measured_bytes, pipeline_bytes, plan, skip_reason, Cell, Plan, ScenarioPoint, CELL_OVERHEAD_S,
+    PIPELINE_BYTES_PER_KEY, PIPELINE_BYTES_PER_RECORD, PIPELINE_RECORD_S,
+    REFERENCE_SATURATION_PER_WORKER,
 };
 pub use remeasure::{remeasure, RemeasureError};
 use run::{measure_saturation, Runner};

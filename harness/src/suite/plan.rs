@@ -7,13 +7,14 @@
 //! say it asks for ([`WorkloadSpec::expected_work`]), so counting cells, `--dry-run` and
 //! the progress estimate cost microseconds whatever the sizes.
 
-use strategies::Design;
+use strategies::{Design, Family};
 
 use crate::config::RunConfig;
 use crate::measure::metrics::{ideal_seconds_of, Capacity};
 use crate::measure::recorder;
 use crate::measure::runner::breakdown_messages;
 use crate::measure::system;
+use crate::pipeline::scenario::{Executor, Waits};
 use crate::results::CellKey;
 use crate::results::CellSettings;
 use crate::workload::{Arrivals, Kind, ScenarioId, WorkloadSpec};
@@ -23,16 +24,18 @@ use crate::workload::{Arrivals, Kind, ScenarioId, WorkloadSpec};
 /// `meta.suite_elapsed_s` = 270.3 s for 378 cells, 347 of them run (251 measured, 96
 /// pipeline). Its measured cells' base times (ideal bound x 3 repetitions, plus the breakdown
 /// repetition's share of the workload) sum to 194.5 s, its pipeline cells' (20,000 records
-/// each: records / --pipeline-rate where paced, else [`PIPELINE_RECORD_S`] per record) to
-/// 16.6 s; (270.3 - 211.1) / 347 = 0.17 s. It covers what the bound leaves out: each
-/// strategy's distance from the ideal, the warm-up, threads started and joined, workload
-/// and log generation, and the suite's own calibrations.
-pub const CELL_OVERHEAD_S: f64 = 0.17;
+/// each: their stages' work and waits, `pipeline::scenario::waits`, at
+/// [`PIPELINE_RECORD_S`] per record) to 14.4 s; (270.3 - 208.9) / 347 = 0.18 s. It covers
+/// what the bound leaves out: each strategy's distance from the ideal, the warm-up, threads
+/// started and joined, workload and log generation, and the suite's own calibrations.
+pub const CELL_OVERHEAD_S: f64 = 0.18;
 
-/// Seconds an unpaced pipeline cell takes per record: the reference run's unpaced pipeline
-/// cells (pipeline-crash, -expand, -reorder, -rebalance: 72 cells of 20,000 records) took
-/// 8.33 s in all, 5.8 us per record.
-pub const PIPELINE_RECORD_S: f64 = 5.8e-6;
+/// Seconds a pipeline cell spends per record it runs, beyond the waits its stages state
+/// (`pipeline::scenario::waits`): the reference run's unpaced pipeline cells
+/// (pipeline-crash, -expand, -reorder, -rebalance: 72 cells of 20,000 records) took 8.33 s
+/// in all, of which their stages' slow waits and commit intervals (20 ms and 2 ms) make
+/// 1.7 s; 4.5 us per record makes up the rest.
+pub const PIPELINE_RECORD_S: f64 = 4.5e-6;
 
 /// `inline`'s saturation rate per counted worker in the reference run (763,526 msg/s with
 /// one worker counted on 2 cores): the open-loop rates a plan assumes before saturation is
@@ -65,8 +68,10 @@ pub struct Cell {
     /// breakdown repetition's share; for a paced pipeline cell records / --pipeline-rate;
     /// 0 for a skipped or an unpaced pipeline cell.
     pub bound_s: f64,
-    /// Its expected time: the base (the bound, or [`PIPELINE_RECORD_S`] per record of an
-    /// unpaced pipeline cell) plus [`CELL_OVERHEAD_S`]; 0 for a skipped cell.
+    /// Its expected time: the base plus [`CELL_OVERHEAD_S`]; 0 for a skipped cell. The base
+    /// of a measured cell is its bound; of a pipeline cell, its stages' work and waits
+    /// ([`Waits::cell_s`]: records at [`PIPELINE_RECORD_S`] or the paced span, slow
+    /// records, backoffs, holds and commit intervals).
     pub estimate_s: f64,
 }
 
@@ -101,29 +106,49 @@ pub struct Plan {
 pub const PIPELINE_BYTES_PER_RECORD: u64 =
     4 * std::mem::size_of::<crate::pipeline::Record>() as u64;
 
-/// Bytes a measured workload of `messages` messages over `keys` keys takes while one of its
-/// cells runs: the messages, the recorder's slot per message and its state per key, and the
-/// workload's per-key flags.
-pub fn measured_bytes(messages: usize, keys: usize) -> u64 {
+/// Bytes a pipeline cell holds per key of its log, at most: the projection's state of the
+/// key ([`crate::pipeline::projection::BYTES_PER_KEY`]), and the two ordered maps of its
+/// versions the scenario builds with the log (the producer's next version, and each key's
+/// last for the final check), a B-tree entry of 16 bytes taking up to three times that.
+pub const PIPELINE_BYTES_PER_KEY: u64 = crate::pipeline::projection::BYTES_PER_KEY + 2 * 3 * 16;
+
+/// Bytes a measured workload of `messages` messages over `keys` keys, each holding
+/// `state_per_key` bytes of state ([`WorkloadSpec::state_bytes_per_key`]), takes while one
+/// of its cells runs: the messages, the recorder's slot per message and its state per key,
+/// the workload's per-key flags, and the keys' state.
+pub fn measured_bytes(messages: usize, keys: usize, state_per_key: usize) -> u64 {
     let per_message = std::mem::size_of::<strategies::Message>() + recorder::BYTES_PER_MESSAGE;
-    let per_key = recorder::BYTES_PER_KEY + std::mem::size_of::<bool>();
-    (messages * per_message + keys * per_key) as u64
+    let per_key = recorder::BYTES_PER_KEY + std::mem::size_of::<bool>() + state_per_key;
+    (messages as u64)
+        .saturating_mul(per_message as u64)
+        .saturating_add((keys as u64).saturating_mul(per_key as u64))
+}
+
+/// Bytes a pipeline cell of `records` records over `keys` keys holds while it runs (see
+/// [`PIPELINE_BYTES_PER_RECORD`] and [`PIPELINE_BYTES_PER_KEY`]): state is held for the
+/// keys its records name, at most one per record.
+pub fn pipeline_bytes(records: usize, keys: usize) -> u64 {
+    let keys_named = keys.min(records) as u64;
+    (records as u64)
+        .saturating_mul(PIPELINE_BYTES_PER_RECORD)
+        .saturating_add(keys_named.saturating_mul(PIPELINE_BYTES_PER_KEY))
 }
 
 impl Plan {
     /// The cell that needs the most memory while it runs, and about how many bytes (what
-    /// its workload or its pipeline's log holds; the process's own few MiB aside). Skipped
-    /// cells need none. `None` for a plan that runs no cell.
+    /// its workload and its keys' state hold, or its pipeline's log and projection; the
+    /// process's own few MiB aside). Skipped cells need none. `None` for a plan that runs
+    /// no cell.
     pub fn largest_memory(&self) -> Option<(&Cell, u64)> {
-        let bytes = |cell: &Cell| match cell.workload {
-            Some(workload) => {
-                let spec = &self.workloads[workload];
-                let sizes = &self.points[cell.point].config.sizes;
-                measured_bytes(spec.messages(sizes), spec.keys)
-            }
-            None => {
-                let records = self.points[cell.point].config.sizes.pipeline_records as u64;
-                records * PIPELINE_BYTES_PER_RECORD
+        let bytes = |cell: &Cell| {
+            let sizes = &self.points[cell.point].config.sizes;
+            match cell.workload {
+                Some(workload) => {
+                    let spec = &self.workloads[workload];
+                    let state = spec.state_bytes_per_key(sizes);
+                    measured_bytes(spec.messages(sizes), spec.keys, state)
+                }
+                None => pipeline_bytes(sizes.pipeline_records, sizes.pipeline_keys),
             }
         };
         self.cells
@@ -255,22 +280,19 @@ fn plan_pipeline_point(plan: &mut Plan) {
     let records = config.sizes.pipeline_records;
     let paced = matches!(scenario.spec().kind, Kind::Pipeline { paced: true });
     let paced_s = paced.then(|| records as f64 / config.sizes.pipeline_rate as f64);
-    let base_s = paced_s.unwrap_or(records as f64 * PIPELINE_RECORD_S);
-    let params = pipeline_plan(config).param_names(scenario);
+    let cells = pipeline_plan(config).cells(scenario, &config.sizes);
+    let waits = Waits::of(&config.sizes);
     let settings = cell_settings(at, None);
     let (skipped, contenders): (Vec<Design>, Vec<Design>) =
         config.strategies.iter().partition(|&&strategy| skip_reason(scenario, strategy).is_some());
-    let order = skipped
-        .iter()
-        .flat_map(|&strategy| params.iter().map(move |param| (param, strategy)))
-        .chain(
-            params
-                .iter()
-                .flat_map(|param| contenders.iter().map(move |&strategy| (param, strategy))),
+    let order =
+        skipped.iter().flat_map(|&strategy| cells.iter().map(move |cell| (cell, strategy))).chain(
+            cells.iter().flat_map(|cell| contenders.iter().map(move |&strategy| (cell, strategy))),
         );
-    for (param, strategy) in order {
+    for ((param, stages), strategy) in order {
         let skipped = skip_reason(scenario, strategy);
         let runs = skipped.is_none();
+        let base_s = waits.cell_s(stages, pipeline_executor(config, strategy), PIPELINE_RECORD_S);
         plan.cells.push(Cell {
             key: CellKey::new(scenario, param, &at.label, strategy.as_str()),
             scenario,
@@ -285,6 +307,20 @@ fn plan_pipeline_point(plan: &mut Plan) {
             estimate_s: if runs { base_s + CELL_OVERHEAD_S } else { 0.0 },
         });
     }
+}
+
+/// What a pipeline cell's estimate knows of `strategy` ([`Executor`]): its window, and the
+/// records that can wait at once apart, one per key, or one per group of a hash-serial
+/// design.
+fn pipeline_executor(config: &RunConfig, strategy: Design) -> Executor {
+    let keys = config.sizes.pipeline_keys;
+    let lanes = if strategy.descriptor().family == Family::HashGroups {
+        let groups = config.strategy.workers.saturating_mul(config.strategy.groups_per_worker);
+        keys.min(groups)
+    } else {
+        keys
+    };
+    Executor { window: config.strategy.max_in_flight, lanes }
 }
 
 /// The policies the pipeline scenarios' cells run.
@@ -385,5 +421,52 @@ mod tests {
         }
         assert!((expected_s / exact_s - 1.0).abs() < 0.10, "{expected_s} against {exact_s}");
         assert!(moved.len() <= 2, "{moved:#?}");
+    }
+
+    /// The largest cell of `args` and its estimated bytes.
+    fn largest(args: &[&str]) -> (String, u64) {
+        #[derive(clap::Parser)]
+        struct Run {
+            #[command(flatten)]
+            run: crate::cli::RunArgs,
+        }
+        let argv = ["keyed-bench", "--max-memory-mib", "1000000000"].iter().chain(args);
+        let args = <Run as clap::Parser>::try_parse_from(argv).unwrap().run;
+        let config = RunConfig::try_from((args, "test".to_owned())).unwrap();
+        let plan = plan(&config, Some(1e6));
+        let (cell, bytes) = plan.largest_memory().unwrap();
+        (cell.key.to_string(), bytes)
+    }
+
+    #[test]
+    fn the_memory_estimate_counts_each_keys_state() {
+        // stateful: 32,768 keys of 64 KiB hold 2 GiB, whatever the messages.
+        let (cell, bytes) = largest(&[
+            "--scenario=stateful",
+            "--strategy=keyed-mailbox",
+            "--stateful-keys=32768",
+            "--state-kib=64",
+            "--stateful-messages=1000",
+        ]);
+        assert!(cell.starts_with("stateful keys=32768"), "{cell}");
+        assert!(bytes >= 32_768 * 64 * 1024, "{bytes} B");
+        assert!(bytes < 32_768 * 65 * 1024, "{bytes} B: the messages are few");
+        // A pipeline whose every record names a key of its own: the projection's state of
+        // each key beside the records; keys no record names hold nothing.
+        let pipeline = |records: &str, keys: &str| {
+            largest(&[
+                "--scenario=pipeline-reorder",
+                "--strategy=keyed-mailbox",
+                &format!("--pipeline-records={records}"),
+                "--crash-after=10",
+                &format!("--pipeline-keys={keys}"),
+            ])
+        };
+        let (cell, bytes) = pipeline("1000000", "100000000");
+        assert!(cell.starts_with("pipeline-reorder"), "{cell}");
+        let per_key = crate::pipeline::projection::BYTES_PER_KEY;
+        assert!(bytes >= 1_000_000 * (PIPELINE_BYTES_PER_RECORD + per_key), "{bytes}");
+        assert_eq!(bytes, pipeline("1000000", "1000000").1);
+        assert!(pipeline("1000000", "10").1 < bytes);
     }
 }

@@ -20,13 +20,21 @@ use serde::{Deserialize, Serialize};
 
 use super::scenario::ScenarioId;
 use crate::limits::{
-    check_in, check_list_in, FlagRange, FlagValue, SettingError, MAX_KEYS, MAX_MESSAGES,
+    check_in, check_list_in, FlagRange, FlagValue, NumberParser, SettingError, MAX_KEYS,
+    MAX_MESSAGES,
 };
 
 /// A size's value: a number, or a list of numbers (a sweep).
 pub trait SizeValue: Clone {
     /// Whether only whole numbers parse.
     const INTEGER: bool;
+
+    /// The number the flag's every value is (a list's element type).
+    type Item;
+
+    /// Whether the flag takes a comma-separated list, whose first value may start with a
+    /// hyphen without being a number (`-1,2`).
+    const LIST: bool;
 
     /// Checks the value (every value of a list, and a list's length and uniqueness).
     fn check(&self, range: &FlagRange) -> Result<(), SettingError>;
@@ -52,6 +60,8 @@ macro_rules! size_value {
     ($($type:ty),*) => {$(
         impl SizeValue for $type {
             const INTEGER: bool = <$type as FlagValue>::INTEGER;
+            type Item = $type;
+            const LIST: bool = false;
 
             fn check(&self, range: &FlagRange) -> Result<(), SettingError> {
                 check_in(range, *self)
@@ -68,6 +78,8 @@ macro_rules! size_value {
 
         impl SizeValue for Vec<$type> {
             const INTEGER: bool = <$type as FlagValue>::INTEGER;
+            type Item = $type;
+            const LIST: bool = true;
 
             fn check(&self, range: &FlagRange) -> Result<(), SettingError> {
                 check_list_in(range, self)
@@ -201,7 +213,10 @@ macro_rules! sizes {
             $(
                 #[arg(
                     long = $flag,
-                    help = help_text($flag, $help, concat!("" $(, $note)?), |sizes| sizes.$field.show())
+                    help = help_text($flag, $help, concat!("" $(, $note)?), |sizes| sizes.$field.show()),
+                    value_parser = NumberParser::<<$type as SizeValue>::Item>::new(Sizes::range($flag)),
+                    allow_negative_numbers = true,
+                    allow_hyphen_values = <$type as SizeValue>::LIST
                     $(, $key = $value)*
                 )]
                 #[doc = $help]

@@ -107,6 +107,12 @@ impl WorkloadSpec {
         self.scenario.generator().map_or(0, |generator| (generator.messages)(self, sizes))
     }
 
+    /// The bytes of state each of its keys holds while it runs (`stateful`: `--state-kib`
+    /// KiB, read and written by each message), 0 for a workload without state.
+    pub fn state_bytes_per_key(&self, sizes: &Sizes) -> usize {
+        self.scenario.generator().map_or(0, |generator| (generator.state_bytes_per_key)(sizes))
+    }
+
     /// The work it asks for, as expected from the sizes: what [`Work::of`] gives its
     /// generated messages, up to the chance of the draws (the longest per-key chain of
     /// random keys is estimated as the mean of the busiest key, plus its spread).

@@ -20,7 +20,7 @@ use strategies::Design;
 
 use super::{
     consume_to_end, consumer_config, events, last_versions, run_cells, slow_treat,
-    summarize_single, Bench, PipelineError, Wanted, PAYLOAD_BYTES,
+    summarize_single, Bench, PipelineError, Stage, Waits, Wanted, PAYLOAD_BYTES,
 };
 use crate::pipeline::consumer::{ConsumerError, Hold, Pipeline};
 use crate::pipeline::log::{partition_for, Topic};
@@ -51,6 +51,26 @@ fn produce(sizes: &Sizes, seed: u64) -> Result<(Topic, BTreeMap<u64, u64>, Marks
         topic.append(key, version, PAYLOAD_BYTES, 0);
     }
     Ok((topic, last_versions(&events), marks))
+}
+
+/// The stages of a cell, for its estimate (module `waits`). `none`: one consumer runs the
+/// log to its end, waiting out every slow record. `drain-then-expand`: first the old
+/// partitions (the first half of the log, and their share of the second), to the commit
+/// that lifts the hold on the new ones, waiting out their slow records; then the new
+/// partitions, waiting out theirs.
+pub(super) fn stages(sizes: &Sizes, mitigation: Mitigation) -> Vec<Stage> {
+    let waits = Waits::of(sizes);
+    let records = sizes.pipeline_records as f64;
+    let stage =
+        |records: f64| Stage { records, slow_records: waits.slow_among(records), floor_s: 0.0 };
+    match mitigation {
+        Mitigation::None => vec![stage(records)],
+        Mitigation::DrainThenExpand => {
+            let kept = f64::from(sizes.partitions) / f64::from(sizes.expand_to.max(1));
+            let old = records / 2.0 + records / 2.0 * kept.min(1.0);
+            vec![stage(old), stage(records - old)]
+        }
+    }
 }
 
 /// Runs the cells of `pipeline-expand` for every mitigation x `strategies`.

@@ -20,6 +20,10 @@
 //! - `pipeline-rebalance` ([`rebalance`]), one cell per commit policy: a group of
 //!   `--consumers` members loses one and gains one mid-run.
 //!
+//! Every wait above comes from one place, [`waits`], which the scenarios build their
+//! consumers and handlers from and the plan's estimate counts; each scenario states there
+//! the stages its cells run.
+//!
 //! Measured in every cell: records lost (neither applied nor dead-lettered) and
 //! redelivered (delivered twice), the committed-offset lag at every commit (p50, p99,
 //! max) and its timeline, the longest commit freeze, the most metadata bytes in one
@@ -31,10 +35,10 @@ pub mod expand;
 pub mod rebalance;
 pub mod reorder;
 pub mod retry;
+pub mod waits;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -43,7 +47,7 @@ use strategies::{Design, StrategyConfig};
 use super::commit::MetadataLimit;
 use super::consumer::{
     run_incarnation, ConsumerConfig, ConsumerError, Hold, Incarnation, Pipeline, Stop, Treat,
-    Treatment, DEFAULT_MAX_POLL_RECORDS,
+    DEFAULT_MAX_POLL_RECORDS,
 };
 use super::log::{Record, Topic};
 use super::retry::RetryConfig;
@@ -56,6 +60,7 @@ use crate::watch::Watch;
 use crate::workload::{ScenarioId, Sizes};
 
 pub use crash::run_crash;
+pub use waits::{Executor, Stage, Waits};
 
 /// Bytes of every record's payload (only folded into the projection's digest).
 const PAYLOAD_BYTES: u32 = 64;
@@ -106,17 +111,32 @@ impl PipelinePlan {
 
     /// The `param` of each cell of `scenario` per strategy, in the order they run.
     pub fn param_names(&self, scenario: ScenarioId) -> Vec<String> {
+        self.cells(scenario, &Sizes::quick()).into_iter().map(|(param, _)| param).collect()
+    }
+
+    /// Each cell of `scenario` per strategy, in the order they run: its `param` and the
+    /// stages it runs at `sizes` (stated by each scenario next to its code, for the
+    /// estimate of [`Waits::cell_s`]).
+    pub fn cells(&self, scenario: ScenarioId, sizes: &Sizes) -> Vec<(String, Vec<Stage>)> {
         match scenario {
-            ScenarioId::PipelineCrash | ScenarioId::PipelineRebalance => {
-                self.commit_policies.iter().copied().map(policy_param).collect()
+            ScenarioId::PipelineCrash => {
+                let stages = crash::stages(sizes);
+                self.commit_policies.iter().map(|&p| (policy_param(p), stages.clone())).collect()
             }
-            ScenarioId::PipelineRetry => {
-                self.retry_policies.iter().copied().map(retry_param).collect()
+            ScenarioId::PipelineRebalance => {
+                let stages = rebalance::stages(sizes);
+                self.commit_policies.iter().map(|&p| (policy_param(p), stages.clone())).collect()
             }
-            ScenarioId::PipelineExpand => {
-                Mitigation::ALL.into_iter().map(mitigation_param).collect()
-            }
-            ScenarioId::PipelineReorder => vec![reorder::param()],
+            ScenarioId::PipelineRetry => self
+                .retry_policies
+                .iter()
+                .map(|&p| (retry_param(p), retry::stages(sizes, p)))
+                .collect(),
+            ScenarioId::PipelineExpand => Mitigation::ALL
+                .into_iter()
+                .map(|m| (mitigation_param(m), expand::stages(sizes, m)))
+                .collect(),
+            ScenarioId::PipelineReorder => vec![(reorder::param(), reorder::stages(sizes))],
             _ => Vec::new(),
         }
     }
@@ -125,6 +145,35 @@ impl PipelinePlan {
 /// The `param` of a cell per commit policy (`pipeline-crash`, `pipeline-rebalance`).
 fn policy_param(policy: CommitPolicy) -> String {
     format!("policy={policy}")
+}
+
+/// What a cell of `scenario` at `param` records of the sizes it ran with, as
+/// `pipelines[]` holds it: what a cell that records otherwise did not run with them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Recorded {
+    /// Its log's partitions at the end (`--expand-to` for an expanded log).
+    pub partitions: u32,
+    /// Its consumers' commit policy: its param's, or `contiguous` where it has none.
+    pub policy: CommitPolicy,
+    /// Completions after which its first consumer dies (pipeline-crash alone).
+    pub crash_after: Option<u64>,
+}
+
+impl Recorded {
+    /// What a cell of `scenario` at `param` records of `sizes`.
+    pub fn of(scenario: ScenarioId, param: &str, sizes: &Sizes) -> Self {
+        let policy = param
+            .strip_prefix("policy=")
+            .and_then(|policy| policy.parse().ok())
+            .unwrap_or(CommitPolicy::Contiguous);
+        let expanded = scenario == ScenarioId::PipelineExpand;
+        Self {
+            partitions: if expanded { sizes.expand_to } else { sizes.partitions },
+            policy,
+            crash_after: (scenario == ScenarioId::PipelineCrash)
+                .then_some(sizes.crash_after as u64),
+        }
+    }
 }
 
 /// The `param` of a `pipeline-retry` cell.
@@ -236,19 +285,12 @@ fn consumer_config(
         .map_err(|source| ConsumerError::Resume { partition: 0, source })?;
     Ok(ConsumerConfig {
         policy,
-        commit_interval: Duration::from_millis(sizes.commit_interval_ms),
+        commit_interval: Waits::of(sizes).commit_interval,
         metadata_limit,
         max_poll_records: DEFAULT_MAX_POLL_RECORDS,
         spin_ns: sizes.spin_ns.into(),
         retry,
     })
-}
-
-/// Whether `record` is one of the slow ones: a fixed share, chosen by a hash of its place
-/// in the log (the same records for every cell).
-fn is_slow(sizes: &Sizes, record: &Record) -> bool {
-    let slow_per_million = (sizes.pipeline_slow_pct * 10_000.0).round() as u64;
-    place_hash(record) % 1_000_000 < slow_per_million
 }
 
 /// A well-mixed hash of a record's place in the log.
@@ -257,20 +299,9 @@ fn place_hash(record: &Record) -> u64 {
     place.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 20
 }
 
-/// The treatment of every scenario without failures: the slow records wait on a slow
-/// dependency without holding a thread, the others run.
+/// The treatment of every scenario without failures ([`Waits::slow_treat`]).
 fn slow_treat(sizes: &Sizes) -> Treat {
-    let sizes = sizes.clone();
-    let slow = Duration::from_millis(sizes.pipeline_slow_ms);
-    Arc::new(
-        move |record: &Record| {
-            if is_slow(&sizes, record) {
-                Treatment::Wait(slow)
-            } else {
-                Treatment::Run
-            }
-        },
-    )
+    Waits::of(sizes).slow_treat()
 }
 
 /// A cell's result from what its consumers left in `pipeline`, with no scenario section.

@@ -22,7 +22,7 @@ use strategies::Design;
 
 use super::{
     backlog, consumer_config, events, last_versions, run_cells, slow_treat, summarize, Bench,
-    PipelineError, Wanted,
+    PipelineError, Stage, Waits, Wanted,
 };
 use crate::pipeline::consumer::{
     run_incarnation, ConsumerConfig, ConsumerError, Incarnation, Pipeline, Signal, Stop, Treat,
@@ -68,6 +68,21 @@ fn generations(consumers: usize, records: u64) -> Vec<Generation> {
         Generation { members: left, revoke_after: Some(records * 2 / 3), kind: "join" },
         Generation { members: joined, revoke_after: None, kind: "" },
     ]
+}
+
+/// The stages of a cell, for its estimate (module `waits`): the three generations of
+/// [`generations`], one after another, each a third of the log. The first two are revoked
+/// and abandon their slow records; the last runs to the end, waiting out every slow record
+/// left, its own and those the revocations abandoned.
+pub(super) fn stages(sizes: &Sizes) -> Vec<Stage> {
+    let records = sizes.pipeline_records as f64;
+    let revoked = Stage { records: records / 3.0, ..Stage::default() };
+    let last = Stage {
+        records: records / 3.0,
+        slow_records: Waits::of(sizes).slow_among(records),
+        floor_s: 0.0,
+    };
+    vec![revoked, revoked, last]
 }
 
 /// Runs the cells of `pipeline-rebalance` for `policies` x `strategies`.

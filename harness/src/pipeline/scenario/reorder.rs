@@ -20,7 +20,7 @@ use strategies::Design;
 
 use super::{
     consume_to_end, consumer_config, events, last_versions, run_cells, slow_treat,
-    summarize_single, Bench, PipelineError, Wanted, PAYLOAD_BYTES,
+    summarize_single, Bench, PipelineError, Stage, Waits, Wanted, PAYLOAD_BYTES,
 };
 use crate::pipeline::consumer::ConsumerError;
 use crate::pipeline::log::Topic;
@@ -59,6 +59,14 @@ fn produce(sizes: &Sizes, seed: u64) -> Result<(Topic, BTreeMap<u64, u64>, u64),
         topic.append(key, version, PAYLOAD_BYTES, 0);
     }
     Ok((topic, last_versions(&events), out_of_order))
+}
+
+/// The stages of a cell, for its estimate (module `waits`): one consumer runs the log to
+/// its end, waiting out every slow record.
+pub(super) fn stages(sizes: &Sizes) -> Vec<Stage> {
+    let records = sizes.pipeline_records as f64;
+    let slow_records = Waits::of(sizes).slow_among(records);
+    vec![Stage { records, slow_records, floor_s: 0.0 }]
 }
 
 /// The `param` of the scenario's one cell.

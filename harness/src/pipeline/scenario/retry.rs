@@ -17,17 +17,16 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
-use std::time::Duration;
 
 use strategies::Design;
 
 use super::{
     consume_to_end, consumer_config, events, last_versions, place_hash, run_cells,
-    summarize_single, Bench, PipelineError, Wanted, PAYLOAD_BYTES,
+    summarize_single, Bench, PipelineError, Stage, Waits, Wanted, PAYLOAD_BYTES,
 };
 use crate::pipeline::consumer::{ConsumerError, Treat, Treatment};
 use crate::pipeline::log::{Record, Topic};
-use crate::pipeline::retry::RetryConfig;
+
 use crate::results::{CommitPolicy, LatencySummary, PipelineRun, RetryPolicy, RetryReport};
 use crate::workload::{ScenarioId, Sizes};
 
@@ -79,6 +78,37 @@ impl Failures {
     }
 }
 
+/// The stage of a cell, for its estimate (module `waits`): one consumer runs the paced log
+/// to its end. It lasts the producer's span, or longer where the last failing record's
+/// backoffs end past it: the poison records, spread evenly, wait every backoff
+/// ([`Waits::backoffs_s`]); a transient record (`--fail-pct`) fails once or twice. Under
+/// pause-partition a partition polls nothing new while one of its records fails, so its
+/// failing records wait one after another: their backoffs spread over the partitions.
+pub(super) fn stages(sizes: &Sizes, policy: RetryPolicy) -> Vec<Stage> {
+    let waits = Waits::of(sizes);
+    let records = sizes.pipeline_records as f64;
+    let paced_s = records / sizes.pipeline_rate as f64;
+    let poison = (sizes.poison as f64).min(records);
+    let transient = records * sizes.fail_pct / 100.0;
+    // The last of `count` failing records, spread over the span, and its backoffs.
+    let last_ends = |count: f64, backoffs_s: f64| {
+        if count < 1.0 {
+            0.0
+        } else {
+            paced_s * count / (count + 1.0) + backoffs_s
+        }
+    };
+    let mut floor_s = paced_s
+        .max(last_ends(poison, waits.backoffs_s(u32::MAX)))
+        .max(last_ends(transient, waits.backoffs_s(2)));
+    if policy == RetryPolicy::PausePartition {
+        let transient_s = (waits.backoffs_s(1) + waits.backoffs_s(2)) / 2.0;
+        let serial_s = poison * waits.backoffs_s(u32::MAX) + transient * transient_s;
+        floor_s = floor_s.max(serial_s / f64::from(sizes.partitions.max(1)));
+    }
+    vec![Stage { records, floor_s, slow_records: 0.0 }]
+}
+
 /// Runs the cells of `pipeline-retry` for `policies` x `strategies`.
 pub fn run(
     bench: &Bench<'_>,
@@ -106,11 +136,7 @@ fn cell(
     strategy: Design,
 ) -> Result<PipelineRun, ConsumerError> {
     let sizes = bench.sizes;
-    let retry = RetryConfig {
-        policy,
-        max_attempts: sizes.max_attempts,
-        backoff: Duration::from_millis(sizes.retry_backoff_ms),
-    };
+    let retry = Waits::of(sizes).retry(policy);
     let config = consumer_config(sizes, CommitPolicy::Contiguous, retry)?;
     let treat: Treat = {
         let failures = Arc::clone(failures);
@@ -176,8 +202,10 @@ mod tests {
     use super::*;
     use crate::measure::timer::Timer;
     use crate::pipeline::consumer::{run_incarnation, Incarnation, Pipeline, Stop};
+    use crate::pipeline::retry::RetryConfig;
     use crate::pipeline::scenario::tests::{ordered, sizes};
     use crate::pipeline::transport::{EmbeddedTransport, MemberId, Transport};
+    use std::time::Duration;
     use strategies::StrategyConfig;
     use strategies::StrategyId;
 

@@ -6,7 +6,7 @@ use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Zipf};
 use strategies::Job;
 
-use super::{one_type, Generator, Handlers, Kind, Metric, ScenarioId, ScenarioSpec};
+use super::{no_state, one_type, Generator, Handlers, Kind, Metric, ScenarioId, ScenarioSpec};
 use crate::workload::generate::{Arrivals, Workload, STATE_LINE_BYTES};
 use crate::workload::sizes::Sizes;
 use crate::workload::spec::{busiest_of_random, key_param, zipf_top_share, Variant, Work};
@@ -64,6 +64,7 @@ pub(super) const STATEFUL: ScenarioSpec = ScenarioSpec {
         messages: |_, sizes| sizes.stateful_messages,
         expected_work: |spec, sizes, _| random_keys_work(sizes.stateful_messages, spec, sizes),
         generate: stateful,
+        state_bytes_per_key: |sizes| sizes.state_kib * 1024,
         ..KEYED
     }),
     // State owned per aggregate: the rate where cache affinity should pay.
@@ -86,6 +87,7 @@ const KEYED: Generator = Generator {
     messages: |_, sizes| sizes.messages,
     expected_work: |spec, sizes, _| random_keys_work(sizes.messages, spec, sizes),
     generate: uniform,
+    state_bytes_per_key: no_state,
 };
 
 /// zipf's busiest key is the hottest rank's: a share 1 / H(keys, s) of the messages.
@@ -168,7 +170,7 @@ fn stateful(
     _: f64,
     workload: &mut Workload,
 ) {
-    workload.state_bytes = sizes.state_kib * 1024;
+    workload.state_bytes = spec.state_bytes_per_key(sizes);
     let touch = Job::Touch {
         lines: (workload.state_bytes / STATE_LINE_BYTES) as u32,
         spin_ns: sizes.spin_ns,

@@ -4,7 +4,7 @@
 use rand_chacha::ChaCha8Rng;
 use strategies::Job;
 
-use super::{one_type, Generator, Handlers, Kind, Metric, ScenarioId, ScenarioSpec};
+use super::{no_state, one_type, Generator, Handlers, Kind, Metric, ScenarioId, ScenarioSpec};
 use crate::workload::generate::{Arrivals, Driven, HotChain, Workload};
 use crate::workload::sizes::Sizes;
 use crate::workload::spec::{Variant, Work, NS_PER_MS};
@@ -26,6 +26,7 @@ pub(super) const COLD_COMMAND: ScenarioSpec = ScenarioSpec {
             ..Work::default()
         },
         generate,
+        state_bytes_per_key: no_state,
     }),
     handlers: Handlers::Wait,
     // Commands to new aggregates beside slow ones: cold commands handled per second.

@@ -86,6 +86,13 @@ pub struct Generator {
     /// Fills a workload's messages from the scenario's random stream; the last argument is
     /// the saturation rate open-loop loads are fractions of.
     pub generate: fn(&WorkloadSpec, &Sizes, &mut ChaCha8Rng, f64, &mut Workload),
+    /// The bytes of state each key holds while a workload runs (`no_state` for most).
+    pub state_bytes_per_key: fn(&Sizes) -> usize,
+}
+
+/// No state per key: the scenarios whose handlers keep none.
+fn no_state(_: &Sizes) -> usize {
+    0
 }
 
 /// What a scenario's handlers do besides computing.

@@ -5,7 +5,7 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use strategies::Job;
 
-use super::{one_type, Generator, Handlers, Kind, Metric, ScenarioId, ScenarioSpec};
+use super::{no_state, one_type, Generator, Handlers, Kind, Metric, ScenarioId, ScenarioSpec};
 use crate::workload::generate::{Arrivals, Workload};
 use crate::workload::sizes::Sizes;
 use crate::workload::spec::{
@@ -83,6 +83,7 @@ pub(super) const OPEN_LOOP: ScenarioSpec = ScenarioSpec {
         messages: |_, sizes| sizes.open_messages,
         expected_work: open_loop_work,
         generate: open_loop,
+        state_bytes_per_key: no_state,
     }),
     handlers: Handlers::Compute,
     // Constant-rate arrivals: the tail latency at each offered load.
@@ -99,6 +100,7 @@ const PACED_SMALL_KEYS: Generator = Generator {
     messages: |_, sizes| sizes.paced_messages,
     expected_work: conflict_work,
     generate: conflict_backoff,
+    state_bytes_per_key: no_state,
 };
 
 fn small_keys(id: ScenarioId, sizes: &Sizes) -> Vec<WorkloadSpec> {

@@ -6,7 +6,7 @@ use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Zipf};
 use strategies::Job;
 
-use super::{one_type, Generator, Handlers, Kind, Metric, ScenarioSpec};
+use super::{no_state, one_type, Generator, Handlers, Kind, Metric, ScenarioSpec};
 use crate::workload::generate::{Arrivals, Workload};
 use crate::workload::reference::is_parallel_consumer_experiment;
 use crate::workload::sizes::Sizes;
@@ -57,6 +57,7 @@ pub(super) const PARALLEL_CONSUMER: ScenarioSpec = ScenarioSpec {
         messages: |_, sizes| sizes.pc_messages,
         expected_work: parallel_consumer_work,
         generate: parallel_consumer,
+        state_bytes_per_key: no_state,
     }),
     handlers: Handlers::Block,
     // Blocking handlers, the Parallel Consumer's experiment: elapsed against the floor.
@@ -77,6 +78,7 @@ const ROUND_ROBIN_WAITS: Generator = Generator {
     messages: |_, sizes| sizes.async_messages,
     expected_work: |spec, sizes, _| async_work(spec, sizes, false),
     generate: |spec, sizes, rng, _, workload| fill_async(spec, sizes, rng, workload, false),
+    state_bytes_per_key: no_state,
 };
 
 /// The work of an async-io workload, its keys drawn by Zipf or round-robin.
