@@ -421,6 +421,7 @@ mod tests {
             elapsed_s: vec![0.5, 0.25, 1.0],
             latency_p99_ns: vec![30, 10, 20],
             interference: Vec::new(),
+            cpu_s: Vec::new(),
         });
         run.ideal_s = 0.25;
         assert_eq!(Metric::P99.spread(&run), Some((10.0, 30.0)));
