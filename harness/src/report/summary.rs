@@ -187,8 +187,10 @@ fn header(out: &mut Document, results: &Results) {
         prose(out, &line);
     }
     out.paragraph(Cell::inline(
-        "Latency is completion - intended arrival; HOL is start - ready. **Bold**: best among \
-         the ordered contenders (not `inline`, the reference, nor `thread-pool`, the \
+        "Latency is completion - intended arrival; HOL is start - ready. CPU/msg: CPU time \
+         per message of every thread of the process / of the strategy's own threads (its \
+         workers, not the producer nor the harness's), means over repetitions. **Bold**: best \
+         among the ordered contenders (not `inline`, the reference, nor `thread-pool`, the \
          unordered control). Correctness: order violations / overlaps / lost / duplicates / \
          failed, summed over repetitions.",
     ));
@@ -304,6 +306,7 @@ fn render_table(out: &mut Document, rows: &[&RunResult]) {
     let mut table = Table::new([
         ("strategy", Align::Left),
         ("throughput msg/s (min-max)", Align::Right),
+        ("CPU/msg all / strategy", Align::Right),
         ("p50", Align::Right),
         ("p99", Align::Right),
         ("p99.9", Align::Right),
@@ -356,6 +359,7 @@ fn render_table(out: &mut Document, rows: &[&RunResult]) {
         table.push([
             Cell::plain(shown),
             mark(rate, throughput, row),
+            Cell::plain(cpu_per_message(row)),
             Cell::plain(format_ns(row.latency_ns.p50 as f64)),
             mark(format_ns(row.latency_ns.p99 as f64), p99, row),
             Cell::plain(format_ns(row.latency_ns.p999 as f64)),
@@ -370,6 +374,16 @@ fn render_table(out: &mut Document, rows: &[&RunResult]) {
     }
     out.table(table);
     out.blank();
+}
+
+/// A cell's CPU per message: the whole process's, then the strategy's own threads'; `-`
+/// for a figure the cell does not have (an older file, no per-thread statistics).
+fn cpu_per_message(row: &RunResult) -> String {
+    let Some(cpu) = row.cpu_per_message_ns else {
+        return "-".into();
+    };
+    let strategy = cpu.strategy_threads.map_or("-".into(), format_ns);
+    format!("{} / {strategy}", format_ns(cpu.process))
 }
 
 /// The harness timer's lateness over the cells of a scenario where steps waited on it: a
