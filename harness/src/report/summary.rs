@@ -286,6 +286,7 @@ fn scenario_section(
     render_breakdown(out, scenario, rows);
     let meta = &results.meta;
     match scenario {
+        ScenarioId::Uniform => prose(out, UNIFORM_INCLUDES),
         ScenarioId::AsyncIo | ScenarioId::AsyncIoZipf => render_key_sweep(out, scenario, rows),
         ScenarioId::ColdCommand => render_cold_command(out, rows, meta.cores),
         ScenarioId::ParallelConsumer => {
@@ -295,6 +296,16 @@ fn scenario_section(
         _ => {}
     }
 }
+
+/// What a `uniform` cell's time per message includes, beside what the criterion `dispatch`
+/// bench's does not.
+const UNIFORM_INCLUDES: &str = "What a uniform cell times: one producer thread sending \
+     every message (reading the clock for each, its intended time) through the window, \
+     then the drain; each handler call records its start and end (the recorder: two clock \
+     reads, the order checks and the message's slot, on the thread that runs it) around \
+     its spin; keys drawn at random. The criterion `dispatch` bench times none of the \
+     recorder, the clock reads or the draw, on batches of 10,000 round-robin keys: \
+     docs/dispatch.md sets the two side by side.";
 
 /// A paragraph of prose with Markdown's inline marks, and the blank line after it.
 fn prose(out: &mut Document, text: &str) {
