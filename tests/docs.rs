@@ -132,6 +132,12 @@ fn every_results_field_is_documented() {
             elapsed_s: vec![run.elapsed_s],
             latency_p99_ns: vec![run.latency_ns.p99],
             interference: vec![receipt()],
+            cpu_s: vec![run.cpu_s],
+        });
+        run.cpu_per_message_ns = Some(harness::results::CpuPerMessage {
+            process: 900.0,
+            off_producer: 600.0,
+            strategy_threads: Some(500.0),
         });
         run.interference = Some(harness::results::Interference { remeasured: 1, ..receipt() });
         run.memory = Some(harness::results::CellMemory { before_bytes: 1, peak_bytes: 2 });

@@ -54,6 +54,7 @@ fn run(scenario: &str, param: &str, strategy: &str, scale: u64) -> RunResult {
         efficiency: 0.9,
         machine_efficiency: Some(0.9),
         producer_cpu_s: Some(0.01),
+        cpu_per_message_ns: None,
         elapsed_s: 0.06 * scale as f64,
         messages: 2_000,
         offered_per_s: None,

@@ -473,6 +473,7 @@ proptest! {
                 elapsed_s: vec![numbers[11], numbers[10]],
                 latency_p99_ns: vec![counts[9], counts[0]],
                 interference: Vec::new(),
+                cpu_s: vec![numbers[10]],
             });
             run.interference = nullable.then(|| {
                 let (window_s, other_s) = (numbers[10].abs().max(1e-3), numbers[11].abs());

@@ -673,6 +673,7 @@ mod tests {
             elapsed_s: throughput.iter().map(|t| run.messages as f64 / t).collect(),
             latency_p99_ns: throughput.iter().map(|t| (1e12 / t) as u64).collect(),
             interference: Vec::new(),
+            cpu_s: Vec::new(),
             throughput_per_s: throughput,
         });
     }

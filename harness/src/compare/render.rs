@@ -408,6 +408,7 @@ mod tests {
                 elapsed_s: (0..5).map(|i| 0.1 + 0.0001 * f64::from(i)).collect(),
                 latency_p99_ns: (0..5).map(|i| 50_000 + i).collect(),
                 interference: Vec::new(),
+                cpu_s: Vec::new(),
             });
         }
         let mut b = a.clone();

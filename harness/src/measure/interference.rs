@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use parking_lot::{Mutex, MutexGuard};
 
-use super::system::Usage;
+use super::system::{current_thread_id, Usage};
 use crate::results::Interference;
 
 /// The CPUs this process may run on and the length of a `/proc/stat` tick, read once.
@@ -97,7 +97,7 @@ static HARNESS_THREADS: Mutex<Vec<libc::pid_t>> = Mutex::new(Vec::new());
 /// is reused once its thread ends). The thread that takes a receipt is counted without
 /// registering.
 pub fn register_harness_thread() -> HarnessThread {
-    let tid = current_tid();
+    let tid = current_thread_id();
     harness_threads().push(tid);
     HarnessThread { tid }
 }
@@ -122,11 +122,6 @@ fn harness_threads() -> MutexGuard<'static, Vec<libc::pid_t>> {
     HARNESS_THREADS.lock()
 }
 
-fn current_tid() -> libc::pid_t {
-    // SAFETY: `gettid` takes nothing and cannot fail.
-    unsafe { libc::gettid() }
-}
-
 /// Nanoseconds `tid` of this process has waited in a run queue (second field of its
 /// `schedstat`); `None` where the thread is gone or the kernel keeps no such statistics.
 fn run_queue_wait_ns(tid: libc::pid_t) -> Option<u64> {
@@ -137,7 +132,7 @@ fn run_queue_wait_ns(tid: libc::pid_t) -> Option<u64> {
 /// The run-queue waits of the harness's threads and of the calling one, by thread id.
 fn harness_waits() -> Vec<(libc::pid_t, u64)> {
     let mut tids = harness_threads().clone();
-    let caller = current_tid();
+    let caller = current_thread_id();
     if !tids.contains(&caller) {
         tids.push(caller);
     }

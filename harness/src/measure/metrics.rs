@@ -19,8 +19,8 @@ use strategies::WindowScope;
 use super::histograms::{new_histogram, Histograms};
 use super::runner::{CountedEvents, Measurement, Sample, ServiceTimes};
 use crate::results::{
-    median, ContextSwitches, Correctness, EventRates, Interference, Latency, RunResult, Samples,
-    Spread, Tail, Threads,
+    median, ContextSwitches, Correctness, CpuPerMessage, EventRates, Interference, Latency,
+    RunResult, Samples, Spread, Tail, Threads,
 };
 use crate::workload::{Arrivals, Work, Workload};
 
@@ -243,6 +243,7 @@ pub fn run_result(
         efficiency: ideal_s / elapsed_s,
         machine_efficiency: Some(machine_ideal_s / elapsed_s),
         producer_cpu_s: Some(mean(|sample| sample.producer_cpu_s)),
+        cpu_per_message_ns: Some(cpu_per_message(samples, messages)),
         elapsed_s,
         messages,
         offered_per_s: offered,
@@ -260,12 +261,27 @@ pub fn run_result(
             elapsed_s: elapsed,
             latency_p99_ns: samples.iter().map(|sample| p99_of(sample, driven)).collect(),
             interference: samples.iter().map(|sample| sample.interference.clone()).collect(),
+            cpu_s: samples.iter().map(|sample| sample.usage.cpu_s).collect(),
         }),
         memory: None,
         settings: None,
         interference: Interference::sum(samples.iter().map(|sample| &sample.interference)),
     };
     (result, merged)
+}
+
+/// The CPU time per message of `samples` (means over them) that sent `messages` each.
+fn cpu_per_message(samples: &[Sample], messages: usize) -> CpuPerMessage {
+    let count = samples.len().max(1) as f64;
+    let per_message = |cpu_s: f64| cpu_s / count * 1e9 / messages.max(1) as f64;
+    let process: f64 = samples.iter().map(|sample| sample.usage.cpu_s).sum();
+    let producer: f64 = samples.iter().map(|sample| sample.producer_cpu_s).sum();
+    let strategy: Option<f64> = samples.iter().map(|sample| sample.strategy_cpu_s).sum();
+    CpuPerMessage {
+        process: per_message(process),
+        off_producer: per_message((process - producer).max(0.0)),
+        strategy_threads: strategy.map(per_message),
+    }
 }
 
 /// The ideal bound of one run with the service times it recorded in place of the drawn

@@ -33,7 +33,7 @@ use super::handler::{AggregateState, BenchHandler};
 use super::histograms::Histograms;
 use super::interference::Probe;
 use super::recorder::{Clock, Recorder};
-use super::system::{ThreadSampler, Usage};
+use super::system::{StrategyThreads, ThreadSampler, Usage};
 use super::timer::Timer;
 
 use crate::results::{Correctness, Interference};
@@ -91,6 +91,10 @@ pub struct Sample {
     pub usage: Usage,
     /// CPU seconds of the producer (the thread that submits, then drains) during the run.
     pub producer_cpu_s: f64,
+    /// CPU seconds of the strategy's own threads during the run (every thread started
+    /// since just before it was built and alive at the run's end); `None` where per-thread
+    /// CPU time cannot be read.
+    pub strategy_cpu_s: Option<f64>,
     /// Correctness counts of this run.
     pub correctness: Correctness,
     /// Peak OS threads added by the strategy during this run.
@@ -650,6 +654,7 @@ fn measure_cell(
 
     instruments.sampler.reset();
     let baseline_threads = instruments.sampler.peak();
+    let threads = StrategyThreads::before_start();
     let executor: Arc<dyn Strategy> = Arc::from(
         strategy.build(config, handler).map_err(|source| RunError::Build { strategy, source })?,
     );
@@ -662,6 +667,7 @@ fn measure_cell(
         clock,
         completions: &completions,
         watch,
+        threads,
     };
     cell.warm_up()?;
     let mut samples = Vec::with_capacity(repeat);
@@ -736,6 +742,8 @@ struct CellRun<'a> {
     completions: &'a mpsc::Receiver<u64>,
     /// What the cell's progress counts in, and what stops it.
     watch: &'a Watch,
+    /// The strategy's own threads, whose CPU time each timed repetition reads.
+    threads: StrategyThreads,
 }
 
 impl CellRun<'_> {
@@ -768,6 +776,7 @@ impl CellRun<'_> {
         let failed_before = executor.stats().failed;
         let probe = Probe::start();
         let usage_before = Usage::now();
+        let strategy_before = self.threads.cpu();
         let producer_before = Usage::thread_now();
         instruments.timer.reset_lateness();
         let started = clock.now_ns();
@@ -776,6 +785,7 @@ impl CellRun<'_> {
         executor.drain();
         let finished = clock.now_ns();
         let usage = Usage::now().since(&usage_before);
+        let strategy_cpu = self.threads.cpu().zip(strategy_before);
         let interference = probe.receipt();
         let producer = Usage::thread_now().since(&producer_before);
         let (driven, sent, helpers_cpu_s) = (sent.driven, sent.last_ns, sent.helpers_cpu_s);
@@ -785,6 +795,7 @@ impl CellRun<'_> {
             send_s: (sent - started) as f64 / 1e9,
             usage,
             producer_cpu_s: producer.cpu_s + helpers_cpu_s,
+            strategy_cpu_s: strategy_cpu.map(|(after, before)| after.since(&before) as f64 / 1e9),
             correctness: match &driven {
                 Some(outcome) => recorder.correctness_of_sent(failed, &outcome.sent),
                 None => recorder.correctness(failed),

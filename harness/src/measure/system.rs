@@ -227,6 +227,81 @@ impl Usage {
     }
 }
 
+/// The kernel ids of this process's threads now (`/proc/self/task`); empty where it cannot
+/// be read.
+pub fn thread_ids() -> Vec<libc::pid_t> {
+    let Ok(entries) = std::fs::read_dir("/proc/self/task") else {
+        return Vec::new();
+    };
+    entries.filter_map(|entry| entry.ok()?.file_name().to_str()?.parse().ok()).collect()
+}
+
+/// The kernel id of the calling thread.
+pub fn current_thread_id() -> libc::pid_t {
+    // SAFETY: `gettid` takes nothing and cannot fail.
+    unsafe { libc::gettid() }
+}
+
+/// Nanoseconds thread `tid` of this process has run on a CPU so far, user and system time
+/// together (the first field of `/proc/self/task/<tid>/schedstat`, the scheduler's own
+/// count, not rounded to a tick); `None` where the thread is gone or the kernel keeps no
+/// scheduler statistics.
+pub fn thread_cpu_ns(tid: libc::pid_t) -> Option<u64> {
+    let text = std::fs::read_to_string(format!("/proc/self/task/{tid}/schedstat")).ok()?;
+    text.split_whitespace().next()?.parse().ok()
+}
+
+/// The CPU time of some threads at one moment, by thread id.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ThreadsCpu {
+    ns: Vec<(libc::pid_t, u64)>,
+}
+
+impl ThreadsCpu {
+    /// The CPU time of each of `tids` now; a thread that is gone is left out.
+    pub fn read(tids: &[libc::pid_t]) -> Self {
+        Self { ns: tids.iter().filter_map(|&tid| Some((tid, thread_cpu_ns(tid)?))).collect() }
+    }
+
+    /// Nanoseconds the threads of `self` ran since `earlier`: a thread not in `earlier`
+    /// started since, and counts whole. A thread that ended in between is in neither
+    /// reading, and its time is missed.
+    pub fn since(&self, earlier: &Self) -> u64 {
+        let before = |tid| earlier.ns.iter().find(|(other, _)| *other == tid).map_or(0, |e| e.1);
+        self.ns.iter().map(|&(tid, ns)| ns.saturating_sub(before(tid))).sum()
+    }
+}
+
+/// The threads a strategy starts: every thread of the process that was not there just
+/// before it was built (the harness's, the producer's, an earlier cell's that has not
+/// exited yet are).
+#[derive(Clone, Debug)]
+pub struct StrategyThreads {
+    /// The threads before the strategy was built; `None` where per-thread CPU time cannot
+    /// be read (no `/proc/self/task/<tid>/schedstat`).
+    before: Option<Vec<libc::pid_t>>,
+}
+
+impl StrategyThreads {
+    /// Takes note of the threads that are not the strategy's: call it just before building.
+    pub fn before_start() -> Self {
+        let readable = thread_cpu_ns(current_thread_id()).is_some();
+        Self { before: readable.then(thread_ids) }
+    }
+
+    /// The strategy's threads now: those started since [`StrategyThreads::before_start`];
+    /// `None` where their CPU time cannot be read.
+    pub fn started(&self) -> Option<Vec<libc::pid_t>> {
+        let before = self.before.as_ref()?;
+        Some(thread_ids().into_iter().filter(|tid| !before.contains(tid)).collect())
+    }
+
+    /// The CPU time of the strategy's threads now.
+    pub fn cpu(&self) -> Option<ThreadsCpu> {
+        self.started().map(|tids| ThreadsCpu::read(&tids))
+    }
+}
+
 /// The CPU model name from `/proc/cpuinfo`, or "unknown".
 pub fn cpu_model() -> String {
     std::fs::read_to_string("/proc/cpuinfo")
@@ -325,15 +400,48 @@ mod tests {
     }
 
     #[test]
+    fn a_strategys_threads_are_those_started_after_the_note() {
+        let threads = StrategyThreads::before_start();
+        let Some(before) = threads.cpu() else {
+            return; // no per-thread scheduler statistics here
+        };
+        let (sender, receiver) = std::sync::mpsc::channel::<()>();
+        let worker = std::thread::spawn(move || {
+            burn_thread_cpu(0.02);
+            let _ = receiver.recv();
+        });
+        // Wait for the work to be done, reading the thread's time as it goes.
+        let mut used = 0;
+        for _ in 0..500 {
+            used = threads.cpu().expect("readable").since(&before);
+            if used >= 15_000_000 {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        drop(sender);
+        worker.join().unwrap();
+        // Other tests start threads meanwhile, which count too: only a lower bound holds.
+        assert!(used >= 15_000_000, "{used} ns");
+        assert!(!threads.started().unwrap().contains(&current_thread_id()));
+    }
+
+    /// Burns `cpu_s` of the calling thread's own CPU, however busy the machine is (a spin
+    /// for a wall-clock time gets a share of it only).
+    fn burn_thread_cpu(cpu_s: f64) {
+        let start = Usage::thread_now();
+        while Usage::thread_now().since(&start).cpu_s < cpu_s {
+            std::hint::spin_loop();
+        }
+    }
+
+    #[test]
     fn cpu_time_grows_with_work() {
         // A fixed amount of work, not a spin for a wall time, which a busy machine would
         // cut short of the CPU.
         let before = Usage::now();
-        let mut sum = 0u64;
-        for i in 0..50_000_000u64 {
-            sum = std::hint::black_box(sum.wrapping_add(i * i));
-        }
+        burn_thread_cpu(0.02);
         let used = Usage::now().since(&before);
-        assert!(used.cpu_s > 0.005, "{used:?} ({sum})");
+        assert!(used.cpu_s > 0.015, "{used:?}");
     }
 }

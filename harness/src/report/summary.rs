@@ -188,8 +188,10 @@ fn header(out: &mut Document, results: &Results) {
         prose(out, &line);
     }
     out.paragraph(Cell::inline(
-        "Latency is completion - intended arrival; HOL is start - ready. **Bold**: best among \
-         the ordered contenders (not `inline`, the reference, nor `thread-pool`, the \
+        "Latency is completion - intended arrival; HOL is start - ready. CPU/msg: CPU time \
+         per message of every thread of the process / of the strategy's own threads (its \
+         workers, not the producer nor the harness's), means over repetitions. **Bold**: best \
+         among the ordered contenders (not `inline`, the reference, nor `thread-pool`, the \
          unordered control). Correctness: order violations / overlaps / lost / duplicates / \
          failed, summed over repetitions.",
     ));
@@ -285,6 +287,7 @@ fn scenario_section(
     render_breakdown(out, scenario, rows);
     let meta = &results.meta;
     match scenario {
+        ScenarioId::Uniform => prose(out, UNIFORM_INCLUDES),
         ScenarioId::AsyncIo | ScenarioId::AsyncIoZipf => render_key_sweep(out, scenario, rows),
         ScenarioId::ColdCommand => render_cold_command(out, rows, meta.cores),
         ScenarioId::ParallelConsumer => {
@@ -294,6 +297,16 @@ fn scenario_section(
         _ => {}
     }
 }
+
+/// What a `uniform` cell's time per message includes, beside what the criterion `dispatch`
+/// bench's does not.
+const UNIFORM_INCLUDES: &str = "What a uniform cell times: one producer thread sending \
+     every message (reading the clock for each, its intended time) through the window, \
+     then the drain; each handler call records its start and end (the recorder: two clock \
+     reads, the order checks and the message's slot, on the thread that runs it) around \
+     its spin; keys drawn at random. The criterion `dispatch` bench times none of the \
+     recorder, the clock reads or the draw, on batches of 10,000 round-robin keys: \
+     docs/dispatch.md sets the two side by side.";
 
 /// A paragraph of prose with Markdown's inline marks, and the blank line after it.
 fn prose(out: &mut Document, text: &str) {
@@ -305,6 +318,7 @@ fn render_table(out: &mut Document, rows: &[&RunResult]) {
     let mut table = Table::new([
         ("strategy", Align::Left),
         ("throughput msg/s (min-max)", Align::Right),
+        ("CPU/msg all / strategy", Align::Right),
         ("p50", Align::Right),
         ("p99", Align::Right),
         ("p99.9", Align::Right),
@@ -357,6 +371,7 @@ fn render_table(out: &mut Document, rows: &[&RunResult]) {
         table.push([
             Cell::plain(shown),
             mark(rate, throughput, row),
+            Cell::plain(cpu_per_message(row)),
             Cell::plain(format_ns(row.latency_ns.p50 as f64)),
             mark(format_ns(row.latency_ns.p99 as f64), p99, row),
             Cell::plain(format_ns(row.latency_ns.p999 as f64)),
@@ -371,6 +386,16 @@ fn render_table(out: &mut Document, rows: &[&RunResult]) {
     }
     out.table(table);
     out.blank();
+}
+
+/// A cell's CPU per message: the whole process's, then the strategy's own threads'; `-`
+/// for a figure the cell does not have (an older file, no per-thread statistics).
+fn cpu_per_message(row: &RunResult) -> String {
+    let Some(cpu) = row.cpu_per_message_ns else {
+        return "-".into();
+    };
+    let strategy = cpu.strategy_threads.map_or("-".into(), format_ns);
+    format!("{} / {strategy}", format_ns(cpu.process))
 }
 
 /// The harness timer's lateness over the cells of a scenario where steps waited on it: a

@@ -107,6 +107,7 @@ metrics! {
     P99 => P99;
     BystanderP99 => BYSTANDER_P99;
     Efficiency => EFFICIENCY;
+    CpuPerMessage => CPU_PER_MESSAGE;
     Correctness => CORRECTNESS;
     Violations => VIOLATIONS;
     ThroughputVsInline => THROUGHPUT_VS_INLINE;
@@ -190,6 +191,25 @@ const EFFICIENCY: MetricSpec = MetricSpec {
     value: |run, _| Some(run.efficiency),
     samples: efficiency_samples,
     spread: Some(efficiency_spread),
+    pipeline: None,
+};
+
+/// Process CPU time per message (every thread); each repetition's from its own CPU time.
+/// A design that buys throughput or latency by spinning cores pays here.
+const CPU_PER_MESSAGE: MetricSpec = MetricSpec {
+    name: "cpu_per_message",
+    label: "CPU per message",
+    better: Better::Lower,
+    unit: Unit::Nanoseconds,
+    timed: true,
+    relative_to: None,
+    value: |run, _| run.cpu_per_message_ns.map(|cpu| cpu.process),
+    samples: |run| {
+        let messages = run.messages.max(1) as f64;
+        let samples = run.samples.as_ref();
+        samples.map_or_else(Vec::new, |s| s.cpu_s.iter().map(|s| s * 1e9 / messages).collect())
+    },
+    spread: None,
     pipeline: None,
 };
 
@@ -421,6 +441,7 @@ mod tests {
             elapsed_s: vec![0.5, 0.25, 1.0],
             latency_p99_ns: vec![30, 10, 20],
             interference: Vec::new(),
+            cpu_s: Vec::new(),
         });
         run.ideal_s = 0.25;
         assert_eq!(Metric::P99.spread(&run), Some((10.0, 30.0)));
@@ -428,6 +449,28 @@ mod tests {
         assert_eq!(Metric::Efficiency.spread(&run), Some((0.25, 1.0)));
         run.samples.as_mut().unwrap().elapsed_s[1] = 0.0;
         assert_eq!(Metric::Efficiency.spread(&run), scaled, "an elapsed time of 0 divides nothing");
+    }
+
+    #[test]
+    fn cpu_per_message_is_the_process_figure_and_each_repetitions_own() {
+        let mut run = reference().remove(0);
+        assert_eq!(Metric::CpuPerMessage.value(&run, &[]), None, "an older file has none");
+        run.cpu_per_message_ns = Some(crate::results::CpuPerMessage {
+            process: 750.0,
+            off_producer: 500.0,
+            strategy_threads: None,
+        });
+        run.messages = 1_000;
+        run.samples = Some(Samples {
+            throughput_per_s: vec![1.0, 2.0],
+            elapsed_s: vec![1.0, 0.5],
+            latency_p99_ns: vec![1, 1],
+            interference: Vec::new(),
+            cpu_s: vec![0.5e-3, 1e-3],
+        });
+        assert_eq!(Metric::CpuPerMessage.value(&run, &[]), Some(750.0));
+        assert_eq!(Metric::CpuPerMessage.samples(&run), [500.0, 1_000.0]);
+        assert!(!Metric::CpuPerMessage.higher_is_better() && Metric::CpuPerMessage.timed());
     }
 
     #[test]

@@ -406,6 +406,10 @@ pub struct RunResult {
     /// CPU seconds of the producer thread per repetition (mean); absent in older files.
     #[serde(default)]
     pub producer_cpu_s: Option<f64>,
+    /// CPU time per message, by whose threads spent it, so that throughput or latency
+    /// bought with burnt cores shows; absent in older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_per_message_ns: Option<CpuPerMessage>,
     /// Median elapsed seconds per repetition.
     pub elapsed_s: f64,
     /// Messages per repetition.
@@ -527,6 +531,25 @@ pub struct Samples {
     /// What the rest of the machine did during the repetition; absent in older files.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub interference: Vec<Interference>,
+    /// Process CPU seconds (every thread) of the repetition; absent in older files.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpu_s: Vec<f64>,
+}
+
+/// A cell's CPU time per message (means over its repetitions, over `RunResult::messages`),
+/// in nanoseconds, by whose threads spent it.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq)]
+pub struct CpuPerMessage {
+    /// Every thread of the process: the producer, the strategy's threads, the harness's
+    /// timer and thread sampler (`cpu_s / messages`).
+    pub process: f64,
+    /// Every thread but the producer (and the extra producers of `--producers`): the
+    /// strategy's threads and the harness's (`(cpu_s - producer_cpu_s) / messages`).
+    pub off_producer: f64,
+    /// The strategy's own threads alone: those started since just before it was built,
+    /// read from the kernel's per-thread scheduler statistics; null where the kernel keeps
+    /// none.
+    pub strategy_threads: Option<f64>,
 }
 
 /// Events per message of one counted repetition (see `strategies::Events`); a null field
