@@ -211,10 +211,12 @@ pub fn run_suite_with(
     control: Control<'_>,
 ) -> Result<Outcome, SuiteError> {
     let Control { stop, earlier } = control;
-    let (_lock, taken_over) = OutputLock::take(&config.out, &config.command)?;
+    let (lock, taken_over) = OutputLock::take(&config.out, &config.command)?;
     if let Some(note) = taken_over {
         progress.note(&note);
     }
+    // Exiting at once (a second signal) removes the lock file, as dropping the lock does.
+    let _released = Released::on_drop(stop, &lock);
     prepare_output(&config.out, Start::of(config.overwrite, earlier.is_some()))?;
     let suite_started = Instant::now();
     let created = now_rfc3339();
@@ -278,4 +280,27 @@ pub fn run_suite_with(
     let (results, summary) = ledger.finish(stop.and_then(StopSignal::requested).map(Into::into))?;
     let stopped_by = results.meta.incomplete.as_ref().and_then(|left| left.stopped_by.clone());
     Ok(Outcome { results, summary, stopped_by, saves })
+}
+
+/// Tells a stop signal that its run holds the output lock until this is dropped (the lock
+/// itself is dropped just after, with the run's other locals).
+struct Released<'a> {
+    stop: Option<&'a StopSignal>,
+}
+
+impl<'a> Released<'a> {
+    fn on_drop(stop: Option<&'a StopSignal>, lock: &OutputLock) -> Self {
+        if let Some(stop) = stop {
+            stop.holding(Some(lock.path().to_path_buf()));
+        }
+        Self { stop }
+    }
+}
+
+impl Drop for Released<'_> {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop {
+            stop.holding(None);
+        }
+    }
 }

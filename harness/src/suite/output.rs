@@ -223,6 +223,13 @@ pub struct OutputLock {
     path: PathBuf,
 }
 
+impl OutputLock {
+    /// Its lock file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
 /// Who holds an output folder's lock, as its lock file at `path` says.
 fn holder(path: &Path) -> String {
     let mut text = String::new();

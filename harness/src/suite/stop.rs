@@ -1,6 +1,7 @@
 //! A request to stop a suite run, shared between the run and whoever may ask for it (the
 //! binary's signal handler, a test). The suite installs no signal handler of its own.
 
+use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use parking_lot::{Mutex, MutexGuard};
@@ -15,6 +16,9 @@ pub struct StopSignal {
     /// Held while the run writes `results.json`, so that exiting at once never cuts a
     /// write short ([`StopSignal::exit_now`]).
     saving: Mutex<()>,
+    /// The lock file of the output folder while the run holds its lock: exiting at once
+    /// removes it, as the lock's drop would have.
+    lock_file: Mutex<Option<PathBuf>>,
 }
 
 impl StopSignal {
@@ -39,7 +43,16 @@ impl StopSignal {
     /// what the run saved stays whole (every cell finished before its last save).
     pub fn exit_now(&self, code: i32) -> ! {
         let _no_write_under_way = self.saving();
+        if let Some(path) = self.lock_file.lock().take() {
+            let _ = std::fs::remove_file(path);
+        }
         std::process::exit(code)
+    }
+
+    /// Records the lock file the run holds (`Some`) or has released (`None`), for
+    /// [`StopSignal::exit_now`].
+    pub(crate) fn holding(&self, lock_file: Option<PathBuf>) {
+        *self.lock_file.lock() = lock_file;
     }
 
     /// Held by the run while it writes its results.
