@@ -50,7 +50,7 @@ pub struct CompareArgs {
 }
 
 /// `value` of `--{flag}` if it lies in `range`, else the error naming it.
-fn in_range(
+pub(crate) fn in_range(
     flag: &'static str,
     value: f64,
     range: (f64, f64),

@@ -39,11 +39,11 @@ fn value(metric: Metric, value: f64) -> String {
     format_compact(metric.unit(), value)
 }
 
-fn change(change: Option<f64>) -> String {
+pub(crate) fn change(change: Option<f64>) -> String {
     change.map_or_else(|| "n/a".to_owned(), |change| format!("{change:+.1}%"))
 }
 
-fn p_value(p: Option<f64>) -> String {
+pub(crate) fn p_value(p: Option<f64>) -> String {
     match p {
         None => "-".to_owned(),
         Some(p) if p < 0.001 => "<0.001".to_owned(),
