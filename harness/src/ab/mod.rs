@@ -352,12 +352,12 @@ impl Gathering {
 
     /// The side's results, one file: each cell's run of its first valid round with the
     /// samples of every valid round, and its throughput spread and elapsed median over
-    /// them; `None` before any round.
+    /// them, `meta.repeat` the rounds run; `None` before any round.
     pub fn merged(&self) -> Option<Results> {
         let mut results = self.first.clone()?;
         results.runs = self.cells.iter().map(Gathered::merged).collect();
-        let most = self.cells.iter().map(|cell| cell.samples.throughput_per_s.len()).max();
-        results.meta.repeat = most.unwrap_or(0).max(1);
+        // One repetition per round; a cell's void rounds are left out of its samples.
+        results.meta.repeat = self.rounds;
         results.meta.notes.push(format!(
             "keyed-bench ab: {} rounds of --repeat 1 merged; runs[].samples hold one sample \
              per round whose receipt was not void; every other figure of a cell is from its \
@@ -669,7 +669,9 @@ mod tests {
         .unwrap();
         assert_eq!((rounds.run(), rounds.extra), (10, 5));
         assert!(lines.last().unwrap().starts_with("after 10 rounds, 1 cell(s) still have fewer"));
-        let (_, _, comparison) = judge(&rounds, &holm()).unwrap();
+        let (base, head, comparison) = judge(&rounds, &holm()).unwrap();
+        assert_eq!((base.meta.repeat, head.meta.repeat), (10, 10));
+        assert!(comparison.settings.is_empty(), "{:?}", comparison.settings);
         let verdicts: Vec<Change> =
             comparison.rows().map(|(_, row)| row.judgement.verdict).collect();
         assert_eq!(verdicts.iter().filter(|&&v| v == Change::TooFewSamples).count(), 1);

@@ -47,8 +47,14 @@ impl Report<'_> {
         }
     }
 
+    /// The head's results record the commit of the working directory, which is this
+    /// binary's unless the tree changed since it was built.
     fn head_line(&self) -> String {
-        format!("this binary, {}, commit {}", self.head.display(), self.head_commit)
+        format!(
+            "this binary, {}; its runs record the working directory's commit {}",
+            self.head.display(),
+            self.head_commit
+        )
     }
 
     /// `6 rounds, base then head in each (2 extra: void rounds)`.
