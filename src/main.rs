@@ -15,6 +15,8 @@ use std::sync::Arc;
 
 use anyhow::Error;
 use clap::{Parser, Subcommand};
+use harness::ab::{run_ab, AbConfig, BuildInfo};
+use harness::cli::ab::AbArgs;
 use harness::cli::compare::CompareArgs;
 use harness::cli::export::ExportArgs;
 use harness::cli::gate::GateArgs;
@@ -71,6 +73,20 @@ enum Command {
     /// (pipelines[]) run once each: they are listed under their own heading, single-shot,
     /// with their change, and never judged.
     Compare(CompareArgs),
+    /// Interleaved A/B of two builds: BASE (a commit, built as this binary was built) and
+    /// this binary run the selected cells in turns, base, head, base, head, and each cell is
+    /// judged against their noise: exit 0, or 1 with --fail-on-regression and a cell slower
+    /// by more than it (or when a build or a run failed), 2 on bad input.
+    ///
+    /// Its own flags go before the run flags, which follow BASE: `keyed-bench ab main
+    /// --rounds 8 --fail-on-regression 10 --scenario uniform,zipf`. Each round runs
+    /// `keyed-bench run [run flags] --repeat 1` with the base binary, then with this one; a
+    /// cell gives one sample per side and round, none where its interference receipt says
+    /// void. The verdict is compare's: the two-sided Mann-Whitney U test at --alpha, its
+    /// p-values Holm-corrected for the cells and metrics compared, and medians more than
+    /// --threshold percent apart. The way to judge a pull request's wall-clock effect
+    /// (docs/ab.md).
+    Ab(Box<AbArgs>),
     /// Print a results file in Bencher's metric format or github-action-benchmark's.
     Export(ExportArgs),
     /// Churn a million keys through each strategy (no mailbox or memory may be left), then
@@ -128,6 +144,7 @@ fn main() -> ExitCode {
         Command::Plot(args) => plot(args),
         Command::Gate(args) => gate(args),
         Command::Compare(args) => compare(args),
+        Command::Ab(args) => ab(*args),
         Command::Export(args) => export_results(args),
         Command::Soak(args) => soak(args),
     })
@@ -264,6 +281,37 @@ fn compare(args: CompareArgs) -> Result<Done, Stop> {
     Ok(Done {
         stdout: outcome.report,
         notes: Vec::new(),
+        pass: outcome.pass,
+        only_void: Vec::new(),
+    })
+}
+
+/// How this binary was built (by build.rs): `ab` builds its base the same way.
+fn this_build() -> BuildInfo {
+    BuildInfo {
+        rustc: env!("KEYED_BENCH_RUSTC").to_owned(),
+        profile: env!("KEYED_BENCH_PROFILE").to_owned(),
+        features: env!("KEYED_BENCH_FEATURES")
+            .split(',')
+            .filter(|feature| !feature.is_empty())
+            .map(str::to_owned)
+            .collect(),
+    }
+}
+
+fn ab(args: AbArgs) -> Result<Done, Stop> {
+    let config = AbConfig::try_from(args).map_err(bad_input)?;
+    let outcome =
+        run_ab(&config, &this_build(), &mut |line| eprintln!("ab: {line}")).map_err(|error| {
+            if error.is_bad_input() {
+                bad_input(error)
+            } else {
+                Stop::Failed(error.into())
+            }
+        })?;
+    Ok(Done {
+        stdout: outcome.report,
+        notes: outcome.notes,
         pass: outcome.pass,
         only_void: Vec::new(),
     })

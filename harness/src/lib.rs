@@ -42,6 +42,8 @@ pub mod config;
 pub mod suite;
 /// The progress of a run on standard error: a bar, or lines, with the time left.
 pub mod progress;
+/// `keyed-bench ab`: two builds run in turns on this machine, compared against their noise.
+pub mod ab;
 /// The command line: one file per subcommand, clap arguments into validated configs.
 pub mod cli;
 /// Benchmark designs of your own: one call runs the suite, the report and the gates.

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use crate::compare::{
-    CompareConfig, Format, Options, ALPHA_RANGE, DEFAULT_ALPHA, DEFAULT_METRICS,
+    CompareConfig, Correction, Format, Options, ALPHA_RANGE, DEFAULT_ALPHA, DEFAULT_METRICS,
     DEFAULT_THRESHOLD_PCT, REGRESSION_RANGE, THRESHOLD_RANGE,
 };
 use crate::limits::{parse_list, SettingError};
@@ -33,6 +33,11 @@ pub struct CompareArgs {
     /// Significance level of the two-sided Mann-Whitney U test [0.0001..=0.5].
     #[arg(long, default_value_t = DEFAULT_ALPHA, allow_negative_numbers = true)]
     pub alpha: f64,
+    /// Correct the p-values for the number of rows judged: `holm` (Holm's step-down
+    /// method: the chance that any unchanged row reads as changed stays at most --alpha) or
+    /// `none` (each row at --alpha on its own).
+    #[arg(long, value_enum, default_value_t = Correction::None)]
+    pub correction: Correction,
     /// The least change of the median, in percent, that reads as faster or slower; a
     /// significant change within it reads as within noise [0..=100].
     #[arg(long, default_value_t = DEFAULT_THRESHOLD_PCT, value_name = "PCT", allow_negative_numbers = true)]
@@ -45,7 +50,11 @@ pub struct CompareArgs {
 }
 
 /// `value` of `--{flag}` if it lies in `range`, else the error naming it.
-fn in_range(flag: &'static str, value: f64, range: (f64, f64)) -> Result<f64, SettingError> {
+pub(crate) fn in_range(
+    flag: &'static str,
+    value: f64,
+    range: (f64, f64),
+) -> Result<f64, SettingError> {
     if value >= range.0 && value <= range.1 {
         Ok(value)
     } else {
@@ -84,6 +93,7 @@ impl TryFrom<CompareArgs> for CompareConfig {
             alpha: in_range("alpha", args.alpha, ALPHA_RANGE)?,
             threshold_pct: in_range("threshold", args.threshold, THRESHOLD_RANGE)?,
             metrics: parse_list("metric", &args.metric, &DEFAULT_METRICS)?,
+            correction: args.correction,
         };
         let fail_on_regression = args
             .fail_on_regression
@@ -111,6 +121,7 @@ mod tests {
             format: Format::Text,
             metric: "all".into(),
             alpha: DEFAULT_ALPHA,
+            correction: Correction::None,
             threshold: DEFAULT_THRESHOLD_PCT,
             fail_on_regression: None,
         }
@@ -149,5 +160,8 @@ mod tests {
         .unwrap();
         assert_eq!(some.options.metrics, [Metric::P99, Metric::Throughput]);
         assert_eq!(some.fail_on_regression, Some(10.0));
+        let holm = CompareConfig::try_from(CompareArgs { correction: Correction::Holm, ..args() })
+            .unwrap();
+        assert_eq!(holm.options.correction, Correction::Holm);
     }
 }

@@ -7,10 +7,12 @@
 //! - `plot`: `keyed-bench plot`, into [`crate::report::html::PlotConfig`];
 //! - `gate`: `keyed-bench gate`, into [`crate::gate::GateConfig`];
 //! - `compare`: `keyed-bench compare`, into [`crate::compare::CompareConfig`];
+//! - `ab`: `keyed-bench ab`, into [`crate::ab::AbConfig`];
 //! - `soak`: `keyed-bench soak`, into [`crate::soak::SoakConfig`];
 //! - `export`: `keyed-bench export`, into [`crate::report::export::ExportConfig`];
 //! - `list`: `keyed-bench list`.
 
+pub mod ab;
 pub mod compare;
 pub mod export;
 pub mod gate;

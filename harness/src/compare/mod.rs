@@ -13,6 +13,11 @@
 //! - **within noise** otherwise: no significant difference, or a significant but negligible
 //!   one.
 //!
+//! With [`Correction::Holm`] the p-values of every judged row (each cell and metric with
+//! enough samples) are adjusted together by Holm's step-down method before the verdicts
+//! are taken: a comparison of many cells then reads some unchanged one as changed with a
+//! chance of at most `alpha` in all, instead of `alpha` per row.
+//!
 //! Cells present in one file only are listed, never dropped; so are the cells an
 //! incomplete file (a run stopped before its last cell) lists as missing, apart from those,
 //! as not yet run. Pipeline cells
@@ -21,7 +26,7 @@
 //!
 //! # Layout
 //!
-//! - `stats`: the Mann-Whitney U test;
+//! - `stats`: the Mann-Whitney U test and Holm's correction;
 //! - `render`: a comparison as text, Markdown or JSON.
 //!
 //! This module holds the comparison itself ([`compare`], [`judge`]: pure functions of two
@@ -37,6 +42,7 @@ use serde::Serialize;
 
 use crate::results::{median, CellKey, Metric, PipelineRun, ReadError, Results, RunResult};
 
+pub(crate) use render::{change as format_change, p_value as format_p};
 pub use render::{render, Format, Inputs, Regressions};
 
 /// The fewest samples on each side that a verdict other than "too few samples to judge"
@@ -93,6 +99,19 @@ impl fmt::Display for Change {
     }
 }
 
+/// How the p-values of a comparison's many tests are corrected for their number.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Correction {
+    /// Each row tested at alpha on its own: among many unchanged cells, some read as
+    /// changed by chance (one in twenty at alpha 0.05).
+    #[default]
+    None,
+    /// Holm's step-down method over every judged row: the chance that any unchanged row
+    /// reads as changed stays at most alpha.
+    Holm,
+}
+
 /// How verdicts are reached.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Options {
@@ -102,6 +121,8 @@ pub struct Options {
     pub threshold_pct: f64,
     /// The metrics to compare, in report order.
     pub metrics: Vec<Metric>,
+    /// Whether the rows' p-values are corrected for their number before the verdicts.
+    pub correction: Correction,
 }
 
 impl Default for Options {
@@ -110,6 +131,7 @@ impl Default for Options {
             alpha: DEFAULT_ALPHA,
             threshold_pct: DEFAULT_THRESHOLD_PCT,
             metrics: DEFAULT_METRICS.to_vec(),
+            correction: Correction::None,
         }
     }
 }
@@ -130,6 +152,10 @@ pub struct Judgement {
     pub change_pct: Option<f64>,
     /// The test's two-sided p-value; `None` with too few samples.
     pub p_value: Option<f64>,
+    /// The p-value corrected for the number of rows judged together (see [`Correction`]),
+    /// which the verdict then weighs; `None` without a correction.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p_adjusted: Option<f64>,
     /// What the change reads as.
     pub verdict: Change,
 }
@@ -184,6 +210,7 @@ pub fn judge(
         b_samples: b.len(),
         change_pct: change,
         p_value: None,
+        p_adjusted: None,
         verdict: Change::TooFewSamples,
     };
     if a.len() < MIN_SAMPLES || b.len() < MIN_SAMPLES {
@@ -191,17 +218,41 @@ pub fn judge(
     }
     let p = stats::mann_whitney_p(a, b);
     judgement.p_value = Some(p);
-    let beyond_threshold = change.is_none_or(|change| change.abs() > options.threshold_pct);
-    judgement.verdict = if p < options.alpha && beyond_threshold {
-        if (b_median > a_median) == higher_is_better {
+    judgement.verdict = verdict(&judgement, p, higher_is_better, options);
+    judgement
+}
+
+/// The verdict of a judgement whose test gave `p` (raw or corrected): faster or slower
+/// where `p` is below alpha and the medians lie more than the threshold apart, else within
+/// noise.
+fn verdict(judgement: &Judgement, p: f64, higher_is_better: bool, options: &Options) -> Change {
+    let beyond_threshold =
+        judgement.change_pct.is_none_or(|change| change.abs() > options.threshold_pct);
+    if p < options.alpha && beyond_threshold {
+        if (judgement.b_median > judgement.a_median) == higher_is_better {
             Change::Faster
         } else {
             Change::Slower
         }
     } else {
         Change::WithinNoise
-    };
-    judgement
+    }
+}
+
+/// Adjusts the p-values of every judged row of `cells` together by Holm's method and takes
+/// each verdict again on its adjusted p-value; rows with too few samples are no test and
+/// are left out of the count.
+fn correct_by_holm(cells: &mut [CellComparison], options: &Options) {
+    let mut rows: Vec<&mut MetricRow> = cells
+        .iter_mut()
+        .flat_map(|cell| cell.metrics.iter_mut())
+        .filter(|row| row.judgement.p_value.is_some())
+        .collect();
+    let raw: Vec<f64> = rows.iter().filter_map(|row| row.judgement.p_value).collect();
+    for (row, p) in rows.iter_mut().zip(stats::holm(&raw)) {
+        row.judgement.p_adjusted = Some(p);
+        row.judgement.verdict = verdict(&row.judgement, p, row.higher_is_better, options);
+    }
 }
 
 /// A cell as a comparison lists it: its key, and the worker count its file records.
@@ -296,6 +347,8 @@ pub struct SettingDifference {
 pub struct Comparison {
     /// The test's significance level.
     pub alpha: f64,
+    /// How the p-values were corrected for the number of rows judged.
+    pub correction: Correction,
     /// The least change of the median, in percent, that a verdict needs.
     pub threshold_pct: f64,
     /// The fewest samples per side that a verdict needs.
@@ -471,13 +524,16 @@ pub fn compare(a: &Results, b: &Results, options: &Options) -> Comparison {
     let runs = |results: &Results| results.runs.iter().map(ListedCell::of_run).collect::<Vec<_>>();
     let (runs_a, runs_b) = (runs(a), runs(b));
     let (pairs, only_a, only_b) = pair(&runs_a, &runs_b);
-    let cells = pairs
+    let mut cells: Vec<CellComparison> = pairs
         .into_iter()
         .map(|(i, j)| CellComparison {
             cell: runs_a[i].clone(),
             metrics: metric_rows((&a.runs[i], &b.runs[j]), (&a.runs, &b.runs), options),
         })
         .collect();
+    if options.correction == Correction::Holm {
+        correct_by_holm(&mut cells, options);
+    }
     let mut only_in_a: Vec<ListedCell> = only_a.into_iter().map(|i| runs_a[i].clone()).collect();
     let mut only_in_b: Vec<ListedCell> = only_b.into_iter().map(|j| runs_b[j].clone()).collect();
     let pipelines = |results: &Results| {
@@ -496,6 +552,7 @@ pub fn compare(a: &Results, b: &Results, options: &Options) -> Comparison {
         .collect();
     Comparison {
         alpha: options.alpha,
+        correction: options.correction,
         threshold_pct: options.threshold_pct,
         min_samples: MIN_SAMPLES,
         settings: setting_differences(a, b),
@@ -727,6 +784,62 @@ mod tests {
         let only = Options { metrics: vec![Metric::P99], ..options() };
         let comparison = compare(&a, &a, &only);
         assert!(comparison.rows().all(|(_, row)| row.metric == Metric::P99));
+    }
+
+    /// The uniform cells of the reference run with `n` samples each, and the same with
+    /// keyed-mailbox 30% slower.
+    fn slowed_keyed_mailbox(n: usize) -> (Results, Results) {
+        let mut a = reference();
+        a.runs.retain(|run| run.scenario == "uniform");
+        let mut b = a.clone();
+        for run in &mut a.runs {
+            with_samples(run, n, 1.0);
+        }
+        for run in &mut b.runs {
+            with_samples(run, n, if run.strategy == "keyed-mailbox" { 0.7 } else { 1.0 });
+        }
+        (a, b)
+    }
+
+    #[test]
+    fn holm_corrects_for_every_judged_row_and_asks_for_more_samples() {
+        let holm = Options { correction: Correction::Holm, ..options() };
+        let slower = |comparison: &Comparison| {
+            comparison.rows().filter(|(_, row)| row.judgement.verdict == Change::Slower).count()
+        };
+        // 5 + 5 samples: the smallest p (2/252) times the rows judged is past 0.05.
+        let (a, b) = slowed_keyed_mailbox(5);
+        let rows = compare(&a, &b, &options()).rows().count();
+        assert!(rows > 7, "{rows} rows");
+        assert_eq!(slower(&compare(&a, &b, &options())), 3);
+        let corrected = compare(&a, &b, &holm);
+        assert_eq!(slower(&corrected), 0);
+        assert_eq!(corrected.correction, Correction::Holm);
+        for (_, row) in corrected.rows() {
+            let (raw, adjusted) = (row.judgement.p_value.unwrap(), row.judgement.p_adjusted);
+            assert!(adjusted.unwrap() >= raw, "{row:?}");
+        }
+        assert!(compare(&a, &b, &options()).rows().all(|(_, r)| r.judgement.p_adjusted.is_none()));
+        // 8 + 8: 2/12870 times the rows is well under 0.05; the unchanged rows stay within
+        // noise.
+        let (a, b) = slowed_keyed_mailbox(8);
+        let corrected = compare(&a, &b, &holm);
+        assert_eq!(slower(&corrected), 3);
+        for (cell, row) in corrected.rows() {
+            let slowed = cell.key.strategy == "keyed-mailbox";
+            assert_eq!(row.judgement.verdict == Change::Slower, slowed, "{cell} {row:?}");
+        }
+        // Rows with too few samples are no test: they do not count.
+        let (mut a, b) = slowed_keyed_mailbox(8);
+        for run in a.runs.iter_mut().filter(|run| run.strategy != "keyed-mailbox") {
+            run.samples = None;
+        }
+        let corrected = compare(&a, &b, &holm);
+        let judged: Vec<f64> =
+            corrected.rows().filter_map(|(_, row)| row.judgement.p_adjusted).collect();
+        assert_eq!(judged.len(), 3);
+        let raw = 2.0 / 12870.0;
+        assert!(judged.iter().all(|p| (p - 3.0 * raw).abs() < 1e-12), "{judged:?}");
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use super::{Change, Comparison, ListedCell, MetricRow};
+use super::{Change, Comparison, Correction, ListedCell, MetricRow};
 use crate::report::format::format_compact;
 use crate::report::table::{Align, Cell, Table};
 use crate::results::{Metric, Results};
@@ -39,11 +39,11 @@ fn value(metric: Metric, value: f64) -> String {
     format_compact(metric.unit(), value)
 }
 
-fn change(change: Option<f64>) -> String {
+pub(crate) fn change(change: Option<f64>) -> String {
     change.map_or_else(|| "n/a".to_owned(), |change| format!("{change:+.1}%"))
 }
 
-fn p_value(p: Option<f64>) -> String {
+pub(crate) fn p_value(p: Option<f64>) -> String {
     match p {
         None => "-".to_owned(),
         Some(p) if p < 0.001 => "<0.001".to_owned(),
@@ -65,11 +65,27 @@ fn details(results: &Results) -> String {
 
 /// How verdicts were reached, in one sentence.
 fn method(comparison: &Comparison) -> String {
+    let corrected = match comparison.correction {
+        Correction::None => String::new(),
+        Correction::Holm => {
+            let judged = comparison.rows().filter(|(_, row)| row.judgement.p_value.is_some());
+            format!(" (p-values Holm-corrected for the {} rows judged)", judged.count())
+        }
+    };
     format!(
-        "verdicts: two-sided Mann-Whitney U test at alpha {} on the repetitions' samples, and \
-         medians more than {}% apart; fewer than {} samples on a side: too few samples to judge",
+        "verdicts: two-sided Mann-Whitney U test at alpha {}{corrected} on the repetitions' \
+         samples, and medians more than {}% apart; fewer than {} samples on a side: too few \
+         samples to judge",
         comparison.alpha, comparison.threshold_pct, comparison.min_samples
     )
+}
+
+/// The header of the p-value column: the corrected p-values where they were corrected.
+fn p_header(correction: Correction) -> &'static str {
+    match correction {
+        Correction::None => "p",
+        Correction::Holm => "p (Holm)",
+    }
 }
 
 /// The verdict counts, `2 faster, 1 slower, ...`.
@@ -111,7 +127,7 @@ fn judged(comparison: &Comparison) -> Table {
         ("B median", Align::Right),
         ("change", Align::Right),
         ("samples", Align::Right),
-        ("p", Align::Right),
+        (p_header(comparison.correction), Align::Right),
         ("verdict", Align::Left),
     ]);
     for (cell, row) in comparison.rows() {
@@ -123,7 +139,7 @@ fn judged(comparison: &Comparison) -> Table {
             Cell::plain(value(row.metric, judgement.b_median)),
             Cell::plain(change(judgement.change_pct)),
             Cell::plain(format!("{}/{}", judgement.a_samples, judgement.b_samples)),
-            Cell::plain(p_value(judgement.p_value)),
+            Cell::plain(p_value(judgement.p_adjusted.or(judgement.p_value))),
             Cell::strong_if(judgement.verdict.as_str(), judgement.verdict == Change::Slower),
         ]);
     }
@@ -459,6 +475,29 @@ mod tests {
         assert_eq!(row["verdict"], "slower");
         assert_eq!(row["higher_is_better"], true);
         assert_eq!(row["a_samples"], 5);
+    }
+
+    #[test]
+    fn a_corrected_comparison_says_so_and_shows_the_corrected_p() {
+        let (a, b) = planted();
+        let holm = Options { correction: Correction::Holm, ..Options::default() };
+        let comparison = compare(&a, &b, &holm);
+        let inputs = Inputs { a: Path::new("a.json"), b: Path::new("b.json"), results: (&a, &b) };
+        let text = render(&comparison, &inputs, None, Format::Text);
+        let judged = comparison.rows().count();
+        assert!(text.contains(&format!("Holm-corrected for the {judged} rows judged")), "{text}");
+        assert!(text.contains("p (Holm)"), "{text}");
+        let line = text.lines().find(|l| l.starts_with("uniform keyed-mailbox")).unwrap();
+        assert!(line.ends_with("within noise") && !line.contains("0.008"), "{line}");
+        let json: serde_json::Value =
+            serde_json::from_str(&render(&comparison, &inputs, None, Format::Json)).unwrap();
+        assert_eq!(json["correction"], "holm");
+        assert!(json["cells"][0]["metrics"][0]["p_adjusted"].is_number());
+        let plain = compare(&a, &b, &Options::default());
+        let json: serde_json::Value =
+            serde_json::from_str(&render(&plain, &inputs, None, Format::Json)).unwrap();
+        assert_eq!(json["correction"], "none");
+        assert!(json["cells"][0]["metrics"][0].get("p_adjusted").is_none());
     }
 
     /// One small pipeline-crash cell.

@@ -1,0 +1,299 @@
+//! An A/B comparison as an aligned text table, as Markdown for a pull-request comment, and
+//! as JSON. Only reads the comparison and the rounds.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use super::{Base, Rounds};
+use crate::compare::{format_change, format_p, Change, Comparison, Correction, Regressions};
+use crate::report::format::format_compact;
+use crate::report::table::{Align, Cell, Table};
+
+/// What a report names beside the comparison.
+#[derive(Clone, Copy, Debug)]
+pub struct Report<'a> {
+    /// The base side.
+    pub base: &'a Base,
+    /// The head binary.
+    pub head: &'a Path,
+    /// The commit the head's results record.
+    pub head_commit: &'a str,
+    /// The run flags both sides ran.
+    pub run_flags: &'a [String],
+    /// `--rounds`.
+    pub planned: usize,
+    /// The samples gathered.
+    pub rounds: &'a Rounds,
+    /// The two merged files compared.
+    pub comparison: &'a Comparison,
+    /// The rows past `--fail-on-regression`, where given.
+    pub regressions: Option<Regressions<'a, 'a>>,
+}
+
+impl Report<'_> {
+    /// `main, commit 1a2b3c..., binary PATH (built now)`.
+    fn base_line(&self) -> String {
+        let base = self.base;
+        match &base.commit {
+            Some(commit) => format!(
+                "{}, commit {commit}, binary {} ({})",
+                base.given,
+                base.binary.display(),
+                if base.built { "built now" } else { "built before, reused" }
+            ),
+            None => {
+                format!("{}, prebuilt binary {} (--base-binary)", base.given, base.binary.display())
+            }
+        }
+    }
+
+    /// The head's results record the commit of the working directory, which is this
+    /// binary's unless the tree changed since it was built.
+    fn head_line(&self) -> String {
+        format!(
+            "this binary, {}; its runs record the working directory's commit {}",
+            self.head.display(),
+            self.head_commit
+        )
+    }
+
+    /// `6 rounds, base then head in each (2 extra: void rounds)`.
+    fn rounds_line(&self) -> String {
+        let run = self.rounds.run();
+        let extra = match self.rounds.extra {
+            0 => String::new(),
+            n => format!(" ({n} past --rounds {}: void rounds left cells short)", self.planned),
+        };
+        format!("{run} rounds, base then head in each{extra}")
+    }
+
+    /// How verdicts were reached, in one sentence.
+    fn method(&self) -> String {
+        let comparison = self.comparison;
+        let judged = comparison.rows().filter(|(_, row)| row.judgement.p_value.is_some()).count();
+        let corrected = match comparison.correction {
+            Correction::Holm => {
+                format!(", its p-values Holm-corrected for the {judged} rows judged")
+            }
+            Correction::None => String::new(),
+        };
+        format!(
+            "verdicts: two-sided Mann-Whitney U test at alpha {} on one sample per valid \
+             round{corrected}, and medians more than {}% apart; a round void on a side gives no \
+             sample there; fewer than {} valid samples on a side: too few samples to judge",
+            comparison.alpha, comparison.threshold_pct, comparison.min_samples
+        )
+    }
+
+    /// The verdict counts, `1 slower, 3 within noise`, nonzero ones only.
+    fn counts(&self) -> String {
+        let counts: Vec<String> = self
+            .comparison
+            .counts()
+            .iter()
+            .filter(|(_, count)| *count > 0)
+            .map(|(verdict, count)| format!("{count} {verdict}"))
+            .collect();
+        if counts.is_empty() {
+            "no cell judged".to_owned()
+        } else {
+            counts.join(", ")
+        }
+    }
+
+    /// One row per cell and metric.
+    fn table(&self) -> Table {
+        let header = match self.comparison.correction {
+            Correction::Holm => "p (Holm)",
+            Correction::None => "p",
+        };
+        let mut table = Table::new([
+            ("cell", Align::Left),
+            ("metric", Align::Left),
+            ("base", Align::Right),
+            ("head", Align::Right),
+            ("change", Align::Right),
+            ("samples", Align::Right),
+            ("void", Align::Right),
+            (header, Align::Right),
+            ("verdict", Align::Left),
+        ]);
+        for (cell, row) in self.comparison.rows() {
+            let judgement = &row.judgement;
+            let (_, (void_base, void_head)) = self.rounds.counts(&(cell.key.clone(), cell.workers));
+            table.push([
+                Cell::plain(cell.to_string()),
+                Cell::plain(row.metric.to_string()),
+                Cell::plain(format_compact(row.metric.unit(), judgement.a_median)),
+                Cell::plain(format_compact(row.metric.unit(), judgement.b_median)),
+                Cell::plain(format_change(judgement.change_pct)),
+                Cell::plain(format!("{}/{}", judgement.a_samples, judgement.b_samples)),
+                Cell::plain(format!("{void_base}/{void_head}")),
+                Cell::plain(format_p(judgement.p_adjusted.or(judgement.p_value))),
+                Cell::strong_if(judgement.verdict.as_str(), judgement.verdict == Change::Slower),
+            ]);
+        }
+        table
+    }
+
+    /// Notes under the heading: settings that differ, cells on one side only, pipelines.
+    fn notes(&self) -> Vec<String> {
+        let comparison = self.comparison;
+        let mut notes = Vec::new();
+        if !comparison.settings.is_empty() {
+            let listed: Vec<String> = comparison
+                .settings
+                .iter()
+                .map(|d| format!("{} {} -> {}", d.field, d.a, d.b))
+                .collect();
+            notes
+                .push(format!("the builds' settings differ (base -> head): {}", listed.join("; ")));
+        }
+        for (side, cells) in [("base", &comparison.only_in_a), ("head", &comparison.only_in_b)] {
+            if !cells.is_empty() {
+                let listed: Vec<String> = cells.iter().map(ToString::to_string).collect();
+                notes.push(format!("only the {side} ran (not compared): {}", listed.join(", ")));
+            }
+        }
+        if !comparison.pipelines.is_empty() {
+            notes.push(
+                "pipeline cells run once per round and are not judged; their figures are in \
+                 the rounds' files"
+                    .into(),
+            );
+        }
+        notes
+    }
+
+    /// The verdict on `--fail-on-regression`, one line per regression after the first.
+    fn regression_lines(&self) -> Vec<String> {
+        let Some((pct, found)) = self.regressions else { return Vec::new() };
+        if found.is_empty() {
+            return vec![format!("no cell is slower by more than {pct}% (--fail-on-regression)")];
+        }
+        let mut lines =
+            vec![format!("{} slower by more than {pct}% (--fail-on-regression):", found.len())];
+        for (cell, row) in found {
+            let worse = row.judgement.regression_pct(row.higher_is_better).unwrap_or(f64::NAN);
+            lines.push(format!("{cell} {}: slower by {worse:.1}%", row.metric));
+        }
+        lines
+    }
+}
+
+/// The comparison as aligned text, for a terminal.
+pub fn render_text(report: &Report<'_>) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "base: {}", report.base_line());
+    let _ = writeln!(out, "head: {}", report.head_line());
+    let _ = writeln!(out, "run flags: {}", shown_flags(report.run_flags));
+    let _ = writeln!(out, "{}", report.rounds_line());
+    let _ = writeln!(out, "{}", report.method());
+    for note in report.notes() {
+        let _ = writeln!(out, "note: {note}");
+    }
+    out.push('\n');
+    if report.comparison.cells.is_empty() {
+        out.push_str("no cell ran on both sides\n");
+    } else {
+        out.push_str(&report.table().text(""));
+    }
+    let _ = writeln!(out, "\n{}", report.counts());
+    let lines = report.regression_lines();
+    for (i, line) in lines.iter().enumerate() {
+        let indent = if i == 0 { "" } else { "  " };
+        let _ = writeln!(out, "{indent}{line}");
+    }
+    out
+}
+
+/// The comparison as Markdown, for a pull-request comment.
+pub fn render_markdown(report: &Report<'_>) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "### keyed-bench ab: {}\n", report.counts());
+    let _ = writeln!(out, "- base: {}", report.base_line());
+    let _ = writeln!(out, "- head: {}", report.head_line());
+    let _ = writeln!(out, "- run flags: `{}`", shown_flags(report.run_flags));
+    let _ = writeln!(out, "- {}", report.rounds_line());
+    let _ = writeln!(out, "- {}", report.method());
+    for note in report.notes() {
+        let _ = writeln!(out, "- **note:** {note}");
+    }
+    let lines = report.regression_lines();
+    if let Some((first, rest)) = lines.split_first() {
+        let _ = writeln!(out, "\n**{first}**");
+        for line in rest {
+            let _ = writeln!(out, "- `{line}`");
+        }
+    }
+    if !report.comparison.cells.is_empty() {
+        out.push('\n');
+        out.push_str(&report.table().markdown());
+    }
+    out
+}
+
+/// The comparison, the rounds and each cell's void rounds as JSON (`ab.json`).
+pub fn render_json(report: &Report<'_>) -> String {
+    let base = report.base;
+    let cells: Vec<serde_json::Value> = report
+        .rounds
+        .ids()
+        .map(|id| {
+            let ((valid_base, valid_head), _) = report.rounds.counts(id);
+            serde_json::json!({
+                "cell": id.0,
+                "workers": id.1,
+                "valid": { "base": valid_base, "head": valid_head },
+                "void_rounds": {
+                    "base": report.rounds.base.void_rounds(id),
+                    "head": report.rounds.head.void_rounds(id),
+                },
+            })
+        })
+        .collect();
+    let regressions = report.regressions.map(|(pct, found)| {
+        let rows: Vec<serde_json::Value> = found
+            .iter()
+            .map(|(cell, row)| {
+                serde_json::json!({
+                    "cell": cell,
+                    "metric": row.metric,
+                    "slower_by_pct": row.judgement.regression_pct(row.higher_is_better),
+                })
+            })
+            .collect();
+        serde_json::json!({ "pct": pct, "failed": !rows.is_empty(), "regressions": rows })
+    });
+    let value = serde_json::json!({
+        "base": {
+            "given": base.given,
+            "commit": base.commit,
+            "binary": base.binary.display().to_string(),
+            "built": base.built,
+        },
+        "head": { "binary": report.head.display().to_string(), "commit": report.head_commit },
+        "run_flags": report.run_flags,
+        "rounds": {
+            "planned": report.planned,
+            "run": report.rounds.run(),
+            "extra": report.rounds.extra,
+        },
+        "order": "base then head in each round",
+        "cells": cells,
+        "comparison": report.comparison,
+        "fail_on_regression": regressions,
+    });
+    let mut out = serde_json::to_string_pretty(&value).expect("an A/B report serialises");
+    out.push('\n');
+    out
+}
+
+/// The run flags as one would type them; `(none: the default suite)` where none.
+fn shown_flags(flags: &[String]) -> String {
+    if flags.is_empty() {
+        "(none: the default suite)".to_owned()
+    } else {
+        crate::suite::command_line(flags.iter().map(String::as_str))
+    }
+}

@@ -1,0 +1,166 @@
+//! `keyed-bench ab` end to end: this binary against itself as a prebuilt base (nothing is
+//! built), and the bad input it refuses before building or measuring anything.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const BAD_INPUT: i32 = 2;
+
+fn keyed_bench(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_keyed-bench"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("the binary runs")
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// A fresh, empty folder under the system temp dir.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("keyed-bench-ab-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+/// The repository this test runs in.
+fn repository() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Small cells: a round takes a second or two.
+const SMALL: [&str; 11] = [
+    "--quick",
+    "--scenario",
+    "uniform",
+    "--strategy",
+    "inline,keyed-mailbox",
+    "--messages",
+    "2000",
+    "--keys",
+    "100",
+    "--workers",
+    "1",
+];
+
+#[test]
+fn this_binary_against_itself_runs_interleaved_rounds_and_writes_both_sides() {
+    let dir = scratch("itself");
+    let out = dir.join("ab");
+    let binary = env!("CARGO_BIN_EXE_keyed-bench");
+    let mut args = vec!["ab", "HEAD", "--base-binary", binary, "--rounds", "5"];
+    args.extend(["--out", out.to_str().unwrap()]);
+    args.extend(SMALL);
+    let output = keyed_bench(&dir, &args);
+    let said = stderr(&output);
+    assert!(output.status.success(), "{said}");
+    assert!(said.contains("ab: round 1 of 5: base\n"), "{said}");
+    assert!(said.contains("ab: round 5 of 5: head"), "{said}");
+    let report = String::from_utf8_lossy(&output.stdout);
+    assert!(report.starts_with("base: HEAD, prebuilt binary "), "{report}");
+    assert!(report.contains("uniform keyed-mailbox  throughput"), "{report}");
+    let ab: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("ab.json")).unwrap()).unwrap();
+    let rounds = ab["rounds"]["run"].as_u64().unwrap();
+    assert!((5..=10).contains(&rounds), "{ab}");
+    assert_eq!(ab["comparison"]["correction"], "holm");
+    assert_eq!(ab["cells"].as_array().unwrap().len(), 2);
+    for round in 1..=rounds {
+        for side in ["base", "head"] {
+            let folder = out.join("rounds").join(format!("{side}-{round:02}"));
+            assert!(folder.join("results.json").is_file(), "{}", folder.display());
+        }
+    }
+    // Each side's merged file holds one sample per valid round, and compare reads it.
+    for side in ["base", "head"] {
+        let merged: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(out.join(side).join("results.json")).unwrap())
+                .unwrap();
+        let cell = &merged["runs"][1];
+        let valid = ab["cells"][1]["valid"][side].as_u64().unwrap();
+        let void = ab["cells"][1]["void_rounds"][side].as_array().unwrap().len() as u64;
+        assert_eq!(valid + void, rounds, "{ab}");
+        let samples = cell["samples"]["throughput_per_s"].as_array().unwrap();
+        assert_eq!(samples.len() as u64, valid);
+    }
+    let (base, head) = (out.join("base"), out.join("head"));
+    let compared = keyed_bench(&dir, &["compare", base.to_str().unwrap(), head.to_str().unwrap()]);
+    assert!(compared.status.success(), "{}", stderr(&compared));
+    let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(summary.starts_with("### keyed-bench ab: "), "{summary}");
+    // A second comparison into the same folder replaces the first.
+    let output = keyed_bench(&dir, &args);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Every file under `dir`, for checking that nothing was written.
+fn listing(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut folders = vec![dir.to_path_buf()];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                folders.push(path.clone());
+            }
+            found.push(path);
+        }
+    }
+    found.sort();
+    found
+}
+
+#[test]
+fn bad_input_exits_2_naming_it_and_writes_nothing() {
+    let dir = scratch("bad");
+    std::fs::create_dir_all(dir.join("others")).unwrap();
+    std::fs::write(dir.join("others/notes.txt"), "mine").unwrap();
+    let out = dir.join("ab").display().to_string();
+    let others = dir.join("others").display().to_string();
+    let binary = env!("CARGO_BIN_EXE_keyed-bench");
+    let cases: [(&Path, Vec<&str>, &str); 7] = [
+        (
+            repository(),
+            vec!["ab", "no-such-commit-here", "--out", &out],
+            "BASE no-such-commit-here is not a commit",
+        ),
+        (&dir, vec!["ab", "HEAD", "--out", &out], "not in a git repository"),
+        (
+            repository(),
+            vec!["ab", "HEAD", "--rounds", "3", "--out", &out],
+            "--rounds must be in 5..=100, got 3",
+        ),
+        (
+            repository(),
+            vec!["ab", "HEAD", "--out", &out, "--quick", "--repeat", "3"],
+            "--repeat is not a run flag ab passes on",
+        ),
+        (repository(), vec!["ab", "HEAD", "--out", &out, "--scenario", "nope"], "`nope`"),
+        (
+            repository(),
+            vec!["ab", "HEAD", "--base-binary", "/no/such/binary", "--out", &out],
+            "--base-binary /no/such/binary",
+        ),
+        (
+            repository(),
+            vec!["ab", "HEAD", "--base-binary", binary, "--out", &others],
+            "did not write",
+        ),
+    ];
+    let before = listing(&dir);
+    let mut failures = Vec::new();
+    for (cwd, args, names) in &cases {
+        let output = keyed_bench(cwd, args);
+        let said = stderr(&output);
+        if output.status.code() != Some(BAD_INPUT) || !said.contains(names) {
+            failures.push(format!("{args:?}: {:?}: {said}", output.status.code()));
+        }
+    }
+    assert_eq!(listing(&dir), before, "something was written");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
