@@ -365,3 +365,25 @@ fn an_allocation_the_system_refuses_ends_with_a_message_and_status_1() {
     assert!(!text.contains("panicked") && !text.contains("memory allocation of"), "{text}");
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// `scripts/many-core.sh`'s sizes fit its promise: under 8 minutes estimated for 16 cores,
+/// with a point per power of two and one at cores - 1.
+#[test]
+fn the_many_core_run_is_estimated_under_eight_minutes_on_16_cores() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let output = Command::new("bash")
+        .args([&format!("{root}/scripts/many-core.sh"), "--dry-run", "--cores", "16", "unused"])
+        .env("KEYED_BENCH", env!("CARGO_BIN_EXE_keyed-bench"))
+        .output()
+        .expect("bash runs");
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{text}{}", stderr(&output));
+    assert!(text.contains("--workers 1,2,4,8,15"), "{text}");
+    let line = text.lines().find(|line| line.starts_with("estimated duration: about ")).unwrap();
+    let clock = line["estimated duration: about ".len()..].split(' ').next().unwrap();
+    let (minutes, seconds) = clock.split_once('m').unwrap_or(("0", clock));
+    let seconds: u64 = minutes.parse::<u64>().unwrap() * 60
+        + seconds.trim_end_matches('s').parse::<u64>().unwrap();
+    assert!(seconds < 8 * 60, "{line}");
+    assert!(!Path::new("unused").exists(), "a dry run writes nothing");
+}

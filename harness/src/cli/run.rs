@@ -468,7 +468,7 @@ pub fn render_cells(config: &RunConfig, cells: &[Cell]) -> String {
          has {} cores, --workers {}); the ideal bound alone is {}\n",
         clock(estimate_s),
         crate::measure::system::cores(),
-        config.strategy.workers,
+        config.sweep.workers.iter().map(usize::to_string).collect::<Vec<_>>().join(","),
         clock(bound_s)
     ));
     out.push_str(&format!(
