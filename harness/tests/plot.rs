@@ -128,6 +128,7 @@ fn small_results() -> Results {
         skipped: Vec::new(),
         pipelines: Vec::new(),
         failed: Vec::new(),
+        price_of_order: Vec::new(),
     }
 }
 

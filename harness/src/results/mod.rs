@@ -8,7 +8,9 @@
 //! - `fs`: atomic writes and the `.hgrm` histogram files;
 //! - `incomplete`: what the file of a run that has not finished says about itself;
 //! - `interference`: what the rest of the machine did while a figure was taken.
-//! - `failed`: the cells a run stopped because they made no progress (`failed[]`).
+//! - `failed`: the cells a run stopped because they made no progress (`failed[]`);
+//! - `price`: what order costs each ordered design against the unordered control
+//!   (`price_of_order[]`).
 
 use std::path::Path;
 
@@ -20,6 +22,7 @@ pub mod incomplete;
 pub mod interference;
 pub mod metric;
 pub mod pipeline;
+pub mod price;
 
 use serde::{Deserialize, Serialize};
 
@@ -32,6 +35,7 @@ pub use pipeline::{
     Mitigation, PipelineRun, ProjectionReport, RebalanceEvent, RebalanceReport, ReorderReport,
     RetryPolicy, RetryReport, TimelineBin,
 };
+pub use price::PriceOfOrder;
 use strategies::{Binding, WindowScope};
 
 use crate::workload::Sizes;
@@ -80,6 +84,10 @@ pub struct Results {
     /// where none did (and in files from before the watchdog).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failed: Vec<FailedCell>,
+    /// Each ordered design's figures over the unordered control's in the same cell
+    /// ([`price`]); derived from `runs` and `pipelines`, absent in files from before it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub price_of_order: Vec<PriceOfOrder>,
 }
 
 /// How, where and when the run was made.

@@ -152,6 +152,7 @@ impl<'a> Ledger<'a> {
                 skipped: Vec::new(),
                 pipelines: Vec::new(),
                 failed: Vec::new(),
+                price_of_order: Vec::new(),
             },
             stop,
             began,
@@ -302,6 +303,7 @@ impl<'a> Ledger<'a> {
             stopped_by,
         });
         meta.suite_elapsed_s = self.earlier_s + self.began.elapsed().as_secs_f64();
+        self.results.price_order();
     }
 
     /// Replaces `results.json` with every cell done so far, marked incomplete while a cell
