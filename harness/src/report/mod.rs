@@ -5,6 +5,7 @@
 //!   per cell on its scenario's headline metric;
 //! - `summary`: `summary.md`, one table per (scenario, param);
 //! - `pipeline`: the summary's tables of the end-to-end pipeline scenarios;
+//! - `price`: the summary's price of order, each ordered design over the unordered control;
 //! - `plot`: the charts, PNG and SVG;
 //! - `html`: `report.html`, the charts and the summary on one page;
 //! - `incomplete`: the line both open with for an incomplete run;
@@ -25,6 +26,7 @@ pub mod incomplete;
 pub mod interference;
 pub mod pipeline;
 pub mod plot;
+pub mod price;
 pub mod summary;
 pub mod table;
 pub mod verdict;

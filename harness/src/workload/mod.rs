@@ -23,4 +23,5 @@ pub use generate::{
 };
 pub use scenario::{Generator, Handlers, Kind, ScenarioId, ScenarioSpec, UnknownScenario};
 pub use sizes::{SizeArgs, SizeValue, Sizes};
+pub(crate) use spec::zipf_top_share;
 pub use spec::{Variant, Work, WorkloadSpec};
