@@ -15,11 +15,11 @@ use minijinja::value::Value;
 use minijinja::{context, AutoEscape, Environment};
 
 use super::format::{format_ns, format_rate};
-use super::summary::{summary, SweptSettings};
+use super::summary::summary;
 pub use super::table::escape;
 use crate::report::plot::{failed, render_all, write_all, Charts, PlotError};
 use crate::results::fs::write_atomically;
-use crate::results::{ReadError, Results};
+use crate::results::{ReadError, Results, SweptSettings};
 
 const REPORT_TEMPLATE: &str = include_str!("../../templates/report.html");
 

@@ -6,7 +6,9 @@ use super::document::Document;
 use super::format::{format_ns, format_rate};
 use super::table::{Align, Cell, Style, Table};
 use super::{first_seen, is_contender};
-use crate::results::{Meta, Metric, Results, RunResult, Validity, WindowScopeSetting};
+use crate::results::{
+    Meta, Metric, Results, RunResult, SweptSettings, Validity, WindowScopeSetting,
+};
 use crate::workload::reference::{
     is_parallel_consumer_experiment, parallel_consumer_key_mode_s, PARALLEL_CONSUMER_MESSAGES,
     PARALLEL_CONSUMER_PARTITION_S, PARALLEL_CONSUMER_UNORDERED_S, WOW_COLD_COMMAND_14_CORES,
@@ -53,43 +55,7 @@ fn window_scope_setting(setting: Option<WindowScopeSetting>) -> String {
     }
 }
 
-/// The values of each list-valued setting of a sweep, read from its cells' point labels
-/// (`runs[].settings.sweep`, `pipelines[].settings.sweep`): `meta` holds the first point's
-/// only.
-pub(super) struct SweptSettings {
-    /// (setting, its values in order of first appearance), by the label's names
-    /// (`workers`, `throughput`, `window`, `idle-spin-us`).
-    values: Vec<(String, Vec<String>)>,
-}
-
 impl SweptSettings {
-    pub(super) fn of(results: &Results) -> Self {
-        let labels = results
-            .runs
-            .iter()
-            .filter_map(|run| run.settings.as_ref())
-            .chain(results.pipelines.iter().filter_map(|run| run.settings.as_ref()))
-            .map(|settings| settings.sweep.as_str());
-        let mut values: Vec<(String, Vec<String>)> = Vec::new();
-        for part in labels.flat_map(str::split_whitespace) {
-            let Some((name, value)) = part.split_once('=') else { continue };
-            match values.iter_mut().find(|(setting, _)| setting == name) {
-                Some((_, seen)) if seen.iter().any(|v| v == value) => {}
-                Some((_, seen)) => seen.push(value.to_owned()),
-                None => values.push((name.to_owned(), vec![value.to_owned()])),
-            }
-        }
-        Self { values }
-    }
-
-    /// The values `setting` took, where the run swept it.
-    pub(super) fn values(&self, setting: &str) -> Option<Vec<&str>> {
-        self.values
-            .iter()
-            .find(|(name, _)| name == setting)
-            .map(|(_, values)| values.iter().map(String::as_str).collect())
-    }
-
     /// `setting` as the settings line shows it: `[1, 2, 4]` where swept, else `single`.
     pub(super) fn show(&self, setting: &str, single: impl std::fmt::Display) -> String {
         match self.values(setting) {

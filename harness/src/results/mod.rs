@@ -23,7 +23,7 @@ pub mod pipeline;
 
 use serde::{Deserialize, Serialize};
 
-pub use cell::{CellKey, CellSettings, Scenario};
+pub use cell::{CellKey, CellSettings, Scenario, SweptSettings};
 pub use failed::FailedCell;
 pub use interference::{Interference, Validity};
 pub use metric::Metric;
