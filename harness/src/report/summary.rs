@@ -10,9 +10,9 @@ use crate::results::{
     Meta, Metric, Results, RunResult, SweptSettings, Validity, WindowScopeSetting,
 };
 use crate::workload::reference::{
-    is_parallel_consumer_experiment, parallel_consumer_key_mode_s, PARALLEL_CONSUMER_MESSAGES,
-    PARALLEL_CONSUMER_PARTITION_S, PARALLEL_CONSUMER_UNORDERED_S, WOW_COLD_COMMAND_14_CORES,
-    WOW_COLD_COMMAND_4_CORES, WOW_COLD_COMMAND_SLOW,
+    is_parallel_consumer_experiment, parallel_consumer_key_mode_s, wow_cold_command,
+    PARALLEL_CONSUMER_MESSAGES, PARALLEL_CONSUMER_PARTITION_S, PARALLEL_CONSUMER_UNORDERED_S,
+    WOW_COLD_COMMAND_SLOW,
 };
 use crate::workload::{cold_command_param, keys_param, ScenarioId};
 
@@ -446,25 +446,16 @@ fn render_cold_command(out: &mut Document, rows: &[&RunResult], cores: usize) {
             (Some(mailbox), Some(other)) if other > 0.0 => format!("{:.1}x", mailbox / other),
             _ => "-".into(),
         };
-        let published = |table: &[(usize, f64, f64)], cores: &str| {
-            table.iter().find(|(n, _, _)| *n == senders).map(|(_, old, new)| {
-                format!(
-                    "{:.0}x ({cores}: {} -> {})",
-                    new / old,
-                    format_rate(*old),
-                    format_rate(*new)
-                )
-            })
-        };
+        let published = wow_cold_command(senders).into_iter().map(|(cores, old, new)| {
+            format!(
+                "{:.0}x ({cores} cores: {} -> {})",
+                new / old,
+                format_rate(old),
+                format_rate(new)
+            )
+        });
         let published = if slow == WOW_COLD_COMMAND_SLOW {
-            [
-                published(WOW_COLD_COMMAND_4_CORES, "4 cores"),
-                published(WOW_COLD_COMMAND_14_CORES, "14 cores"),
-            ]
-            .into_iter()
-            .flatten()
-            .collect::<Vec<_>>()
-            .join("; ")
+            published.collect::<Vec<_>>().join("; ")
         } else {
             "-".into()
         };
