@@ -1,9 +1,8 @@
 //! What the suite can run, for `keyed-bench list`.
 
-use std::fmt::Write as _;
-
 use strategies::StrategyId;
 
+use super::table::{Align, Table};
 use crate::workload::{ScenarioId, Sizes};
 
 /// The defaults of one scenario, as flags would set them.
@@ -14,24 +13,23 @@ fn defaults(scenario: ScenarioId, sizes: &Sizes) -> String {
 
 /// The strategies, one per line: id and description.
 pub fn strategies_table() -> String {
-    let width = StrategyId::ALL.iter().map(|id| id.as_str().len()).max().unwrap_or(0);
-    let mut out = String::from("strategies:\n");
+    let mut table = Table::new([("", Align::Left); 2]).with_caption("strategies:");
     for id in StrategyId::ALL {
-        let _ = writeln!(out, "  {:width$}  {}", id.as_str(), id.description());
+        table.push([id.as_str(), id.description()]);
     }
-    out
+    table.text("  ")
 }
 
 /// The scenarios with their description and default sizes.
 pub fn scenarios_table() -> String {
     let sizes = Sizes::standard();
-    let width = ScenarioId::ALL.iter().map(|id| id.as_str().len()).max().unwrap_or(0);
-    let mut out = String::from("scenarios (defaults; --quick uses smaller sizes):\n");
+    let caption = "scenarios (defaults; --quick uses smaller sizes):";
+    let mut table = Table::new([("", Align::Left); 2]).with_caption(caption);
     for &id in ScenarioId::ALL {
-        let _ = writeln!(out, "  {:width$}  {}", id.as_str(), id.description());
-        let _ = writeln!(out, "  {:width$}    {}", "", defaults(id, &sizes));
+        table.push([id.as_str().to_owned(), id.description().to_owned()]);
+        table.push([String::new(), format!("  {}", defaults(id, &sizes))]);
     }
-    out
+    table.text("  ")
 }
 
 #[cfg(test)]

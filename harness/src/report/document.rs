@@ -54,6 +54,13 @@ impl Document {
         self.blocks.push(Block::Blank);
     }
 
+    /// A paragraph of prose with Markdown's inline marks ([`Cell::inline`]), and a blank
+    /// line after it.
+    pub fn prose(&mut self, text: &str) {
+        self.paragraph(Cell::inline(text));
+        self.blank();
+    }
+
     /// The document as Markdown, each block on its own lines.
     pub fn markdown(&self) -> String {
         let mut out = String::new();

@@ -15,11 +15,11 @@ use minijinja::value::Value;
 use minijinja::{context, AutoEscape, Environment};
 
 use super::format::{format_ns, format_rate};
-use super::summary::{summary, SweptSettings};
+use super::summary::summary;
 pub use super::table::escape;
-use crate::report::plot::{render_all, write_all, Charts, PlotError};
+use crate::report::plot::{failed, render_all, write_all, Charts, PlotError};
 use crate::results::fs::write_atomically;
-use crate::results::{ReadError, Results};
+use crate::results::{ReadError, Results, SweptSettings};
 
 const REPORT_TEMPLATE: &str = include_str!("../../templates/report.html");
 
@@ -40,24 +40,16 @@ pub enum ReportError {
     /// The results file is missing or not a results file.
     #[error(transparent)]
     Read(#[from] ReadError),
-    /// A chart could not be drawn or written.
+    /// A chart could not be drawn, or a chart or the report written.
     #[error(transparent)]
     Plot(#[from] PlotError),
-    /// The report could not be written.
-    #[error("cannot write {path}")]
-    Write {
-        /// The report file.
-        path: String,
-        /// Why.
-        source: std::io::Error,
-    },
 }
 
 impl ReportError {
     /// Whether the user can fix it (a bad input file, an unwritable output path), as opposed
     /// to a failure inside the plotting code.
     pub fn is_bad_input(&self) -> bool {
-        matches!(self, Self::Read(_) | Self::Write { .. } | Self::Plot(PlotError::Write { .. }))
+        matches!(self, Self::Read(_) | Self::Plot(PlotError::Write { .. }))
     }
 }
 
@@ -79,18 +71,13 @@ pub fn plot_and_report(config: &PlotConfig) -> Result<PlotOutcome, ReportError> 
     // any chart is: never charts without their report. The report's folder is usually the
     // input's, which exists; the charts' folder is usually new, so it comes second.
     if let Some(parent) = config.report.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent)
-            .map_err(|source| ReportError::Write { path: parent.display().to_string(), source })?;
+        std::fs::create_dir_all(parent).map_err(failed(parent))?;
     }
-    std::fs::create_dir_all(&config.out)
-        .map_err(|source| PlotError::Write { path: config.out.display().to_string(), source })?;
+    std::fs::create_dir_all(&config.out).map_err(failed(&config.out))?;
     let charts = render_all(&results)?;
     let html = render_report(&results, &charts);
     let files = write_all(&charts, &config.out)?;
-    write_atomically(&config.report, html.as_bytes()).map_err(|source| ReportError::Write {
-        path: config.report.display().to_string(),
-        source,
-    })?;
+    write_atomically(&config.report, html.as_bytes()).map_err(failed(&config.report))?;
     Ok(PlotOutcome { files, report: config.report.clone(), skipped: charts.skipped })
 }
 

@@ -17,11 +17,6 @@ pub fn line(results: &Results) -> Option<Cell> {
     )
 }
 
-/// The sentence, in Markdown, or `None` for a complete run.
-pub fn markdown_line(results: &Results) -> Option<String> {
-    line(results).map(|line| line.prose_markdown())
-}
-
 /// The sentence that names the failed cells and why each failed, or `None` where none did.
 pub fn failed_line(results: &Results) -> Option<Cell> {
     if results.failed.is_empty() {
@@ -57,7 +52,6 @@ mod tests {
     fn only_an_incomplete_run_says_so() {
         let reference = include_str!("../../../results/2026-11-30-vm/results.json");
         let mut results = Results::parse(reference.as_bytes(), "r.json".as_ref()).unwrap();
-        assert_eq!(markdown_line(&results), None);
         assert_eq!(line(&results), None);
         results.meta.incomplete = Some(Incomplete {
             cells_planned: 9,
@@ -65,7 +59,7 @@ mod tests {
             missing: vec![CellKey::recorded("zipf", "", "tokio")],
             stopped_by: Some("SIGTERM".into()),
         });
-        let line = markdown_line(&results).unwrap();
+        let line = line(&results).unwrap().prose_markdown();
         assert!(line
             .starts_with("**Incomplete run:** 8 of 9 cells done, 1 missing (stopped by SIGTERM)"));
         assert!(line.ends_with(

@@ -9,18 +9,14 @@ const NAMED_CELLS: usize = 6;
 
 /// The sentence as spans, or `None` where no cell has a receipt (files from before them).
 pub fn line(results: &Results) -> Option<Cell> {
+    let name = |parts: [&str; 3]| parts.join(" ").split_whitespace().collect::<Vec<_>>().join(" ");
     let measured = results.runs.iter().map(|run| {
-        (format!("{} {} {}", run.scenario, run.param, run.strategy), run.interference.as_ref())
+        Some((name([&run.scenario, &run.param, &run.strategy]), run.interference.as_ref()?))
     });
     let pipelines = results.pipelines.iter().map(|run| {
-        (format!("{} {} {}", run.scenario, run.param, run.strategy), run.interference.as_ref())
+        Some((name([&run.scenario, &run.param, &run.strategy]), run.interference.as_ref()?))
     });
-    let cells: Vec<(String, &Interference)> = measured
-        .chain(pipelines)
-        .filter_map(|(name, receipt)| {
-            Some((name.split_whitespace().collect::<Vec<_>>().join(" "), receipt?))
-        })
-        .collect();
+    let cells: Vec<(String, &Interference)> = measured.chain(pipelines).flatten().collect();
     if cells.is_empty() {
         return None;
     }

@@ -49,10 +49,8 @@ fn table(headers: &[&str], left: usize) -> Table {
 
 fn crash(out: &mut Document, rows: &[&PipelineRun]) {
     let first = rows[0];
-    prose(
-        out,
-        &format!(
-            "{} records over {} keys in {} partitions; the consumer dies right after the first \
+    out.prose(&format!(
+        "{} records over {} keys in {} partitions; the consumer dies right after the first \
          commit that follows its {}th completion (no final commit, the executor \
          force-closed) and a new one resumes from the commits. *lost*: records never \
          applied; *redelivered*: records delivered twice; *commit lag*: records completed \
@@ -61,12 +59,11 @@ fn crash(out: &mut Document, rows: &[&PipelineRun]) {
          completed; *state*: the version-aware projection's final state against a \
          sequential replay, then the naive projection's (no version check), with its \
          double applies.",
-            first.records,
-            first.keys,
-            first.partitions,
-            first.crash_after.unwrap_or(0)
-        ),
-    );
+        first.records,
+        first.keys,
+        first.partitions,
+        first.crash_after.unwrap_or(0)
+    ));
     let mut table = table(
         &[
             "policy",
@@ -107,10 +104,8 @@ fn crash(out: &mut Document, rows: &[&PipelineRun]) {
 fn retry(out: &mut Document, rows: &[&PipelineRun]) {
     let first = rows[0];
     let Some(settings) = &first.retry else { return };
-    prose(
-        out,
-        &format!(
-            "{} records over {} keys in {} partitions, produced at {} records/s; {} records fail \
+    out.prose(&format!(
+        "{} records over {} keys in {} partitions, produced at {} records/s; {} records fail \
          their first 1 or 2 attempts and {} always fail; a failed attempt waits {} ms, \
          doubling, and the {}th failure sends a record to the dead-letter topic. Latency \
          runs from a record's produce time to its application: *bystanders* are the keys \
@@ -118,17 +113,16 @@ fn retry(out: &mut Document, rows: &[&PipelineRun]) {
          reached the projection before a predecessor (stashed), with the deepest stash; \
          *paused*: time partitions stood paused by failing records, summed over partitions; \
          *state*: version-aware / naive.",
-            first.records,
-            first.keys,
-            first.partitions,
-            settings.rate_per_s,
-            settings.failing_records,
-            settings.poison_records,
-            settings.backoff_ms,
-            settings.max_attempts,
-            settings.troubled_keys
-        ),
-    );
+        first.records,
+        first.keys,
+        first.partitions,
+        settings.rate_per_s,
+        settings.failing_records,
+        settings.poison_records,
+        settings.backoff_ms,
+        settings.max_attempts,
+        settings.troubled_keys
+    ));
     let mut table = table(
         &[
             "retry policy",
@@ -168,12 +162,6 @@ fn retry(out: &mut Document, rows: &[&PipelineRun]) {
     out.table(table);
 }
 
-/// A paragraph of prose with Markdown's inline marks, and the blank line after it.
-fn prose(out: &mut Document, text: &str) {
-    out.paragraph(Cell::inline(text));
-    out.blank();
-}
-
 /// Microseconds, as milliseconds from 1 ms on.
 fn micros(us: f64) -> String {
     if us >= 1_000.0 {
@@ -186,23 +174,20 @@ fn micros(us: f64) -> String {
 fn expand(out: &mut Document, rows: &[&PipelineRun]) {
     let first = rows[0];
     let Some(settings) = &first.expansion else { return };
-    prose(
-        out,
-        &format!(
-            "{} records over {} keys; the log grows from {} to {} partitions halfway through, \
+    out.prose(&format!(
+        "{} records over {} keys; the log grows from {} to {} partitions halfway through, \
          which moves {} keys (their later records land in a new partition beside the old \
          one's backlog). *none* consumes every partition at once; *drain-then-expand* holds \
          the new partitions until the old ones are committed up to the expansion. \
          *reordered*: keys and records that reached the projection before a predecessor; \
          *held*: the drain's stall; *state*: the version-aware projection (what the \
          version check alone achieves) / the naive one (no mitigation at all).",
-            first.records,
-            first.keys,
-            settings.from_partitions,
-            settings.to_partitions,
-            settings.keys_moved
-        ),
-    );
+        first.records,
+        first.keys,
+        settings.from_partitions,
+        settings.to_partitions,
+        settings.keys_moved
+    ));
     let mut table = table(
         &[
             "mitigation",
@@ -237,21 +222,18 @@ fn expand(out: &mut Document, rows: &[&PipelineRun]) {
 fn reorder(out: &mut Document, rows: &[&PipelineRun]) {
     let first = rows[0];
     let Some(settings) = &first.reorder else { return };
-    prose(
-        out,
-        &format!(
-            "{} records over {} keys in {} partitions, written by {} racing producers (the \
+    out.prose(&format!(
+        "{} records over {} keys in {} partitions, written by {} racing producers (the \
          second sends each record up to {} records late): {} records sit in the log after \
          a higher version of their key. *reached out of order*: records the projection \
          stashed; *state*: version-aware / naive.",
-            first.records,
-            first.keys,
-            first.partitions,
-            settings.producers,
-            settings.jitter,
-            settings.appended_out_of_order
-        ),
-    );
+        first.records,
+        first.keys,
+        first.partitions,
+        settings.producers,
+        settings.jitter,
+        settings.appended_out_of_order
+    ));
     let mut table = table(
         &[
             "strategy",
@@ -284,10 +266,8 @@ fn reorder(out: &mut Document, rows: &[&PipelineRun]) {
 fn rebalance(out: &mut Document, rows: &[&PipelineRun]) {
     let first = rows[0];
     let Some(settings) = &first.rebalance else { return };
-    prose(
-        out,
-        &format!(
-            "{} records over {} keys in {} partitions, consumed by a group of {} members, each \
+    out.prose(&format!(
+        "{} records over {} keys in {} partitions, consumed by a group of {} members, each \
          with its own executor; the last member leaves after a third of the records and a \
          new one joins after two thirds. Each rebalance revokes every partition: a member \
          commits what completed and abandons what is in flight, then the new assignment \
@@ -297,9 +277,8 @@ fn rebalance(out: &mut Document, rows: &[&PipelineRun]) {
          contiguous+metadata can); *pauses*: from each revocation to the first record the \
          new assignment applied (leave, join); *out of order*: records that reached the \
          projection before a predecessor.",
-            first.records, first.keys, first.partitions, settings.consumers
-        ),
-    );
+        first.records, first.keys, first.partitions, settings.consumers
+    ));
     let mut table = table(
         &[
             "policy",

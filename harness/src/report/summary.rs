@@ -4,13 +4,15 @@ use strategies::{Binding, StrategyId, WindowScope};
 
 use super::document::Document;
 use super::format::{format_ns, format_rate};
-use super::is_contender;
 use super::table::{Align, Cell, Style, Table};
-use crate::results::{Meta, Metric, Results, RunResult, Validity, WindowScopeSetting};
+use super::{first_seen, is_contender};
+use crate::results::{
+    Meta, Metric, Results, RunResult, SweptSettings, Validity, WindowScopeSetting,
+};
 use crate::workload::reference::{
-    is_parallel_consumer_experiment, parallel_consumer_key_mode_s, PARALLEL_CONSUMER_MESSAGES,
-    PARALLEL_CONSUMER_PARTITION_S, PARALLEL_CONSUMER_UNORDERED_S, WOW_COLD_COMMAND_14_CORES,
-    WOW_COLD_COMMAND_4_CORES, WOW_COLD_COMMAND_SLOW,
+    is_parallel_consumer_experiment, parallel_consumer_key_mode_s, wow_cold_command,
+    PARALLEL_CONSUMER_MESSAGES, PARALLEL_CONSUMER_PARTITION_S, PARALLEL_CONSUMER_UNORDERED_S,
+    WOW_COLD_COMMAND_SLOW,
 };
 use crate::workload::{cold_command_param, keys_param, ScenarioId};
 
@@ -53,43 +55,7 @@ fn window_scope_setting(setting: Option<WindowScopeSetting>) -> String {
     }
 }
 
-/// The values of each list-valued setting of a sweep, read from its cells' point labels
-/// (`runs[].settings.sweep`, `pipelines[].settings.sweep`): `meta` holds the first point's
-/// only.
-pub(super) struct SweptSettings {
-    /// (setting, its values in order of first appearance), by the label's names
-    /// (`workers`, `throughput`, `window`, `idle-spin-us`).
-    values: Vec<(String, Vec<String>)>,
-}
-
 impl SweptSettings {
-    pub(super) fn of(results: &Results) -> Self {
-        let labels = results
-            .runs
-            .iter()
-            .filter_map(|run| run.settings.as_ref())
-            .chain(results.pipelines.iter().filter_map(|run| run.settings.as_ref()))
-            .map(|settings| settings.sweep.as_str());
-        let mut values: Vec<(String, Vec<String>)> = Vec::new();
-        for part in labels.flat_map(str::split_whitespace) {
-            let Some((name, value)) = part.split_once('=') else { continue };
-            match values.iter_mut().find(|(setting, _)| setting == name) {
-                Some((_, seen)) if seen.iter().any(|v| v == value) => {}
-                Some((_, seen)) => seen.push(value.to_owned()),
-                None => values.push((name.to_owned(), vec![value.to_owned()])),
-            }
-        }
-        Self { values }
-    }
-
-    /// The values `setting` took, where the run swept it.
-    pub(super) fn values(&self, setting: &str) -> Option<Vec<&str>> {
-        self.values
-            .iter()
-            .find(|(name, _)| name == setting)
-            .map(|(_, values)| values.iter().map(String::as_str).collect())
-    }
-
     /// `setting` as the settings line shows it: `[1, 2, 4]` where swept, else `single`.
     pub(super) fn show(&self, setting: &str, single: impl std::fmt::Display) -> String {
         match self.values(setting) {
@@ -154,39 +120,30 @@ pub(super) fn summary(results: &Results, with_verdict: bool) -> Document {
 /// saturation base, its notes, any oversubscription, and how to read the tables.
 fn header(out: &mut Document, results: &Results) {
     let meta = &results.meta;
-    prose(
-        out,
-        &format!(
-            "{} · commit `{}` · {} · {} cores · {}",
-            meta.created, meta.git_commit, meta.cpu_model, meta.cores, meta.rustc
-        ),
-    );
+    out.prose(&format!(
+        "{} · commit `{}` · {} · {} cores · {}",
+        meta.created, meta.git_commit, meta.cpu_model, meta.cores, meta.rustc
+    ));
     let swept = SweptSettings::of(results);
-    prose(out, &settings_line(meta, &swept));
+    out.prose(&settings_line(meta, &swept));
     if let Some(overhead) = meta.recorder_overhead_ns {
-        prose(
-            out,
-            &format!(
-                "Measurement overhead: the recorder costs {overhead:.0} ns per message \
+        out.prose(&format!(
+            "Measurement overhead: the recorder costs {overhead:.0} ns per message \
              (inline, no-op handler, with vs without it); every latency includes it."
-            ),
-        );
+        ));
     }
     if let Some(saturation) = meta.saturation_per_s {
-        prose(
-            out,
-            &format!(
-                "open-loop loads are fractions of {} msg/s (inline on uniform, times \
+        out.prose(&format!(
+            "open-loop loads are fractions of {} msg/s (inline on uniform, times \
              min(workers, cores - 1)).",
-                format_rate(saturation)
-            ),
-        );
+            format_rate(saturation)
+        ));
     }
     for note in &meta.notes {
-        prose(out, &format!("Note: {note}"));
+        out.prose(&format!("Note: {note}"));
     }
     if let Some(line) = oversubscribed(meta, &swept) {
-        prose(out, &line);
+        out.prose(&line);
     }
     out.paragraph(Cell::inline(
         "Latency is completion - intended arrival; HOL is start - ready. CPU/msg: CPU time \
@@ -274,7 +231,7 @@ fn scenario_section(
     out.blank();
     out.heading(2, scenario.to_string());
     out.blank();
-    prose(out, scenario.description());
+    out.prose(scenario.description());
     let (_, params) = strategies_and_params(rows);
     for param in params {
         let cell: Vec<&RunResult> = rows.iter().copied().filter(|row| row.param == param).collect();
@@ -288,7 +245,7 @@ fn scenario_section(
     render_breakdown(out, scenario, rows);
     let meta = &results.meta;
     match scenario {
-        ScenarioId::Uniform => prose(out, UNIFORM_INCLUDES),
+        ScenarioId::Uniform => out.prose(UNIFORM_INCLUDES),
         ScenarioId::AsyncIo | ScenarioId::AsyncIoZipf => render_key_sweep(out, scenario, rows),
         ScenarioId::ColdCommand => render_cold_command(out, rows, meta.cores),
         ScenarioId::ParallelConsumer => {
@@ -308,12 +265,6 @@ const UNIFORM_INCLUDES: &str = "What a uniform cell times: one producer thread s
      its spin; keys drawn at random. The criterion `dispatch` bench times none of the \
      recorder, the clock reads or the draw, on batches of 10,000 round-robin keys: \
      docs/dispatch.md sets the two side by side.";
-
-/// A paragraph of prose with Markdown's inline marks, and the blank line after it.
-fn prose(out: &mut Document, text: &str) {
-    out.paragraph(Cell::inline(text));
-    out.blank();
-}
 
 fn render_table(out: &mut Document, rows: &[&RunResult]) {
     let mut table = Table::new([
@@ -408,14 +359,11 @@ fn render_timer_lateness(out: &mut Document, rows: &[&RunResult]) {
     else {
         return;
     };
-    prose(
-        out,
-        &format!(
-            "Harness timer lateness (deadline to waker call), the worst cell: p99 {}, max {}.",
-            format_ns(p99 as f64),
-            format_ns(max as f64)
-        ),
-    );
+    out.prose(&format!(
+        "Harness timer lateness (deadline to waker call), the worst cell: p99 {}, max {}.",
+        format_ns(p99 as f64),
+        format_ns(max as f64)
+    ));
 }
 
 /// The per-message cost breakdown of a scenario's cells: what each strategy's machinery did
@@ -426,8 +374,7 @@ fn render_breakdown(out: &mut Document, scenario: ScenarioId, rows: &[&RunResult
     }
     out.heading(3, format!("{scenario}: per-message breakdown"));
     out.blank();
-    prose(
-        out,
+    out.prose(
         "Events per message, counted on one more, untimed, repetition of the first quarter of \
          the cell's messages (at most 10,000): *wake-ups* (unparks that woke a worker), \
          *parks*, mailbox *activations* and *retirements*, *hops* (hand-offs to a queue a \
@@ -470,16 +417,13 @@ fn render_cold_command(out: &mut Document, rows: &[&RunResult], cores: usize) {
     let (strategies, params) = strategies_and_params(rows);
     out.heading(3, "cold-command: cold commands per second");
     out.blank();
-    prose(
-        out,
-        &format!(
-            "Each sender sends a command to a new \
+    out.prose(&format!(
+        "Each sender sends a command to a new \
          aggregate and sends the next once it is handled. *9.3 / 9.2*: `keyed-mailbox` over \
          `per-type-pool`, the designs Wow's release compared; *published* is that ratio from \
          Wow's release notes (JMH, 128 slow aggregates), on 4-core CI runners and on a 14-core \
          laptop; this run had {cores} cores."
-        ),
-    );
+    ));
     let mut table = Table::new([("slow", Align::Right), ("senders", Align::Right)]);
     for strategy in &strategies {
         table = table.column(*strategy, Align::Right);
@@ -503,25 +447,16 @@ fn render_cold_command(out: &mut Document, rows: &[&RunResult], cores: usize) {
             (Some(mailbox), Some(other)) if other > 0.0 => format!("{:.1}x", mailbox / other),
             _ => "-".into(),
         };
-        let published = |table: &[(usize, f64, f64)], cores: &str| {
-            table.iter().find(|(n, _, _)| *n == senders).map(|(_, old, new)| {
-                format!(
-                    "{:.0}x ({cores}: {} -> {})",
-                    new / old,
-                    format_rate(*old),
-                    format_rate(*new)
-                )
-            })
-        };
+        let published = wow_cold_command(senders).into_iter().map(|(cores, old, new)| {
+            format!(
+                "{:.0}x ({cores} cores: {} -> {})",
+                new / old,
+                format_rate(old),
+                format_rate(new)
+            )
+        });
         let published = if slow == WOW_COLD_COMMAND_SLOW {
-            [
-                published(WOW_COLD_COMMAND_4_CORES, "4 cores"),
-                published(WOW_COLD_COMMAND_14_CORES, "14 cores"),
-            ]
-            .into_iter()
-            .flatten()
-            .collect::<Vec<_>>()
-            .join("; ")
+            published.collect::<Vec<_>>().join("; ")
         } else {
             "-".into()
         };
@@ -536,16 +471,8 @@ fn render_cold_command(out: &mut Document, rows: &[&RunResult], cores: usize) {
 
 /// The distinct strategies and params of `rows`, in first-seen order.
 fn strategies_and_params<'a>(rows: &[&'a RunResult]) -> (Vec<&'a str>, Vec<&'a str>) {
-    let (mut strategies, mut params): (Vec<&str>, Vec<&str>) = (Vec::new(), Vec::new());
-    for row in rows {
-        if !strategies.contains(&row.strategy.as_str()) {
-            strategies.push(&row.strategy);
-        }
-        if !params.contains(&row.param.as_str()) {
-            params.push(&row.param);
-        }
-    }
-    (strategies, params)
+    let strategies = first_seen(rows.iter().map(|row| row.strategy.as_str()));
+    (strategies, first_seen(rows.iter().map(|row| row.param.as_str())))
 }
 
 /// Elapsed time per key count next to the ideal bound, for the non-blocking key sweeps
@@ -555,15 +482,12 @@ fn render_key_sweep(out: &mut Document, scenario: ScenarioId, rows: &[&RunResult
     let messages = rows.first().map_or(0, |row| row.messages);
     out.heading(3, format!("{scenario}: elapsed seconds by key count"));
     out.blank();
-    prose(
-        out,
-        &format!(
-            "{messages} messages per run, each \
+    out.prose(&format!(
+        "{messages} messages per run, each \
          waiting without blocking a thread; the ideal bound is the larger of the longest key's \
          chain of waits and total waiting / window. This is not the experiment behind the \
          Parallel Consumer's published table (see parallel-consumer)."
-        ),
-    );
+    ));
     let mut table = Table::new([("keys", Align::Right), ("ideal", Align::Right)]);
     for strategy in &strategies {
         table = table.column(*strategy, Align::Right);
@@ -595,22 +519,19 @@ fn render_parallel_consumer(out: &mut Document, rows: &[&RunResult], published: 
     let threads = rows.first().and_then(|row| row.workers).unwrap_or(0);
     out.heading(3, "parallel-consumer: elapsed seconds by key count");
     out.blank();
-    prose(
-        out,
-        &format!(
-            "{messages} messages per run \
+    out.prose(&format!(
+        "{messages} messages per run \
          on {threads} threads, each handler blocking its thread. *floor*: the larger of the \
          longest key's sleeps and all sleeps / threads, as drawn. Each strategy's cell is its \
          elapsed seconds and, in brackets, elapsed / its *measured* floor (the same bound from \
          the service times it recorded: sleeps overshoot).{}",
-            if published {
-                " *published*: the Parallel Consumer's KEY mode on the same experiment, set \
+        if published {
+            " *published*: the Parallel Consumer's KEY mode on the same experiment, set \
              against the drawn floor."
-            } else {
-                " A scaled-down run: no published figure applies."
-            }
-        ),
-    );
+        } else {
+            " A scaled-down run: no published figure applies."
+        }
+    ));
     out.table(parallel_consumer_table(rows, published));
     out.blank();
     if published {
@@ -661,35 +582,26 @@ fn published_modes(out: &mut Document, rows: &[&RunResult], params: &[&str]) {
         rows.iter().find(|row| keys_param(&row.param) == Some(keys)).map(|row| row.ideal_s)
     };
     if let Some(floor) = floor_of(1) {
-        prose(
-            out,
-            &format!(
-                "PARTITION mode (the partition as one serial stream, which in keyed-bench is the \
+        out.prose(&format!(
+            "PARTITION mode (the partition as one serial stream, which in keyed-bench is the \
              1-key experiment): published {PARALLEL_CONSUMER_PARTITION_S} s, {:.2}x the 1-key \
              floor of {floor:.3} s.",
-                PARALLEL_CONSUMER_PARTITION_S / floor
-            ),
-        );
+            PARALLEL_CONSUMER_PARTITION_S / floor
+        ));
     }
     let most_keys = params.iter().filter_map(|param| keys_param(param)).max();
     if let Some((keys, floor)) = most_keys.and_then(|keys| Some((keys, floor_of(keys)?))) {
-        prose(
-            out,
-            &format!(
-                "UNORDERED mode: published {PARALLEL_CONSUMER_UNORDERED_S} s, {:.2}x the floor of \
+        out.prose(&format!(
+            "UNORDERED mode: published {PARALLEL_CONSUMER_UNORDERED_S} s, {:.2}x the floor of \
              all sleeps / threads ({floor:.3} s, drawn at {keys} keys); keyed-bench's unordered \
              control is `thread-pool`, in the table above.",
-                PARALLEL_CONSUMER_UNORDERED_S / floor
-            ),
-        );
+            PARALLEL_CONSUMER_UNORDERED_S / floor
+        ));
     }
-    prose(
-        out,
-        &format!(
-            "The published figures ran once each, against a mock consumer and producer \
+    out.prose(&format!(
+        "The published figures ran once each, against a mock consumer and producer \
          ({PARALLEL_CONSUMER_MESSAGES} messages); docs/design.md section 5.1 says how."
-        ),
-    );
+    ));
 }
 
 #[cfg(test)]

@@ -106,45 +106,30 @@ impl Cell {
     /// The cell as inline Markdown in a pipe table: a `|` is escaped so that it cannot end
     /// the cell.
     pub fn markdown(&self) -> String {
-        self.inline_markdown(true)
+        self.marked(|text| text.replace('|', "\\|"), ["**", "**", "`", "`"])
     }
 
     /// The spans as inline Markdown in running text, where a `|` is only a character.
     pub fn prose_markdown(&self) -> String {
-        self.inline_markdown(false)
-    }
-
-    fn inline_markdown(&self, in_table: bool) -> String {
-        let mut out = String::new();
-        for (style, text) in &self.spans {
-            let text = if in_table { text.replace('|', "\\|") } else { text.clone() };
-            match style {
-                Style::Plain => out.push_str(&text),
-                Style::Strong => {
-                    let _ = write!(out, "**{text}**");
-                }
-                Style::Code => {
-                    let _ = write!(out, "`{text}`");
-                }
-            }
-        }
-        out
+        self.marked(str::to_owned, ["**", "**", "`", "`"])
     }
 
     /// The cell as escaped inline HTML.
     pub fn html(&self) -> String {
+        self.marked(escape, ["<strong>", "</strong>", "<code>", "</code>"])
+    }
+
+    /// The spans' text as `text` writes it, a strong span between `marks[0]` and `marks[1]`,
+    /// a code span between `marks[2]` and `marks[3]`.
+    fn marked(&self, text: impl Fn(&str) -> String, marks: [&str; 4]) -> String {
         let mut out = String::new();
-        for (style, text) in &self.spans {
-            let text = escape(text);
-            match style {
-                Style::Plain => out.push_str(&text),
-                Style::Strong => {
-                    let _ = write!(out, "<strong>{text}</strong>");
-                }
-                Style::Code => {
-                    let _ = write!(out, "<code>{text}</code>");
-                }
-            }
+        for (style, span) in &self.spans {
+            let (open, close) = match style {
+                Style::Plain => ("", ""),
+                Style::Strong => (marks[0], marks[1]),
+                Style::Code => (marks[2], marks[3]),
+            };
+            let _ = write!(out, "{open}{}{close}", text(span));
         }
         out
     }

@@ -84,17 +84,10 @@ pub struct Entry {
 /// The best eligible entry: data, no violation, highest (or lowest) median; the first on
 /// a tie.
 pub fn best(entries: &[Entry], higher: bool) -> Option<&Entry> {
-    let mut best: Option<(&Entry, f64)> = None;
-    for entry in entries.iter().filter(|entry| !entry.violated && !entry.void) {
-        let Some(value) = entry.value.map(|value| value.median) else { continue };
-        let better = match best {
-            Some((_, held)) => (higher && value > held) || (!higher && value < held),
-            None => true,
-        };
-        if better {
-            best = Some((entry, value));
-        }
-    }
+    let eligible = entries.iter().filter(|entry| !entry.violated && !entry.void);
+    let medians = eligible.filter_map(|entry| Some((entry, entry.value?.median)));
+    let better = |held: f64, value: f64| (higher && value > held) || (!higher && value < held);
+    let best = medians.reduce(|held, next| if better(held.1, next.1) { next } else { held });
     best.map(|(entry, _)| entry)
 }
 
@@ -135,32 +128,25 @@ pub fn format_ratio(ratio: f64) -> String {
 /// One entry's cell: its ratio to the best with the spread, ✗ where it had a violation.
 pub fn ratio_cell(entry: &Entry, best: Option<&Entry>) -> String {
     let best = best.and_then(|best| best.value).map(|value| value.median);
-    let text = match (entry.value, best) {
-        (Some(value), Some(best)) => match ratio(value.median, best) {
-            Some(median) => {
-                let spread = value
-                    .spread
-                    .and_then(|(low, high)| Some((ratio(low, best)?, ratio(high, best)?)));
-                match spread {
-                    Some((low, high)) => format!(
+    let of = |value: f64| ratio(value, best?);
+    let text = match entry.value.and_then(|value| Some((of(value.median)?, value.spread))) {
+        Some((median, spread)) => {
+            match spread.and_then(|(low, high)| Some((of(low)?, of(high)?))) {
+                Some((low, high)) => {
+                    format!(
                         "{} ({}-{})",
                         format_ratio(median),
                         format_ratio(low),
                         format_ratio(high)
-                    ),
-                    None => format_ratio(median),
+                    )
                 }
+                None => format_ratio(median),
             }
-            None => "n/a".to_owned(),
-        },
-        _ => "n/a".to_owned(),
+        }
+        None => "n/a".to_owned(),
     };
-    let text = if entry.void { format!("{text} [void]") } else { text };
-    if entry.violated {
-        format!("{text} ✗")
-    } else {
-        text
-    }
+    let void = if entry.void { " [void]" } else { "" };
+    format!("{text}{void}{}", if entry.violated { " ✗" } else { "" })
 }
 
 /// `a`, `a and b`, `a, b and c`.
@@ -349,31 +335,23 @@ pub fn verdict(results: &Results) -> Option<(Cell, Table)> {
 /// The sentences that say how to read the verdict of `contenders` ordered designs.
 fn intro(results: &Results, contenders: usize) -> Cell {
     let meta = &results.meta;
-    Cell::plain(format!(
+    Cell::inline(&format!(
         "One row per measured cell (scenario and parameter), so no parameter stands in for \
          its scenario. Each row ranks the {contenders} ordered designs on the metric its \
-         scenario exists to show (not "
+         scenario exists to show (not `inline`, the reference, nor unordered controls such as \
+         `thread-pool`); {} cores, {} workers, {} repetition(s) per cell. Each design's cell is \
+         its median over the best's, with its repetitions' min-max over the best's median in \
+         brackets: 1.00 is the best, and a design is worse below 1 where higher is better, \
+         above 1 where lower is. ✗: a correctness violation in that scenario, so never \
+         best; n/a: no data on one side. Designs whose min-max ranges overlap (or, with no \
+         spread recorded, such as a percentile of merged histograms, whose medians are \
+         within {:.0}%) read as within noise. Pipeline rows read correctness first: records \
+         lost and the final state of each design.",
+        meta.cores,
+        meta.workers,
+        meta.repeat,
+        NOISE_WITHOUT_SPREAD * 100.0,
     ))
-    .then(Style::Code, "inline")
-    .then(Style::Plain, ", the reference, nor unordered controls such as ")
-    .then(Style::Code, "thread-pool")
-    .then(
-        Style::Plain,
-        format!(
-            "); {} cores, {} workers, {} repetition(s) per cell. Each design's cell is its \
-             median over the best's, with its repetitions' min-max over the best's median in \
-             brackets: 1.00 is the best, and a design is worse below 1 where higher is better, \
-             above 1 where lower is. ✗: a correctness violation in that scenario, so never \
-             best; n/a: no data on one side. Designs whose min-max ranges overlap (or, with no \
-             spread recorded, such as a percentile of merged histograms, whose medians are \
-             within {:.0}%) read as within noise. Pipeline rows read correctness first: records \
-             lost and the final state of each design.",
-            meta.cores,
-            meta.workers,
-            meta.repeat,
-            NOISE_WITHOUT_SPREAD * 100.0,
-        ),
-    )
 }
 
 /// The rows of a measured scenario, one per param: the `columns` designs ranked on `metric`.
@@ -518,6 +496,12 @@ mod tests {
         }
     }
 
+    /// A clean, ranked entry of `median` without a spread.
+    fn entry(strategy: &str, median: Option<f64>) -> Entry {
+        let value = median.map(|median| Value { median, spread: None });
+        Entry { strategy: strategy.into(), value, violated: false, void: false }
+    }
+
     /// `runs` with the reference run's meta.
     fn results(runs: Vec<RunResult>) -> Results {
         Results { runs, skipped: Vec::new(), pipelines: Vec::new(), ..reference() }
@@ -627,15 +611,7 @@ mod tests {
         let a = Value { median: 100.0, spread: None };
         assert!(within_noise(a, Value { median: 104.0, spread: None }));
         assert!(!within_noise(a, Value { median: 120.0, spread: None }));
-        let all = vec![
-            Entry { strategy: "a".into(), value: Some(a), violated: false, void: false },
-            Entry {
-                strategy: "b".into(),
-                value: Some(Value { median: 101.0, spread: None }),
-                violated: false,
-                void: false,
-            },
-        ];
+        let all = vec![entry("a", Some(100.0)), entry("b", Some(101.0))];
         assert_eq!(
             reading(Metric::BystanderP99, &all, &[]),
             "all a and b within noise on bystander p99"
@@ -652,27 +628,15 @@ mod tests {
         let row = row_of(&render_verdict(&results(runs)), "conflict-backoff");
         assert!(row.contains("| 1.00 | n/a |"), "{row}");
         // A best of zero divides nothing.
-        let zero = Entry {
-            strategy: "a".into(),
-            value: Some(Value { median: 0.0, spread: None }),
-            violated: false,
-            void: false,
-        };
-        let other = Entry {
-            strategy: "b".into(),
-            value: Some(Value { median: 5.0, spread: None }),
-            violated: false,
-            void: false,
-        };
+        let (zero, other) = (entry("a", Some(0.0)), entry("b", Some(5.0)));
         assert_eq!(ratio_cell(&other, Some(&zero)), "n/a");
         assert_eq!(ratio_cell(&other, None), "n/a");
         let text = reading(Metric::P99, &[zero.clone(), other], &[]);
         assert!(text.contains("(ratio n/a)"), "{text}");
         assert!(!text.contains("inf") && !text.contains("NaN"), "{text}");
         // No design with data at all.
-        let empty = Entry { strategy: "a".into(), value: None, violated: false, void: false };
         assert_eq!(
-            reading(Metric::Throughput, &[empty], &[]),
+            reading(Metric::Throughput, &[entry("a", None)], &[]),
             "no eligible ordered design has data on throughput"
         );
     }

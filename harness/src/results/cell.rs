@@ -17,7 +17,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::{PipelineRun, RunResult};
+use super::{PipelineRun, Results, RunResult};
 use crate::workload::ScenarioId;
 
 /// The settings a sweep varies, as their labels name them (`workers=4 throughput=16`).
@@ -189,6 +189,46 @@ impl CellSettings {
     /// The cell's param without its sweep label: the scenario's own.
     pub fn base_param<'p>(&self, param: &'p str) -> &'p str {
         param.strip_suffix(self.sweep.as_str()).map_or(param, str::trim_end)
+    }
+}
+
+/// The values of each list-valued setting of a sweep, read from its cells' point labels
+/// (`runs[].settings.sweep`, `pipelines[].settings.sweep`): `meta` holds the first point's
+/// only.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SweptSettings {
+    /// (setting, its values in order of first appearance), by the label's names
+    /// (`workers`, `throughput`, `window`, `idle-spin-us`).
+    values: Vec<(String, Vec<String>)>,
+}
+
+impl SweptSettings {
+    /// The settings `results` swept, read from its cells' labels.
+    pub fn of(results: &Results) -> Self {
+        let labels = results
+            .runs
+            .iter()
+            .filter_map(|run| run.settings.as_ref())
+            .chain(results.pipelines.iter().filter_map(|run| run.settings.as_ref()))
+            .map(|settings| settings.sweep.as_str());
+        let mut values: Vec<(String, Vec<String>)> = Vec::new();
+        for part in labels.flat_map(str::split_whitespace) {
+            let Some((name, value)) = part.split_once('=') else { continue };
+            match values.iter_mut().find(|(setting, _)| setting == name) {
+                Some((_, seen)) if seen.iter().any(|v| v == value) => {}
+                Some((_, seen)) => seen.push(value.to_owned()),
+                None => values.push((name.to_owned(), vec![value.to_owned()])),
+            }
+        }
+        Self { values }
+    }
+
+    /// The values `setting` took, where the run swept it.
+    pub fn values(&self, setting: &str) -> Option<Vec<&str>> {
+        self.values
+            .iter()
+            .find(|(name, _)| name == setting)
+            .map(|(_, values)| values.iter().map(String::as_str).collect())
     }
 }
 

@@ -26,7 +26,7 @@ pub mod price;
 
 use serde::{Deserialize, Serialize};
 
-pub use cell::{CellKey, CellSettings, Scenario};
+pub use cell::{CellKey, CellSettings, Scenario, SweptSettings};
 pub use failed::FailedCell;
 pub use interference::{Interference, Validity};
 pub use metric::Metric;

@@ -61,6 +61,16 @@ pub const WOW_COLD_COMMAND_14_CORES: &[(usize, f64, f64)] =
 /// The slow aggregates of those figures.
 pub const WOW_COLD_COMMAND_SLOW: usize = 128;
 
+/// Wow's published figures for `senders` at [`WOW_COLD_COMMAND_SLOW`] slow aggregates, on
+/// each machine they were measured on: (cores, ops/s on 9.2, ops/s on 9.3).
+pub fn wow_cold_command(senders: usize) -> Vec<(usize, f64, f64)> {
+    let machines = [(4, WOW_COLD_COMMAND_4_CORES), (14, WOW_COLD_COMMAND_14_CORES)];
+    let published = machines.into_iter().filter_map(|(cores, table)| {
+        table.iter().find(|row| row.0 == senders).map(|&(_, old, new)| (cores, old, new))
+    });
+    published.collect()
+}
+
 /// The published KEY-mode seconds for `keys` keys, if the table has that key count.
 pub fn parallel_consumer_key_mode_s(keys: usize) -> Option<f64> {
     PARALLEL_CONSUMER_KEY_MODE_S.iter().find(|&&(k, _)| k == keys).map(|&(_, seconds)| seconds)

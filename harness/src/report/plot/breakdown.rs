@@ -6,7 +6,7 @@
 use plotters::style::RGBColor;
 
 use super::bars::{Bar, BarPanel, Bars, Group, Slots};
-use super::panel::{Axis, Entry, Frame, Layout, Mark};
+use super::panel::{Axis, Entry, Frame, Mark};
 use super::{names, render, rows, skipped, strategies, Planned};
 use crate::results::{Results, RunResult};
 use crate::workload::ScenarioId;
@@ -35,7 +35,7 @@ const SERIES: [Series; 6] = [
     }),
 ];
 
-pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
+pub(super) fn plan(results: &Results) -> Planned {
     let rows: Vec<&RunResult> = rows(results, ScenarioId::Uniform)
         .into_iter()
         .filter(|row| row.events_per_message.is_some())
@@ -43,8 +43,7 @@ pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
     if rows.is_empty() {
         let why = "no uniform run here has a counted repetition (--no-breakdown, or results \
                    from before the breakdown)";
-        plans.push(skipped("breakdown-uniform", why));
-        return;
+        return skipped("breakdown-uniform", why);
     }
     // One cell per strategy: the first param's (a sweep's first point, the first key count).
     let first = rows[0].param.as_str();
@@ -59,12 +58,7 @@ pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
     } else {
         NOTE.to_owned()
     };
-    plans.push(render(
-        "breakdown-uniform",
-        "Per-message breakdown (uniform)",
-        note,
-        &figure(&rows),
-    ));
+    render("breakdown-uniform", "Per-message breakdown (uniform)", note, &figure(&rows))
 }
 
 /// A group of bars per strategy, one bar per series.
@@ -92,11 +86,5 @@ fn figure(rows: &[&RunResult]) -> Bars {
         ..BarPanel::default()
     };
     let legend = SERIES.iter().map(|(label, colour, _)| Entry::new(*label, *colour, Mark::Bar));
-    Bars {
-        title: "Events per message on uniform".into(),
-        size: (1200, 640),
-        legend: legend.collect(),
-        layout: Layout::Single,
-        panels: vec![panel],
-    }
+    Bars::single("Events per message on uniform".into(), (1200, 640), legend.collect(), panel)
 }

@@ -7,7 +7,7 @@ use plotters::style::BLACK;
 use strategies::StrategyId;
 
 use super::bars::{Bar, BarPanel, Bars, Group, LabelStyle, Slots};
-use super::panel::{Axis, Entry, Frame, Layout, Mark};
+use super::panel::{Axis, Entry, Frame, Mark};
 use super::sweep::{base_param, first_point, point_note};
 use super::{find, log_range, params, render, rows, skipped, strategy_colour, Planned};
 use crate::results::Results;
@@ -33,7 +33,7 @@ const AGAINST: [StrategyId; 2] = [StrategyId::PerTypePool, StrategyId::GroupBy];
 /// [`AGAINST`]'s.
 type Cell = ((usize, usize), [Option<f64>; 2]);
 
-pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
+pub(super) fn plan(results: &Results) -> Planned {
     let (rows, point) = first_point(rows(results, ScenarioId::ColdCommand));
     let rate = |param, strategy: StrategyId| {
         Some(find(&rows, param, strategy.as_str())?.throughput_per_s.median)
@@ -54,14 +54,14 @@ pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
         .collect();
     let name = "cold-command-ratio";
     if rows.is_empty() {
-        plans.push(skipped(name, "no cold-command runs in these results"));
+        skipped(name, "no cold-command runs in these results")
     } else if cells.iter().all(|(_, ratios)| ratios[0].is_none()) {
-        plans.push(skipped(name, "the cold-command runs lack keyed-mailbox or per-type-pool"));
+        skipped(name, "the cold-command runs lack keyed-mailbox or per-type-pool")
     } else {
         let title = "cold-command: keyed-mailbox's cold-command rate over per-type-pool's and \
                      group-by's";
         let note = point_note(NOTE, ScenarioId::ColdCommand, point);
-        plans.push(render(name, title, note, &figure(&cells, results.meta.cores)));
+        render(name, title, note, &figure(&cells, results.meta.cores))
     }
 }
 
@@ -111,11 +111,10 @@ fn figure(cells: &[Cell], cores: usize) -> Bars {
         Entry::new(format!("{MAILBOX} / {against}"), strategy_colour(against.as_str()), Mark::Bar)
     });
     let diamond = Entry::new("published 9.3 / 9.2 (Wow, 128 slow)", BLACK, Mark::Diamond);
-    Bars {
-        title: format!("cold-command: keyed-mailbox vs the pinned groups ({cores} cores)"),
-        size: (1150, 660),
-        legend: legend.chain([diamond]).collect(),
-        layout: Layout::Single,
-        panels: vec![panel],
-    }
+    Bars::single(
+        format!("cold-command: keyed-mailbox vs the pinned groups ({cores} cores)"),
+        (1150, 660),
+        legend.chain([diamond]).collect(),
+        panel,
+    )
 }

@@ -23,7 +23,7 @@ minus ready: time a message could have run but did not). The y axis is logarithm
 that isolates troubled keys keeps the solid bar low: bystanders should not wait behind a \
 conflict backoff, a long handler or a hot key's backlog.";
 
-pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
+pub(super) fn plan(results: &Results) -> Planned {
     let mut panels = Vec::new();
     let mut all = Vec::new();
     let mut shown: Vec<(String, &str)> = Vec::new();
@@ -48,12 +48,11 @@ pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
     if panels.is_empty() {
         let why = "no conflict-backoff, long-sync or hot-backlog runs with bystander latency in \
                    these results";
-        plans.push(skipped("head-of-line", why));
-        return;
+        return skipped("head-of-line", why);
     }
     let title = "Head-of-line blocking: bystander p99 and HOL p99";
     let plot = figure(&panels, &strategies(&all));
-    plans.push(render("head-of-line", title, first_point_note(NOTE, &shown), &plot));
+    render("head-of-line", title, first_point_note(NOTE, &shown), &plot)
 }
 
 /// One panel per cell, on one log scale: per strategy, its bystander p99 and its HOL p99.

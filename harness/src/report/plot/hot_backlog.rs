@@ -5,7 +5,7 @@
 use plotters::style::RED;
 
 use super::lines::{LinePanel, Lines, Reference, Series};
-use super::panel::{strategy_entries, Axis, Entry, Frame, Layout, Mark};
+use super::panel::{strategy_entries, Axis, Entry, Frame, Mark};
 use super::sweep::{first_point, point_note, values_of};
 use super::Planned;
 use super::{absent, find, log_range, ns, ns_label, render, rows, strategies, strategy_colour};
@@ -28,26 +28,20 @@ pub(super) fn cliff_burst(window: usize) -> usize {
     (window + 1).saturating_sub((window / 16).max(1))
 }
 
-pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
+pub(super) fn plan(results: &Results) -> Planned {
     let (rows, point) = first_point(rows(results, ScenarioId::HotBacklog));
     let bursts = values_of(&rows, "burst").into_iter();
     let mut bursts: Vec<(usize, &str)> =
         bursts.map(|(burst, row)| (burst as usize, row.param.as_str())).collect();
     bursts.sort_unstable();
     if bursts.is_empty() || rows.iter().all(|row| row.bystander_latency_ns.is_none()) {
-        plans.push(absent("hot-backlog-cliff", ScenarioId::HotBacklog));
-        return;
+        return absent("hot-backlog-cliff", ScenarioId::HotBacklog);
     }
     // The cliff is the window's: the point's where the cells record it.
     let window = rows.iter().find_map(|row| Some(row.settings.as_ref()?.window));
     let plot = figure(&rows, &bursts, window.unwrap_or(results.meta.window));
     let note = point_note(NOTE, ScenarioId::HotBacklog, point);
-    plans.push(render(
-        "hot-backlog-cliff",
-        "hot-backlog: bystander p99 vs burst size",
-        note,
-        &plot,
-    ));
+    render("hot-backlog-cliff", "hot-backlog: bystander p99 vs burst size", note, &plot)
 }
 
 /// A line per strategy over the bursts, (burst size, parameter) in increasing order, evenly
@@ -83,13 +77,12 @@ fn figure(rows: &[&RunResult], bursts: &[(usize, &str)], window: usize) -> Lines
         pen: Some((3, 5)),
         ..LinePanel::default()
     };
-    Lines {
-        title: "hot-backlog: bystander p99 latency vs the hot key's burst size".into(),
-        size: (1100, 660),
-        legend: legend.into_iter().chain([Entry::new(label, RED, Mark::Dashed)]).collect(),
-        layout: Layout::Single,
-        panels: vec![panel],
-    }
+    Lines::single(
+        "hot-backlog: bystander p99 latency vs the hot key's burst size".into(),
+        (1100, 660),
+        legend.into_iter().chain([Entry::new(label, RED, Mark::Dashed)]).collect(),
+        panel,
+    )
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@
 use plotters::style::BLACK;
 
 use super::lines::{LinePanel, Lines, Reference, Series};
-use super::panel::{strategy_entries, Axis, Entry, Frame, Layout, Mark, Marker};
+use super::panel::{strategy_entries, Axis, Entry, Frame, Mark, Marker};
 use super::sweep::{first_point, point_note, values_of};
 use super::{absent, find, log_range, render, rows, strategies, strategy_colour, Planned};
 use crate::report::format::format_ns;
@@ -51,7 +51,8 @@ struct KeySweep<'a> {
     published: Option<&'static [(usize, f64)]>,
 }
 
-pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
+pub(super) fn plan(results: &Results) -> Vec<Planned> {
+    let mut plans = Vec::new();
     let published = results
         .meta
         .sizes
@@ -86,6 +87,7 @@ pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
         let title = format!("{scenario}: elapsed time vs number of keys");
         plans.push(render(name, title, point_note(note, scenario, point), &figure.figure()));
     }
+    plans
 }
 
 /// `1`, `20`, `1k`, `10k`.
@@ -142,15 +144,10 @@ impl KeySweep<'_> {
             marks: marks.collect(),
             ..LinePanel::default()
         };
-        Lines {
-            title: format!(
-                "{}: elapsed time vs number of keys ({} messages)",
-                self.scenario, self.messages
-            ),
-            size: (1150, 700),
-            legend,
-            layout: Layout::Single,
-            panels: vec![panel],
-        }
+        let title = format!(
+            "{}: elapsed time vs number of keys ({} messages)",
+            self.scenario, self.messages
+        );
+        Lines::single(title, (1150, 700), legend, panel)
     }
 }

@@ -28,6 +28,7 @@ mod sweep;
 mod threads;
 mod throughput;
 
+use std::iter::once;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -119,6 +120,12 @@ pub enum PlotError {
     },
 }
 
+/// The error of a failed write to `path`.
+pub(super) fn failed(path: &Path) -> impl FnOnce(std::io::Error) -> PlotError {
+    let path = path.display().to_string();
+    move |source| PlotError::Write { path, source }
+}
+
 /// Registers the bundled font once per process.
 fn register_font() -> Result<(), PlotError> {
     static REGISTERED: OnceLock<bool> = OnceLock::new();
@@ -186,18 +193,16 @@ pub fn render_all(results: &Results) -> Result<Charts, PlotError> {
     register_font()?;
     let results = &drawable(results);
     let mut charts = Charts::default();
-    let mut plans = Vec::new();
-    throughput::plan(results, &mut plans);
-    sweep::plan(results, &mut plans);
-    spectrum::plan(results, &mut plans);
-    open_loop::plan(results, &mut plans);
-    threads::plan(results, &mut plans);
-    head_of_line::plan(results, &mut plans);
-    hot_backlog::plan(results, &mut plans);
-    key_sweep::plan(results, &mut plans);
-    cold_command::plan(results, &mut plans);
-    breakdown::plan(results, &mut plans);
-    pipeline::plan(results, &mut plans);
+    let plans = once(throughput::plan(results))
+        .chain(sweep::plan(results))
+        .chain(spectrum::plan(results))
+        .chain(
+            [open_loop::plan, threads::plan, head_of_line::plan, hot_backlog::plan]
+                .map(|plan| plan(results)),
+        )
+        .chain(key_sweep::plan(results))
+        .chain([cold_command::plan(results), breakdown::plan(results)])
+        .chain(pipeline::plan(results));
     for plan in plans {
         match plan {
             Planned::Draw(chart) => charts.charts.push(chart?),
@@ -210,10 +215,6 @@ pub fn render_all(results: &Results) -> Result<Charts, PlotError> {
 /// Writes `<name>.png` and `<name>.svg` of every chart into `dir` (created if needed);
 /// returns the files written.
 pub fn write_all(charts: &Charts, dir: &Path) -> Result<Vec<PathBuf>, PlotError> {
-    let failed = |path: &Path| {
-        let path = path.display().to_string();
-        move |source| PlotError::Write { path, source }
-    };
     std::fs::create_dir_all(dir).map_err(failed(dir))?;
     let mut written = Vec::new();
     for chart in &charts.charts {
@@ -260,23 +261,20 @@ fn render_chart(
 ) -> Result<Chart, PlotError> {
     let (width, height) = plot.size;
     let draw_failed = |reason: String| PlotError::Draw { chart: name.clone(), reason };
-
     let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
-        plot.draw(&root).map_err(|error| draw_failed(error.to_string()))?;
-        root.present().map_err(|error| draw_failed(error.to_string()))?;
-    }
-
+    paint(plot, SVGBackend::with_string(&mut svg, (width, height))).map_err(draw_failed)?;
     let mut pixels = vec![0_u8; width as usize * height as usize * 3];
-    {
-        let root = BitMapBackend::with_buffer(&mut pixels, (width, height)).into_drawing_area();
-        plot.draw(&root).map_err(|error| draw_failed(error.to_string()))?;
-        root.present().map_err(|error| draw_failed(error.to_string()))?;
-    }
+    paint(plot, BitMapBackend::with_buffer(&mut pixels, (width, height))).map_err(draw_failed)?;
     let png = encode_png(&pixels, width, height)
         .map_err(|error| PlotError::Encode { chart: name.clone(), reason: error.to_string() })?;
     Ok(Chart { name, title, note, svg, png })
+}
+
+/// Paints `plot` on `backend` and presents it; why not, where it fails.
+fn paint<DB: DrawingBackend>(plot: &Plot<impl Panel>, backend: DB) -> Result<(), String> {
+    let root = backend.into_drawing_area();
+    plot.draw(&root).map_err(|error| error.to_string())?;
+    root.present().map_err(|error| error.to_string())
 }
 
 fn encode_png(rgb: &[u8], width: u32, height: u32) -> Result<Vec<u8>, png::EncodingError> {

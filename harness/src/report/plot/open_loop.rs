@@ -24,7 +24,7 @@ type Pick = fn(&RunResult) -> u64;
 const PANELS: [(&str, Pick); 2] =
     [("median latency", |row| row.latency_ns.p50), ("p99 latency", |row| row.latency_ns.p99)];
 
-pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
+pub(super) fn plan(results: &Results) -> Planned {
     let (rows, point) = first_point(rows(results, ScenarioId::OpenLoop));
     // With several `--keys`, each count has its own loads: the first count's are drawn.
     let keys = |row: &RunResult| {
@@ -44,12 +44,11 @@ pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
         None => String::new(),
     };
     if loads.is_empty() {
-        plans.push(absent("open-loop-latency", ScenarioId::OpenLoop));
-        return;
+        return absent("open-loop-latency", ScenarioId::OpenLoop);
     }
     let note = point_note(&format!("{NOTE}{keys_note}"), ScenarioId::OpenLoop, point);
     let title = "Latency vs offered load (open-loop)";
-    plans.push(render("open-loop-latency", title, note, &figure(&rows, &loads)));
+    render("open-loop-latency", title, note, &figure(&rows, &loads))
 }
 
 /// The median and the p99 panel, a line per strategy over the loads: (load fraction,

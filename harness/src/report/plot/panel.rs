@@ -51,6 +51,13 @@ pub(super) trait Panel {
     fn draw<DB: DrawingBackend>(&self, area: &Area<DB>) -> DrawResult<DB>;
 }
 
+impl<P> Plot<P> {
+    /// A figure of `panel` alone on the body.
+    pub(super) fn single(title: String, size: (u32, u32), legend: Vec<Entry>, panel: P) -> Self {
+        Self { title, size, legend, layout: Layout::Single, panels: vec![panel] }
+    }
+}
+
 impl<P: Panel> Plot<P> {
     /// Paints the whole figure on `root`.
     pub(super) fn draw<DB: DrawingBackend>(&self, root: &Area<DB>) -> DrawResult<DB> {

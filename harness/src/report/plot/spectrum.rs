@@ -31,7 +31,8 @@ fn values(latency: &Latency) -> [u64; 5] {
     [latency.p50, latency.p90, latency.p99, latency.p999, latency.max]
 }
 
-pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
+pub(super) fn plan(results: &Results) -> Vec<Planned> {
+    let mut plans = Vec::new();
     for &scenario in ScenarioId::ALL {
         let name = format!("latency-{scenario}");
         let rows = rows(results, scenario);
@@ -45,6 +46,7 @@ pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
         let title = format!("Latency percentiles: {scenario}");
         plans.push(render(name, title, note, &figure(scenario, &rows)));
     }
+    plans
 }
 
 /// A panel per param, on one log scale; a line per strategy through its percentiles.

@@ -5,7 +5,7 @@
 use plotters::style::{RGBColor, BLACK};
 
 use super::bars::{Bar, BarPanel, Bars, Fill, LabelStyle, Labels, Slots};
-use super::panel::{Axis, Entry, Frame, Layout, Mark};
+use super::panel::{Axis, Entry, Frame, Mark};
 use super::sweep::{first_point, point_note};
 use super::{absent, names, render, rows, strategies, strategy_colour, Planned, TICK_PX};
 use crate::results::{Results, RunResult};
@@ -17,17 +17,16 @@ bar is what the strategy reports it started. The dashed line is the workers sett
 that shares one pool stays on the line whatever the number of types; one pool per type grows \
 with the number of types. inline runs on the caller and starts none.";
 
-pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
+pub(super) fn plan(results: &Results) -> Planned {
     let (rows, point) = first_point(rows(results, ScenarioId::ManyTypes));
     if rows.is_empty() {
-        plans.push(absent("threads-many-types", ScenarioId::ManyTypes));
-        return;
+        return absent("threads-many-types", ScenarioId::ManyTypes);
     }
     // The point's workers, where the cells record them.
     let workers = rows.iter().find_map(|row| Some(row.settings.as_ref()?.workers));
     let plot = figure(&rows, workers.unwrap_or(results.meta.workers));
     let note = point_note(NOTE, ScenarioId::ManyTypes, point);
-    plans.push(render("threads-many-types", "Threads per strategy (many-types)", note, &plot));
+    render("threads-many-types", "Threads per strategy (many-types)", note, &plot)
 }
 
 /// A pair of bars per strategy, observed and reported, against the workers setting.
@@ -59,15 +58,14 @@ fn figure(rows: &[&RunResult], workers: usize) -> Bars {
         ..BarPanel::default()
     };
     let grey = RGBColor(90, 90, 90);
-    Bars {
-        title: "Threads per strategy on many-types".into(),
-        size: (1100, 620),
-        legend: vec![
+    Bars::single(
+        "Threads per strategy on many-types".into(),
+        (1100, 620),
+        vec![
             Entry::new("observed (peak OS threads added)", grey, Mark::Bar),
             Entry::new("reported by the strategy", grey, Mark::PaleBar),
             Entry::new(format!("workers = {workers}"), BLACK, Mark::Dashed),
         ],
-        layout: Layout::Single,
-        panels: vec![panel],
-    }
+        panel,
+    )
 }

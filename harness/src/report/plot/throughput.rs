@@ -32,15 +32,14 @@ fn validity_fill(row: &RunResult) -> Fill {
     }
 }
 
-pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
+pub(super) fn plan(results: &Results) -> Planned {
     let scenarios = ScenarioId::ALL.iter().map(|&scenario| {
         let (rows, point) = first_point(rows(results, scenario));
         (scenario, rows, point)
     });
     let scenarios: Vec<_> = scenarios.filter(|(_, rows, _)| !rows.is_empty()).collect();
     if scenarios.is_empty() {
-        plans.push(Planned::Skip("throughput: the results hold no runs".into()));
-        return;
+        return Planned::Skip("throughput: the results hold no runs".into());
     }
     let shown: Vec<(String, &str)> = scenarios
         .iter()
@@ -62,7 +61,7 @@ pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
     if results.runs.iter().any(|run| run.validity() >= Some(Validity::Disturbed)) {
         note.push_str(VALIDITY_NOTE);
     }
-    plans.push(super::render("throughput", "Throughput per scenario", note, &plot));
+    super::render("throughput", "Throughput per scenario", note, &plot)
 }
 
 /// The panel of `scenario`: a group of bars per param, a bar per strategy.

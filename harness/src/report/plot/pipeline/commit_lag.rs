@@ -15,11 +15,10 @@ partitions. Each line breaks where the consumer crashed; a diamond marks the fir
 the consumer that resumed from the commits. Under highest-completed the committed offset is \
 always just past the highest completed record, so its lag is 0 by construction.";
 
-pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
+pub(super) fn plan(results: &Results) -> Planned {
     let runs = runs_of(results, ScenarioId::PipelineCrash);
     if runs.is_empty() {
-        plans.push(absent("pipeline-commit-lag", ScenarioId::PipelineCrash));
-        return;
+        return absent("pipeline-commit-lag", ScenarioId::PipelineCrash);
     }
     let policies = policies_of(&runs);
     let tracks = |policy| runs.iter().filter(move |run| run.policy == policy).map(|run| track(run));
@@ -60,12 +59,7 @@ pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
         panels,
     };
     let note = noted(NOTE, results, ScenarioId::PipelineCrash);
-    plans.push(render(
-        "pipeline-commit-lag",
-        "Committed-offset lag over time (pipeline-crash)",
-        note,
-        &plot,
-    ));
+    render("pipeline-commit-lag", "Committed-offset lag over time (pipeline-crash)", note, &plot)
 }
 
 /// The ticks of `run` as (seconds since the cell's start, lag), one segment per

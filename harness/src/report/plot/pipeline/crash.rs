@@ -4,7 +4,7 @@
 use plotters::style::RGBColor;
 
 use super::super::bars::{Bar, BarPanel, Bars, LabelStyle, Slots};
-use super::super::panel::{Axis, Entry, Layout, Mark};
+use super::super::panel::{Axis, Entry, Mark};
 use super::super::{absent, log_range, names, render, Planned, TICK_PX};
 use super::{noted, policy_colour, runs_of, strategies_of};
 use crate::results::{CommitPolicy, PipelineRun, Results};
@@ -20,15 +20,14 @@ highest-completed commits past slow records and loses them.";
 
 const LOST: RGBColor = RGBColor(160, 30, 30);
 
-pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
+pub(super) fn plan(results: &Results) -> Planned {
     let runs = runs_of(results, ScenarioId::PipelineCrash);
     if runs.is_empty() {
-        plans.push(absent("pipeline-crash", ScenarioId::PipelineCrash));
-        return;
+        return absent("pipeline-crash", ScenarioId::PipelineCrash);
     }
     let title = "Redelivered and lost after a consumer crash (pipeline-crash)";
     let note = noted(NOTE, results, ScenarioId::PipelineCrash);
-    plans.push(render("pipeline-crash", title, note, &figure(&runs)));
+    render("pipeline-crash", title, note, &figure(&runs))
 }
 
 /// Per strategy, a pair of bars per commit policy: redelivered and lost.
@@ -61,11 +60,10 @@ fn figure(runs: &[&PipelineRun]) -> Bars {
         Entry::new(format!("{policy}: redelivered"), policy_colour(policy), Mark::Bar)
     };
     let legend = CommitPolicy::ALL.map(redelivered).into_iter();
-    Bars {
-        title: "Records redelivered and lost after a crash".into(),
-        size: (1200, 640),
-        legend: legend.chain([Entry::new("lost (any policy)", LOST, Mark::Bar)]).collect(),
-        layout: Layout::Single,
-        panels: vec![panel],
-    }
+    Bars::single(
+        "Records redelivered and lost after a crash".into(),
+        (1200, 640),
+        legend.chain([Entry::new("lost (any policy)", LOST, Mark::Bar)]).collect(),
+        panel,
+    )
 }

@@ -27,7 +27,7 @@ how long the new partitions were held.";
 const OLD: RGBColor = RGBColor(70, 120, 180);
 const NEW: RGBColor = RGBColor(220, 110, 40);
 
-pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
+pub(super) fn plan(results: &Results) -> Planned {
     let runs: Vec<&PipelineRun> = runs_of(results, ScenarioId::PipelineExpand)
         .into_iter()
         .filter(|run| run.expansion.is_some())
@@ -35,8 +35,7 @@ pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
     let strategies = strategies_of(&runs);
     let mailbox = StrategyId::KeyedMailbox.as_str();
     let Some(&strategy) = strategies.iter().find(|&&s| s == mailbox).or(strategies.first()) else {
-        plans.push(absent("pipeline-expand", ScenarioId::PipelineExpand));
-        return;
+        return absent("pipeline-expand", ScenarioId::PipelineExpand);
     };
     let expansions: Vec<&ExpansionReport> = Mitigation::ALL
         .iter()
@@ -64,7 +63,7 @@ pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
         "Applications in old and new partitions over an expansion (pipeline-expand, {strategy})"
     );
     let note = noted(&note, results, ScenarioId::PipelineExpand);
-    plans.push(render("pipeline-expand", title, note, &figure(strategy, &expansions)));
+    render("pipeline-expand", title, note, &figure(strategy, &expansions))
 }
 
 /// A panel per mitigation, on shared axes so that they compare: the records first applied

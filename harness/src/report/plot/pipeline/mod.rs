@@ -23,12 +23,9 @@ use crate::results::{CommitPolicy, PipelineRun, Results};
 use crate::workload::ScenarioId;
 
 /// Plans every pipeline chart, in presentation order.
-pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
-    crash::plan(results, plans);
-    commit_lag::plan(results, plans);
-    retry::plan(results, plans);
-    expand::plan(results, plans);
-    rebalance::plan(results, plans);
+pub(super) fn plan(results: &Results) -> [Planned; 5] {
+    let charts = [crash::plan, commit_lag::plan, retry::plan, expand::plan, rebalance::plan];
+    charts.map(|plan| plan(results))
 }
 
 /// The colour of each commit policy's bars and panels.

@@ -30,14 +30,13 @@ struct Rebalance<'a> {
     events: usize,
 }
 
-pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
+pub(super) fn plan(results: &Results) -> Planned {
     let runs: Vec<&PipelineRun> = runs_of(results, ScenarioId::PipelineRebalance)
         .into_iter()
         .filter(|run| run.rebalance.is_some())
         .collect();
     if runs.is_empty() {
-        plans.push(absent("pipeline-rebalance", ScenarioId::PipelineRebalance));
-        return;
+        return absent("pipeline-rebalance", ScenarioId::PipelineRebalance);
     }
     let events = runs.iter().filter_map(|run| Some(run.rebalance.as_ref()?.events.len()));
     let events = events.max().unwrap_or(0).max(1);
@@ -45,7 +44,7 @@ pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
     let plot = Rebalance { strategies, policies, runs, events }.figure();
     let title = "Duplicates against their bounds, and rebalance pauses (pipeline-rebalance)";
     let note = noted(NOTE, results, ScenarioId::PipelineRebalance);
-    plans.push(render("pipeline-rebalance", title, note, &plot));
+    render("pipeline-rebalance", title, note, &plot)
 }
 
 impl Rebalance<'_> {

@@ -37,13 +37,12 @@ struct Retry<'a> {
     policies: Vec<RetryPolicy>,
 }
 
-pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
+pub(super) fn plan(results: &Results) -> Planned {
     let runs = runs_of(results, ScenarioId::PipelineRetry).into_iter();
     let cells: Vec<(&str, &RetryReport)> =
         runs.filter_map(|run| Some((run.strategy.as_str(), run.retry.as_ref()?))).collect();
     if cells.is_empty() {
-        plans.push(absent("pipeline-retry", ScenarioId::PipelineRetry));
-        return;
+        return absent("pipeline-retry", ScenarioId::PipelineRetry);
     }
     let strategies = crate::report::first_seen(cells.iter().map(|(strategy, _)| *strategy));
     let measured = |policy| cells.iter().any(|(_, retry)| retry.policy == policy);
@@ -51,7 +50,7 @@ pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
     let plot = Retry { cells, strategies, policies }.figure();
     let title = "Bystander latency and overtaken records per retry policy (pipeline-retry)";
     let note = noted(NOTE, results, ScenarioId::PipelineRetry);
-    plans.push(render("pipeline-retry", title, note, &plot));
+    render("pipeline-retry", title, note, &plot)
 }
 
 /// The x axis of the overtaken panel reaches this far past the most overtaken, for the

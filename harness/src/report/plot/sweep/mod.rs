@@ -255,7 +255,8 @@ impl Machine {
     }
 }
 
-pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
+pub(super) fn plan(results: &Results) -> Vec<Planned> {
+    let mut plans = Vec::new();
     let machine = Machine::of(results);
     let all = ScenarioId::ALL.to_vec();
     // zipf first: its bystanders are what a mailbox's turn length is about.
@@ -274,6 +275,7 @@ pub(super) fn plan(results: &Results, plans: &mut Vec<Planned>) {
             scenarios.into_iter().filter_map(|scenario| find_sweep(results, scenario, axis));
         plans.extend(sweeps.map(|sweep| chart(&sweep, machine)));
     }
+    plans
 }
 
 /// A sweep chart of one setting.
