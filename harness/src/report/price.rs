@@ -18,13 +18,18 @@ fn ratio(value: f64) -> String {
 }
 
 /// `a / b`, each side `-` where absent, marked by its receipt.
-fn cell(first: Option<f64>, second: Option<f64>, validity: Option<Validity>) -> Cell {
+fn pair(first: Option<f64>, second: Option<f64>, validity: Option<Validity>) -> Cell {
     let side = |value: Option<f64>| value.map_or_else(|| "-".to_owned(), ratio);
     let mut text = format!("{} / {}", side(first), side(second));
     if let Some(validity @ (Validity::Disturbed | Validity::Void)) = validity {
         text.push_str(&format!(" [{}]", validity.name()));
     }
     Cell::plain(text)
+}
+
+/// A measured cell's price as the tables show it: throughput / p99, over the control's.
+pub(super) fn cell(price: &PriceOfOrder) -> Cell {
+    pair(price.throughput, price.p99_latency, price.validity)
 }
 
 /// The designs priced, in the order the file first names them.
@@ -39,10 +44,10 @@ fn designs(prices: &[&PriceOfOrder]) -> Vec<String> {
 }
 
 /// One row per cell (scenario and param), one column per design; each entry the pair
-/// `pair` takes from a price.
+/// `sides` takes from a price.
 fn table(
     prices: &[&PriceOfOrder],
-    pair: impl Fn(&PriceOfOrder) -> (Option<f64>, Option<f64>),
+    sides: impl Fn(&PriceOfOrder) -> (Option<f64>, Option<f64>),
 ) -> Table {
     let names = designs(prices);
     let mut table = Table::new([("scenario", Align::Left), ("param", Align::Left)]);
@@ -67,8 +72,8 @@ fn table(
             row.push(price.map_or_else(
                 || Cell::plain("n/a"),
                 |price| {
-                    let (first, second) = pair(price);
-                    cell(first, second, price.validity)
+                    let (first, second) = sides(price);
+                    pair(first, second, price.validity)
                 },
             ));
         }
@@ -185,6 +190,24 @@ mod tests {
             .lines()
             .any(|line| line.starts_with("| pipeline-crash | policy=contiguous |")));
         assert!(text.contains("Parallel Consumer fork") && text.contains("over 200 keys ("));
+    }
+
+    #[test]
+    fn the_verdict_gives_the_best_designs_price_only_where_the_file_has_prices() {
+        let results = reference();
+        let verdict = super::super::verdict::render_verdict(&results);
+        let zipf = verdict.lines().find(|line| line.starts_with("| zipf | - |")).unwrap();
+        let best = results
+            .price_of_order
+            .iter()
+            .find(|price| {
+                price.scenario == "zipf" && zipf.contains(&format!("**{}**", price.strategy))
+            })
+            .expect("the best design is priced");
+        assert!(zipf.contains(&format!("| {} |", cell(best).text())), "{zipf}");
+        let mut before = results.clone();
+        before.price_of_order.clear();
+        assert!(!super::super::verdict::render_verdict(&before).contains("price of order"));
     }
 
     #[test]

@@ -22,6 +22,9 @@ use crate::workload::ScenarioId;
 /// histogram), medians this close (relative to the larger) read as within noise.
 pub const NOISE_WITHOUT_SPREAD: f64 = 0.05;
 
+/// The column of the best design's price of order, where the run has one.
+const PRICE_COLUMN: &str = "price of order";
+
 /// The metric column of a pipeline row, which ranks nothing and reads correctness first.
 const PIPELINE_COLUMN: &str = "lost / final state (correctness first)";
 
@@ -322,6 +325,11 @@ pub fn verdict(results: &Results) -> Option<(Cell, Table)> {
     for column in &columns {
         table = table.column(*column, Align::Right);
     }
+    // Files from before the price of order keep their table as it was.
+    let priced = !results.price_of_order.is_empty();
+    if priced {
+        table = table.column(PRICE_COLUMN, Align::Right);
+    }
     table = table.column("reading", Align::Left);
     for &scenario in ScenarioId::ALL {
         match scenario.headline() {
@@ -329,7 +337,15 @@ pub fn verdict(results: &Results) -> Option<(Cell, Table)> {
             None => pipeline_rows(&mut table, results, scenario, &columns),
         }
     }
-    Some((intro(results, columns.len()), table))
+    let mut guide = intro(results, columns.len());
+    if priced {
+        guide = guide.then(
+            Style::Plain,
+            " Price of order: the best design's throughput / p99 over the unordered control's \
+             on the same workload (the summary's Price of order table has every design's).",
+        );
+    }
+    Some((guide, table))
 }
 
 /// The sentences that say how to read the verdict of `contenders` ordered designs.
@@ -403,9 +419,25 @@ fn ranked_rows(
             best_cell,
         ];
         row.extend(entries.iter().map(|entry| Cell::plain(ratio_cell(entry, top))));
+        if !results.price_of_order.is_empty() {
+            row.push(best_price(results, scenario, param, top));
+        }
         row.push(Cell::plain(reading(metric, &ranked, &controls)));
         table.push(row);
     }
+}
+
+/// The price of order of the row's best design: `n/a` where there is no best or the
+/// control did not run in the cell.
+fn best_price(results: &Results, scenario: ScenarioId, param: &str, top: Option<&Entry>) -> Cell {
+    let price = top.and_then(|top| {
+        results.price_of_order.iter().find(|price| {
+            price.scenario == scenario.as_str()
+                && price.param == param
+                && price.strategy == top.strategy
+        })
+    });
+    price.map_or_else(|| Cell::plain("n/a"), super::price::cell)
 }
 
 /// The rows of a pipeline scenario, one per param: per ordered design in `columns`, lost
@@ -439,6 +471,9 @@ fn pipeline_rows(table: &mut Table, results: &Results, scenario: ScenarioId, col
             "-".to_owned(),
         ];
         row.extend(cells);
+        if !results.price_of_order.is_empty() {
+            row.push("-".to_owned());
+        }
         row.push(pipeline_reading(&measured));
         table.push(row);
     }

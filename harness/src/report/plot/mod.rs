@@ -23,6 +23,7 @@ mod hot_backlog;
 mod key_sweep;
 mod open_loop;
 mod pipeline;
+mod price;
 mod spectrum;
 mod sweep;
 mod threads;
@@ -202,7 +203,8 @@ pub fn render_all(results: &Results) -> Result<Charts, PlotError> {
         )
         .chain(key_sweep::plan(results))
         .chain([cold_command::plan(results), breakdown::plan(results)])
-        .chain(pipeline::plan(results));
+        .chain(pipeline::plan(results))
+        .chain(price::plan(results));
     for plan in plans {
         match plan {
             Planned::Draw(chart) => charts.charts.push(chart?),

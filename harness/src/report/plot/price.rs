@@ -1,0 +1,129 @@
+//! The price of order across the scenarios: per cell, each ordered design's throughput and
+//! p99 latency over the unordered control's (`price_of_order[]`), a dashed level at 1.
+
+use super::bars::{Bar, BarPanel, Bars, Fill, Group, Slots};
+use super::panel::{strategy_entries, Axis, Frame, Layout, Mark};
+use super::{log_range, render, strategy_colour, Planned};
+use crate::results::{PriceOfOrder, Results, Validity};
+
+/// The scenarios the chart shows, in order: distinct and Zipf keys, waits, and the loads.
+const SCENARIOS: [&str; 6] =
+    ["uniform", "zipf", "conflict-backoff", "async-io", "async-io-zipf", "open-loop"];
+
+const NOTE: &str = "Each ordered design against the unordered control thread-pool on the \
+same workload in the same run, one group of bars per cell. Top: throughput over the \
+control's (below the dashed 1, keeping each key's order costs throughput); bottom: p99 \
+latency over the control's (above 1, it costs latency). Both axes are logarithmic. A pale bar \
+is a cell a neighbour disturbed, a hollow one a void cell; the summary's Price of order table \
+has every cell.";
+
+/// A log axis' tick label at the powers of ten only (`0.01`, `0.1`, `1`, `10`), so that the
+/// many ticks between them stay unlabelled.
+fn decade_label(ratio: &f64) -> String {
+    let exponent = ratio.log10();
+    if (exponent - exponent.round()).abs() > 1e-6 {
+        return String::new();
+    }
+    let decimals = (-exponent.round()).max(0.0) as usize;
+    format!("{ratio:.decimals$}")
+}
+
+/// The bar of `design` in `cell` at `slot`, filled by its receipt; none where it has no
+/// price or no such ratio.
+fn bar(
+    prices: &[&PriceOfOrder],
+    (scenario, param): (&str, &str),
+    design: &str,
+    value: fn(&PriceOfOrder) -> Option<f64>,
+    slot: usize,
+) -> Option<Bar> {
+    let price = prices.iter().find(|price| {
+        (price.scenario.as_str(), price.param.as_str(), price.strategy.as_str())
+            == (scenario, param, design)
+    })?;
+    let fill = match price.validity {
+        Some(Validity::Void) => Fill::Outline,
+        Some(Validity::Disturbed) => Fill::Pale,
+        _ => Fill::Solid,
+    };
+    Some(Bar::new(slot, value(price)?, strategy_colour(design)).fill(fill))
+}
+
+/// The chart, or nothing where the file has no prices (files from before them, or a run
+/// without the control): such a run's report stays as it was.
+pub(super) fn plan(results: &Results) -> Option<Planned> {
+    let prices: Vec<&PriceOfOrder> = results
+        .price_of_order
+        .iter()
+        .filter(|price| SCENARIOS.contains(&price.scenario.as_str()))
+        .collect();
+    if prices.is_empty() {
+        return None;
+    }
+    let mut cells: Vec<(&str, &str)> = Vec::new();
+    for price in &prices {
+        let cell = (price.scenario.as_str(), price.param.as_str());
+        if !cells.contains(&cell) {
+            cells.push(cell);
+        }
+    }
+    let designs = super::super::first_seen(prices.iter().map(|price| price.strategy.as_str()));
+    let label = |(scenario, param): &(&str, &str)| {
+        if param.is_empty() {
+            (*scenario).to_owned()
+        } else {
+            format!("{scenario} {param}")
+        }
+    };
+    let labels: Vec<String> = cells.iter().map(label).collect();
+    let panel = |caption: &str, value: fn(&PriceOfOrder) -> Option<f64>| {
+        let range = log_range(prices.iter().filter_map(|price| value(price)).chain([1.0]));
+        let group = |&cell: &(&str, &str)| -> Group {
+            let bar = |(slot, design): (usize, &&str)| bar(&prices, cell, design, value, slot);
+            designs.iter().enumerate().filter_map(bar).collect()
+        };
+        BarPanel {
+            frame: Frame::new(8, (30, 150)).caption(caption),
+            categories: labels.clone(),
+            values: Axis::log(range, decade_label).desc("over thread-pool's (log)"),
+            slots: Slots::spread(designs.len(), 0.86, 0.9),
+            groups: cells.iter().map(group).collect(),
+            level: Some((1.0, 1)),
+            ..BarPanel::default()
+        }
+    };
+    let plot = Bars {
+        title: "Price of order: each ordered design over the unordered control".into(),
+        size: (labels.len() as u32 * 140 + 160, 980),
+        legend: strategy_entries(&designs, Mark::Bar),
+        layout: Layout::Above(50),
+        panels: vec![
+            panel("throughput over thread-pool's", |price| price.throughput),
+            panel("p99 latency over thread-pool's", |price| price.p99_latency),
+        ],
+    };
+    Some(render("price-of-order", "Price of order", NOTE.to_owned(), &plot))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reference() -> Results {
+        let text = include_str!("../../../../results/2026-12-02-vm/results.json");
+        serde_json::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn a_priced_run_draws_the_chart_and_an_older_file_neither_draws_nor_skips_it() {
+        let mut results = reference();
+        assert!(plan(&results).is_none(), "a file from before prices has no chart");
+        results.price_order();
+        super::super::register_font().unwrap();
+        let Some(Planned::Draw(chart)) = plan(&results) else { panic!("no chart") };
+        let chart = chart.unwrap();
+        assert_eq!(chart.name, "price-of-order");
+        assert!(chart.svg.contains("async-io-zipf keys=200"), "every chosen scenario has a group");
+        assert!(!chart.svg.contains("cold-command"), "scenarios outside the chart are left out");
+    }
+}
