@@ -4,8 +4,10 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use super::{Base, Rounds};
-use crate::compare::{format_change, format_p, Change, Comparison, Correction, Regressions};
+use super::{Base, Rounds, UNJUDGED};
+use crate::compare::{
+    format_change, format_p, Change, Comparison, Correction, ListedCell, Regressions,
+};
 use crate::report::format::format_compact;
 use crate::report::table::{Align, Cell, Table};
 
@@ -165,19 +167,49 @@ impl Report<'_> {
         notes
     }
 
-    /// The verdict on `--fail-on-regression`, one line per regression after the first.
-    fn regression_lines(&self) -> Vec<String> {
+    /// The cells `--fail-on-regression` cannot judge, with their `(base, head)` valid
+    /// samples: none where it was not given.
+    fn unjudged(&self) -> Vec<(&ListedCell, (usize, usize))> {
+        if self.regressions.is_none() {
+            return Vec::new();
+        }
+        let counts = |cell: &ListedCell| self.rounds.counts(&(cell.key.clone(), cell.workers)).0;
+        self.comparison.unjudged().into_iter().map(|cell| (cell, counts(cell))).collect()
+    }
+
+    /// The verdict on `--fail-on-regression`: blocks of a heading and its items, the
+    /// regressions, then the cells it cannot judge.
+    fn verdict_blocks(&self) -> Vec<(String, Vec<String>)> {
         let Some((pct, found)) = self.regressions else { return Vec::new() };
+        let unjudged = self.unjudged();
+        let mut blocks = Vec::new();
         if found.is_empty() {
-            return vec![format!("no cell is slower by more than {pct}% (--fail-on-regression)")];
+            let cell = if unjudged.is_empty() { "cell" } else { "judged cell" };
+            let heading = format!("no {cell} is slower by more than {pct}% (--fail-on-regression)");
+            blocks.push((heading, Vec::new()));
+        } else {
+            let heading =
+                format!("{} slower by more than {pct}% (--fail-on-regression):", found.len());
+            let items = found.iter().map(|(cell, row)| {
+                let worse = row.judgement.regression_pct(row.higher_is_better).unwrap_or(f64::NAN);
+                format!("{cell} {}: slower by {worse:.1}%", row.metric)
+            });
+            blocks.push((heading, items.collect()));
         }
-        let mut lines =
-            vec![format!("{} slower by more than {pct}% (--fail-on-regression):", found.len())];
-        for (cell, row) in found {
-            let worse = row.judgement.regression_pct(row.higher_is_better).unwrap_or(f64::NAN);
-            lines.push(format!("{cell} {}: slower by {worse:.1}%", row.metric));
+        if !unjudged.is_empty() {
+            let heading = format!(
+                "{} cell(s) unjudged, fewer than {} valid samples on a side: \
+                 --fail-on-regression cannot pass them (exit {UNJUDGED} unless a regression \
+                 fails it):",
+                unjudged.len(),
+                self.comparison.min_samples
+            );
+            let items = unjudged.iter().map(|(cell, (base, head))| {
+                format!("{cell}: {base} base, {head} head valid samples")
+            });
+            blocks.push((heading, items.collect()));
         }
-        lines
+        blocks
     }
 }
 
@@ -199,10 +231,11 @@ pub fn render_text(report: &Report<'_>) -> String {
         out.push_str(&report.table().text(""));
     }
     let _ = writeln!(out, "\n{}", report.counts());
-    let lines = report.regression_lines();
-    for (i, line) in lines.iter().enumerate() {
-        let indent = if i == 0 { "" } else { "  " };
-        let _ = writeln!(out, "{indent}{line}");
+    for (heading, items) in report.verdict_blocks() {
+        let _ = writeln!(out, "{heading}");
+        for item in items {
+            let _ = writeln!(out, "  {item}");
+        }
     }
     out
 }
@@ -219,11 +252,10 @@ pub fn render_markdown(report: &Report<'_>) -> String {
     for note in report.notes() {
         let _ = writeln!(out, "- **note:** {note}");
     }
-    let lines = report.regression_lines();
-    if let Some((first, rest)) = lines.split_first() {
-        let _ = writeln!(out, "\n**{first}**");
-        for line in rest {
-            let _ = writeln!(out, "- `{line}`");
+    for (heading, items) in report.verdict_blocks() {
+        let _ = writeln!(out, "\n**{heading}**");
+        for item in items {
+            let _ = writeln!(out, "- `{item}`");
         }
     }
     if !report.comparison.cells.is_empty() {
@@ -263,7 +295,20 @@ pub fn render_json(report: &Report<'_>) -> String {
                 })
             })
             .collect();
-        serde_json::json!({ "pct": pct, "failed": !rows.is_empty(), "regressions": rows })
+        let unjudged: Vec<serde_json::Value> = report
+            .unjudged()
+            .iter()
+            .map(|(cell, (base, head))| {
+                serde_json::json!({ "cell": cell, "valid": { "base": base, "head": head } })
+            })
+            .collect();
+        serde_json::json!({
+            "pct": pct,
+            "failed": !rows.is_empty(),
+            "inconclusive": rows.is_empty() && !unjudged.is_empty(),
+            "regressions": rows,
+            "unjudged": unjudged,
+        })
     });
     let value = serde_json::json!({
         "base": {

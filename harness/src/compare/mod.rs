@@ -385,6 +385,15 @@ impl Comparison {
             .collect()
     }
 
+    /// The cells with a row too few samples to judge (fewer than [`MIN_SAMPLES`] on a
+    /// side), each once, in order.
+    pub fn unjudged(&self) -> Vec<&ListedCell> {
+        let short = |cell: &&CellComparison| {
+            cell.metrics.iter().any(|row| row.judgement.verdict == Change::TooFewSamples)
+        };
+        self.cells.iter().filter(short).map(|cell| &cell.cell).collect()
+    }
+
     /// How many rows reached each verdict, in [`Change`] order.
     pub fn counts(&self) -> [(Change, usize); 4] {
         [Change::Faster, Change::Slower, Change::WithinNoise, Change::TooFewSamples].map(
