@@ -6,10 +6,10 @@ use std::path::Path;
 
 use super::{Base, Rounds, UNJUDGED};
 use crate::compare::{
-    format_change, format_p, Change, Comparison, Correction, ListedCell, Regressions,
+    fail_on_regression_json, judged_table, regression_line, Comparison, Correction, ListedCell,
+    Regressions,
 };
-use crate::report::format::format_compact;
-use crate::report::table::{Align, Cell, Table};
+use crate::report::table::Table;
 
 /// What a report names beside the comparison.
 #[derive(Clone, Copy, Debug)]
@@ -103,39 +103,13 @@ impl Report<'_> {
         }
     }
 
-    /// One row per cell and metric.
+    /// One row per cell and metric, with its void rounds per side.
     fn table(&self) -> Table {
-        let header = match self.comparison.correction {
-            Correction::Holm => "p (Holm)",
-            Correction::None => "p",
+        let void = |cell: &ListedCell| {
+            let (_, (base, head)) = self.rounds.counts(&(cell.key.clone(), cell.workers));
+            format!("{base}/{head}")
         };
-        let mut table = Table::new([
-            ("cell", Align::Left),
-            ("metric", Align::Left),
-            ("base", Align::Right),
-            ("head", Align::Right),
-            ("change", Align::Right),
-            ("samples", Align::Right),
-            ("void", Align::Right),
-            (header, Align::Right),
-            ("verdict", Align::Left),
-        ]);
-        for (cell, row) in self.comparison.rows() {
-            let judgement = &row.judgement;
-            let (_, (void_base, void_head)) = self.rounds.counts(&(cell.key.clone(), cell.workers));
-            table.push([
-                Cell::plain(cell.to_string()),
-                Cell::plain(row.metric.to_string()),
-                Cell::plain(format_compact(row.metric.unit(), judgement.a_median)),
-                Cell::plain(format_compact(row.metric.unit(), judgement.b_median)),
-                Cell::plain(format_change(judgement.change_pct)),
-                Cell::plain(format!("{}/{}", judgement.a_samples, judgement.b_samples)),
-                Cell::plain(format!("{void_base}/{void_head}")),
-                Cell::plain(format_p(judgement.p_adjusted.or(judgement.p_value))),
-                Cell::strong_if(judgement.verdict.as_str(), judgement.verdict == Change::Slower),
-            ]);
-        }
-        table
+        judged_table(self.comparison, ["base", "head"], Some(("void", &void)))
     }
 
     /// Notes under the heading: settings that differ, cells on one side only, pipelines.
@@ -190,10 +164,7 @@ impl Report<'_> {
         } else {
             let heading =
                 format!("{} slower by more than {pct}% (--fail-on-regression):", found.len());
-            let items = found.iter().map(|(cell, row)| {
-                let worse = row.judgement.regression_pct(row.higher_is_better).unwrap_or(f64::NAN);
-                format!("{cell} {}: slower by {worse:.1}%", row.metric)
-            });
+            let items = found.iter().map(|(cell, row)| regression_line(cell, row));
             blocks.push((heading, items.collect()));
         }
         if !unjudged.is_empty() {
@@ -284,17 +255,7 @@ pub fn render_json(report: &Report<'_>) -> String {
             })
         })
         .collect();
-    let regressions = report.regressions.map(|(pct, found)| {
-        let rows: Vec<serde_json::Value> = found
-            .iter()
-            .map(|(cell, row)| {
-                serde_json::json!({
-                    "cell": cell,
-                    "metric": row.metric,
-                    "slower_by_pct": row.judgement.regression_pct(row.higher_is_better),
-                })
-            })
-            .collect();
+    let regressions = report.regressions.map(|regressions| {
         let unjudged: Vec<serde_json::Value> = report
             .unjudged()
             .iter()
@@ -302,13 +263,11 @@ pub fn render_json(report: &Report<'_>) -> String {
                 serde_json::json!({ "cell": cell, "valid": { "base": base, "head": head } })
             })
             .collect();
-        serde_json::json!({
-            "pct": pct,
-            "failed": !rows.is_empty(),
-            "inconclusive": rows.is_empty() && !unjudged.is_empty(),
-            "regressions": rows,
-            "unjudged": unjudged,
-        })
+        let mut verdict = fail_on_regression_json(regressions);
+        let failed = !regressions.1.is_empty();
+        verdict["inconclusive"] = (!failed && !unjudged.is_empty()).into();
+        verdict["unjudged"] = unjudged.into();
+        verdict
     });
     let value = serde_json::json!({
         "base": {

@@ -42,7 +42,7 @@ use serde::Serialize;
 
 use crate::results::{median, CellKey, Metric, PipelineRun, ReadError, Results, RunResult};
 
-pub(crate) use render::{change as format_change, p_value as format_p};
+pub(crate) use render::{fail_on_regression_json, judged_table, regression_line};
 pub use render::{render, Format, Inputs, Regressions};
 
 /// The fewest samples on each side that a verdict other than "too few samples to judge"
