@@ -24,10 +24,9 @@
 //! 4. **Stall.** Progress alone cannot tell that a completion-driven cell is stuck: its hot
 //!    aggregate's messages keep ending while a measured sender waits for ever on a command
 //!    that is never handled. Its driver therefore holds the senders to the watch's stall
-//!    wait ([`Watch::stall`], the cell's no-progress timeout under the suite) and returns
-//!    [`RunError::Stalled`](crate::measure::runner::RunError::Stalled) once none was
-//!    answered for that long; the suite records the cell as failed, as it records one the
-//!    watchdog stopped.
+//!    wait ([`Watch::stall`], the cell's no-progress timeout under the suite) and the cell
+//!    ends with an error that says so once none was answered for that long; the suite
+//!    records the cell as failed, as it records one the watchdog stopped.
 //!
 //! Enrolment and cancel take one lock: an executor is either enrolled before the cancel, and
 //! force-closed by it, or refused ([`Cancelled`]), so no executor built while the watch is
