@@ -3,8 +3,9 @@
 //! Each subcommand turns its arguments into a validated config (`harness::cli`), calls the
 //! library and returns what to print, or why it could not. [`finish`] is the one place that
 //! prints a result and maps it to an exit status: 0 done, 1 a failed verdict or run (a run
-//! with a failed cell included), 2 bad input; a run stopped by a signal exits with 128 +
-//! its number (130 SIGINT, 143 SIGTERM).
+//! with a failed cell included), 2 bad input, 3 inconclusive (a pass that could not judge
+//! everything: a gate rule with only void cells, `ab` cells with too few valid samples); a
+//! run stopped by a signal exits with 128 + its number (130 SIGINT, 143 SIGTERM).
 
 #[cfg(unix)]
 mod alloc;
@@ -76,7 +77,9 @@ enum Command {
     /// Interleaved A/B of two builds: BASE (a commit, built as this binary was built) and
     /// this binary run the selected cells in turns, base, head, base, head, and each cell is
     /// judged against their noise: exit 0, or 1 with --fail-on-regression and a cell slower
-    /// by more than it (or when a build or a run failed), 2 on bad input.
+    /// by more than it (or when a build or a run failed), 2 on bad input, 3 with
+    /// --fail-on-regression and no cell slower past it but a cell with fewer than 5 valid
+    /// samples on a side (void rounds), which it cannot judge.
     ///
     /// Its own flags go before the run flags, which follow BASE: `keyed-bench ab main
     /// --rounds 8 --fail-on-regression 10 --scenario uniform,zipf`. Each round runs
@@ -103,13 +106,14 @@ struct Done {
     notes: Vec<String>,
     /// Whether its verdict is a pass (exit 0) or a failure (exit 1).
     pass: bool,
-    /// A pass that judged nothing of these gate rules, their cells all void (exit 3).
-    only_void: Vec<String>,
+    /// A pass that could not judge everything, with the line that says what (exit 3): gate
+    /// rules whose cells were all void, `ab` cells with too few valid samples.
+    inconclusive: Option<String>,
 }
 
 impl Done {
     fn passed(stdout: String) -> Self {
-        Self { stdout, notes: Vec::new(), pass: true, only_void: Vec::new() }
+        Self { stdout, notes: Vec::new(), pass: true, inconclusive: None }
     }
 }
 
@@ -130,6 +134,9 @@ fn bad_input(error: impl Into<Error>) -> Stop {
 
 /// Exit status for bad input (flags, files).
 const BAD_INPUT: u8 = 2;
+
+/// Exit status of a pass that could not judge everything: the gate's and `ab`'s alike.
+const INCONCLUSIVE: u8 = harness::gate::ONLY_VOID;
 
 /// An allocation that fails ends the run with a message and status 1, not an abort.
 #[cfg(unix)]
@@ -162,7 +169,7 @@ fn run(args: RunArgs) -> Result<Done, Stop> {
                     stdout: String::new(),
                     notes: vec![line],
                     pass: true,
-                    only_void: Vec::new(),
+                    inconclusive: None,
                 });
             }
             Resume::Missing { config, earlier } => (*config, Some(*earlier)),
@@ -233,7 +240,7 @@ fn run(args: RunArgs) -> Result<Done, Stop> {
         ));
     }
     let stdout = format!("{}\n", outcome.summary);
-    Ok(Done { stdout, notes, pass: failed.is_empty(), only_void: Vec::new() })
+    Ok(Done { stdout, notes, pass: failed.is_empty(), inconclusive: None })
 }
 
 fn plot(args: PlotArgs) -> Result<Done, Stop> {
@@ -253,7 +260,7 @@ fn plot(args: PlotArgs) -> Result<Done, Stop> {
         config.out.display(),
         outcome.report.display()
     ));
-    Ok(Done { stdout: String::new(), notes, pass: true, only_void: Vec::new() })
+    Ok(Done { stdout: String::new(), notes, pass: true, inconclusive: None })
 }
 
 fn gate(args: GateArgs) -> Result<Done, Stop> {
@@ -271,19 +278,15 @@ fn gate(args: GateArgs) -> Result<Done, Stop> {
         stdout: outcome.report,
         notes: Vec::new(),
         pass: outcome.pass,
-        only_void: outcome.only_void,
+        inconclusive: (!outcome.only_void.is_empty())
+            .then(|| harness::gate::only_void_note(&outcome.only_void)),
     })
 }
 
 fn compare(args: CompareArgs) -> Result<Done, Stop> {
     let config = CompareConfig::try_from(args).map_err(bad_input)?;
     let outcome = run_compare(&config).map_err(bad_input)?;
-    Ok(Done {
-        stdout: outcome.report,
-        notes: Vec::new(),
-        pass: outcome.pass,
-        only_void: Vec::new(),
-    })
+    Ok(Done { stdout: outcome.report, notes: Vec::new(), pass: outcome.pass, inconclusive: None })
 }
 
 /// How this binary was built (by build.rs): `ab` builds its base the same way.
@@ -313,7 +316,8 @@ fn ab(args: AbArgs) -> Result<Done, Stop> {
         stdout: outcome.report,
         notes: outcome.notes,
         pass: outcome.pass,
-        only_void: Vec::new(),
+        inconclusive: (!outcome.unjudged.is_empty())
+            .then(|| harness::ab::unjudged_note(&outcome.unjudged)),
     })
 }
 
@@ -335,7 +339,7 @@ fn soak(args: SoakArgs) -> Result<Done, Stop> {
         stdout: outcome.render(),
         notes: Vec::new(),
         pass: outcome.passed(),
-        only_void: Vec::new(),
+        inconclusive: None,
     })
 }
 
@@ -368,11 +372,13 @@ fn finish(result: Result<Done, Stop>) -> ExitCode {
     match (done.pass, printed) {
         (false, _) => ExitCode::FAILURE,
         (true, Err(status)) => status,
-        (true, Ok(())) if done.only_void.is_empty() => ExitCode::SUCCESS,
-        (true, Ok(())) => {
-            signals::say(&harness::gate::only_void_note(&done.only_void));
-            ExitCode::from(harness::gate::ONLY_VOID)
-        }
+        (true, Ok(())) => match &done.inconclusive {
+            None => ExitCode::SUCCESS,
+            Some(note) => {
+                signals::say(note);
+                ExitCode::from(INCONCLUSIVE)
+            }
+        },
     }
 }
 

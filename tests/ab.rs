@@ -164,3 +164,74 @@ fn bad_input_exits_2_naming_it_and_writes_nothing() {
     let _ = std::fs::remove_dir_all(&dir);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// One tiny cell: a round takes well under a second.
+const TINY: [&str; 9] = [
+    "--quick",
+    "--scenario",
+    "uniform",
+    "--strategy",
+    "inline",
+    "--messages",
+    "500",
+    "--keys",
+    "10",
+];
+
+#[test]
+fn a_cell_too_few_samples_to_judge_makes_fail_on_regression_inconclusive() {
+    let dir = scratch("unjudged");
+    // One real run, its receipts then marked void: what the base gives in every round.
+    let template = dir.join("template");
+    let mut args = vec!["run", "--repeat", "1", "--no-breakdown", "--out"];
+    args.push(template.to_str().unwrap());
+    args.extend(TINY);
+    let made = keyed_bench(&dir, &args);
+    assert!(made.status.success(), "{}", stderr(&made));
+    let mut results: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(template.join("results.json")).unwrap()).unwrap();
+    for run in results["runs"].as_array_mut().unwrap() {
+        assert!(run["interference"].is_object(), "a receipt to mark: {run}");
+        run["interference"]["validity"] = "void".into();
+    }
+    let void = dir.join("void.json");
+    std::fs::write(&void, serde_json::to_vec_pretty(&results).unwrap()).unwrap();
+    // A base "binary" that writes that file into its round's --out folder.
+    let script = dir.join("void-base.sh");
+    let text = format!(
+        "#!/bin/sh\nwhile [ \"$1\" != --out ]; do shift; done\nmkdir -p \"$2\"\ncp '{}' \"$2/results.json\"\n",
+        void.display()
+    );
+    std::fs::write(&script, text).unwrap();
+    let mut permissions = std::fs::metadata(&script).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
+    std::fs::set_permissions(&script, permissions).unwrap();
+
+    let out = dir.join("ab");
+    let mut args = vec!["ab", "HEAD", "--base-binary", script.to_str().unwrap()];
+    args.extend(["--rounds", "5", "--fail-on-regression", "10", "--out", out.to_str().unwrap()]);
+    args.extend(TINY);
+    let output = keyed_bench(&dir, &args);
+    let said = stderr(&output);
+    assert_eq!(output.status.code(), Some(3), "inconclusive, not a pass: {said}");
+    assert!(said.contains("ab: round 10 of 10: head"), "extra rounds up to twice --rounds: {said}");
+    assert!(
+        said.contains(
+            "ab: inconclusive (exit 3): --fail-on-regression cannot judge uniform inline"
+        ),
+        "{said}"
+    );
+    let report = String::from_utf8_lossy(&output.stdout);
+    assert!(report.contains("no judged cell is slower by more than 10%"), "{report}");
+    assert!(
+        report.contains("1 cell(s) unjudged, fewer than 5 valid samples on a side"),
+        "{report}"
+    );
+    assert!(report.contains("\n  uniform inline: 0 base, "), "{report}");
+    let ab: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("ab.json")).unwrap()).unwrap();
+    let verdict = &ab["fail_on_regression"];
+    assert_eq!((&verdict["failed"], &verdict["inconclusive"]), (&false.into(), &true.into()));
+    assert_eq!(verdict["unjudged"][0]["valid"]["base"], 0, "{verdict}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -21,6 +21,12 @@
 //!    producers, the completion-driven driver, the consumer's poll loop and its waits, the
 //!    pipeline scenarios' drivers) check the flag ([`Watch::is_cancelled`]) and return, and
 //!    the cell ends with an error that says it was cancelled.
+//! 4. **Stall.** Progress alone cannot tell that a completion-driven cell is stuck: its hot
+//!    aggregate's messages keep ending while a measured sender waits for ever on a command
+//!    that is never handled. Its driver therefore holds the senders to the watch's stall
+//!    wait ([`Watch::stall`], the cell's no-progress timeout under the suite) and the cell
+//!    ends with an error that says so once none was answered for that long; the suite
+//!    records the cell as failed, as it records one the watchdog stopped.
 //!
 //! Enrolment and cancel take one lock: an executor is either enrolled before the cancel, and
 //! force-closed by it, or refused ([`Cancelled`]), so no executor built while the watch is
@@ -39,6 +45,11 @@ use crate::workload::Sizes;
 
 /// Counters of one watch: threads share one only past this many.
 const SHARDS: usize = 16;
+
+/// How long a completion-driven cell's driver waits for an answer to a measured sender's
+/// command under a watch that says nothing else ([`Watch::default`]: the calibrations, the
+/// gate's re-measurements).
+pub const DRIVEN_STALL: Duration = Duration::from_secs(60);
 
 /// One thread's counter, alone on its cache lines (two: adjacent-line prefetch).
 #[derive(Debug, Default)]
@@ -61,6 +72,9 @@ struct State {
     beats: AtomicU64,
     /// Raised by [`Watch::cancel`], once.
     cancelled: AtomicBool,
+    /// How long a completion-driven cell's driver waits for an answer to a measured
+    /// sender's command before the cell gives up ([`Watch::stall`]); `None`: [`DRIVEN_STALL`].
+    stall: Option<Duration>,
     enrolled: Mutex<Enrolled>,
 }
 
@@ -103,6 +117,21 @@ fn shard() -> usize {
 }
 
 impl Watch {
+    /// A watch whose completion-driven driver gives up once no measured sender's command
+    /// has been answered for `stall` (the suite's: the cell's no-progress timeout).
+    pub fn with_stall(stall: Duration) -> Self {
+        Self(Arc::new(State { stall: Some(stall), ..State::default() }))
+    }
+
+    /// How long a completion-driven cell's driver waits for an answer to a measured
+    /// sender's command before the cell gives up ([`DRIVEN_STALL`] unless given). The
+    /// driver holds the senders to it rather than every message: a hot aggregate's messages
+    /// keep ending, and the watch moving, while a command that is never handled holds its
+    /// sender, and the cell, for ever.
+    pub fn stall(&self) -> Duration {
+        self.0.stall.unwrap_or(DRIVEN_STALL)
+    }
+
     /// One more unit of work finished (a message ended, a record settled).
     #[inline]
     pub fn advance(&self) {

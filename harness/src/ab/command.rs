@@ -26,6 +26,9 @@ pub struct AbOutcome {
     pub report: String,
     /// False when `--fail-on-regression` was given and some row is slower past it.
     pub pass: bool,
+    /// With `--fail-on-regression`, the cells with too few valid samples on a side to be
+    /// judged: where it passed, the verdict is inconclusive ([`super::UNJUDGED`]).
+    pub unjudged: Vec<String>,
     /// What was written.
     pub notes: Vec<String>,
 }
@@ -131,10 +134,15 @@ fn conclude(
     rounds: &Rounds,
 ) -> Result<AbOutcome, AbError> {
     let Some((base_results, head_results, comparison)) = judge(rounds, &config.options) else {
-        return Ok(AbOutcome { report: "no round ran\n".into(), pass: true, notes: Vec::new() });
+        let report = "no round ran\n".into();
+        return Ok(AbOutcome { report, pass: true, unjudged: Vec::new(), notes: Vec::new() });
     };
     let regressions = config.fail_on_regression.map(|pct| (pct, comparison.regressions(pct)));
     let pass = regressions.as_ref().is_none_or(|(_, found)| found.is_empty());
+    let unjudged = match config.fail_on_regression {
+        Some(_) => comparison.unjudged().iter().map(ToString::to_string).collect(),
+        None => Vec::new(),
+    };
     let report = Report {
         base,
         head,
@@ -155,7 +163,7 @@ fn conclude(
          {0}/base/results.json and {0}/head/results.json",
         out.display()
     )];
-    Ok(AbOutcome { report: render_text(&report), pass, notes })
+    Ok(AbOutcome { report: render_text(&report), pass, unjudged, notes })
 }
 
 #[cfg(test)]

@@ -21,7 +21,10 @@
 //!    two-sided Mann-Whitney U test per cell and metric, its p-values corrected together
 //!    by Holm's method for the number of rows judged.
 //! 6. `--fail-on-regression P` fails the command when some row is slower, so judged, by
-//!    more than `P` percent.
+//!    more than `P` percent. A cell with fewer than [`MIN_SAMPLES`] valid samples on a side
+//!    cannot be judged, so it cannot pass either: where no row fails, such a cell makes the
+//!    verdict inconclusive ([`UNJUDGED`], the gate's status for a rule whose cells were all
+//!    void).
 //!
 //! # Why the verdict holds
 //!
@@ -69,6 +72,21 @@ pub const DEFAULT_OUT: &str = "results/ab";
 /// The file that marks a folder as written by `keyed-bench ab`: such a folder is replaced
 /// by the next comparison into it; any other folder with files is refused.
 pub const OUT_MARKER: &str = ".keyed-bench-ab";
+/// Exit status of `--fail-on-regression` where no row is slower past it but some cell has
+/// too few valid samples on a side to judge: inconclusive, measure again. The gate's status
+/// for the same cause ([`crate::gate::ONLY_VOID`]: only void cells).
+pub const UNJUDGED: u8 = crate::gate::ONLY_VOID;
+
+/// What `ab` says where `--fail-on-regression` could not judge `cells`.
+pub fn unjudged_note(cells: &[String]) -> String {
+    format!(
+        "ab: inconclusive (exit {UNJUDGED}): --fail-on-regression cannot judge {}, with fewer \
+         than {MIN_SAMPLES} valid samples on a side (void rounds: the machine was busy; see \
+         the rounds' interference receipts); run again on a quieter machine",
+        cells.join(", ")
+    )
+}
+
 /// The run flags that `ab` sets itself in each round, and so refuses among the run flags.
 pub const OWN_RUN_FLAGS: [&str; 5] = ["out", "repeat", "resume", "dry-run", "overwrite"];
 

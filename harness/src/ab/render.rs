@@ -4,10 +4,12 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use super::{Base, Rounds};
-use crate::compare::{format_change, format_p, Change, Comparison, Correction, Regressions};
-use crate::report::format::format_compact;
-use crate::report::table::{Align, Cell, Table};
+use super::{Base, Rounds, UNJUDGED};
+use crate::compare::{
+    fail_on_regression_json, judged_table, regression_line, Comparison, Correction, ListedCell,
+    Regressions,
+};
+use crate::report::table::Table;
 
 /// What a report names beside the comparison.
 #[derive(Clone, Copy, Debug)]
@@ -101,39 +103,13 @@ impl Report<'_> {
         }
     }
 
-    /// One row per cell and metric.
+    /// One row per cell and metric, with its void rounds per side.
     fn table(&self) -> Table {
-        let header = match self.comparison.correction {
-            Correction::Holm => "p (Holm)",
-            Correction::None => "p",
+        let void = |cell: &ListedCell| {
+            let (_, (base, head)) = self.rounds.counts(&(cell.key.clone(), cell.workers));
+            format!("{base}/{head}")
         };
-        let mut table = Table::new([
-            ("cell", Align::Left),
-            ("metric", Align::Left),
-            ("base", Align::Right),
-            ("head", Align::Right),
-            ("change", Align::Right),
-            ("samples", Align::Right),
-            ("void", Align::Right),
-            (header, Align::Right),
-            ("verdict", Align::Left),
-        ]);
-        for (cell, row) in self.comparison.rows() {
-            let judgement = &row.judgement;
-            let (_, (void_base, void_head)) = self.rounds.counts(&(cell.key.clone(), cell.workers));
-            table.push([
-                Cell::plain(cell.to_string()),
-                Cell::plain(row.metric.to_string()),
-                Cell::plain(format_compact(row.metric.unit(), judgement.a_median)),
-                Cell::plain(format_compact(row.metric.unit(), judgement.b_median)),
-                Cell::plain(format_change(judgement.change_pct)),
-                Cell::plain(format!("{}/{}", judgement.a_samples, judgement.b_samples)),
-                Cell::plain(format!("{void_base}/{void_head}")),
-                Cell::plain(format_p(judgement.p_adjusted.or(judgement.p_value))),
-                Cell::strong_if(judgement.verdict.as_str(), judgement.verdict == Change::Slower),
-            ]);
-        }
-        table
+        judged_table(self.comparison, ["base", "head"], Some(("void", &void)))
     }
 
     /// Notes under the heading: settings that differ, cells on one side only, pipelines.
@@ -165,19 +141,46 @@ impl Report<'_> {
         notes
     }
 
-    /// The verdict on `--fail-on-regression`, one line per regression after the first.
-    fn regression_lines(&self) -> Vec<String> {
+    /// The cells `--fail-on-regression` cannot judge, with their `(base, head)` valid
+    /// samples: none where it was not given.
+    fn unjudged(&self) -> Vec<(&ListedCell, (usize, usize))> {
+        if self.regressions.is_none() {
+            return Vec::new();
+        }
+        let counts = |cell: &ListedCell| self.rounds.counts(&(cell.key.clone(), cell.workers)).0;
+        self.comparison.unjudged().into_iter().map(|cell| (cell, counts(cell))).collect()
+    }
+
+    /// The verdict on `--fail-on-regression`: blocks of a heading and its items, the
+    /// regressions, then the cells it cannot judge.
+    fn verdict_blocks(&self) -> Vec<(String, Vec<String>)> {
         let Some((pct, found)) = self.regressions else { return Vec::new() };
+        let unjudged = self.unjudged();
+        let mut blocks = Vec::new();
         if found.is_empty() {
-            return vec![format!("no cell is slower by more than {pct}% (--fail-on-regression)")];
+            let cell = if unjudged.is_empty() { "cell" } else { "judged cell" };
+            let heading = format!("no {cell} is slower by more than {pct}% (--fail-on-regression)");
+            blocks.push((heading, Vec::new()));
+        } else {
+            let heading =
+                format!("{} slower by more than {pct}% (--fail-on-regression):", found.len());
+            let items = found.iter().map(|(cell, row)| regression_line(cell, row));
+            blocks.push((heading, items.collect()));
         }
-        let mut lines =
-            vec![format!("{} slower by more than {pct}% (--fail-on-regression):", found.len())];
-        for (cell, row) in found {
-            let worse = row.judgement.regression_pct(row.higher_is_better).unwrap_or(f64::NAN);
-            lines.push(format!("{cell} {}: slower by {worse:.1}%", row.metric));
+        if !unjudged.is_empty() {
+            let heading = format!(
+                "{} cell(s) unjudged, fewer than {} valid samples on a side: \
+                 --fail-on-regression cannot pass them (exit {UNJUDGED} unless a regression \
+                 fails it):",
+                unjudged.len(),
+                self.comparison.min_samples
+            );
+            let items = unjudged.iter().map(|(cell, (base, head))| {
+                format!("{cell}: {base} base, {head} head valid samples")
+            });
+            blocks.push((heading, items.collect()));
         }
-        lines
+        blocks
     }
 }
 
@@ -199,10 +202,11 @@ pub fn render_text(report: &Report<'_>) -> String {
         out.push_str(&report.table().text(""));
     }
     let _ = writeln!(out, "\n{}", report.counts());
-    let lines = report.regression_lines();
-    for (i, line) in lines.iter().enumerate() {
-        let indent = if i == 0 { "" } else { "  " };
-        let _ = writeln!(out, "{indent}{line}");
+    for (heading, items) in report.verdict_blocks() {
+        let _ = writeln!(out, "{heading}");
+        for item in items {
+            let _ = writeln!(out, "  {item}");
+        }
     }
     out
 }
@@ -219,11 +223,10 @@ pub fn render_markdown(report: &Report<'_>) -> String {
     for note in report.notes() {
         let _ = writeln!(out, "- **note:** {note}");
     }
-    let lines = report.regression_lines();
-    if let Some((first, rest)) = lines.split_first() {
-        let _ = writeln!(out, "\n**{first}**");
-        for line in rest {
-            let _ = writeln!(out, "- `{line}`");
+    for (heading, items) in report.verdict_blocks() {
+        let _ = writeln!(out, "\n**{heading}**");
+        for item in items {
+            let _ = writeln!(out, "- `{item}`");
         }
     }
     if !report.comparison.cells.is_empty() {
@@ -252,18 +255,19 @@ pub fn render_json(report: &Report<'_>) -> String {
             })
         })
         .collect();
-    let regressions = report.regressions.map(|(pct, found)| {
-        let rows: Vec<serde_json::Value> = found
+    let regressions = report.regressions.map(|regressions| {
+        let unjudged: Vec<serde_json::Value> = report
+            .unjudged()
             .iter()
-            .map(|(cell, row)| {
-                serde_json::json!({
-                    "cell": cell,
-                    "metric": row.metric,
-                    "slower_by_pct": row.judgement.regression_pct(row.higher_is_better),
-                })
+            .map(|(cell, (base, head))| {
+                serde_json::json!({ "cell": cell, "valid": { "base": base, "head": head } })
             })
             .collect();
-        serde_json::json!({ "pct": pct, "failed": !rows.is_empty(), "regressions": rows })
+        let mut verdict = fail_on_regression_json(regressions);
+        let failed = !regressions.1.is_empty();
+        verdict["inconclusive"] = (!failed && !unjudged.is_empty()).into();
+        verdict["unjudged"] = unjudged.into();
+        verdict
     });
     let value = serde_json::json!({
         "base": {

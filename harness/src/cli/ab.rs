@@ -43,6 +43,8 @@ pub struct AbArgs {
     #[arg(long, default_value_t = DEFAULT_THRESHOLD_PCT, value_name = "PCT")]
     pub threshold: f64,
     /// Exit 1 when some cell's verdict is slower by more than PCT percent [0..=1000].
+    /// Otherwise exit 3 (inconclusive) when some cell has fewer than 5 valid samples on a
+    /// side after every round (void rounds: the machine was busy), which it cannot judge.
     #[arg(long, value_name = "PCT")]
     pub fail_on_regression: Option<f64>,
     /// Output folder: the report, each side's merged results and every round's run. A

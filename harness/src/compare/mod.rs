@@ -42,7 +42,7 @@ use serde::Serialize;
 
 use crate::results::{median, CellKey, Metric, PipelineRun, ReadError, Results, RunResult};
 
-pub(crate) use render::{change as format_change, p_value as format_p};
+pub(crate) use render::{fail_on_regression_json, judged_table, regression_line};
 pub use render::{render, Format, Inputs, Regressions};
 
 /// The fewest samples on each side that a verdict other than "too few samples to judge"
@@ -383,6 +383,15 @@ impl Comparison {
                 row.judgement.regression_pct(row.higher_is_better).is_some_and(|worse| worse > pct)
             })
             .collect()
+    }
+
+    /// The cells with a row too few samples to judge (fewer than [`MIN_SAMPLES`] on a
+    /// side), each once, in order.
+    pub fn unjudged(&self) -> Vec<&ListedCell> {
+        let short = |cell: &&CellComparison| {
+            cell.metrics.iter().any(|row| row.judgement.verdict == Change::TooFewSamples)
+        };
+        self.cells.iter().filter(short).map(|cell| &cell.cell).collect()
     }
 
     /// How many rows reached each verdict, in [`Change`] order.

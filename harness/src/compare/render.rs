@@ -39,11 +39,11 @@ fn value(metric: Metric, value: f64) -> String {
     format_compact(metric.unit(), value)
 }
 
-pub(crate) fn change(change: Option<f64>) -> String {
+fn change(change: Option<f64>) -> String {
     change.map_or_else(|| "n/a".to_owned(), |change| format!("{change:+.1}%"))
 }
 
-pub(crate) fn p_value(p: Option<f64>) -> String {
+fn p_value(p: Option<f64>) -> String {
     match p {
         None => "-".to_owned(),
         Some(p) if p < 0.001 => "<0.001".to_owned(),
@@ -107,6 +107,9 @@ fn lacks_samples(comparison: &Comparison) -> bool {
 const NO_SAMPLES: &str = "cells without per-repetition samples (`runs[].samples`, absent from \
                           files written before they were recorded) are too few to judge";
 
+/// The headers of the two sides' medians.
+const SIDES: [&str; 2] = ["A median", "B median"];
+
 const PIPELINES: &str = "pipeline cells (single-shot: one sample each, not judged)";
 
 /// A cell's label with its worker count, for the lists of unmatched cells.
@@ -117,33 +120,68 @@ fn unmatched(cell: &ListedCell) -> String {
     }
 }
 
-/// The judged rows: one per (cell, metric), the cell named on each; a slower verdict is
-/// emphasised.
-fn judged(comparison: &Comparison) -> Table {
-    let mut table = Table::new([
+/// A column a report adds to the judged rows after the samples: its header, and its value
+/// for a cell.
+pub(crate) type ExtraColumn<'a> = (&'a str, &'a dyn Fn(&ListedCell) -> String);
+
+/// The judged rows: one per (cell, metric), the cell named on each, the two sides' medians
+/// under `sides`, then `extra` where given after the samples; a slower verdict is
+/// emphasised. `compare`'s table, and `ab`'s with its void rounds.
+pub(crate) fn judged_table(
+    comparison: &Comparison,
+    sides: [&str; 2],
+    extra: Option<ExtraColumn<'_>>,
+) -> Table {
+    let mut columns = vec![
         ("cell", Align::Left),
         ("metric", Align::Left),
-        ("A median", Align::Right),
-        ("B median", Align::Right),
+        (sides[0], Align::Right),
+        (sides[1], Align::Right),
         ("change", Align::Right),
         ("samples", Align::Right),
-        (p_header(comparison.correction), Align::Right),
-        ("verdict", Align::Left),
-    ]);
+    ];
+    columns.extend(extra.map(|(header, _)| (header, Align::Right)));
+    columns.extend([(p_header(comparison.correction), Align::Right), ("verdict", Align::Left)]);
+    let mut table = Table::new(columns);
     for (cell, row) in comparison.rows() {
         let judgement = &row.judgement;
-        table.push([
+        let mut cells = vec![
             Cell::plain(cell.to_string()),
             Cell::plain(row.metric.to_string()),
             Cell::plain(value(row.metric, judgement.a_median)),
             Cell::plain(value(row.metric, judgement.b_median)),
             Cell::plain(change(judgement.change_pct)),
             Cell::plain(format!("{}/{}", judgement.a_samples, judgement.b_samples)),
-            Cell::plain(p_value(judgement.p_adjusted.or(judgement.p_value))),
-            Cell::strong_if(judgement.verdict.as_str(), judgement.verdict == Change::Slower),
-        ]);
+        ];
+        cells.extend(extra.map(|(_, of)| Cell::plain(of(cell))));
+        cells.push(Cell::plain(p_value(judgement.p_adjusted.or(judgement.p_value))));
+        cells
+            .push(Cell::strong_if(judgement.verdict.as_str(), judgement.verdict == Change::Slower));
+        table.push(cells);
     }
     table
+}
+
+/// `uniform keyed-mailbox throughput: slower by 30.0%`: a row past `--fail-on-regression`.
+pub(crate) fn regression_line(cell: &ListedCell, row: &MetricRow) -> String {
+    let worse = row.judgement.regression_pct(row.higher_is_better).unwrap_or(f64::NAN);
+    format!("{cell} {}: slower by {worse:.1}%", row.metric)
+}
+
+/// The verdict on `--fail-on-regression` as JSON: its percentage, whether it failed, and
+/// the rows past it.
+pub(crate) fn fail_on_regression_json((pct, found): Regressions<'_, '_>) -> serde_json::Value {
+    let rows: Vec<serde_json::Value> = found
+        .iter()
+        .map(|(cell, row)| {
+            serde_json::json!({
+                "cell": cell,
+                "metric": row.metric,
+                "slower_by_pct": row.judgement.regression_pct(row.higher_is_better),
+            })
+        })
+        .collect();
+    serde_json::json!({ "pct": pct, "failed": !rows.is_empty(), "regressions": rows })
 }
 
 /// The pipeline cells, single-shot: values and change, no verdict.
@@ -238,21 +276,8 @@ fn json(
         .map(|(verdict, count)| (verdict.as_str().to_owned(), (*count).into()))
         .collect();
     object.insert("summary".into(), summary.into());
-    if let Some((pct, found)) = regressions {
-        let rows: Vec<serde_json::Value> = found
-            .iter()
-            .map(|(cell, row)| {
-                serde_json::json!({
-                    "cell": cell,
-                    "metric": row.metric,
-                    "slower_by_pct": row.judgement.regression_pct(row.higher_is_better),
-                })
-            })
-            .collect();
-        object.insert(
-            "fail_on_regression".into(),
-            serde_json::json!({ "pct": pct, "failed": !rows.is_empty(), "regressions": rows }),
-        );
+    if let Some(regressions) = regressions {
+        object.insert("fail_on_regression".into(), fail_on_regression_json(regressions));
     }
     let mut out = serde_json::to_string_pretty(&value).expect("a comparison serialises");
     out.push('\n');
@@ -287,7 +312,7 @@ fn text(
         out.push_str("no cell is in both runs\n");
     } else {
         // A cell's name once, on its first metric's row.
-        let mut table = judged(comparison);
+        let mut table = judged_table(comparison, SIDES, None);
         let firsts =
             comparison.cells.iter().flat_map(|cell| (0..cell.metrics.len()).map(|i| i == 0));
         for (row, first) in table.rows.iter_mut().zip(firsts) {
@@ -325,8 +350,7 @@ fn text(
             let _ =
                 writeln!(out, "{} slower by more than {pct}% (--fail-on-regression):", found.len());
             for (cell, row) in found {
-                let worse = row.judgement.regression_pct(row.higher_is_better).unwrap_or(f64::NAN);
-                let _ = writeln!(out, "  {cell} {}: slower by {worse:.1}%", row.metric);
+                let _ = writeln!(out, "  {}", regression_line(cell, row));
             }
         }
     }
@@ -373,7 +397,7 @@ fn markdown(
     }
     if !comparison.cells.is_empty() {
         out.push('\n');
-        out.push_str(&judged(comparison).markdown());
+        out.push_str(&judged_table(comparison, SIDES, None).markdown());
     } else {
         out.push_str("\nNo cell is in both runs.\n");
     }

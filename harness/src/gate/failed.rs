@@ -6,9 +6,11 @@
 //! failed is not judged, a rule that compares a failed cell with another is judged on the
 //! groups that have every cell.
 
+use std::fmt::Write as _;
 use std::path::Path;
 
-use super::{Format, GateInputError};
+use super::render::Preface;
+use super::{folder_of, Format, GateInputError};
 use crate::results::incomplete::Incomplete;
 use crate::results::Results;
 
@@ -18,10 +20,9 @@ pub(super) fn refusal(path: &Path, results: &Results) -> Option<GateInputError> 
     if results.failed.is_empty() {
         return None;
     }
-    let folder = path.parent().filter(|parent| !parent.as_os_str().is_empty());
     Some(GateInputError::Failed {
         path: path.display().to_string(),
-        folder: folder.unwrap_or(Path::new(".")).display().to_string(),
+        folder: folder_of(path),
         cells: results.failed_cells().iter().map(ToString::to_string).collect(),
     })
 }
@@ -60,51 +61,32 @@ pub(super) fn with_failures(
     } else {
         format!("not judged, their cells failed: {}", not_judged.join(", "))
     };
-    match format {
-        Format::Text => {
-            let mut out = String::new();
-            for cell in &results.failed {
-                out.push_str(&format!("FAIL  cell failed: {}: {}\n", cell.key(), cell.reason));
-            }
-            if !unjudged.is_empty() {
-                out.push_str(&format!("note: {unjudged}\n"));
-            }
-            let failed = results.failed.len();
-            out + &report + &format!("{failed} cell(s) failed: the gate fails\n")
-        }
-        Format::Markdown => {
-            let mut out = String::from("> **Failed cells** (the gate fails on each):\n");
-            for cell in &results.failed {
-                out.push_str(&format!("> - `{}`: {}\n", cell.key(), cell.reason));
-            }
-            if !unjudged.is_empty() {
-                out.push_str(&format!(">\n> {unjudged}.\n"));
-            }
-            out + "\n" + &report
-        }
-        Format::Json => {
-            let Ok(serde_json::Value::Object(mut fields)) = serde_json::from_str(&report) else {
-                return report;
-            };
-            let cells: Vec<serde_json::Value> = results
-                .failed
-                .iter()
-                .map(|cell| serde_json::json!({ "cell": cell.key().to_string(), "reason": cell.reason }))
-                .collect();
-            fields.insert("failed_cells".into(), serde_json::json!(cells));
-            if !not_judged.is_empty() {
-                fields.insert("not_judged_failed".into(), serde_json::json!(not_judged));
-            }
-            let mut out = serde_json::to_string_pretty(&fields).expect("a report serialises");
-            out.push('\n');
-            out
-        }
+    let mut preface = Preface {
+        markdown: String::from("> **Failed cells** (the gate fails on each):\n"),
+        text_after: Some(format!("{} cell(s) failed: the gate fails", results.failed.len())),
+        ..Preface::default()
+    };
+    for cell in &results.failed {
+        let _ = writeln!(preface.text, "FAIL  cell failed: {}: {}", cell.key(), cell.reason);
+        let _ = writeln!(preface.markdown, "> - `{}`: {}", cell.key(), cell.reason);
     }
+    if !unjudged.is_empty() {
+        let _ = writeln!(preface.text, "note: {unjudged}");
+        let _ = writeln!(preface.markdown, ">\n> {unjudged}.");
+    }
+    let cells: Vec<serde_json::Value> = (results.failed.iter())
+        .map(|cell| serde_json::json!({ "cell": cell.key().to_string(), "reason": cell.reason }))
+        .collect();
+    preface.json.push(("failed_cells", serde_json::json!(cells)));
+    if !not_judged.is_empty() {
+        preface.json.push(("not_judged_failed", serde_json::json!(not_judged)));
+    }
+    preface.around(report, format)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{no_rerun, reference, rules};
+    use super::super::testing::{no_rerun, reference, rules, CORRECT, UNIFORM_KEEPS_UP};
     use super::super::{incomplete, render, split_not_run};
     use super::*;
     use crate::results::{CellKey, FailedCell};
@@ -133,26 +115,6 @@ mod tests {
         results
     }
 
-    const RULES: &str = r#"
-        [[rule]]
-        name = "uniform keeps up"
-        kind = "relative"
-        metric = "throughput_per_s.median"
-        scenario = "uniform"
-        strategies = ["keyed-mailbox"]
-        of = "group-by"
-        op = ">="
-        factor = 0.01
-
-        [[rule]]
-        name = "ordered strategies are correct"
-        kind = "absolute"
-        metric = "correctness"
-        strategies = "ordered"
-        op = "=="
-        value = 0
-    "#;
-
     #[test]
     fn a_failed_cell_is_named_and_its_rules_set_apart() {
         let results = with_a_failed_cell();
@@ -160,7 +122,7 @@ mod tests {
         let missing = &judged.meta.incomplete.as_ref().unwrap().missing;
         assert_eq!(missing, &[CellKey::recorded("uniform", "", "keyed-mailbox")]);
         assert!(results.is_complete(), "the file itself stays complete");
-        let rules = rules(RULES, &results).unwrap();
+        let rules = rules(&format!("{UNIFORM_KEEPS_UP}{CORRECT}"), &results).unwrap();
         let (rules, mut not_judged) = incomplete::split_missing(rules, &judged);
         let (rules, _) = split_not_run(rules, &judged);
         let checks = incomplete::evaluate_incomplete(

@@ -125,6 +125,13 @@ fn baseline_error(message: impl Into<String>) -> GateInputError {
     GateInputError::Baseline(message.into())
 }
 
+/// The folder that holds the results file `path` (`.` for a bare file name): what
+/// `keyed-bench run --resume` takes.
+fn folder_of(path: &Path) -> String {
+    let folder = path.parent().filter(|parent| !parent.as_os_str().is_empty());
+    folder.unwrap_or(Path::new(".")).display().to_string()
+}
+
 /// Exit status of a gate whose rules held but where a wall-clock rule had only void
 /// cells: inconclusive, measure again.
 pub const ONLY_VOID: u8 = 3;

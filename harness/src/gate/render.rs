@@ -153,6 +153,44 @@ pub fn render(checks: &[Check], not_run: &[NotRun], format: Format) -> String {
     out
 }
 
+/// What the gate says about a results file around its checks, in each format: an
+/// incomplete file, failed cells.
+#[derive(Debug, Default)]
+pub(super) struct Preface {
+    /// Lines of text before the report, each ending in a newline.
+    pub(super) text: String,
+    /// A line of text after the report.
+    pub(super) text_after: Option<String>,
+    /// Markdown before the report, ending in a newline (a blank line follows it).
+    pub(super) markdown: String,
+    /// Fields added to the JSON report's object.
+    pub(super) json: Vec<(&'static str, serde_json::Value)>,
+}
+
+impl Preface {
+    /// `report` (in `format`) with the preface: written before it (and after, in text), or
+    /// its fields added to the JSON object (a report that is not one is left as it is).
+    pub(super) fn around(self, report: String, format: Format) -> String {
+        match format {
+            Format::Text => {
+                let after = self.text_after.map(|line| line + "\n").unwrap_or_default();
+                self.text + &report + &after
+            }
+            Format::Markdown => self.markdown + "\n" + &report,
+            Format::Json => {
+                let Ok(serde_json::Value::Object(mut fields)) = serde_json::from_str(&report)
+                else {
+                    return report;
+                };
+                fields.extend(self.json.into_iter().map(|(name, value)| (name.to_owned(), value)));
+                let mut out = serde_json::to_string_pretty(&fields).expect("a report serialises");
+                out.push('\n');
+                out
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -34,6 +34,20 @@ pub(super) fn no_rerun() -> impl FnMut(&CellKey, &[Design]) -> Option<Vec<RunRes
     |_: &CellKey, _: &[Design]| None
 }
 
+/// keyed-mailbox's uniform throughput at least 1% of group-by's: a rule that holds on the
+/// reference run, about one cell pair.
+pub(super) const UNIFORM_KEEPS_UP: &str = r#"
+        [[rule]]
+        name = "uniform keeps up"
+        kind = "relative"
+        metric = "throughput_per_s.median"
+        scenario = "uniform"
+        strategies = ["keyed-mailbox"]
+        of = "group-by"
+        op = ">="
+        factor = 0.01
+    "#;
+
 pub(super) const CORRECT: &str = r#"
         [[rule]]
         name = "ordered strategies are correct"

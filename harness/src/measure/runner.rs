@@ -305,11 +305,14 @@ pub enum RunError {
         /// Why.
         source: strategies::SubmitError,
     },
-    /// A completion-driven run heard of no handled message for [`DRIVEN_STALL`].
-    #[error("`{strategy}` handled nothing for {DRIVEN_STALL:?} while messages were in flight")]
+    /// A completion-driven run heard no answer to any measured sender's command for its
+    /// watch's stall wait ([`Watch::stall`]) while one was in flight.
+    #[error("`{strategy}` handled no measured command for {waited:?} while one was in flight")]
     Stalled {
         /// The strategy.
         strategy: Design,
+        /// How long the driver waited.
+        waited: Duration,
     },
     /// The cell's watch was cancelled (by the watchdog that supervises it): it stopped
     /// before its end, and measured nothing that counts.
@@ -337,9 +340,6 @@ impl Halt {
     }
 }
 
-/// How long a completion-driven run waits for the next handled message before it gives up.
-pub const DRIVEN_STALL: Duration = Duration::from_secs(60);
-
 /// What a completion-driven repetition did.
 struct DrivenOutcome {
     /// When the last message was sent.
@@ -353,7 +353,8 @@ struct DrivenOutcome {
 /// Why a completion-driven repetition stopped early.
 enum DrivenError {
     Refused(strategies::SubmitError),
-    Stalled,
+    /// No measured command was answered for this long.
+    Stalled(Duration),
     Cancelled,
 }
 
@@ -361,28 +362,33 @@ impl DrivenError {
     fn into_run_error(self, strategy: Design) -> RunError {
         match self {
             Self::Refused(source) => RunError::Refused { strategy, source },
-            Self::Stalled => RunError::Stalled { strategy },
+            Self::Stalled(waited) => RunError::Stalled { strategy, waited },
             Self::Cancelled => RunError::Cancelled { strategy },
         }
     }
 }
 
-/// The key of the next message that ends, waiting at most [`DRIVEN_STALL`] for it, and no
-/// longer once `watch` is cancelled.
-fn next_end(completions: &mpsc::Receiver<u64>, watch: &Watch) -> Result<u64, DrivenError> {
-    let deadline = Instant::now() + DRIVEN_STALL;
+/// The key of the next message that ends, waiting for it until a measured command was last
+/// `answered` [`Watch::stall`] ago, and no longer once `watch` is cancelled.
+fn next_end(
+    completions: &mpsc::Receiver<u64>,
+    watch: &Watch,
+    answered: Instant,
+) -> Result<u64, DrivenError> {
+    let stall = watch.stall();
+    let deadline = answered + stall;
     loop {
         if watch.is_cancelled() {
             return Err(DrivenError::Cancelled);
         }
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
-            return Err(DrivenError::Stalled);
+            return Err(DrivenError::Stalled(stall));
         }
         match completions.recv_timeout(left.min(WATCH_POLL)) {
             Ok(key) => return Ok(key),
             Err(RecvTimeoutError::Timeout) => {}
-            Err(RecvTimeoutError::Disconnected) => return Err(DrivenError::Stalled),
+            Err(RecvTimeoutError::Disconnected) => return Err(DrivenError::Stalled(stall)),
         }
     }
 }
@@ -404,7 +410,9 @@ enum Role {
 /// messages in flight, and each sender sends a command, waits until it is handled, then
 /// sends the next, until `plan.duration_ns` has passed; then the chains stop too. One
 /// thread does it all, woken by `completions` (every message that ends tells it its key),
-/// so a sender's next command goes out as soon as its previous one is handled.
+/// so a sender's next command goes out as soon as its previous one is handled. It gives up
+/// once no sender's command was handled for the watch's stall wait ([`Watch::stall`]):
+/// the chains' and the hot aggregate's messages may keep ending meanwhile.
 fn submit_driven(
     executor: &dyn Strategy,
     workload: &Workload,
@@ -422,8 +430,9 @@ fn submit_driven(
     let mut active = driver.start_senders()?;
     let mut measured_completed = 0;
     let mut last_send_ns = clock.now_ns();
+    let mut answered = Instant::now();
     while active > 0 {
-        let key = next_end(completions, watch)?;
+        let key = next_end(completions, watch, answered)?;
         match driver.role_of(key) {
             Role::None => {}
             Role::Chain(index) => driver.continue_chain(index)?,
@@ -434,6 +443,7 @@ fn submit_driven(
             }
             Role::Sender(index) => {
                 measured_completed += 1;
+                answered = Instant::now();
                 if driver.has_command(index) && clock.now_ns() < deadline {
                     driver.send_command(index)?;
                     last_send_ns = clock.now_ns();

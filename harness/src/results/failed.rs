@@ -2,7 +2,9 @@
 //!
 //! A watchdog supervises every cell of a run: a cell that finishes no unit of work (a
 //! message, a record) for its timeout (`--cell-timeout`) is cancelled, recorded here with
-//! the reason, and the run goes on with the next cell. A failed cell counts as done for the
+//! the reason, and the run goes on with the next cell. So is a completion-driven cell whose
+//! measured senders get no answer to a command for that timeout (its hot aggregate's
+//! messages may keep ending meanwhile): its driver gives up by itself. A failed cell counts as done for the
 //! run's progress (`meta.incomplete.cells_done`), but it measured nothing: `run` exits 1,
 //! `summary.md`, `report.html` and `gate` name it, and `run --resume` runs it again.
 
@@ -20,7 +22,9 @@ pub struct FailedCell {
     pub param: String,
     /// Strategy id.
     pub strategy: String,
-    /// Why it failed, for a reader: `no progress for 60 s: 1,234 of 20,000 messages done`.
+    /// Why it failed, for a reader: `no progress for 60 s: 1,234 of 20,000 messages done`,
+    /// or, for a completion-driven cell whose senders got no answer,
+    /// `no measured command handled for 60 s: 1,234 messages done`.
     pub reason: String,
     /// What the cell counts as progress: `messages` that ended (a measured cell) or
     /// `records` settled (a pipeline cell).
@@ -30,7 +34,8 @@ pub struct FailedCell {
     /// Units of work it expected to finish in all; null where it cannot know (a pipeline
     /// redelivers, a completion-driven cell sends for a time).
     pub expected: Option<u64>,
-    /// The no-progress timeout it was held to, in seconds.
+    /// The no-progress timeout it was held to (a completion-driven cell's senders too), in
+    /// seconds.
     pub timeout_s: f64,
     /// Seconds from its start to its cancel.
     pub elapsed_s: f64,
@@ -73,6 +78,16 @@ pub fn no_progress_reason(timeout_s: f64, done: u64, expected: Option<u64>, unit
     }
 }
 
+/// `no measured command handled for 60 s: 1,234 messages done`: the reason a
+/// completion-driven cell whose measured senders got no answer is given.
+pub fn unanswered_reason(timeout_s: f64, done: u64, unit: &str) -> String {
+    format!(
+        "no measured command handled for {}: {} {unit} done",
+        seconds(timeout_s),
+        thousands(done)
+    )
+}
+
 /// `60 s`, `0.5 s`: seconds to the millisecond, without trailing zeros.
 fn seconds(value: f64) -> String {
     let text = format!("{value:.3}");
@@ -110,6 +125,10 @@ mod tests {
         assert_eq!(
             no_progress_reason(0.5, 0, None, "records"),
             "no progress for 0.5 s: 0 records done"
+        );
+        assert_eq!(
+            unanswered_reason(2.0, 12_345, "messages"),
+            "no measured command handled for 2 s: 12,345 messages done"
         );
     }
 }

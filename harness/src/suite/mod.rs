@@ -12,7 +12,13 @@
 //!    folder), then creates it and checks it writable before anything is measured; a fresh
 //!    run removes what an earlier run wrote there (refusing to destroy an incomplete run or
 //!    to write among others' files unless told to overwrite), a resumed one keeps it. The run's calibrations follow (the recorder's cost, open-loop's
-//!    saturation), unless a resumed file records them.
+//!    saturation), unless a resumed file records them. They run on the suite's own thread,
+//!    not under the watchdog, because they cannot wait on anything that may never come:
+//!    both run the built-in `inline` (each message runs inside `submit`, on the calling
+//!    thread) with the harness's own handler, on jobs that never wait (no-ops for the
+//!    recorder's cost, `uniform`'s spins for the saturation); no registered design and no
+//!    timer step takes part, so every message ends within its spin and the only other wait
+//!    is a strategy's threads leaving, bounded at 2 s. Each is announced before it starts.
 //! 3. **Run** (`run.rs`): the plan's cells in order. A workload is generated when the first
 //!    of its cells runs, and dropped when the next one is needed; a pipeline scenario's
 //!    cells at one point run together over one log.

@@ -8,8 +8,9 @@
 //!
 //! Every cell runs on the cell thread under the watchdog (`watchdog.rs`); this thread
 //! generates the workloads, turns the raw measurements into results and saves them. A cell
-//! the watchdog stops is recorded as failed; the pipeline cells of its point that are left
-//! run again on a fresh log.
+//! the watchdog stops, or a completion-driven one whose senders got no answer for its
+//! timeout, is recorded as failed; the pipeline cells of its point that are left run again
+//! on a fresh log.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -324,9 +325,9 @@ impl<'r> Runner<'r> {
         })
     }
 
-    /// What a job the watchdog cancelled leaves to do: records the cell that made no
-    /// progress as failed; a job that would not return ends the run (its cell recorded
-    /// first), unless a stop request cancelled it, which stops the run anyway.
+    /// What a job the watchdog cancelled, or whose cell gave up, leaves to do: records the
+    /// cell that made no progress as failed; a job that would not return ends the run (its
+    /// cell recorded first), unless a stop request cancelled it, which stops the run anyway.
     fn after_cancel(
         &self,
         ending: Ending,
@@ -337,6 +338,7 @@ impl<'r> Runner<'r> {
         let (failure, abandoned) = match ending {
             Ending::Returned(result) => return result,
             Ending::Cancelled(failure) => (failure, false),
+            Ending::Stalled(index, failed) => (Some((index, failed)), false),
             Ending::Abandoned(failure) => (failure, true),
         };
         let Some((index, failed)) = failure else {

@@ -16,7 +16,12 @@
 //!    the cell in progress gets [`Watchdog::stop_grace`] to finish; then it is cancelled
 //!    too. It is then not done, neither measured nor failed: the run saves and stops, and a
 //!    resumed run runs it.
-//! 4. **Abandon.** A cancelled job that has not returned [`Watchdog::cancel_grace`] after
+//! 4. **Stall.** A completion-driven cell whose measured senders get no answer for its
+//!    timeout gives up by itself (the watch's stall wait, module `watch`: its hot
+//!    aggregate may keep the count moving): its job returns
+//!    [`RunError::Stalled`], and the cell is recorded as failed with the reason, as in step
+//!    2, and the run goes on.
+//! 5. **Abandon.** A cancelled job that has not returned [`Watchdog::cancel_grace`] after
 //!    the cancel (a strategy that ignores a forced close, a handler that never returns), or
 //!    whose forced close has not, cannot be joined, and a cell run beside it would measure a
 //!    machine it loads: the cell thread is left behind, and a cell that made no progress is
@@ -42,7 +47,8 @@ use std::time::{Duration, Instant};
 use super::plan::Cell;
 use super::stop::StopSignal;
 use super::SuiteError;
-use crate::results::failed::no_progress_reason;
+use crate::measure::runner::RunError;
+use crate::results::failed::{no_progress_reason, unanswered_reason};
 use crate::results::FailedCell;
 use crate::watch::{Watch, Watchdog};
 
@@ -157,6 +163,9 @@ pub(super) enum Ending {
     /// its failure; none where a stop request cancelled it, or the cell finished as it was
     /// cancelled.
     Cancelled(Option<(usize, FailedCell)>),
+    /// Its cell gave up by itself, no measured command answered for its timeout
+    /// ([`RunError::Stalled`]), and it returned: the cell, with its failure.
+    Stalled(usize, FailedCell),
     /// The watchdog cancelled it, and it did not return: the cell thread is left behind.
     /// The cell that made no progress, with its failure (`abandoned`); none where a stop
     /// request cancelled it.
@@ -241,7 +250,8 @@ impl<'s> Supervisor<'s> {
     ) -> Ending {
         let (sender, receiver) = mpsc::channel();
         let (answer, saved) = mpsc::channel();
-        let watch = Watch::default();
+        // A measured job runs one cell: its driver's stall wait is that cell's timeout.
+        let watch = Watch::with_stall((cells.timeout)(first));
         let halt = Arc::new(AtomicBool::new(false));
         let reporter = Reporter { sender, saved, watch: watch.clone(), halt: Arc::clone(&halt) };
         self.thread.give(Box::new(move || {
@@ -257,11 +267,11 @@ impl<'s> Supervisor<'s> {
         loop {
             match receiver.recv_timeout(TICK) {
                 Ok(Sent::Report(report, done)) => job.hear(report, done, self.stop, heard),
-                Ok(Sent::Ended(result)) => return self.ended(result, job),
+                Ok(Sent::Ended(result)) => return self.ended(cells, result, job),
                 Ok(Sent::Panicked(payload)) => resume_unwind(payload),
                 Err(RecvTimeoutError::Timeout) => {}
                 // The job reports its end before its sender goes: not reached.
-                Err(RecvTimeoutError::Disconnected) => return self.ended(Ok(()), job),
+                Err(RecvTimeoutError::Disconnected) => return self.ended(cells, Ok(()), job),
             }
             job.watching.look(&job.watch);
             if let Some(ending) = self.check(cells, &mut job, heard) {
@@ -271,11 +281,27 @@ impl<'s> Supervisor<'s> {
     }
 
     /// The ending of `job`, which returned `result`.
-    fn ended(&mut self, result: Result<(), SuiteError>, job: Supervised) -> Ending {
+    fn ended(
+        &mut self,
+        cells: &Cells<'_>,
+        result: Result<(), SuiteError>,
+        job: Supervised,
+    ) -> Ending {
         if let Some(error) = job.failed_save {
             return Ending::Returned(Err(error));
         }
-        let Some(mut cancel) = job.cancel else { return Ending::Returned(result) };
+        let Some(mut cancel) = job.cancel else {
+            return match result {
+                Err(SuiteError::Run(RunError::Stalled { waited, .. })) => {
+                    let index = job.watching.index;
+                    let failed = failure(&cells.cells[index], cells.unit, &job, waited);
+                    let done = failed.done;
+                    let reason = unanswered_reason(waited.as_secs_f64(), done, cells.unit);
+                    Ending::Stalled(index, FailedCell { reason, ..failed })
+                }
+                result => Ending::Returned(result),
+            };
+        };
         // Its forced close may still run: it gets what is left of the grace.
         if let Some(closing) = cancel.closing.take() {
             while !closing.is_finished() && cancel.at.elapsed() < self.settings.cancel_grace {
@@ -326,7 +352,7 @@ impl<'s> Supervisor<'s> {
         }
         let timeout = (cells.timeout)(job.watching.index);
         if job.watching.since.elapsed() >= timeout {
-            let failed = failure(cell, cells.unit, &job.watch, &job.watching, timeout);
+            let failed = failure(cell, cells.unit, job, timeout);
             let _ = heard(Report::Note(format!("{}: {}: stopping it", cell.key, failed.reason)));
             job.cancel_for(Some((job.watching.index, failed)));
         }
@@ -395,14 +421,10 @@ impl Cancel {
     }
 }
 
-/// The failure of `cell`, which made no progress for `timeout`.
-fn failure(
-    cell: &Cell,
-    unit: &str,
-    watch: &Watch,
-    watching: &Watching,
-    timeout: Duration,
-) -> FailedCell {
+/// The failure of `cell`, the cell in progress of `job`, which made no progress for
+/// `timeout`.
+fn failure(cell: &Cell, unit: &str, job: &Supervised, timeout: Duration) -> FailedCell {
+    let (watch, watching) = (&job.watch, &job.watching);
     let done = watch.done().saturating_sub(watching.base);
     let expected = watch.expected();
     let timeout_s = timeout.as_secs_f64();
