@@ -4,9 +4,11 @@
 # baseline's, the change and the limit. Valgrind runs one thread at a time: the counts are
 # the work done, not contention (docs/instruction-counts.md).
 # Exit 0: every count within its limit, or a rustc or valgrind other than the baseline's
-# (reported, not judged); 1: a count past its limit, or a benchmark without a baseline;
-# 2: it cannot measure (no valgrind or jq, no gungraun-runner of the crate's version).
-# Usage: scripts/icount.sh [--update]   (--update rewrites the baseline from this run)
+# (reported, not judged); 1: a count past its limit either way, a benchmark without a
+# baseline or one gone from the bench; 2: it cannot measure (no valgrind or jq, no
+# gungraun-runner of the crate's version).
+# Usage: scripts/icount.sh [--update]   (--update: the baseline's counts become the median
+# of three runs; its limits are kept)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
