@@ -33,6 +33,28 @@ fn every_strategy_is_documented() {
     assert_named(&documents, StrategyId::ALL.iter().map(|id| id.as_str()));
 }
 
+/// Every strategy has an instruction-count benchmark (`benches/icount.rs`, one
+/// `#[bench::id]` line each, the id with `_` for `-`) and a baseline count for it
+/// (`benches/icount-baseline.json`), so the count gate covers a strategy added later.
+#[test]
+fn every_strategy_has_an_instruction_count_and_its_baseline() {
+    let bench = read("benches/icount.rs");
+    let baseline: serde_json::Value =
+        serde_json::from_str(&read("benches/icount-baseline.json")).expect("the baseline parses");
+    for id in StrategyId::ALL {
+        let name = id.as_str().replace('-', "_");
+        assert!(
+            bench.contains(&format!("#[bench::{name}(args = (StrategyId::")),
+            "benches/icount.rs has no dispatch benchmark for `{id}`"
+        );
+        let key = format!("executors/dispatch/{name}");
+        assert!(
+            baseline["instructions"][&key].is_u64(),
+            "benches/icount-baseline.json has no count for {key} (scripts/icount.sh --update)"
+        );
+    }
+}
+
 #[test]
 fn every_scenario_is_documented() {
     let documents = ["docs/workloads.md", "docs/design.md", "docs/results.md"];
