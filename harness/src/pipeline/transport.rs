@@ -15,8 +15,11 @@
 //!    poll to the next so that a small `max_records` starves none. Polling advances the
 //!    member's positions past what it returned; each member has positions of its own.
 //! 4. [`Transport::commit`] stores a [`Commit`] (the next offset to consume, Kafka's
-//!    convention, and opaque metadata) for the group. Only the partition's owner may
-//!    commit: a revoked member's late commit is refused with
+//!    convention, and metadata text) for the group. Metadata longer than the group's limit
+//!    (Kafka's `offset.metadata.max.bytes`, counted as a broker counts it: the string's
+//!    length in UTF-16 code units, one per character of base64) is refused with
+//!    [`TransportError::MetadataTooLarge`]. Only the partition's owner
+//!    may commit: a revoked member's late commit is refused with
 //!    [`TransportError::NotAssigned`], as a broker refuses a commit from an old generation,
 //!    so it cannot move the offset under the new owner.
 //! 5. [`Transport::seek_to_committed`] puts every position of a member back at the committed
@@ -34,6 +37,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use super::commit::DEFAULT_METADATA_LIMIT_BYTES;
 use super::log::{LogError, Record, Topic};
 
 /// A member of the consumer group.
@@ -52,15 +56,16 @@ pub struct Commit {
     /// The next offset to consume (Kafka's convention): every record below it is done, and
     /// a restarted consumer reads from here.
     pub offset: u64,
-    /// Opaque bytes stored beside the offset (Kafka's `OffsetAndMetadata.metadata`); the
-    /// `contiguous+metadata` policy keeps the completed offsets above `offset` here.
-    pub metadata: Vec<u8>,
+    /// Text stored beside the offset (Kafka's `OffsetAndMetadata.metadata`, a string); the
+    /// `contiguous+metadata` policy keeps the completed offsets above `offset` here, in
+    /// base64.
+    pub metadata: String,
 }
 
 impl Commit {
     /// A commit of `offset` with no metadata.
     pub fn offset(offset: u64) -> Self {
-        Self { offset, metadata: Vec::new() }
+        Self { offset, metadata: String::new() }
     }
 }
 
@@ -74,6 +79,20 @@ pub enum TransportError {
         member: MemberId,
         /// The partition it asked about.
         partition: u32,
+    },
+    /// The commit's metadata is longer than the group stores (Kafka's
+    /// `OFFSET_METADATA_TOO_LARGE`).
+    #[error(
+        "the commit of partition {partition} carries {bytes} bytes of metadata, more than the \
+         limit of {limit}"
+    )]
+    MetadataTooLarge {
+        /// The partition committed.
+        partition: u32,
+        /// Bytes of metadata text it carried.
+        bytes: usize,
+        /// The most the group stores.
+        limit: usize,
     },
     /// The partition does not exist.
     #[error(transparent)]
@@ -216,16 +235,26 @@ pub struct EmbeddedTransport {
     group: Mutex<Group>,
     /// Where the records' produce times count from; unset: every record is visible.
     epoch: std::sync::OnceLock<std::time::Instant>,
+    /// The most bytes of metadata text one commit may carry (Kafka's
+    /// `offset.metadata.max.bytes`).
+    metadata_limit: usize,
 }
 
 impl EmbeddedTransport {
-    /// A transport over `topic`, with an empty group.
+    /// A transport over `topic`, with an empty group that stores up to
+    /// [`DEFAULT_METADATA_LIMIT_BYTES`] of metadata per commit, as a broker does by default.
     pub fn new(topic: Topic) -> Self {
         Self {
             topic: RwLock::new(topic),
             group: Mutex::new(Group::default()),
             epoch: std::sync::OnceLock::new(),
+            metadata_limit: DEFAULT_METADATA_LIMIT_BYTES,
         }
+    }
+
+    /// The same transport, its group storing up to `bytes` of metadata text per commit.
+    pub fn with_metadata_limit(self, bytes: usize) -> Self {
+        Self { metadata_limit: bytes, ..self }
     }
 
     /// Makes each record visible to polls only from its produce time on, counted from
@@ -375,6 +404,12 @@ impl Transport for EmbeddedTransport {
     ) -> Result<(), TransportError> {
         let mut group = self.group.lock();
         group.check_owner(member, partition)?;
+        // A broker compares Java's `String.length()`: UTF-16 code units, one per character
+        // of base64.
+        let (bytes, limit) = (commit.metadata.encode_utf16().count(), self.metadata_limit);
+        if bytes > limit {
+            return Err(TransportError::MetadataTooLarge { partition, bytes, limit });
+        }
         group.committed.insert(partition, commit);
         Ok(())
     }
@@ -510,7 +545,7 @@ mod tests {
         transport.assign(A, &[0]).unwrap();
         assert_eq!(transport.committed(0), None);
         assert_eq!(transport.poll(A, 8).len(), 8);
-        let commit = Commit { offset: 5, metadata: vec![1, 2, 3] };
+        let commit = Commit { offset: 5, metadata: "AQID".into() };
         transport.commit(A, 0, commit.clone()).unwrap();
         assert_eq!(transport.committed(0), Some(commit));
         assert_eq!(transport.position(A, 0), Some(8));
@@ -545,6 +580,22 @@ mod tests {
         assert!(transport.poll(A, 10).iter().all(|record| record.partition == 1));
         transport.commit(B, 0, Commit::offset(4)).unwrap();
         assert_eq!(transport.committed(0), Some(Commit::offset(4)));
+    }
+
+    #[test]
+    fn metadata_past_the_limit_is_refused_counted_in_bytes_of_text() {
+        let transport = filled(1, 1).with_metadata_limit(4);
+        transport.assign(A, &[0]).unwrap();
+        transport.commit(A, 0, Commit { offset: 1, metadata: "AQID".into() }).unwrap();
+        let long = Commit { offset: 1, metadata: "AQIDBA".into() };
+        assert_eq!(
+            transport.commit(A, 0, long),
+            Err(TransportError::MetadataTooLarge { partition: 0, bytes: 6, limit: 4 })
+        );
+        // Counted as a broker counts a string: a character of two UTF-8 bytes counts one.
+        let wide = Commit { offset: 1, metadata: "\u{e9}\u{e9}\u{e9}\u{e9}".into() };
+        transport.commit(A, 0, wide.clone()).unwrap();
+        assert_eq!(transport.committed(0), Some(wide));
     }
 
     #[test]

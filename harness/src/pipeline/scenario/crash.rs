@@ -98,7 +98,7 @@ fn crash_cell(
     param: String,
 ) -> Result<PipelineRun, ConsumerError> {
     let Bench { sizes, strategy_config, .. } = *bench;
-    let (transport, member) = one_member(topic)?;
+    let (transport, member) = one_member(topic, sizes)?;
     let pipeline = Pipeline::new(transport, bench.timer.clone()).watched(bench.watch.clone());
     let config = consumer_config(sizes, policy, RetryConfig::default())?;
     let treat = slow_treat(sizes);

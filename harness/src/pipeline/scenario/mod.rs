@@ -400,9 +400,14 @@ fn run_cells<P: Copy>(
     Ok(runs)
 }
 
-/// A transport over a copy of `topic` whose every partition member 0 owns.
-fn one_member(topic: &Topic) -> Result<(Arc<EmbeddedTransport>, MemberId), ConsumerError> {
-    let transport = Arc::new(EmbeddedTransport::new(topic.clone()));
+/// A transport over a copy of `topic` whose every partition member 0 owns, its group
+/// storing the metadata `sizes` allow.
+fn one_member(
+    topic: &Topic,
+    sizes: &Sizes,
+) -> Result<(Arc<EmbeddedTransport>, MemberId), ConsumerError> {
+    let transport =
+        Arc::new(EmbeddedTransport::new(topic.clone()).with_metadata_limit(sizes.metadata_limit));
     let member = MemberId(0);
     let all: Vec<u32> = (0..topic.partitions()).collect();
     transport.assign(member, &all)?;
@@ -419,7 +424,7 @@ fn consume_to_end(
     strategy: Design,
     hold: Option<Hold>,
 ) -> Result<(Pipeline, IncarnationReport), ConsumerError> {
-    let (transport, member) = one_member(topic)?;
+    let (transport, member) = one_member(topic, bench.sizes)?;
     let pipeline = Pipeline::new(transport, bench.timer.clone()).watched(bench.watch.clone());
     let mut incarnation =
         Incarnation::new(member, strategy, bench.strategy_config, config, treat, Stop::AtEnd);

@@ -137,7 +137,8 @@ fn cell(
     strategy: Design,
 ) -> Result<PipelineRun, ConsumerError> {
     let sizes: &Sizes = bench.sizes;
-    let transport = Arc::new(EmbeddedTransport::new(topic.clone()));
+    let transport =
+        Arc::new(EmbeddedTransport::new(topic.clone()).with_metadata_limit(sizes.metadata_limit));
     let config = consumer_config(sizes, policy, RetryConfig::default())?;
     let treat = slow_treat(sizes);
     let pipeline =
