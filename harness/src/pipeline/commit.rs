@@ -21,17 +21,19 @@
 //!      the metadata. Safe, and a crash redelivers only the incomplete records.
 //!    - `highest-completed`: the offset after the highest completed one. Unsafe: a crash
 //!      skips every incomplete record below it, for good.
-//! 5. Under `contiguous+metadata`, when the encoding would take more than 75% of the
+//! 5. Under `contiguous+metadata`, when the metadata's text would take more than 75% of the
 //!    metadata limit while the record at the gap (the contiguous offset) is in flight,
 //!    [`PartitionProgress::needs_pause`] turns on and the consumer pauses the partition
 //!    until the gap closes (the contiguous offset moves up and the encoding shrinks). A
 //!    record at the gap that has not been polled (a consumer resumed from full metadata
-//!    seeks to it) never pauses the partition: only a poll can start it. Records already in flight may still complete; if the encoding then passes
-//!    the limit itself, only the lowest completed offsets that fit are written, so a crash
-//!    redelivers the rest: more duplicates, never a skipped record.
+//!    seeks to it) never pauses the partition: only a poll can start it. Records already
+//!    in flight may still complete; if the text then passes the limit itself, only the
+//!    lowest completed offsets that fit are written, so a crash redelivers the rest: more
+//!    duplicates, never a skipped record.
 //!
-//! The metadata's two encodings, and how they are truncated, are described in
-//! [`super::metadata`].
+//! The limit counts the metadata as the broker stores it: text, the binary encoding in
+//! base64, so the encoding itself gets three quarters of it. The metadata's two encodings,
+//! how they are truncated and written as text, are described in [`super::metadata`].
 
 use std::collections::BTreeSet;
 
@@ -39,11 +41,14 @@ use super::metadata::{self, MetadataError, RangeSet};
 use super::transport::Commit;
 use crate::results::CommitPolicy;
 
-/// The default metadata limit, in bytes (Kafka's `offset.metadata.max.bytes` is 4,096).
+/// The default metadata limit, in bytes of text (Kafka's `offset.metadata.max.bytes` is
+/// 4,096).
 pub const DEFAULT_METADATA_LIMIT_BYTES: usize = 4_096;
-/// The smallest metadata limit, in bytes: the smallest non-empty encoding (a tag and one
-/// bitset byte, the 8 offsets after the committed one) must fit under the back-pressure
-/// threshold of 75%, and 3 is the smallest limit whose 75% (2.25 bytes) holds 2.
+/// The smallest metadata limit, in bytes of text: the smallest non-empty encoding (a tag
+/// and one bitset byte, the 8 offsets after the committed one) must fit, and its 2 bytes
+/// take 3 characters of base64. At 3 the partition pauses whenever anything above the gap
+/// completed while the gap is in flight (3 characters are past 75% of 3); from 4 on the
+/// smallest encoding stays below the back-pressure threshold.
 pub const MIN_METADATA_LIMIT: usize = 3;
 
 /// A commit-tracking mistake or a commit that cannot be read back.
@@ -62,7 +67,8 @@ pub enum CommitError {
     CorruptMetadata(#[from] MetadataError),
 }
 
-/// The most bytes `contiguous+metadata` may write in one commit, validated against
+/// The most bytes of metadata text `contiguous+metadata` may write in one commit (what a
+/// broker counts against `offset.metadata.max.bytes`), validated against
 /// [`MIN_METADATA_LIMIT`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct MetadataLimit(usize);
@@ -82,12 +88,18 @@ impl MetadataLimit {
         Ok(Self(bytes))
     }
 
-    /// The limit, in bytes.
+    /// The limit, in bytes of text.
     pub const fn bytes(self) -> usize {
         self.0
     }
 
-    /// Whether an encoding of `len` bytes takes more than 75% of the limit.
+    /// The most bytes the binary encoding may take: three quarters of the limit, whose
+    /// base64 text fits it.
+    pub const fn binary_budget(self) -> usize {
+        metadata::binary_budget(self.0)
+    }
+
+    /// Whether metadata text of `len` bytes takes more than 75% of the limit.
     fn past_pause_threshold(self, len: usize) -> bool {
         len.saturating_mul(4) > self.0.saturating_mul(3)
     }
@@ -130,7 +142,7 @@ impl PartitionProgress {
         let resume_offset = commit.map_or(0, |commit| commit.offset);
         let done_above = match commit {
             Some(commit) if policy == CommitPolicy::ContiguousMetadata => {
-                metadata::decode(commit.offset, &commit.metadata)?
+                metadata::decode(commit.offset, &metadata::from_text(&commit.metadata)?)?
             }
             _ => RangeSet::default(),
         };
@@ -191,11 +203,11 @@ impl PartitionProgress {
             CommitPolicy::Contiguous | CommitPolicy::HighestCompleted => {
                 Commit::offset(self.committed_offset())
             }
-            CommitPolicy::ContiguousMetadata => Commit {
-                offset: self.contiguous,
-                metadata: metadata::encode(self.contiguous, &self.done_above, self.limit.bytes())
-                    .bytes,
-            },
+            CommitPolicy::ContiguousMetadata => {
+                let budget = self.limit.binary_budget();
+                let encoded = metadata::encode(self.contiguous, &self.done_above, budget);
+                Commit { offset: self.contiguous, metadata: metadata::to_text(&encoded.bytes) }
+            }
         }
     }
 
@@ -225,7 +237,7 @@ impl PartitionProgress {
     }
 
     /// Whether the consumer should stop polling the partition: under `contiguous+metadata`,
-    /// the metadata would take more than 75% of the limit and the record at the gap (the
+    /// the metadata's text would take more than 75% of the limit and the record at the gap (the
     /// contiguous offset) is in flight, so that the gap can close without another poll.
     /// Turns off again once the gap closes enough, and whenever the record at the gap has
     /// not been polled yet (a consumer resumed from full metadata, or one whose gap moved
@@ -237,11 +249,12 @@ impl PartitionProgress {
             && self.limit.past_pause_threshold(self.encoded_len())
     }
 
-    /// The bytes the metadata needs for every completed offset above the contiguous one
-    /// (0 when none), counted only up to just past the limit: a value above the limit
-    /// means the commit will be truncated.
+    /// The bytes of text the metadata needs for every completed offset above the
+    /// contiguous one (0 when none), counted only up to just past the limit: a value above
+    /// the limit means the commit will be truncated.
     pub fn encoded_len(&self) -> usize {
-        metadata::encoded_len(self.contiguous, &self.done_above, self.limit.bytes() + 1)
+        let cap = self.limit.binary_budget() + 1;
+        metadata::text_len(metadata::encoded_len(self.contiguous, &self.done_above, cap))
     }
 
     /// Committed-offset lag: `(highest completed offset + 1) - committed offset`, 0 when
@@ -267,8 +280,9 @@ impl PartitionProgress {
         match self.policy {
             CommitPolicy::Contiguous => self.done_above.len,
             CommitPolicy::ContiguousMetadata => {
+                let budget = self.limit.binary_budget();
                 self.done_above.len
-                    - metadata::encode(self.contiguous, &self.done_above, self.limit.bytes()).kept
+                    - metadata::encode(self.contiguous, &self.done_above, budget).kept
             }
             CommitPolicy::HighestCompleted => 0,
         }
@@ -327,7 +341,7 @@ mod tests {
         let (with_metadata, again) = &outcomes[&CommitPolicy::ContiguousMetadata];
         assert_eq!(with_metadata.offset, 2);
         // 3, 5, 6, 7, 8, 9 completed: bits 0, 2, 3, 4, 5, 6 of one bitset byte.
-        assert_eq!(with_metadata.metadata, [TAG_BITSET, 0b0111_1101]);
+        assert_eq!(with_metadata.metadata, metadata::to_text(&[TAG_BITSET, 0b0111_1101]));
         assert_eq!(*again, [2, 4]);
 
         let (highest, again) = &outcomes[&CommitPolicy::HighestCompleted];
@@ -391,7 +405,8 @@ mod tests {
 
     #[test]
     fn resume_skips_what_the_metadata_says_completed() {
-        let commit = Commit { offset: 100, metadata: vec![TAG_RUN_LENGTH, 4, 2, 0, 1] };
+        let metadata = metadata::to_text(&[TAG_RUN_LENGTH, 4, 2, 0, 1]);
+        let commit = Commit { offset: 100, metadata };
         let progress = PartitionProgress::resume(
             Some(&commit),
             CommitPolicy::ContiguousMetadata,
@@ -434,8 +449,8 @@ mod tests {
             let commit = progress.commit();
             assert_eq!(commit.offset, base);
             let smaller = metadata::encoded_len(base, &progress.done_above, usize::MAX);
-            assert_eq!(commit.metadata.len(), smaller);
-            match commit.metadata.first() {
+            assert_eq!(commit.metadata.len(), metadata::text_len(smaller));
+            match metadata::from_text(&commit.metadata).unwrap().first() {
                 Some(&TAG_BITSET) => bitsets += 1,
                 Some(&TAG_RUN_LENGTH) => run_lengths += 1,
                 Some(tag) => panic!("unexpected tag {tag}"),
@@ -462,15 +477,16 @@ mod tests {
         for offset in 0..=100 {
             progress.polled(offset);
         }
-        // Every other offset completes: the bitset wins, 8 offsets a byte. Up to offset 88
-        // (bit 87, 11 bytes and the tag: 12 bytes, exactly 75% of 16) there is no pause.
-        for offset in (2..=88).step_by(2) {
+        // Every other offset completes: the bitset wins, 8 offsets a byte. Up to offset 64
+        // (bit 63, 8 bytes and the tag: 9 bytes, 12 characters of base64, exactly 75% of 16)
+        // there is no pause.
+        for offset in (2..=64).step_by(2) {
             progress.completed(offset);
             assert!(!progress.needs_pause(), "paused at offset {offset}");
         }
         assert_eq!(progress.encoded_len(), 12);
-        progress.completed(90);
-        assert_eq!(progress.encoded_len(), 13);
+        progress.completed(66);
+        assert_eq!(progress.encoded_len(), 14, "10 bytes");
         assert!(progress.needs_pause());
         // Closing the gap shrinks the encoding and lifts the pause.
         for offset in (1..=11).step_by(2).chain([0]) {
@@ -542,7 +558,7 @@ mod tests {
 
     #[test]
     fn corrupt_metadata_fails_the_resume() {
-        let commit = Commit { offset: 5, metadata: vec![9, 1] };
+        let commit = Commit { offset: 5, metadata: metadata::to_text(&[9, 1]) };
         let error = PartitionProgress::resume(
             Some(&commit),
             CommitPolicy::ContiguousMetadata,
@@ -554,6 +570,14 @@ mod tests {
             CommitError::CorruptMetadata(MetadataError { reason: "unknown encoding tag" })
         );
         assert_eq!(error.to_string(), "commit metadata is corrupt: unknown encoding tag");
+        let binary = Commit { offset: 5, metadata: "\u{1}\u{7d}".into() };
+        let error = PartitionProgress::resume(
+            Some(&binary),
+            CommitPolicy::ContiguousMetadata,
+            MetadataLimit::DEFAULT,
+        )
+        .unwrap_err();
+        assert_eq!(error.to_string(), "commit metadata is corrupt: it is not unpadded base64");
         // A policy that reads no metadata does not care.
         assert!(PartitionProgress::resume(
             Some(&commit),

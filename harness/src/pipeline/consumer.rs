@@ -1,20 +1,24 @@
-//! A consumer group member: it polls its partitions through a [`Transport`], hands every
-//! record to an executor (any `strategies::Strategy`), applies it to the projection in the
-//! handler, retries what fails, tracks completions per partition and commits them by
-//! policy; and it can die without a final commit, or give its partitions up in a
-//! rebalance, so that a new one resumes where the commits say.
+//! A consumer group member: it polls the partitions the group assigns it through its
+//! [`Member`] client (of any [`Transport`]), hands every record to an executor (any
+//! `strategies::Strategy`), applies it to the projection in the handler, retries what
+//! fails, tracks completions per partition and commits them by policy; and it can die
+//! without a final commit, or give its partitions up when the group revokes them, so that
+//! a new one resumes where the commits say.
 //!
 //! # One incarnation, step by step
 //!
-//! 1. **Resume.** For each assigned partition, a [`PartitionProgress`] is built from the
-//!    group's committed [`Commit`] (and its metadata, under `contiguous+metadata`), and the
-//!    member's positions go back to the committed offsets.
+//! 1. **Resume.** The group decides what the member owns: the partitions it already owns
+//!    when the incarnation starts, and those the transport's [`RebalanceListener`] callback
+//!    assigns it at a poll. For each, a [`PartitionProgress`] is built from the group's
+//!    committed [`Commit`] (and its metadata, under `contiguous+metadata`), the member's
+//!    position goes to the committed offset, and the partition starts unpaused.
 //! 2. **Poll and submit** (the calling thread, the executor's producer). First the
 //!    partitions are paused or resumed as their reasons come and go: a [`Hold`]
 //!    (drain-then-expand), a record failing in place under `pause-partition`, or commit
 //!    metadata past 75% of its limit. Then the retry topic's records whose delay is over
-//!    are submitted again, then up to `max_poll_records` records of the log, each
-//!    partition in offset order (a paced log shows each record from its produce time on).
+//!    are submitted again, then one poll returns up to `max_poll_records` records of the
+//!    log, each partition in offset order (a paced log shows each record from its produce
+//!    time on), or runs a rebalance callback instead.
 //!    A record the metadata says completed before the restart is skipped; every other one
 //!    is marked polled and submitted as a message: the aggregate id is the key, the offset
 //!    the sequence number, the partition in `Job::Custom` (a partition's offsets are
@@ -24,10 +28,10 @@
 //!    [`DeliveryTally`], asks the incarnation's [`Treat`] what to do (run it, wait on a
 //!    slow dependency, fail some attempts, or stay pending for ever), spins the record's
 //!    CPU, applies it to the [`Projection`] and only then marks it completed in its
-//!    partition's progress: a commit never covers an effect that has not happened. A failed attempt goes by the
-//!    retry policy (module `retry`): wait the backoff on the key, or go to the retry topic
-//!    (its offset completes at once), and after `max_attempts` failures to the dead-letter
-//!    topic (settled without an effect).
+//!    partition's progress: a commit never covers an effect that has not happened. A failed
+//!    attempt goes by the retry policy (module `retry`): wait the backoff on the key, or go
+//!    to the retry topic (its offset completes at once), and after `max_attempts` failures
+//!    to the dead-letter topic (settled without an effect).
 //! 4. **Commit** (a committer thread, every `commit_interval`). For each partition, the
 //!    progress's [`PartitionProgress::commit`] goes to the transport, and the metadata
 //!    back-pressure is set. Every tick samples the committed-offset lag (summed over the
@@ -38,14 +42,17 @@
 //!    [`Stop::CrashAfter`]: the moment the crash point is reached the process is as good
 //!    as dead: no record starts or applies any more, no commit is made (the last one is
 //!    the previous periodic commit), the poll loop stops and the executor is force-closed
-//!    (queued records discarded, stuck ones abandoned). [`Stop::Revoke`]: once the
-//!    rebalance's signal is raised the same happens, except that it first commits what
+//!    (queued records discarded, stuck ones abandoned). [`Stop::Revoked`]: when the group
+//!    revokes the member's partitions (another member joined or left; the transport
+//!    decides when), or the member leaves, the same happens inside the revocation's
+//!    callback, while the member still owns them, except that it first commits what
 //!    completed. Effects applied before the end stay applied; the next incarnation
 //!    redelivers what the last commit did not cover.
 //!
-//! In the code, step 1 is `Shared::resume`, step 2 `poll_loop` (with `Pauses` for the
-//! pauses), step 3 `handle` and `attempt_failing`, step 4 `Committer` and `commit_loop`,
-//! and `run_incarnation` runs them in order and then step 5.
+//! In the code, step 1 is `Shared::resume` (from `Run`'s `assigned` callback), step 2
+//! `Run::poll_loop` (with `Pauses` for the pauses), step 3 `handle` and
+//! `attempt_failing`, step 4 `Committer` and `commit_loop`, step 5 `Run::end` (from the
+//! `revoked` callback, or after the poll loop), and `run_incarnation` runs them in order.
 //!
 //! The pipeline's [`Watch`] (its cell's, where a watchdog supervises it) counts every record
 //! settled (step 3) and holds the executor. Once it is cancelled, the poll loop and every
@@ -67,10 +74,10 @@ use std::time::{Duration, Instant};
 use strategies::{Design, Job, Key, Message, Outcome, Strategy, StrategyConfig};
 
 use super::commit::{CommitError, MetadataLimit, PartitionProgress};
-use super::log::Record;
+use super::log::{LogError, Record, Topic};
 use super::projection::Projection;
 use super::retry::{RetryConfig, RetryTopic};
-use super::transport::{EmbeddedTransport, MemberId, Transport, TransportError};
+use super::transport::{Member, RebalanceListener, TransportError};
 use crate::measure::handler::spin;
 use crate::measure::timer::Timer;
 use crate::results::{CommitPolicy, IncarnationReport, LagPoint, RetryPolicy};
@@ -123,10 +130,11 @@ pub enum Treatment {
 /// Decides each record's [`Treatment`].
 pub type Treat = Arc<dyn Fn(&Record) -> Treatment + Send + Sync>;
 
-/// A flag one thread raises and others watch: a rebalance's revocation. It also counts
-/// the watchers that have run out of work and only wait for it.
+/// A flag one thread raises and others watch: the cue for a member to leave the group. It
+/// also counts the watchers that have their assignment, and those that have run out of
+/// work and only wait for a revocation.
 #[derive(Clone, Debug, Default)]
-pub struct Signal(Arc<(AtomicBool, AtomicU32)>);
+pub struct Signal(Arc<(AtomicBool, AtomicU32, AtomicU32)>);
 
 impl Signal {
     /// A signal not yet raised.
@@ -145,17 +153,25 @@ impl Signal {
         self.0 .0.load(Ordering::Acquire)
     }
 
-    /// Incarnations that consumed everything assigned to them and only wait for it.
+    /// Incarnations that consumed everything assigned to them and only wait for the end.
     pub fn idle(&self) -> u32 {
         self.0 .1.load(Ordering::Acquire)
     }
 
-    /// Waits, counted among the idle, until the signal is raised or `watch` cancelled.
-    fn wait_idle(&self, watch: &Watch) {
+    /// Counts one more incarnation among the idle.
+    fn enter_idle(&self) {
         self.0 .1.fetch_add(1, Ordering::AcqRel);
-        while !self.is_raised() && !watch.is_cancelled() {
-            thread::sleep(Duration::from_micros(200));
-        }
+    }
+
+    /// Incarnations the group has given their assignment (possibly empty): a membership
+    /// change before every one has would be one they never see revoked.
+    pub fn assigned(&self) -> u32 {
+        self.0 .2.load(Ordering::Acquire)
+    }
+
+    /// Counts one more incarnation among those with their assignment.
+    fn enter_assigned(&self) {
+        self.0 .2.fetch_add(1, Ordering::AcqRel);
     }
 }
 
@@ -173,9 +189,19 @@ pub enum Stop {
         /// How long a consumed log may see no completion before the consumer dies anyway.
         idle: Duration,
     },
-    /// Give the partitions up once the signal is raised (a rebalance revokes them): stop
-    /// polling, let nothing more apply, commit what completed, abandon what is in flight.
-    Revoke(Signal),
+    /// Consume until the group revokes the member's partitions (the transport decides
+    /// when), and then give them up in the revocation's callback: stop polling, let nothing
+    /// more apply, commit what completed, abandon what is in flight. With `leave`, the
+    /// member leaves the group once `signal` is raised, which revokes its partitions the
+    /// same way. Every such incarnation that consumed what it owns counts itself idle in
+    /// `signal`.
+    Revoked {
+        /// The cue to leave, and the count of idle incarnations.
+        signal: Signal,
+        /// Whether this member leaves when `signal` is raised (the others wait for the
+        /// revocation its leaving causes).
+        leave: bool,
+    },
 }
 
 /// Partitions an incarnation keeps paused until the group has committed other partitions
@@ -190,12 +216,10 @@ pub struct Hold {
     pub until_committed: Vec<(u32, u64)>,
 }
 
-/// One incarnation of a consumer group member: who it is, what it runs the records on,
-/// how it consumes and how it ends.
+/// One incarnation of a consumer group member (one process's life, on the member's
+/// client): what it runs the records on, how it consumes and how it ends.
 #[derive(Clone)]
 pub struct Incarnation {
-    /// The member.
-    pub member: MemberId,
     /// The executor it builds.
     pub strategy: Design,
     /// The executor's settings.
@@ -213,7 +237,6 @@ pub struct Incarnation {
 impl std::fmt::Debug for Incarnation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Incarnation")
-            .field("member", &self.member)
             .field("strategy", &self.strategy)
             .field("config", &self.config)
             .field("stop", &self.stop)
@@ -225,14 +248,13 @@ impl std::fmt::Debug for Incarnation {
 impl Incarnation {
     /// An incarnation with no hold.
     pub fn new(
-        member: MemberId,
         strategy: Design,
         strategy_config: StrategyConfig,
         config: ConsumerConfig,
         treat: Treat,
         stop: Stop,
     ) -> Self {
-        Self { member, strategy, strategy_config, config, treat, stop, hold: None }
+        Self { strategy, strategy_config, config, treat, stop, hold: None }
     }
 }
 
@@ -352,13 +374,14 @@ impl DeliveryTally {
     }
 }
 
-/// What outlives every consumer of a run: the log and the group's commits, the business
-/// state, the tally of deliveries, the timer that ends the handlers' waits, and the epoch
-/// that produce times and timelines count from.
+/// What outlives every consumer of a run: the log as produced, the business state, the
+/// tally of deliveries, the timer that ends the handlers' waits, and the epoch that produce
+/// times and timelines count from. The group and its commits are the transport's.
 #[derive(Clone, Debug)]
 pub struct Pipeline {
-    /// The log and the consumer group's commits.
-    pub transport: Arc<EmbeddedTransport>,
+    /// Every record produced, by partition and offset: a submitted message carries only a
+    /// record's place, and the handler reads the record here.
+    pub log: Arc<Vec<Vec<Record>>>,
     /// The business state the handlers build.
     pub projection: Arc<Projection>,
     /// How often each record was delivered and applied.
@@ -373,19 +396,33 @@ pub struct Pipeline {
 }
 
 impl Pipeline {
-    /// A pipeline over `transport`'s log as it stands (produced before it is consumed),
-    /// with an empty projection and tally, paced from now.
-    pub fn new(transport: Arc<EmbeddedTransport>, timer: Timer) -> Self {
-        let tally = Arc::new(DeliveryTally::new(&transport.end_offsets()));
-        let epoch = Instant::now();
-        transport.pace_from(epoch);
+    /// A pipeline over `log` as it stands (produced before it is consumed), with an empty
+    /// projection and tally; its epoch is now.
+    pub fn new(log: &Topic, timer: Timer) -> Self {
+        let log: Vec<Vec<Record>> = (0..log.partitions())
+            .map(|partition| log.partition(partition).map(|p| p.records().to_vec()))
+            .collect::<Result<_, _>>()
+            .unwrap_or_default();
+        let ends: Vec<u64> = log.iter().map(|records| records.len() as u64).collect();
+        let tally = Arc::new(DeliveryTally::new(&ends));
         let projection = Arc::new(Projection::new());
-        Self { transport, projection, tally, timer, epoch, watch: Watch::default() }
+        let (log, epoch) = (Arc::new(log), Instant::now());
+        Self { log, projection, tally, timer, epoch, watch: Watch::default() }
     }
 
     /// The same pipeline under `watch`, its cell's.
     pub fn watched(self, watch: Watch) -> Self {
         Self { watch, ..self }
+    }
+
+    /// The log's partitions.
+    pub fn partitions(&self) -> u32 {
+        self.log.len() as u32
+    }
+
+    /// The log's records, over every partition.
+    pub fn records(&self) -> u64 {
+        self.log.iter().map(|records| records.len() as u64).sum()
     }
 
     /// Nanoseconds since the epoch.
@@ -447,10 +484,10 @@ enum Origin {
 
 /// What the consumer and its handler and committer share.
 struct Shared {
-    /// Per partition of the topic: its progress (`None` for a partition not assigned).
+    /// Per partition of the log: its progress (`None` for a partition not assigned).
     progress: Vec<Mutex<Option<PartitionProgress>>>,
-    /// Every record, by partition and offset (the log is produced before it is consumed).
-    records: Vec<Vec<Record>>,
+    /// Every record, by partition and offset: the pipeline's log.
+    records: Arc<Vec<Vec<Record>>>,
     /// Per record: attempts so far, under retry-topic (empty under the other policies,
     /// whose attempts live in the retrying step).
     attempts: Vec<Vec<AtomicU32>>,
@@ -481,22 +518,11 @@ struct Shared {
 }
 
 impl Shared {
-    /// Step 1: the member's partitions resumed from the group's commits, its positions
-    /// back at the committed offsets, and the log copied for the handlers to look records
-    /// up in.
-    fn resume(
-        pipeline: &Pipeline,
-        member: MemberId,
-        assigned: &[u32],
-        config: ConsumerConfig,
-        treat: Treat,
-        stop: &Stop,
-    ) -> Result<Self, ConsumerError> {
-        let transport = pipeline.transport.as_ref();
-        let partitions = transport.partitions();
-        let progress = resume_progress(transport, partitions, assigned, config)?;
-        transport.seek_to_committed(member);
-        let records = copy_records(transport, partitions)?;
+    /// The state of an incarnation that owns no partition yet: the group assigns them
+    /// (step 1, at [`Shared::resume`]).
+    fn new(pipeline: &Pipeline, config: ConsumerConfig, treat: Treat, stop: &Stop) -> Self {
+        let records = Arc::clone(&pipeline.log);
+        let partitions = records.len();
         // Only the retry topic counts a record's attempts across its deliveries.
         let attempts = if config.retry.policy == RetryPolicy::RetryTopic {
             records
@@ -506,8 +532,8 @@ impl Shared {
         } else {
             Vec::new()
         };
-        Ok(Self {
-            progress,
+        Self {
+            progress: (0..partitions).map(|_| Mutex::new(None)).collect(),
             records,
             attempts,
             failing: (0..partitions).map(|_| AtomicU32::new(0)).collect(),
@@ -524,13 +550,37 @@ impl Shared {
             epoch: pipeline.epoch,
             crash_after: match stop {
                 Stop::CrashAfter { completions, .. } => Some(*completions),
-                Stop::AtEnd | Stop::Revoke(_) => None,
+                Stop::AtEnd | Stop::Revoked { .. } => None,
             },
             config,
             treat,
             projection: Arc::clone(&pipeline.projection),
             tally: Arc::clone(&pipeline.tally),
-        })
+        }
+    }
+
+    /// Step 1 for `partitions`, newly the member's: each one's progress resumed from the
+    /// group's commit, and the member's position moved to where the progress resumes.
+    fn resume<M: Member>(&self, member: &M, partitions: &[u32]) -> Result<(), ConsumerError> {
+        for &partition in partitions {
+            let committed = member.committed(partition)?;
+            let progress = PartitionProgress::resume(
+                committed.as_ref(),
+                self.config.policy,
+                self.config.metadata_limit,
+            )
+            .map_err(|source| ConsumerError::Resume { partition, source })?;
+            member.seek(partition, progress.resume_offset())?;
+            let Some(slot) = self.progress.get(partition as usize) else {
+                return Err(TransportError::Log(LogError::NoSuchPartition {
+                    partition,
+                    partitions: self.progress.len() as u32,
+                })
+                .into());
+            };
+            *slot.lock() = Some(progress);
+        }
+        Ok(())
     }
 
     fn record_of(&self, message: &Message) -> Option<(Record, Origin)> {
@@ -596,112 +646,326 @@ impl Shared {
     fn in_flight(&self, assigned: &[u32]) -> u64 {
         assigned
             .iter()
-            .filter_map(|&partition| {
-                self.progress[partition as usize].lock().as_ref().map(|p| p.in_flight() as u64)
-            })
+            .filter_map(|&partition| self.progress.get(partition as usize))
+            .filter_map(|slot| slot.lock().as_ref().map(|progress| progress.in_flight() as u64))
             .sum()
     }
 }
 
-/// Runs one incarnation over the member's current assignment in the pipeline's transport,
-/// with a new executor; returns what it did. The steps are the module docs' steps 1 to 5.
-pub fn run_incarnation(
+/// Runs one incarnation of `member` with a new executor: whatever partitions the member
+/// owns or the group assigns it while it runs; returns what it did. The steps are the
+/// module docs' steps 1 to 5.
+pub fn run_incarnation<M: Member + 'static>(
     pipeline: &Pipeline,
+    member: &Arc<M>,
     incarnation: Incarnation,
 ) -> Result<IncarnationReport, ConsumerError> {
-    let Incarnation { member, strategy, strategy_config, config, treat, stop, hold } = incarnation;
-    let transport = pipeline.transport.as_ref();
-    let assigned = transport.assignment(member);
-    let mut pauses = Pauses::new(transport, member, &assigned, hold)?;
-    let shared = Arc::new(Shared::resume(pipeline, member, &assigned, config, treat, &stop)?);
+    let Incarnation { strategy, strategy_config, config, treat, stop, hold } = incarnation;
+    let shared = Arc::new(Shared::new(pipeline, config, treat, &stop));
     let executor = start_executor(strategy, strategy_config, &shared)?;
     let Ok(_enrolled) = pipeline.watch.enrol(&executor) else {
         executor.force_close();
         return Err(ConsumerError::Cancelled);
     };
-
     let started = Instant::now();
-    let mut report = IncarnationReport {
-        member: member.0,
+    let report = IncarnationReport {
+        member: member.id().0,
         started_at_s: started.duration_since(pipeline.epoch).as_secs_f64(),
         ..IncarnationReport::default()
     };
-    let committer = Committer::start(&shared, &pipeline.transport, member, &assigned);
-    poll_loop(
-        transport,
-        member,
-        &assigned,
-        &shared,
-        executor.as_ref(),
-        &stop,
-        &mut pauses,
-        &mut report,
-    );
-    wait_for_the_end(&stop, &shared, executor.as_ref());
-    if shared.watch.is_cancelled() {
-        // Stopped where it was: dead, as at a crash, and nothing more to report.
-        shared.die();
-        committer.stop();
-        executor.force_close();
-        return Err(ConsumerError::Cancelled);
-    }
-    if !matches!(stop, Stop::AtEnd) {
-        shared.die();
-        report.in_flight_at_end = shared.in_flight(&assigned);
-    }
-    committer.stop().write_to(&mut report);
-    let (failure_pause, held) = pauses.finish();
-    report.failure_pause_s = failure_pause.as_secs_f64();
-    report.held_s = held.as_secs_f64();
-    if !matches!(stop, Stop::CrashAfter { .. }) {
-        // The end, or a revocation: commit what completed.
-        commit_completed(&shared, transport, member, &assigned, &mut report)?;
-    }
-    if matches!(stop, Stop::AtEnd) {
-        executor.close();
-    } else {
-        report.uncommitted_at_end = uncommitted(transport, member, &assigned);
-        report.forced = executor.force_close().into();
-    }
-    report.completed = shared.completed.load(Ordering::Relaxed);
-    report.retries = shared.retries.load(Ordering::Relaxed);
-    report.dead_lettered = shared.dead_lettered.load(Ordering::Relaxed);
-    report.elapsed_s = started.elapsed().as_secs_f64();
-    Ok(report)
-}
-
-/// Step 1 for each of the topic's `partitions`: its progress, resumed from the group's
-/// commit (`None` for a partition not assigned to the member).
-fn resume_progress(
-    transport: &EmbeddedTransport,
-    partitions: u32,
-    assigned: &[u32],
-    config: ConsumerConfig,
-) -> Result<Vec<Mutex<Option<PartitionProgress>>>, ConsumerError> {
-    let resume = |partition: u32| {
-        if !assigned.contains(&partition) {
-            return Ok(None);
-        }
-        let committed = transport.committed(partition);
-        PartitionProgress::resume(committed.as_ref(), config.policy, config.metadata_limit)
-            .map(Some)
-            .map_err(|source| ConsumerError::Resume { partition, source })
+    let mut run = Run {
+        member: member.as_ref(),
+        shared: &shared,
+        stop: &stop,
+        pauses: Pauses::new(pipeline.partitions(), hold),
+        report,
+        committer: None,
+        has_assignment: false,
+        ended: false,
+        error: None,
     };
-    (0..partitions).map(|partition| resume(partition).map(Mutex::new)).collect()
+    // Step 1 for what the member already owns; a member that owns nothing (new, restarted
+    // or just revoked) is assigned its partitions at its first poll.
+    let owned = member.assignment();
+    if !owned.is_empty() {
+        run.assigned(&owned);
+    }
+    run.committer = Some(Committer::start(&shared, member));
+    run.poll_loop(executor.as_ref());
+    run.wait_for_the_end(executor.as_ref());
+    run.finish(executor.as_ref(), started)
 }
 
-/// Every record of the topic's first `partitions`, by partition and offset (the log is
-/// produced before it is consumed, so the copy is the whole log).
-fn copy_records(
-    transport: &EmbeddedTransport,
-    partitions: u32,
-) -> Result<Vec<Vec<Record>>, TransportError> {
-    let records = transport.with_topic(|topic| {
-        (0..partitions)
-            .map(|partition| topic.partition(partition).map(|p| p.records().to_vec()))
-            .collect::<Result<Vec<_>, _>>()
-    });
-    records.map_err(TransportError::Log)
+/// One incarnation as it runs: its poll loop (step 2), the waits and the end (step 5), and
+/// its member's rebalance listener, which resumes partitions as the group assigns them
+/// (step 1) and ends the incarnation, there and then, when the group revokes them.
+struct Run<'a, M: Member> {
+    member: &'a M,
+    shared: &'a Shared,
+    stop: &'a Stop,
+    pauses: Pauses,
+    report: IncarnationReport,
+    /// Step 4's thread, until the incarnation ends.
+    committer: Option<Committer>,
+    /// Whether the group has given the member its assignment (possibly empty).
+    has_assignment: bool,
+    /// Whether step 5 ran: in a revocation's callback, or after the poll loop.
+    ended: bool,
+    /// The first failure inside a callback, which cannot return it.
+    error: Option<ConsumerError>,
+}
+
+impl<M: Member> RebalanceListener for Run<'_, M> {
+    fn assigned(&mut self, partitions: &[u32]) {
+        if !std::mem::replace(&mut self.has_assignment, true) {
+            if let Stop::Revoked { signal, .. } = self.stop {
+                signal.enter_assigned();
+            }
+        }
+        let taken = self
+            .shared
+            .resume(self.member, partitions)
+            .and_then(|()| self.member.resume(partitions).map_err(ConsumerError::from));
+        self.pauses.unpaused(partitions);
+        if let Err(error) = taken {
+            self.error.get_or_insert(error);
+        }
+    }
+
+    /// The group takes partitions away (or the member leaves): the incarnation gives up
+    /// every partition it runs while it still owns them (step 5), and is over.
+    fn revoked(&mut self, _partitions: &[u32]) {
+        if let Err(error) = self.end(true) {
+            self.error.get_or_insert(error);
+        }
+    }
+}
+
+impl<'a, M: Member> Run<'a, M> {
+    /// Whether the poll loop must stop: dead (crashed, or revoked), or cancelled.
+    fn stopped(&self) -> bool {
+        self.shared.is_dead() || self.ended || self.shared.watch.is_cancelled()
+    }
+
+    /// Whether the member is to leave the group now.
+    fn leaving(&self) -> bool {
+        matches!(self.stop, Stop::Revoked { signal, leave: true } if signal.is_raised())
+    }
+
+    /// Whether the member has its assignment and has polled each partition of it to the
+    /// partition's high watermark.
+    fn consumed(&self) -> bool {
+        let member = self.member;
+        self.has_assignment
+            && member.assignment().into_iter().all(|partition| {
+                let end = member.high_watermark(partition).unwrap_or(u64::MAX);
+                member.position(partition).is_some_and(|position| position >= end)
+            })
+    }
+
+    /// Step 2: polls and submits until the member's partitions are consumed (and the retry
+    /// topic settled), the crash, the revocation or the leave.
+    fn poll_loop(&mut self, executor: &dyn Strategy) {
+        let (member, shared): (&'a M, &'a Shared) = (self.member, self.shared);
+        let submit = |record: &Record, tag: u32| {
+            let message = Message {
+                key: Key::new(0, record.key),
+                seq: record.offset,
+                intended_ns: record.produce_ns,
+                job: Job::Custom(record.partition | tag),
+            };
+            executor.submit(message).is_ok()
+        };
+        loop {
+            if self.stopped() || self.error.is_some() {
+                return;
+            }
+            if self.leaving() {
+                member.leave(self);
+                return;
+            }
+            self.pauses.reconcile(member, shared);
+            for (partition, offset) in shared.retry_topic.poll_due(since_ns(shared.epoch)) {
+                let record = shared.records[partition as usize][offset as usize];
+                self.report.retry_polls += u64::from(submit(&record, FROM_RETRY_TOPIC));
+            }
+            let records = member.poll(shared.config.max_poll_records, self);
+            if records.is_empty() && self.done() {
+                return;
+            }
+            if records.is_empty() {
+                thread::sleep(Duration::from_micros(100)); // paced, paused or retrying: wait
+                continue;
+            }
+            self.submit_polled(records, &submit);
+        }
+    }
+
+    /// Whether a poll that returned nothing means the loop is over: the member's partitions
+    /// are consumed and, under retry-topic, every submitted record is settled or handed off
+    /// (a record still running may yet go to the retry topic).
+    fn done(&self) -> bool {
+        let shared = self.shared;
+        let retrying = shared.config.retry.policy == RetryPolicy::RetryTopic
+            && (shared.completed.load(Ordering::Acquire) < self.report.submitted
+                // Acquire: pairs with the Release decrement of a settled retry.
+                || shared.retries_outstanding.load(Ordering::Acquire) > 0);
+        self.consumed() && !retrying
+    }
+
+    /// Step 2 for one poll's `records`: each is marked polled and submitted, unless the
+    /// metadata says it completed before; stops early once the incarnation stops or leaves.
+    fn submit_polled(&mut self, records: Vec<Record>, submit: &dyn Fn(&Record, u32) -> bool) {
+        for record in records {
+            if self.stopped() || self.leaving() {
+                break;
+            }
+            self.report.polled += 1;
+            let fresh = self.shared.progress[record.partition as usize]
+                .lock()
+                .as_mut()
+                .is_some_and(|progress| progress.polled(record.offset));
+            if !fresh {
+                self.report.skipped_done += 1;
+                continue;
+            }
+            self.report.submitted += u64::from(submit(&record, 0));
+        }
+    }
+
+    /// Step 5, once the poll loop has returned: waits for what the way the incarnation ends
+    /// waits for (the executor drained, the crash point, or the revocation); at once where
+    /// the watch was cancelled (its forced close ends a drain) or the incarnation ended.
+    fn wait_for_the_end(&mut self, executor: &dyn Strategy) {
+        if self.shared.watch.is_cancelled() || self.ended || self.error.is_some() {
+            return;
+        }
+        let stop: &'a Stop = self.stop;
+        match stop {
+            Stop::AtEnd => executor.drain(),
+            Stop::CrashAfter { idle, .. } => wait_for_crash(self.shared, *idle),
+            Stop::Revoked { signal, leave } => {
+                // Consumed before the revocation: settle what is in flight, then wait for it.
+                executor.drain();
+                signal.enter_idle();
+                self.wait_for_revocation(signal, *leave);
+            }
+        }
+    }
+
+    /// Polls for nothing but the group's callbacks, as a member must for the group to reach
+    /// it, until the revocation has ended the incarnation, or until `signal` is raised
+    /// where the member is to `leave`, and then leaves.
+    fn wait_for_revocation(&mut self, signal: &Signal, leave: bool) {
+        let member: &'a M = self.member;
+        while !self.ended && self.error.is_none() && !self.shared.watch.is_cancelled() {
+            if leave && signal.is_raised() {
+                member.leave(self);
+                return;
+            }
+            member.poll(0, self);
+            thread::sleep(Duration::from_micros(200));
+        }
+    }
+
+    /// Step 5's end, once: nothing applies any more (unless the log was consumed to its
+    /// end), the committer stops, what completed is committed (unless crashed), and what
+    /// the commits do not cover is counted. A `revocation` runs in the group's callback,
+    /// while the member still owns its partitions; a cancelled incarnation only dies.
+    fn end(&mut self, revocation: bool) -> Result<(), ConsumerError> {
+        if std::mem::replace(&mut self.ended, true) {
+            return Ok(());
+        }
+        let (member, shared) = (self.member, self.shared);
+        let owned = member.assignment();
+        let at_end = matches!(self.stop, Stop::AtEnd) && !revocation;
+        let cancelled = shared.watch.is_cancelled();
+        if !at_end || cancelled {
+            shared.die();
+            self.report.in_flight_at_end = shared.in_flight(&owned);
+        }
+        if let Some(committer) = self.committer.take() {
+            committer.stop().write_to(&mut self.report);
+        }
+        if cancelled {
+            return Ok(());
+        }
+        if revocation || !matches!(self.stop, Stop::CrashAfter { .. }) {
+            commit_completed(shared, member, &owned, &mut self.report)?;
+        }
+        if !at_end {
+            self.report.uncommitted_at_end = uncommitted(member, &owned);
+        }
+        Ok(())
+    }
+
+    /// The rest of step 5: the executor closed (drained at the end, forced otherwise) and
+    /// the report completed; a cancelled incarnation or a failed callback is an error.
+    fn finish(
+        mut self,
+        executor: &dyn Strategy,
+        started: Instant,
+    ) -> Result<IncarnationReport, ConsumerError> {
+        let revoked = self.ended;
+        if let Err(error) = self.end(false) {
+            self.error.get_or_insert(error);
+        }
+        if self.shared.watch.is_cancelled() {
+            executor.force_close();
+            return Err(ConsumerError::Cancelled);
+        }
+        if let Some(error) = self.error.take() {
+            self.shared.die();
+            executor.force_close();
+            return Err(error);
+        }
+        let Self { shared, stop, pauses, mut report, .. } = self;
+        let (failure_pause, held) = pauses.finish();
+        report.failure_pause_s = failure_pause.as_secs_f64();
+        report.held_s = held.as_secs_f64();
+        if matches!(stop, Stop::AtEnd) && !revoked {
+            executor.close();
+        } else {
+            report.forced = executor.force_close().into();
+        }
+        report.completed = shared.completed.load(Ordering::Relaxed);
+        report.retries = shared.retries.load(Ordering::Relaxed);
+        report.dead_lettered = shared.dead_lettered.load(Ordering::Relaxed);
+        report.elapsed_s = started.elapsed().as_secs_f64();
+        Ok(report)
+    }
+}
+
+/// Step 5 at the end or a revocation: commits what completed in each of `owned`.
+fn commit_completed<M: Member>(
+    shared: &Shared,
+    member: &M,
+    owned: &[u32],
+    report: &mut IncarnationReport,
+) -> Result<(), ConsumerError> {
+    for &partition in owned {
+        let slot = shared.progress.get(partition as usize);
+        let Some(commit) = slot.and_then(|slot| slot.lock().as_ref().map(|p| p.commit())) else {
+            continue;
+        };
+        report.max_metadata_bytes = report.max_metadata_bytes.max(commit.metadata.len());
+        member.commit(partition, commit.offset, &commit.metadata)?;
+        report.commits += 1;
+    }
+    Ok(())
+}
+
+/// Records the member polled that the group's commits do not cover, summed over `owned`:
+/// at most what the next owner runs again.
+fn uncommitted<M: Member>(member: &M, owned: &[u32]) -> u64 {
+    owned
+        .iter()
+        .map(|&partition| {
+            let position = member.position(partition).unwrap_or(0);
+            let committed = member.committed(partition).ok().flatten();
+            position.saturating_sub(committed.map_or(0, |commit| commit.offset))
+        })
+        .sum()
 }
 
 /// Builds the executor, whose handler runs step 3 on `shared`.
@@ -718,58 +982,6 @@ fn start_executor(
         .build(strategy_config, Arc::new(handler))
         .map(Arc::from)
         .map_err(|error| ConsumerError::Build { strategy, reason: error.to_string() })
-}
-
-/// Step 5, once the poll loop has returned: waits for what the way the incarnation ends
-/// waits for (the executor drained, the crash point, or the revocation); at once where the
-/// watch was cancelled (its forced close ends a drain).
-fn wait_for_the_end(stop: &Stop, shared: &Shared, executor: &dyn Strategy) {
-    if shared.watch.is_cancelled() {
-        return;
-    }
-    match stop {
-        Stop::AtEnd => executor.drain(),
-        Stop::CrashAfter { idle, .. } => wait_for_crash(shared, *idle),
-        Stop::Revoke(signal) if !signal.is_raised() => {
-            // Consumed before the revocation: settle what is in flight, then wait for it.
-            executor.drain();
-            signal.wait_idle(&shared.watch);
-        }
-        Stop::Revoke(_) => {}
-    }
-}
-
-/// Step 5 at the end or a revocation: commits what completed in each assigned partition.
-fn commit_completed(
-    shared: &Shared,
-    transport: &EmbeddedTransport,
-    member: MemberId,
-    assigned: &[u32],
-    report: &mut IncarnationReport,
-) -> Result<(), ConsumerError> {
-    for &partition in assigned {
-        let commit = shared.progress[partition as usize].lock().as_ref().map(|p| p.commit());
-        let Some(commit) = commit else {
-            continue;
-        };
-        report.max_metadata_bytes = report.max_metadata_bytes.max(commit.metadata.len());
-        transport.commit(member, partition, commit)?;
-        report.commits += 1;
-    }
-    Ok(())
-}
-
-/// Records the member polled that the group's commits do not cover, summed over its
-/// partitions: at most what the next owner runs again.
-fn uncommitted(transport: &EmbeddedTransport, member: MemberId, assigned: &[u32]) -> u64 {
-    assigned
-        .iter()
-        .map(|&partition| {
-            let position = transport.position(member, partition).unwrap_or(0);
-            let committed = transport.committed(partition).map_or(0, |commit| commit.offset);
-            position.saturating_sub(committed)
-        })
-        .sum()
 }
 
 /// The log is consumed but the crash point was not reached: waits until it is, or until no
@@ -883,58 +1095,65 @@ fn attempt_failing(shared: &Arc<Shared>, record: Record, failures: u32, origin: 
 /// Which of a member's partitions stand paused, and why: held (drain-then-expand), a
 /// record failing in place (pause-partition), or commit metadata near its limit.
 struct Pauses {
-    partitions: Vec<u32>,
+    /// Per partition of the log: whether the member paused it in the transport.
     paused: Vec<bool>,
     hold: Option<Hold>,
     held_since: Instant,
     held: Duration,
+    /// Per partition of the log: since when a record of it has been failing in place.
     failing_since: Vec<Option<Instant>>,
     failure_pause: Duration,
 }
 
 impl Pauses {
-    /// The pauses of an incarnation that starts with every assigned partition unpaused in
-    /// the transport, as a consumer that starts (after a crash, or a new assignment) does:
-    /// a pause left by the member's earlier incarnation would otherwise stand for ever,
-    /// since this one would never see a reason to lift it.
-    fn new(
-        transport: &EmbeddedTransport,
-        member: MemberId,
-        assigned: &[u32],
-        hold: Option<Hold>,
-    ) -> Result<Self, TransportError> {
-        transport.resume(member, assigned)?;
-        Ok(Self {
-            partitions: assigned.to_vec(),
-            paused: vec![false; assigned.len()],
+    /// The pauses of an incarnation over a log of `partitions` partitions, none paused yet.
+    fn new(partitions: u32, hold: Option<Hold>) -> Self {
+        Self {
+            paused: vec![false; partitions as usize],
             hold,
             held_since: Instant::now(),
             held: Duration::ZERO,
-            failing_since: vec![None; assigned.len()],
+            failing_since: vec![None; partitions as usize],
             failure_pause: Duration::ZERO,
-        })
+        }
     }
 
-    /// Pauses and resumes partitions as their reasons come and go.
-    fn reconcile(&mut self, transport: &EmbeddedTransport, member: MemberId, shared: &Shared) {
-        self.lift_hold_once_drained(transport);
-        for (index, &partition) in self.partitions.iter().enumerate() {
-            let failing = shared.failing[partition as usize].load(Ordering::Acquire) > 0;
+    /// Partitions that start unpaused: newly assigned, or resumed at the start of an
+    /// incarnation (a pause left by the member's earlier incarnation would otherwise stand
+    /// for ever, since this one would never see a reason to lift it).
+    fn unpaused(&mut self, partitions: &[u32]) {
+        for &partition in partitions {
+            if let Some(paused) = self.paused.get_mut(partition as usize) {
+                *paused = false;
+            }
+        }
+    }
+
+    /// Pauses and resumes the member's partitions as their reasons come and go.
+    fn reconcile<M: Member>(&mut self, member: &M, shared: &Shared) {
+        self.lift_hold_once_drained(member);
+        for partition in member.assignment() {
+            let index = partition as usize;
+            if index >= self.paused.len() {
+                continue;
+            }
+            let failing = shared.failing[index].load(Ordering::Acquire) > 0;
             self.failure_pause += Self::time_failing(&mut self.failing_since[index], failing);
             let held = self.hold.as_ref().is_some_and(|hold| hold.partitions.contains(&partition));
-            let full = shared.metadata_full[partition as usize].load(Ordering::Acquire);
+            // Acquire: pairs with the committer's Release store in `commit_loop`.
+            let full = shared.metadata_full[index].load(Ordering::Acquire);
             let wanted = failing || held || full;
-            Self::pause_or_resume(&mut self.paused[index], wanted, transport, member, partition);
+            Self::pause_or_resume(&mut self.paused[index], wanted, member, partition);
         }
     }
 
     /// Lifts the hold once every partition it waits on is committed up to its offset.
-    fn lift_hold_once_drained(&mut self, transport: &EmbeddedTransport) {
+    fn lift_hold_once_drained<M: Member>(&mut self, member: &M) {
         let Some(hold) = &self.hold else {
             return;
         };
         let drained = hold.until_committed.iter().all(|&(partition, offset)| {
-            transport.committed(partition).is_some_and(|commit| commit.offset >= offset)
+            member.committed(partition).ok().flatten().is_some_and(|commit| commit.offset >= offset)
         });
         if drained {
             self.held = self.held_since.elapsed();
@@ -960,21 +1179,11 @@ impl Pauses {
 
     /// Pauses or resumes `partition` when `wanted` differs from `paused`; `paused` follows
     /// only a change the transport made, so a refused one is tried again next time.
-    fn pause_or_resume(
-        paused: &mut bool,
-        wanted: bool,
-        transport: &EmbeddedTransport,
-        member: MemberId,
-        partition: u32,
-    ) {
+    fn pause_or_resume<M: Member>(paused: &mut bool, wanted: bool, member: &M, partition: u32) {
         if wanted == *paused {
             return;
         }
-        let changed = if wanted {
-            transport.pause(member, &[partition])
-        } else {
-            transport.resume(member, &[partition])
-        };
+        let changed = if wanted { member.pause(&[partition]) } else { member.resume(&[partition]) };
         if changed.is_ok() {
             *paused = wanted;
         }
@@ -986,78 +1195,6 @@ impl Pauses {
             self.failing_since.iter().flatten().map(|since| since.elapsed()).sum();
         let held = if self.hold.is_some() { self.held_since.elapsed() } else { self.held };
         (self.failure_pause + still_failing, held)
-    }
-}
-
-/// Step 2: polls and submits until the assigned partitions are consumed (and the retry
-/// topic settled), the crash, or the revocation.
-#[allow(clippy::too_many_arguments)]
-fn poll_loop(
-    transport: &EmbeddedTransport,
-    member: MemberId,
-    assigned: &[u32],
-    shared: &Shared,
-    executor: &dyn Strategy,
-    stop: &Stop,
-    pauses: &mut Pauses,
-    report: &mut IncarnationReport,
-) {
-    let ends: Vec<(u32, u64)> = assigned
-        .iter()
-        .map(|&partition| (partition, shared.records[partition as usize].len() as u64))
-        .collect();
-    let revoked = || matches!(stop, Stop::Revoke(signal) if signal.is_raised());
-    let submit = |record: &Record, tag: u32| {
-        let message = Message {
-            key: Key::new(0, record.key),
-            seq: record.offset,
-            intended_ns: record.produce_ns,
-            job: Job::Custom(record.partition | tag),
-        };
-        executor.submit(message).is_ok()
-    };
-    let stopped = || shared.is_dead() || revoked() || shared.watch.is_cancelled();
-    loop {
-        if stopped() {
-            return;
-        }
-        pauses.reconcile(transport, member, shared);
-        for (partition, offset) in shared.retry_topic.poll_due(since_ns(shared.epoch)) {
-            let record = shared.records[partition as usize][offset as usize];
-            report.retry_polls += u64::from(submit(&record, FROM_RETRY_TOPIC));
-        }
-        let records = transport.poll(member, shared.config.max_poll_records);
-        if records.is_empty() {
-            let consumed = ends.iter().all(|&(partition, end)| {
-                transport.position(member, partition).is_some_and(|position| position >= end)
-            });
-            // Under retry-topic a record still running may yet go to the retry topic, so
-            // the loop ends only once every submitted record is settled or handed off.
-            let retrying = shared.config.retry.policy == RetryPolicy::RetryTopic
-                && (shared.completed.load(Ordering::Acquire) < report.submitted
-                    // Acquire: pairs with the Release decrement of a settled retry.
-                    || shared.retries_outstanding.load(Ordering::Acquire) > 0);
-            if consumed && !retrying {
-                return;
-            }
-            thread::sleep(Duration::from_micros(100)); // paced, paused or retrying: wait
-            continue;
-        }
-        for record in records {
-            if stopped() {
-                return;
-            }
-            report.polled += 1;
-            let fresh = shared.progress[record.partition as usize]
-                .lock()
-                .as_mut()
-                .is_some_and(|progress| progress.polled(record.offset));
-            if !fresh {
-                report.skipped_done += 1;
-                continue;
-            }
-            report.submitted += u64::from(submit(&record, 0));
-        }
     }
 }
 
@@ -1085,28 +1222,22 @@ impl Ticks {
 /// Step 4's thread, and the flag that stops it.
 struct Committer {
     thread: thread::JoinHandle<Ticks>,
-    /// Raised once the poll loop and the wait for the end are over: the committer makes no
-    /// commit after its current tick.
+    /// Raised once the incarnation ends: the committer makes no commit after its current
+    /// tick.
     stop: Arc<AtomicBool>,
 }
 
 impl Committer {
-    /// Starts committing the member's assigned partitions every `commit_interval`.
-    fn start(
-        shared: &Arc<Shared>,
-        transport: &Arc<EmbeddedTransport>,
-        member: MemberId,
-        assigned: &[u32],
-    ) -> Self {
+    /// Starts committing, every `commit_interval`, each partition the incarnation resumed.
+    fn start<M: Member + 'static>(shared: &Arc<Shared>, member: &Arc<M>) -> Self {
         let stop = Arc::new(AtomicBool::new(false));
         let thread = {
             let shared = Arc::clone(shared);
-            let transport = Arc::clone(transport);
+            let member = Arc::clone(member);
             let stop = Arc::clone(&stop);
-            let assigned = assigned.to_vec();
             thread::Builder::new()
                 .name("pipeline-committer".into())
-                .spawn(move || commit_loop(&shared, &transport, member, &assigned, &stop))
+                .spawn(move || commit_loop(&shared, member.as_ref(), &stop))
                 .unwrap_or_else(|error| panic!("cannot start the committer: {error}"))
         };
         Self { thread, stop }
@@ -1121,18 +1252,12 @@ impl Committer {
 }
 
 /// Step 4: commits every `commit_interval` until told to stop.
-fn commit_loop(
-    shared: &Shared,
-    transport: &EmbeddedTransport,
-    member: MemberId,
-    assigned: &[u32],
-    stop: &AtomicBool,
-) -> Ticks {
+fn commit_loop<M: Member>(shared: &Shared, member: &M, stop: &AtomicBool) -> Ticks {
     let mut ticks = Ticks::default();
-    // Per assigned partition: the committed offset last seen, when it last moved, and the
-    // highest completed offset at that time.
+    // Per partition of the log: the committed offset last seen, when it last moved, and
+    // the highest completed offset at that time.
     let mut last: Vec<(u64, Instant, Option<u64>)> =
-        assigned.iter().map(|_| (u64::MAX, Instant::now(), None)).collect();
+        shared.progress.iter().map(|_| (u64::MAX, Instant::now(), None)).collect();
     // Acquire: pairs with the Release store in `Committer::stop`; a dead consumer commits
     // nothing.
     while !stop.load(Ordering::Acquire) && !shared.is_dead() {
@@ -1140,11 +1265,11 @@ fn commit_loop(
         let now = Instant::now();
         let mut lag = 0;
         let mut paused = false;
-        for (index, &partition) in assigned.iter().enumerate() {
+        for (index, slot) in shared.progress.iter().enumerate() {
             if shared.is_dead() {
                 return ticks;
             }
-            let state = shared.progress[partition as usize].lock().as_ref().map(|progress| {
+            let state = slot.lock().as_ref().map(|progress| {
                 (
                     progress.commit(),
                     progress.lag(),
@@ -1162,13 +1287,13 @@ fn commit_loop(
                 ticks.longest_freeze = ticks.longest_freeze.max(now - *since);
             }
             ticks.max_metadata_bytes = ticks.max_metadata_bytes.max(commit.metadata.len());
-            if transport.commit(member, partition, commit).is_ok() {
+            if member.commit(index as u32, commit.offset, &commit.metadata).is_ok() {
                 ticks.commits += 1;
             }
             lag += partition_lag;
             paused |= pause;
             // Release: pairs with the poll loop's Acquire load in `Pauses::reconcile`.
-            shared.metadata_full[partition as usize].store(pause, Ordering::Release);
+            shared.metadata_full[index].store(pause, Ordering::Release);
         }
         let at_s = now.duration_since(shared.epoch).as_secs_f64();
         ticks.lag_timeline.push(LagPoint { at_s, lag });
@@ -1180,18 +1305,16 @@ fn commit_loop(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pipeline::log::Topic;
+    use crate::pipeline::transport::{EmbeddedTransport, MemberId, Transport};
     use strategies::StrategyId;
 
     /// One partition of ten records, one key each, version 1.
-    fn ten_records() -> Arc<EmbeddedTransport> {
-        let transport = EmbeddedTransport::new(Topic::new("events", 1).unwrap());
+    fn ten_records() -> Topic {
+        let mut topic = Topic::new("events", 1).unwrap();
         for key in 0..10 {
-            transport.append_to(0, key, 1, 64, 0).unwrap();
+            topic.append_to(0, key, 1, 64, 0).unwrap();
         }
-        let transport = Arc::new(transport);
-        transport.assign(MemberId(0), &[0]).unwrap();
-        transport
+        topic
     }
 
     fn config(policy: CommitPolicy) -> ConsumerConfig {
@@ -1229,12 +1352,14 @@ mod tests {
         strategy: Design,
         policy: CommitPolicy,
     ) -> (Arc<DeliveryTally>, Arc<Projection>, IncarnationReport) {
-        let pipeline = Pipeline::new(ten_records(), Timer::start());
+        let pipeline = Pipeline::new(&ten_records(), Timer::start());
+        let transport = EmbeddedTransport::new(ten_records());
         let incarnation = |treat: Treat, stop: Stop| {
             let settings = StrategyConfig::with_workers(2);
-            let incarnation =
-                Incarnation::new(MemberId(0), strategy, settings, config(policy), treat, stop);
-            run_incarnation(&pipeline, incarnation).unwrap()
+            let incarnation = Incarnation::new(strategy, settings, config(policy), treat, stop);
+            // Each incarnation is a process of its own, joining under the member's id.
+            let member = transport.join(MemberId(0)).unwrap();
+            run_incarnation(&pipeline, &member, incarnation).unwrap()
         };
         // Crash once nothing more completes: every completion has been committed (250
         // commit intervals, time enough for the committing thread on a busy machine).
@@ -1328,32 +1453,28 @@ mod tests {
 
     #[test]
     fn a_run_to_the_end_applies_every_record_once_and_commits_the_end() {
-        let transport = EmbeddedTransport::new(Topic::new("events", 4).unwrap());
+        let mut topic = Topic::new("events", 4).unwrap();
         let mut expected = std::collections::BTreeMap::new();
         for version in 1..=20 {
             for key in 0..50 {
-                transport.append(key, version, 64, 0);
+                topic.append(key, version, 64, 0);
                 expected.insert(key, version);
             }
         }
-        let transport = Arc::new(transport);
-        transport.assign(MemberId(0), &[0, 1, 2, 3]).unwrap();
         for strategy in Design::built_ins().filter(|id| id.is_ordered()) {
             for policy in CommitPolicy::ALL {
-                let transport =
-                    Arc::new(EmbeddedTransport::new(transport.with_topic(Clone::clone)));
-                transport.assign(MemberId(0), &[0, 1, 2, 3]).unwrap();
-                let pipeline = Pipeline::new(Arc::clone(&transport), Timer::start());
+                let transport = EmbeddedTransport::new(topic.clone());
+                let member = transport.join(MemberId(0)).unwrap();
+                let pipeline = Pipeline::new(&topic, Timer::start());
                 let Pipeline { tally, projection, .. } = &pipeline;
                 let incarnation = Incarnation::new(
-                    MemberId(0),
                     strategy,
                     StrategyConfig::with_workers(2),
                     config(policy),
                     run_all(),
                     Stop::AtEnd,
                 );
-                let report = run_incarnation(&pipeline, incarnation).unwrap();
+                let report = run_incarnation(&pipeline, &member, incarnation).unwrap();
                 assert_eq!(report.completed, 1_000, "{strategy} {policy}");
                 assert_eq!(tally.lost_and_redelivered(), (0, 0), "{strategy} {policy}");
                 let state = projection.report(&expected);
@@ -1389,15 +1510,15 @@ mod tests {
     fn a_cancelled_consumer_stops_waiting_for_stuck_records_and_says_so() {
         for strategy in [StrategyId::KeyedMailbox, StrategyId::GroupBy].map(Design::from) {
             let watch = Watch::default();
-            let pipeline = Pipeline::new(ten_records(), Timer::start()).watched(watch.clone());
+            let pipeline = Pipeline::new(&ten_records(), Timer::start()).watched(watch.clone());
+            let member = EmbeddedTransport::new(ten_records()).join(MemberId(0)).unwrap();
             let settings = StrategyConfig::with_workers(2);
             let policy = config(CommitPolicy::Contiguous);
             let treat = stall_after_four();
-            let incarnation =
-                Incarnation::new(MemberId(0), strategy, settings, policy, treat, Stop::AtEnd);
+            let incarnation = Incarnation::new(strategy, settings, policy, treat, Stop::AtEnd);
             let cancel = cancel_once(&watch, 4);
             // Without the cancel, the drain would wait for the stuck records for ever.
-            let result = run_incarnation(&pipeline, incarnation);
+            let result = run_incarnation(&pipeline, &member, incarnation);
             assert!(matches!(result, Err(ConsumerError::Cancelled)), "{strategy}: {result:?}");
             cancel.join().unwrap();
             assert_eq!(watch.done(), 4, "{strategy}: the records that ran");

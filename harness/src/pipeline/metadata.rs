@@ -21,8 +21,19 @@
 //! When neither encoding fits the limit, the one of the two cut to the limit that keeps
 //! more completed offsets is written; both keep only the lowest ones (a prefix), so a
 //! restart runs the rest again: duplicates, never a skipped record.
+//!
+//! # Text
+//!
+//! A Kafka client commits metadata as a string, and the broker refuses one longer than
+//! `offset.metadata.max.bytes`. The encoding is therefore committed as unpadded standard
+//! base64 ([`to_text`]): `n` bytes take `ceil(4n / 3)` characters ([`text_len`]), so a
+//! limit of `L` text bytes leaves the encoding `floor(3L / 4)` bytes ([`binary_budget`]),
+//! the most whose text still fits.
 
 use std::collections::BTreeMap;
+
+use base64::engine::general_purpose::STANDARD_NO_PAD;
+use base64::Engine as _;
 
 /// The first metadata byte of the bitset encoding.
 pub const TAG_BITSET: u8 = 1;
@@ -108,11 +119,31 @@ impl RangeSet {
     }
 }
 
-/// The completed offsets above `commit_offset` that `metadata` records, ascending: what a
-/// `contiguous+metadata` consumer skips after resuming from that commit.
-pub fn decode_metadata(commit_offset: u64, metadata: &[u8]) -> Result<Vec<u64>, MetadataError> {
-    let set = decode(commit_offset, metadata)?;
+/// The completed offsets above `commit_offset` that the committed text `metadata` records,
+/// ascending: what a `contiguous+metadata` consumer skips after resuming from that commit.
+pub fn decode_metadata(commit_offset: u64, metadata: &str) -> Result<Vec<u64>, MetadataError> {
+    let set = decode(commit_offset, &from_text(metadata)?)?;
     Ok(set.iter().flat_map(|(start, end)| start..end).collect())
+}
+
+/// The text a commit carries for the encoding `bytes`: unpadded standard base64.
+pub fn to_text(bytes: &[u8]) -> String {
+    STANDARD_NO_PAD.encode(bytes)
+}
+
+/// The encoding a commit's text carries.
+pub(super) fn from_text(text: &str) -> Result<Vec<u8>, MetadataError> {
+    STANDARD_NO_PAD.decode(text).map_err(|_| MetadataError { reason: "it is not unpadded base64" })
+}
+
+/// The text bytes [`to_text`] makes of `bytes` bytes: `ceil(4 x bytes / 3)`.
+pub const fn text_len(bytes: usize) -> usize {
+    bytes.saturating_mul(4).div_ceil(3)
+}
+
+/// The most encoding bytes whose text fits in `text` bytes: `floor(3 x text / 4)`.
+pub const fn binary_budget(text: usize) -> usize {
+    text.saturating_mul(3) / 4
 }
 
 /// An encoding, and how many completed offsets it kept (all, unless truncated).
@@ -326,6 +357,11 @@ mod tests {
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 
+    /// The offsets the encoding `bytes` records above `base`.
+    fn decoded(base: u64, bytes: &[u8]) -> Result<Vec<u64>, MetadataError> {
+        Ok(decode(base, bytes)?.iter().flat_map(|(start, end)| start..end).collect())
+    }
+
     fn set_of(offsets: &[u64]) -> RangeSet {
         let mut set = RangeSet::default();
         for &offset in offsets {
@@ -374,15 +410,15 @@ mod tests {
             let runs = run_length(base, &done, usize::MAX);
             assert_eq!(bits.bytes.len(), bitset_len(base, max));
             assert_eq!(runs.bytes.len(), run_length_len(base, &done, usize::MAX));
-            assert_eq!(decode_metadata(base, &bits.bytes).unwrap(), offsets);
-            assert_eq!(decode_metadata(base, &runs.bytes).unwrap(), offsets);
+            assert_eq!(decoded(base, &bits.bytes).unwrap(), offsets);
+            assert_eq!(decoded(base, &runs.bytes).unwrap(), offsets);
 
             let chosen = encode(base, &done, DEFAULT_LIMIT);
             let smaller = bits.bytes.len().min(runs.bytes.len());
             assert_eq!(chosen.bytes.len(), smaller);
             assert_eq!(chosen.kept, offsets.len() as u64);
             assert_eq!(encoded_len(base, &done, DEFAULT_LIMIT + 1), smaller);
-            assert_eq!(decode_metadata(base, &chosen.bytes).unwrap(), offsets);
+            assert_eq!(decoded(base, &chosen.bytes).unwrap(), offsets);
             match chosen.bytes[0] {
                 TAG_BITSET => bitsets += 1,
                 TAG_RUN_LENGTH => run_lengths += 1,
@@ -407,7 +443,7 @@ mod tests {
         let encoded = encode(7, &RangeSet::default(), DEFAULT_LIMIT);
         assert!(encoded.bytes.is_empty());
         assert_eq!(encoded_len(7, &RangeSet::default(), DEFAULT_LIMIT), 0);
-        assert_eq!(decode_metadata(7, &[]).unwrap(), Vec::<u64>::new());
+        assert_eq!(decoded(7, &[]).unwrap(), Vec::<u64>::new());
     }
 
     #[test]
@@ -416,7 +452,7 @@ mod tests {
         let done = set_of(&completed);
         let encoded = encode(0, &done, 3);
         assert!(encoded.bytes.len() <= 3);
-        let kept = decode_metadata(0, &encoded.bytes).unwrap();
+        let kept = decoded(0, &encoded.bytes).unwrap();
         assert_eq!(kept.len() as u64, encoded.kept);
         // Two bitset bytes: offsets 1 to 16, of which 1, 4, 7, 10, 13, 16 completed.
         assert_eq!(kept, [1, 4, 7, 10, 13, 16]);
@@ -425,7 +461,7 @@ mod tests {
 
     #[test]
     fn corrupt_metadata_is_refused() {
-        let reason = |metadata: &[u8]| decode_metadata(5, metadata).unwrap_err().reason;
+        let reason = |metadata: &[u8]| decoded(5, metadata).unwrap_err().reason;
         assert_eq!(reason(&[9, 1]), "unknown encoding tag");
         assert!(reason(&[TAG_RUN_LENGTH, 3]).contains("no completed run"));
         assert!(reason(&[TAG_RUN_LENGTH, 0x80]).contains("cut short"));
@@ -441,7 +477,7 @@ mod tests {
         }
         assert_eq!(reason(&past_the_end), "an offset overflows 64 bits");
         assert_eq!(
-            decode_metadata(5, &[9]).unwrap_err().to_string(),
+            decoded(5, &[9]).unwrap_err().to_string(),
             "commit metadata is corrupt: unknown encoding tag"
         );
     }
@@ -464,5 +500,25 @@ mod tests {
         set.push_range(12, 13);
         assert_eq!(set.iter().collect::<Vec<_>>(), [(5, 10), (12, 13)]);
         assert_eq!(set.len, 6);
+    }
+
+    #[test]
+    fn the_text_is_unpadded_base64_within_the_limit() {
+        let done = set_of(&[3, 5, 6, 7, 8, 9]);
+        let encoded = encode(2, &done, DEFAULT_LIMIT);
+        let text = to_text(&encoded.bytes);
+        assert_eq!(text, "AX0", "the tag 0x01 and the byte 0b0111_1101");
+        assert_eq!(text.len(), text_len(encoded.bytes.len()));
+        assert_eq!(decode_metadata(2, &text).unwrap(), [3, 5, 6, 7, 8, 9]);
+        assert_eq!(decode_metadata(2, "").unwrap(), Vec::<u64>::new());
+        assert_eq!(decode_metadata(2, "AX0=").unwrap_err().reason, "it is not unpadded base64");
+        assert_eq!(decode_metadata(2, "A").unwrap_err().reason, "it is not unpadded base64");
+        // The budget is the most bytes whose text fits: one byte more does not.
+        for limit in 3..200 {
+            let budget = binary_budget(limit);
+            assert!(text_len(budget) <= limit, "limit {limit}");
+            assert!(text_len(budget + 1) > limit, "limit {limit}");
+        }
+        assert_eq!(binary_budget(4_096), 3_072);
     }
 }

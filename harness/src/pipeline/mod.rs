@@ -13,9 +13,12 @@
 //!    another partition than its older ones.
 //! 2. **Partitioned log** (`log`). Each partition is an offset-ordered, append-only list of
 //!    [`Record`]s; nothing is deleted, so a restarted consumer can read any offset again.
-//! 3. **Poll** (`transport`). A consumer group member polls its assigned partitions through
-//!    a [`Transport`] ([`EmbeddedTransport`] here; a Kafka client could stand in): each
-//!    partition's records in offset order, partitions interleaved round-robin.
+//! 3. **Poll** (`transport`). A consumer joins the group of a [`Transport`]
+//!    ([`EmbeddedTransport`] here; a Kafka client can stand in) and polls through its
+//!    [`Member`] client: the group decides which partitions it owns and tells it, inside a
+//!    poll, through its [`RebalanceListener`]; a poll returns a batch of records of those
+//!    partitions, each partition's in offset order (the embedded log interleaves them
+//!    round-robin).
 //! 4. **Execute.** The consumer hands each record to an executor, a
 //!    `strategies::Strategy`, keyed by aggregate: one key's records run one at a time in
 //!    submission order, different keys in parallel. Records of one partition therefore
@@ -35,8 +38,9 @@
 //!    (unsafe: skips incomplete records below it).
 //! 8. **Crash and restart.** A crash drops everything in flight. The restarted consumer
 //!    builds each partition's progress from the group's [`Commit`] with
-//!    [`PartitionProgress::resume`], seeks to [`PartitionProgress::resume_offset`] with
-//!    [`Transport::seek_to_committed`], and skips the records the metadata says completed.
+//!    [`PartitionProgress::resume`] when the group assigns it the partition, seeks to
+//!    [`PartitionProgress::resume_offset`] with [`Member::seek`], and skips the records the
+//!    metadata says completed.
 //!    The projection is not rolled back: a redelivered record reaches it again, which the
 //!    version-aware projection ignores and the naive one applies twice.
 //!
@@ -74,7 +78,9 @@
 //! [`Commit`]: crate::pipeline::Commit
 //! [`PartitionProgress::resume`]: crate::pipeline::PartitionProgress::resume
 //! [`PartitionProgress::resume_offset`]: crate::pipeline::PartitionProgress::resume_offset
-//! [`Transport::seek_to_committed`]: crate::pipeline::Transport::seek_to_committed
+//! [`Member`]: crate::pipeline::Member
+//! [`RebalanceListener`]: crate::pipeline::RebalanceListener
+//! [`Member::seek`]: crate::pipeline::Member::seek
 //! [`PartitionProgress::lag`]: crate::pipeline::PartitionProgress::lag
 //! [`PartitionProgress::incomplete_below_highest`]: crate::pipeline::PartitionProgress::incomplete_below_highest
 //! [`PartitionProgress::redelivered_if_crashed`]: crate::pipeline::PartitionProgress::redelivered_if_crashed
@@ -105,4 +111,7 @@ pub use retry::{RetryConfig, RetryTopic};
 pub use scenario::{
     run_crash, run_scenario, run_scenario_where, Bench, PipelineError, PipelinePlan, Wanted,
 };
-pub use transport::{Commit, EmbeddedTransport, MemberId, Transport, TransportError};
+pub use transport::{
+    Backend, Commit, Embedded, EmbeddedMember, EmbeddedTransport, Member, MemberId,
+    RebalanceListener, Transport, TransportError,
+};

@@ -418,7 +418,7 @@ sizes! {
     metadata_limit: usize = 4_096;
         flag "metadata-limit" in 3 => 1_048_576, help_heading = "Pipeline";
         shown by [PipelineCrash, PipelineRetry, PipelineExpand, PipelineReorder, PipelineRebalance];
-        "Most bytes of offset metadata one partition's commit may carry under contiguous+metadata (it pauses the partition at 75%)";
+        "Most bytes of offset metadata text one partition's commit may carry under contiguous+metadata (Kafka's offset.metadata.max.bytes; base64, so the encoding gets 3/4 of it; the partition pauses at 75%)";
     pipeline_rate: u64 = 80_000;
         flag "pipeline-rate" in 1 => 100_000_000, help_heading = "Pipeline";
         shown by [PipelineRetry];

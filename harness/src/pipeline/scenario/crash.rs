@@ -16,12 +16,13 @@ use std::time::Duration;
 use strategies::{Design, StrategyConfig};
 
 use super::summarize;
-use super::{backlog, consumer_config, events, last_versions, one_member, run_cells, slow_treat};
+use super::{backlog, consumer_config, events, last_versions, open, run_cells, slow_treat};
 use super::{Bench, PipelineError, Stage, Waits, Wanted};
 use crate::measure::timer::Timer;
-use crate::pipeline::consumer::{run_incarnation, ConsumerError, Incarnation, Pipeline, Stop};
+use crate::pipeline::consumer::{run_incarnation, ConsumerError, Incarnation, Stop};
 use crate::pipeline::log::Topic;
 use crate::pipeline::retry::RetryConfig;
+use crate::pipeline::transport::{Backend, Embedded, MemberId, Transport};
 use crate::results::{CommitPolicy, PipelineRun};
 use crate::workload::{ScenarioId, Sizes};
 
@@ -68,12 +69,14 @@ pub fn run_crash(
     each: impl FnMut(&PipelineRun),
 ) -> Result<Vec<PipelineRun>, PipelineError> {
     let bench = Bench { sizes, seed, timer, strategy_config, watch: Default::default() };
-    run(&bench, policies, strategies, &mut |_, _| true, each)
+    let backend = Embedded { metadata_limit: sizes.metadata_limit };
+    run(&bench, &backend, policies, strategies, &mut |_, _| true, each)
 }
 
-/// [`run_crash`] for the cells `wanted` accepts.
-pub(super) fn run(
+/// [`run_crash`] on `backend` for the cells `wanted` accepts.
+pub(super) fn run<B: Backend>(
     bench: &Bench<'_>,
+    backend: &B,
     policies: &[CommitPolicy],
     strategies: &[Design],
     wanted: &mut Wanted<'_>,
@@ -83,14 +86,15 @@ pub(super) fn run(
     let name = super::policy_param;
     let id = ScenarioId::PipelineCrash;
     run_cells(id, policies, strategies, wanted, each, name, |policy, param, s| {
-        crash_cell(bench, &topic, &expected, s, policy, param)
+        crash_cell(bench, backend, &topic, &expected, s, policy, param)
     })
 }
 
 /// One cell: a consumer that crashes after `--crash-after` completions, then one that
 /// resumes from its commits and runs to the end.
-fn crash_cell(
+fn crash_cell<B: Backend>(
     bench: &Bench<'_>,
+    backend: &B,
     topic: &Topic,
     expected: &BTreeMap<u64, u64>,
     strategy: Design,
@@ -98,16 +102,18 @@ fn crash_cell(
     param: String,
 ) -> Result<PipelineRun, ConsumerError> {
     let Bench { sizes, strategy_config, .. } = *bench;
-    let (transport, member) = one_member(topic)?;
-    let pipeline = Pipeline::new(transport, bench.timer.clone()).watched(bench.watch.clone());
+    let (pipeline, transport) = open(bench, backend, topic)?;
     let config = consumer_config(sizes, policy, RetryConfig::default())?;
     let treat = slow_treat(sizes);
     let crash = Stop::CrashAfter { completions: sizes.crash_after as u64, idle: CRASH_IDLE };
     let mut incarnations = Vec::new();
     for stop in [crash, Stop::AtEnd] {
+        // Each incarnation is a process of its own: the restarted one joins under the
+        // crashed one's id and takes its partitions over from the commits.
+        let member = transport.join(MemberId(0))?;
         let incarnation =
-            Incarnation::new(member, strategy, strategy_config, config, Arc::clone(&treat), stop);
-        incarnations.push(run_incarnation(&pipeline, incarnation)?);
+            Incarnation::new(strategy, strategy_config, config, Arc::clone(&treat), stop);
+        incarnations.push(run_incarnation(&pipeline, &member, incarnation)?);
     }
     let elapsed_s = incarnations.iter().map(|report| report.elapsed_s).sum();
     let mut run = summarize(

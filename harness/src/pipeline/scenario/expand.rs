@@ -25,6 +25,7 @@ use super::{
 use crate::pipeline::consumer::{ConsumerError, Hold, Pipeline};
 use crate::pipeline::log::{partition_for, Topic};
 use crate::pipeline::retry::RetryConfig;
+use crate::pipeline::transport::Backend;
 use crate::results::{CommitPolicy, ExpansionReport, Mitigation, PipelineRun, TimelineBin};
 use crate::workload::{ScenarioId, Sizes};
 
@@ -74,8 +75,9 @@ pub(super) fn stages(sizes: &Sizes, mitigation: Mitigation) -> Vec<Stage> {
 }
 
 /// Runs the cells of `pipeline-expand` for every mitigation x `strategies`.
-pub fn run(
+pub fn run<B: Backend>(
     bench: &Bench<'_>,
+    backend: &B,
     strategies: &[Design],
     wanted: &mut Wanted<'_>,
     each: impl FnMut(&PipelineRun),
@@ -89,7 +91,7 @@ pub fn run(
         wanted,
         each,
         name,
-        |m, param, s| cell(bench, &topic, &expected, &marks, m, param, s),
+        |m, param, s| cell(bench, backend, &topic, &expected, &marks, m, param, s),
     )
 }
 
@@ -101,8 +103,10 @@ fn drain_hold(topic: &Topic, marks: &[(u32, u64)]) -> Hold {
     }
 }
 
-fn cell(
+#[allow(clippy::too_many_arguments)]
+fn cell<B: Backend>(
     bench: &Bench<'_>,
+    backend: &B,
     topic: &Topic,
     expected: &BTreeMap<u64, u64>,
     marks: &[(u32, u64)],
@@ -114,7 +118,7 @@ fn cell(
     let config = consumer_config(sizes, CommitPolicy::Contiguous, RetryConfig::default())?;
     let hold = (mitigation == Mitigation::DrainThenExpand).then(|| drain_hold(topic, marks));
     let (pipeline, report) =
-        consume_to_end(bench, topic, config, slow_treat(sizes), strategy, hold)?;
+        consume_to_end(bench, backend, topic, config, slow_treat(sizes), strategy, hold)?;
     let held_s = report.held_s;
     let mut run = summarize_single(
         ScenarioId::PipelineExpand,
@@ -196,7 +200,7 @@ mod tests {
     use crate::pipeline::consumer::{run_incarnation, Incarnation, Stop, Treat, Treatment};
     use crate::pipeline::log::Record;
     use crate::pipeline::scenario::tests::{ordered, sizes};
-    use crate::pipeline::transport::{EmbeddedTransport, MemberId, Transport};
+    use crate::pipeline::transport::{Embedded, EmbeddedTransport, MemberId, Transport};
     use std::sync::Arc;
     use strategies::StrategyConfig;
     use strategies::StrategyId;
@@ -226,33 +230,32 @@ mod tests {
     /// The old partition's member A and the new partition's member B; B runs `first`.
     fn consume(strategy: Design, drain: bool) -> crate::results::ProjectionReport {
         let (topic, expected, marks) = expanded();
-        let transport = Arc::new(EmbeddedTransport::new(topic.clone()));
-        let (a, b) = (MemberId(1), MemberId(2));
-        transport.assign(a, &[0]).unwrap();
-        transport.assign(b, &[1]).unwrap();
-        let pipeline = Pipeline::new(transport, Timer::start());
+        let transport = EmbeddedTransport::new(topic.clone());
+        // Both join before either polls: the group gives A the old partition and B the new.
+        let (a, b) = (transport.join(MemberId(1)).unwrap(), transport.join(MemberId(2)).unwrap());
+        let pipeline = Pipeline::new(&topic, Timer::start());
         let config =
             consumer_config(&sizes(), CommitPolicy::Contiguous, RetryConfig::default()).unwrap();
         let run: Treat = Arc::new(|_: &Record| Treatment::Run);
-        let incarnation = |member| {
+        let incarnation = || {
             let settings = StrategyConfig::with_workers(2);
-            Incarnation::new(member, strategy, settings, config, Arc::clone(&run), Stop::AtEnd)
+            Incarnation::new(strategy, settings, config, Arc::clone(&run), Stop::AtEnd)
         };
         if drain {
             // B starts first but holds its partition until A has committed the backlog.
-            let mut held = incarnation(b);
+            let mut held = incarnation();
             held.hold = Some(drain_hold(&topic, &marks));
             std::thread::scope(|scope| {
-                let pipeline = &pipeline;
-                let b = scope.spawn(move || run_incarnation(pipeline, held).unwrap());
+                let (pipeline, b) = (&pipeline, &b);
+                let b = scope.spawn(move || run_incarnation(pipeline, b, held).unwrap());
                 std::thread::sleep(std::time::Duration::from_millis(30));
-                run_incarnation(pipeline, incarnation(a)).unwrap();
+                run_incarnation(pipeline, &a, incarnation()).unwrap();
                 assert!(b.join().unwrap().held_s > 0.0, "{strategy}: B waited");
             });
         } else {
             // The old partition's consumer is held (not started) while the new one runs.
-            run_incarnation(&pipeline, incarnation(b)).unwrap();
-            run_incarnation(&pipeline, incarnation(a)).unwrap();
+            run_incarnation(&pipeline, &b, incarnation()).unwrap();
+            run_incarnation(&pipeline, &a, incarnation()).unwrap();
         }
         assert_eq!(pipeline.tally.lost_and_redelivered(), (0, 0), "{strategy}");
         pipeline.projection.report(&expected)
@@ -283,8 +286,9 @@ mod tests {
             strategy_config: StrategyConfig::with_workers(2),
             watch: Default::default(),
         };
-        let runs =
-            run(&bench, &[StrategyId::KeyedMailbox.into()], &mut |_, _| true, |_| {}).unwrap();
+        let strategies = [StrategyId::KeyedMailbox.into()];
+        let backend = Embedded::default();
+        let runs = run(&bench, &backend, &strategies, &mut |_, _| true, |_| {}).unwrap();
         assert_eq!(runs.len(), 2);
         for run in &runs {
             let expansion = run.expansion.as_ref().unwrap();

@@ -38,7 +38,6 @@ pub mod retry;
 pub mod waits;
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -51,7 +50,7 @@ use super::consumer::{
 };
 use super::log::{Record, Topic};
 use super::retry::RetryConfig;
-use super::transport::{EmbeddedTransport, MemberId, Transport};
+use super::transport::{Backend, Embedded, MemberId, Transport};
 use crate::measure::timer::Timer;
 use crate::results::{
     CommitPolicy, IncarnationReport, LagSummary, Mitigation, PipelineRun, RetryPolicy,
@@ -229,13 +228,18 @@ pub fn run_scenario_where(
     each: impl FnMut(&PipelineRun),
 ) -> Result<Vec<PipelineRun>, PipelineError> {
     let policies = (&plan.commit_policies, &plan.retry_policies);
+    let backend = &Embedded { metadata_limit: bench.sizes.metadata_limit };
     match scenario {
-        ScenarioId::PipelineCrash => crash::run(bench, policies.0, strategies, wanted, each),
-        ScenarioId::PipelineRetry => retry::run(bench, policies.1, strategies, wanted, each),
-        ScenarioId::PipelineExpand => expand::run(bench, strategies, wanted, each),
-        ScenarioId::PipelineReorder => reorder::run(bench, strategies, wanted, each),
+        ScenarioId::PipelineCrash => {
+            crash::run(bench, backend, policies.0, strategies, wanted, each)
+        }
+        ScenarioId::PipelineRetry => {
+            retry::run(bench, backend, policies.1, strategies, wanted, each)
+        }
+        ScenarioId::PipelineExpand => expand::run(bench, backend, strategies, wanted, each),
+        ScenarioId::PipelineReorder => reorder::run(bench, backend, strategies, wanted, each),
         ScenarioId::PipelineRebalance => {
-            rebalance::run(bench, policies.0, strategies, wanted, each)
+            rebalance::run(bench, backend, policies.0, strategies, wanted, each)
         }
         _ => Ok(Vec::new()),
     }
@@ -322,8 +326,7 @@ fn summarize(
         .iter()
         .flat_map(|report| report.lag_timeline.iter().map(|point| point.lag))
         .collect();
-    let (partitions, records) =
-        pipeline.transport.with_topic(|topic| (topic.partitions(), topic.len()));
+    let (partitions, records) = (pipeline.partitions(), pipeline.records());
     PipelineRun {
         scenario: scenario.as_str().into(),
         param,
@@ -400,31 +403,36 @@ fn run_cells<P: Copy>(
     Ok(runs)
 }
 
-/// A transport over a copy of `topic` whose every partition member 0 owns.
-fn one_member(topic: &Topic) -> Result<(Arc<EmbeddedTransport>, MemberId), ConsumerError> {
-    let transport = Arc::new(EmbeddedTransport::new(topic.clone()));
-    let member = MemberId(0);
-    let all: Vec<u32> = (0..topic.partitions()).collect();
-    transport.assign(member, &all)?;
-    Ok((transport, member))
+/// A cell's pipeline over `topic`, under the cell's watch, and the transport `backend`
+/// opens over the log, paced from the pipeline's epoch.
+fn open<B: Backend>(
+    bench: &Bench<'_>,
+    backend: &B,
+    topic: &Topic,
+) -> Result<(Pipeline, B::Transport), ConsumerError> {
+    let pipeline = Pipeline::new(topic, bench.timer.clone()).watched(bench.watch.clone());
+    let transport = backend.open(topic, pipeline.epoch)?;
+    Ok((pipeline, transport))
 }
 
-/// One consumer that owns every partition of a copy of `topic` runs it to the end on
-/// `strategy`: the pipeline it leaves, and its report.
-fn consume_to_end(
+/// One consumer, alone in the group and so given every partition, runs `topic` to the end
+/// on `strategy`: the pipeline it leaves, and its report.
+#[allow(clippy::too_many_arguments)]
+fn consume_to_end<B: Backend>(
     bench: &Bench<'_>,
+    backend: &B,
     topic: &Topic,
     config: ConsumerConfig,
     treat: Treat,
     strategy: Design,
     hold: Option<Hold>,
 ) -> Result<(Pipeline, IncarnationReport), ConsumerError> {
-    let (transport, member) = one_member(topic)?;
-    let pipeline = Pipeline::new(transport, bench.timer.clone()).watched(bench.watch.clone());
+    let (pipeline, transport) = open(bench, backend, topic)?;
+    let member = transport.join(MemberId(0))?;
     let mut incarnation =
-        Incarnation::new(member, strategy, bench.strategy_config, config, treat, Stop::AtEnd);
+        Incarnation::new(strategy, bench.strategy_config, config, treat, Stop::AtEnd);
     incarnation.hold = hold;
-    let report = run_incarnation(&pipeline, incarnation)?;
+    let report = run_incarnation(&pipeline, &member, incarnation)?;
     Ok((pipeline, report))
 }
 

@@ -1,17 +1,19 @@
 //! `pipeline-rebalance`, one cell per (commit policy, strategy):
-//! 1. A consumer group of `--consumers` members, each with an executor of its own, shares
-//!    the partitions (partition `p` goes to the `p mod C`th member). The log is a backlog
-//!    from the start.
-//! 2. Once a third of the records were applied, the last member leaves; once two thirds
-//!    were, a new member joins. Each rebalance is eager, as Kafka's classic protocol is:
-//!    every member gives its partitions up (stops polling, lets nothing more apply, commits
-//!    what completed, abandons what is in flight), then the new assignment starts, each
-//!    member resuming its partitions from the group's commits.
+//! 1. A consumer group of `--consumers` members, each with an executor of its own, joins
+//!    and the group shares the partitions out (the embedded group gives partition `p` to
+//!    the `p mod C`th member). The log is a backlog from the start.
+//! 2. Once a third of the records were applied, the last member leaves the group; once two
+//!    thirds were, a new member joins it. Either way the group rebalances, as its transport
+//!    decides: the embedded group eagerly, as Kafka's classic protocol does. Every member is
+//!    revoked its partitions at its next poll and gives them up in the callback (stops
+//!    polling, lets nothing more apply, commits what completed, abandons what is in
+//!    flight); no member is assigned its new share before all have, and each then resumes
+//!    its partitions from the group's commits.
 //! 3. Measured, per rebalance: the records polled but not covered by the revoking members'
 //!    last commits (the most the new owners can run again) and the pause, from the
-//!    revocation to the first record the new assignment applied; over the run: records
-//!    lost, duplicates (records delivered twice) against that bound, and whether every
-//!    key's versions reached the projection in order.
+//!    membership change to the first record the new assignment applied; over the run:
+//!    records lost, duplicates (records delivered twice) against that bound, and whether
+//!    every key's versions reached the projection in order.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -21,7 +23,7 @@ use std::time::{Duration, Instant};
 use strategies::Design;
 
 use super::{
-    backlog, consumer_config, events, last_versions, run_cells, slow_treat, summarize, Bench,
+    backlog, consumer_config, events, last_versions, open, run_cells, slow_treat, summarize, Bench,
     PipelineError, Stage, Waits, Wanted,
 };
 use crate::pipeline::consumer::{
@@ -29,18 +31,18 @@ use crate::pipeline::consumer::{
 };
 use crate::pipeline::log::Topic;
 use crate::pipeline::retry::RetryConfig;
-use crate::pipeline::transport::{EmbeddedTransport, MemberId, Transport};
+use crate::pipeline::transport::{Backend, MemberId, Transport, TransportError};
 use crate::results::{
     CommitPolicy, IncarnationReport, PipelineRun, RebalanceEvent, RebalanceReport,
 };
 use crate::workload::{ScenarioId, Sizes};
 
-/// One assignment of the partitions, and when it ends.
+/// One membership of the group, and when it ends.
 struct Generation {
     members: Vec<MemberId>,
-    /// Applications after which its partitions are revoked (`None`: it runs to the end).
+    /// Applications after which the membership changes (`None`: it runs to the end).
     revoke_after: Option<u64>,
-    /// What the rebalance that ends it is.
+    /// What the membership change that ends it is.
     kind: &'static str,
 }
 
@@ -49,13 +51,35 @@ struct Revocation {
     kind: &'static str,
     before: u32,
     after: u32,
-    /// When the signal was raised, in nanoseconds since the pipeline's epoch.
+    /// When the membership changed, in nanoseconds since the pipeline's epoch.
     revoked_ns: u64,
     /// When every revoked member had stopped.
     gone_ns: u64,
     uncommitted: u64,
     in_flight: u64,
 }
+
+/// The clients of the group's members, by id.
+type Clients<T> = BTreeMap<MemberId, Arc<<T as Transport>::Member>>;
+
+/// What every generation of a cell shares.
+struct Cell<'a, T: Transport> {
+    bench: &'a Bench<'a>,
+    pipeline: &'a Pipeline,
+    transport: &'a T,
+    strategy: Design,
+    config: ConsumerConfig,
+    treat: Treat,
+}
+
+/// How a generation went: when its membership changed (`None`: it ran to the end), when
+/// every member had stopped, in nanoseconds since the pipeline's epoch, its members'
+/// reports, and the clients of the members that joined at its end.
+type Generated<T> =
+    (Option<u64>, u64, Vec<Result<IncarnationReport, ConsumerError>>, Vec<(MemberId, ClientOf<T>)>);
+
+/// A client that joined, or why it could not.
+type ClientOf<T> = Result<Arc<<T as Transport>::Member>, TransportError>;
 
 /// The three generations: all members; one left; one joined.
 fn generations(consumers: usize, records: u64) -> Vec<Generation> {
@@ -85,9 +109,10 @@ pub(super) fn stages(sizes: &Sizes) -> Vec<Stage> {
     vec![revoked, revoked, last]
 }
 
-/// Runs the cells of `pipeline-rebalance` for `policies` x `strategies`.
-pub fn run(
+/// Runs the cells of `pipeline-rebalance` for `policies` x `strategies` on `backend`.
+pub fn run<B: Backend>(
     bench: &Bench<'_>,
+    backend: &B,
     policies: &[CommitPolicy],
     strategies: &[Design],
     wanted: &mut Wanted<'_>,
@@ -104,32 +129,15 @@ pub fn run(
         wanted,
         each,
         name,
-        |policy, param, s| cell(bench, &topic, &expected, policy, param, s),
+        |policy, param, s| cell(bench, backend, &topic, &expected, policy, param, s),
     )
 }
 
-/// Gives partition `p` to the `p mod len`th of `members`, and nothing to `leaving`.
-fn assign(
-    transport: &EmbeddedTransport,
-    members: &[MemberId],
-    leaving: &[MemberId],
-) -> Result<(), ConsumerError> {
-    for &member in leaving {
-        transport.assign(member, &[])?;
-    }
-    for (index, &member) in members.iter().enumerate() {
-        let partitions: Vec<u32> = (0..transport.partitions())
-            .filter(|partition| *partition as usize % members.len() == index)
-            .collect();
-        transport.assign(member, &partitions)?;
-    }
-    Ok(())
-}
-
-/// One cell: the generations in turn, each assigned the partitions and revoked at its
+/// One cell: the generations in turn, each ended by a member leaving or joining at its
 /// count, then the run summarized with its rebalances.
-fn cell(
+fn cell<B: Backend>(
     bench: &Bench<'_>,
+    backend: &B,
     topic: &Topic,
     expected: &BTreeMap<u64, u64>,
     policy: CommitPolicy,
@@ -137,29 +145,39 @@ fn cell(
     strategy: Design,
 ) -> Result<PipelineRun, ConsumerError> {
     let sizes: &Sizes = bench.sizes;
-    let transport = Arc::new(EmbeddedTransport::new(topic.clone()));
+    let (pipeline, transport) = open(bench, backend, topic)?;
     let config = consumer_config(sizes, policy, RetryConfig::default())?;
-    let treat = slow_treat(sizes);
-    let pipeline =
-        Pipeline::new(Arc::clone(&transport), bench.timer.clone()).watched(bench.watch.clone());
+    let cell = Cell {
+        bench,
+        pipeline: &pipeline,
+        transport: &transport,
+        strategy,
+        config,
+        treat: slow_treat(sizes),
+    };
     let started = Instant::now();
     let mut incarnations: Vec<IncarnationReport> = Vec::new();
     let mut rebalances: Vec<Revocation> = Vec::new();
     let plan = generations(sizes.consumers, topic.len());
-    let mut previous: Vec<MemberId> = Vec::new();
+    // The first members all join before any of them polls: the group shares the partitions
+    // out once.
+    let mut clients: Clients<B::Transport> = BTreeMap::new();
+    for &member in &plan[0].members {
+        clients.insert(member, transport.join(member)?);
+    }
     for (index, generation) in plan.iter().enumerate() {
-        let leaving: Vec<MemberId> =
-            previous.iter().copied().filter(|m| !generation.members.contains(m)).collect();
-        assign(&transport, &generation.members, &leaving)?;
-        let (revoked_ns, gone_ns, reports) =
-            run_generation(bench, &pipeline, generation, strategy, config, &treat);
+        let next = plan.get(index + 1);
+        let (revoked_ns, gone_ns, reports, joined) =
+            run_generation(&cell, &clients, generation, next);
         let reports = reports.into_iter().collect::<Result<Vec<_>, _>>()?;
         if let Some(revoked_ns) = revoked_ns {
-            let next = plan.get(index + 1);
             rebalances.push(Revocation::new(generation, next, revoked_ns, gone_ns, &reports));
         }
         incarnations.extend(reports);
-        previous = generation.members.clone();
+        clients.retain(|member, _| next.is_some_and(|next| next.members.contains(member)));
+        for (member, client) in joined {
+            clients.insert(member, client?);
+        }
     }
     let elapsed_s = started.elapsed().as_secs_f64();
     let events = rebalance_events(topic, &pipeline, started, rebalances);
@@ -188,63 +206,75 @@ fn cell(
     Ok(run)
 }
 
-/// Runs `generation`, each member an incarnation on a thread of its own, and revokes its
-/// partitions when its time comes. Returns when the revocation was signalled (`None`: it
-/// ran to the end) and when every member had stopped, in nanoseconds since the pipeline's
-/// epoch, and the members' reports.
-fn run_generation(
-    bench: &Bench<'_>,
-    pipeline: &Pipeline,
+/// Runs `generation`, each member an incarnation on a thread of its own, and changes the
+/// membership into `next`'s when its time comes: the members `next` adds join, and those
+/// it drops are told to leave; the group then revokes every member's partitions, which
+/// ends their incarnations.
+fn run_generation<T: Transport>(
+    cell: &Cell<'_, T>,
+    clients: &Clients<T>,
     generation: &Generation,
-    strategy: Design,
-    config: ConsumerConfig,
-    treat: &Treat,
-) -> (Option<u64>, u64, Vec<Result<IncarnationReport, ConsumerError>>) {
+    next: Option<&Generation>,
+) -> Generated<T> {
     let signal = Signal::new();
-    let stop = match generation.revoke_after {
-        Some(_) => Stop::Revoke(signal.clone()),
+    let change = generation.revoke_after.zip(next);
+    let stop = |member: &MemberId| match change {
+        Some((_, next)) => {
+            Stop::Revoked { signal: signal.clone(), leave: !next.members.contains(member) }
+        }
         None => Stop::AtEnd,
     };
+    let pipeline = cell.pipeline;
     thread::scope(|scope| {
-        let handles: Vec<_> = generation
-            .members
+        let handles: Vec<_> = clients
             .iter()
-            .map(|&member| {
+            .filter(|(member, _)| generation.members.contains(member))
+            .map(|(member, client)| {
                 let incarnation = Incarnation::new(
-                    member,
-                    strategy,
-                    bench.strategy_config,
-                    config,
-                    Arc::clone(treat),
-                    stop.clone(),
+                    cell.strategy,
+                    cell.bench.strategy_config,
+                    cell.config,
+                    Arc::clone(&cell.treat),
+                    stop(member),
                 );
-                scope.spawn(move || run_incarnation(pipeline, incarnation))
+                scope.spawn(move || run_incarnation(pipeline, client, incarnation))
             })
             .collect();
-        let members = generation.members.len() as u32;
-        let revoked_ns =
-            generation.revoke_after.map(|after| revoke(pipeline, &signal, after, members));
+        let members = handles.len() as u32;
+        let mut joined = Vec::new();
+        let revoked_ns = change.map(|(after, next)| {
+            let at = wait_for(pipeline, &signal, after, members);
+            for &member in next.members.iter().filter(|m| !generation.members.contains(m)) {
+                joined.push((member, cell.transport.join(member)));
+            }
+            signal.raise();
+            at
+        });
         let reports: Vec<Result<IncarnationReport, ConsumerError>> = handles
             .into_iter()
             .map(|handle| handle.join().unwrap_or_else(|_| panic!("a member panicked")))
             .collect();
-        (revoked_ns, pipeline.now_ns(), reports)
+        (revoked_ns, pipeline.now_ns(), reports, joined)
     })
 }
 
-/// Raises `signal` once `after` records were applied, or once all `members` have nothing
-/// left to do (a policy that skips records may never reach the count), or at once when the
-/// cell is cancelled; returns when, in nanoseconds since the pipeline's epoch.
-fn revoke(pipeline: &Pipeline, signal: &Signal, after: u64, members: u32) -> u64 {
+/// Waits until all `members` have their assignment, and then until `after` records were
+/// applied or all of them have nothing left to do (a policy that skips records may never
+/// reach the count), or until the cell is cancelled; returns when, in nanoseconds since the
+/// pipeline's epoch.
+fn wait_for(pipeline: &Pipeline, signal: &Signal, after: u64, members: u32) -> u64 {
+    // A membership change before a member has its assignment would be one it never sees
+    // revoked: the group would assign it the new generation's share at once.
+    while signal.assigned() < members && !pipeline.watch.is_cancelled() {
+        thread::sleep(Duration::from_micros(200));
+    }
     while pipeline.tally.applied_total() < after
         && signal.idle() < members
         && !pipeline.watch.is_cancelled()
     {
         thread::sleep(Duration::from_micros(200));
     }
-    let revoked_ns = pipeline.now_ns();
-    signal.raise();
-    revoked_ns
+    pipeline.now_ns()
 }
 
 impl Revocation {
@@ -307,6 +337,7 @@ mod tests {
     use super::*;
     use crate::measure::timer::Timer;
     use crate::pipeline::scenario::tests::{ordered, sizes};
+    use crate::pipeline::transport::Embedded;
     use strategies::StrategyConfig;
     use strategies::StrategyId;
 
@@ -324,7 +355,9 @@ mod tests {
         let strategies: Vec<Design> =
             ordered().into_iter().filter(|&id| id != StrategyId::Inline).collect();
         let policies = [CommitPolicy::Contiguous, CommitPolicy::ContiguousMetadata];
-        for run in run(&bench, &policies, &strategies, &mut |_, _| true, |_| {}).unwrap() {
+        let backend = Embedded::default();
+        for run in run(&bench, &backend, &policies, &strategies, &mut |_, _| true, |_| {}).unwrap()
+        {
             let what = format!("{} {}", run.strategy, run.param);
             let rebalance = run.rebalance.as_ref().unwrap();
             assert_eq!(rebalance.events.len(), 2, "{what}");

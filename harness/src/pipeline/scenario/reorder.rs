@@ -25,6 +25,7 @@ use super::{
 use crate::pipeline::consumer::ConsumerError;
 use crate::pipeline::log::Topic;
 use crate::pipeline::retry::RetryConfig;
+use crate::pipeline::transport::Backend;
 use crate::results::{CommitPolicy, PipelineRun, ReorderReport};
 use crate::workload::{ScenarioId, Sizes};
 
@@ -75,8 +76,9 @@ pub(super) fn param() -> String {
 }
 
 /// Runs the cells of `pipeline-reorder` for `strategies`.
-pub fn run(
+pub fn run<B: Backend>(
     bench: &Bench<'_>,
+    backend: &B,
     strategies: &[Design],
     wanted: &mut Wanted<'_>,
     each: impl FnMut(&PipelineRun),
@@ -85,12 +87,13 @@ pub fn run(
     let name = |_| param();
     let id = ScenarioId::PipelineReorder;
     run_cells(id, &[PRODUCERS], strategies, wanted, each, name, |_, param, s| {
-        cell(bench, &topic, &expected, out_of_order, param, s)
+        cell(bench, backend, &topic, &expected, out_of_order, param, s)
     })
 }
 
-fn cell(
+fn cell<B: Backend>(
     bench: &Bench<'_>,
+    backend: &B,
     topic: &Topic,
     expected: &BTreeMap<u64, u64>,
     appended_out_of_order: u64,
@@ -100,7 +103,7 @@ fn cell(
     let sizes = bench.sizes;
     let config = consumer_config(sizes, CommitPolicy::Contiguous, RetryConfig::default())?;
     let (pipeline, report) =
-        consume_to_end(bench, topic, config, slow_treat(sizes), strategy, None)?;
+        consume_to_end(bench, backend, topic, config, slow_treat(sizes), strategy, None)?;
     let mut run = summarize_single(
         ScenarioId::PipelineReorder,
         param,
@@ -126,6 +129,7 @@ mod tests {
     use super::*;
     use crate::measure::timer::Timer;
     use crate::pipeline::scenario::tests::{ordered, sizes};
+    use crate::pipeline::transport::Embedded;
     use strategies::StrategyConfig;
     use strategies::StrategyId;
 
@@ -144,7 +148,8 @@ mod tests {
         };
         let strategies: Vec<Design> =
             ordered().into_iter().filter(|&id| id != StrategyId::Inline).collect();
-        for run in run(&bench, &strategies, &mut |_, _| true, |_| {}).unwrap() {
+        let backend = Embedded::default();
+        for run in run(&bench, &backend, &strategies, &mut |_, _| true, |_| {}).unwrap() {
             let reorder = run.reorder.as_ref().unwrap();
             assert_eq!(reorder.appended_out_of_order, out_of_order);
             assert!(

@@ -26,6 +26,7 @@ use super::{
 };
 use crate::pipeline::consumer::{ConsumerError, Treat, Treatment};
 use crate::pipeline::log::{Record, Topic};
+use crate::pipeline::transport::Backend;
 
 use crate::results::{CommitPolicy, LatencySummary, PipelineRun, RetryPolicy, RetryReport};
 use crate::workload::{ScenarioId, Sizes};
@@ -110,8 +111,9 @@ pub(super) fn stages(sizes: &Sizes, policy: RetryPolicy) -> Vec<Stage> {
 }
 
 /// Runs the cells of `pipeline-retry` for `policies` x `strategies`.
-pub fn run(
+pub fn run<B: Backend>(
     bench: &Bench<'_>,
+    backend: &B,
     policies: &[RetryPolicy],
     strategies: &[Design],
     wanted: &mut Wanted<'_>,
@@ -122,12 +124,14 @@ pub fn run(
     let name = super::retry_param;
     let id = ScenarioId::PipelineRetry;
     run_cells(id, policies, strategies, wanted, each, name, |policy, param, s| {
-        cell(bench, &topic, &expected, &failures, policy, param, s)
+        cell(bench, backend, &topic, &expected, &failures, policy, param, s)
     })
 }
 
-fn cell(
+#[allow(clippy::too_many_arguments)]
+fn cell<B: Backend>(
     bench: &Bench<'_>,
+    backend: &B,
     topic: &Topic,
     expected: &BTreeMap<u64, u64>,
     failures: &Arc<Failures>,
@@ -146,7 +150,7 @@ fn cell(
             failures => Treatment::Fail { failures },
         })
     };
-    let (pipeline, report) = consume_to_end(bench, topic, config, treat, strategy, None)?;
+    let (pipeline, report) = consume_to_end(bench, backend, topic, config, treat, strategy, None)?;
     let (retries, dead_lettered, failure_pause_s) =
         (report.retries, report.dead_lettered, report.failure_pause_s);
     let mut run = summarize_single(
@@ -204,7 +208,7 @@ mod tests {
     use crate::pipeline::consumer::{run_incarnation, Incarnation, Pipeline, Stop};
     use crate::pipeline::retry::RetryConfig;
     use crate::pipeline::scenario::tests::{ordered, sizes};
-    use crate::pipeline::transport::{EmbeddedTransport, MemberId, Transport};
+    use crate::pipeline::transport::{Embedded, EmbeddedTransport, MemberId, Transport};
     use std::time::Duration;
     use strategies::StrategyConfig;
     use strategies::StrategyId;
@@ -226,7 +230,9 @@ mod tests {
         };
         let strategies =
             [StrategyId::KeyedMailbox, StrategyId::GroupBy, StrategyId::Tokio].map(Design::from);
-        let runs = run(&bench, &RetryPolicy::ALL, &strategies, &mut |_, _| true, |_| {}).unwrap();
+        let backend = Embedded::default();
+        let runs = run(&bench, &backend, &RetryPolicy::ALL, &strategies, &mut |_, _| true, |_| {})
+            .unwrap();
         assert_eq!(runs.len(), 9);
         for run in &runs {
             let what = format!("{} {}", run.strategy, run.param);
@@ -268,9 +274,8 @@ mod tests {
                 topic.append_to(0, 5, version, PAYLOAD_BYTES, 0).unwrap();
             }
             let expected: BTreeMap<u64, u64> = [(5, 9)].into();
-            let transport = Arc::new(EmbeddedTransport::new(topic));
-            transport.assign(MemberId(0), &[0]).unwrap();
-            let pipeline = Pipeline::new(transport, Timer::start());
+            let pipeline = Pipeline::new(&topic, Timer::start());
+            let member = EmbeddedTransport::new(topic).join(MemberId(0)).unwrap();
             let mut config = consumer_config(
                 &sizes(),
                 CommitPolicy::Contiguous,
@@ -283,14 +288,13 @@ mod tests {
             .unwrap();
             config.spin_ns = 0;
             let incarnation = Incarnation::new(
-                MemberId(0),
                 strategy,
                 StrategyConfig::with_workers(2),
                 config,
                 version_two_fails_once(),
                 Stop::AtEnd,
             );
-            let report = run_incarnation(&pipeline, incarnation).unwrap();
+            let report = run_incarnation(&pipeline, &member, incarnation).unwrap();
             assert_eq!((report.retries, report.retry_polls), (1, 1), "{strategy}");
             let state = pipeline.projection.report(&expected);
             assert_eq!(state.gaps, 7, "{strategy}: v3..v9 arrived before v2");

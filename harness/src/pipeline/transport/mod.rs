@@ -1,0 +1,204 @@
+//! The consumer's view of a broker, shaped after a Kafka client's (librdkafka's consumer as
+//! rust-rdkafka's `BaseConsumer` and `ConsumerContext` expose it) so that such a client can
+//! stand in for the embedded log ([`EmbeddedTransport`]) without the consumer or the
+//! scenarios changing. `docs/transport.md` maps every step onto rust-rdkafka.
+//!
+//! # Protocol
+//!
+//! 1. **Join.** A consumer process joins the group with [`Transport::join`] under a
+//!    [`MemberId`] and gets its client, a [`Member`]. Ids are static (Kafka's
+//!    `group.instance.id`): joining again under an id already in the group (a restarted
+//!    process) puts the new client in the old one's place, fences the old one (its polls
+//!    return nothing, its commits are refused) and changes no one else's assignment; any
+//!    other join changes the group's assignment.
+//! 2. **The group assigns.** Which member owns which partition is the transport's decision
+//!    (its assignor, or the broker's), never the caller's. A member learns of a change only
+//!    by polling: [`Member::poll`] first runs the member's [`RebalanceListener`]:
+//!    `revoked(partitions)` while the member still owns them (it may commit them, and is
+//!    done with them when the callback returns; they are released then), or
+//!    `assigned(partitions)` once they are its own, each positioned at the group's
+//!    committed offset (0 when there is none). The first poll after a join assigns, even
+//!    nothing. A partition is assigned only once its previous owner's `revoked` has
+//!    returned, so it never has two owners.
+//! 3. **Poll in batches.** A poll that ran a callback returns no records. Any other returns
+//!    up to `max_records` records of the member's unpaused partitions, each partition's in
+//!    offset order, and moves the member's positions past them.
+//! 4. **Commit.** [`Member::commit`] stores, for a partition the member owns, the next offset
+//!    to consume (Kafka's convention) and metadata text. Text longer than the group stores
+//!    (`offset.metadata.max.bytes`, counted as a broker counts a string) is refused, and so
+//!    is a commit of a partition the member does not own (revoked: a late commit cannot
+//!    move the offset under the new owner).
+//! 5. **Read.** [`Member::committed`] is the group's commit of any partition: what a
+//!    (re)started member resumes from, or what one waits on for another's progress.
+//!    [`Member::high_watermark`] is a partition's end offset (the offset the next record
+//!    produced gets); [`Member::position`] the member's next fetch offset in a partition it
+//!    owns, which [`Member::seek`] moves.
+//! 6. **Pause.** [`Member::pause`] stops polls from returning a partition's records without
+//!    losing its position; [`Member::resume`] lets them flow again.
+//! 7. **Leave.** [`Member::leave`] runs the listener's `revoked` for the member's
+//!    partitions, then takes it out of the group, whose other members are rebalanced (step
+//!    2). A member that dies without leaving keeps its partitions until its id joins again.
+//!
+//! How a rebalance unfolds is the transport's: the embedded group is eager (Kafka's classic
+//! protocol: every change revokes every member's partitions, and none is assigned until all
+//! were given up); a broker on KIP-848's `consumer` protocol revokes and assigns only the
+//! partitions that move. The listener is told which, and handles both alike.
+
+mod embedded;
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+pub use embedded::{Embedded, EmbeddedMember, EmbeddedTransport};
+
+use super::log::{LogError, Record, Topic};
+
+/// A member of the consumer group (Kafka's `group.instance.id`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct MemberId(pub u32);
+
+impl fmt::Display for MemberId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "member-{}", self.0)
+    }
+}
+
+/// What the group stores for a partition when a member commits.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Commit {
+    /// The next offset to consume (Kafka's convention): every record below it is done, and
+    /// a restarted consumer reads from here.
+    pub offset: u64,
+    /// Text stored beside the offset (Kafka's `OffsetAndMetadata.metadata`, a string); the
+    /// `contiguous+metadata` policy keeps the completed offsets above `offset` here, in
+    /// base64.
+    pub metadata: String,
+}
+
+impl Commit {
+    /// A commit of `offset` with no metadata.
+    pub fn offset(offset: u64) -> Self {
+        Self { offset, metadata: String::new() }
+    }
+}
+
+/// A request the group refused; nothing changed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TransportError {
+    /// The member does not own the partition (it was revoked, or never assigned).
+    #[error("{member} is not assigned partition {partition} (revoked or never assigned)")]
+    NotAssigned {
+        /// Who asked.
+        member: MemberId,
+        /// The partition it asked about.
+        partition: u32,
+    },
+    /// A newer client joined under the member's id, and this one may no longer act for it
+    /// (Kafka's `FENCED_INSTANCE_ID`).
+    #[error("{member} was replaced by a newer client under its id")]
+    Fenced {
+        /// The member whose old client asked.
+        member: MemberId,
+    },
+    /// The commit's metadata is longer than the group stores (Kafka's
+    /// `OFFSET_METADATA_TOO_LARGE`).
+    #[error(
+        "the commit of partition {partition} carries {bytes} bytes of metadata, more than the \
+         limit of {limit}"
+    )]
+    MetadataTooLarge {
+        /// The partition committed.
+        partition: u32,
+        /// Bytes of metadata text it carried, as a broker counts them.
+        bytes: usize,
+        /// The most the group stores.
+        limit: usize,
+    },
+    /// The partition does not exist.
+    #[error(transparent)]
+    Log(#[from] LogError),
+}
+
+/// What a member does when the group changes its assignment: run on the polling thread,
+/// from inside [`Member::poll`] or [`Member::leave`] (rust-rdkafka: a `ConsumerContext`'s
+/// `pre_rebalance` and `post_rebalance`).
+pub trait RebalanceListener {
+    /// `partitions` are now the member's, each positioned at the group's committed offset
+    /// (or 0); empty when a new assignment gives it nothing.
+    fn assigned(&mut self, partitions: &[u32]);
+
+    /// `partitions` are being taken away: the member still owns them and may commit them;
+    /// once this returns they are released and a later commit of them is refused.
+    fn revoked(&mut self, partitions: &[u32]);
+}
+
+/// One consumer process's client of the group (rust-rdkafka: a `BaseConsumer`): the
+/// module docs' steps 2 to 7. Calls from several threads are allowed (a committer thread
+/// commits while the polling thread polls); the listener runs on the polling thread.
+pub trait Member: Send + Sync {
+    /// The member it acts for.
+    fn id(&self) -> MemberId;
+
+    /// Runs the listener if the group changed the member's assignment, and otherwise
+    /// returns up to `max_records` records of its unpaused partitions, each partition's in
+    /// offset order (steps 2 and 3).
+    fn poll(&self, max_records: usize, listener: &mut dyn RebalanceListener) -> Vec<Record>;
+
+    /// The partitions the member owns, ascending.
+    fn assignment(&self) -> Vec<u32>;
+
+    /// The member's next fetch offset in `partition`, if it owns it.
+    fn position(&self, partition: u32) -> Option<u64>;
+
+    /// Makes `offset` the member's next fetch offset in `partition`, which it owns.
+    fn seek(&self, partition: u32, offset: u64) -> Result<(), TransportError>;
+
+    /// Stores `offset` and `metadata` as the group's commit of `partition`, which the
+    /// member owns (step 4).
+    fn commit(&self, partition: u32, offset: u64, metadata: &str) -> Result<(), TransportError>;
+
+    /// The group's last commit of `partition`, owned by the member or not (step 5).
+    fn committed(&self, partition: u32) -> Result<Option<Commit>, TransportError>;
+
+    /// The offset the next record produced to `partition` gets (step 5).
+    fn high_watermark(&self, partition: u32) -> Result<u64, TransportError>;
+
+    /// Stops polls from returning records of `partitions`, which the member owns; their
+    /// positions are kept (step 6).
+    fn pause(&self, partitions: &[u32]) -> Result<(), TransportError>;
+
+    /// Lets polls return records of `partitions`, which the member owns, again.
+    fn resume(&self, partitions: &[u32]) -> Result<(), TransportError>;
+
+    /// Gives the member's partitions up through the listener and leaves the group (step 7).
+    fn leave(&self, listener: &mut dyn RebalanceListener);
+}
+
+/// A consumer group on a broker that holds one topic: what members join (step 1).
+pub trait Transport: Send + Sync {
+    /// The client a member gets.
+    type Member: Member + 'static;
+
+    /// Joins the group as `member`, or takes the place of the client that joined under that
+    /// id before (step 1).
+    fn join(&self, member: MemberId) -> Result<Arc<Self::Member>, TransportError>;
+
+    /// How many partitions the topic has now.
+    fn partitions(&self) -> u32;
+}
+
+/// Where a scenario's log lives: it opens a [`Transport`] over the log the scenario
+/// produced. The embedded log copies it ([`Embedded`]); a Kafka backend would create the
+/// topic on its broker and produce every record to its partition.
+pub trait Backend: Sync {
+    /// The transport it opens.
+    type Transport: Transport;
+
+    /// A transport whose topic holds `log`'s records, each in its partition at its offset,
+    /// with an empty group; a record becomes visible to polls at `epoch` plus its produce
+    /// time (a record produced at 0 at once).
+    fn open(&self, log: &Topic, epoch: Instant) -> Result<Self::Transport, TransportError>;
+}
