@@ -54,6 +54,9 @@ fn the_seeded_workloads_are_the_pinned_ones() {
                 w.driven
             );
             hash = fnv(hash, &shape);
+            if let Some(saga) = &w.saga {
+                hash = fnv(hash, &format!("{saga:?}"));
+            }
             for message in &w.messages {
                 hash = fnv(hash, &format!("{message:?}"));
                 messages += 1;
