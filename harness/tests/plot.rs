@@ -129,6 +129,7 @@ fn small_results() -> Results {
         pipelines: Vec::new(),
         failed: Vec::new(),
         price_of_order: Vec::new(),
+        isolation: Vec::new(),
     }
 }
 
