@@ -150,7 +150,7 @@ mod tests {
             assert_eq!(cell.param, "");
             assert_eq!(cell.bound, 2.0);
             let ratio = cell.ratio.unwrap();
-            assert!(ratio >= 4.0 && ratio < 4.1, "{ratio}");
+            assert!((4.0..4.1).contains(&ratio), "{ratio}");
             assert_eq!(cell.met, Some(false));
         }
         let calm = of(&with_twins(|p99| p99));
