@@ -318,9 +318,11 @@ fn the_reference_run_draws_every_chart() {
     assert_eq!(
         absent,
         [
+            "hot-key",
             "async-io-zipf",
             "parallel-consumer",
             "cold-command",
+            "saga",
             "stateful",
             "pipeline-crash",
             "pipeline-retry",
