@@ -129,6 +129,7 @@ fn small_results() -> Results {
         pipelines: Vec::new(),
         failed: Vec::new(),
         price_of_order: Vec::new(),
+        isolation: Vec::new(),
     }
 }
 
@@ -317,9 +318,11 @@ fn the_reference_run_draws_every_chart() {
     assert_eq!(
         absent,
         [
+            "hot-key",
             "async-io-zipf",
             "parallel-consumer",
             "cold-command",
+            "saga",
             "stateful",
             "pipeline-crash",
             "pipeline-retry",

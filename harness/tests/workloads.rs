@@ -3,6 +3,10 @@
 //! intended time and job, and of the workload's keys, troubled keys, arrivals, window,
 //! threads, state and driven plan). A change to generation that moves one message fails
 //! here; one that is meant (a new workload) updates the pin and says why.
+//!
+//! Moved on purpose: conflict-backoff and hot-backlog gained their unstressed twins
+//! (`stress=off`), ahead of their earlier workloads, which are unchanged; hot-key and saga
+//! are new.
 
 use harness::workload::{generate, ScenarioId, Sizes};
 
@@ -11,13 +15,15 @@ const PINNED: &[(&str, usize, u64)] = &[
     ("uniform", 40_000, 0x9d9231a4de4b8b19),
     ("zipf", 40_000, 0x334dd0c4ac15a75d),
     ("many-types", 40_000, 0xf97a18f3b21b67fb),
-    ("conflict-backoff", 5_000, 0x2fb51249a7ac4e04),
+    ("conflict-backoff", 10_000, 0x96a8821861e99e95),
     ("long-sync", 5_000, 0xe88f9e6784608372),
-    ("hot-backlog", 20_981, 0x895f5178c8998389),
+    ("hot-backlog", 25_981, 0x8b5ba678f9da48c1),
+    ("hot-key", 8_000, 0x55c15eb89626b8d5),
     ("async-io", 2_000, 0xb94ba0d18e001b63),
     ("async-io-zipf", 1_000, 0xc005fcaea9ef34b4),
     ("parallel-consumer", 2_000, 0xeb37403850072809),
     ("cold-command", 205_392, 0x65b5d929999af60a),
+    ("saga", 4_000, 0x07101347ff001db1),
     ("open-loop", 40_000, 0x779b1caa88b22878),
     ("stateful", 20_000, 0x8916277c6d9de066),
     ("pipeline-crash", 0, 0xcbf29ce484222325),
@@ -38,6 +44,7 @@ fn fnv(mut hash: u64, text: &str) -> u64 {
 #[test]
 fn the_seeded_workloads_are_the_pinned_ones() {
     let sizes = Sizes::quick();
+    let mut moved = Vec::new();
     for &scenario in ScenarioId::ALL {
         let mut hash = 0xcbf2_9ce4_8422_2325;
         let mut messages = 0;
@@ -54,13 +61,18 @@ fn the_seeded_workloads_are_the_pinned_ones() {
                 w.driven
             );
             hash = fnv(hash, &shape);
+            if let Some(saga) = &w.saga {
+                hash = fnv(hash, &format!("{saga:?}"));
+            }
             for message in &w.messages {
                 hash = fnv(hash, &format!("{message:?}"));
                 messages += 1;
             }
         }
         let pinned = PINNED.iter().find(|(id, _, _)| *id == scenario.as_str());
-        let (_, count, digest) = pinned.unwrap_or_else(|| panic!("{scenario} is not pinned"));
-        assert_eq!((messages, hash), (*count, *digest), "{scenario}: its messages moved");
+        if pinned.map(|&(_, count, digest)| (count, digest)) != Some((messages, hash)) {
+            moved.push(format!("(\"{scenario}\", {messages}, {hash:#018x}),"));
+        }
     }
+    assert!(moved.is_empty(), "messages moved or not pinned; now:\n{}", moved.join("\n"));
 }

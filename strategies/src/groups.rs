@@ -30,8 +30,10 @@ use crate::executor::{Core, Threads};
 use crate::hash::mix64;
 use crate::{Key, Message, Pending};
 
-/// The group of an aggregate id: `floor_mod(hash(id), groups)`, never negative.
-pub(crate) fn group_of(aggregate_id: u64, groups: usize) -> usize {
+/// The group of an aggregate id among `groups` hash-serial groups (`group-by`,
+/// `per-type-pool`): `floor_mod(hash(id), groups)`, never negative. Public so that a
+/// workload can place keys in one group on purpose.
+pub fn group_of(aggregate_id: u64, groups: usize) -> usize {
     let hash = mix64(aggregate_id);
     // Read as a signed hash, as Java's `Math.floorMod(hashCode, groups)` does.
     (hash as i64).rem_euclid(groups as i64) as usize

@@ -92,6 +92,7 @@ mod windows;
 mod loom_models;
 
 pub use design::{BuildFn, Design, RegisterError};
+pub use groups::group_of;
 pub use window::MAX_WINDOW;
 
 /// The aggregate a message belongs to: messages with equal keys are serialised.

@@ -13,6 +13,7 @@ use super::rules::{
 };
 use super::{baseline_error, rules_error, GateInputError};
 use crate::results::{CellKey, Metric, Results, RunResult};
+use crate::workload::UNSTRESSED;
 
 /// One rule checked on one cell: what was measured, against what, and whether it held (the
 /// JSON report lists them as `verdicts`).
@@ -309,6 +310,13 @@ fn not_applicable(rule: &Rule, results: &Results) -> Option<NotRun> {
     }
     // A rule about, or compared with, strategies the run left out (`--strategy`).
     let scenario = || rule.scenario.clone().unwrap_or_else(|| "(any)".into());
+    // An isolation rule on results without the stressors' unstressed twins (older files).
+    let in_scope = |run: &&RunResult| rule.scenario.as_ref().is_none_or(|s| &run.scenario == s);
+    let twinned = results.runs.iter().filter(in_scope).any(|run| run.param.starts_with(UNSTRESSED));
+    if rule.metric == Metric::IsolationVsBound.spec().name && !twinned {
+        let why = format!("no unstressed twin (`{UNSTRESSED}`) ran, so no cell has the figure");
+        return reason(scenario(), Some(why));
+    }
     if let Some(absent) = selected_absent(rule, results) {
         return reason(scenario(), Some(format!("none of its strategies ran ({absent})")));
     }
@@ -460,6 +468,9 @@ mod tests {
             std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../gates.toml")).unwrap();
         let mut rules = rules(&text, &results).unwrap();
         rules.retain(|rule| rule.kind != Kind::Baseline);
+        // The reference run predates the isolation stressors' unstressed twins, so no cell of
+        // it has an isolation figure.
+        rules.retain(|rule| rule.metric != "isolation_vs_bound");
         // The reference run predates cold-command, parallel-consumer and the pipelines.
         let (rules, not_run) = split_not_run(rules, &results);
         let mut scenarios: Vec<&str> = not_run.iter().map(|rule| rule.scenario.as_str()).collect();

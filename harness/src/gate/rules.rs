@@ -67,11 +67,12 @@ impl Op {
 #[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
 #[serde(
     untagged,
-    expecting = "`strategies` must be `all`, `ordered`, `shared-pool`, a strategy id, or a list \
-                 of strategy ids"
+    expecting = "`strategies` must be `all`, `ordered`, `shared-pool`, a family (`mailboxes`, \
+                 `hash-groups`, ...), a strategy id, or a list of strategy ids"
 )]
 pub enum Selection {
-    /// `all`, `ordered` (the strategies that promise order) or `shared-pool`.
+    /// `all`, `ordered` (the strategies that promise order), `shared-pool`, a family of
+    /// strategies by its descriptor (`mailboxes`, `hash-groups`, ...) or one strategy id.
     Group(String),
     /// Explicit ids.
     List(Vec<String>),
@@ -485,7 +486,14 @@ pub(super) fn selection_ids(
             "all" => Design::known(),
             "ordered" => Design::known().into_iter().filter(|id| id.is_ordered()).collect(),
             "shared-pool" => Design::known().into_iter().filter(|id| id.is_shared_pool()).collect(),
-            other => vec![other.parse()?],
+            other => match (other.parse::<Design>(), other.parse::<strategies::Family>()) {
+                (Ok(id), _) => vec![id],
+                (Err(_), Ok(family)) => Design::known()
+                    .into_iter()
+                    .filter(|id| id.descriptor().family == family)
+                    .collect(),
+                (Err(error), Err(_)) => return Err(error),
+            },
         },
         Selection::List(ids) => ids.iter().map(|id| id.parse()).collect::<Result<_, _>>()?,
     })

@@ -6,6 +6,7 @@
 //! - `handler`: the benchmark handler that interprets each message's job;
 //! - `interference`: what the rest of the machine did during a window (receipts);
 //! - `histograms`: latency, head-of-line and bystander histograms of a run;
+//! - `saga`: the re-entrant chain of a `saga` workload, submitted from its own completions;
 //! - `recorder`: what every handler call reports, and the online correctness checks;
 //! - `metrics`: the raw samples turned into the numbers of a `results::RunResult`;
 //! - `timer`: the one timer thread that completes every pending step;
@@ -18,5 +19,6 @@ pub mod interference;
 pub mod metrics;
 pub mod recorder;
 pub mod runner;
+mod saga;
 pub mod system;
 pub mod timer;

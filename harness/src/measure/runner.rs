@@ -33,6 +33,7 @@ use super::handler::{AggregateState, BenchHandler};
 use super::histograms::Histograms;
 use super::interference::Probe;
 use super::recorder::{Clock, Recorder};
+use super::saga::SagaChain;
 use super::system::{StrategyThreads, ThreadSampler, Usage};
 use super::timer::Timer;
 
@@ -253,6 +254,9 @@ impl Senders {
             return Ok(Sent { last_ns, driven: Some(outcome), helpers_cpu_s: 0.0 });
         }
         let refused = |halt: Halt| halt.into_run_error(strategy);
+        if let Some(chain) = cell.saga {
+            chain.start(executor).map_err(|error| refused(Halt::Refused(error)))?;
+        }
         let send = |messages: &[Message]| match workload.arrivals {
             Arrivals::Closed => submit_closed(executor, messages, clock, watch),
             Arrivals::Paced => submit_paced(executor, messages, clock, started, watch),
@@ -655,7 +659,7 @@ fn measure_cell(
     watch.expect(expected_messages(workload, plan));
     let clock = Clock::start();
     let recorder = Arc::new(recorder_for(workload, clock));
-    let (handler, completions) = handler_for(workload, &recorder, &instruments.timer, watch);
+    let (handler, completions, saga) = handler_for(workload, &recorder, &instruments.timer, watch);
     let config = StrategyConfig {
         max_in_flight: workload.window.unwrap_or(config.max_in_flight),
         workers: workload.workers.unwrap_or(config.workers),
@@ -669,6 +673,9 @@ fn measure_cell(
         strategy.build(config, handler).map_err(|source| RunError::Build { strategy, source })?,
     );
     let _enrolled = watch.enrol(&executor).map_err(|_| RunError::Cancelled { strategy })?;
+    if let Some(chain) = &saga {
+        chain.bind(&executor);
+    }
     let cell = CellRun {
         workload,
         strategy,
@@ -676,6 +683,7 @@ fn measure_cell(
         recorder: &recorder,
         clock,
         completions: &completions,
+        saga: saga.as_deref(),
         watch,
         threads,
     };
@@ -707,8 +715,13 @@ fn measure_cell(
 /// The recorder of `workload`'s messages, its hot aggregate (if any) in the background.
 fn recorder_for(workload: &Workload, clock: Clock) -> Recorder {
     let recorder = Recorder::new(&workload.messages, workload.keys, clock);
-    let hot_keys: Vec<u64> =
-        workload.driven.iter().filter_map(|plan| plan.hot).map(|hot| hot.key).collect();
+    let hot_keys: Vec<u64> = workload
+        .driven
+        .iter()
+        .filter_map(|plan| plan.hot)
+        .map(|hot| hot.key)
+        .chain(workload.saga.map(|saga| saga.key))
+        .collect();
     if hot_keys.is_empty() {
         recorder
     } else {
@@ -718,13 +731,13 @@ fn recorder_for(workload: &Workload, clock: Clock) -> Recorder {
 
 /// The handler of `workload`'s messages, recording into `recorder` and counting into
 /// `watch`, and where a completion-driven workload hears every end (its senders wait for
-/// them).
+/// them), and a saga workload's chain sends its next message from each of its completions.
 fn handler_for(
     workload: &Workload,
     recorder: &Arc<Recorder>,
     timer: &Timer,
     watch: &Watch,
-) -> (Arc<BenchHandler>, mpsc::Receiver<u64>) {
+) -> (Arc<BenchHandler>, mpsc::Receiver<u64>, Option<Arc<SagaChain>>) {
     let mut handler =
         BenchHandler::new(Arc::clone(recorder), timer.clone()).with_watch(watch.clone());
     let (completed, completions) = mpsc::channel::<u64>();
@@ -733,11 +746,16 @@ fn handler_for(
             let _ = completed.send(key); // the driver is gone only once the run is over
         }));
     }
+    let saga = workload.saga.map(|saga| SagaChain::new(saga, recorder.clock()));
+    if let Some(chain) = &saga {
+        let chain = Arc::clone(chain);
+        handler = handler.with_completions(Arc::new(move |key| chain.completed(key)));
+    }
     if workload.state_bytes > 0 {
         let state = AggregateState::new(workload.keys, workload.state_bytes);
         handler = handler.with_state(Arc::new(state));
     }
-    (Arc::new(handler), completions)
+    (Arc::new(handler), completions, saga)
 }
 
 /// One (workload, strategy) cell being measured: the built strategy and what its warm-up,
@@ -750,6 +768,8 @@ struct CellRun<'a> {
     clock: Clock,
     /// Where a completion-driven workload's driver hears every end.
     completions: &'a mpsc::Receiver<u64>,
+    /// A saga workload's chain, started with each repetition's bystanders.
+    saga: Option<&'a SagaChain>,
     /// What the cell's progress counts in, and what stops it.
     watch: &'a Watch,
     /// The strategy's own threads, whose CPU time each timed repetition reads.
@@ -995,6 +1015,7 @@ mod tests {
             window: None,
             workers: None,
             driven: None,
+            saga: None,
             state_bytes: 0,
         };
         let watch = Watch::default();

@@ -6,6 +6,8 @@
 //! - `summary`: `summary.md`, one table per (scenario, param);
 //! - `pipeline`: the summary's tables of the end-to-end pipeline scenarios;
 //! - `price`: the summary's price of order, each ordered design over the unordered control;
+//! - `isolation`: the summary's isolation table, each design's bystanders under a stressor
+//!   over its unstressed twin, met or missed against the bound;
 //! - `plot`: the charts, PNG and SVG;
 //! - `html`: `report.html`, the charts and the summary on one page;
 //! - `incomplete`: the line both open with for an incomplete run;
@@ -23,6 +25,7 @@ pub mod export;
 pub mod format;
 pub mod html;
 pub mod incomplete;
+pub mod isolation;
 pub mod interference;
 pub mod pipeline;
 pub mod plot;

@@ -99,6 +99,7 @@ pub(super) fn summary(results: &Results, with_verdict: bool) -> Document {
     }
     crate::report::pipeline::render_pipelines(&mut out, &results.pipelines);
     super::price::section(&mut out, results);
+    super::isolation::section(&mut out, results);
     if !results.skipped.is_empty() {
         out.blank();
         out.heading(2, "Not run");

@@ -112,6 +112,7 @@ metrics! {
     Violations => VIOLATIONS;
     ThroughputVsInline => THROUGHPUT_VS_INLINE;
     FloorRatio => FLOOR_RATIO;
+    IsolationVsBound => ISOLATION_VS_BOUND;
 }
 
 /// Completed messages per second, over the repetitions.
@@ -267,6 +268,25 @@ const FLOOR_RATIO: MetricSpec = MetricSpec {
         run.measured_floor_s.filter(|floor| *floor > 0.0).map(|floor| run.elapsed_s / floor)
     },
     ..THROUGHPUT_VS_INLINE
+};
+
+/// An isolation stressor's bystanders' p99 over its unstressed twin's (`isolation[]`),
+/// divided by the bound the scenario states: at most 1 meets the bound. Read from the
+/// stressed cell and its twin, so no repetition has a value of its own.
+const ISOLATION_VS_BOUND: MetricSpec = MetricSpec {
+    name: "isolation_vs_bound",
+    label: "bystanders' p99 over the unstressed twin's, over the bound",
+    better: Better::Lower,
+    unit: Unit::Ratio,
+    timed: true,
+    relative_to: None,
+    value: |run, runs| {
+        let cell = super::isolation::of_cell(run, runs)?;
+        cell.ratio.map(|ratio| ratio / cell.bound)
+    },
+    samples: |_| Vec::new(),
+    spread: None,
+    pipeline: None,
 };
 
 /// The repetitions' lowest and highest throughput, as recorded (older files have no

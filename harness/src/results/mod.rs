@@ -10,7 +10,8 @@
 //! - `interference`: what the rest of the machine did while a figure was taken.
 //! - `failed`: the cells a run stopped because they made no progress (`failed[]`);
 //! - `price`: what order costs each ordered design against the unordered control
-//!   (`price_of_order[]`).
+//!   (`price_of_order[]`);
+//! - `isolation`: how much one troubled key hurts the others, per design (`isolation[]`).
 
 use std::path::Path;
 
@@ -20,6 +21,7 @@ pub mod failed;
 pub mod fs;
 pub mod incomplete;
 pub mod interference;
+pub mod isolation;
 pub mod metric;
 pub mod pipeline;
 pub mod price;
@@ -29,6 +31,7 @@ use serde::{Deserialize, Serialize};
 pub use cell::{CellKey, CellSettings, Scenario, SweptSettings};
 pub use failed::FailedCell;
 pub use interference::{Interference, Validity};
+pub use isolation::IsolationCell;
 pub use metric::Metric;
 pub use pipeline::{
     CommitPolicy, ExpansionReport, IncarnationReport, LagPoint, LagSummary, LatencySummary,
@@ -88,6 +91,10 @@ pub struct Results {
     /// ([`price`]); derived from `runs` and `pipelines`, absent in files from before it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub price_of_order: Vec<PriceOfOrder>,
+    /// Each design's bystanders' p99 under an isolation stressor over its unstressed twin's
+    /// ([`isolation`]); derived from `runs`, absent in files from before it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub isolation: Vec<IsolationCell>,
 }
 
 /// How, where and when the run was made.

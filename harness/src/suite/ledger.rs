@@ -153,6 +153,7 @@ impl<'a> Ledger<'a> {
                 pipelines: Vec::new(),
                 failed: Vec::new(),
                 price_of_order: Vec::new(),
+                isolation: Vec::new(),
             },
             stop,
             began,
@@ -304,6 +305,7 @@ impl<'a> Ledger<'a> {
         });
         meta.suite_elapsed_s = self.earlier_s + self.began.elapsed().as_secs_f64();
         self.results.price_order();
+        self.results.isolate();
     }
 
     /// Replaces `results.json` with every cell done so far, marked incomplete while a cell

@@ -27,6 +27,21 @@ pub enum Arrivals {
     Driven,
 }
 
+/// A saga key of a paced workload (`saga`): a chain whose handler, as each of its messages
+/// completes, submits the chain's next one into the same executor from that completion (a
+/// re-entrant submission), beside the paced bystanders. Its messages are made as it runs
+/// (not in `Workload::messages`; the recorder checks their order and overlaps only).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Saga {
+    /// Its aggregate id.
+    pub key: u64,
+    /// Messages of the chain per repetition: the runner submits the first, each completion
+    /// the next.
+    pub steps: u64,
+    /// What each of its messages does.
+    pub job: Job,
+}
+
 /// The plan of a completion-driven workload (`cold-command`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Driven {
@@ -76,6 +91,8 @@ pub struct Workload {
     pub workers: Option<usize>,
     /// The plan of a completion-driven workload ([`Arrivals::Driven`]).
     pub driven: Option<Driven>,
+    /// The saga key of a paced workload, if it has one (`saga` with its stress on).
+    pub saga: Option<Saga>,
     /// Bytes of state each aggregate owns (`stateful`; 0 elsewhere): the handler keeps
     /// `keys x state_bytes` and a `Job::Touch` reads and writes its key's block.
     pub state_bytes: usize,
@@ -94,6 +111,7 @@ impl Workload {
             window: spec.window,
             workers: spec.workers,
             driven: None,
+            saga: None,
             state_bytes: 0,
         }
     }
@@ -248,8 +266,11 @@ mod tests {
     fn hot_backlog_has_one_troubled_key_and_the_burst() {
         let workloads = generate(ScenarioId::HotBacklog, &sizes(), 1, 1e6);
         let params: Vec<_> = workloads.iter().map(|w| w.param.as_str()).collect();
-        assert_eq!(params, ["burst=200", "burst=240", "burst=241", "burst=300"]);
-        let burst_241 = &workloads[2];
+        assert_eq!(params, ["stress=off", "burst=200", "burst=240", "burst=241", "burst=300"]);
+        let twin = &workloads[0];
+        assert!(twin.messages.iter().all(|m| m.key.aggregate_id != 0), "the twin has no burst");
+        assert_eq!(twin.troubled, workloads[1].troubled, "the twin has the same bystanders");
+        let burst_241 = &workloads[3];
         let hot = burst_241.messages.iter().filter(|m| m.key.aggregate_id == 0).count();
         assert_eq!(hot, 241);
         assert_eq!(burst_241.troubled.iter().filter(|&&t| t).count(), 1);
@@ -261,10 +282,13 @@ mod tests {
         for &scenario in ScenarioId::ALL.iter().filter(|scenario| !scenario.is_pipeline()) {
             let workloads = generate(scenario, &sizes(), 1, 1e6);
             assert_eq!(scenario.params(&sizes()), workloads.len(), "{scenario}: params");
+            // A saga's messages are made as it runs: its job counts too.
             let waits = workloads
                 .iter()
-                .flat_map(|w| &w.messages)
-                .any(|message| matches!(message.job, Job::Wait { .. } | Job::Retry { .. }));
+                .flat_map(|w| {
+                    w.messages.iter().map(|message| message.job).chain(w.saga.map(|s| s.job))
+                })
+                .any(|job| matches!(job, Job::Wait { .. } | Job::Retry { .. }));
             assert_eq!(scenario.handlers_wait(), waits, "{scenario}: handlers_wait");
             let blocks = workloads
                 .iter()

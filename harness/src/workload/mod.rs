@@ -18,10 +18,12 @@ mod sizes;
 mod spec;
 
 pub use generate::{
-    cold_command_param, generate, job_cost_ns, keys_param, Arrivals, Driven, HotChain, Workload,
-    STATE_LINE_BYTES,
+    cold_command_param, generate, job_cost_ns, keys_param, Arrivals, Driven, HotChain, Saga,
+    Workload, STATE_LINE_BYTES,
 };
-pub use scenario::{Generator, Handlers, Kind, ScenarioId, ScenarioSpec, UnknownScenario};
+pub use scenario::{
+    Generator, Handlers, Isolation, Kind, ScenarioId, ScenarioSpec, UnknownScenario, UNSTRESSED,
+};
 pub use sizes::{SizeArgs, SizeValue, Sizes};
 pub(crate) use spec::zipf_top_share;
 pub use spec::{Variant, Work, WorkloadSpec};

@@ -26,8 +26,11 @@ pub enum Variant {
     Single,
     /// A key count (uniform, zipf, async-io, async-io-zipf, parallel-consumer, stateful).
     Keys(usize),
-    /// hot-backlog's burst of hot messages.
+    /// hot-backlog's burst of hot messages (none in its unstressed twin).
     Burst(usize),
+    /// An isolation stressor's workload with its stress on, or its unstressed twin
+    /// (conflict-backoff, hot-key, saga).
+    Stress(bool),
     /// cold-command's slow aggregates and senders.
     Cold {
         /// Slow aggregates, each always waiting on one message.

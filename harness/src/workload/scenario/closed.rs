@@ -25,6 +25,7 @@ pub(super) const UNIFORM: ScenarioSpec = ScenarioSpec {
     window: None,
     aggregate_types: one_type,
     note: None,
+    isolation: None,
 };
 
 /// Hot keys: Zipf-distributed keys.

@@ -36,6 +36,7 @@ pub(super) const COLD_COMMAND: ScenarioSpec = ScenarioSpec {
     window: None,
     aggregate_types: one_type,
     note: None,
+    isolation: None,
 };
 
 /// Cold commands one sender may send in a cell: more than any strategy here handles in

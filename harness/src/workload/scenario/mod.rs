@@ -7,10 +7,12 @@
 //! Adding a scenario is one line here and one spec (with its generator) in the family file
 //! beside it: `closed.rs` (closed-loop CPU handlers), `paced.rs` (paced arrivals),
 //! `waits.rs` (handlers that wait or block, by key count), `cold.rs` (completion-driven),
+//! `isolation.rs` (one stressed key beside bystanders, each with its unstressed twin),
 //! `pipeline.rs` (the end-to-end pipeline, whose log `pipeline::scenario` produces).
 
 mod closed;
 mod cold;
+mod isolation;
 mod paced;
 mod pipeline;
 mod waits;
@@ -54,7 +56,26 @@ pub struct ScenarioSpec {
     /// A note the results carry about how it ran at `sizes`, if any (a scaled-down
     /// published experiment).
     pub note: Option<fn(&Sizes) -> Option<String>>,
+    /// Where it stresses one key to ask whether the others suffer: the bound its bystanders
+    /// are held to. Such a scenario has an unstressed twin workload ([`UNSTRESSED`]), the
+    /// same load without the stress, run in the same suite (`results::isolation`).
+    pub isolation: Option<Isolation>,
 }
+
+/// The param of a stressor scenario's unstressed twin: the same bystanders at the same
+/// times, without the stress.
+pub const UNSTRESSED: &str = "stress=off";
+
+/// What an isolation stressor holds its bystanders to.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Isolation {
+    /// The bystanders' p99 latency under the stress is at most this many times their p99
+    /// in the unstressed twin, or the design missed the bound.
+    pub bound: f64,
+}
+
+/// The bound every stressor states: the bystanders' p99 at most doubles.
+const TWICE_UNSTRESSED: Option<Isolation> = Some(Isolation { bound: 2.0 });
 
 /// How a scenario is run.
 #[derive(Debug)]
@@ -141,10 +162,12 @@ scenarios! {
     ConflictBackoff => paced::CONFLICT_BACKOFF;
     LongSync => paced::LONG_SYNC;
     HotBacklog => paced::HOT_BACKLOG;
+    HotKey => isolation::HOT_KEY;
     AsyncIo => waits::ASYNC_IO;
     AsyncIoZipf => waits::ASYNC_IO_ZIPF;
     ParallelConsumer => waits::PARALLEL_CONSUMER;
     ColdCommand => cold::COLD_COMMAND;
+    Saga => isolation::SAGA;
     OpenLoop => paced::OPEN_LOOP;
     Stateful => closed::STATEFUL;
     PipelineCrash => pipeline::CRASH;
@@ -236,6 +259,11 @@ impl ScenarioId {
         self.spec().headline
     }
 
+    /// The bound its bystanders are held to, if it is an isolation stressor.
+    pub const fn isolation(self) -> Option<Isolation> {
+        self.spec().isolation
+    }
+
     /// How many workloads (parameter values) it has at `sizes`: none for a pipeline
     /// scenario, whose cells are one per policy or mitigation the run was given
     /// (`pipeline::PipelinePlan::params`).
@@ -294,6 +322,6 @@ mod tests {
     #[test]
     fn streams_stay_where_older_results_put_them() {
         let streams: Vec<u64> = ScenarioId::ALL.iter().map(|id| id.stream()).collect();
-        assert_eq!(streams, [0, 1, 2, 3, 4, 5, 6, 8, 9, 10, 7, 11, 12, 13, 14, 15, 16]);
+        assert_eq!(streams, [0, 1, 2, 3, 4, 5, 17, 6, 8, 9, 10, 18, 7, 11, 12, 13, 14, 15, 16]);
     }
 }

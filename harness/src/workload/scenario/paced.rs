@@ -5,7 +5,10 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use strategies::Job;
 
-use super::{no_state, one_type, Generator, Handlers, Kind, Metric, ScenarioId, ScenarioSpec};
+use super::{
+    no_state, one_type, Generator, Handlers, Kind, Metric, ScenarioId, ScenarioSpec,
+    TWICE_UNSTRESSED, UNSTRESSED,
+};
 use crate::workload::generate::{Arrivals, Workload};
 use crate::workload::sizes::Sizes;
 use crate::workload::spec::{
@@ -18,7 +21,7 @@ pub(super) const CONFLICT_BACKOFF: ScenarioSpec = ScenarioSpec {
     id: "conflict-backoff",
     description: "1% of keys fail a version check twice and back off (pending 10 ms, 20 ms): \
                   head-of-line blocking",
-    kind: Kind::Measured(PACED_SMALL_KEYS),
+    kind: Kind::Measured(Generator { workloads: conflict_workloads, ..PACED_SMALL_KEYS }),
     handlers: Handlers::Wait,
     // Backoffs of a few keys: how long the untroubled keys wait behind them.
     headline: Some(Metric::BystanderP99),
@@ -27,6 +30,9 @@ pub(super) const CONFLICT_BACKOFF: ScenarioSpec = ScenarioSpec {
     window: None,
     aggregate_types: one_type,
     note: None,
+    // Keys that wait must not hold up the others by more than this (the stressed cell keeps
+    // its empty param; its twin's troubled keys spin instead of backing off).
+    isolation: TWICE_UNSTRESSED,
 };
 
 /// The cost of no stealing.
@@ -42,6 +48,7 @@ pub(super) const LONG_SYNC: ScenarioSpec = ScenarioSpec {
     // Rare 2 ms synchronous handlers: the rate that stealing (or its absence) leaves.
     headline: Some(Metric::Throughput),
     stream: 4,
+    isolation: None,
     ..CONFLICT_BACKOFF
 };
 
@@ -56,7 +63,9 @@ pub(super) const HOT_BACKLOG: ScenarioSpec = ScenarioSpec {
             let burst = |&burst| {
                 WorkloadSpec::new(id, format!("burst={burst}"), Variant::Burst(burst), keys)
             };
-            sizes.bursts.iter().map(burst).collect()
+            // The unstressed twin first: the same bystanders, no burst.
+            let twin = WorkloadSpec::new(id, UNSTRESSED.to_owned(), Variant::Burst(0), keys);
+            std::iter::once(twin).chain(sizes.bursts.iter().map(burst)).collect()
         },
         messages: |spec, sizes| match spec.variant {
             Variant::Burst(burst) => burst + sizes.bystanders,
@@ -89,6 +98,7 @@ pub(super) const OPEN_LOOP: ScenarioSpec = ScenarioSpec {
     // Constant-rate arrivals: the tail latency at each offered load.
     headline: Some(Metric::P99),
     stream: 7,
+    isolation: None,
     ..CONFLICT_BACKOFF
 };
 
@@ -102,6 +112,16 @@ const PACED_SMALL_KEYS: Generator = Generator {
     generate: conflict_backoff,
     state_bytes_per_key: no_state,
 };
+
+/// conflict-backoff's workloads: its unstressed twin (the same arrivals, the troubled keys
+/// spinning like the others), then the stressed workload under its original empty param.
+fn conflict_workloads(id: ScenarioId, sizes: &Sizes) -> Vec<WorkloadSpec> {
+    let keys = sizes.small_keys;
+    vec![
+        WorkloadSpec::new(id, UNSTRESSED.to_owned(), Variant::Stress(false), keys),
+        WorkloadSpec::new(id, String::new(), Variant::Stress(true), keys),
+    ]
+}
 
 fn small_keys(id: ScenarioId, sizes: &Sizes) -> Vec<WorkloadSpec> {
     vec![WorkloadSpec::new(id, String::new(), Variant::Single, sizes.small_keys)]
@@ -127,6 +147,12 @@ fn conflict_work(spec: &WorkloadSpec, sizes: &Sizes, _: f64) -> Work {
     let messages = sizes.paced_messages as f64;
     let keys = spec.keys as f64;
     let troubled = (troubled_keys(spec.keys, sizes) as f64).min(keys);
+    if spec.variant == Variant::Stress(false) {
+        let mut work = Work::computing(messages * spin);
+        work.longest_chain_ns = busiest_of_random(messages, spec.keys) * spin;
+        work.last_arrival_ns = paced_span_ns(sizes.paced_messages, sizes);
+        return work;
+    }
     let share = troubled / keys;
     // Each troubled message runs three times and backs off twice (1x, then 2x).
     let backoff = sizes.backoff_ms as f64 * NS_PER_MS;
@@ -158,10 +184,12 @@ fn conflict_backoff(
         backoff_ns: (sizes.backoff_ms * NS_PER_MS as u64) as u32,
         spin_ns: sizes.spin_ns,
     };
+    // The unstressed twin keeps the troubled keys (the same bystanders) but not their retries.
+    let stressed = spec.variant != Variant::Stress(false);
     let mut seqs = vec![0; keys];
     for index in 0..sizes.paced_messages {
         let id = rng.gen_range(0..keys);
-        let job = if workload.troubled[id] { retry } else { spin };
+        let job = if stressed && workload.troubled[id] { retry } else { spin };
         let at = (index as f64 * paced_interval_ns(sizes)) as u64;
         workload.push(&mut seqs, 0, id, at, job);
     }

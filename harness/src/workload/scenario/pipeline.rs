@@ -19,6 +19,7 @@ pub(super) const CRASH: ScenarioSpec = ScenarioSpec {
     window: None,
     aggregate_types: one_type,
     note: None,
+    isolation: None,
 };
 
 /// Transient failures and poison records, per retry policy.

@@ -27,6 +27,7 @@ pub(super) const ASYNC_IO: ScenarioSpec = ScenarioSpec {
     window: Some(|sizes| sizes.async_window),
     aggregate_types: one_type,
     note: None,
+    isolation: None,
 };
 
 /// What per-key order costs under skewed keys.
