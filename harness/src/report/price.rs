@@ -32,27 +32,16 @@ pub(super) fn cell(price: &PriceOfOrder) -> Cell {
     pair(price.throughput, price.p99_latency, price.validity)
 }
 
-/// The designs priced, in the order the file first names them.
-fn designs(prices: &[&PriceOfOrder]) -> Vec<String> {
-    let mut names: Vec<String> = Vec::new();
-    for price in prices {
-        if !names.contains(&price.strategy) {
-            names.push(price.strategy.clone());
-        }
-    }
-    names
-}
-
 /// One row per cell (scenario and param), one column per design; each entry the pair
 /// `sides` takes from a price.
 fn table(
     prices: &[&PriceOfOrder],
     sides: impl Fn(&PriceOfOrder) -> (Option<f64>, Option<f64>),
 ) -> Table {
-    let names = designs(prices);
+    let names = super::first_seen(prices.iter().map(|price| price.strategy.as_str()));
     let mut table = Table::new([("scenario", Align::Left), ("param", Align::Left)]);
     for name in &names {
-        table = table.column(name.as_str(), Align::Right);
+        table = table.column(*name, Align::Right);
     }
     let mut cells: Vec<(&str, &str)> = Vec::new();
     for price in prices {
@@ -66,8 +55,8 @@ fn table(
             vec![Cell::plain(scenario), Cell::plain(if param.is_empty() { "-" } else { param })];
         for name in &names {
             let price = prices.iter().find(|price| {
-                (price.scenario.as_str(), price.param.as_str(), &price.strategy)
-                    == (scenario, param, name)
+                (price.scenario.as_str(), price.param.as_str(), price.strategy.as_str())
+                    == (scenario, param, *name)
             });
             row.push(price.map_or_else(
                 || Cell::plain("n/a"),
