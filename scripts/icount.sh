@@ -7,8 +7,10 @@
 # (reported, not judged); 1: a count past its limit either way, a benchmark without a
 # baseline or one gone from the bench; 2: it cannot measure (no valgrind or jq, no
 # gungraun-runner of the crate's version).
+# Each count judged is the median of three runs: a benchmark with two threads counts what
+# their interleaving makes it do, which moves from run to run (docs/instruction-counts.md).
 # Usage: scripts/icount.sh [--update]   (--update: the baseline's counts become the median
-# of three runs; its limits are kept)
+# of five runs; its limits are kept)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -56,24 +58,34 @@ measure() {
 rustc=$(rustc --version)
 valgrind=$(valgrind --version)
 
+# The median of runs $2.. per benchmark, into $out/$1.json.
+median() {
+  local name=$1
+  shift
+  local files=()
+  for run in "$@"; do files+=("$(cat "$out/$run.json")"); done
+  jq -n '$ARGS.positional as $runs | $runs[0] | keys_unsorted | map(. as $name
+      | {key: $name, value: ([$runs[] | .[$name]] | sort | .[length / 2 | floor])})
+    | from_entries' --jsonargs "${files[@]}" >"$out/$name.json"
+}
+
 if $update; then
-  # The median of three runs, so that the baseline sits in the middle of the spread of the
+  # The median of five runs, so that the baseline sits in the middle of the spread of the
   # benchmarks with more than one thread.
-  for run in 1 2 3; do measure "update-$run"; done
+  for run in 1 2 3 4 5; do measure "update-$run"; done
+  median update update-1 update-2 update-3 update-4 update-5
   limits='{"default": 1}'
   [[ -f "$baseline" ]] && limits=$(jq '.limit_pct' "$baseline")
   jq -n --arg rustc "$rustc" --arg valgrind "$valgrind" --arg gungraun "$version" \
-    --argjson limits "$limits" \
+    --argjson limits "$limits" --slurpfile counts "$out/update.json" \
     '{rustc: $rustc, valgrind: $valgrind, gungraun: $gungraun, limit_pct: $limits,
-      instructions: ($ARGS.positional[0] | keys_unsorted | map(. as $name
-        | {key: $name, value: ([$ARGS.positional[] | .[$name]] | sort | .[1])}) | from_entries)}' \
-    --jsonargs "$(cat "$out/update-1.json")" "$(cat "$out/update-2.json")" \
-    "$(cat "$out/update-3.json")" >"$baseline"
-  echo "icount: $baseline rewritten from the median of three runs ($rustc, $valgrind)"
+      instructions: $counts[0]}' >"$baseline"
+  echo "icount: $baseline rewritten from the median of five runs ($rustc, $valgrind)"
   exit 0
 fi
 
-measure counts
+for run in 1 2 3; do measure "counts-$run"; done
+median counts counts-1 counts-2 counts-3
 # count, baseline, delta% and limit% per benchmark (a limit of its own, else the default);
 # a move past the limit either way fails: a gain left out of the baseline would hide a later
 # regression of the same size.
