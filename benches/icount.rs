@@ -58,54 +58,8 @@ const KEYS: u64 = 1_000;
 /// Hops of `hop/wake-parked`, one at a time.
 const WAKES: u64 = 1_000;
 
-/// Callgrind's client requests, issued with valgrind's special instruction sequence; outside
-/// valgrind the sequence does nothing.
-mod callgrind {
-    /// Callgrind's requests are numbered from `('C' << 24) | ('T' << 16)` (valgrind's
-    /// `callgrind.h`): dump, zero, toggle, dump-at, start and stop instrumentation.
-    const BASE: u64 = 0x4354_0000;
-    const START_INSTRUMENTATION: u64 = BASE + 4;
-    const STOP_INSTRUMENTATION: u64 = BASE + 5;
-
-    /// Counting starts here, on every thread.
-    pub fn start() {
-        request(START_INSTRUMENTATION);
-    }
-
-    /// Counting stops here, on every thread.
-    pub fn stop() {
-        request(STOP_INSTRUMENTATION);
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    fn request(code: u64) {
-        // The request and its five (unused) arguments, read by valgrind through `rax`.
-        let args: [u64; 6] = [code, 0, 0, 0, 0, 0];
-        let mut result: u64 = 0;
-        // SAFETY: four rotations of `rdi` by 3 + 13 + 61 + 51 = 128 bits leave it as it was,
-        // and `xchg rbx, rbx` changes nothing: natively the block only clobbers the flags
-        // (not declared preserved). Under valgrind it is the amd64 client-request marker:
-        // valgrind reads the six words at `rax` (alive for the whole block) and writes its
-        // answer to `rdx`, declared as an output.
-        unsafe {
-            std::arch::asm!(
-                "rol rdi, 3",
-                "rol rdi, 13",
-                "rol rdi, 61",
-                "rol rdi, 51",
-                "xchg rbx, rbx",
-                in("rax") args.as_ptr(),
-                inout("rdx") result,
-                options(nostack, readonly),
-            );
-        }
-        std::hint::black_box(result);
-    }
-
-    /// Elsewhere the requests do nothing: `scripts/icount.sh` runs on x86_64 only.
-    #[cfg(not(target_arch = "x86_64"))]
-    fn request(_code: u64) {}
-}
+#[path = "support/callgrind.rs"]
+mod callgrind;
 
 /// The 10,000 no-op messages of a dispatch batch.
 fn dispatch_messages() -> Vec<Message> {

@@ -254,49 +254,8 @@ impl Variant {
     }
 }
 
-/// Callgrind's client requests, issued with valgrind.h's magic instruction sequence: no-ops
-/// outside valgrind.
-mod callgrind {
-    /// `VG_USERREQ_TOOL_BASE('C', 'T')`.
-    const BASE: u64 = ((b'C' as u64) << 24) | ((b'T' as u64) << 16);
-    const DUMP_STATS_AT: u64 = BASE + 3;
-    const ZERO_STATS: u64 = BASE + 1;
-
-    /// Zeroes the counts of every thread.
-    pub fn zero_stats() {
-        request([ZERO_STATS, 0, 0, 0, 0, 0]);
-    }
-
-    /// Dumps the counts of every thread into the next dump file, described by `what`.
-    pub fn dump_stats(what: &str) {
-        let what = std::ffi::CString::new(what).unwrap_or_default();
-        request([DUMP_STATS_AT, what.as_ptr() as u64, 0, 0, 0, 0]);
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    fn request(arguments: [u64; 6]) {
-        // SAFETY: valgrind.h's client request on amd64. Outside valgrind the sequence does
-        // nothing: the four rotations turn rdi by 128 bits, back to its value, and `xchg
-        // rbx, rbx` swaps a register with itself. Under valgrind it reads the six words at
-        // rax (`arguments`, live for the call, and the string it points to) and writes its
-        // answer to rdx.
-        unsafe {
-            std::arch::asm!(
-                "rol rdi, 3",
-                "rol rdi, 13",
-                "rol rdi, 61",
-                "rol rdi, 51",
-                "xchg rbx, rbx",
-                in("rax") arguments.as_ptr(),
-                inout("rdx") 0u64 => _,
-                inout("rdi") 0u64 => _,
-            );
-        }
-    }
-
-    #[cfg(not(target_arch = "x86_64"))]
-    fn request(_: [u64; 6]) {}
-}
+#[path = "../benches/support/callgrind.rs"]
+mod callgrind;
 
 struct Args {
     strategies: Vec<StrategyId>,
