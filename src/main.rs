@@ -63,7 +63,8 @@ enum Command {
     Gate(GateArgs),
     /// Compare two runs cell by cell, each metric judged faster, slower, within noise or
     /// too few samples to judge: exit 0, or 1 with --fail-on-regression and a cell slower
-    /// by more than it, 2 on bad input.
+    /// by more than it, 2 on bad input, 3 with --fail-on-regression and no cell slower past
+    /// it but a cell with fewer than 5 samples on a side, which it cannot judge.
     ///
     /// Cells are matched by scenario, param, strategy and, where both files record it, worker
     /// count; cells in one file only are listed, and so are the cells an incomplete file (a
@@ -107,7 +108,7 @@ struct Done {
     /// Whether its verdict is a pass (exit 0) or a failure (exit 1).
     pass: bool,
     /// A pass that could not judge everything, with the line that says what (exit 3): gate
-    /// rules whose cells were all void, `ab` cells with too few valid samples.
+    /// rules whose cells were all void, `ab` and `compare` cells with too few samples.
     inconclusive: Option<String>,
 }
 
@@ -135,7 +136,8 @@ fn bad_input(error: impl Into<Error>) -> Stop {
 /// Exit status for bad input (flags, files).
 const BAD_INPUT: u8 = 2;
 
-/// Exit status of a pass that could not judge everything: the gate's and `ab`'s alike.
+/// Exit status of a pass that could not judge everything: the gate's, `ab`'s and
+/// `compare`'s alike.
 const INCONCLUSIVE: u8 = harness::gate::ONLY_VOID;
 
 /// An allocation that fails ends the run with a message and status 1, not an abort.
@@ -286,7 +288,13 @@ fn gate(args: GateArgs) -> Result<Done, Stop> {
 fn compare(args: CompareArgs) -> Result<Done, Stop> {
     let config = CompareConfig::try_from(args).map_err(bad_input)?;
     let outcome = run_compare(&config).map_err(bad_input)?;
-    Ok(Done { stdout: outcome.report, notes: Vec::new(), pass: outcome.pass, inconclusive: None })
+    Ok(Done {
+        stdout: outcome.report,
+        notes: Vec::new(),
+        pass: outcome.pass,
+        inconclusive: (!outcome.unjudged.is_empty())
+            .then(|| harness::compare::unjudged_note(&outcome.unjudged)),
+    })
 }
 
 /// How this binary was built (by build.rs): `ab` builds its base the same way.

@@ -1,5 +1,6 @@
 //! `keyed-bench compare` end to end: two small runs, the second with a handler 30% heavier,
-//! must compare as slower, and `--fail-on-regression` must turn that into exit status 1.
+//! must compare as slower, and `--fail-on-regression` must turn that into exit status 1;
+//! cells too few samples to judge leave it inconclusive, exit status 3.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -117,21 +118,34 @@ fn a_planted_slowdown_is_slower_and_fails_the_regression_check() {
 }
 
 #[test]
-fn a_file_from_before_samples_compares_as_too_few_samples() {
+fn a_file_from_before_samples_compares_as_too_few_samples_and_cannot_pass_the_check() {
     let reference =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("results/2026-11-30-vm/results.json");
     let reference = reference.to_str().unwrap();
-    let output = keyed_bench(&[
-        "compare",
-        reference,
-        reference,
-        "--metric",
-        "throughput",
-        "--fail-on-regression",
-        "0",
-    ]);
+    let compare = ["compare", reference, reference, "--metric", "throughput"];
+    let output = keyed_bench(&[&compare[..], &["--fail-on-regression", "0"]].concat());
     let text = String::from_utf8_lossy(&output.stdout);
-    assert_eq!(output.status.code(), Some(0), "{text}{}", stderr(&output));
+    // Nothing slower, but nothing judged either: inconclusive, not a pass.
+    assert_eq!(output.status.code(), Some(3), "{text}{}", stderr(&output));
     assert!(text.contains("note: cells without per-repetition samples"), "{text}");
     assert!(text.contains("0 faster, 0 slower, 0 within noise, 127 too few samples"), "{text}");
+    assert!(text.contains("no judged cell is slower by more than 0%"), "{text}");
+    assert!(text.contains("127 cell(s) unjudged, fewer than 5 samples on a side"), "{text}");
+    let last = stderr(&output);
+    let last = last.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("compare: inconclusive (exit 3): --fail-on-regression cannot judge ")
+            && last.contains(" and 122 more, with fewer than 5 samples on a side"),
+        "{last}"
+    );
+    let json =
+        keyed_bench(&[&compare[..], &["--fail-on-regression", "0", "--format", "json"]].concat());
+    assert_eq!(json.status.code(), Some(3), "{}", stderr(&json));
+    let json: serde_json::Value = serde_json::from_slice(&json.stdout).expect("JSON");
+    assert_eq!(json["fail_on_regression"]["inconclusive"], true);
+    assert_eq!(json["fail_on_regression"]["unjudged"].as_array().map(Vec::len), Some(127));
+    // Without the check, the same comparison is a report, exit 0.
+    let plain = keyed_bench(&compare);
+    assert_eq!(plain.status.code(), Some(0), "{}", stderr(&plain));
+    assert!(!String::from_utf8_lossy(&plain.stdout).contains("unjudged"));
 }

@@ -24,14 +24,16 @@
 //! 4. **Stall.** Progress alone cannot tell that a completion-driven cell is stuck: its hot
 //!    aggregate's messages keep ending while a measured sender waits for ever on a command
 //!    that is never handled. Its driver therefore holds the senders to the watch's stall
-//!    wait ([`Watch::stall`], the cell's no-progress timeout under the suite) and the cell
+//!    wait ([`Watch::stall`], the cell's no-progress timeout under the suite and in the
+//!    gate's re-measurement of it) and the cell
 //!    ends with an error that says so once none was answered for that long; the suite
 //!    records the cell as failed, as it records one the watchdog stopped.
 //!
 //! Enrolment and cancel take one lock: an executor is either enrolled before the cancel, and
 //! force-closed by it, or refused ([`Cancelled`]), so no executor built while the watch is
-//! cancelled runs unseen. A watch nobody cancels ([`Watch::default`]) costs a counter per
-//! unit of work and nothing else: the calibrations and the gate's re-measurements use one.
+//! cancelled runs unseen. A watch nobody cancels costs a counter per unit of work and
+//! nothing else: the calibrations use one ([`Watch::default`]), and the gate's
+//! re-measurements one with the cell's own stall wait ([`Watch::with_stall`]).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
@@ -47,8 +49,7 @@ use crate::workload::Sizes;
 const SHARDS: usize = 16;
 
 /// How long a completion-driven cell's driver waits for an answer to a measured sender's
-/// command under a watch that says nothing else ([`Watch::default`]: the calibrations, the
-/// gate's re-measurements).
+/// command under a watch that says nothing else ([`Watch::default`]: the calibrations).
 pub const DRIVEN_STALL: Duration = Duration::from_secs(60);
 
 /// One thread's counter, alone on its cache lines (two: adjacent-line prefetch).

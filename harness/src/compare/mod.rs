@@ -58,6 +58,25 @@ pub const ALPHA_RANGE: (f64, f64) = (0.0001, 0.5);
 pub const THRESHOLD_RANGE: (f64, f64) = (0.0, 100.0);
 /// The range of `--fail-on-regression`, in percent.
 pub const REGRESSION_RANGE: (f64, f64) = (0.0, 1000.0);
+/// Exit status of `--fail-on-regression` where no row is slower past it but some cell has
+/// too few samples on a side to judge: inconclusive, not a pass. `ab`'s status for the same
+/// cause, and the gate's for rules with only void cells ([`crate::gate::ONLY_VOID`]).
+pub const UNJUDGED: u8 = crate::gate::ONLY_VOID;
+/// How many unjudged cells [`unjudged_note`] names before it counts the rest.
+const NOTE_CELLS: usize = 5;
+
+/// What `compare` says where `--fail-on-regression` could not judge `cells`.
+pub fn unjudged_note(cells: &[String]) -> String {
+    let mut named = cells.iter().take(NOTE_CELLS).cloned().collect::<Vec<_>>().join(", ");
+    if cells.len() > NOTE_CELLS {
+        named.push_str(&format!(" and {} more", cells.len() - NOTE_CELLS));
+    }
+    format!(
+        "compare: inconclusive (exit {UNJUDGED}): --fail-on-regression cannot judge {named}, \
+         with fewer than {MIN_SAMPLES} samples on a side; run both with `run --repeat \
+         {MIN_SAMPLES}` or more"
+    )
+}
 
 /// The metrics compared unless `--metric` says otherwise (and what its `all` stands for):
 /// the figures each repetition records, so each is judged on its samples.
@@ -394,6 +413,25 @@ impl Comparison {
         self.cells.iter().filter(short).map(|cell| &cell.cell).collect()
     }
 
+    /// [`Comparison::unjudged`], each cell with its `(A, B)` samples: the fewest of its
+    /// rows too few to judge.
+    pub fn unjudged_samples(&self) -> Vec<(&ListedCell, (usize, usize))> {
+        self.cells
+            .iter()
+            .filter_map(|cell| {
+                let short = cell
+                    .metrics
+                    .iter()
+                    .filter(|row| row.judgement.verdict == Change::TooFewSamples);
+                let fewest = short.fold(None, |fewest: Option<(usize, usize)>, row| {
+                    let (a, b) = (row.judgement.a_samples, row.judgement.b_samples);
+                    Some(fewest.map_or((a, b), |(fa, fb)| (fa.min(a), fb.min(b))))
+                })?;
+                Some((&cell.cell, fewest))
+            })
+            .collect()
+    }
+
     /// How many rows reached each verdict, in [`Change`] order.
     pub fn counts(&self) -> [(Change, usize); 4] {
         [Change::Faster, Change::Slower, Change::WithinNoise, Change::TooFewSamples].map(
@@ -596,6 +634,10 @@ pub struct CompareOutcome {
     pub report: String,
     /// False when `--fail-on-regression` was given and some cell regressed past it.
     pub pass: bool,
+    /// The cells `--fail-on-regression` could not judge (too few samples on a side), by
+    /// name: where it was given and they are some, a pass is only inconclusive
+    /// ([`UNJUDGED`]). Empty without it.
+    pub unjudged: Vec<String>,
 }
 
 /// Runs `keyed-bench compare`: reads both files (an unreadable one is a [`ReadError`]),
@@ -606,13 +648,18 @@ pub fn run_compare(config: &CompareConfig) -> Result<CompareOutcome, ReadError> 
     let comparison = compare(&a, &b, &config.options);
     let regressions = config.fail_on_regression.map(|pct| (pct, comparison.regressions(pct)));
     let pass = regressions.as_ref().is_none_or(|(_, found)| found.is_empty());
+    let unjudged = if regressions.is_some() {
+        comparison.unjudged().iter().map(ToString::to_string).collect()
+    } else {
+        Vec::new()
+    };
     let report = render(
         &comparison,
         &Inputs { a: &config.a, b: &config.b, results: (&a, &b) },
         regressions.as_ref().map(|(pct, found)| (*pct, found.as_slice())),
         config.format,
     );
-    Ok(CompareOutcome { report, pass })
+    Ok(CompareOutcome { report, pass, unjudged })
 }
 
 #[cfg(test)]
@@ -665,6 +712,22 @@ mod tests {
         let worse = judge(&b, &a, (0.0, 0.0), false, &options());
         assert_eq!(worse.verdict, Change::Slower);
         assert!((worse.regression_pct(false).unwrap() - 100.0 * 3.0 / 7.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_inconclusive_note_names_a_few_cells_and_counts_the_rest() {
+        let cells: Vec<String> = (0..7).map(|i| format!("uniform s{i}")).collect();
+        let note = unjudged_note(&cells);
+        assert!(
+            note.starts_with(
+                "compare: inconclusive (exit 3): --fail-on-regression cannot judge uniform s0, \
+                 uniform s1, uniform s2, uniform s3, uniform s4 and 2 more, with fewer than 5 \
+                 samples on a side"
+            ),
+            "{note}"
+        );
+        let one = unjudged_note(&cells[..1]);
+        assert!(one.contains("cannot judge uniform s0, with fewer"), "{one}");
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use super::{Change, Comparison, Correction, ListedCell, MetricRow};
+use super::{Change, Comparison, Correction, ListedCell, MetricRow, UNJUDGED};
 use crate::report::format::format_compact;
 use crate::report::table::{Align, Cell, Table};
 use crate::results::{Metric, Results};
@@ -184,6 +184,30 @@ pub(crate) fn fail_on_regression_json((pct, found): Regressions<'_, '_>) -> serd
     serde_json::json!({ "pct": pct, "failed": !rows.is_empty(), "regressions": rows })
 }
 
+/// The verdict on `--fail-on-regression` as Markdown: the rows past it, then the cells it
+/// cannot judge.
+fn verdict_markdown(comparison: &Comparison, (pct, found): Regressions<'_, '_>) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "\n**{} slower by more than {pct}%** (`--fail-on-regression`){}",
+        found.len(),
+        if found.is_empty() { "" } else { ":" }
+    );
+    for (cell, row) in found {
+        let worse = row.judgement.regression_pct(row.higher_is_better).unwrap_or(f64::NAN);
+        let _ = writeln!(out, "- `{cell}` {}: slower by {worse:.1}%", row.metric);
+    }
+    let unjudged = comparison.unjudged_samples();
+    if !unjudged.is_empty() {
+        let _ = writeln!(out, "\n**{}:**", unjudged_heading(comparison));
+        for line in unjudged_lines(&unjudged) {
+            let _ = writeln!(out, "- {line}");
+        }
+    }
+    out
+}
+
 /// The pipeline cells, single-shot: values and change, no verdict.
 fn pipelines(comparison: &Comparison) -> Table {
     let mut table = Table::new([
@@ -277,7 +301,17 @@ fn json(
         .collect();
     object.insert("summary".into(), summary.into());
     if let Some(regressions) = regressions {
-        object.insert("fail_on_regression".into(), fail_on_regression_json(regressions));
+        let unjudged: Vec<serde_json::Value> = comparison
+            .unjudged_samples()
+            .iter()
+            .map(
+                |(cell, (a, b))| serde_json::json!({ "cell": cell, "samples": { "a": a, "b": b } }),
+            )
+            .collect();
+        let mut verdict = fail_on_regression_json(regressions);
+        verdict["inconclusive"] = (regressions.1.is_empty() && !unjudged.is_empty()).into();
+        verdict["unjudged"] = unjudged.into();
+        object.insert("fail_on_regression".into(), verdict);
     }
     let mut out = serde_json::to_string_pretty(&value).expect("a comparison serialises");
     out.push('\n');
@@ -343,18 +377,48 @@ fn text(
         out.push_str(&pipelines(comparison).text("  "));
     }
     let _ = writeln!(out, "\n{}", counts(comparison));
-    if let Some((pct, found)) = regressions {
-        if found.is_empty() {
-            let _ = writeln!(out, "no cell is slower by more than {pct}% (--fail-on-regression)");
-        } else {
-            let _ =
-                writeln!(out, "{} slower by more than {pct}% (--fail-on-regression):", found.len());
-            for (cell, row) in found {
-                let _ = writeln!(out, "  {}", regression_line(cell, row));
-            }
+    if let Some(regressions) = regressions {
+        out.push_str(&verdict_text(comparison, regressions));
+    }
+    out
+}
+
+/// The verdict on `--fail-on-regression` as text: the rows past it, then the cells it
+/// cannot judge.
+fn verdict_text(comparison: &Comparison, (pct, found): Regressions<'_, '_>) -> String {
+    let mut out = String::new();
+    let unjudged = comparison.unjudged_samples();
+    if found.is_empty() {
+        let cell = if unjudged.is_empty() { "cell" } else { "judged cell" };
+        let _ = writeln!(out, "no {cell} is slower by more than {pct}% (--fail-on-regression)");
+    } else {
+        let _ = writeln!(out, "{} slower by more than {pct}% (--fail-on-regression):", found.len());
+        for (cell, row) in found {
+            let _ = writeln!(out, "  {}", regression_line(cell, row));
+        }
+    }
+    if !unjudged.is_empty() {
+        let _ = writeln!(out, "{}:", unjudged_heading(comparison));
+        for line in unjudged_lines(&unjudged) {
+            let _ = writeln!(out, "  {line}");
         }
     }
     out
+}
+
+/// The heading above the cells `--fail-on-regression` cannot judge.
+fn unjudged_heading(comparison: &Comparison) -> String {
+    format!(
+        "{} cell(s) unjudged, fewer than {} samples on a side: --fail-on-regression cannot \
+         pass them (exit {UNJUDGED} unless a regression fails it)",
+        comparison.unjudged().len(),
+        comparison.min_samples
+    )
+}
+
+/// `uniform inline: 1 A, 1 B samples`, one per cell `--fail-on-regression` cannot judge.
+fn unjudged_lines(unjudged: &[(&ListedCell, (usize, usize))]) -> Vec<String> {
+    unjudged.iter().map(|(cell, (a, b))| format!("{cell}: {a} A, {b} B samples")).collect()
 }
 
 fn markdown(
@@ -383,17 +447,8 @@ fn markdown(
         out.push_str(&listed.join("; "));
         out.push('\n');
     }
-    if let Some((pct, found)) = regressions {
-        let _ = writeln!(
-            out,
-            "\n**{} slower by more than {pct}%** (`--fail-on-regression`){}",
-            found.len(),
-            if found.is_empty() { "" } else { ":" }
-        );
-        for (cell, row) in found {
-            let worse = row.judgement.regression_pct(row.higher_is_better).unwrap_or(f64::NAN);
-            let _ = writeln!(out, "- `{cell}` {}: slower by {worse:.1}%", row.metric);
-        }
+    if let Some(regressions) = regressions {
+        out.push_str(&verdict_markdown(comparison, regressions));
     }
     if !comparison.cells.is_empty() {
         out.push('\n');
@@ -499,6 +554,54 @@ mod tests {
         assert_eq!(row["verdict"], "slower");
         assert_eq!(row["higher_is_better"], true);
         assert_eq!(row["a_samples"], 5);
+    }
+
+    #[test]
+    fn cells_with_too_few_samples_leave_the_regression_check_inconclusive() {
+        let (a, mut b) = planted();
+        // B's inline cell kept 3 repetitions: too few to judge.
+        for run in b.runs.iter_mut().filter(|run| run.strategy == "inline") {
+            let samples = run.samples.as_mut().unwrap();
+            samples.throughput_per_s.truncate(3);
+            samples.elapsed_s.truncate(3);
+            samples.latency_p99_ns.truncate(3);
+        }
+        let comparison = compare(&a, &b, &Options::default());
+        let inputs = Inputs { a: Path::new("a.json"), b: Path::new("b.json"), results: (&a, &b) };
+        let unjudged: Vec<String> = comparison.unjudged().iter().map(ToString::to_string).collect();
+        assert_eq!(unjudged, ["uniform inline"]);
+        // Past 50% nothing regressed: the judged cells pass, the unjudged one cannot.
+        let none = comparison.regressions(50.0);
+        let found = Some((50.0, none.as_slice()));
+        let text = render(&comparison, &inputs, found, Format::Text);
+        assert!(text.contains("no judged cell is slower by more than 50%"), "{text}");
+        assert!(
+            text.contains(
+                "1 cell(s) unjudged, fewer than 5 samples on a side: \
+                 --fail-on-regression cannot pass them (exit 3 unless a regression fails it):\n  \
+                 uniform inline: 5 A, 3 B samples"
+            ),
+            "{text}"
+        );
+        let markdown = render(&comparison, &inputs, found, Format::Markdown);
+        assert!(markdown.contains("- uniform inline: 5 A, 3 B samples"), "{markdown}");
+        let json: serde_json::Value =
+            serde_json::from_str(&render(&comparison, &inputs, found, Format::Json)).unwrap();
+        let verdict = &json["fail_on_regression"];
+        assert_eq!((&verdict["failed"], &verdict["inconclusive"]), (&false.into(), &true.into()));
+        assert_eq!(verdict["unjudged"][0]["cell"]["strategy"], "inline");
+        assert_eq!(verdict["unjudged"][0]["samples"], serde_json::json!({ "a": 5, "b": 3 }));
+        // A regression past 10% fails the check whatever else could not be judged.
+        let slower = comparison.regressions(10.0);
+        let found = Some((10.0, slower.as_slice()));
+        let json: serde_json::Value =
+            serde_json::from_str(&render(&comparison, &inputs, found, Format::Json)).unwrap();
+        let verdict = &json["fail_on_regression"];
+        assert_eq!((&verdict["failed"], &verdict["inconclusive"]), (&true.into(), &false.into()));
+        assert_eq!(verdict["unjudged"].as_array().map(Vec::len), Some(1));
+        // Without the check, nothing is said of it.
+        let text = render(&comparison, &inputs, None, Format::Text);
+        assert!(!text.contains("unjudged"), "{text}");
     }
 
     #[test]
