@@ -64,7 +64,8 @@ enum Command {
     /// Compare two runs cell by cell, each metric judged faster, slower, within noise or
     /// too few samples to judge: exit 0, or 1 with --fail-on-regression and a cell slower
     /// by more than it, 2 on bad input, 3 with --fail-on-regression and no cell slower past
-    /// it but a cell with fewer than 5 samples on a side, which it cannot judge.
+    /// it but a cell with fewer than 5 samples on a side, which it cannot judge, or no cell
+    /// in both files.
     ///
     /// Cells are matched by scenario, param, strategy and, where both files record it, worker
     /// count; cells in one file only are listed, and so are the cells an incomplete file (a

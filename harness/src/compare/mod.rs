@@ -67,6 +67,12 @@ const NOTE_CELLS: usize = 5;
 
 /// What `compare` says where `--fail-on-regression` could not judge `cells`.
 pub fn unjudged_note(cells: &[String]) -> String {
+    if cells == [NO_CELL_IN_BOTH] {
+        return format!(
+            "compare: inconclusive (exit {UNJUDGED}): --fail-on-regression judged nothing: no \
+             cell ran in both files"
+        );
+    }
     let mut named = cells.iter().take(NOTE_CELLS).cloned().collect::<Vec<_>>().join(", ");
     if cells.len() > NOTE_CELLS {
         named.push_str(&format!(" and {} more", cells.len() - NOTE_CELLS));
@@ -627,6 +633,9 @@ pub struct CompareConfig {
     pub fail_on_regression: Option<f64>,
 }
 
+/// What `--fail-on-regression` cannot judge when the two files have no cell in common.
+pub const NO_CELL_IN_BOTH: &str = "any cell (none ran in both files)";
+
 /// What `keyed-bench compare` concluded.
 #[derive(Debug)]
 pub struct CompareOutcome {
@@ -640,6 +649,16 @@ pub struct CompareOutcome {
     pub unjudged: Vec<String>,
 }
 
+/// What `--fail-on-regression` cannot judge in `comparison`, by name: its cells too few
+/// samples to judge, or [`NO_CELL_IN_BOTH`] where the files have no cell in common (no
+/// regression found, and none could have been).
+fn unjudged_cells(comparison: &Comparison) -> Vec<String> {
+    if comparison.cells.is_empty() {
+        return vec![NO_CELL_IN_BOTH.to_owned()];
+    }
+    comparison.unjudged().iter().map(ToString::to_string).collect()
+}
+
 /// Runs `keyed-bench compare`: reads both files (an unreadable one is a [`ReadError`]),
 /// compares and renders.
 pub fn run_compare(config: &CompareConfig) -> Result<CompareOutcome, ReadError> {
@@ -648,11 +667,7 @@ pub fn run_compare(config: &CompareConfig) -> Result<CompareOutcome, ReadError> 
     let comparison = compare(&a, &b, &config.options);
     let regressions = config.fail_on_regression.map(|pct| (pct, comparison.regressions(pct)));
     let pass = regressions.as_ref().is_none_or(|(_, found)| found.is_empty());
-    let unjudged = if regressions.is_some() {
-        comparison.unjudged().iter().map(ToString::to_string).collect()
-    } else {
-        Vec::new()
-    };
+    let unjudged = if regressions.is_some() { unjudged_cells(&comparison) } else { Vec::new() };
     let report = render(
         &comparison,
         &Inputs { a: &config.a, b: &config.b, results: (&a, &b) },
@@ -712,6 +727,24 @@ mod tests {
         let worse = judge(&b, &a, (0.0, 0.0), false, &options());
         assert_eq!(worse.verdict, Change::Slower);
         assert!((worse.regression_pct(false).unwrap() - 100.0 * 3.0 / 7.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn two_files_without_a_common_cell_are_inconclusive_not_a_pass() {
+        let results = reference();
+        let mut other = results.clone();
+        for run in &mut other.runs {
+            run.scenario = format!("{}-elsewhere", run.scenario);
+        }
+        let comparison = compare(&results, &other, &options());
+        assert!(comparison.cells.is_empty());
+        assert!(comparison.regressions(5.0).is_empty(), "nothing regressed: nothing compared");
+        assert_eq!(unjudged_cells(&comparison), [NO_CELL_IN_BOTH]);
+        assert!(unjudged_cells(&compare(&results, &results, &options()))
+            .iter()
+            .all(|cell| cell != NO_CELL_IN_BOTH));
+        let note = unjudged_note(&[NO_CELL_IN_BOTH.to_owned()]);
+        assert!(note.contains("judged nothing: no cell ran in both files"), "{note}");
     }
 
     #[test]
