@@ -3,7 +3,7 @@
 //! missed against the scenario's bound.
 
 use super::document::Document;
-use super::table::{Align, Cell, Style, Table};
+use super::table::{Cell, Style, Table};
 use crate::results::{IsolationCell, Results, Validity};
 
 /// `0.93`, `1.8`, `12`: two significant figures where they matter.
@@ -43,12 +43,13 @@ fn distinct<T: PartialEq>(cells: &[IsolationCell], field: impl Fn(&IsolationCell
 /// One row per design, one column per stressed cell (scenario and param).
 fn table(cells: &[IsolationCell]) -> Table {
     let stressors = distinct(cells, |cell| (cell.scenario.clone(), cell.param.clone()));
-    let mut table = Table::new([("design", Align::Left)]);
-    for (scenario, param) in &stressors {
-        let header =
-            if param.is_empty() { scenario.clone() } else { format!("{scenario} {param}") };
-        table = table.column(header, Align::Right);
-    }
+    let mut table = Table::of("design").numbers(stressors.iter().map(|(scenario, param)| {
+        if param.is_empty() {
+            scenario.clone()
+        } else {
+            format!("{scenario} {param}")
+        }
+    }));
     for design in distinct(cells, |cell| cell.strategy.clone()) {
         let mut row = vec![Cell::plain(design.as_str())];
         for (scenario, param) in &stressors {

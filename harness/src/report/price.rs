@@ -3,7 +3,7 @@
 //! Consumer fork's KEY against UNORDERED figures.
 
 use super::document::Document;
-use super::table::{Align, Cell, Style, Table};
+use super::table::{Cell, Style, Table};
 use crate::results::price::{PriceOfOrder, CONTROL};
 use crate::results::{Results, Validity};
 use crate::workload::zipf_top_share;
@@ -39,10 +39,7 @@ fn table(
     sides: impl Fn(&PriceOfOrder) -> (Option<f64>, Option<f64>),
 ) -> Table {
     let names = super::first_seen(prices.iter().map(|price| price.strategy.as_str()));
-    let mut table = Table::new([("scenario", Align::Left), ("param", Align::Left)]);
-    for name in &names {
-        table = table.column(*name, Align::Right);
-    }
+    let mut table = Table::of("scenario|param").numbers(names.iter().copied());
     let mut cells: Vec<(&str, &str)> = Vec::new();
     for price in prices {
         let here = (price.scenario.as_str(), price.param.as_str());

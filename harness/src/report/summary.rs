@@ -4,7 +4,7 @@ use strategies::{Binding, StrategyId, WindowScope};
 
 use super::document::Document;
 use super::format::{format_ns, format_rate};
-use super::table::{Align, Cell, Style, Table};
+use super::table::{Cell, Style, Table};
 use super::{first_seen, is_contender};
 use crate::results::{
     Meta, Metric, Results, RunResult, SweptSettings, Validity, WindowScopeSetting,
@@ -268,20 +268,10 @@ const UNIFORM_INCLUDES: &str = "What a uniform cell times: one producer thread s
      docs/dispatch.md sets the two side by side.";
 
 fn render_table(out: &mut Document, rows: &[&RunResult]) {
-    let mut table = Table::new([
-        ("strategy", Align::Left),
-        ("throughput msg/s (min-max)", Align::Right),
-        ("CPU/msg all / strategy", Align::Right),
-        ("p50", Align::Right),
-        ("p99", Align::Right),
-        ("p99.9", Align::Right),
-        ("HOL p99", Align::Right),
-        ("bystander p99", Align::Right),
-        ("threads rep/obs", Align::Right),
-        ("efficiency", Align::Right),
-        ("machine eff.", Align::Right),
-        ("correctness", Align::Left),
-    ]);
+    let mut table = Table::of(
+        "strategy|>throughput msg/s (min-max)|>CPU/msg all / strategy|>p50|>p99|>p99.9|\
+         >HOL p99|>bystander p99|>threads rep/obs|>efficiency|>machine eff.|correctness",
+    );
     let [throughput, p99, bystander, efficiency] =
         [Metric::Throughput, Metric::P99, Metric::BystanderP99, Metric::Efficiency]
             .map(|metric| best(rows, metric));
@@ -383,10 +373,8 @@ fn render_breakdown(out: &mut Document, scenario: ScenarioId, rows: &[&RunResult
          no such machinery. Context switches per message (voluntary / involuntary) are from \
          the timed runs.",
     );
-    let mut table = Table::new([("cell", Align::Left), ("strategy", Align::Left)]);
-    for header in ["wake-ups", "parks", "activations", "retirements", "hops", "ctx switches"] {
-        table = table.column(header, Align::Right);
-    }
+    let mut table =
+        Table::of("cell|strategy|>wake-ups|>parks|>activations|>retirements|>hops|>ctx switches");
     let rate = |value: Option<f64>| value.map_or("n/a".to_owned(), |value| format!("{value:.3}"));
     for row in rows {
         let Some(events) = &row.events_per_message else { continue };
@@ -425,14 +413,9 @@ fn render_cold_command(out: &mut Document, rows: &[&RunResult], cores: usize) {
          Wow's release notes (JMH, 128 slow aggregates), on 4-core CI runners and on a 14-core \
          laptop; this run had {cores} cores."
     ));
-    let mut table = Table::new([("slow", Align::Right), ("senders", Align::Right)]);
-    for strategy in &strategies {
-        table = table.column(*strategy, Align::Right);
-    }
-    table = table
-        .column("keyed-mailbox / per-type-pool (9.3 / 9.2)", Align::Right)
-        .column("keyed-mailbox / group-by", Align::Right)
-        .column("published 9.3 / 9.2", Align::Left);
+    let mut table = Table::of(">slow|>senders").numbers(strategies.iter().copied()).with(
+        ">keyed-mailbox / per-type-pool (9.3 / 9.2)|>keyed-mailbox / group-by|published 9.3 / 9.2",
+    );
     let rate = |param: &str, strategy: &str| {
         rows.iter()
             .find(|row| row.param == param && row.strategy == strategy)
@@ -489,10 +472,7 @@ fn render_key_sweep(out: &mut Document, scenario: ScenarioId, rows: &[&RunResult
          chain of waits and total waiting / window. This is not the experiment behind the \
          Parallel Consumer's published table (see parallel-consumer)."
     ));
-    let mut table = Table::new([("keys", Align::Right), ("ideal", Align::Right)]);
-    for strategy in &strategies {
-        table = table.column(*strategy, Align::Right);
-    }
+    let mut table = Table::of(">keys|>ideal").numbers(strategies.iter().copied());
     for param in params {
         let cell = |strategy: &str| {
             rows.iter()
@@ -544,13 +524,12 @@ fn render_parallel_consumer(out: &mut Document, rows: &[&RunResult], published: 
 /// (where `published`) and each strategy's elapsed seconds over its measured floor.
 fn parallel_consumer_table(rows: &[&RunResult], published: bool) -> Table {
     let (strategies, params) = strategies_and_params(rows);
-    let mut table = Table::new([("keys", Align::Right), ("floor", Align::Right)]);
-    if published {
-        table = table.column("published", Align::Right).column("published / floor", Align::Right);
-    }
-    for strategy in &strategies {
-        table = table.column(*strategy, Align::Right);
-    }
+    let mut table = Table::of(if published {
+        ">keys|>floor|>published|>published / floor"
+    } else {
+        ">keys|>floor"
+    })
+    .numbers(strategies.iter().copied());
     for param in &params {
         let floor = rows.iter().find(|row| row.param == *param).map_or(0.0, |row| row.ideal_s);
         let cell = |strategy: &str| {

@@ -186,6 +186,33 @@ impl Table {
         self
     }
 
+    /// A table of the columns of `spec` ([`Table::with`]) and no rows yet.
+    pub fn of(spec: &str) -> Self {
+        Self::default().with(spec)
+    }
+
+    /// Adds the columns of `spec` to the right: headers between `|`, each right-aligned
+    /// where it starts with `>` (which is not part of the header), else left-aligned.
+    #[must_use]
+    pub fn with(mut self, spec: &str) -> Self {
+        for header in spec.split('|') {
+            self = match header.strip_prefix('>') {
+                Some(header) => self.column(header, Align::Right),
+                None => self.column(header, Align::Left),
+            };
+        }
+        self
+    }
+
+    /// Adds a right-aligned column per header, for a column of numbers per design.
+    #[must_use]
+    pub fn numbers<H: Into<String>>(mut self, headers: impl IntoIterator<Item = H>) -> Self {
+        for header in headers {
+            self = self.column(header, Align::Right);
+        }
+        self
+    }
+
     /// Names the table.
     #[must_use]
     pub fn with_caption(mut self, caption: impl Into<String>) -> Self {

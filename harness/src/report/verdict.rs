@@ -316,15 +316,7 @@ pub fn verdict(results: &Results) -> Option<(Cell, Table)> {
         return None;
     }
     let columns = contenders(results);
-    let mut table = Table::new([
-        ("scenario", Align::Left),
-        ("param", Align::Left),
-        ("metric", Align::Left),
-        ("best", Align::Left),
-    ]);
-    for column in &columns {
-        table = table.column(*column, Align::Right);
-    }
+    let mut table = Table::of("scenario|param|metric|best").numbers(columns.iter().copied());
     // Files from before the price of order keep their table as it was.
     let priced = !results.price_of_order.is_empty();
     if priced {
