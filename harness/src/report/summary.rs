@@ -5,10 +5,8 @@ use strategies::{Binding, StrategyId, WindowScope};
 use super::document::Document;
 use super::format::{format_ns, format_rate};
 use super::table::{Cell, Style, Table};
-use super::{first_seen, is_contender};
-use crate::results::{
-    Meta, Metric, Results, RunResult, SweptSettings, Validity, WindowScopeSetting,
-};
+use super::{first_seen, is_contender, validity_mark};
+use crate::results::{Meta, Metric, Results, RunResult, SweptSettings, WindowScopeSetting};
 use crate::workload::reference::{
     is_parallel_consumer_experiment, parallel_consumer_key_mode_s, wow_cold_command,
     PARALLEL_CONSUMER_MESSAGES, PARALLEL_CONSUMER_PARTITION_S, PARALLEL_CONSUMER_UNORDERED_S,
@@ -282,12 +280,7 @@ fn render_table(out: &mut Document, rows: &[&RunResult]) {
             (Some(WindowScope::Type), None) => format!("{name} (type windows)"),
             _ => name.clone(),
         };
-        let shown = match row.validity() {
-            Some(validity @ (Validity::Disturbed | Validity::Void)) => {
-                format!("{shown} [{}]", validity.name())
-            }
-            _ => shown,
-        };
+        let shown = format!("{shown}{}", validity_mark(row.validity()));
         let spread = &row.throughput_per_s;
         let mut rate = format!(
             "{} ({}-{})",
