@@ -75,6 +75,15 @@ pub(crate) fn first_seen<T: PartialEq>(items: impl IntoIterator<Item = T>) -> Ve
     out
 }
 
+/// A param as a table shows it: `-` where the scenario has none.
+pub(crate) fn or_dash(param: &str) -> &str {
+    if param.is_empty() {
+        "-"
+    } else {
+        param
+    }
+}
+
 /// A cell's name: its scenario, then its param where it has one.
 pub(crate) fn cell_name(scenario: &str, param: &str) -> String {
     if param.is_empty() {

@@ -31,8 +31,7 @@ fn table(
     let mut table = Table::of("scenario|param").numbers(names.iter().copied());
     let cells = first_seen(prices.iter().map(|price| (&*price.scenario, &*price.param)));
     for (scenario, param) in cells {
-        let mut row =
-            vec![Cell::plain(scenario), Cell::plain(if param.is_empty() { "-" } else { param })];
+        let mut row = vec![Cell::plain(scenario), Cell::plain(super::or_dash(param))];
         for name in &names {
             let price = prices.iter().find(|price| {
                 (price.scenario.as_str(), price.param.as_str(), price.strategy.as_str())

@@ -372,9 +372,8 @@ fn render_breakdown(out: &mut Document, scenario: ScenarioId, rows: &[&RunResult
     for row in rows {
         let Some(events) = &row.events_per_message else { continue };
         let messages = row.messages.max(1) as f64;
-        let param = if row.param.is_empty() { "-" } else { row.param.as_str() };
         table.push([
-            param.to_owned(),
+            super::or_dash(&row.param).to_owned(),
             row.strategy.clone(),
             rate(events.wakeups),
             rate(events.parks),

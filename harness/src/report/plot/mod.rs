@@ -303,18 +303,10 @@ fn params<'a>(rows: &[&'a RunResult]) -> Vec<&'a str> {
 /// The distinct strategies of `rows`, known ones in [`StrategyId::ALL`] order, then any
 /// others in file order.
 fn strategies<'a>(rows: &[&'a RunResult]) -> Vec<&'a str> {
-    let mut found: Vec<&str> = Vec::new();
-    for id in StrategyId::ALL {
-        if let Some(row) = rows.iter().find(|row| row.strategy == id.as_str()) {
-            found.push(&row.strategy);
-        }
-    }
-    for row in rows {
-        if !found.contains(&row.strategy.as_str()) {
-            found.push(&row.strategy);
-        }
-    }
-    found
+    let known = StrategyId::ALL.iter().filter_map(|id| {
+        rows.iter().map(|row| row.strategy.as_str()).find(|strategy| *strategy == id.as_str())
+    });
+    crate::report::first_seen(known.chain(rows.iter().map(|row| row.strategy.as_str())))
 }
 
 /// The strategies as owned labels.
