@@ -454,7 +454,6 @@ fn strategies_and_params<'a>(rows: &[&'a RunResult]) -> (Vec<&'a str>, Vec<&'a s
 /// Elapsed time per key count next to the ideal bound, for the non-blocking key sweeps
 /// (`async-io`, `async-io-zipf`). No published figure comes from this experiment.
 fn render_key_sweep(out: &mut Document, scenario: ScenarioId, rows: &[&RunResult]) {
-    let (strategies, params) = strategies_and_params(rows);
     let messages = rows.first().map_or(0, |row| row.messages);
     out.heading(3, format!("{scenario}: elapsed seconds by key count"));
     out.blank();
@@ -464,21 +463,7 @@ fn render_key_sweep(out: &mut Document, scenario: ScenarioId, rows: &[&RunResult
          chain of waits and total waiting / window. This is not the experiment behind the \
          Parallel Consumer's published table (see parallel-consumer)."
     ));
-    let mut table = Table::of(">keys|>ideal").numbers(strategies.iter().copied());
-    for param in params {
-        let cell = |strategy: &str| {
-            rows.iter()
-                .find(|row| row.param == param && row.strategy == strategy)
-                .map_or("-".into(), |row| format!("{:.3}", row.elapsed_s))
-        };
-        let ideal = rows.iter().find(|row| row.param == param).map_or(0.0, |row| row.ideal_s);
-        let elapsed: Vec<String> = strategies.iter().map(|s| cell(s)).collect();
-        let keys = keys_param(param).map_or(param.to_owned(), |k| k.to_string());
-        let mut row = vec![keys, format!("{ideal:.3}")];
-        row.extend(elapsed);
-        table.push(row);
-    }
-    out.table(table);
+    out.table(keys_table(rows, ">keys|>ideal", false, |row| format!("{:.3}", row.elapsed_s)));
     out.blank();
 }
 
@@ -505,43 +490,46 @@ fn render_parallel_consumer(out: &mut Document, rows: &[&RunResult], published: 
             " A scaled-down run: no published figure applies."
         }
     ));
-    out.table(parallel_consumer_table(rows, published));
+    let spec =
+        if published { ">keys|>floor|>published|>published / floor" } else { ">keys|>floor" };
+    // Each strategy's elapsed seconds over its measured floor.
+    out.table(keys_table(rows, spec, published, |row| match Metric::FloorRatio.value(row, &[]) {
+        Some(ratio) => format!("{:.3} ({ratio:.2}x)", row.elapsed_s),
+        None => format!("{:.3}", row.elapsed_s),
+    }));
     out.blank();
     if published {
         published_modes(out, rows, &params);
     }
 }
 
-/// `parallel-consumer`'s table: per key count, the drawn floor, the published seconds
-/// (where `published`) and each strategy's elapsed seconds over its measured floor.
-fn parallel_consumer_table(rows: &[&RunResult], published: bool) -> Table {
+/// A table by key count: the bound of `spec`'s second column (the ideal, the floor), then
+/// where `published` the published seconds and their ratio to it, then each strategy's
+/// `cell`.
+fn keys_table(
+    rows: &[&RunResult],
+    spec: &str,
+    published: bool,
+    cell: fn(&RunResult) -> String,
+) -> Table {
     let (strategies, params) = strategies_and_params(rows);
-    let mut table = Table::of(if published {
-        ">keys|>floor|>published|>published / floor"
-    } else {
-        ">keys|>floor"
-    })
-    .numbers(strategies.iter().copied());
+    let mut table = Table::of(spec).numbers(strategies.iter().copied());
     for param in &params {
-        let floor = rows.iter().find(|row| row.param == *param).map_or(0.0, |row| row.ideal_s);
-        let cell = |strategy: &str| {
-            let row = rows.iter().find(|row| row.param == *param && row.strategy == strategy);
-            row.map_or("-".into(), |row| match Metric::FloorRatio.value(row, &[]) {
-                Some(ratio) => format!("{:.3} ({ratio:.2}x)", row.elapsed_s),
-                None => format!("{:.3}", row.elapsed_s),
-            })
-        };
+        let bound = rows.iter().find(|row| row.param == *param).map_or(0.0, |row| row.ideal_s);
         let keys = keys_param(param);
-        let keys_text = keys.map_or((*param).to_owned(), |k| k.to_string());
-        let mut row = vec![keys_text, format!("{floor:.3}")];
+        let mut row =
+            vec![keys.map_or((*param).to_owned(), |k| k.to_string()), format!("{bound:.3}")];
         match keys.and_then(parallel_consumer_key_mode_s) {
             Some(seconds) if published => {
-                row.extend([seconds.to_string(), format!("{:.2}x", seconds / floor)]);
+                row.extend([seconds.to_string(), format!("{:.2}x", seconds / bound)]);
             }
             _ if published => row.extend(["-".to_owned(), "-".to_owned()]),
             _ => {}
         }
-        row.extend(strategies.iter().map(|s| cell(s)));
+        let find = |strategy: &str| {
+            rows.iter().find(|row| row.param == *param && row.strategy == strategy)
+        };
+        row.extend(strategies.iter().map(|s| find(s).map_or("-".into(), |row| cell(row))));
         table.push(row);
     }
     table
