@@ -150,19 +150,13 @@ fn drawable(results: &Results) -> Results {
     };
     let mut results = results.clone();
     for run in &mut results.runs {
-        let spread = &mut run.throughput_per_s;
-        for value in [&mut spread.median, &mut spread.min, &mut spread.max] {
-            clamp(value);
-        }
-        for value in [&mut run.cpu_s, &mut run.ideal_s, &mut run.efficiency, &mut run.elapsed_s] {
-            clamp(value);
-        }
-        for value in [&mut run.ctx_switches.voluntary, &mut run.ctx_switches.involuntary] {
-            clamp(value);
-        }
-        for value in [&mut run.offered_per_s, &mut run.achieved_per_s].into_iter().flatten() {
-            clamp(value);
-        }
+        let (spread, switches) = (&mut run.throughput_per_s, &mut run.ctx_switches);
+        [&mut spread.median, &mut spread.min, &mut spread.max, &mut run.cpu_s, &mut run.ideal_s]
+            .into_iter()
+            .chain([&mut run.efficiency, &mut run.elapsed_s])
+            .chain([&mut switches.voluntary, &mut switches.involuntary])
+            .chain([&mut run.offered_per_s, &mut run.achieved_per_s].into_iter().flatten())
+            .for_each(clamp);
     }
     for run in &mut results.pipelines {
         for incarnation in &mut run.incarnations {
