@@ -366,6 +366,14 @@ mod tests {
     }
 
     #[test]
+    fn a_spec_names_the_columns_and_marks_the_right_aligned() {
+        let spec = Table::of("strategy|>p99").numbers(["a"]).with("note");
+        let aligns = [Align::Left, Align::Right, Align::Right, Align::Left];
+        let columns = ["strategy", "p99", "a", "note"].into_iter().zip(aligns);
+        assert_eq!(spec, Table::new(columns));
+    }
+
+    #[test]
     fn markdown_is_a_pipe_table_with_alignment() {
         assert_eq!(
             sample().markdown(),
