@@ -22,6 +22,16 @@ pub fn format_rate(rate: f64) -> String {
     }
 }
 
+/// A ratio of two figures (`0.63`, `1.8`, `12`): two significant figures where they
+/// matter.
+pub fn format_short_ratio(value: f64) -> String {
+    match value {
+        v if v >= 10.0 => format!("{v:.0}"),
+        v if v >= 1.0 => format!("{v:.1}"),
+        v => format!("{v:.2}"),
+    }
+}
+
 /// A value of a metric in its unit, as the verdict prints it: `12.3k msg/s`, `1.5 ms`,
 /// `0.87`.
 pub fn format_value(unit: Unit, value: f64) -> String {

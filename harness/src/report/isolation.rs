@@ -3,57 +3,32 @@
 //! missed against the scenario's bound.
 
 use super::document::Document;
-use super::table::{Align, Cell, Style, Table};
-use crate::results::{IsolationCell, Results, Validity};
-
-/// `0.93`, `1.8`, `12`: two significant figures where they matter.
-fn ratio(value: f64) -> String {
-    match value {
-        v if v >= 10.0 => format!("{v:.0}"),
-        v if v >= 1.0 => format!("{v:.1}"),
-        v => format!("{v:.2}"),
-    }
-}
+use super::format::format_short_ratio;
+use super::table::{Cell, Style, Table};
+use super::{cell_name, first_seen, validity_mark};
+use crate::results::{IsolationCell, Results};
 
 /// One entry: the ratio, `met` or `MISSED`, and the receipt where it was not clean.
 fn entry(cell: &IsolationCell) -> Cell {
-    let mut text = match (cell.ratio, cell.met) {
-        (Some(value), Some(true)) => format!("{} met", ratio(value)),
-        (Some(value), _) => format!("{} MISSED", ratio(value)),
-        (None, _) => "-".to_owned(),
-    };
-    if let Some(validity @ (Validity::Disturbed | Validity::Void)) = cell.validity {
-        text.push_str(&format!(" [{}]", validity.name()));
-    }
+    let verdict = if cell.met == Some(true) { "met" } else { "MISSED" };
+    let ratio = |value| format!("{} {verdict}", format_short_ratio(value));
+    let mut text = cell.ratio.map_or_else(|| "-".to_owned(), ratio);
+    text.push_str(&validity_mark(cell.validity));
     Cell::strong_if(text, cell.met == Some(false))
-}
-
-/// Every distinct value `field` takes, in the order the cells first give it.
-fn distinct<T: PartialEq>(cells: &[IsolationCell], field: impl Fn(&IsolationCell) -> T) -> Vec<T> {
-    let mut values = Vec::new();
-    for cell in cells {
-        let value = field(cell);
-        if !values.contains(&value) {
-            values.push(value);
-        }
-    }
-    values
 }
 
 /// One row per design, one column per stressed cell (scenario and param).
 fn table(cells: &[IsolationCell]) -> Table {
-    let stressors = distinct(cells, |cell| (cell.scenario.clone(), cell.param.clone()));
-    let mut table = Table::new([("design", Align::Left)]);
-    for (scenario, param) in &stressors {
-        let header =
-            if param.is_empty() { scenario.clone() } else { format!("{scenario} {param}") };
-        table = table.column(header, Align::Right);
-    }
-    for design in distinct(cells, |cell| cell.strategy.clone()) {
-        let mut row = vec![Cell::plain(design.as_str())];
+    let stressors =
+        first_seen(cells.iter().map(|cell| (cell.scenario.as_str(), cell.param.as_str())));
+    let mut table = Table::of("design")
+        .numbers(stressors.iter().map(|(scenario, param)| cell_name(scenario, param)));
+    for design in first_seen(cells.iter().map(|cell| cell.strategy.as_str())) {
+        let mut row = vec![Cell::plain(design)];
         for (scenario, param) in &stressors {
             let found = cells.iter().find(|cell| {
-                (&cell.strategy, &cell.scenario, &cell.param) == (&design, scenario, param)
+                (cell.strategy.as_str(), cell.scenario.as_str(), cell.param.as_str())
+                    == (design, *scenario, *param)
             });
             row.push(found.map_or_else(|| Cell::plain("n/a"), entry));
         }
@@ -67,7 +42,7 @@ pub fn section(out: &mut Document, results: &Results) {
     if results.isolation.is_empty() {
         return;
     }
-    let bounds = distinct(&results.isolation, |cell| cell.bound.to_string());
+    let bounds = first_seen(results.isolation.iter().map(|cell| cell.bound.to_string()));
     out.blank();
     out.heading(2, "Isolation");
     out.blank();

@@ -38,6 +38,8 @@ use std::borrow::Cow;
 
 use strategies::{descriptor_of, Descriptor, Family, Threads};
 
+use crate::results::Validity;
+
 /// What the reports know of the strategy a results file names `id`: its built-in
 /// descriptor, or for an id this build does not know, one that contends for nothing (not
 /// ordered: its promises are unknown) with a colour derived from the id.
@@ -63,12 +65,40 @@ pub(crate) fn is_contender(strategy: &str) -> bool {
 }
 
 /// The distinct items of `items`, in order of first appearance.
-pub(crate) fn first_seen<'a>(items: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
-    let mut out: Vec<&str> = Vec::new();
+pub(crate) fn first_seen<T: PartialEq>(items: impl IntoIterator<Item = T>) -> Vec<T> {
+    let mut out = Vec::new();
     for item in items {
         if !out.contains(&item) {
             out.push(item);
         }
     }
     out
+}
+
+/// A param as a table shows it: `-` where the scenario has none.
+pub(crate) fn or_dash(param: &str) -> &str {
+    if param.is_empty() {
+        "-"
+    } else {
+        param
+    }
+}
+
+/// A cell's name: its scenario, then its param where it has one.
+pub(crate) fn cell_name(scenario: &str, param: &str) -> String {
+    if param.is_empty() {
+        scenario.to_owned()
+    } else {
+        format!("{scenario} {param}")
+    }
+}
+
+/// How a cell's receipt marks it where it was not clean: ` [disturbed]`, ` [void]`.
+pub(crate) fn validity_mark(validity: Option<Validity>) -> String {
+    match validity {
+        Some(validity @ (Validity::Disturbed | Validity::Void)) => {
+            format!(" [{}]", validity.name())
+        }
+        _ => String::new(),
+    }
 }

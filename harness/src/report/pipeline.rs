@@ -3,7 +3,7 @@
 
 use crate::report::document::Document;
 use crate::report::format::format_rate;
-use crate::report::table::{Align, Cell, Style, Table};
+use crate::report::table::{Cell, Style, Table};
 use crate::results::PipelineRun;
 
 /// Appends one section per pipeline scenario in `runs` to `out`.
@@ -38,15 +38,6 @@ fn states(run: &PipelineRun) -> Cell {
     state(cell.then(Style::Plain, " / "), run.projection.naive_final_state_correct)
 }
 
-/// A table of these headers, all left-aligned up to `left`, right-aligned up to the last,
-/// which is left-aligned again.
-fn table(headers: &[&str], left: usize) -> Table {
-    let last = headers.len() - 1;
-    Table::new(headers.iter().enumerate().map(|(i, header)| {
-        (*header, if i < left || i == last { Align::Left } else { Align::Right })
-    }))
-}
-
 fn crash(out: &mut Document, rows: &[&PipelineRun]) {
     let first = rows[0];
     out.prose(&format!(
@@ -64,22 +55,10 @@ fn crash(out: &mut Document, rows: &[&PipelineRun]) {
         first.partitions,
         first.crash_after.unwrap_or(0)
     ));
-    let mut table = table(
-        &[
-            "policy",
-            "strategy",
-            "records/s",
-            "lost",
-            "redelivered",
-            "commit lag",
-            "freeze",
-            "metadata max",
-            "state",
-            "naive state (double applies)",
-        ],
-        2,
+    let mut table = Table::of(
+        "policy|strategy|>records/s|>lost|>redelivered|>commit lag|>freeze|\
+         >metadata max|state|naive state (double applies)",
     );
-    table.columns[8].align = Align::Left;
     for run in rows {
         table.push([
             Cell::plain(run.policy.to_string()),
@@ -123,21 +102,9 @@ fn retry(out: &mut Document, rows: &[&PipelineRun]) {
         settings.max_attempts,
         settings.troubled_keys
     ));
-    let mut table = table(
-        &[
-            "retry policy",
-            "strategy",
-            "records/s",
-            "bystander p50 / p99",
-            "troubled p99",
-            "retries",
-            "dead letters",
-            "overtaken (stash)",
-            "paused",
-            "lost",
-            "state",
-        ],
-        2,
+    let mut table = Table::of(
+        "retry policy|strategy|>records/s|>bystander p50 / p99|>troubled p99|>retries|\
+         >dead letters|>overtaken (stash)|>paused|>lost|state",
     );
     for run in rows {
         let Some(retry) = &run.retry else { continue };
@@ -188,19 +155,9 @@ fn expand(out: &mut Document, rows: &[&PipelineRun]) {
         settings.to_partitions,
         settings.keys_moved
     ));
-    let mut table = table(
-        &[
-            "mitigation",
-            "strategy",
-            "records/s",
-            "reordered keys",
-            "reordered records",
-            "held",
-            "freeze",
-            "lost",
-            "state",
-        ],
-        2,
+    let mut table = Table::of(
+        "mitigation|strategy|>records/s|>reordered keys|>reordered records|>held|\
+         >freeze|>lost|state",
     );
     for run in rows {
         let Some(expansion) = &run.expansion else { continue };
@@ -234,18 +191,9 @@ fn reorder(out: &mut Document, rows: &[&PipelineRun]) {
         settings.jitter,
         settings.appended_out_of_order
     ));
-    let mut table = table(
-        &[
-            "strategy",
-            "records/s",
-            "reached out of order",
-            "keys",
-            "deepest stash",
-            "naive out of order",
-            "lost",
-            "state",
-        ],
-        1,
+    let mut table = Table::of(
+        "strategy|>records/s|>reached out of order|>keys|>deepest stash|\
+         >naive out of order|>lost|state",
     );
     for run in rows {
         let Some(reorder) = &run.reorder else { continue };
@@ -279,20 +227,9 @@ fn rebalance(out: &mut Document, rows: &[&PipelineRun]) {
          projection before a predecessor.",
         first.records, first.keys, first.partitions, settings.consumers
     ));
-    let mut table = table(
-        &[
-            "policy",
-            "strategy",
-            "records/s",
-            "lost",
-            "duplicates (%)",
-            "uncommitted",
-            "in flight",
-            "pauses",
-            "out of order",
-            "state",
-        ],
-        2,
+    let mut table = Table::of(
+        "policy|strategy|>records/s|>lost|>duplicates (%)|>uncommitted|>in flight|\
+         >pauses|>out of order|state",
     );
     for run in rows {
         let Some(rebalance) = &run.rebalance else { continue };

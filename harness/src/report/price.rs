@@ -3,28 +3,17 @@
 //! Consumer fork's KEY against UNORDERED figures.
 
 use super::document::Document;
-use super::table::{Align, Cell, Style, Table};
+use super::format::format_short_ratio;
+use super::table::{Cell, Style, Table};
+use super::{first_seen, validity_mark};
 use crate::results::price::{PriceOfOrder, CONTROL};
 use crate::results::{Results, Validity};
 use crate::workload::zipf_top_share;
 
-/// `0.63`, `1.8`, `12`: two significant figures where they matter.
-fn ratio(value: f64) -> String {
-    match value {
-        v if v >= 10.0 => format!("{v:.0}"),
-        v if v >= 1.0 => format!("{v:.1}"),
-        v => format!("{v:.2}"),
-    }
-}
-
 /// `a / b`, each side `-` where absent, marked by its receipt.
 fn pair(first: Option<f64>, second: Option<f64>, validity: Option<Validity>) -> Cell {
-    let side = |value: Option<f64>| value.map_or_else(|| "-".to_owned(), ratio);
-    let mut text = format!("{} / {}", side(first), side(second));
-    if let Some(validity @ (Validity::Disturbed | Validity::Void)) = validity {
-        text.push_str(&format!(" [{}]", validity.name()));
-    }
-    Cell::plain(text)
+    let side = |value: Option<f64>| value.map_or_else(|| "-".to_owned(), format_short_ratio);
+    Cell::plain(format!("{} / {}{}", side(first), side(second), validity_mark(validity)))
 }
 
 /// A measured cell's price as the tables show it: throughput / p99, over the control's.
@@ -38,21 +27,11 @@ fn table(
     prices: &[&PriceOfOrder],
     sides: impl Fn(&PriceOfOrder) -> (Option<f64>, Option<f64>),
 ) -> Table {
-    let names = super::first_seen(prices.iter().map(|price| price.strategy.as_str()));
-    let mut table = Table::new([("scenario", Align::Left), ("param", Align::Left)]);
-    for name in &names {
-        table = table.column(*name, Align::Right);
-    }
-    let mut cells: Vec<(&str, &str)> = Vec::new();
-    for price in prices {
-        let here = (price.scenario.as_str(), price.param.as_str());
-        if !cells.contains(&here) {
-            cells.push(here);
-        }
-    }
+    let names = first_seen(prices.iter().map(|price| price.strategy.as_str()));
+    let mut table = Table::of("scenario|param").numbers(names.iter().copied());
+    let cells = first_seen(prices.iter().map(|price| (&*price.scenario, &*price.param)));
     for (scenario, param) in cells {
-        let mut row =
-            vec![Cell::plain(scenario), Cell::plain(if param.is_empty() { "-" } else { param })];
+        let mut row = vec![Cell::plain(scenario), Cell::plain(super::or_dash(param))];
         for name in &names {
             let price = prices.iter().find(|price| {
                 (price.scenario.as_str(), price.param.as_str(), price.strategy.as_str())
@@ -171,8 +150,11 @@ mod tests {
             .iter()
             .find(|price| price.scenario == "zipf" && price.strategy == "keyed-mailbox")
             .unwrap();
-        let shown =
-            format!("{} / {}", ratio(price.throughput.unwrap()), ratio(price.p99_latency.unwrap()));
+        let shown = format!(
+            "{} / {}",
+            format_short_ratio(price.throughput.unwrap()),
+            format_short_ratio(price.p99_latency.unwrap())
+        );
         assert!(zipf.contains(&shown), "{zipf} lacks {shown}");
         assert!(text.contains("| uniform | - | 0.") && text.contains("[void]"), "{text}");
         assert!(text

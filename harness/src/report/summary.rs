@@ -4,11 +4,9 @@ use strategies::{Binding, StrategyId, WindowScope};
 
 use super::document::Document;
 use super::format::{format_ns, format_rate};
-use super::table::{Align, Cell, Style, Table};
-use super::{first_seen, is_contender};
-use crate::results::{
-    Meta, Metric, Results, RunResult, SweptSettings, Validity, WindowScopeSetting,
-};
+use super::table::{Cell, Style, Table};
+use super::{first_seen, is_contender, validity_mark};
+use crate::results::{Meta, Metric, Results, RunResult, SweptSettings, WindowScopeSetting};
 use crate::workload::reference::{
     is_parallel_consumer_experiment, parallel_consumer_key_mode_s, wow_cold_command,
     PARALLEL_CONSUMER_MESSAGES, PARALLEL_CONSUMER_PARTITION_S, PARALLEL_CONSUMER_UNORDERED_S,
@@ -268,20 +266,10 @@ const UNIFORM_INCLUDES: &str = "What a uniform cell times: one producer thread s
      docs/dispatch.md sets the two side by side.";
 
 fn render_table(out: &mut Document, rows: &[&RunResult]) {
-    let mut table = Table::new([
-        ("strategy", Align::Left),
-        ("throughput msg/s (min-max)", Align::Right),
-        ("CPU/msg all / strategy", Align::Right),
-        ("p50", Align::Right),
-        ("p99", Align::Right),
-        ("p99.9", Align::Right),
-        ("HOL p99", Align::Right),
-        ("bystander p99", Align::Right),
-        ("threads rep/obs", Align::Right),
-        ("efficiency", Align::Right),
-        ("machine eff.", Align::Right),
-        ("correctness", Align::Left),
-    ]);
+    let mut table = Table::of(
+        "strategy|>throughput msg/s (min-max)|>CPU/msg all / strategy|>p50|>p99|>p99.9|\
+         >HOL p99|>bystander p99|>threads rep/obs|>efficiency|>machine eff.|correctness",
+    );
     let [throughput, p99, bystander, efficiency] =
         [Metric::Throughput, Metric::P99, Metric::BystanderP99, Metric::Efficiency]
             .map(|metric| best(rows, metric));
@@ -292,12 +280,7 @@ fn render_table(out: &mut Document, rows: &[&RunResult]) {
             (Some(WindowScope::Type), None) => format!("{name} (type windows)"),
             _ => name.clone(),
         };
-        let shown = match row.validity() {
-            Some(validity @ (Validity::Disturbed | Validity::Void)) => {
-                format!("{shown} [{}]", validity.name())
-            }
-            _ => shown,
-        };
+        let shown = format!("{shown}{}", validity_mark(row.validity()));
         let spread = &row.throughput_per_s;
         let mut rate = format!(
             "{} ({}-{})",
@@ -383,17 +366,14 @@ fn render_breakdown(out: &mut Document, scenario: ScenarioId, rows: &[&RunResult
          no such machinery. Context switches per message (voluntary / involuntary) are from \
          the timed runs.",
     );
-    let mut table = Table::new([("cell", Align::Left), ("strategy", Align::Left)]);
-    for header in ["wake-ups", "parks", "activations", "retirements", "hops", "ctx switches"] {
-        table = table.column(header, Align::Right);
-    }
+    let mut table =
+        Table::of("cell|strategy|>wake-ups|>parks|>activations|>retirements|>hops|>ctx switches");
     let rate = |value: Option<f64>| value.map_or("n/a".to_owned(), |value| format!("{value:.3}"));
     for row in rows {
         let Some(events) = &row.events_per_message else { continue };
         let messages = row.messages.max(1) as f64;
-        let param = if row.param.is_empty() { "-" } else { row.param.as_str() };
         table.push([
-            param.to_owned(),
+            super::or_dash(&row.param).to_owned(),
             row.strategy.clone(),
             rate(events.wakeups),
             rate(events.parks),
@@ -425,14 +405,9 @@ fn render_cold_command(out: &mut Document, rows: &[&RunResult], cores: usize) {
          Wow's release notes (JMH, 128 slow aggregates), on 4-core CI runners and on a 14-core \
          laptop; this run had {cores} cores."
     ));
-    let mut table = Table::new([("slow", Align::Right), ("senders", Align::Right)]);
-    for strategy in &strategies {
-        table = table.column(*strategy, Align::Right);
-    }
-    table = table
-        .column("keyed-mailbox / per-type-pool (9.3 / 9.2)", Align::Right)
-        .column("keyed-mailbox / group-by", Align::Right)
-        .column("published 9.3 / 9.2", Align::Left);
+    let mut table = Table::of(">slow|>senders").numbers(strategies.iter().copied()).with(
+        ">keyed-mailbox / per-type-pool (9.3 / 9.2)|>keyed-mailbox / group-by|published 9.3 / 9.2",
+    );
     let rate = |param: &str, strategy: &str| {
         rows.iter()
             .find(|row| row.param == param && row.strategy == strategy)
@@ -479,7 +454,6 @@ fn strategies_and_params<'a>(rows: &[&'a RunResult]) -> (Vec<&'a str>, Vec<&'a s
 /// Elapsed time per key count next to the ideal bound, for the non-blocking key sweeps
 /// (`async-io`, `async-io-zipf`). No published figure comes from this experiment.
 fn render_key_sweep(out: &mut Document, scenario: ScenarioId, rows: &[&RunResult]) {
-    let (strategies, params) = strategies_and_params(rows);
     let messages = rows.first().map_or(0, |row| row.messages);
     out.heading(3, format!("{scenario}: elapsed seconds by key count"));
     out.blank();
@@ -489,24 +463,7 @@ fn render_key_sweep(out: &mut Document, scenario: ScenarioId, rows: &[&RunResult
          chain of waits and total waiting / window. This is not the experiment behind the \
          Parallel Consumer's published table (see parallel-consumer)."
     ));
-    let mut table = Table::new([("keys", Align::Right), ("ideal", Align::Right)]);
-    for strategy in &strategies {
-        table = table.column(*strategy, Align::Right);
-    }
-    for param in params {
-        let cell = |strategy: &str| {
-            rows.iter()
-                .find(|row| row.param == param && row.strategy == strategy)
-                .map_or("-".into(), |row| format!("{:.3}", row.elapsed_s))
-        };
-        let ideal = rows.iter().find(|row| row.param == param).map_or(0.0, |row| row.ideal_s);
-        let elapsed: Vec<String> = strategies.iter().map(|s| cell(s)).collect();
-        let keys = keys_param(param).map_or(param.to_owned(), |k| k.to_string());
-        let mut row = vec![keys, format!("{ideal:.3}")];
-        row.extend(elapsed);
-        table.push(row);
-    }
-    out.table(table);
+    out.table(keys_table(rows, ">keys|>ideal", false, |row| format!("{:.3}", row.elapsed_s)));
     out.blank();
 }
 
@@ -533,44 +490,46 @@ fn render_parallel_consumer(out: &mut Document, rows: &[&RunResult], published: 
             " A scaled-down run: no published figure applies."
         }
     ));
-    out.table(parallel_consumer_table(rows, published));
+    let spec =
+        if published { ">keys|>floor|>published|>published / floor" } else { ">keys|>floor" };
+    // Each strategy's elapsed seconds over its measured floor.
+    out.table(keys_table(rows, spec, published, |row| match Metric::FloorRatio.value(row, &[]) {
+        Some(ratio) => format!("{:.3} ({ratio:.2}x)", row.elapsed_s),
+        None => format!("{:.3}", row.elapsed_s),
+    }));
     out.blank();
     if published {
         published_modes(out, rows, &params);
     }
 }
 
-/// `parallel-consumer`'s table: per key count, the drawn floor, the published seconds
-/// (where `published`) and each strategy's elapsed seconds over its measured floor.
-fn parallel_consumer_table(rows: &[&RunResult], published: bool) -> Table {
+/// A table by key count: the bound of `spec`'s second column (the ideal, the floor), then
+/// where `published` the published seconds and their ratio to it, then each strategy's
+/// `cell`.
+fn keys_table(
+    rows: &[&RunResult],
+    spec: &str,
+    published: bool,
+    cell: fn(&RunResult) -> String,
+) -> Table {
     let (strategies, params) = strategies_and_params(rows);
-    let mut table = Table::new([("keys", Align::Right), ("floor", Align::Right)]);
-    if published {
-        table = table.column("published", Align::Right).column("published / floor", Align::Right);
-    }
-    for strategy in &strategies {
-        table = table.column(*strategy, Align::Right);
-    }
+    let mut table = Table::of(spec).numbers(strategies.iter().copied());
     for param in &params {
-        let floor = rows.iter().find(|row| row.param == *param).map_or(0.0, |row| row.ideal_s);
-        let cell = |strategy: &str| {
-            let row = rows.iter().find(|row| row.param == *param && row.strategy == strategy);
-            row.map_or("-".into(), |row| match Metric::FloorRatio.value(row, &[]) {
-                Some(ratio) => format!("{:.3} ({ratio:.2}x)", row.elapsed_s),
-                None => format!("{:.3}", row.elapsed_s),
-            })
-        };
+        let bound = rows.iter().find(|row| row.param == *param).map_or(0.0, |row| row.ideal_s);
         let keys = keys_param(param);
-        let keys_text = keys.map_or((*param).to_owned(), |k| k.to_string());
-        let mut row = vec![keys_text, format!("{floor:.3}")];
+        let mut row =
+            vec![keys.map_or((*param).to_owned(), |k| k.to_string()), format!("{bound:.3}")];
         match keys.and_then(parallel_consumer_key_mode_s) {
             Some(seconds) if published => {
-                row.extend([seconds.to_string(), format!("{:.2}x", seconds / floor)]);
+                row.extend([seconds.to_string(), format!("{:.2}x", seconds / bound)]);
             }
             _ if published => row.extend(["-".to_owned(), "-".to_owned()]),
             _ => {}
         }
-        row.extend(strategies.iter().map(|s| cell(s)));
+        let find = |strategy: &str| {
+            rows.iter().find(|row| row.param == *param && row.strategy == strategy)
+        };
+        row.extend(strategies.iter().map(|s| find(s).map_or("-".into(), |row| cell(row))));
         table.push(row);
     }
     table

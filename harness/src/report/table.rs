@@ -186,6 +186,33 @@ impl Table {
         self
     }
 
+    /// A table of the columns of `spec` ([`Table::with`]) and no rows yet.
+    pub fn of(spec: &str) -> Self {
+        Self::default().with(spec)
+    }
+
+    /// Adds the columns of `spec` to the right: headers between `|`, each right-aligned
+    /// where it starts with `>` (which is not part of the header), else left-aligned.
+    #[must_use]
+    pub fn with(mut self, spec: &str) -> Self {
+        for header in spec.split('|') {
+            self = match header.strip_prefix('>') {
+                Some(header) => self.column(header, Align::Right),
+                None => self.column(header, Align::Left),
+            };
+        }
+        self
+    }
+
+    /// Adds a right-aligned column per header, for a column of numbers per design.
+    #[must_use]
+    pub fn numbers<H: Into<String>>(mut self, headers: impl IntoIterator<Item = H>) -> Self {
+        for header in headers {
+            self = self.column(header, Align::Right);
+        }
+        self
+    }
+
     /// Names the table.
     #[must_use]
     pub fn with_caption(mut self, caption: impl Into<String>) -> Self {
@@ -336,6 +363,14 @@ mod tests {
         table.push([Cell::plain("a<b"), Cell::strong("1 ms")]);
         table.push([Cell::plain("long-name"), Cell::plain("12 ms / ").then(Style::Code, "x|y")]);
         table
+    }
+
+    #[test]
+    fn a_spec_names_the_columns_and_marks_the_right_aligned() {
+        let spec = Table::of("strategy|>p99").numbers(["a"]).with("note");
+        let aligns = [Align::Left, Align::Right, Align::Right, Align::Left];
+        let columns = ["strategy", "p99", "a", "note"].into_iter().zip(aligns);
+        assert_eq!(spec, Table::new(columns));
     }
 
     #[test]

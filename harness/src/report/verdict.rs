@@ -14,6 +14,7 @@
 
 use super::document::Document;
 use super::format::format_value;
+use super::or_dash;
 use super::table::{Align, Cell, Style, Table};
 use crate::results::{Metric, PipelineRun, Results, RunResult};
 use crate::workload::ScenarioId;
@@ -131,25 +132,14 @@ pub fn format_ratio(ratio: f64) -> String {
 /// One entry's cell: its ratio to the best with the spread, ✗ where it had a violation.
 pub fn ratio_cell(entry: &Entry, best: Option<&Entry>) -> String {
     let best = best.and_then(|best| best.value).map(|value| value.median);
-    let of = |value: f64| ratio(value, best?);
-    let text = match entry.value.and_then(|value| Some((of(value.median)?, value.spread))) {
-        Some((median, spread)) => {
-            match spread.and_then(|(low, high)| Some((of(low)?, of(high)?))) {
-                Some((low, high)) => {
-                    format!(
-                        "{} ({}-{})",
-                        format_ratio(median),
-                        format_ratio(low),
-                        format_ratio(high)
-                    )
-                }
-                None => format_ratio(median),
-            }
-        }
-        None => "n/a".to_owned(),
-    };
+    let of = |value: f64| Some(format_ratio(ratio(value, best?)?));
+    let spread = |(low, high)| Some(format!(" ({}-{})", of(low)?, of(high)?));
+    let text = entry.value.and_then(|value| {
+        Some(format!("{}{}", of(value.median)?, value.spread.and_then(spread).unwrap_or_default()))
+    });
     let void = if entry.void { " [void]" } else { "" };
-    format!("{text}{void}{}", if entry.violated { " ✗" } else { "" })
+    let violated = if entry.violated { " ✗" } else { "" };
+    format!("{}{void}{violated}", text.as_deref().unwrap_or("n/a"))
 }
 
 /// `a`, `a and b`, `a, b and c`.
@@ -316,15 +306,7 @@ pub fn verdict(results: &Results) -> Option<(Cell, Table)> {
         return None;
     }
     let columns = contenders(results);
-    let mut table = Table::new([
-        ("scenario", Align::Left),
-        ("param", Align::Left),
-        ("metric", Align::Left),
-        ("best", Align::Left),
-    ]);
-    for column in &columns {
-        table = table.column(*column, Align::Right);
-    }
+    let mut table = Table::of("scenario|param|metric|best").numbers(columns.iter().copied());
     // Files from before the price of order keep their table as it was.
     let priced = !results.price_of_order.is_empty();
     if priced {
@@ -414,7 +396,7 @@ fn ranked_rows(
         });
         let mut row = vec![
             Cell::plain(scenario.as_str()),
-            Cell::plain(if param.is_empty() { "-" } else { param }),
+            Cell::plain(or_dash(param)),
             Cell::plain(column(metric)),
             best_cell,
         ];
@@ -446,35 +428,24 @@ fn pipeline_rows(table: &mut Table, results: &Results, scenario: ScenarioId, col
     let runs: Vec<&PipelineRun> =
         results.pipelines.iter().filter(|run| run.scenario == scenario.as_str()).collect();
     for param in super::first_seen(runs.iter().map(|run| run.param.as_str())) {
+        let mut row: Vec<Cell> =
+            [scenario.as_str(), or_dash(param), PIPELINE_COLUMN, "-"].map(Cell::plain).into();
         let mut measured = Vec::new();
-        let cells: Vec<String> = columns
-            .iter()
-            .map(|&strategy| {
-                let Some(run) =
-                    runs.iter().find(|run| run.param == param && run.strategy == strategy)
-                else {
-                    return "n/a".to_owned();
-                };
-                let correct = run.projection.final_state_correct;
-                measured.push(PipelineCell {
-                    lost: run.lost,
-                    redelivered: run.redelivered,
-                    correct,
-                });
-                format!("{} lost, {}", run.lost, if correct { "correct" } else { "wrong ✗" })
-            })
-            .collect();
-        let mut row = vec![
-            scenario.as_str().to_owned(),
-            (if param.is_empty() { "-" } else { param }).to_owned(),
-            PIPELINE_COLUMN.to_owned(),
-            "-".to_owned(),
-        ];
-        row.extend(cells);
-        if !results.price_of_order.is_empty() {
-            row.push("-".to_owned());
+        for &strategy in columns {
+            let Some(run) = runs.iter().find(|run| run.param == param && run.strategy == strategy)
+            else {
+                row.push(Cell::plain("n/a"));
+                continue;
+            };
+            let correct = run.projection.final_state_correct;
+            measured.push(PipelineCell { lost: run.lost, redelivered: run.redelivered, correct });
+            let state = if correct { "correct" } else { "wrong ✗" };
+            row.push(Cell::plain(format!("{} lost, {state}", run.lost)));
         }
-        row.push(pipeline_reading(&measured));
+        if !results.price_of_order.is_empty() {
+            row.push(Cell::plain("-"));
+        }
+        row.push(Cell::plain(pipeline_reading(&measured)));
         table.push(row);
     }
 }

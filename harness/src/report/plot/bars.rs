@@ -16,6 +16,7 @@ use super::panel::{
     Frame, Panel, Plot, MARKER_PX,
 };
 use super::TICK_PX;
+use crate::results::Validity;
 
 /// A figure of bar panels.
 pub(super) type Bars = Plot<BarPanel>;
@@ -118,6 +119,17 @@ pub(super) enum Fill {
     Pale,
     /// White, outlined in its colour.
     Outline,
+}
+
+impl Fill {
+    /// A cell's bar by its receipt: solid, pale where disturbed, hollow where void.
+    pub(super) fn of(validity: Option<Validity>) -> Self {
+        match validity {
+            Some(Validity::Void) => Self::Outline,
+            Some(Validity::Disturbed) => Self::Pale,
+            _ => Self::Solid,
+        }
+    }
 }
 
 /// One bar.

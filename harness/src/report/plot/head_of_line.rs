@@ -9,6 +9,7 @@ use super::panel::{grid, strategy_entries, Axis, Entry, Frame, Layout, Mark};
 use super::sweep::{first_point, first_point_note};
 use super::{log_range, names, ns, ns_label, params, render, rows, skipped, strategies};
 use super::{strategy_colour, Planned};
+use crate::report::cell_name;
 use crate::results::{Results, RunResult};
 use crate::workload::ScenarioId;
 
@@ -40,9 +41,7 @@ pub(super) fn plan(results: &Results) -> Planned {
                 continue;
             }
             all.extend(cell.iter().copied());
-            let caption =
-                if param.is_empty() { scenario.to_string() } else { format!("{scenario} {param}") };
-            panels.push((caption, cell));
+            panels.push((cell_name(scenario.as_str(), param), cell));
         }
     }
     if panels.is_empty() {

@@ -150,19 +150,13 @@ fn drawable(results: &Results) -> Results {
     };
     let mut results = results.clone();
     for run in &mut results.runs {
-        let spread = &mut run.throughput_per_s;
-        for value in [&mut spread.median, &mut spread.min, &mut spread.max] {
-            clamp(value);
-        }
-        for value in [&mut run.cpu_s, &mut run.ideal_s, &mut run.efficiency, &mut run.elapsed_s] {
-            clamp(value);
-        }
-        for value in [&mut run.ctx_switches.voluntary, &mut run.ctx_switches.involuntary] {
-            clamp(value);
-        }
-        for value in [&mut run.offered_per_s, &mut run.achieved_per_s].into_iter().flatten() {
-            clamp(value);
-        }
+        let (spread, switches) = (&mut run.throughput_per_s, &mut run.ctx_switches);
+        [&mut spread.median, &mut spread.min, &mut spread.max, &mut run.cpu_s, &mut run.ideal_s]
+            .into_iter()
+            .chain([&mut run.efficiency, &mut run.elapsed_s])
+            .chain([&mut switches.voluntary, &mut switches.involuntary])
+            .chain([&mut run.offered_per_s, &mut run.achieved_per_s].into_iter().flatten())
+            .for_each(clamp);
     }
     for run in &mut results.pipelines {
         for incarnation in &mut run.incarnations {
@@ -303,18 +297,10 @@ fn params<'a>(rows: &[&'a RunResult]) -> Vec<&'a str> {
 /// The distinct strategies of `rows`, known ones in [`StrategyId::ALL`] order, then any
 /// others in file order.
 fn strategies<'a>(rows: &[&'a RunResult]) -> Vec<&'a str> {
-    let mut found: Vec<&str> = Vec::new();
-    for id in StrategyId::ALL {
-        if let Some(row) = rows.iter().find(|row| row.strategy == id.as_str()) {
-            found.push(&row.strategy);
-        }
-    }
-    for row in rows {
-        if !found.contains(&row.strategy.as_str()) {
-            found.push(&row.strategy);
-        }
-    }
-    found
+    let known = StrategyId::ALL.iter().filter_map(|id| {
+        rows.iter().map(|row| row.strategy.as_str()).find(|strategy| *strategy == id.as_str())
+    });
+    crate::report::first_seen(known.chain(rows.iter().map(|row| row.strategy.as_str())))
 }
 
 /// The strategies as owned labels.

@@ -4,7 +4,8 @@
 use super::bars::{Bar, BarPanel, Bars, Fill, Group, Slots};
 use super::panel::{strategy_entries, Axis, Frame, Layout, Mark};
 use super::{log_range, render, strategy_colour, Planned};
-use crate::results::{PriceOfOrder, Results, Validity};
+use crate::report::{cell_name, first_seen};
+use crate::results::{PriceOfOrder, Results};
 
 /// The scenarios the chart shows, in order: distinct and Zipf keys, waits, and the loads.
 const SCENARIOS: [&str; 6] =
@@ -41,12 +42,7 @@ fn bar(
         (price.scenario.as_str(), price.param.as_str(), price.strategy.as_str())
             == (scenario, param, design)
     })?;
-    let fill = match price.validity {
-        Some(Validity::Void) => Fill::Outline,
-        Some(Validity::Disturbed) => Fill::Pale,
-        _ => Fill::Solid,
-    };
-    Some(Bar::new(slot, value(price)?, strategy_colour(design)).fill(fill))
+    Some(Bar::new(slot, value(price)?, strategy_colour(design)).fill(Fill::of(price.validity)))
 }
 
 /// The chart, or nothing where the file has no prices (files from before them, or a run
@@ -60,22 +56,10 @@ pub(super) fn plan(results: &Results) -> Option<Planned> {
     if prices.is_empty() {
         return None;
     }
-    let mut cells: Vec<(&str, &str)> = Vec::new();
-    for price in &prices {
-        let cell = (price.scenario.as_str(), price.param.as_str());
-        if !cells.contains(&cell) {
-            cells.push(cell);
-        }
-    }
-    let designs = super::super::first_seen(prices.iter().map(|price| price.strategy.as_str()));
-    let label = |(scenario, param): &(&str, &str)| {
-        if param.is_empty() {
-            (*scenario).to_owned()
-        } else {
-            format!("{scenario} {param}")
-        }
-    };
-    let labels: Vec<String> = cells.iter().map(label).collect();
+    let cells = first_seen(prices.iter().map(|price| (&*price.scenario, &*price.param)));
+    let designs = first_seen(prices.iter().map(|price| price.strategy.as_str()));
+    let labels: Vec<String> =
+        cells.iter().map(|(scenario, param)| cell_name(scenario, param)).collect();
     let panel = |caption: &str, value: fn(&PriceOfOrder) -> Option<f64>| {
         let range = log_range(prices.iter().filter_map(|price| value(price)).chain([1.0]));
         let group = |&cell: &(&str, &str)| -> Group {

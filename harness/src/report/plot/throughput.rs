@@ -22,16 +22,6 @@ const VALIDITY_NOTE: &str = " A pale bar is a cell other processes disturbed (10
 CPUs or more, by its interference receipt); a hollow one a void cell (25% or more), kept but \
 not ranked.";
 
-/// How a cell's bar is filled: solid, pale where its receipt says disturbed, hollow where
-/// void.
-fn validity_fill(row: &RunResult) -> Fill {
-    match row.validity() {
-        Some(Validity::Void) => Fill::Outline,
-        Some(Validity::Disturbed) => Fill::Pale,
-        _ => Fill::Solid,
-    }
-}
-
 pub(super) fn plan(results: &Results) -> Planned {
     let scenarios = ScenarioId::ALL.iter().map(|&scenario| {
         let (rows, point) = first_point(rows(results, scenario));
@@ -87,7 +77,10 @@ fn panel(scenario: ScenarioId, rows: &[&RunResult], point: Option<&str>) -> BarP
             let row = find(rows, param, strategy)?;
             let spread = row.throughput_per_s;
             let bar = Bar::new(slot, spread.median, strategy_colour(strategy));
-            Some(Bar { whisker: Some((spread.min, spread.max)), ..bar.fill(validity_fill(row)) })
+            Some(Bar {
+                whisker: Some((spread.min, spread.max)),
+                ..bar.fill(Fill::of(row.validity()))
+            })
         });
         bars.collect()
     };

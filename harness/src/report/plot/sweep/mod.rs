@@ -292,15 +292,14 @@ fn throughput_panel(ideal: Ideal) -> Panel {
     }
 }
 
+/// A panel of `value` on a `y` axis, without whiskers or an ideal.
+fn plain_panel(caption: &'static str, y: YKind, value: fn(&RunResult) -> Option<f64>) -> Panel {
+    Panel { caption, y, value, spread: None, ideal: Ideal::None }
+}
+
 /// The p99 latency panel.
 fn p99_panel() -> Panel {
-    Panel {
-        caption: "p99 latency",
-        y: YKind::Latency,
-        value: |row| Some(row.latency_ns.p99 as f64),
-        spread: None,
-        ideal: Ideal::None,
-    }
+    plain_panel("p99 latency", YKind::Latency, |row| Some(row.latency_ns.p99 as f64))
 }
 
 /// How every sweep chart's left-hand panels read.
@@ -420,13 +419,9 @@ fn throughput_chart(sweep: &Sweep<'_>, machine: Machine) -> Planned {
             "the keys that are not troubled"
         };
         (
-            Panel {
-                caption: "bystander p99 latency",
-                y: YKind::Latency,
-                value: |row| row.bystander_latency_ns.map(|tail| tail.p99 as f64),
-                spread: None,
-                ideal: Ideal::None,
-            },
+            plain_panel("bystander p99 latency", YKind::Latency, |row| {
+                row.bystander_latency_ns.map(|tail| tail.p99 as f64)
+            }),
             format!("the bystanders' p99 latency ({which}; log)"),
         )
     } else {
@@ -454,13 +449,9 @@ fn window_chart(sweep: &Sweep<'_>, machine: Machine) -> Planned {
     let memory = sweep.points.iter().flat_map(|point| &point.rows).any(|row| row.memory.is_some());
     let (second, right) = if memory {
         (
-            Panel {
-                caption: "peak resident memory",
-                y: YKind::Mib,
-                value: |row| row.memory.map(|memory| memory.peak_bytes as f64 / 1_048_576.0),
-                spread: None,
-                ideal: Ideal::None,
-            },
+            plain_panel("peak resident memory", YKind::Mib, |row| {
+                row.memory.map(|memory| memory.peak_bytes as f64 / 1_048_576.0)
+            }),
             "the process's peak resident memory while the cell ran (MiB, linear, not from \
              zero: the harness and the workload's messages are in it, so compare the points \
              with each other); a larger window holds more messages in flight",
