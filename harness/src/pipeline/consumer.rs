@@ -1590,6 +1590,48 @@ mod tests {
         }
     }
 
+    /// Raises `signal`, from a thread of its own, 20 ms after `applied` records were applied.
+    fn raise_once_applied(
+        pipeline: &Pipeline,
+        applied: u64,
+        signal: Signal,
+    ) -> thread::JoinHandle<()> {
+        let tally = Arc::clone(&pipeline.tally);
+        thread::spawn(move || {
+            while tally.applied_total() < applied {
+                thread::sleep(Duration::from_millis(1));
+            }
+            thread::sleep(Duration::from_millis(20)); // the poll loop blocks meanwhile
+            signal.raise();
+        })
+    }
+
+    /// Stop::Until with a window of 2 and every record from offset 4 on pending for ever:
+    /// the poll loop blocks in a submit on the full window, the drain would wait for ever,
+    /// and only the stopper's forced close ends the incarnation, which then commits what
+    /// completed and counts what it abandoned.
+    #[test]
+    fn a_consumer_until_a_signal_stops_even_blocked_on_a_full_window() {
+        for strategy in [StrategyId::KeyedMailbox, StrategyId::GroupBy].map(Design::from) {
+            let pipeline = Pipeline::new(&ten_records(), Timer::start());
+            let transport = EmbeddedTransport::new(ten_records());
+            let member = transport.join(MemberId(0)).unwrap();
+            let settings = StrategyConfig { max_in_flight: 2, ..StrategyConfig::with_workers(2) };
+            let policy = config(CommitPolicy::Contiguous);
+            let signal = Signal::new();
+            let stop = Stop::Until { signal: signal.clone() };
+            let incarnation =
+                Incarnation::new(strategy, settings, policy, stall_after_four(), stop);
+            let raise = raise_once_applied(&pipeline, 4, signal);
+            let report = run_incarnation(&pipeline, &member, incarnation).unwrap();
+            raise.join().unwrap();
+            assert_eq!(pipeline.tally.applied_total(), 4, "{strategy}");
+            assert_eq!(transport.committed(0).map(|c| c.offset), Some(4), "{strategy}");
+            assert!(report.forced.abandoned > 0, "{strategy}: {:?}", report.forced);
+            assert!(report.submitted < 10, "{strategy}: the window held the rest back");
+        }
+    }
+
     /// Every partition's committed offset is its end offset.
     fn assert_committed_the_end(
         transport: &EmbeddedTransport,
