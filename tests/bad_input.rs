@@ -175,7 +175,7 @@ const CASES: &[Case] = &[
     case(&["run", "--partitions", "4", "--expand-to", "3"], "--expand-to must be more than"),
     case(&["run", "--partitions", "4", "--expand-to", "4"], "--expand-to must be more than"),
     case(&["run", "--poison", "30000"], "--poison is 30000, past the limit of 20000"),
-    case(&["run", "--max-attempts", "0"], "--max-attempts must be in 1..=100, got 0"),
+    case(&["run", "--max-attempts", "101"], "--max-attempts must be in 0..=100, got 101"),
     case(&["run", "--fail-pct", "101"], "--fail-pct must be in 0..=100, got 101"),
     case(&["run", "--consumers", "1"], "--consumers must be in 2..=64, got 1"),
     case(&["run", "--pipeline-rate", "0"], "--pipeline-rate must be in 1..=100000000, got 0"),

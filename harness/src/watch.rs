@@ -284,11 +284,22 @@ pub fn longest_wait(sizes: &Sizes) -> Duration {
         sizes.pipeline_slow_ms,
         sizes.commit_interval_ms,
         sizes.retry_backoff_ms.saturating_mul(1_u64 << retries),
+        forever_stall_ms(sizes),
     ];
     let nanos = [u64::from(sizes.spin_ns), u64::from(sizes.cold_hot_spin_ns)];
     let longest_ms = millis.into_iter().max().unwrap_or(0);
     let longest_ns = nanos.into_iter().max().unwrap_or(0);
     Duration::from_millis(longest_ms).max(Duration::from_nanos(longest_ns))
+}
+
+/// A retry-forever pipeline cell's stall limit (`--max-attempts 0`): it waits that long
+/// with no bystander record applied before it stops; 0 otherwise.
+fn forever_stall_ms(sizes: &Sizes) -> u64 {
+    if sizes.max_attempts != 0 {
+        return 0;
+    }
+    let waits = crate::pipeline::scenario::Waits::of(sizes);
+    u64::try_from(waits.stall_limit().as_millis()).unwrap_or(u64::MAX)
 }
 
 #[cfg(test)]

@@ -8,8 +8,8 @@ use strategies::Design;
 use super::baseline::{baseline_key, Baseline};
 use super::metric::{metric_of, pipeline_metric};
 use super::rules::{
-    is_pipeline_rule, matching_pipelines, matching_runs, selection_ids, selects_pipeline, Kind,
-    Limit, Op, Rule,
+    below_min_workers, is_pipeline_rule, matching_pipelines, matching_runs, selection_ids,
+    selects_pipeline, Kind, Limit, Op, Rule,
 };
 use super::{baseline_error, rules_error, GateInputError};
 use crate::results::{CellKey, Metric, Results, RunResult};
@@ -264,19 +264,62 @@ pub fn split_unbaselined(
 /// Sets apart the rules about a scenario these results did not run (neither measured nor
 /// skipped: a run with `--scenario` naming others): they do not apply, and the report
 /// lists them. A rule about a scenario that ran but matches no cell is still an error.
+/// The cells a rule leaves out by its `min_workers` are listed too, and a rule that leaves
+/// out every cell it would judge does not apply.
 pub fn split_not_run(rules: Vec<Rule>, results: &Results) -> (Vec<Rule>, Vec<NotRun>) {
     let mut not_run = Vec::new();
     let applicable = rules
         .into_iter()
-        .filter(|rule| match not_applicable(rule, results) {
-            Some(reason) => {
+        .filter(|rule| {
+            if let Some(reason) = not_applicable(rule, results) {
                 not_run.push(reason);
-                false
+                return false;
             }
-            None => true,
+            let (below, judged) = split_min_workers(rule, results);
+            not_run.extend(below);
+            judged
         })
         .collect();
     (applicable, not_run)
+}
+
+/// The cells `rule` selects but for its `min_workers`, each with the workers it ran with,
+/// as not applied, and whether the rule still judges some cell.
+fn split_min_workers(rule: &Rule, results: &Results) -> (Option<NotRun>, bool) {
+    let Some(min) = rule.min_workers else { return (None, true) };
+    let relaxed = Rule { min_workers: None, ..rule.clone() };
+    let mut below: Vec<(String, usize)> = Vec::new();
+    let mut judged = false;
+    let mut sort = |cell: String, ran: Option<usize>| match ran {
+        Some(ran) => below.push((cell, ran)),
+        None => judged = true,
+    };
+    for run in matching_runs(&relaxed, &results.runs) {
+        sort(
+            CellKey::of_run(run).to_string(),
+            below_min_workers(rule, run.settings.as_ref(), run.workers),
+        );
+    }
+    for run in matching_pipelines(&relaxed, &results.pipelines) {
+        sort(
+            CellKey::of_pipeline(run).to_string(),
+            below_min_workers(rule, run.settings.as_ref(), None),
+        );
+    }
+    if below.is_empty() {
+        return (None, judged);
+    }
+    let mut counts: Vec<usize> = below.iter().map(|&(_, ran)| ran).collect();
+    counts.sort_unstable();
+    counts.dedup();
+    let counts: Vec<String> = counts.iter().map(ToString::to_string).collect();
+    let why = format!(
+        "ran with {} worker{} and the rule needs at least {min} (`min_workers`)",
+        counts.join(" or "),
+        if below.iter().all(|&(_, ran)| ran == 1) { "" } else { "s" }
+    );
+    let cells: Vec<String> = below.into_iter().map(|(cell, _)| cell).collect();
+    (Some(NotRun { rule: rule.name.clone(), scenario: cells.join(", "), why: Some(why) }), judged)
 }
 
 /// Why `rule` does not apply to `results`, if it does not.
@@ -739,5 +782,78 @@ mod tests {
 
     fn rules_of(text: &str, results: &Results) -> Vec<Rule> {
         rules(text, results).unwrap()
+    }
+
+    const CATCHES: &str = r#"
+        [[rule]]
+        name = "the checker catches thread-pool on zipf"
+        kind = "absolute"
+        metric = "violations"
+        scenario = "zipf"
+        strategies = ["thread-pool"]
+        op = ">"
+        value = 0
+        min_workers = 2
+    "#;
+
+    /// The reference run's zipf cell of thread-pool as run with `workers` workers (a sweep
+    /// point), with the order violations and overlaps one worker leaves (none) where 1.
+    fn thread_pool_at(results: &Results, workers: usize) -> RunResult {
+        let mut run = results
+            .runs
+            .iter()
+            .find(|run| run.scenario == "zipf" && run.strategy == "thread-pool")
+            .unwrap()
+            .clone();
+        let sweep = format!("workers={workers}");
+        run.param = sweep.clone();
+        run.settings = Some(crate::results::CellSettings {
+            workers,
+            throughput: 16,
+            window: 256,
+            idle_spin_us: 20,
+            sweep,
+        });
+        if workers == 1 {
+            run.correctness.order_violations = 0;
+            run.correctness.overlaps = 0;
+        }
+        run
+    }
+
+    #[test]
+    fn a_rule_with_min_workers_reads_n_a_on_cells_with_fewer_and_judges_the_others() {
+        let mut results = reference();
+        let one = thread_pool_at(&results, 1);
+        let two = thread_pool_at(&results, 2);
+        results.runs.retain(|run| !(run.scenario == "zipf" && run.strategy == "thread-pool"));
+        results.runs.push(one.clone());
+        // One worker alone: not applied, with the reason.
+        let (applicable, not_run) = split_not_run(rules_of(CATCHES, &results), &results);
+        assert!(applicable.is_empty());
+        assert_eq!(not_run.len(), 1);
+        assert_eq!(not_run[0].scenario, "zipf workers=1 thread-pool");
+        let why = not_run[0].why.as_deref().unwrap_or_default();
+        assert_eq!(why, "ran with 1 worker and the rule needs at least 2 (`min_workers`)");
+        // Without the field the same cell fails: what the field is for.
+        let plain = CATCHES.replace("min_workers = 2", "");
+        let (applicable, _) = split_not_run(rules_of(&plain, &results), &results);
+        let checks = evaluate(&results, &applicable, None, 0, &mut no_rerun()).unwrap();
+        assert!(checks.iter().any(|check| !check.pass), "{checks:?}");
+        // A sweep of 1 and 2 workers: the point with 2 is judged, the other listed.
+        results.runs.push(two);
+        let (applicable, not_run) = split_not_run(rules_of(CATCHES, &results), &results);
+        assert_eq!(not_run.len(), 1);
+        assert_eq!(not_run[0].scenario, "zipf workers=1 thread-pool");
+        let checks = evaluate(&results, &applicable, None, 0, &mut no_rerun()).unwrap();
+        assert_eq!(checks.len(), 1, "{checks:?}");
+        assert_eq!(checks[0].cell, "zipf workers=2 thread-pool");
+        assert!(checks[0].pass);
+        // Only the point with 2 workers: nothing left out.
+        results.runs.retain(|run| run.param != "workers=1");
+        assert!(split_not_run(rules_of(CATCHES, &results), &results).1.is_empty());
+        let zero = CATCHES.replace("min_workers = 2", "min_workers = 0");
+        let error = rules(&zero, &results).unwrap_err().to_string();
+        assert!(error.contains("`min_workers` must be at least 1"), "{error}");
     }
 }

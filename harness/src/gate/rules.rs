@@ -114,6 +114,11 @@ pub struct Rule {
     /// run's `--workers` in files without per-cell settings); every count when absent.
     #[serde(default)]
     pub workers: Option<usize>,
+    /// Only the cells that ran with at least this many workers: a rule about what only
+    /// concurrency shows (the checker catching the unordered control, which one worker runs
+    /// serially) reads `n/a` on a cell with fewer, with the reason; every count when absent.
+    #[serde(default)]
+    pub min_workers: Option<usize>,
     /// Only the cells that ran with this `--throughput`; every value when absent.
     #[serde(default)]
     pub throughput: Option<usize>,
@@ -227,6 +232,11 @@ fn check_rule(rule: &Rule, results: &Results) -> Result<(), GateInputError> {
                 rule.scenario.as_deref().unwrap_or_default()
             )));
         }
+    }
+    if rule.min_workers == Some(0) {
+        return Err(rules_error(format!(
+            "rule `{name}`: `min_workers` must be at least 1 (every cell ran with 1 or more)"
+        )));
     }
     if is_pipeline_rule(rule) {
         return check_pipeline_rule(rule, scenario, results);
@@ -466,6 +476,20 @@ pub(super) fn selects(
         && setting(rule.workers, |s| s.workers, workers)
         && setting(rule.throughput, |s| s.throughput, None)
         && setting(rule.window, |s| s.window, None)
+        && below_min_workers(rule, settings, workers).is_none()
+}
+
+/// The workers a cell ran with (`settings`, or `workers` in files without settings) where
+/// they are fewer than `rule`'s `min_workers`: the rule does not judge it. A cell whose
+/// count is not recorded is judged.
+pub(super) fn below_min_workers(
+    rule: &Rule,
+    settings: Option<&CellSettings>,
+    workers: Option<usize>,
+) -> Option<usize> {
+    let min = rule.min_workers?;
+    let ran = settings.map(|s| s.workers).or(workers)?;
+    (ran < min).then_some(ran)
 }
 
 /// Whether `rule` is about a pipeline scenario, or selects by commit policy with no

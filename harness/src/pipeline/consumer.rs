@@ -46,8 +46,12 @@
 //!    revokes the member's partitions (another member joined or left; the transport
 //!    decides when), or the member leaves, the same happens inside the revocation's
 //!    callback, while the member still owns them, except that it first commits what
-//!    completed. Effects applied before the end stay applied; the next incarnation
-//!    redelivers what the last commit did not cover.
+//!    completed. [`Stop::Until`]: once its signal is raised (the incarnation's own
+//!    `Stopper` thread watches it) the incarnation dies and its executor is force-closed
+//!    at once, which fails a submit blocked on a full window and abandons what still runs
+//!    (a record retried for ever, and what waits behind it); then, as at a revocation,
+//!    what completed is committed. Effects applied before the end stay applied; the next
+//!    incarnation redelivers what the last commit did not cover.
 //!
 //! In the code, step 1 is `Shared::resume` (from `Run`'s `assigned` callback), step 2
 //! `Run::poll_loop` (with `Pauses` for the pauses), step 3 `handle` and
@@ -201,6 +205,16 @@ pub enum Stop {
         /// Whether this member leaves when `signal` is raised (the others wait for the
         /// revocation its leaving causes).
         leave: bool,
+    },
+    /// Consume until `signal` is raised (by whoever runs the consumer, once what it
+    /// measures is over), then stop at once: nothing applies any more, the executor is
+    /// force-closed (what still runs or waits is abandoned: a record retried for ever, and
+    /// what waits behind it), and what completed is committed. The member stays in the
+    /// group. Raised or not, it never drains: a record retried for ever would hold a drain
+    /// for ever.
+    Until {
+        /// The cue to stop.
+        signal: Signal,
     },
 }
 
@@ -550,7 +564,7 @@ impl Shared {
             epoch: pipeline.epoch,
             crash_after: match stop {
                 Stop::CrashAfter { completions, .. } => Some(*completions),
-                Stop::AtEnd | Stop::Revoked { .. } => None,
+                Stop::AtEnd | Stop::Revoked { .. } | Stop::Until { .. } => None,
             },
             config,
             treat,
@@ -691,9 +705,50 @@ pub fn run_incarnation<M: Member + 'static>(
         run.assigned(&owned);
     }
     run.committer = Some(Committer::start(&shared, member));
+    let stopper = Stopper::start(&stop, &shared, &executor);
     run.poll_loop(executor.as_ref());
     run.wait_for_the_end(executor.as_ref());
-    run.finish(executor.as_ref(), started)
+    let stopped = stopper.map(Stopper::join);
+    run.finish(executor.as_ref(), started, stopped.flatten())
+}
+
+/// Under [`Stop::Until`], a thread that waits for the signal and then kills the
+/// incarnation and force-closes its executor: from outside the poll loop, since a submit
+/// blocked on a full window holds the loop until the forced close fails it.
+struct Stopper {
+    /// Raised once the incarnation has ended otherwise (cancelled, or failed): the thread
+    /// then returns without closing anything.
+    over: Arc<AtomicBool>,
+    thread: thread::JoinHandle<Option<strategies::ForcedClose>>,
+}
+
+impl Stopper {
+    /// The stopper of an incarnation that ends by `stop`: none but for [`Stop::Until`].
+    fn start(stop: &Stop, shared: &Arc<Shared>, executor: &Arc<dyn Strategy>) -> Option<Self> {
+        let Stop::Until { signal } = stop else { return None };
+        let over = Arc::new(AtomicBool::new(false));
+        let (signal, shared, executor) = (signal.clone(), Arc::clone(shared), Arc::clone(executor));
+        let done = Arc::clone(&over);
+        let thread = thread::spawn(move || loop {
+            if signal.is_raised() {
+                shared.die();
+                return Some(executor.force_close());
+            }
+            // Acquire: pairs with the Release store of `join`.
+            if done.load(Ordering::Acquire) || shared.watch.is_cancelled() {
+                return None;
+            }
+            thread::sleep(Duration::from_micros(500));
+        });
+        Some(Self { over, thread })
+    }
+
+    /// Ends the thread: what its forced close counted, where it closed the executor.
+    fn join(self) -> Option<strategies::ForcedClose> {
+        // Release: pairs with the thread's Acquire load.
+        self.over.store(true, Ordering::Release);
+        self.thread.join().ok().flatten()
+    }
 }
 
 /// One incarnation as it runs: its poll loop (step 2), the waits and the end (step 5), and
@@ -744,7 +799,10 @@ impl<M: Member> RebalanceListener for Run<'_, M> {
 impl<'a, M: Member> Run<'a, M> {
     /// Whether the poll loop must stop: dead (crashed, or revoked), or cancelled.
     fn stopped(&self) -> bool {
-        self.shared.is_dead() || self.ended || self.shared.watch.is_cancelled()
+        self.shared.is_dead()
+            || self.ended
+            || self.shared.watch.is_cancelled()
+            || matches!(self.stop, Stop::Until { signal } if signal.is_raised())
     }
 
     /// Whether the member is to leave the group now.
@@ -844,6 +902,11 @@ impl<'a, M: Member> Run<'a, M> {
         match stop {
             Stop::AtEnd => executor.drain(),
             Stop::CrashAfter { idle, .. } => wait_for_crash(self.shared, *idle),
+            Stop::Until { signal } => {
+                while !signal.is_raised() && !self.shared.watch.is_cancelled() {
+                    thread::sleep(Duration::from_micros(200));
+                }
+            }
             Stop::Revoked { signal, leave } => {
                 // Consumed before the revocation: settle what is in flight, then wait for it.
                 executor.drain();
@@ -905,6 +968,7 @@ impl<'a, M: Member> Run<'a, M> {
         mut self,
         executor: &dyn Strategy,
         started: Instant,
+        stopped: Option<strategies::ForcedClose>,
     ) -> Result<IncarnationReport, ConsumerError> {
         let revoked = self.ended;
         if let Err(error) = self.end(false) {
@@ -926,7 +990,8 @@ impl<'a, M: Member> Run<'a, M> {
         if matches!(stop, Stop::AtEnd) && !revoked {
             executor.close();
         } else {
-            report.forced = executor.force_close().into();
+            // A stopper's forced close came first; a second one counts nothing.
+            report.forced = stopped.unwrap_or_else(|| executor.force_close()).into();
         }
         report.completed = shared.completed.load(Ordering::Relaxed);
         report.retries = shared.retries.load(Ordering::Relaxed);
@@ -1046,7 +1111,7 @@ fn attempt_failing(shared: &Arc<Shared>, record: Record, failures: u32, origin: 
         }
         if attempt > failures {
             shared.finish(record, Effect::Apply, origin);
-        } else if attempt >= retry.max_attempts {
+        } else if retry.gives_up_after(attempt) {
             shared.finish(record, Effect::DeadLetter, origin);
         } else {
             if origin == Origin::Log {
@@ -1071,7 +1136,7 @@ fn attempt_failing(shared: &Arc<Shared>, record: Record, failures: u32, origin: 
     Outcome::Pending(Box::pin(async move {
         let mut attempt = 1; // the one that just failed
         let effect = loop {
-            if attempt >= retry.max_attempts {
+            if retry.gives_up_after(attempt) {
                 break Effect::DeadLetter;
             }
             shared.timer.sleep(retry.backoff_after(attempt)).await;
@@ -1522,6 +1587,48 @@ mod tests {
             assert!(matches!(result, Err(ConsumerError::Cancelled)), "{strategy}: {result:?}");
             cancel.join().unwrap();
             assert_eq!(watch.done(), 4, "{strategy}: the records that ran");
+        }
+    }
+
+    /// Raises `signal`, from a thread of its own, 20 ms after `applied` records were applied.
+    fn raise_once_applied(
+        pipeline: &Pipeline,
+        applied: u64,
+        signal: Signal,
+    ) -> thread::JoinHandle<()> {
+        let tally = Arc::clone(&pipeline.tally);
+        thread::spawn(move || {
+            while tally.applied_total() < applied {
+                thread::sleep(Duration::from_millis(1));
+            }
+            thread::sleep(Duration::from_millis(20)); // the poll loop blocks meanwhile
+            signal.raise();
+        })
+    }
+
+    /// Stop::Until with a window of 2 and every record from offset 4 on pending for ever:
+    /// the poll loop blocks in a submit on the full window, the drain would wait for ever,
+    /// and only the stopper's forced close ends the incarnation, which then commits what
+    /// completed and counts what it abandoned.
+    #[test]
+    fn a_consumer_until_a_signal_stops_even_blocked_on_a_full_window() {
+        for strategy in [StrategyId::KeyedMailbox, StrategyId::GroupBy].map(Design::from) {
+            let pipeline = Pipeline::new(&ten_records(), Timer::start());
+            let transport = EmbeddedTransport::new(ten_records());
+            let member = transport.join(MemberId(0)).unwrap();
+            let settings = StrategyConfig { max_in_flight: 2, ..StrategyConfig::with_workers(2) };
+            let policy = config(CommitPolicy::Contiguous);
+            let signal = Signal::new();
+            let stop = Stop::Until { signal: signal.clone() };
+            let incarnation =
+                Incarnation::new(strategy, settings, policy, stall_after_four(), stop);
+            let raise = raise_once_applied(&pipeline, 4, signal);
+            let report = run_incarnation(&pipeline, &member, incarnation).unwrap();
+            raise.join().unwrap();
+            assert_eq!(pipeline.tally.applied_total(), 4, "{strategy}");
+            assert_eq!(transport.committed(0).map(|c| c.offset), Some(4), "{strategy}");
+            assert!(report.forced.abandoned > 0, "{strategy}: {:?}", report.forced);
+            assert!(report.submitted < 10, "{strategy}: the window held the rest back");
         }
     }
 

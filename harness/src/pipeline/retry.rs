@@ -7,7 +7,10 @@
 //! (`backoff`, `2 x backoff`, `4 x backoff`, ...). A record that has failed
 //! `max_attempts` times goes to the dead-letter topic, under every policy, so that a
 //! poison record (one that always fails) never stalls a run for ever; its offset then
-//! counts as done.
+//! counts as done. With `max_attempts` 0 a record is retried for ever, as a consumer
+//! configured never to give up does: a poison record then never settles, and whoever runs
+//! the consumer must stop it (`pipeline-retry` stops its retry-forever cells once the
+//! bystanders are done, or stalled; see `scenario::retry`).
 //!
 //! - [`RetryPolicy::RetryInPlace`]: the handler waits out the backoff without a thread (a
 //!   pending step) and tries again. The key stays busy meanwhile, so its later records wait
@@ -35,7 +38,8 @@ use crate::results::RetryPolicy;
 pub struct RetryConfig {
     /// What a failed attempt leads to.
     pub policy: RetryPolicy,
-    /// Failed attempts after which a record is dead-lettered (at least 1).
+    /// Failed attempts after which a record is dead-lettered; 0: never, it is retried for
+    /// ever.
     pub max_attempts: u32,
     /// The wait after the first failed attempt; each later one doubles it.
     pub backoff: Duration,
@@ -52,6 +56,17 @@ impl Default for RetryConfig {
 }
 
 impl RetryConfig {
+    /// Whether a record that has failed `attempt` times (from 1) goes to the dead-letter
+    /// topic now: at `max_attempts`, never where that is 0 (retry for ever).
+    pub fn gives_up_after(&self, attempt: u32) -> bool {
+        self.max_attempts != 0 && attempt >= self.max_attempts
+    }
+
+    /// Whether a poison record is retried for ever (`max_attempts` 0).
+    pub fn forever(&self) -> bool {
+        self.max_attempts == 0
+    }
+
     /// The wait after failed attempt `attempt` (from 1): `backoff x 2^(attempt - 1)`,
     /// saturating.
     pub fn backoff_after(&self, attempt: u32) -> Duration {
@@ -147,6 +162,15 @@ mod tests {
         let waits: Vec<u128> = (1..=4).map(|a| config.backoff_after(a).as_millis()).collect();
         assert_eq!(waits, [3, 6, 12, 24]);
         assert!(config.backoff_after(u32::MAX) >= config.backoff_after(21));
+    }
+
+    #[test]
+    fn zero_attempts_never_give_up() {
+        let four = RetryConfig::default();
+        assert!(!four.gives_up_after(3) && four.gives_up_after(4) && !four.forever());
+        let forever = RetryConfig { max_attempts: 0, ..four };
+        assert!(forever.forever());
+        assert!(![1, 4, 1_000, u32::MAX].into_iter().any(|a| forever.gives_up_after(a)));
     }
 
     #[test]

@@ -4,9 +4,10 @@
 
 use super::document::Document;
 use super::format::format_short_ratio;
-use super::table::{Cell, Style, Table};
+use super::table::{Align, Cell, Style, Table};
 use super::{cell_name, first_seen, validity_mark};
-use crate::results::{IsolationCell, Results};
+use crate::results::{IsolationCell, PipelineRun, Results, RetryForever, RetryPolicy};
+use crate::workload::ScenarioId;
 
 /// One entry: the ratio, `met` or `MISSED`, and the receipt where it was not clean.
 fn entry(cell: &IsolationCell) -> Cell {
@@ -37,9 +38,87 @@ fn table(cells: &[IsolationCell]) -> Table {
     table
 }
 
-/// The section, or nothing where no stressor ran beside its twin.
+/// The retry-forever cells of `pipeline-retry` (`--max-attempts 0`): design, policy and
+/// figures.
+fn forever_cells(results: &Results) -> Vec<(&str, RetryPolicy, &RetryForever)> {
+    let retry = ScenarioId::PipelineRetry.as_str();
+    results
+        .pipelines
+        .iter()
+        .filter(|run| run.scenario == retry)
+        .filter_map(|run: &PipelineRun| {
+            let report = run.retry.as_ref()?;
+            Some((run.strategy.as_str(), report.policy, report.forever.as_ref()?))
+        })
+        .collect()
+}
+
+/// `12 ms`, `1.03 s`.
+fn seconds(value: f64) -> String {
+    if value < 1.0 {
+        format!("{:.0} ms", value * 1e3)
+    } else {
+        format!("{value:.2} s")
+    }
+}
+
+/// One entry of the stall table: the stall detector's figure, `STALLED` with the
+/// bystanders stranded where the stall limit cut the cell off.
+fn stall_entry(figures: &RetryForever) -> Cell {
+    if figures.cut_off {
+        let text = format!("{} STALLED ({} stranded)", seconds(figures.stall_s), figures.stranded);
+        Cell::strong_if(text, true)
+    } else {
+        Cell::plain(seconds(figures.stall_s))
+    }
+}
+
+/// One row per design, one column per retry policy: the stall detector under retry for
+/// ever.
+fn stall_table(cells: &[(&str, RetryPolicy, &RetryForever)]) -> Table {
+    let policies = first_seen(cells.iter().map(|&(_, policy, _)| policy));
+    let designs = first_seen(cells.iter().map(|&(design, _, _)| design));
+    let mut table = Table::new([("design", Align::Left)]);
+    for policy in &policies {
+        table = table.column(format!("retry forever, {policy}"), Align::Right);
+    }
+    for design in designs {
+        let mut row = vec![Cell::plain(design)];
+        for &policy in &policies {
+            let found = cells.iter().find(|&&(d, p, _)| (d, p) == (design, policy));
+            row.push(found.map_or_else(|| Cell::plain("n/a"), |&(_, _, f)| stall_entry(f)));
+        }
+        table.push(row);
+    }
+    table
+}
+
+/// Beside the isolation table: whether intake stalls behind a record retried for ever, per
+/// retry policy and design; nothing where no retry-forever cell ran.
+fn stall_section(out: &mut Document, results: &Results) {
+    let cells = forever_cells(results);
+    let Some(&(_, _, first)) = cells.first() else { return };
+    out.blank();
+    out.prose(&format!(
+        "Does a record retried for ever stall intake (`pipeline-retry --max-attempts 0`): \
+         the stall detector, the longest interval in which a bystander record waited and no \
+         bystander record was applied. A cell stops once every bystander is applied, or once \
+         none was for {}: `STALLED` cells were cut off there, with the bystanders never \
+         applied; the poison records are still retrying at the stop.",
+        seconds(first.stall_limit_s)
+    ));
+    out.table(stall_table(&cells));
+}
+
+/// The section, or nothing where no stressor ran beside its twin and no retry-forever
+/// cell ran.
 pub fn section(out: &mut Document, results: &Results) {
     if results.isolation.is_empty() {
+        if !forever_cells(results).is_empty() {
+            out.blank();
+            out.heading(2, "Isolation");
+            stall_section(out, results);
+        }
         return;
     }
     let bounds = first_seen(results.isolation.iter().map(|cell| cell.bound.to_string()));
@@ -65,6 +144,7 @@ pub fn section(out: &mut Document, results: &Results) {
     );
     out.blank();
     out.table(table(&results.isolation));
+    stall_section(out, results);
 }
 
 #[cfg(test)]
@@ -103,6 +183,65 @@ mod tests {
         assert!(text.contains("| keyed-mailbox | 1.2 met | n/a |"), "{text}");
         assert!(text.contains("35 MISSED"), "{text}");
         assert!(text.contains("at most 2x"), "{text}");
+    }
+
+    /// A pipeline-retry cell run with `--max-attempts 0` whose stall detector read
+    /// `stall_s`, cut off by the stall limit where `cut_off`.
+    fn forever(strategy: &str, policy: RetryPolicy, stall_s: f64, cut_off: bool) -> PipelineRun {
+        let results: Results =
+            serde_json::from_str(include_str!("../../../results/2026-12-02-vm/results.json"))
+                .unwrap();
+        let mut run = results
+            .pipelines
+            .into_iter()
+            .find(|run| run.scenario == "pipeline-retry")
+            .expect("the reference run has pipeline-retry cells");
+        run.strategy = strategy.to_owned();
+        let retry = run.retry.as_mut().unwrap();
+        retry.policy = policy;
+        retry.max_attempts = 0;
+        retry.forever = Some(RetryForever {
+            stall_s,
+            stall_from_s: 0.1,
+            stall_limit_s: 1.0,
+            cut_off,
+            stranded: if cut_off { 812 } else { 0 },
+            still_retrying: 3,
+            unsettled: 0,
+        });
+        run
+    }
+
+    #[test]
+    fn retry_forever_cells_get_a_stall_table_per_design_and_policy() {
+        let mut results: Results =
+            serde_json::from_str(include_str!("../../../results/2026-12-02-vm/results.json"))
+                .unwrap();
+        let mut out = Document::default();
+        section(&mut out, &results);
+        assert!(!out.markdown().contains("retry forever"), "no retry-forever cell, no table");
+        results.isolation.clear();
+        results.pipelines = vec![
+            forever("keyed-mailbox", RetryPolicy::RetryInPlace, 0.012, false),
+            forever("keyed-mailbox", RetryPolicy::PausePartition, 1.004, true),
+            forever("group-by", RetryPolicy::RetryInPlace, 1.2, true),
+        ];
+        let mut out = Document::default();
+        section(&mut out, &results);
+        let text = out.markdown();
+        assert!(text.contains("## Isolation"), "{text}");
+        assert!(
+            text.contains(
+                "| design | retry forever, retry-in-place | retry forever, pause-partition |"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("| keyed-mailbox | 12 ms | **1.00 s STALLED (812 stranded)** |"),
+            "{text}"
+        );
+        assert!(text.contains("| group-by | **1.20 s STALLED (812 stranded)** | n/a |"), "{text}");
+        assert!(text.contains("none was for 1.00 s"), "{text}");
     }
 
     #[test]

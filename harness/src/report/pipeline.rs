@@ -83,10 +83,17 @@ fn crash(out: &mut Document, rows: &[&PipelineRun]) {
 fn retry(out: &mut Document, rows: &[&PipelineRun]) {
     let first = rows[0];
     let Some(settings) = &first.retry else { return };
+    let gives_up = match settings.max_attempts {
+        0 => "no record is ever dead-lettered: it is retried for ever, and each cell stops \
+              once every bystander record is applied or stalled (the stall detector is beside \
+              the isolation table)"
+            .to_owned(),
+        attempts => format!("the {attempts}th failure sends a record to the dead-letter topic"),
+    };
     out.prose(&format!(
         "{} records over {} keys in {} partitions, produced at {} records/s; {} records fail \
          their first 1 or 2 attempts and {} always fail; a failed attempt waits {} ms, \
-         doubling, and the {}th failure sends a record to the dead-letter topic. Latency \
+         doubling, and {gives_up}. Latency \
          runs from a record's produce time to its application: *bystanders* are the keys \
          with no failing record, *troubled* the {} keys with one. *overtaken*: records that \
          reached the projection before a predecessor (stashed), with the deepest stash; \
@@ -99,7 +106,6 @@ fn retry(out: &mut Document, rows: &[&PipelineRun]) {
         settings.failing_records,
         settings.poison_records,
         settings.backoff_ms,
-        settings.max_attempts,
         settings.troubled_keys
     ));
     let mut table = Table::of(

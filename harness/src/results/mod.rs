@@ -36,7 +36,7 @@ pub use metric::Metric;
 pub use pipeline::{
     CommitPolicy, ExpansionReport, IncarnationReport, LagPoint, LagSummary, LatencySummary,
     Mitigation, PipelineRun, ProjectionReport, RebalanceEvent, RebalanceReport, ReorderReport,
-    RetryPolicy, RetryReport, TimelineBin,
+    RetryForever, RetryPolicy, RetryReport, TimelineBin,
 };
 pub use price::PriceOfOrder;
 use strategies::{Binding, WindowScope};

@@ -333,6 +333,37 @@ pub struct RetryReport {
     pub troubled_latency: LatencySummary,
     /// Time partitions stood paused by failing records, summed over partitions, seconds.
     pub failure_pause_s: f64,
+    /// How a retry-forever cell (`--max-attempts 0`) ended and how long its intake stalled;
+    /// absent in every other cell (and in files from before retry for ever).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forever: Option<RetryForever>,
+}
+
+/// A retry-forever cell of pipeline-retry: its poison records are never dead-lettered, so
+/// the cell stops once every record of the keys without a poison record is applied, or
+/// once none has been applied for the stall limit while one waits; then its poison records
+/// are still retrying.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RetryForever {
+    /// The stall detector: the longest interval in which some bystander record waited
+    /// (produced, not yet applied) and no bystander record was applied, in seconds. Near
+    /// the stall limit where intake stopped behind a poison record.
+    pub stall_s: f64,
+    /// When that interval began, in seconds since the pipeline's epoch.
+    pub stall_from_s: f64,
+    /// The cell stops once no bystander record has been applied for this long while one
+    /// waits, in seconds.
+    pub stall_limit_s: f64,
+    /// Whether the stall limit ended the cell (intake stalled behind a poison record), not
+    /// the application of every record it waited for.
+    pub cut_off: bool,
+    /// Bystander records not applied when the cell stopped.
+    pub stranded: u64,
+    /// Poison records still retrying when the cell stopped.
+    pub still_retrying: u64,
+    /// The troubled keys' other records left unsettled when it stopped (waiting behind a
+    /// poison record, or not yet polled).
+    pub unsettled: u64,
 }
 
 /// What the consumer does about an expansion.

@@ -464,9 +464,9 @@ sizes! {
         shown by [PipelineRetry];
         "Records of pipeline-retry whose every attempt fails (poison), spread evenly over the log";
     max_attempts: u32 = 4;
-        flag "max-attempts" in 1 => 100, help_heading = "Pipeline";
+        flag "max-attempts" in 0 => 100, help_heading = "Pipeline";
         shown by [PipelineRetry];
-        "Failed attempts after which a record goes to the dead-letter topic, under every retry policy";
+        "Failed attempts after which a record goes to the dead-letter topic, under every retry policy (0: retry for ever; a cell then stops once its bystanders are done or stalled)";
     retry_backoff_ms: u64 = 2;
         flag "retry-backoff-ms" in 1 => 60_000, help_heading = "Pipeline";
         shown by [PipelineRetry];

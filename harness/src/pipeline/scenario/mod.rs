@@ -32,6 +32,7 @@
 
 pub mod crash;
 pub mod expand;
+pub mod forever;
 pub mod rebalance;
 pub mod reorder;
 pub mod retry;

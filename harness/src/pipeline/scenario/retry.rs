@@ -9,26 +9,38 @@
 //! 3. One consumer runs the log on the strategy, commits `contiguous`, and retries by the
 //!    cell's policy (module `pipeline::retry`): a failed attempt waits
 //!    `--retry-backoff-ms`, doubling, and after `--max-attempts` failed attempts the record
-//!    goes to the dead-letter topic.
+//!    goes to the dead-letter topic. With `--max-attempts 0` a record is retried for ever:
+//!    the poison records never settle, and the cell stops once every bystander record is
+//!    applied, or once none was applied for the stall limit (module `forever`).
 //! 4. Measured: bystander and troubled produce-to-apply latency (p50, p99, max),
 //!    throughput, retries, dead letters, the records that reached the projection before a
 //!    predecessor (overtaken: the retry topic's doing) and the stash they needed, the time
-//!    partitions stood paused, and whether the final state is right.
+//!    partitions stood paused, and whether the final state is right; under retry for ever
+//!    also the stall detector (the longest interval in which a bystander record waited and
+//!    none was applied) and what the stop left unsettled.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::thread;
 
 use strategies::Design;
 
 use super::{
-    consume_to_end, consumer_config, events, last_versions, place_hash, run_cells,
+    consume_to_end, consumer_config, events, forever, last_versions, open, place_hash, run_cells,
     summarize_single, Bench, PipelineError, Stage, Waits, Wanted, PAYLOAD_BYTES,
 };
-use crate::pipeline::consumer::{ConsumerError, Treat, Treatment};
+use crate::pipeline::consumer::{
+    run_incarnation, ConsumerConfig, ConsumerError, Incarnation, Pipeline, Signal, Stop, Treat,
+    Treatment,
+};
 use crate::pipeline::log::{Record, Topic};
-use crate::pipeline::transport::Backend;
+use crate::pipeline::transport::{Backend, MemberId, Transport};
 
-use crate::results::{CommitPolicy, LatencySummary, PipelineRun, RetryPolicy, RetryReport};
+use crate::results::{
+    CommitPolicy, IncarnationReport, LatencySummary, PipelineRun, RetryForever, RetryPolicy,
+    RetryReport,
+};
 use crate::workload::{ScenarioId, Sizes};
 
 /// The paced log, and each key's last version.
@@ -102,6 +114,13 @@ pub(super) fn stages(sizes: &Sizes, policy: RetryPolicy) -> Vec<Stage> {
     let mut floor_s = paced_s
         .max(last_ends(poison, waits.backoffs_s(u32::MAX)))
         .max(last_ends(transient, waits.backoffs_s(2)));
+    if sizes.max_attempts == 0 && poison >= 1.0 {
+        // Retry for ever (module `forever`): a cell whose intake stalls behind the poison
+        // record (pause-partition; in place, a hash-serial design) stops once no bystander
+        // record was applied for the stall limit. Counted for every policy and design.
+        let stalled_s = paced_s + waits.stall_limit().as_secs_f64();
+        return vec![Stage { records, floor_s: floor_s.max(stalled_s), slow_records: 0.0 }];
+    }
     if policy == RetryPolicy::PausePartition {
         let transient_s = (waits.backoffs_s(1) + waits.backoffs_s(2)) / 2.0;
         let serial_s = poison * waits.backoffs_s(u32::MAX) + transient * transient_s;
@@ -150,38 +169,36 @@ fn cell<B: Backend>(
             failures => Treatment::Fail { failures },
         })
     };
-    let (pipeline, report) = consume_to_end(bench, backend, topic, config, treat, strategy, None)?;
-    let (retries, dead_lettered, failure_pause_s) =
-        (report.retries, report.dead_lettered, report.failure_pause_s);
-    let mut run = summarize_single(
-        ScenarioId::PipelineRetry,
-        param,
-        strategy,
-        sizes,
-        &pipeline,
-        expected,
-        report,
-    );
     let troubled: BTreeSet<u64> = topic
         .records()
         .filter(|record| failures.failures(record) > 0)
         .map(|record| record.key)
         .collect();
-    let (mut bystanders, mut troubled_latency) = (Vec::new(), Vec::new());
-    for record in topic.records() {
-        let Some(applied) = pipeline.tally.first_applied_ns(record.partition, record.offset) else {
-            continue;
-        };
-        let latency = applied.saturating_sub(record.produce_ns);
-        if troubled.contains(&record.key) {
-            troubled_latency.push(latency);
-        } else {
-            bystanders.push(latency);
-        }
-    }
+    let (pipeline, report, forever) = if retry.forever() {
+        let cell = Forever { topic, troubled: &troubled, failures, policy };
+        let (pipeline, report, figures) = cell.consume(bench, backend, config, treat, strategy)?;
+        (pipeline, report, Some(figures))
+    } else {
+        let (pipeline, report) =
+            consume_to_end(bench, backend, topic, config, treat, strategy, None)?;
+        (pipeline, report, None)
+    };
+    let (retries, dead_lettered, failure_pause_s) =
+        (report.retries, report.dead_lettered, report.failure_pause_s);
+    let expected = match forever {
+        Some(_) => forever::expected_before_poison(expected, topic, &failures.poison),
+        None => expected.clone(),
+    };
+    let id = ScenarioId::PipelineRetry;
+    let mut run = summarize_single(id, param, strategy, sizes, &pipeline, &expected, report);
+    let (bystanders, troubled_latency) = latencies(topic, &pipeline, &troubled);
     let count = |wanted: fn(u32) -> bool| {
         topic.records().filter(|record| wanted(failures.failures(record))).count() as u64
     };
+    let forever = forever.map(|(figures, lost)| {
+        run.lost = lost;
+        figures
+    });
     run.retry = Some(RetryReport {
         policy,
         rate_per_s: sizes.pipeline_rate,
@@ -197,8 +214,80 @@ fn cell<B: Backend>(
         bystander_latency: LatencySummary::of(bystanders),
         troubled_latency: LatencySummary::of(troubled_latency),
         failure_pause_s,
+        forever,
     });
     Ok(run)
+}
+
+/// Produce-to-apply latencies of the records applied: the bystanders' and the troubled
+/// keys', in nanoseconds.
+fn latencies(topic: &Topic, pipeline: &Pipeline, troubled: &BTreeSet<u64>) -> (Vec<u64>, Vec<u64>) {
+    let (mut bystanders, mut troubled_latency) = (Vec::new(), Vec::new());
+    for record in topic.records() {
+        let Some(applied) = pipeline.tally.first_applied_ns(record.partition, record.offset) else {
+            continue;
+        };
+        let latency = applied.saturating_sub(record.produce_ns);
+        if troubled.contains(&record.key) {
+            troubled_latency.push(latency);
+        } else {
+            bystanders.push(latency);
+        }
+    }
+    (bystanders, troubled_latency)
+}
+
+/// A retry-forever cell (module `forever`): its log, troubled keys, failing records and
+/// retry policy.
+struct Forever<'c> {
+    topic: &'c Topic,
+    troubled: &'c BTreeSet<u64>,
+    failures: &'c Failures,
+    policy: RetryPolicy,
+}
+
+impl Forever<'_> {
+    /// One consumer runs the log until the watcher beside it stops it: the pipeline it
+    /// leaves, its report, and the cell's figures with the records lost below its last
+    /// commit.
+    fn consume<B: Backend>(
+        &self,
+        bench: &Bench<'_>,
+        backend: &B,
+        config: ConsumerConfig,
+        treat: Treat,
+        strategy: Design,
+    ) -> Result<(Pipeline, IncarnationReport, (RetryForever, u64)), ConsumerError> {
+        let (pipeline, transport) = open(bench, backend, self.topic)?;
+        let member = transport.join(MemberId(0))?;
+        let signal = Signal::new();
+        let stop = Stop::Until { signal: signal.clone() };
+        let incarnation = Incarnation::new(strategy, bench.strategy_config, config, treat, stop);
+        let limit = Waits::of(bench.sizes).stall_limit();
+        let poison = &self.failures.poison;
+        let watched = forever::watched_of(self.topic, poison);
+        let ended = AtomicBool::new(false);
+        let (report, stopped) = thread::scope(|scope| {
+            let watcher =
+                scope.spawn(|| forever::watch(&pipeline, &watched, limit, &signal, &ended));
+            let report = run_incarnation(&pipeline, &member, incarnation);
+            // Release: pairs with the watcher's Acquire load.
+            ended.store(true, Ordering::Release);
+            let stopped = watcher
+                .join()
+                .unwrap_or(forever::Stopped { at_ns: pipeline.now_ns(), cut_off: false });
+            (report, stopped)
+        });
+        let report = report?;
+        let figures =
+            forever::figures(&pipeline, self.topic, self.troubled, poison, limit, stopped);
+        // Under retry-topic a failing record's offset completes as it goes to the topic.
+        let handed_off = |record: &Record| {
+            self.policy == RetryPolicy::RetryTopic && self.failures.failures(record) > 0
+        };
+        let lost = forever::lost_below_commits(&pipeline, member.as_ref(), handed_off);
+        Ok((pipeline, report, (figures, lost)))
+    }
 }
 
 #[cfg(test)]
@@ -249,6 +338,65 @@ mod tests {
             // In place, a key's later versions wait for the failing one.
             assert_eq!(retry.overtaken, 0, "{what}: order kept in place");
         }
+    }
+
+    /// Retry for ever with one poison record. Pausing its partition stops intake behind it
+    /// for every design; retrying in place holds a hash-serial design's group behind it
+    /// (group-by) but only its own key in a per-key design (keyed-mailbox); the retry topic
+    /// holds nothing. The stall detector fires (the stall limit cuts the cell off) for the
+    /// first kind and stays small for the second.
+    #[test]
+    fn retry_forever_stalls_intake_only_where_the_policy_blocks_behind_the_poison_record() {
+        let sizes = Sizes { max_attempts: 0, poison: 1, fail_pct: 1.0, ..retry_sizes() };
+        let timer = Timer::start();
+        let bench = Bench {
+            sizes: &sizes,
+            seed: 7,
+            timer: &timer,
+            strategy_config: StrategyConfig::with_workers(2),
+            watch: Default::default(),
+        };
+        let strategies = [StrategyId::KeyedMailbox, StrategyId::GroupBy].map(Design::from);
+        let backend = Embedded::default();
+        let runs = run(&bench, &backend, &RetryPolicy::ALL, &strategies, &mut |_, _| true, |_| {})
+            .unwrap();
+        let figures = |policy: RetryPolicy, strategy: StrategyId| {
+            let run = runs
+                .iter()
+                .find(|run| {
+                    run.strategy == strategy.as_str()
+                        && run.param == super::super::retry_param(policy)
+                })
+                .unwrap();
+            let retry = run.retry.as_ref().unwrap();
+            let what = format!("{strategy} {policy}");
+            assert_eq!((retry.max_attempts, retry.dead_lettered), (0, 0), "{what}");
+            assert_eq!(run.lost, 0, "{what}: nothing below the last commit is lost");
+            let forever = retry.forever.clone().unwrap();
+            assert_eq!(forever.still_retrying, 1, "{what}");
+            (what, forever)
+        };
+        use RetryPolicy::{PausePartition, RetryInPlace, RetryTopic};
+        use StrategyId::{GroupBy, KeyedMailbox};
+        let blocked =
+            [(PausePartition, KeyedMailbox), (PausePartition, GroupBy), (RetryInPlace, GroupBy)];
+        let free =
+            [(RetryTopic, KeyedMailbox), (RetryTopic, GroupBy), (RetryInPlace, KeyedMailbox)];
+        let mut shortest_blocked = f64::MAX;
+        for (what, forever) in blocked.map(|(policy, strategy)| figures(policy, strategy)) {
+            assert!(forever.cut_off && forever.stranded > 0, "{what}: {forever:?}");
+            assert!(forever.stall_s >= forever.stall_limit_s * 0.99, "{what}: {forever:?}");
+            shortest_blocked = shortest_blocked.min(forever.stall_s);
+        }
+        let mut longest_free = 0.0_f64;
+        for (what, forever) in free.map(|(policy, strategy)| figures(policy, strategy)) {
+            assert!(!forever.cut_off && forever.stranded == 0, "{what}: {forever:?}");
+            longest_free = longest_free.max(forever.stall_s);
+        }
+        assert!(
+            shortest_blocked > 5.0 * longest_free,
+            "stalled {shortest_blocked} s against {longest_free} s where intake goes on"
+        );
     }
 
     /// Version 2's first attempt fails; every other record runs.

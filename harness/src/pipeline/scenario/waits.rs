@@ -44,6 +44,12 @@ pub struct Waits {
     pub backoff: Duration,
 }
 
+/// The shortest stall limit of a retry-forever cell ([`Waits::stall_limit`]), in
+/// milliseconds.
+pub const FOREVER_STALL_MIN_MS: u64 = 1_000;
+/// A retry-forever cell's stall limit is at least this many first backoffs.
+pub const FOREVER_STALL_BACKOFFS: u32 = 100;
+
 /// What the estimate knows of the executor a cell runs on.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Executor {
@@ -105,16 +111,32 @@ impl Waits {
         )
     }
 
+    /// How long a retry-forever cell (`max_attempts` 0) waits for a bystander record to
+    /// be applied while one waits before it stops (module `forever`): the longer of
+    /// [`FOREVER_STALL_MIN_MS`] and [`FOREVER_STALL_BACKOFFS`] first backoffs, far past any
+    /// wait a bystander meets where intake goes on (a transient failure's backoffs, a
+    /// commit interval).
+    pub fn stall_limit(&self) -> Duration {
+        let backoffs = self.backoff.saturating_mul(FOREVER_STALL_BACKOFFS);
+        Duration::from_millis(FOREVER_STALL_MIN_MS).max(backoffs)
+    }
+
     /// The slow records among `records`, expected.
     pub fn slow_among(&self, records: f64) -> f64 {
         records * self.slow_pct / 100.0
     }
 
     /// The backoffs a record waits out whose first `failures` attempts fail
-    /// (`u32::MAX`: a poison record, dead-lettered after `max_attempts`), in seconds.
+    /// (`u32::MAX`: a poison record, dead-lettered after `max_attempts`), in seconds. A
+    /// poison record retried for ever (`max_attempts` 0) waits until its cell stops: none
+    /// are counted here (the cell's stages count its stall limit instead).
     pub fn backoffs_s(&self, failures: u32) -> f64 {
         let retry = self.retry(RetryPolicy::RetryInPlace);
-        let waited = failures.min(self.max_attempts.saturating_sub(1));
+        let waited = match (retry.forever(), failures) {
+            (true, u32::MAX) => 0,
+            (true, failures) => failures,
+            (false, failures) => failures.min(self.max_attempts.saturating_sub(1)),
+        };
         (1..=waited).map(|attempt| retry.backoff_after(attempt).as_secs_f64()).sum()
     }
 
