@@ -8,8 +8,8 @@ use strategies::Design;
 use super::baseline::{baseline_key, Baseline};
 use super::metric::{metric_of, pipeline_metric};
 use super::rules::{
-    below_min_workers, is_pipeline_rule, matching_pipelines, matching_runs, selection_ids,
-    selects_pipeline, Kind, Limit, Op, Rule,
+    below_min_workers, is_pipeline_rule, matching_pipelines, matching_runs, retried_for_ever,
+    selection_ids, selects_pipeline, selects_pipeline_cell, Kind, Limit, Op, Rule,
 };
 use super::{baseline_error, rules_error, GateInputError};
 use crate::results::{CellKey, Metric, Results, RunResult};
@@ -277,7 +277,9 @@ pub fn split_not_run(rules: Vec<Rule>, results: &Results) -> (Vec<Rule>, Vec<Not
             }
             let (below, judged) = split_min_workers(rule, results);
             not_run.extend(below);
-            judged
+            let (forever, judged_forever) = split_retried_for_ever(rule, results);
+            not_run.extend(forever);
+            judged && judged_forever
         })
         .collect();
     (applicable, not_run)
@@ -320,6 +322,28 @@ fn split_min_workers(rule: &Rule, results: &Results) -> (Option<NotRun>, bool) {
     );
     let cells: Vec<String> = below.into_iter().map(|(cell, _)| cell).collect();
     (Some(NotRun { rule: rule.name.clone(), scenario: cells.join(", "), why: Some(why) }), judged)
+}
+
+/// The retry-forever cells `rule` would judge but for [`retried_for_ever`], as not applied,
+/// and whether the rule still judges some cell.
+fn split_retried_for_ever(rule: &Rule, results: &Results) -> (Option<NotRun>, bool) {
+    let ids = selection_ids(&rule.strategies).unwrap_or_default();
+    let forever: Vec<String> = results
+        .pipelines
+        .iter()
+        .filter(|run| ids.iter().any(|id| id.as_str() == run.strategy))
+        .filter(|run| selects_pipeline_cell(rule, run) && retried_for_ever(rule, run))
+        .map(|run| CellKey::of_pipeline(run).to_string())
+        .collect();
+    if forever.is_empty() {
+        return (None, true);
+    }
+    let judged = matching_pipelines(rule, &results.pipelines).next().is_some()
+        || matching_runs(rule, &results.runs).next().is_some();
+    let why = "retried for ever (`--max-attempts 0`): its poison records never settle, so \
+               the final state is not judged; its stall figure is the result";
+    let scenario = forever.join(", ");
+    (Some(NotRun { rule: rule.name.clone(), scenario, why: Some(why.to_owned()) }), judged)
 }
 
 /// Why `rule` does not apply to `results`, if it does not.
@@ -855,5 +879,69 @@ mod tests {
         let zero = CATCHES.replace("min_workers = 2", "min_workers = 0");
         let error = rules(&zero, &results).unwrap_err().to_string();
         assert!(error.contains("`min_workers` must be at least 1"), "{error}");
+    }
+
+    const ENDS_CORRECT: &str = r#"
+        [[rule]]
+        name = "the version-aware projection ends correct under every retry policy"
+        kind = "absolute"
+        metric = "projection.keys_wrong"
+        scenario = "pipeline-retry"
+        strategies = "ordered"
+        op = "=="
+        value = 0
+    "#;
+
+    /// The run of 2026-12-02, whose pipeline-retry cells are the ones retried a bounded
+    /// number of times.
+    fn with_pipelines() -> Results {
+        serde_json::from_str(include_str!("../../../results/2026-12-02-vm/results.json")).unwrap()
+    }
+
+    /// Marks `run` a retry-forever cell that the stall limit cut off, its state wrong.
+    fn retried_for_ever(run: &mut crate::results::PipelineRun) {
+        let retry = run.retry.as_mut().expect("a pipeline-retry cell");
+        retry.forever = Some(crate::results::RetryForever {
+            stall_s: 1.0,
+            stall_from_s: 0.5,
+            stall_limit_s: 1.0,
+            cut_off: true,
+            stranded: 10,
+            still_retrying: 3,
+            unsettled: 4,
+        });
+        run.projection.keys_wrong = 5;
+        run.projection.final_state_correct = false;
+    }
+
+    #[test]
+    fn a_retry_forever_cell_is_not_judged_by_the_final_state_rules() {
+        let mut results = with_pipelines();
+        let retry = |run: &&mut crate::results::PipelineRun| run.scenario == "pipeline-retry";
+        let first = results.pipelines.iter_mut().find(retry).unwrap();
+        let cell = CellKey::of_pipeline(first).to_string();
+        retried_for_ever(first);
+        let (applicable, not_run) = split_not_run(rules_of(ENDS_CORRECT, &results), &results);
+        assert_eq!(not_run.len(), 1, "{not_run:?}");
+        assert_eq!(not_run[0].scenario, cell);
+        assert!(not_run[0].why.as_deref().unwrap_or_default().contains("never settle"));
+        let checks = evaluate(&results, &applicable, None, 0, &mut no_rerun()).unwrap();
+        assert!(!checks.is_empty() && checks.iter().all(|check| check.pass), "{checks:?}");
+        assert!(checks.iter().all(|check| check.cell != cell));
+        // The `lost` rules still judge it.
+        let lost = ENDS_CORRECT.replace("projection.keys_wrong", "lost");
+        let (applicable, not_run) = split_not_run(rules_of(&lost, &results), &results);
+        assert!(not_run.is_empty());
+        let checks = evaluate(&results, &applicable, None, 0, &mut no_rerun()).unwrap();
+        assert!(checks.iter().any(|check| check.cell == cell));
+        // Every cell retried for ever: the rule does not apply, and is no error.
+        results
+            .pipelines
+            .iter_mut()
+            .filter(|run| run.scenario == "pipeline-retry")
+            .for_each(retried_for_ever);
+        let (applicable, not_run) = split_not_run(rules_of(ENDS_CORRECT, &results), &results);
+        assert!(applicable.is_empty());
+        assert_eq!(not_run.len(), 1);
     }
 }

@@ -444,6 +444,19 @@ pub(super) fn matching_pipelines<'r>(
 /// Whether `rule`, a pipeline rule, selects the pipeline cell `run` by its scenario, param,
 /// settings and commit policy (its strategies are another matter).
 pub(super) fn selects_pipeline(rule: &Rule, run: &PipelineRun) -> bool {
+    selects_pipeline_cell(rule, run) && !retried_for_ever(rule, run)
+}
+
+/// Whether `rule` judges the version-aware final state (`projection.*`) and `run` is a
+/// retry-forever cell (`pipeline-retry --max-attempts 0`), which cannot reach it: its poison
+/// records never settle, and its stall figure is what it measures. Such a cell is not
+/// judged by the rule.
+pub(super) fn retried_for_ever(rule: &Rule, run: &PipelineRun) -> bool {
+    rule.metric.starts_with("projection.") && !run.state_judged()
+}
+
+/// [`selects_pipeline`] but for [`retried_for_ever`].
+pub(super) fn selects_pipeline_cell(rule: &Rule, run: &PipelineRun) -> bool {
     let policy_matches = rule.policy.as_deref().is_none_or(|policy| {
         policy_selection(policy).is_ok_and(|policies| policies.contains(&run.policy))
     });

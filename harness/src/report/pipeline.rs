@@ -32,8 +32,13 @@ fn state(cell: Cell, correct: bool) -> Cell {
     }
 }
 
-/// Both projections' final states: the version-aware one, then the naive one.
+/// Both projections' final states: the version-aware one, then the naive one; `not
+/// judged` for a retry-forever cell, whose poison records never settle (its stall figure
+/// is its result).
 fn states(run: &PipelineRun) -> Cell {
+    if !run.state_judged() {
+        return Cell::plain("not judged");
+    }
     let cell = state(Cell::default(), run.projection.final_state_correct);
     state(cell.then(Style::Plain, " / "), run.projection.naive_final_state_correct)
 }

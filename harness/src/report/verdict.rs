@@ -236,8 +236,24 @@ pub struct PipelineCell {
     pub lost: u64,
     /// Records delivered twice.
     pub redelivered: u64,
-    /// Whether the final state matched a sequential replay.
-    pub correct: bool,
+    /// Whether the final state matched a sequential replay; none where it is not judged (a
+    /// retry-forever cell, whose poison records never settle).
+    pub correct: Option<bool>,
+}
+
+/// How many of `total` designs end wrong, and how many are not judged.
+fn final_states(wrong: usize, unjudged: usize, total: usize) -> String {
+    let not_judged = "not judged (retried for ever)";
+    match (wrong, unjudged) {
+        (0, 0) => "all end correct".to_owned(),
+        (0, unjudged) if unjudged == total => format!("final state {not_judged}"),
+        (0, unjudged) => {
+            format!("{} of {total} end correct, {unjudged} {not_judged}", total - unjudged)
+        }
+        (wrong, _) if wrong == total => "all end wrong".to_owned(),
+        (wrong, 0) => format!("{wrong} of {total} end wrong"),
+        (wrong, unjudged) => format!("{wrong} of {total} end wrong, {unjudged} {not_judged}"),
+    }
 }
 
 /// `n`, or `low-high` where they differ.
@@ -256,9 +272,10 @@ pub fn pipeline_reading(cells: &[PipelineCell]) -> String {
         return "no ordered design measured".to_owned();
     }
     let losing: Vec<&PipelineCell> = cells.iter().filter(|cell| cell.lost > 0).collect();
-    let wrong = cells.iter().filter(|cell| !cell.correct).count();
+    let wrong = cells.iter().filter(|cell| cell.correct == Some(false)).count();
+    let unjudged = cells.iter().filter(|cell| cell.correct.is_none()).count();
     let mut parts = Vec::new();
-    if losing.is_empty() && wrong == 0 {
+    if losing.is_empty() && wrong == 0 && unjudged == 0 {
         parts.push(format!("all {total} ordered designs lose nothing and end correct"));
     } else {
         if losing.is_empty() {
@@ -271,11 +288,7 @@ pub fn pipeline_reading(cells: &[PipelineCell]) -> String {
                 format!("{} of {total} ordered designs lose records ({lost})", losing.len())
             });
         }
-        parts.push(match wrong {
-            0 => "all end correct".to_owned(),
-            wrong if wrong == total => "all end wrong".to_owned(),
-            wrong => format!("{wrong} of {total} end wrong"),
-        });
+        parts.push(final_states(wrong, unjudged, total));
     }
     if cells.iter().any(|cell| cell.redelivered > 0) {
         parts.push(format!("{} redelivered", range(cells.iter().map(|cell| cell.redelivered))));
@@ -437,9 +450,13 @@ fn pipeline_rows(table: &mut Table, results: &Results, scenario: ScenarioId, col
                 row.push(Cell::plain("n/a"));
                 continue;
             };
-            let correct = run.projection.final_state_correct;
+            let correct = run.state_judged().then_some(run.projection.final_state_correct);
             measured.push(PipelineCell { lost: run.lost, redelivered: run.redelivered, correct });
-            let state = if correct { "correct" } else { "wrong ✗" };
+            let state = match correct {
+                Some(true) => "correct",
+                Some(false) => "wrong ✗",
+                None => "state not judged",
+            };
             row.push(Cell::plain(format!("{} lost, {state}", run.lost)));
         }
         if !results.price_of_order.is_empty() {
@@ -649,13 +666,13 @@ mod tests {
 
     #[test]
     fn pipelines_read_correctness_first() {
-        let clean = PipelineCell { lost: 0, redelivered: 0, correct: true };
+        let clean = PipelineCell { lost: 0, redelivered: 0, correct: Some(true) };
         assert_eq!(
             pipeline_reading(&[clean, clean]),
             "all 2 ordered designs lose nothing and end correct"
         );
-        let lossy = PipelineCell { lost: 7, redelivered: 3, correct: false };
-        let worse = PipelineCell { lost: 9, redelivered: 0, correct: false };
+        let lossy = PipelineCell { lost: 7, redelivered: 3, correct: Some(false) };
+        let worse = PipelineCell { lost: 9, redelivered: 0, correct: Some(false) };
         assert_eq!(
             pipeline_reading(&[lossy, worse, clean]),
             "2 of 3 ordered designs lose records (7-9); 2 of 3 end wrong; 0-3 redelivered"

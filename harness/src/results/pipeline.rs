@@ -70,6 +70,18 @@ pub struct PipelineRun {
 }
 
 impl PipelineRun {
+    /// Whether the cell retried its poison records for ever (`pipeline-retry
+    /// --max-attempts 0`).
+    pub fn retried_for_ever(&self) -> bool {
+        self.retry.as_ref().is_some_and(|retry| retry.forever.is_some())
+    }
+
+    /// Whether its final state is a result: not in a retry-forever cell, whose poison
+    /// records never settle (its stall figure is the result there).
+    pub fn state_judged(&self) -> bool {
+        !self.retried_for_ever()
+    }
+
     /// The committed-offset lag over time: every incarnation's ticks, by time (members of a
     /// group each tick for their own partitions).
     pub fn lag_timeline(&self) -> Vec<LagPoint> {

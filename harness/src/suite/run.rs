@@ -476,7 +476,11 @@ fn pipeline_outcome_line(run: &crate::results::PipelineRun) -> String {
         run.lost,
         run.redelivered,
         run.commit_lag.p99,
-        if run.projection.final_state_correct { "correct" } else { "WRONG" }
+        match (run.state_judged(), run.projection.final_state_correct) {
+            (false, _) => "not judged (retried for ever)",
+            (true, true) => "correct",
+            (true, false) => "WRONG",
+        }
     )
 }
 
