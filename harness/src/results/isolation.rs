@@ -36,6 +36,18 @@ pub struct IsolationCell {
     /// Whether the ratio is at most the bound; absent with the ratio.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub met: Option<bool>,
+    /// The bystanders' median latency under the stress, in nanoseconds (absent in files
+    /// from before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stressed_p50_ns: Option<u64>,
+    /// The bystanders' median latency in the unstressed twin, in nanoseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unstressed_p50_ns: Option<u64>,
+    /// `stressed_p50_ns / unstressed_p50_ns`: the same figure on the median, which a short
+    /// cell's scheduler stalls move far less than its p99; absent where the twin's median is
+    /// zero or not recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub median_ratio: Option<f64>,
     /// The worse receipt of the two cells (`void` where either was void: not to be judged);
     /// absent where a cell has none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -72,6 +84,16 @@ fn bystander_p99(run: &RunResult) -> Option<u64> {
     run.bystander_latency_ns.as_ref().map(|tail| tail.p99)
 }
 
+/// The bystanders' median of a cell; none where it has no bystander figure.
+fn bystander_p50(run: &RunResult) -> Option<u64> {
+    run.bystander_latency_ns.as_ref().map(|tail| tail.p50)
+}
+
+/// `stressed / unstressed`; none where the twin's figure is zero.
+fn ratio(stressed: u64, unstressed: u64) -> Option<f64> {
+    (unstressed > 0).then(|| stressed as f64 / unstressed as f64)
+}
+
 /// The isolation figure of `run`, if it is a stressed cell whose twin is among `runs`.
 pub fn of_cell(run: &RunResult, runs: &[RunResult]) -> Option<IsolationCell> {
     let isolation = stressor(&run.scenario)?;
@@ -85,16 +107,20 @@ pub fn of_cell(run: &RunResult, runs: &[RunResult]) -> Option<IsolationCell> {
             && split(&other.param) == (UNSTRESSED.to_owned(), sweep.clone())
     })?;
     let (stressed, unstressed) = (bystander_p99(run)?, bystander_p99(twin)?);
-    let ratio = (unstressed > 0).then(|| stressed as f64 / unstressed as f64);
+    let (stressed_p50, unstressed_p50) = (bystander_p50(run), bystander_p50(twin));
+    let p99_ratio = ratio(stressed, unstressed);
     Some(IsolationCell {
         scenario: run.scenario.clone(),
         param: run.param.clone(),
         strategy: run.strategy.clone(),
         stressed_p99_ns: stressed,
         unstressed_p99_ns: unstressed,
-        ratio,
+        ratio: p99_ratio,
         bound: isolation.bound,
-        met: ratio.map(|ratio| ratio <= isolation.bound),
+        met: p99_ratio.map(|ratio| ratio <= isolation.bound),
+        stressed_p50_ns: stressed_p50,
+        unstressed_p50_ns: unstressed_p50,
+        median_ratio: stressed_p50.zip(unstressed_p50).and_then(|(s, u)| ratio(s, u)),
         validity: worse(run.validity(), twin.validity()),
     })
 }
@@ -145,6 +171,11 @@ mod tests {
     fn a_figure_is_the_stressed_p99_over_the_twins_and_judged_by_the_bound() {
         let runs = with_twins(|p99| p99 / 4);
         let cells = of(&runs);
+        for (cell, run) in cells.iter().zip(&runs) {
+            let tail = run.bystander_latency_ns.as_ref().unwrap();
+            assert_eq!(cell.stressed_p50_ns, Some(tail.p50));
+            assert_eq!(cell.median_ratio, Some(1.0), "the twins' medians are the cells' own");
+        }
         assert_eq!(cells.len(), runs.len() / 2, "one figure per stressed cell, none per twin");
         for cell in &cells {
             assert_eq!(cell.param, "");

@@ -113,6 +113,7 @@ metrics! {
     ThroughputVsInline => THROUGHPUT_VS_INLINE;
     FloorRatio => FLOOR_RATIO;
     IsolationVsBound => ISOLATION_VS_BOUND;
+    IsolationMedianVsBound => ISOLATION_MEDIAN_VS_BOUND;
 }
 
 /// Completed messages per second, over the repetitions.
@@ -287,6 +288,18 @@ const ISOLATION_VS_BOUND: MetricSpec = MetricSpec {
     samples: |_| Vec::new(),
     spread: None,
     pipeline: None,
+};
+
+/// [`ISOLATION_VS_BOUND`] on the bystanders' median instead of their p99
+/// (`isolation[].median_ratio`): what a short cell's scheduler stalls move far less.
+const ISOLATION_MEDIAN_VS_BOUND: MetricSpec = MetricSpec {
+    name: "isolation_median_vs_bound",
+    label: "bystanders' median over the unstressed twin's, over the bound",
+    value: |run, runs| {
+        let cell = super::isolation::of_cell(run, runs)?;
+        cell.median_ratio.map(|ratio| ratio / cell.bound)
+    },
+    ..ISOLATION_VS_BOUND
 };
 
 /// The repetitions' lowest and highest throughput, as recorded (older files have no
