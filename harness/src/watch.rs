@@ -298,8 +298,8 @@ fn forever_stall_ms(sizes: &Sizes) -> u64 {
     if sizes.max_attempts != 0 {
         return 0;
     }
-    let waits = crate::pipeline::scenario::Waits::of(sizes);
-    u64::try_from(waits.stall_limit().as_millis()).unwrap_or(u64::MAX)
+    let limit = Sizes::forever_stall_limit(Duration::from_millis(sizes.retry_backoff_ms));
+    u64::try_from(limit.as_millis()).unwrap_or(u64::MAX)
 }
 
 #[cfg(test)]

@@ -359,6 +359,11 @@ mod tests {
     use super::*;
 
     #[test]
+    fn inconclusive_is_one_exit_status_for_the_gate_and_compare() {
+        assert_eq!(crate::compare::UNJUDGED, ONLY_VOID);
+    }
+
+    #[test]
     fn a_rule_about_a_scenario_not_run_does_not_apply_and_is_listed() {
         let results = reference();
         assert!(results.runs.iter().all(|run| run.scenario != "cold-command"));

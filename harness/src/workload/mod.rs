@@ -24,6 +24,6 @@ pub use generate::{
 pub use scenario::{
     Generator, Handlers, Isolation, Kind, ScenarioId, ScenarioSpec, UnknownScenario, UNSTRESSED,
 };
-pub use sizes::{SizeArgs, SizeValue, Sizes};
+pub use sizes::{SizeArgs, SizeValue, Sizes, FOREVER_STALL_BACKOFFS, FOREVER_STALL_MIN_MS};
 pub(crate) use spec::zipf_top_share;
 pub use spec::{Variant, Work, WorkloadSpec};

@@ -498,7 +498,21 @@ fn help_text(flag: &str, help: &str, note: &str, show: fn(&Sizes) -> String) -> 
     format!("{help} [{}] [{values}]{note}.", range.text())
 }
 
+/// The shortest stall limit of a retry-forever pipeline cell
+/// ([`Sizes::forever_stall_limit`]), in milliseconds.
+pub const FOREVER_STALL_MIN_MS: u64 = 1_000;
+/// A retry-forever cell's stall limit is at least this many first backoffs.
+pub const FOREVER_STALL_BACKOFFS: u32 = 100;
+
 impl Sizes {
+    /// How long a retry-forever pipeline cell (`--max-attempts 0`) waits with no bystander
+    /// record applied, while one waits, before it stops: the longer of
+    /// [`FOREVER_STALL_MIN_MS`] and [`FOREVER_STALL_BACKOFFS`] first backoffs of `backoff`.
+    pub fn forever_stall_limit(backoff: std::time::Duration) -> std::time::Duration {
+        let backoffs = backoff.saturating_mul(FOREVER_STALL_BACKOFFS);
+        std::time::Duration::from_millis(FOREVER_STALL_MIN_MS).max(backoffs)
+    }
+
     /// The range of the size flag `flag`.
     fn range(flag: &str) -> FlagRange {
         Self::RANGES

@@ -44,12 +44,6 @@ pub struct Waits {
     pub backoff: Duration,
 }
 
-/// The shortest stall limit of a retry-forever cell ([`Waits::stall_limit`]), in
-/// milliseconds.
-pub const FOREVER_STALL_MIN_MS: u64 = 1_000;
-/// A retry-forever cell's stall limit is at least this many first backoffs.
-pub const FOREVER_STALL_BACKOFFS: u32 = 100;
-
 /// What the estimate knows of the executor a cell runs on.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Executor {
@@ -113,12 +107,11 @@ impl Waits {
 
     /// How long a retry-forever cell (`max_attempts` 0) waits for a bystander record to
     /// be applied while one waits before it stops (module `forever`): the longer of
-    /// [`FOREVER_STALL_MIN_MS`] and [`FOREVER_STALL_BACKOFFS`] first backoffs, far past any
-    /// wait a bystander meets where intake goes on (a transient failure's backoffs, a
-    /// commit interval).
+    /// 1 s and 100 first backoffs ([`Sizes::forever_stall_limit`]), far past any wait a
+    /// bystander meets where intake goes on (a transient failure's backoffs, a commit
+    /// interval).
     pub fn stall_limit(&self) -> Duration {
-        let backoffs = self.backoff.saturating_mul(FOREVER_STALL_BACKOFFS);
-        Duration::from_millis(FOREVER_STALL_MIN_MS).max(backoffs)
+        Sizes::forever_stall_limit(self.backoff)
     }
 
     /// The slow records among `records`, expected.
