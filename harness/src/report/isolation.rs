@@ -7,7 +7,6 @@ use super::format::format_short_ratio;
 use super::table::{Align, Cell, Style, Table};
 use super::{cell_name, first_seen, validity_mark};
 use crate::results::{IsolationCell, PipelineRun, Results, RetryForever, RetryPolicy};
-use crate::workload::ScenarioId;
 
 /// One entry: the ratio, `met` or `MISSED`, and the receipt where it was not clean.
 fn entry(cell: &IsolationCell) -> Cell {
@@ -44,11 +43,9 @@ fn table(cells: &[IsolationCell]) -> Table {
 /// The retry-forever cells of `pipeline-retry` (`--max-attempts 0`): design, policy and
 /// figures.
 fn forever_cells(results: &Results) -> Vec<(&str, RetryPolicy, &RetryForever)> {
-    let retry = ScenarioId::PipelineRetry.as_str();
     results
         .pipelines
         .iter()
-        .filter(|run| run.scenario == retry)
         .filter_map(|run: &PipelineRun| {
             let report = run.retry.as_ref()?;
             Some((run.strategy.as_str(), report.policy, report.forever.as_ref()?))
