@@ -565,6 +565,35 @@ mod tests {
     }
 
     #[test]
+    fn the_embedded_transport_is_the_default_and_recorded_nowhere() {
+        let config = config(args()).unwrap();
+        assert_eq!(config.transport, TransportKind::Embedded);
+    }
+
+    #[cfg(not(feature = "kafka"))]
+    #[test]
+    fn kafka_in_a_build_without_it_is_refused_with_how_to_build_it() {
+        let error = config(RunArgs { transport: TransportKind::Kafka, ..args() }).unwrap_err();
+        let message = error.to_string();
+        assert!(message.starts_with("--transport kafka is not in this build"), "{message}");
+        assert!(message.contains("--features kafka"), "{message}");
+    }
+
+    #[cfg(feature = "kafka")]
+    #[test]
+    fn a_log_past_the_mock_is_refused_naming_the_flags() {
+        let big = sizes(|sizes| {
+            sizes.pipeline_records = Some(1_000_000);
+            sizes.partitions = Some(4);
+        });
+        let given = RunArgs { transport: TransportKind::Kafka, sizes: big, ..args() };
+        let message = config(given).unwrap_err().to_string();
+        assert!(message.contains("--pipeline-records 1000000 over --partitions 4"), "{message}");
+        let fits = RunArgs { transport: TransportKind::Kafka, quick: true, ..args() };
+        assert_eq!(config(fits).unwrap().transport, TransportKind::Kafka);
+    }
+
+    #[test]
     fn the_dry_run_lists_every_cell_and_an_estimate() {
         let config = config(RunArgs { quick: true, ..args() }).unwrap();
         let text = render_plan(&config);
