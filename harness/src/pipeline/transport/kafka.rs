@@ -293,11 +293,12 @@ impl Pacer {
         while next < self.records.len() && !self.stop.load(Ordering::Acquire) {
             let now_ns = u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX);
             let due = self.records[next..].partition_point(|record| record.produce_ns <= now_ns);
-            for record in &self.records[next..next + due] {
-                if let Err(error) = send(&self.producer, &self.topic, record) {
-                    self.producer.context().failure.lock().get_or_insert(error.to_string());
-                    return;
-                }
+            let sent = self.records[next..next + due]
+                .iter()
+                .try_for_each(|record| send(&self.producer, &self.topic, record));
+            if let Err(error) = sent {
+                self.producer.context().failure.lock().get_or_insert(error.to_string());
+                return;
             }
             next += due;
             self.producer.poll(Duration::ZERO);
