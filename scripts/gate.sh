@@ -12,7 +12,9 @@ if [[ "${1:-}" == "--format" ]]; then
   shift 2
 fi
 out="${GATE_OUT:-target/gate-run}"
-cargo build --release --quiet --locked
+# KEYED_BENCH_FEATURES (e.g. `kafka`) builds the binary with those cargo features: .ci/run
+# sets it so that its one release build of the binary is the one with the Kafka transport.
+cargo build --release --quiet --locked ${KEYED_BENCH_FEATURES:+--features "$KEYED_BENCH_FEATURES"}
 # The run's log lies beside its folder: the suite refuses a folder holding files it did not
 # write.
 log="${out%/}.log"

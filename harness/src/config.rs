@@ -68,6 +68,10 @@ pub struct RunConfig {
     /// How long a cell may make no progress before it is stopped, and the graces of a stop
     /// (`--cell-timeout`; not recorded: a resumed run takes its own).
     pub watchdog: Watchdog,
+    /// The transport the pipeline scenarios consume through (`--transport`).
+    pub transport: crate::pipeline::TransportKind,
+    /// How long one request to a broker may take (`--kafka-timeout-ms`).
+    pub kafka_timeout: std::time::Duration,
 }
 
 /// Why the settings a results file records cannot be measured again.
@@ -180,6 +184,13 @@ impl RunConfig {
             sizes,
             command: meta.command.clone(),
             watchdog: Watchdog::default(),
+            transport: meta.transport.as_ref().map(|transport| transport.kind).unwrap_or_default(),
+            kafka_timeout: meta
+                .transport
+                .as_ref()
+                .map_or(crate::pipeline::DEFAULT_KAFKA_TIMEOUT, |transport| {
+                    std::time::Duration::from_millis(transport.timeout_ms)
+                }),
         };
         config.sweep = meta.sweep.clone().unwrap_or_else(|| Sweep::single(&config.strategy));
         config.validate().map_err(in_file)?;
@@ -266,6 +277,8 @@ mod tests {
             sizes: Sizes::quick(),
             command: String::new(),
             watchdog: Watchdog::default(),
+            transport: Default::default(),
+            kafka_timeout: crate::pipeline::DEFAULT_KAFKA_TIMEOUT,
         }
     }
 

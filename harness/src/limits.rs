@@ -119,6 +119,32 @@ pub enum SettingError {
         /// What the product counts.
         why: &'static str,
     },
+    /// A value of a flag that this build cannot run.
+    #[error("--{flag} {value} is not in this build: build it with {how}")]
+    Unbuilt {
+        /// The flag.
+        flag: &'static str,
+        /// The value.
+        value: &'static str,
+        /// How to build it.
+        how: &'static str,
+    },
+    /// A pipeline log whose fullest partition the Kafka mock cluster would not keep whole.
+    #[error(
+        "--pipeline-records {records} over --partitions {partitions} puts about {bytes} bytes \
+         in the fullest partition under --transport kafka, more than the mock cluster keeps of \
+         one ({max} bytes): lower --pipeline-records or raise --partitions"
+    )]
+    MockVolume {
+        /// `--pipeline-records`.
+        records: usize,
+        /// `--partitions`.
+        partitions: u32,
+        /// The fullest partition's estimated bytes.
+        bytes: u64,
+        /// What the mock keeps of a partition.
+        max: u64,
+    },
     /// Two flags that cannot be given together.
     #[error("--{flag} cannot be combined with --{other}: {why}")]
     Conflict {

@@ -123,6 +123,7 @@ fn small_results() -> Results {
             breakdown: None,
             incomplete: None,
             resumed: Vec::new(),
+            transport: None,
         },
         runs,
         skipped: Vec::new(),

@@ -10,6 +10,7 @@ use super::parse_strategies;
 use super::soak::parse_duration;
 use crate::config::{check_setting, parse_list, range_of, RunConfig, SettingError};
 use crate::limits::NumberParser;
+use crate::pipeline::TransportKind;
 use crate::progress::clock;
 use crate::results::{CommitPolicy, RetryPolicy};
 use crate::suite::{
@@ -152,6 +153,18 @@ pub struct RunArgs {
     #[arg(long, help_heading = "Run control", conflicts_with = "resume")]
     pub overwrite: bool,
 
+    /// What the pipeline scenarios consume through: `embedded` (the in-process log) or
+    /// `kafka` (Kafka's protocol through librdkafka, on an in-process mock cluster of 3
+    /// brokers per cell; needs a build with `--features kafka`). One per run.
+    #[arg(long, help_heading = "Pipeline", value_enum, default_value_t = TransportKind::Embedded)]
+    pub transport: TransportKind,
+    /// How long one request to the broker may take under `--transport kafka` (produce,
+    /// commit, offset fetch, seek), in milliseconds.
+    #[arg(long, help_heading = "Pipeline", default_value_t = 10_000, value_name = "MS",
+          value_parser = NumberParser::<u64>::whole("kafka-timeout-ms", 3_600_000),
+          allow_negative_numbers = true)]
+    pub kafka_timeout_ms: u64,
+
     /// Every workload size.
     #[command(flatten)]
     pub sizes: SizeArgs,
@@ -278,14 +291,55 @@ impl TryFrom<(RunArgs, String)> for RunConfig {
             sizes,
             command,
             watchdog: Watchdog { cell_timeout, ..Watchdog::default() },
+            transport: args.transport,
+            kafka_timeout: std::time::Duration::from_millis(args.kafka_timeout_ms.max(1)),
         };
         config.validate()?;
+        check_transport(&config)?;
         let plan = plan(&config, None);
         check_cell_count(&config, plan.len())?;
         check_memory(&plan, args.max_memory_mib)?;
         Ok(config)
     }
 }
+
+/// Refuses `--transport kafka` in a build without it, and a pipeline log whose fullest
+/// partition would pass what the mock cluster keeps of one.
+fn check_transport(config: &RunConfig) -> Result<(), SettingError> {
+    if config.transport != TransportKind::Kafka {
+        return Ok(());
+    }
+    if !config.transport.is_built() {
+        return Err(SettingError::Unbuilt {
+            flag: "transport",
+            value: "kafka",
+            how: "cargo build --release --features kafka (or cargo run --release --features \
+                  kafka -- run ...); the build compiles librdkafka and needs gcc, g++, make, \
+                  pkg-config and python3",
+        });
+    }
+    let sizes = &config.sizes;
+    let pipelines = config.scenarios.iter().any(|scenario| scenario.is_pipeline());
+    let per_partition =
+        (sizes.pipeline_records as u64).div_ceil(u64::from(sizes.partitions.max(1)));
+    // Kafka's partitioner spreads keys unevenly: a quarter more than the mean is allowed for.
+    let bytes = per_partition.saturating_mul(5).div_ceil(4).saturating_mul(MOCK_RECORD_BYTES);
+    if pipelines && bytes > MOCK_PARTITION_BYTES {
+        return Err(SettingError::MockVolume {
+            records: sizes.pipeline_records,
+            partitions: sizes.partitions,
+            bytes,
+            max: MOCK_PARTITION_BYTES,
+        });
+    }
+    Ok(())
+}
+
+/// Bytes of one pipeline record on the mock cluster, batch framing included.
+const MOCK_RECORD_BYTES: u64 = 64;
+
+/// Bytes the mock cluster keeps of one partition's log.
+const MOCK_PARTITION_BYTES: u64 = 5 * 1024 * 1024;
 
 /// `--cell-timeout`'s value: a duration with units, from 1 ms to 24 h.
 fn cell_timeout(given: &str) -> Result<std::time::Duration, SettingError> {
@@ -508,6 +562,35 @@ mod tests {
 
     fn config(args: RunArgs) -> Result<RunConfig, SettingError> {
         RunConfig::try_from((args, "test".into()))
+    }
+
+    #[test]
+    fn the_embedded_transport_is_the_default_and_recorded_nowhere() {
+        let config = config(args()).unwrap();
+        assert_eq!(config.transport, TransportKind::Embedded);
+    }
+
+    #[cfg(not(feature = "kafka"))]
+    #[test]
+    fn kafka_in_a_build_without_it_is_refused_with_how_to_build_it() {
+        let error = config(RunArgs { transport: TransportKind::Kafka, ..args() }).unwrap_err();
+        let message = error.to_string();
+        assert!(message.starts_with("--transport kafka is not in this build"), "{message}");
+        assert!(message.contains("--features kafka"), "{message}");
+    }
+
+    #[cfg(feature = "kafka")]
+    #[test]
+    fn a_log_past_the_mock_is_refused_naming_the_flags() {
+        let big = sizes(|sizes| {
+            sizes.pipeline_records = Some(1_000_000);
+            sizes.partitions = Some(4);
+        });
+        let given = RunArgs { transport: TransportKind::Kafka, sizes: big, ..args() };
+        let message = config(given).unwrap_err().to_string();
+        assert!(message.contains("--pipeline-records 1000000 over --partitions 4"), "{message}");
+        let fits = RunArgs { transport: TransportKind::Kafka, quick: true, ..args() };
+        assert_eq!(config(fits).unwrap().transport, TransportKind::Kafka);
     }
 
     #[test]

@@ -110,8 +110,9 @@ pub use projection::{fold_digest, replay_digest, Applied, Projection, INITIAL_DI
 pub use retry::{RetryConfig, RetryTopic};
 pub use scenario::{
     run_crash, run_scenario, run_scenario_where, Bench, PipelineError, PipelinePlan, Wanted,
+    DEFAULT_KAFKA_TIMEOUT,
 };
 pub use transport::{
     Backend, Commit, Embedded, EmbeddedMember, EmbeddedTransport, Member, MemberId,
-    RebalanceListener, Transport, TransportError,
+    RebalanceListener, Transport, TransportError, TransportKind,
 };

@@ -204,6 +204,30 @@ pub struct Meta {
     /// ran in one.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resumed: Vec<incomplete::Resumed>,
+    /// The transport the pipeline scenarios consumed through, where it is not the embedded
+    /// log (absent: the embedded log, as in every older file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<TransportMeta>,
+}
+
+/// A run's transport other than the embedded log, and its broker and client.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TransportMeta {
+    /// `kafka`.
+    pub kind: crate::pipeline::TransportKind,
+    /// What the broker was: `mock` (librdkafka's in-process mock cluster, one per cell).
+    pub broker: String,
+    /// Brokers per cluster.
+    pub brokers: u32,
+    /// The client library and its version (`librdkafka 2.12.1`).
+    pub client: String,
+    /// The consumer group protocol (`consumer`: KIP-848).
+    pub group_protocol: String,
+    /// `--kafka-timeout-ms`.
+    pub timeout_ms: u64,
+    /// Every client setting that is not librdkafka's default, `producer key=value` or
+    /// `consumer key=value`.
+    pub client_settings: Vec<String>,
 }
 
 /// An optional setting in JSON by its command-line name (a window scope: `strategy`,

@@ -67,6 +67,10 @@ pub struct PipelineRun {
     /// What the rest of the machine did while the cell ran, judged; absent in older files.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interference: Option<super::Interference>,
+    /// The transport the cell consumed through; absent for the embedded log (and in older
+    /// files, all of which used it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<crate::pipeline::TransportKind>,
 }
 
 impl PipelineRun {

@@ -47,7 +47,33 @@ pub(crate) fn suite_meta(
         breakdown: Some(config.breakdown),
         incomplete: None,
         resumed: Vec::new(),
+        transport: transport_meta(config),
     }
+}
+
+/// What meta records of `config`'s transport: nothing for the embedded log.
+#[cfg(feature = "kafka")]
+fn transport_meta(config: &RunConfig) -> Option<crate::results::TransportMeta> {
+    use crate::pipeline::transport::kafka::{self, Kafka};
+    let kafka =
+        Kafka { metadata_limit: config.sizes.metadata_limit, timeout: config.kafka_timeout };
+    (config.transport == crate::pipeline::TransportKind::Kafka).then(|| {
+        crate::results::TransportMeta {
+            kind: config.transport,
+            broker: "mock".into(),
+            brokers: kafka::BROKERS as u32,
+            client: format!("librdkafka {}", Kafka::client_version()),
+            group_protocol: kafka::GROUP_PROTOCOL.into(),
+            timeout_ms: u64::try_from(config.kafka_timeout.as_millis()).unwrap_or(u64::MAX),
+            client_settings: kafka.client_settings(),
+        }
+    })
+}
+
+/// What meta records of `config`'s transport: nothing (only the embedded log is built).
+#[cfg(not(feature = "kafka"))]
+fn transport_meta(_: &RunConfig) -> Option<crate::results::TransportMeta> {
+    None
 }
 
 /// The current UTC time as `YYYY-MM-DDTHH:MM:SSZ`.

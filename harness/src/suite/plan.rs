@@ -15,6 +15,7 @@ use crate::measure::recorder;
 use crate::measure::runner::breakdown_messages;
 use crate::measure::system;
 use crate::pipeline::scenario::{Executor, Waits};
+use crate::pipeline::TransportKind;
 use crate::results::CellKey;
 use crate::results::CellSettings;
 use crate::workload::{Arrivals, Kind, ScenarioId, WorkloadSpec};
@@ -188,6 +189,17 @@ pub fn skip_reason(scenario: ScenarioId, strategy: Design) -> Option<&'static st
     )
 }
 
+/// Why every cell of `scenario` is skipped over `transport`, if it is.
+pub fn transport_skip_reason(
+    scenario: ScenarioId,
+    transport: TransportKind,
+) -> Option<&'static str> {
+    (transport == TransportKind::Kafka && scenario == ScenarioId::PipelineExpand).then_some(
+        "the Kafka mock cluster cannot add partitions to a topic (it has no CreatePartitions): \
+         pipeline-expand needs a real cluster",
+    )
+}
+
 /// Every cell `config` runs, in the order the suite runs them, with their costs.
 /// `saturation_per_s` sets the open-loop rates of the estimate; without it they assume the
 /// reference run's saturation per worker ([`REFERENCE_SATURATION_PER_WORKER`]).
@@ -283,6 +295,8 @@ fn plan_pipeline_point(plan: &mut Plan) {
     let cells = pipeline_plan(config).cells(scenario, &config.sizes);
     let waits = Waits::of(&config.sizes);
     let settings = cell_settings(at, None);
+    let transport_skip = transport_skip_reason(scenario, config.transport);
+    let skip_reason = |scenario, strategy| skip_reason(scenario, strategy).or(transport_skip);
     let (skipped, contenders): (Vec<Design>, Vec<Design>) =
         config.strategies.iter().partition(|&&strategy| skip_reason(scenario, strategy).is_some());
     let order =
@@ -328,6 +342,8 @@ pub(crate) fn pipeline_plan(config: &RunConfig) -> crate::pipeline::PipelinePlan
     crate::pipeline::PipelinePlan {
         commit_policies: config.commit_policies.clone(),
         retry_policies: config.retry_policies.clone(),
+        transport: config.transport,
+        kafka_timeout: config.kafka_timeout,
     }
 }
 

@@ -51,7 +51,7 @@ use super::consumer::{
 };
 use super::log::{Record, Topic};
 use super::retry::RetryConfig;
-use super::transport::{Backend, Embedded, MemberId, Transport};
+use super::transport::{Backend, Embedded, MemberId, Transport, TransportKind};
 use crate::measure::timer::Timer;
 use crate::results::{
     CommitPolicy, IncarnationReport, LagSummary, Mitigation, PipelineRun, RetryPolicy,
@@ -83,22 +83,38 @@ pub enum PipelineError {
     /// The log could not be made (no partitions, or an expansion that does not grow).
     #[error("cannot make the pipeline's log: {0}")]
     Log(#[from] super::log::LogError),
+    /// The transport asked for is not in this build.
+    #[error(
+        "this keyed-bench was built without the Kafka transport: build it with \
+         `cargo build --release --features kafka`"
+    )]
+    NotBuilt,
 }
 
-/// The policies the cells of the pipeline scenarios cross with the strategies.
+/// The policies the cells of the pipeline scenarios cross with the strategies, and the
+/// transport they consume through.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PipelinePlan {
     /// pipeline-crash's and pipeline-rebalance's cells, one per commit policy.
     pub commit_policies: Vec<CommitPolicy>,
     /// pipeline-retry's cells, one per retry policy.
     pub retry_policies: Vec<RetryPolicy>,
+    /// The transport every cell consumes through (`--transport`).
+    pub transport: TransportKind,
+    /// How long one request to a broker may take (`--kafka-timeout-ms`).
+    pub kafka_timeout: std::time::Duration,
 }
+
+/// `--kafka-timeout-ms`'s default.
+pub const DEFAULT_KAFKA_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 impl Default for PipelinePlan {
     fn default() -> Self {
         Self {
             commit_policies: CommitPolicy::ALL.to_vec(),
             retry_policies: RetryPolicy::ALL.to_vec(),
+            transport: TransportKind::Embedded,
+            kafka_timeout: DEFAULT_KAFKA_TIMEOUT,
         }
     }
 }
@@ -219,7 +235,7 @@ pub fn run_scenario(
 /// strategy: a cell it refuses is neither run nor reported (a run that stops, or resumes).
 pub type Wanted<'a> = dyn FnMut(&str, Design) -> bool + 'a;
 
-/// [`run_scenario`] for the cells `wanted` accepts.
+/// [`run_scenario`] for the cells `wanted` accepts, over `plan`'s transport.
 pub fn run_scenario_where(
     scenario: ScenarioId,
     bench: &Bench<'_>,
@@ -228,8 +244,62 @@ pub fn run_scenario_where(
     wanted: &mut Wanted<'_>,
     each: impl FnMut(&PipelineRun),
 ) -> Result<Vec<PipelineRun>, PipelineError> {
+    let metadata_limit = bench.sizes.metadata_limit;
+    match plan.transport {
+        TransportKind::Embedded => {
+            let backend = &Embedded { metadata_limit };
+            run_on(scenario, bench, backend, plan, strategies, wanted, each)
+        }
+        TransportKind::Kafka => run_on_kafka(scenario, bench, plan, strategies, wanted, each),
+    }
+}
+
+/// [`run_scenario_where`] over a Kafka mock cluster per cell; `pipeline-expand` has no
+/// cells there (the mock cannot add partitions to a topic).
+#[cfg(feature = "kafka")]
+fn run_on_kafka(
+    scenario: ScenarioId,
+    bench: &Bench<'_>,
+    plan: &PipelinePlan,
+    strategies: &[Design],
+    wanted: &mut Wanted<'_>,
+    mut each: impl FnMut(&PipelineRun),
+) -> Result<Vec<PipelineRun>, PipelineError> {
+    if scenario == ScenarioId::PipelineExpand {
+        return Ok(Vec::new());
+    }
+    let metadata_limit = bench.sizes.metadata_limit;
+    let backend = &super::transport::Kafka { metadata_limit, timeout: plan.kafka_timeout };
+    let transport = Some(TransportKind::Kafka);
+    let each = |run: &PipelineRun| each(&PipelineRun { transport, ..run.clone() });
+    let runs = run_on(scenario, bench, backend, plan, strategies, wanted, each)?;
+    Ok(runs.into_iter().map(|run| PipelineRun { transport, ..run }).collect())
+}
+
+/// Without the `kafka` feature there is no Kafka transport.
+#[cfg(not(feature = "kafka"))]
+fn run_on_kafka(
+    _: ScenarioId,
+    _: &Bench<'_>,
+    _: &PipelinePlan,
+    _: &[Design],
+    _: &mut Wanted<'_>,
+    _: impl FnMut(&PipelineRun),
+) -> Result<Vec<PipelineRun>, PipelineError> {
+    Err(PipelineError::NotBuilt)
+}
+
+/// The cells of `scenario` on `backend`.
+fn run_on<B: Backend>(
+    scenario: ScenarioId,
+    bench: &Bench<'_>,
+    backend: &B,
+    plan: &PipelinePlan,
+    strategies: &[Design],
+    wanted: &mut Wanted<'_>,
+    each: impl FnMut(&PipelineRun),
+) -> Result<Vec<PipelineRun>, PipelineError> {
     let policies = (&plan.commit_policies, &plan.retry_policies);
-    let backend = &Embedded { metadata_limit: bench.sizes.metadata_limit };
     match scenario {
         ScenarioId::PipelineCrash => {
             crash::run(bench, backend, policies.0, strategies, wanted, each)
@@ -359,6 +429,7 @@ fn summarize(
         rebalance: None,
         settings: None,
         interference: None,
+        transport: None,
     }
 }
 

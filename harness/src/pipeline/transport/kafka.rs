@@ -1,0 +1,937 @@
+//! The Kafka transport: the module's protocol over a Kafka-protocol broker through
+//! librdkafka (rust-rdkafka's blocking `BaseProducer` and `BaseConsumer`, on the pipeline's
+//! own threads). The broker is librdkafka's in-process mock cluster, one per cell.
+//!
+//! # Steps
+//!
+//! 1. **Open.** A producer whose client starts a mock cluster of [`BROKERS`] brokers on
+//!    ephemeral 127.0.0.1 ports (`test.mock.num.brokers`); the topic is created through the
+//!    mock's own API (it has no CreateTopics), with the log's partitions, and the group
+//!    protocol's heartbeat shortened through `rd_kafka_mock_*`. Every record of the log is
+//!    produced by its key (`partitioner=murmur2_random`, Kafka's Java partitioner;
+//!    idempotent, `acks=all`) in each partition's offset order, and every delivery report
+//!    is checked to name the partition and offset the embedded log gave the record, so
+//!    that a producer retry can never pass for a redelivery. Records produced at 0 are
+//!    written before the transport is returned; a paced log's others by a thread of the
+//!    transport at their produce time, counted from the pipeline's epoch.
+//! 2. **Join.** A `BaseConsumer` subscribes under the group's id with
+//!    `group.protocol=consumer` (KIP-848), auto commit and auto offset store off. Member
+//!    ids are not sent to the broker (the mock has no static membership): a restarted
+//!    process is a new client of the group, which the broker gives the partitions its
+//!    predecessor's close released.
+//! 3. **The group assigns.** The broker decides; librdkafka reports each change through
+//!    the context's rebalance callback, which only queues it: the member's next `poll`
+//!    runs the listener (`revoked` while the partitions are still assigned, so that it
+//!    can commit them) and then makes the client's incremental unassign or assign.
+//!    Membership changes made through the transport (a join of a new id, a leave) also
+//!    end every member's current hold on its partitions, as the embedded (eager) group
+//!    does: at its next poll each member's listener is revoked everything it holds,
+//!    without giving it back to the broker, and no member is assigned again until the
+//!    broker's assignment covers every partition once ([`GroupView::settled`]). The
+//!    broker itself moves only the partitions that move.
+//! 4. **Poll** returns up to `max_records` records of the member's unpaused partitions
+//!    from librdkafka's fetch queue (a first wait of [`POLL_WAIT`], then what is queued).
+//! 5. **Commit** is a synchronous `OffsetCommit` of one partition with the metadata text;
+//!    text longer than `--metadata-limit` (UTF-16 units, as a broker counts a Java
+//!    string) is refused here, as a broker's `offset.metadata.max.bytes` refuses it: the
+//!    mock stores any length.
+//! 6. **Read.** `committed` is an `OffsetFetch`; the high watermark is the log's end
+//!    offset once produced (a paced producer's partitions report it from the start, as
+//!    the embedded log does), checked against the broker's after producing.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::fmt;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer, ConsumerContext, RebalanceProtocol};
+use rdkafka::error::{KafkaError, RDKafkaErrorCode};
+use rdkafka::message::DeliveryResult;
+use rdkafka::producer::{BaseProducer, BaseRecord, Producer, ProducerContext};
+use rdkafka::types::RDKafkaRespErr;
+use rdkafka::{ClientConfig, ClientContext, Message, Offset, TopicPartitionList};
+
+use super::{Backend, Commit, Member, MemberId, RebalanceListener, Transport, TransportError};
+use crate::pipeline::commit::DEFAULT_METADATA_LIMIT_BYTES;
+use crate::pipeline::log::{LogError, Record, Topic};
+
+/// Brokers of each cell's mock cluster.
+pub const BROKERS: i32 = 3;
+
+/// Bytes the mock cluster keeps of one partition's log (librdkafka's mock trims older
+/// message sets past it): a cell whose fullest partition would hold more is refused.
+pub const MOCK_PARTITION_BYTES: u64 = 5 * 1024 * 1024;
+
+/// Bytes one record is reckoned to take on the mock, batch framing included: an 8-byte
+/// key, a 20-byte value and up to 36 bytes of record and batch overhead.
+pub const RECORD_BYTES: u64 = 64;
+
+/// The group protocol the members speak.
+pub const GROUP_PROTOCOL: &str = "consumer";
+
+/// The mock group's heartbeat interval: how soon a member hears of an assignment change.
+const HEARTBEAT_MS: i32 = 100;
+
+/// The mock group's session timeout: how long a member that stopped heartbeating keeps
+/// its partitions.
+const SESSION_TIMEOUT_MS: i32 = 3_000;
+
+/// How long a poll first waits for records.
+const POLL_WAIT: Duration = Duration::from_millis(1);
+
+/// How long a fetch waits on the broker for records, and how long the client backs off
+/// fetching a partition after an error or a full queue (librdkafka's defaults are 500 ms,
+/// 500 ms and 1 s: a pipeline cell lasts well under a second on the mock).
+const FETCH_WAIT_MS: &str = "10";
+
+/// Bytes of a record's value: version, payload size, produce time.
+const VALUE_BYTES: usize = 20;
+
+/// The pipeline's log on a mock cluster as a scenario's [`Backend`]: each cell gets a
+/// cluster of its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Kafka {
+    /// The most bytes of metadata text one commit may carry (`--metadata-limit`).
+    pub metadata_limit: usize,
+    /// How long a request to the broker may take (`--kafka-timeout-ms`).
+    pub timeout: Duration,
+}
+
+impl Default for Kafka {
+    fn default() -> Self {
+        Self { metadata_limit: DEFAULT_METADATA_LIMIT_BYTES, timeout: Duration::from_secs(10) }
+    }
+}
+
+impl Kafka {
+    /// The client settings that differ from librdkafka's defaults, producer's then
+    /// consumer's, as `key=value` (recorded with a run's results).
+    pub fn client_settings(&self) -> Vec<String> {
+        let producer = producer_settings(self.timeout);
+        let consumer = consumer_settings("<bootstrap>", "<group>", self.timeout);
+        let keys = |config: &ClientConfig, side: &str| -> Vec<String> {
+            let mut pairs: Vec<String> = config
+                .config_map()
+                .iter()
+                .filter(|(key, _)| !matches!(**key, "bootstrap.servers" | "group.id"))
+                .map(|(key, value)| format!("{side} {key}={value}"))
+                .collect();
+            pairs.sort();
+            pairs
+        };
+        let mut settings = keys(&producer, "producer");
+        settings.extend(keys(&consumer, "consumer"));
+        settings
+    }
+
+    /// librdkafka's version, as it reports it.
+    pub fn client_version() -> String {
+        rdkafka::util::get_rdkafka_version().1
+    }
+}
+
+/// Bytes the fullest partition of `log` is reckoned to take on the mock.
+pub fn partition_bytes(log: &Topic) -> u64 {
+    (0..log.partitions())
+        .map(|partition| log.end_offset(partition).unwrap_or(0))
+        .max()
+        .unwrap_or(0)
+        .saturating_mul(RECORD_BYTES)
+}
+
+/// A broker failure in words.
+fn broker(what: impl fmt::Display) -> TransportError {
+    TransportError::Broker(what.to_string())
+}
+
+fn millis(duration: Duration) -> String {
+    duration.as_millis().clamp(1, i32::MAX as u128).to_string()
+}
+
+fn producer_settings(timeout: Duration) -> ClientConfig {
+    let mut config = ClientConfig::new();
+    config
+        .set("test.mock.num.brokers", BROKERS.to_string())
+        .set("enable.idempotence", "true")
+        .set("acks", "all")
+        .set("partitioner", "murmur2_random")
+        .set("message.timeout.ms", millis(timeout));
+    config
+}
+
+fn consumer_settings(bootstrap: &str, group: &str, timeout: Duration) -> ClientConfig {
+    let mut config = ClientConfig::new();
+    config
+        .set("bootstrap.servers", bootstrap)
+        .set("group.id", group)
+        .set("group.protocol", GROUP_PROTOCOL)
+        .set("enable.auto.commit", "false")
+        .set("enable.auto.offset.store", "false")
+        .set("auto.offset.reset", "earliest")
+        .set("fetch.wait.max.ms", FETCH_WAIT_MS)
+        .set("fetch.error.backoff.ms", FETCH_WAIT_MS)
+        .set("fetch.queue.backoff.ms", FETCH_WAIT_MS)
+        .set("socket.timeout.ms", millis(timeout));
+    config
+}
+
+/// A record's value on the broker: version, payload size and produce time, big-endian.
+fn value_of(record: &Record) -> [u8; VALUE_BYTES] {
+    let mut value = [0; VALUE_BYTES];
+    value[..8].copy_from_slice(&record.version.to_be_bytes());
+    value[8..12].copy_from_slice(&record.payload_bytes.to_be_bytes());
+    value[12..].copy_from_slice(&record.produce_ns.to_be_bytes());
+    value
+}
+
+/// The record a consumed message carries, if it is one of the pipeline's.
+fn record_of(message: &impl Message) -> Option<Record> {
+    let key: [u8; 8] = message.key()?.try_into().ok()?;
+    let value: [u8; VALUE_BYTES] = message.payload()?.try_into().ok()?;
+    let mut version = [0; 8];
+    let mut payload = [0; 4];
+    let mut produce = [0; 8];
+    version.copy_from_slice(&value[..8]);
+    payload.copy_from_slice(&value[8..12]);
+    produce.copy_from_slice(&value[12..]);
+    Some(Record {
+        partition: u32::try_from(message.partition()).ok()?,
+        offset: u64::try_from(message.offset()).ok()?,
+        key: u64::from_be_bytes(key),
+        version: u64::from_be_bytes(version),
+        payload_bytes: u32::from_be_bytes(payload),
+        produce_ns: u64::from_be_bytes(produce),
+    })
+}
+
+/// A record's place in the log, as its delivery report's opaque value.
+fn place(record: &Record) -> usize {
+    (record.offset as usize) << 16 | record.partition as usize
+}
+
+/// The producer's context: every delivery report checked against the place the embedded
+/// log gave its record.
+#[derive(Debug, Default)]
+struct Delivery {
+    /// The first failed or misplaced delivery.
+    failure: Mutex<Option<String>>,
+}
+
+impl ClientContext for Delivery {}
+
+impl ProducerContext for Delivery {
+    type DeliveryOpaque = usize;
+
+    fn delivery(&self, result: &DeliveryResult<'_>, expected: usize) {
+        let (partition, offset) = (expected & 0xffff, expected >> 16);
+        let failure = match result {
+            Ok(message)
+                if message.partition() as usize == partition
+                    && message.offset() as usize == offset =>
+            {
+                return;
+            }
+            Ok(message) => format!(
+                "record {offset} of partition {partition} landed at offset {} of partition {} \
+                 (the broker's partitioner or order differs from the log's)",
+                message.offset(),
+                message.partition()
+            ),
+            Err((error, _)) => {
+                format!("record {offset} of partition {partition} was not delivered: {error}")
+            }
+        };
+        self.failure.lock().get_or_insert(failure);
+    }
+}
+
+type MockProducer = BaseProducer<Delivery>;
+
+/// Sends `record` by its key, waiting while librdkafka's queue is full.
+fn send(producer: &MockProducer, topic: &str, record: &Record) -> Result<(), TransportError> {
+    let key = record.key.to_be_bytes();
+    let value = value_of(record);
+    let mut message =
+        BaseRecord::with_opaque_to(topic, place(record)).key(&key[..]).payload(&value[..]);
+    loop {
+        match producer.send(message) {
+            Ok(()) => return Ok(()),
+            Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), back)) => {
+                message = back;
+                producer.poll(Duration::from_millis(1));
+            }
+            Err((error, _)) => return Err(broker(format!("cannot produce: {error}"))),
+        }
+    }
+}
+
+/// Waits until every record sent was delivered, and fails with the first bad delivery.
+fn flush(producer: &MockProducer, timeout: Duration) -> Result<(), TransportError> {
+    producer.flush(timeout).map_err(|error| broker(format!("cannot produce: {error}")))?;
+    match producer.context().failure.lock().clone() {
+        Some(failure) => Err(broker(failure)),
+        None => Ok(()),
+    }
+}
+
+/// The paced producer's thread: each record sent at its produce time from `epoch`.
+struct Pacer {
+    producer: Arc<MockProducer>,
+    topic: String,
+    records: Vec<Record>,
+    epoch: Instant,
+    stop: Arc<AtomicBool>,
+    timeout: Duration,
+}
+
+impl Pacer {
+    fn run(self) {
+        let mut next = 0;
+        while next < self.records.len() && !self.stop.load(Ordering::Acquire) {
+            let now_ns = u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX);
+            let due = self.records[next..].partition_point(|record| record.produce_ns <= now_ns);
+            let sent = self.records[next..next + due]
+                .iter()
+                .try_for_each(|record| send(&self.producer, &self.topic, record));
+            if let Err(error) = sent {
+                self.producer.context().failure.lock().get_or_insert(error.to_string());
+                return;
+            }
+            next += due;
+            self.producer.poll(Duration::ZERO);
+            thread::sleep(Duration::from_micros(200));
+        }
+        if let Err(error) = flush(&self.producer, self.timeout) {
+            self.producer.context().failure.lock().get_or_insert(error.to_string());
+        }
+    }
+}
+
+/// What the transport knows of the group's membership and assignment (module docs, step 3).
+#[derive(Debug, Default)]
+struct GroupView {
+    /// Bumped by every join of a new id and every leave.
+    epoch: AtomicU64,
+    /// Every member in the group and the partitions the broker has assigned it.
+    members: Mutex<BTreeMap<MemberId, BTreeSet<u32>>>,
+}
+
+impl GroupView {
+    /// Whether the broker's assignment covers each of `partitions` partitions exactly
+    /// once, and gives every member something where there are enough to go round.
+    fn settled(&self, partitions: u32) -> bool {
+        let members = self.members.lock();
+        let mut seen = BTreeSet::new();
+        for owned in members.values() {
+            if owned.is_empty() && members.len() <= partitions as usize {
+                return false;
+            }
+            if owned.iter().any(|&partition| !seen.insert(partition)) {
+                return false;
+            }
+        }
+        seen.len() == partitions as usize
+    }
+
+    fn record(&self, member: MemberId, owned: &BTreeSet<u32>) {
+        if let Some(entry) = self.members.lock().get_mut(&member) {
+            entry.clone_from(owned);
+        }
+    }
+}
+
+/// Settings every member shares.
+#[derive(Clone, Copy, Debug)]
+struct Settings {
+    metadata_limit: usize,
+    timeout: Duration,
+}
+
+/// A [`Transport`] over a topic on a mock cluster, with its consumer group.
+pub struct KafkaTransport {
+    /// The producer whose client runs the mock cluster: the cluster lives as long as it.
+    producer: Arc<MockProducer>,
+    bootstrap: String,
+    topic: String,
+    group_id: String,
+    partitions: u32,
+    end_offsets: Arc<[u64]>,
+    settings: Settings,
+    group: Arc<GroupView>,
+    /// The paced producer, if the log has records produced after 0.
+    pacer: Mutex<Option<JoinHandle<()>>>,
+    stop: Arc<AtomicBool>,
+}
+
+impl fmt::Debug for KafkaTransport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("KafkaTransport")
+            .field("bootstrap", &self.bootstrap)
+            .field("topic", &self.topic)
+            .field("group_id", &self.group_id)
+            .field("partitions", &self.partitions)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for KafkaTransport {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Release);
+        if let Some(pacer) = self.pacer.lock().take() {
+            let _ = pacer.join();
+        }
+    }
+}
+
+/// Group ids made so far in this process, so that each transport's is new.
+static GROUPS: AtomicU64 = AtomicU64::new(0);
+
+impl Backend for Kafka {
+    type Transport = KafkaTransport;
+
+    fn open(&self, log: &Topic, epoch: Instant) -> Result<KafkaTransport, TransportError> {
+        let bytes = partition_bytes(log);
+        if bytes > MOCK_PARTITION_BYTES {
+            return Err(broker(format!(
+                "the fullest partition would hold about {bytes} bytes, more than the mock \
+                 cluster keeps ({MOCK_PARTITION_BYTES})"
+            )));
+        }
+        let producer: MockProducer = producer_settings(self.timeout)
+            .create_with_context(Delivery::default())
+            .map_err(|error| broker(format!("cannot start the mock cluster: {error}")))?;
+        let bootstrap = create_topic(&producer, log)?;
+        let partitions = log.partitions();
+        let end_offsets: Arc<[u64]> =
+            (0..partitions).map(|partition| log.end_offset(partition).unwrap_or(0)).collect();
+        let group = GROUPS.fetch_add(1, Ordering::Relaxed);
+        let transport = KafkaTransport {
+            producer: Arc::new(producer),
+            bootstrap,
+            topic: log.name().to_owned(),
+            group_id: format!("keyed-bench-{}-{group}", std::process::id()),
+            partitions,
+            end_offsets,
+            settings: Settings { metadata_limit: self.metadata_limit, timeout: self.timeout },
+            group: Arc::default(),
+            pacer: Mutex::new(None),
+            stop: Arc::default(),
+        };
+        transport.produce(log, epoch)?;
+        Ok(transport)
+    }
+}
+
+/// Creates `log`'s topic on the producer's mock cluster and shortens its group timings;
+/// returns the cluster's bootstrap servers.
+fn create_topic(producer: &MockProducer, log: &Topic) -> Result<String, TransportError> {
+    let cluster = producer
+        .client()
+        .mock_cluster()
+        .ok_or_else(|| broker("the producer started no mock cluster"))?;
+    let partitions = i32::try_from(log.partitions()).unwrap_or(i32::MAX);
+    cluster
+        .create_topic(log.name(), partitions, 1)
+        .map_err(|error| broker(format!("cannot create topic {}: {error}", log.name())))?;
+    // SAFETY: the pointer is the producer's live client, which `producer` borrows for the
+    // call; librdkafka returns its mock cluster (checked non-null above through the safe
+    // API), whose settings functions queue an operation to the cluster's own thread.
+    unsafe {
+        let mock = rdkafka::bindings::rd_kafka_handle_mock_cluster(producer.client().native_ptr());
+        rdkafka::bindings::rd_kafka_mock_set_group_consumer_heartbeat_interval_ms(
+            mock,
+            HEARTBEAT_MS,
+        );
+        rdkafka::bindings::rd_kafka_mock_set_group_consumer_session_timeout_ms(
+            mock,
+            SESSION_TIMEOUT_MS,
+        );
+    }
+    Ok(cluster.bootstrap_servers())
+}
+
+impl KafkaTransport {
+    /// Produces `log` (module docs, step 1): the records produced at 0 now, the others on
+    /// the pacer's thread.
+    fn produce(&self, log: &Topic, epoch: Instant) -> Result<(), TransportError> {
+        let (now, mut paced): (Vec<Record>, Vec<Record>) =
+            log.records().copied().partition(|record| record.produce_ns == 0);
+        for record in &now {
+            send(&self.producer, &self.topic, record)?;
+        }
+        flush(&self.producer, self.settings.timeout)?;
+        if paced.is_empty() {
+            return self.check_watermarks();
+        }
+        paced.sort_by_key(|record| (record.produce_ns, record.partition, record.offset));
+        let pacer = Pacer {
+            producer: Arc::clone(&self.producer),
+            topic: self.topic.clone(),
+            records: paced,
+            epoch,
+            stop: Arc::clone(&self.stop),
+            timeout: self.settings.timeout,
+        };
+        let handle = thread::Builder::new()
+            .name("kafka-producer".into())
+            .spawn(move || pacer.run())
+            .map_err(|error| broker(format!("cannot start the producer thread: {error}")))?;
+        *self.pacer.lock() = Some(handle);
+        Ok(())
+    }
+
+    /// Fails unless each partition's high watermark on the broker is the log's end offset.
+    fn check_watermarks(&self) -> Result<(), TransportError> {
+        for (partition, &end) in self.end_offsets.iter().enumerate() {
+            let (_, high) = self
+                .producer
+                .client()
+                .fetch_watermarks(&self.topic, partition as i32, self.settings.timeout)
+                .map_err(|error| broker(format!("cannot read the watermarks: {error}")))?;
+            if high != end as i64 {
+                return Err(broker(format!(
+                    "partition {partition} ends at {high} on the broker, at {end} in the log"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The cluster's bootstrap servers.
+    pub fn bootstrap_servers(&self) -> &str {
+        &self.bootstrap
+    }
+
+    /// The first failure of the paced producer, if any.
+    pub fn producer_failure(&self) -> Option<String> {
+        self.producer.context().failure.lock().clone()
+    }
+}
+
+impl Transport for KafkaTransport {
+    type Member = KafkaMember;
+
+    fn join(&self, member: MemberId) -> Result<Arc<KafkaMember>, TransportError> {
+        let consumer: BaseConsumer<MemberContext> =
+            consumer_settings(&self.bootstrap, &self.group_id, self.settings.timeout)
+                .create_with_context(MemberContext::default())
+                .map_err(|error| broker(format!("cannot create the consumer: {error}")))?;
+        consumer
+            .subscribe(&[&self.topic])
+            .map_err(|error| broker(format!("cannot subscribe: {error}")))?;
+        let epoch = {
+            let mut members = self.group.members.lock();
+            match members.insert(member, BTreeSet::new()) {
+                Some(_) => self.group.epoch.load(Ordering::Acquire),
+                None => self.group.epoch.fetch_add(1, Ordering::AcqRel) + 1,
+            }
+        };
+        Ok(Arc::new(KafkaMember {
+            consumer,
+            id: member,
+            topic: self.topic.clone(),
+            partitions: self.partitions,
+            end_offsets: Arc::clone(&self.end_offsets),
+            settings: self.settings,
+            group: Arc::clone(&self.group),
+            state: Mutex::new(MemberState { epoch, ..MemberState::default() }),
+            _cluster: Arc::clone(&self.producer),
+        }))
+    }
+
+    fn partitions(&self) -> u32 {
+        self.partitions
+    }
+}
+
+/// A change of assignment the broker made, queued by the rebalance callback.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Change {
+    Assign(Vec<u32>),
+    Revoke(Vec<u32>),
+}
+
+/// A member's consumer context: the rebalance callback queues the broker's changes for the
+/// member's next poll, or makes them at once while the client closes.
+#[derive(Debug, Default)]
+struct MemberContext {
+    changes: Mutex<VecDeque<Change>>,
+    closing: AtomicBool,
+}
+
+impl ClientContext for MemberContext {}
+
+impl ConsumerContext for MemberContext {
+    fn rebalance(
+        &self,
+        consumer: &BaseConsumer<Self>,
+        err: RDKafkaRespErr,
+        tpl: &mut TopicPartitionList,
+    ) {
+        let partitions: Vec<u32> =
+            tpl.elements().iter().filter_map(|elem| u32::try_from(elem.partition()).ok()).collect();
+        let change = match err {
+            RDKafkaRespErr::RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS => Change::Assign(partitions),
+            RDKafkaRespErr::RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS => Change::Revoke(partitions),
+            _ => return,
+        };
+        if self.closing.load(Ordering::Acquire) {
+            let _ = apply(consumer, tpl, &change);
+        } else {
+            self.changes.lock().push_back(change);
+        }
+    }
+}
+
+/// Makes the client's assign or unassign of `tpl` for `change`.
+fn apply(
+    consumer: &BaseConsumer<MemberContext>,
+    tpl: &TopicPartitionList,
+    change: &Change,
+) -> Result<(), KafkaError> {
+    let cooperative = matches!(consumer.rebalance_protocol(), RebalanceProtocol::Cooperative);
+    match (change, cooperative) {
+        (Change::Assign(_), true) => consumer.incremental_assign(tpl),
+        (Change::Assign(_), false) => consumer.assign(tpl),
+        (Change::Revoke(_), true) => consumer.incremental_unassign(tpl),
+        (Change::Revoke(_), false) => consumer.unassign(),
+    }
+}
+
+/// A member's side of the group.
+#[derive(Debug, Default)]
+struct MemberState {
+    /// The partitions the broker has assigned the member.
+    owned: BTreeSet<u32>,
+    /// Whether the listener was told of `owned` (module docs, step 3): until then polls
+    /// return nothing and the assignment is empty.
+    holding: bool,
+    /// The next offset of each owned partition the listener was given.
+    positions: BTreeMap<u32, u64>,
+    /// The membership epoch the member's hold belongs to.
+    epoch: u64,
+}
+
+/// A member's client of a [`KafkaTransport`].
+pub struct KafkaMember {
+    /// Dropped first: its close leaves the group while the cluster still runs.
+    consumer: BaseConsumer<MemberContext>,
+    id: MemberId,
+    topic: String,
+    partitions: u32,
+    end_offsets: Arc<[u64]>,
+    settings: Settings,
+    group: Arc<GroupView>,
+    state: Mutex<MemberState>,
+    /// Keeps the mock cluster up until the member is gone.
+    _cluster: Arc<MockProducer>,
+}
+
+impl fmt::Debug for KafkaMember {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("KafkaMember")
+            .field("id", &self.id)
+            .field("topic", &self.topic)
+            .field("state", &*self.state.lock())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for KafkaMember {
+    fn drop(&mut self) {
+        // The consumer's close (its drop) revokes what it owns through the callback, which
+        // must make the unassign itself now that no poll will.
+        self.close_changes();
+        self.group.record(self.id, &BTreeSet::new());
+    }
+}
+
+impl KafkaMember {
+    /// A partition list of `partitions` of the member's topic.
+    fn list(&self, partitions: &[u32]) -> TopicPartitionList {
+        let mut tpl = TopicPartitionList::with_capacity(partitions.len());
+        for &partition in partitions {
+            tpl.add_partition(&self.topic, partition as i32);
+        }
+        tpl
+    }
+
+    /// From now on the rebalance callback makes the broker's changes itself; the queued
+    /// ones are made now, the listener not told.
+    fn close_changes(&self) {
+        let context = self.consumer.context();
+        context.closing.store(true, Ordering::Release);
+        let queued: Vec<Change> = context.changes.lock().drain(..).collect();
+        for change in queued {
+            let partitions = match &change {
+                Change::Assign(partitions) | Change::Revoke(partitions) => partitions,
+            };
+            let _ = apply(&self.consumer, &self.list(partitions), &change);
+        }
+    }
+
+    fn check_owner(&self, partition: u32) -> Result<(), TransportError> {
+        if self.state.lock().owned.contains(&partition) {
+            Ok(())
+        } else {
+            Err(TransportError::NotAssigned { member: self.id, partition })
+        }
+    }
+
+    /// Ends the member's hold if the membership changed since it began (module docs, step
+    /// 3): the listener is revoked what it holds, which stays the member's on the broker.
+    fn membership_changed(&self, listener: &mut dyn RebalanceListener) -> bool {
+        let epoch = self.group.epoch.load(Ordering::Acquire);
+        let held: Vec<u32> = {
+            let mut state = self.state.lock();
+            if state.epoch == epoch {
+                return false;
+            }
+            state.epoch = epoch;
+            if !state.holding {
+                return false;
+            }
+            state.owned.iter().copied().collect()
+        };
+        listener.revoked(&held);
+        let mut state = self.state.lock();
+        state.holding = false;
+        state.positions.clear();
+        drop(state);
+        let _ = self.consumer.pause(&self.list(&held));
+        true
+    }
+
+    /// Makes the broker's next queued change, telling the listener if the member holds
+    /// its partitions; whether there was one.
+    fn next_change(&self, listener: &mut dyn RebalanceListener) -> bool {
+        let Some(change) = self.consumer.context().changes.lock().pop_front() else {
+            return false;
+        };
+        let holding = self.state.lock().holding;
+        match &change {
+            Change::Revoke(partitions) => {
+                if holding {
+                    listener.revoked(partitions);
+                }
+                let _ = apply(&self.consumer, &self.list(partitions), &change);
+                let mut state = self.state.lock();
+                for partition in partitions {
+                    state.owned.remove(partition);
+                    state.positions.remove(partition);
+                }
+                self.group.record(self.id, &state.owned);
+            }
+            Change::Assign(partitions) => {
+                let tpl = self.list(partitions);
+                let _ = apply(&self.consumer, &tpl, &change);
+                let mut state = self.state.lock();
+                state.owned.extend(partitions.iter().copied());
+                self.group.record(self.id, &state.owned);
+                drop(state);
+                if holding {
+                    listener.assigned(partitions);
+                } else {
+                    let _ = self.consumer.pause(&tpl);
+                }
+            }
+        }
+        true
+    }
+
+    /// Begins the member's hold once the broker's assignment has settled: the listener is
+    /// assigned what the member owns.
+    fn take_hold(&self, listener: &mut dyn RebalanceListener) {
+        // Serve the client's events (the rebalance callback among them); what it fetched
+        // of partitions not held is dropped, and the hold seeks anyway.
+        let _ = self.consumer.poll(POLL_WAIT);
+        if !self.consumer.context().changes.lock().is_empty()
+            || !self.group.settled(self.partitions)
+        {
+            return;
+        }
+        let owned: Vec<u32> = {
+            let mut state = self.state.lock();
+            state.holding = true;
+            state.owned.iter().copied().collect()
+        };
+        listener.assigned(&owned);
+    }
+
+    /// Up to `max_records` records from the client's queue (module docs, step 4).
+    fn fetch(&self, max_records: usize) -> Vec<Record> {
+        let mut polled = Vec::new();
+        let mut wait = POLL_WAIT;
+        while polled.len() < max_records {
+            let Some(Ok(message)) = self.consumer.poll(wait) else {
+                break;
+            };
+            wait = Duration::ZERO;
+            let Some(record) = record_of(&message) else {
+                continue;
+            };
+            let mut state = self.state.lock();
+            if state.holding && state.positions.contains_key(&record.partition) {
+                state.positions.insert(record.partition, record.offset + 1);
+                polled.push(record);
+            }
+            drop(state);
+            if !self.consumer.context().changes.lock().is_empty() {
+                break;
+            }
+        }
+        polled
+    }
+
+    /// Sets the pause of `partitions`, which the member owns.
+    fn set_paused(&self, partitions: &[u32], paused: bool) -> Result<(), TransportError> {
+        for &partition in partitions {
+            self.check_owner(partition)?;
+        }
+        let tpl = self.list(partitions);
+        let done = if paused { self.consumer.pause(&tpl) } else { self.consumer.resume(&tpl) };
+        done.map_err(|error| broker(format!("cannot pause or resume: {error}")))
+    }
+
+    /// A refused commit of `partition` in the transport's terms, with the broker's words
+    /// where it has no term for them.
+    fn commit_error(&self, partition: u32, error: &KafkaError) -> TransportError {
+        match error.rdkafka_error_code() {
+            Some(RDKafkaErrorCode::OffsetMetadataTooLarge) => TransportError::MetadataTooLarge {
+                partition,
+                bytes: 0,
+                limit: self.settings.metadata_limit,
+            },
+            Some(RDKafkaErrorCode::FencedInstanceId) => TransportError::Fenced { member: self.id },
+            _ => broker(format!("cannot commit partition {partition}: {error}")),
+        }
+    }
+}
+
+impl Member for KafkaMember {
+    fn id(&self) -> MemberId {
+        self.id
+    }
+
+    fn poll(&self, max_records: usize, listener: &mut dyn RebalanceListener) -> Vec<Record> {
+        if self.membership_changed(listener) || self.next_change(listener) {
+            return Vec::new();
+        }
+        if !self.state.lock().holding {
+            self.take_hold(listener);
+            return Vec::new();
+        }
+        self.fetch(max_records)
+    }
+
+    fn assignment(&self) -> Vec<u32> {
+        let state = self.state.lock();
+        if state.holding {
+            state.owned.iter().copied().collect()
+        } else {
+            Vec::new()
+        }
+    }
+
+    fn position(&self, partition: u32) -> Option<u64> {
+        self.state.lock().positions.get(&partition).copied()
+    }
+
+    fn seek(&self, partition: u32, offset: u64) -> Result<(), TransportError> {
+        self.check_owner(partition)?;
+        let to = Offset::Offset(offset as i64);
+        // A partition just assigned is not yet fetching, and librdkafka refuses to seek it
+        // (`ERR__STATE`) until it is: a matter of milliseconds.
+        let deadline = Instant::now() + self.settings.timeout;
+        loop {
+            match self.consumer.seek(&self.topic, partition as i32, to, self.settings.timeout) {
+                Ok(()) => break,
+                Err(error)
+                    if error.rdkafka_error_code() == Some(RDKafkaErrorCode::State)
+                        && Instant::now() < deadline =>
+                {
+                    thread::sleep(Duration::from_millis(2));
+                }
+                Err(error) => {
+                    return Err(broker(format!("cannot seek partition {partition}: {error}")));
+                }
+            }
+        }
+        self.state.lock().positions.insert(partition, offset);
+        Ok(())
+    }
+
+    fn commit(&self, partition: u32, offset: u64, metadata: &str) -> Result<(), TransportError> {
+        self.check_owner(partition)?;
+        // A broker compares Java's `String.length()`: UTF-16 code units.
+        let bytes = metadata.encode_utf16().count();
+        let limit = self.settings.metadata_limit;
+        if bytes > limit {
+            return Err(TransportError::MetadataTooLarge { partition, bytes, limit });
+        }
+        let mut tpl = TopicPartitionList::with_capacity(1);
+        tpl.add_partition(&self.topic, partition as i32).set_metadata(metadata);
+        tpl.set_partition_offset(&self.topic, partition as i32, Offset::Offset(offset as i64))
+            .map_err(|error| broker(format!("cannot commit partition {partition}: {error}")))?;
+        self.consumer
+            .commit(&tpl, CommitMode::Sync)
+            .map_err(|error| self.commit_error(partition, &error))
+    }
+
+    fn committed(&self, partition: u32) -> Result<Option<Commit>, TransportError> {
+        if partition >= self.partitions {
+            let partitions = self.partitions;
+            return Err(TransportError::Log(LogError::NoSuchPartition { partition, partitions }));
+        }
+        let committed = self
+            .consumer
+            .committed_offsets(self.list(&[partition]), self.settings.timeout)
+            .map_err(|error| broker(format!("cannot read the commits: {error}")))?;
+        let Some(elem) = committed.find_partition(&self.topic, partition as i32) else {
+            return Ok(None);
+        };
+        Ok(match elem.offset() {
+            Offset::Offset(offset) => Some(Commit {
+                offset: u64::try_from(offset).unwrap_or(0),
+                metadata: elem.metadata().to_owned(),
+            }),
+            _ => None,
+        })
+    }
+
+    fn high_watermark(&self, partition: u32) -> Result<u64, TransportError> {
+        self.end_offsets.get(partition as usize).copied().ok_or(TransportError::Log(
+            LogError::NoSuchPartition { partition, partitions: self.partitions },
+        ))
+    }
+
+    fn pause(&self, partitions: &[u32]) -> Result<(), TransportError> {
+        self.set_paused(partitions, true)
+    }
+
+    fn resume(&self, partitions: &[u32]) -> Result<(), TransportError> {
+        self.set_paused(partitions, false)
+    }
+
+    fn leave(&self, listener: &mut dyn RebalanceListener) {
+        let held = self.assignment();
+        if !held.is_empty() {
+            listener.revoked(&held);
+        }
+        {
+            let mut state = self.state.lock();
+            state.holding = false;
+            state.positions.clear();
+            state.owned.clear();
+        }
+        if self.group.members.lock().remove(&self.id).is_some() {
+            self.group.epoch.fetch_add(1, Ordering::AcqRel);
+        }
+        // The client leaves the broker's group when it is dropped (its close), the path a
+        // crashed member's client takes too: an unsubscribe first can leave the close
+        // waiting on librdkafka's unassign.
+    }
+}

@@ -1,0 +1,188 @@
+//! The Kafka transport over librdkafka's mock cluster (feature `kafka`): commit metadata
+//! through the broker byte for byte, the metadata cap, polls, the mock's volume limit, and
+//! the pipeline scenarios losing nothing over it. An integration test, so that CI builds it
+//! against the release library the binary's build made, not the whole crate's unit tests.
+
+use std::time::{Duration, Instant};
+
+use harness::measure::timer::Timer;
+use harness::pipeline::transport::kafka::{Kafka, KafkaMember, MOCK_PARTITION_BYTES, RECORD_BYTES};
+use harness::pipeline::{
+    run_scenario, Backend, Bench, Member, MemberId, PipelinePlan, RebalanceListener, Record, Topic,
+    Transport, TransportError, TransportKind, DEFAULT_METADATA_LIMIT_BYTES,
+};
+use harness::results::CommitPolicy;
+use harness::workload::{ScenarioId, Sizes};
+use strategies::{Design, StrategyConfig, StrategyId};
+
+/// The sizes of the pipeline scenarios' own tests.
+fn sizes() -> Sizes {
+    Sizes {
+        pipeline_records: 3_000,
+        pipeline_keys: 200,
+        partitions: 3,
+        crash_after: 1_000,
+        commit_interval_ms: 1,
+        ..Sizes::quick()
+    }
+}
+
+/// The ordered strategies but `inline`.
+fn ordered() -> Vec<Design> {
+    Design::built_ins().filter(|id| id.descriptor().ordered && *id != StrategyId::Inline).collect()
+}
+
+/// A listener that does nothing.
+struct Ignore;
+
+impl RebalanceListener for Ignore {
+    fn assigned(&mut self, _: &[u32]) {}
+    fn revoked(&mut self, _: &[u32]) {}
+}
+
+/// Polls `member` until the group has given it its partitions; the listener's record.
+fn assigned(member: &KafkaMember) -> Vec<u32> {
+    #[derive(Default)]
+    struct Seen(Option<Vec<u32>>);
+    impl RebalanceListener for Seen {
+        fn assigned(&mut self, partitions: &[u32]) {
+            self.0 = Some(partitions.to_vec());
+        }
+        fn revoked(&mut self, _: &[u32]) {}
+    }
+    let mut seen = Seen::default();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while seen.0.is_none() {
+        assert!(Instant::now() < deadline, "no assignment within 30 s");
+        member.poll(0, &mut seen);
+    }
+    seen.0.unwrap_or_default()
+}
+
+/// A log of 100 records over 2 partitions by Kafka's partitioner, every record
+/// produced at 0.
+fn small_log() -> Topic {
+    let mut topic = Topic::new("events", 2).unwrap();
+    for index in 0..100_u64 {
+        topic.append(index % 7, index / 7 + 1, 64, 0);
+    }
+    topic
+}
+
+/// Base64-looking text of `len` characters, every position different from its
+/// neighbours so that a dropped or moved byte shows.
+fn text(len: usize) -> String {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    (0..len).map(|at| ALPHABET[(at * 7 + at / 64) % 64] as char).collect()
+}
+
+#[test]
+fn commit_metadata_reads_back_byte_for_byte_through_the_broker() {
+    let backend = Kafka { metadata_limit: 64 * 1024, ..Kafka::default() };
+    let transport = backend.open(&small_log(), Instant::now()).unwrap();
+    let member = transport.join(MemberId(0)).unwrap();
+    assert_eq!(assigned(&member), [0, 1]);
+    let written = [(0, 4_096), (1, 64 * 1024)];
+    for (partition, len) in written {
+        member.commit(partition, 17 + u64::from(partition), &text(len)).unwrap();
+    }
+    // A client of its own reads them: what the broker stored, not a client's cache.
+    let reader = transport.join(MemberId(1)).unwrap();
+    for (partition, len) in written {
+        let commit = reader.committed(partition).unwrap().expect("a commit");
+        assert_eq!(commit.offset, 17 + u64::from(partition));
+        assert_eq!(commit.metadata.len(), len);
+        assert!(commit.metadata == text(len), "partition {partition}: not byte for byte");
+    }
+}
+
+#[test]
+fn a_commit_above_the_cap_is_refused_and_the_broker_keeps_the_last() {
+    let transport = Kafka::default().open(&small_log(), Instant::now()).unwrap();
+    let member = transport.join(MemberId(0)).unwrap();
+    assigned(&member);
+    member.commit(0, 5, &text(DEFAULT_METADATA_LIMIT_BYTES)).unwrap();
+    let refused = member.commit(0, 9, &text(DEFAULT_METADATA_LIMIT_BYTES + 1)).unwrap_err();
+    assert_eq!(
+        refused,
+        TransportError::MetadataTooLarge {
+            partition: 0,
+            bytes: DEFAULT_METADATA_LIMIT_BYTES + 1,
+            limit: DEFAULT_METADATA_LIMIT_BYTES,
+        }
+    );
+    let kept = member.committed(0).unwrap().unwrap();
+    assert_eq!((kept.offset, kept.metadata.len()), (5, DEFAULT_METADATA_LIMIT_BYTES));
+}
+
+#[test]
+fn polls_return_every_record_of_the_log_in_offset_order_once() {
+    let log = small_log();
+    let transport = Kafka::default().open(&log, Instant::now()).unwrap();
+    let member = transport.join(MemberId(0)).unwrap();
+    let partitions = assigned(&member);
+    for &partition in &partitions {
+        member.seek(partition, 0).unwrap();
+    }
+    // As the consumer does once it has positioned them.
+    member.resume(&partitions).unwrap();
+    let mut polled: Vec<Record> = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while polled.len() < 100 && Instant::now() < deadline {
+        polled.extend(member.poll(16, &mut Ignore));
+    }
+    polled.sort_by_key(|record| (record.partition, record.offset));
+    let expected: Vec<Record> = log.records().copied().collect();
+    let mut expected_sorted = expected.clone();
+    expected_sorted.sort_by_key(|record| (record.partition, record.offset));
+    assert_eq!(polled, expected_sorted);
+}
+
+#[test]
+fn a_volume_past_the_mock_is_refused_before_anything_starts() {
+    let mut topic = Topic::new("events", 1).unwrap();
+    let records = MOCK_PARTITION_BYTES / RECORD_BYTES + 1;
+    for version in 1..=records {
+        topic.append(1, version, 64, 0);
+    }
+    let error = Kafka::default().open(&topic, Instant::now()).unwrap_err();
+    assert!(error.to_string().contains("more than the mock cluster keeps"), "{error}");
+}
+
+/// The four scenarios the mock runs, quick, over Kafka: nothing lost under a safe
+/// policy, every final state correct.
+#[test]
+fn the_pipeline_scenarios_lose_nothing_over_the_mock() {
+    let sizes = Sizes { pipeline_rate: 200_000, fail_pct: 3.0, poison: 2, ..sizes() };
+    let timer = Timer::start();
+    let bench = Bench {
+        sizes: &sizes,
+        seed: 7,
+        timer: &timer,
+        strategy_config: StrategyConfig::with_workers(2),
+        watch: Default::default(),
+    };
+    let plan = PipelinePlan {
+        commit_policies: vec![CommitPolicy::Contiguous, CommitPolicy::ContiguousMetadata],
+        transport: TransportKind::Kafka,
+        ..PipelinePlan::default()
+    };
+    let strategies = ordered();
+    for scenario in [
+        ScenarioId::PipelineCrash,
+        ScenarioId::PipelineRetry,
+        ScenarioId::PipelineReorder,
+        ScenarioId::PipelineRebalance,
+    ] {
+        let runs = run_scenario(scenario, &bench, &plan, &strategies, |_| {}).unwrap();
+        assert!(!runs.is_empty(), "{scenario}");
+        for run in &runs {
+            let what = format!("{scenario} {} {}", run.strategy, run.param);
+            assert_eq!(run.transport, Some(TransportKind::Kafka), "{what}");
+            assert_eq!(run.lost, 0, "{what}");
+            assert!(run.projection.final_state_correct, "{what}");
+        }
+    }
+    let expand = run_scenario(ScenarioId::PipelineExpand, &bench, &plan, &strategies, |_| {});
+    assert!(expand.unwrap().is_empty(), "no expansion on the mock");
+}
