@@ -36,7 +36,7 @@ pub use metric::Metric;
 pub use pipeline::{
     CommitPolicy, ExpansionReport, IncarnationReport, LagPoint, LagSummary, LatencySummary,
     Mitigation, PipelineRun, ProjectionReport, RebalanceEvent, RebalanceReport, ReorderReport,
-    RetryForever, RetryPolicy, RetryReport, TimelineBin,
+    RetryForever, RetryPolicy, RetryReport, TimelineBin, TransportKind,
 };
 pub use price::PriceOfOrder;
 use strategies::{Binding, WindowScope};
@@ -214,7 +214,7 @@ pub struct Meta {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TransportMeta {
     /// `kafka`.
-    pub kind: crate::pipeline::TransportKind,
+    pub kind: TransportKind,
     /// What the broker was: `mock` (librdkafka's in-process mock cluster, one per cell).
     pub broker: String,
     /// Brokers per cluster.

@@ -70,7 +70,7 @@ pub struct PipelineRun {
     /// The transport the cell consumed through; absent for the embedded log (and in older
     /// files, all of which used it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub transport: Option<crate::pipeline::TransportKind>,
+    pub transport: Option<TransportKind>,
 }
 
 impl PipelineRun {
@@ -496,5 +496,43 @@ mod tests {
         assert_eq!(summary.records, 100);
         assert_eq!((summary.p50_us, summary.p99_us, summary.max_us), (51.0, 99.0, 100.0));
         assert_eq!(LatencySummary::of(Vec::new()), LatencySummary::default());
+    }
+}
+
+/// Which transport a run's pipeline scenarios consume through (`--transport`).
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum TransportKind {
+    /// The embedded, in-process log (`pipeline::EmbeddedTransport`).
+    #[default]
+    Embedded,
+    /// Kafka's protocol, through librdkafka, on an in-process mock cluster per cell (the
+    /// `kafka` feature).
+    Kafka,
+}
+
+impl TransportKind {
+    /// Its name on the command line and in results.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Embedded => "embedded",
+            Self::Kafka => "kafka",
+        }
+    }
+
+    /// Whether this build can run it.
+    pub fn is_built(self) -> bool {
+        match self {
+            Self::Embedded => true,
+            Self::Kafka => cfg!(feature = "kafka"),
+        }
+    }
+}
+
+impl std::fmt::Display for TransportKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }

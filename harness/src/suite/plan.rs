@@ -194,9 +194,9 @@ pub fn transport_skip_reason(
     scenario: ScenarioId,
     transport: TransportKind,
 ) -> Option<&'static str> {
-    (transport == TransportKind::Kafka && scenario == ScenarioId::PipelineExpand).then_some(
+    (transport == TransportKind::Kafka && scenario.grows_partitions()).then_some(
         "the Kafka mock cluster cannot add partitions to a topic (it has no CreatePartitions): \
-         pipeline-expand needs a real cluster",
+         a scenario that grows the log's partitions needs a real cluster",
     )
 }
 

@@ -60,43 +60,7 @@ pub use kafka::{Kafka, KafkaMember, KafkaTransport};
 
 use super::log::{LogError, Record, Topic};
 
-/// Which transport a run's pipeline scenarios consume through (`--transport`).
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum TransportKind {
-    /// The embedded, in-process log ([`EmbeddedTransport`]).
-    #[default]
-    Embedded,
-    /// Kafka's protocol, through librdkafka, on an in-process mock cluster per cell (the
-    /// `kafka` feature).
-    Kafka,
-}
-
-impl TransportKind {
-    /// Its name on the command line and in results.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Embedded => "embedded",
-            Self::Kafka => "kafka",
-        }
-    }
-
-    /// Whether this build can run it.
-    pub fn is_built(self) -> bool {
-        match self {
-            Self::Embedded => true,
-            Self::Kafka => cfg!(feature = "kafka"),
-        }
-    }
-}
-
-impl fmt::Display for TransportKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+pub use crate::results::TransportKind;
 
 /// A member of the consumer group (Kafka's `group.instance.id`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

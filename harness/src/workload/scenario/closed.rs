@@ -26,6 +26,7 @@ pub(super) const UNIFORM: ScenarioSpec = ScenarioSpec {
     aggregate_types: one_type,
     note: None,
     isolation: None,
+    grows_partitions: false,
 };
 
 /// Hot keys: Zipf-distributed keys.

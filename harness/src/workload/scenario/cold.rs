@@ -37,6 +37,7 @@ pub(super) const COLD_COMMAND: ScenarioSpec = ScenarioSpec {
     aggregate_types: one_type,
     note: None,
     isolation: None,
+    grows_partitions: false,
 };
 
 /// Cold commands one sender may send in a cell: more than any strategy here handles in

@@ -42,6 +42,7 @@ pub(super) const HOT_KEY: ScenarioSpec = ScenarioSpec {
     aggregate_types: one_type,
     note: None,
     isolation: TWICE_UNSTRESSED,
+    grows_partitions: false,
 };
 
 /// A stressor's two workloads over `keys` keys: its unstressed twin, then `stress=on`. Key 0
@@ -126,6 +127,7 @@ pub(super) const SAGA: ScenarioSpec = ScenarioSpec {
     aggregate_types: one_type,
     note: None,
     isolation: TWICE_UNSTRESSED,
+    grows_partitions: false,
 };
 
 /// The groups saga's bystanders are picked for: a bystander's hash agrees with the saga

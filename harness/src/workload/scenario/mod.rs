@@ -60,6 +60,9 @@ pub struct ScenarioSpec {
     /// are held to. Such a scenario has an unstressed twin workload ([`UNSTRESSED`]), the
     /// same load without the stress, run in the same suite (`results::isolation`).
     pub isolation: Option<Isolation>,
+    /// Whether it adds partitions to the log mid-run: a transport that cannot (the Kafka
+    /// mock cluster, which has no CreatePartitions) skips it.
+    pub grows_partitions: bool,
 }
 
 /// The param of a stressor scenario's unstressed twin: the same bystanders at the same
@@ -262,6 +265,11 @@ impl ScenarioId {
     /// The bound its bystanders are held to, if it is an isolation stressor.
     pub const fn isolation(self) -> Option<Isolation> {
         self.spec().isolation
+    }
+
+    /// Whether it adds partitions to the log mid-run ([`ScenarioSpec::grows_partitions`]).
+    pub const fn grows_partitions(self) -> bool {
+        self.spec().grows_partitions
     }
 
     /// How many workloads (parameter values) it has at `sizes`: none for a pipeline

@@ -33,6 +33,7 @@ pub(super) const CONFLICT_BACKOFF: ScenarioSpec = ScenarioSpec {
     // Keys that wait must not hold up the others by more than this (the stressed cell keeps
     // its empty param; its twin's troubled keys spin instead of backing off).
     isolation: TWICE_UNSTRESSED,
+    grows_partitions: false,
 };
 
 /// The cost of no stealing.
@@ -49,6 +50,7 @@ pub(super) const LONG_SYNC: ScenarioSpec = ScenarioSpec {
     headline: Some(Metric::Throughput),
     stream: 4,
     isolation: None,
+    grows_partitions: false,
     ..CONFLICT_BACKOFF
 };
 
@@ -99,6 +101,7 @@ pub(super) const OPEN_LOOP: ScenarioSpec = ScenarioSpec {
     headline: Some(Metric::P99),
     stream: 7,
     isolation: None,
+    grows_partitions: false,
     ..CONFLICT_BACKOFF
 };
 

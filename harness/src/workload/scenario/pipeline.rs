@@ -20,6 +20,7 @@ pub(super) const CRASH: ScenarioSpec = ScenarioSpec {
     aggregate_types: one_type,
     note: None,
     isolation: None,
+    grows_partitions: false,
 };
 
 /// Transient failures and poison records, per retry policy.
@@ -38,6 +39,7 @@ pub(super) const EXPAND: ScenarioSpec = ScenarioSpec {
     description: "the log's partitions grow mid-stream, so a key's new records land beside its \
                   old backlog, per mitigation: reorderings and stalls",
     stream: 14,
+    grows_partitions: true,
     ..CRASH
 };
 

@@ -28,6 +28,7 @@ pub(super) const ASYNC_IO: ScenarioSpec = ScenarioSpec {
     aggregate_types: one_type,
     note: None,
     isolation: None,
+    grows_partitions: false,
 };
 
 /// What per-key order costs under skewed keys.
