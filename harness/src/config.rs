@@ -72,6 +72,9 @@ pub struct RunConfig {
     pub transport: crate::pipeline::TransportKind,
     /// How long one request to a broker may take (`--kafka-timeout-ms`).
     pub kafka_timeout: std::time::Duration,
+    /// The brokers of one pipeline cell taken down on purpose, to see how a run fails (a
+    /// library setting for tests; no flag sets it, and it is not recorded).
+    pub broker_fault: Option<crate::pipeline::BrokerFault>,
 }
 
 /// Why the settings a results file records cannot be measured again.
@@ -191,6 +194,7 @@ impl RunConfig {
                 .map_or(crate::pipeline::DEFAULT_KAFKA_TIMEOUT, |transport| {
                     std::time::Duration::from_millis(transport.timeout_ms)
                 }),
+            broker_fault: None,
         };
         config.sweep = meta.sweep.clone().unwrap_or_else(|| Sweep::single(&config.strategy));
         config.validate().map_err(in_file)?;
@@ -279,6 +283,7 @@ mod tests {
             watchdog: Watchdog::default(),
             transport: Default::default(),
             kafka_timeout: crate::pipeline::DEFAULT_KAFKA_TIMEOUT,
+            broker_fault: None,
         }
     }
 

@@ -5,13 +5,17 @@
 
 use std::time::{Duration, Instant};
 
+use harness::cli::resume::{resume, Resume};
+use harness::cli::RunArgs;
+use harness::config::RunConfig;
 use harness::measure::timer::Timer;
 use harness::pipeline::transport::kafka::{Kafka, KafkaMember, MOCK_PARTITION_BYTES, RECORD_BYTES};
 use harness::pipeline::{
-    run_scenario, Backend, Bench, Member, MemberId, PipelinePlan, RebalanceListener, Record, Topic,
-    Transport, TransportError, TransportKind, DEFAULT_METADATA_LIMIT_BYTES,
+    run_scenario, Backend, Bench, BrokerFault, Member, MemberId, PipelinePlan, RebalanceListener,
+    Record, Topic, Transport, TransportError, TransportKind, DEFAULT_METADATA_LIMIT_BYTES,
 };
-use harness::results::CommitPolicy;
+use harness::results::{CommitPolicy, Results};
+use harness::suite::{run_suite_with, Control, Quiet, SuiteError};
 use harness::workload::{ScenarioId, Sizes};
 use strategies::{Design, StrategyConfig, StrategyId};
 
@@ -54,7 +58,7 @@ fn assigned(member: &KafkaMember) -> Vec<u32> {
     let deadline = Instant::now() + Duration::from_secs(30);
     while seen.0.is_none() {
         assert!(Instant::now() < deadline, "no assignment within 30 s");
-        member.poll(0, &mut seen);
+        member.poll(0, &mut seen).unwrap();
     }
     seen.0.unwrap_or_default()
 }
@@ -129,7 +133,7 @@ fn polls_return_every_record_of_the_log_in_offset_order_once() {
     let mut polled: Vec<Record> = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(30);
     while polled.len() < 100 && Instant::now() < deadline {
-        polled.extend(member.poll(16, &mut Ignore));
+        polled.extend(member.poll(16, &mut Ignore).unwrap());
     }
     polled.sort_by_key(|record| (record.partition, record.offset));
     let expected: Vec<Record> = log.records().copied().collect();
@@ -185,4 +189,64 @@ fn the_pipeline_scenarios_lose_nothing_over_the_mock() {
     }
     let expand = run_scenario(ScenarioId::PipelineExpand, &bench, &plan, &strategies, |_| {});
     assert!(expand.unwrap().is_empty(), "no expansion on the mock");
+}
+
+/// pipeline-crash over the mock, quick, keyed-mailbox, group-by and tokio under
+/// `contiguous`: the second cell's brokers go down 300 ms after its log is produced. The
+/// cell fails within the broker timeout with the broker's words, the run stops there (exit
+/// 1 in the binary) keeping the first cell, and a resumed run completes it.
+#[test]
+fn a_broker_that_dies_mid_cell_fails_the_cell_and_the_run_resumes() {
+    let out = std::env::temp_dir().join(format!("keyed-bench-broker-dies-{}", std::process::id()));
+    std::fs::remove_dir_all(&out).ok();
+    let args = RunArgs {
+        scenario: "pipeline-crash".into(),
+        strategy: "keyed-mailbox,group-by,tokio".into(),
+        commit_policy: "contiguous".into(),
+        quick: true,
+        transport: TransportKind::Kafka,
+        kafka_timeout_ms: 2_000,
+        out: out.clone(),
+        ..RunArgs::defaults()
+    };
+    let command = "keyed-bench run --scenario pipeline-crash --transport kafka".to_owned();
+    let mut config = RunConfig::try_from((args.clone(), command.clone())).expect("valid settings");
+    config.broker_fault = Some(BrokerFault::new(1, Duration::from_millis(300)));
+
+    let started = Instant::now();
+    let error = run_suite_with(&config, &mut Quiet, Control::default()).expect_err("fails");
+    let took = started.elapsed();
+    assert!(matches!(error, SuiteError::Pipeline(_)), "{error}");
+    assert!(error.to_string().contains("no broker answered for 2000 ms"), "{error}");
+    assert!(took < Duration::from_secs(60), "the run took {took:?}");
+
+    let stopped = Results::read(&out.join("results.json")).expect("the run saved its file");
+    let ran: Vec<&str> = stopped.pipelines.iter().map(|run| run.strategy.as_str()).collect();
+    assert_eq!(ran, ["keyed-mailbox"], "the cell before the broker died is kept");
+    assert_eq!(stopped.failed.len(), 1, "{:?}", stopped.failed);
+    let failed = &stopped.failed[0];
+    assert_eq!(failed.strategy, "group-by");
+    assert!(failed.reason.contains("no broker answered"), "{}", failed.reason);
+    assert!(failed.elapsed_s < 30.0, "failed after {} s", failed.elapsed_s);
+    let incomplete = stopped.meta.incomplete.as_ref().expect("marked incomplete");
+    let stopped_by = incomplete.stopped_by.as_deref().unwrap_or_default();
+    assert!(stopped_by.starts_with("error: "), "{stopped_by}");
+    assert_eq!(incomplete.missing.len(), 1, "tokio's cell is left: {:?}", incomplete.missing);
+
+    let resumed = match resume(&out, RunArgs { resume: Some(out.clone()), ..args }, command) {
+        Ok(Resume::Missing { config, earlier }) => {
+            let control = Control { stop: None, earlier: Some(*earlier) };
+            run_suite_with(&config, &mut Quiet, control).expect("the resumed run completes")
+        }
+        Ok(_) => panic!("nothing left to resume"),
+        Err(error) => panic!("cannot resume: {error}"),
+    };
+    let results = resumed.results;
+    assert!(results.meta.incomplete.is_none(), "{:?}", results.meta.incomplete);
+    assert!(results.failed.is_empty(), "the failed cell ran again: {:?}", results.failed);
+    let mut ran: Vec<&str> = results.pipelines.iter().map(|run| run.strategy.as_str()).collect();
+    ran.sort_unstable();
+    assert_eq!(ran, ["group-by", "keyed-mailbox", "tokio"]);
+    assert!(results.pipelines.iter().all(|run| run.lost == 0), "a safe policy loses nothing");
+    std::fs::remove_dir_all(&out).ok();
 }

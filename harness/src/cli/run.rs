@@ -293,6 +293,7 @@ impl TryFrom<(RunArgs, String)> for RunConfig {
             watchdog: Watchdog { cell_timeout, ..Watchdog::default() },
             transport: args.transport,
             kafka_timeout: std::time::Duration::from_millis(args.kafka_timeout_ms.max(1)),
+            broker_fault: None,
         };
         config.validate()?;
         check_transport(&config)?;

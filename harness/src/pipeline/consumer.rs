@@ -847,7 +847,13 @@ impl<'a, M: Member> Run<'a, M> {
                 let record = shared.records[partition as usize][offset as usize];
                 self.report.retry_polls += u64::from(submit(&record, FROM_RETRY_TOPIC));
             }
-            let records = member.poll(shared.config.max_poll_records, self);
+            let records = match member.poll(shared.config.max_poll_records, self) {
+                Ok(records) => records,
+                Err(error) => {
+                    self.error = Some(error.into());
+                    return;
+                }
+            };
             if records.is_empty() && self.done() {
                 return;
             }
@@ -926,7 +932,10 @@ impl<'a, M: Member> Run<'a, M> {
                 member.leave(self);
                 return;
             }
-            member.poll(0, self);
+            if let Err(error) = member.poll(0, self) {
+                self.error = Some(error.into());
+                return;
+            }
             thread::sleep(Duration::from_micros(200));
         }
     }

@@ -113,6 +113,6 @@ pub use scenario::{
     DEFAULT_KAFKA_TIMEOUT,
 };
 pub use transport::{
-    Backend, Commit, Embedded, EmbeddedMember, EmbeddedTransport, Member, MemberId,
+    Backend, BrokerFault, Commit, Embedded, EmbeddedMember, EmbeddedTransport, Member, MemberId,
     RebalanceListener, Transport, TransportError, TransportKind,
 };

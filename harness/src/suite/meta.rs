@@ -55,8 +55,11 @@ pub(crate) fn suite_meta(
 #[cfg(feature = "kafka")]
 fn transport_meta(config: &RunConfig) -> Option<crate::results::TransportMeta> {
     use crate::pipeline::transport::kafka::{self, Kafka};
-    let kafka =
-        Kafka { metadata_limit: config.sizes.metadata_limit, timeout: config.kafka_timeout };
+    let kafka = Kafka {
+        metadata_limit: config.sizes.metadata_limit,
+        timeout: config.kafka_timeout,
+        fault: None,
+    };
     (config.transport == crate::pipeline::TransportKind::Kafka).then(|| {
         crate::results::TransportMeta {
             kind: config.transport,

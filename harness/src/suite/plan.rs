@@ -344,6 +344,7 @@ pub(crate) fn pipeline_plan(config: &RunConfig) -> crate::pipeline::PipelinePlan
         retry_policies: config.retry_policies.clone(),
         transport: config.transport,
         kafka_timeout: config.kafka_timeout,
+        broker_fault: config.broker_fault.clone(),
     }
 }
 

@@ -337,6 +337,12 @@ impl<'r> Runner<'r> {
         let grace_s = self.config.watchdog.cancel_grace.as_secs();
         let (failure, abandoned) = match ending {
             Ending::Returned(result) => return result,
+            Ending::Failed(index, failed, error) => {
+                let cell = &self.plan.cells[index];
+                progress.finished(cell, &format!("FAILED: {}", failed.reason));
+                ledger.failed(index, failed)?;
+                return Err(error);
+            }
             Ending::Cancelled(failure) => (failure, false),
             Ending::Stalled(index, failed) => (Some((index, failed)), false),
             Ending::Abandoned(failure) => (failure, true),

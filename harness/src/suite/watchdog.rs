@@ -166,6 +166,10 @@ pub(super) enum Ending {
     /// Its cell gave up by itself, no measured command answered for its timeout
     /// ([`RunError::Stalled`]), and it returned: the cell, with its failure.
     Stalled(usize, FailedCell),
+    /// Its cell failed with an error that ends the run, and it returned: the cell, with its
+    /// failure, and the error (a broker that stopped answering would fail the cells after
+    /// it too).
+    Failed(usize, FailedCell, SuiteError),
     /// The watchdog cancelled it, and it did not return: the cell thread is left behind.
     /// The cell that made no progress, with its failure (`abandoned`); none where a stop
     /// request cancelled it.
@@ -298,6 +302,13 @@ impl<'s> Supervisor<'s> {
                     let done = failed.done;
                     let reason = unanswered_reason(waited.as_secs_f64(), done, cells.unit);
                     Ending::Stalled(index, FailedCell { reason, ..failed })
+                }
+                Err(SuiteError::Pipeline(error)) if error.broker_failure().is_some() => {
+                    let index = job.watching.index;
+                    let timeout = (cells.timeout)(index);
+                    let failed = failure(&cells.cells[index], cells.unit, &job, timeout);
+                    let reason = error.to_string();
+                    Ending::Failed(index, FailedCell { reason, ..failed }, error.into())
                 }
                 result => Ending::Returned(result),
             };

@@ -51,7 +51,9 @@ use super::consumer::{
 };
 use super::log::{Record, Topic};
 use super::retry::RetryConfig;
-use super::transport::{Backend, Embedded, MemberId, Transport, TransportKind};
+use super::transport::{
+    Backend, BrokerFault, Embedded, MemberId, Transport, TransportError, TransportKind,
+};
 use crate::measure::timer::Timer;
 use crate::results::{
     CommitPolicy, IncarnationReport, LagSummary, Mitigation, PipelineRun, RetryPolicy,
@@ -91,6 +93,20 @@ pub enum PipelineError {
     NotBuilt,
 }
 
+impl PipelineError {
+    /// The broker's failure, in its words, where the broker failed or stopped answering (a
+    /// failure that ends the run: the cells after it would meet the same broker).
+    pub fn broker_failure(&self) -> Option<&str> {
+        match self {
+            Self::Consumer {
+                source: ConsumerError::Transport(TransportError::Broker(words)),
+                ..
+            } => Some(words),
+            _ => None,
+        }
+    }
+}
+
 /// The policies the cells of the pipeline scenarios cross with the strategies, and the
 /// transport they consume through.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -103,6 +119,8 @@ pub struct PipelinePlan {
     pub transport: TransportKind,
     /// How long one request to a broker may take (`--kafka-timeout-ms`).
     pub kafka_timeout: std::time::Duration,
+    /// The brokers of one cell taken down on purpose (a test of how a run fails).
+    pub broker_fault: Option<BrokerFault>,
 }
 
 /// `--kafka-timeout-ms`'s default.
@@ -115,6 +133,7 @@ impl Default for PipelinePlan {
             retry_policies: RetryPolicy::ALL.to_vec(),
             transport: TransportKind::Embedded,
             kafka_timeout: DEFAULT_KAFKA_TIMEOUT,
+            broker_fault: None,
         }
     }
 }
@@ -269,7 +288,11 @@ fn run_on_kafka(
         return Ok(Vec::new());
     }
     let metadata_limit = bench.sizes.metadata_limit;
-    let backend = &super::transport::Kafka { metadata_limit, timeout: plan.kafka_timeout };
+    let backend = &super::transport::Kafka {
+        metadata_limit,
+        timeout: plan.kafka_timeout,
+        fault: plan.broker_fault.clone(),
+    };
     let transport = Some(TransportKind::Kafka);
     let each = |run: &PipelineRun| each(&PipelineRun { transport, ..run.clone() });
     let runs = run_on(scenario, bench, backend, plan, strategies, wanted, each)?;

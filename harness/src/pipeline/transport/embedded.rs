@@ -425,10 +425,14 @@ impl Member for EmbeddedMember {
         self.member
     }
 
-    fn poll(&self, max_records: usize, listener: &mut dyn RebalanceListener) -> Vec<Record> {
+    fn poll(
+        &self,
+        max_records: usize,
+        listener: &mut dyn RebalanceListener,
+    ) -> Result<Vec<Record>, TransportError> {
         let partitions = self.broker.topic.read().partitions();
         let turn = self.broker.group.lock().turn(self.member, self.client, partitions);
-        match turn {
+        Ok(match turn {
             Turn::Fenced | Turn::Wait => Vec::new(),
             Turn::Revoke(partitions) => {
                 self.revoke(&partitions, listener);
@@ -439,7 +443,7 @@ impl Member for EmbeddedMember {
                 Vec::new()
             }
             Turn::Fetch => self.fetch(max_records),
-        }
+        })
     }
 
     fn assignment(&self) -> Vec<u32> {
@@ -544,13 +548,16 @@ mod tests {
 
     /// Polls `member` once for records, telling a fresh listener.
     fn poll(member: &EmbeddedMember, max_records: usize) -> Vec<Record> {
-        member.poll(max_records, &mut Told::default())
+        member.poll(max_records, &mut Told::default()).unwrap()
     }
 
     /// Polls `member` once and returns what its listener was told.
     fn told(member: &EmbeddedMember) -> Vec<(bool, Vec<u32>)> {
         let mut told = Told::default();
-        assert!(member.poll(10, &mut told).is_empty(), "a rebalancing poll returns no records");
+        assert!(
+            member.poll(10, &mut told).unwrap().is_empty(),
+            "a rebalancing poll returns no records"
+        );
         told.0
     }
 
@@ -663,7 +670,7 @@ mod tests {
         a.commit(0, 2, "").unwrap();
         // B joins: A gives both partitions up at its next poll, committing its positions.
         let b = transport.join(B).unwrap();
-        assert!(a.poll(10, &mut CommitOnRevoke(&a)).is_empty());
+        assert!(a.poll(10, &mut CommitOnRevoke(&a)).unwrap().is_empty());
         assert_eq!(a.assignment(), Vec::<u32>::new());
         assert_eq!(transport.committed(0), Some(Commit::offset(3)));
         let late = a.commit(1, 4, "");
@@ -699,7 +706,7 @@ mod tests {
         assert_eq!(told(&new), [(true, vec![0])]);
         assert_eq!(new.position(0), Some(4));
         let mut unchanged = Told::default();
-        assert_eq!(b.poll(0, &mut unchanged), []);
+        assert_eq!(b.poll(0, &mut unchanged).unwrap(), []);
         assert!(unchanged.0.is_empty(), "b keeps its partition: no rebalance");
         assert_eq!(b.assignment(), [1]);
     }

@@ -41,20 +41,23 @@
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt;
+use std::mem::ManuallyDrop;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{mpsc, Arc};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
-use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer, ConsumerContext, RebalanceProtocol};
+use rdkafka::consumer::{BaseConsumer, Consumer, ConsumerContext};
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::message::DeliveryResult;
 use rdkafka::producer::{BaseProducer, BaseRecord, Producer, ProducerContext};
 use rdkafka::types::RDKafkaRespErr;
 use rdkafka::{ClientConfig, ClientContext, Message, Offset, TopicPartitionList};
 
-use super::{Backend, Commit, Member, MemberId, RebalanceListener, Transport, TransportError};
+use super::{
+    Backend, BrokerFault, Commit, Member, MemberId, RebalanceListener, Transport, TransportError,
+};
 use crate::pipeline::commit::DEFAULT_METADATA_LIMIT_BYTES;
 use crate::pipeline::log::{LogError, Record, Topic};
 
@@ -87,22 +90,33 @@ const POLL_WAIT: Duration = Duration::from_millis(1);
 /// 500 ms and 1 s: a pipeline cell lasts well under a second on the mock).
 const FETCH_WAIT_MS: &str = "10";
 
+/// How long a metadata request that checks whether the broker still answers may wait, and
+/// how often one is made while it may not (module docs, step 4).
+const PROBE_WAIT: Duration = Duration::from_millis(250);
+const PROBE_EVERY: Duration = Duration::from_millis(100);
+
 /// Bytes of a record's value: version, payload size, produce time.
 const VALUE_BYTES: usize = 20;
 
 /// The pipeline's log on a mock cluster as a scenario's [`Backend`]: each cell gets a
 /// cluster of its own.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Kafka {
     /// The most bytes of metadata text one commit may carry (`--metadata-limit`).
     pub metadata_limit: usize,
     /// How long a request to the broker may take (`--kafka-timeout-ms`).
     pub timeout: Duration,
+    /// One cell's brokers taken down on purpose.
+    pub fault: Option<BrokerFault>,
 }
 
 impl Default for Kafka {
     fn default() -> Self {
-        Self { metadata_limit: DEFAULT_METADATA_LIMIT_BYTES, timeout: Duration::from_secs(10) }
+        Self {
+            metadata_limit: DEFAULT_METADATA_LIMIT_BYTES,
+            timeout: Duration::from_secs(10),
+            fault: None,
+        }
     }
 }
 
@@ -421,6 +435,9 @@ impl Backend for Kafka {
             stop: Arc::default(),
         };
         transport.produce(log, epoch)?;
+        if let Some(fault) = self.fault.as_ref().filter(|fault| fault.strikes()) {
+            transport.take_down(fault.after)?;
+        }
         Ok(transport)
     }
 }
@@ -500,6 +517,24 @@ impl KafkaTransport {
         Ok(())
     }
 
+    /// Takes every broker of the cluster down `after` now, as a broker that dies would go
+    /// (its connections closed, new ones refused), from a thread of its own.
+    fn take_down(&self, after: Duration) -> Result<(), TransportError> {
+        let producer = Arc::clone(&self.producer);
+        thread::Builder::new()
+            .name("kafka-fault".into())
+            .spawn(move || {
+                thread::sleep(after);
+                if let Some(cluster) = producer.client().mock_cluster() {
+                    for id in 1..=BROKERS {
+                        let _ = cluster.broker_down(id);
+                    }
+                }
+            })
+            .map(drop)
+            .map_err(|error| broker(format!("cannot start the fault's thread: {error}")))
+    }
+
     /// The cluster's bootstrap servers.
     pub fn bootstrap_servers(&self) -> &str {
         &self.bootstrap
@@ -517,7 +552,7 @@ impl Transport for KafkaTransport {
     fn join(&self, member: MemberId) -> Result<Arc<KafkaMember>, TransportError> {
         let consumer: BaseConsumer<MemberContext> =
             consumer_settings(&self.bootstrap, &self.group_id, self.settings.timeout)
-                .create_with_context(MemberContext::default())
+                .create_with_context(MemberContext::new(GROUP_PROTOCOL))
                 .map_err(|error| broker(format!("cannot create the consumer: {error}")))?;
         consumer
             .subscribe(&[&self.topic])
@@ -530,7 +565,7 @@ impl Transport for KafkaTransport {
             }
         };
         Ok(Arc::new(KafkaMember {
-            consumer,
+            consumer: ManuallyDrop::new(consumer),
             id: member,
             topic: self.topic.clone(),
             partitions: self.partitions,
@@ -556,10 +591,29 @@ enum Change {
 
 /// A member's consumer context: the rebalance callback queues the broker's changes for the
 /// member's next poll, or makes them at once while the client closes.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct MemberContext {
     changes: Mutex<VecDeque<Change>>,
     closing: AtomicBool,
+    /// Whether the group protocol assigns incrementally, known from the settings (KIP-848's
+    /// `consumer` protocol always does). librdkafka is never asked: its
+    /// `rd_kafka_rebalance_protocol` waits on the group's thread for ever, and a closing
+    /// consumer's group may have stopped serving it.
+    cooperative: bool,
+    /// The partitions the client's own assignment holds: what its assigns and unassigns
+    /// made so far.
+    held: Mutex<BTreeSet<u32>>,
+}
+
+impl MemberContext {
+    fn new(group_protocol: &str) -> Self {
+        Self {
+            changes: Mutex::default(),
+            closing: AtomicBool::new(false),
+            cooperative: group_protocol == "consumer",
+            held: Mutex::default(),
+        }
+    }
 }
 
 impl ClientContext for MemberContext {}
@@ -592,12 +646,59 @@ fn apply(
     tpl: &TopicPartitionList,
     change: &Change,
 ) -> Result<(), KafkaError> {
-    let cooperative = matches!(consumer.rebalance_protocol(), RebalanceProtocol::Cooperative);
-    match (change, cooperative) {
+    let context = consumer.context();
+    match (change, context.cooperative) {
         (Change::Assign(_), true) => consumer.incremental_assign(tpl),
         (Change::Assign(_), false) => consumer.assign(tpl),
         (Change::Revoke(_), true) => consumer.incremental_unassign(tpl),
         (Change::Revoke(_), false) => consumer.unassign(),
+    }?;
+    let mut held = context.held.lock();
+    match change {
+        Change::Assign(partitions) => held.extend(partitions.iter().copied()),
+        Change::Revoke(_) if !context.cooperative => held.clear(),
+        Change::Revoke(partitions) => partitions.iter().for_each(|partition| {
+            held.remove(partition);
+        }),
+    }
+    Ok(())
+}
+
+/// Commits `tpl` and waits at most `timeout` for the broker's answer: none if it did not
+/// come. (A synchronous `commit` waits for ever, and a commit to a broker that died waits
+/// for its coordinator to come back.) The answer comes to a queue of the call's own, so
+/// no poll of the consumer is needed to hear it.
+fn commit_within(
+    consumer: &BaseConsumer<MemberContext>,
+    tpl: &TopicPartitionList,
+    timeout: Duration,
+) -> Option<Result<(), KafkaError>> {
+    use rdkafka::bindings as rd;
+    let rk = consumer.client().native_ptr();
+    let wait_ms = i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX);
+    // SAFETY: `rk` is the consumer's live client, which `consumer` borrows for the call;
+    // `tpl` outlives the call, which copies it. The queue is created, polled and destroyed
+    // here; the commit's reply holds a reference of its own to the queue, so a reply that
+    // comes after the queue is destroyed is dropped by librdkafka, not written to freed
+    // memory. The event, when there is one, is destroyed once its error is read.
+    unsafe {
+        let queue = rd::rd_kafka_queue_new(rk);
+        let sent = rd::rd_kafka_commit_queue(rk, tpl.ptr(), queue, None, std::ptr::null_mut());
+        let answer = if sent == RDKafkaRespErr::RD_KAFKA_RESP_ERR_NO_ERROR {
+            let event = rd::rd_kafka_queue_poll(queue, wait_ms);
+            (!event.is_null()).then(|| {
+                let code = rd::rd_kafka_event_error(event);
+                rd::rd_kafka_event_destroy(event);
+                code
+            })
+        } else {
+            Some(sent)
+        };
+        rd::rd_kafka_queue_destroy(queue);
+        answer.map(|code| match code {
+            RDKafkaRespErr::RD_KAFKA_RESP_ERR_NO_ERROR => Ok(()),
+            code => Err(KafkaError::ConsumerCommit(code.into())),
+        })
     }
 }
 
@@ -613,12 +714,24 @@ struct MemberState {
     positions: BTreeMap<u32, u64>,
     /// The membership epoch the member's hold belongs to.
     epoch: u64,
+    /// Set by a client error, cleared once the broker answers again.
+    unanswered: Option<Unanswered>,
+}
+
+/// Since when the broker may not have answered the member's client (module docs, step 4).
+#[derive(Debug)]
+struct Unanswered {
+    since: Instant,
+    /// The client's error that raised the doubt.
+    first: String,
+    /// When the last metadata request checked it.
+    probed: Option<Instant>,
 }
 
 /// A member's client of a [`KafkaTransport`].
 pub struct KafkaMember {
-    /// Dropped first: its close leaves the group while the cluster still runs.
-    consumer: BaseConsumer<MemberContext>,
+    /// Closed by the member's drop (on a thread of its own), while the cluster still runs.
+    consumer: ManuallyDrop<BaseConsumer<MemberContext>>,
     id: MemberId,
     topic: String,
     partitions: u32,
@@ -642,10 +755,11 @@ impl fmt::Debug for KafkaMember {
 
 impl Drop for KafkaMember {
     fn drop(&mut self) {
-        // The consumer's close (its drop) revokes what it owns through the callback, which
-        // must make the unassign itself now that no poll will.
+        // From here the callback makes the revocations itself, since no poll will.
         self.close_changes();
+        self.unsubscribe_first();
         self.group.record(self.id, &BTreeSet::new());
+        self.close_aside();
     }
 }
 
@@ -670,6 +784,79 @@ impl KafkaMember {
                 Change::Assign(partitions) | Change::Revoke(partitions) => partitions,
             };
             let _ = apply(&self.consumer, &self.list(partitions), &change);
+        }
+    }
+
+    /// Leaves the group before the close: an unsubscribe, then polls, whose callback makes
+    /// the revocation, until the client holds nothing (at most the transport's timeout, or
+    /// a second). The close then has nothing to revoke: a revocation made while librdkafka
+    /// closes a KIP-848 member can wait for ever on its group's thread.
+    fn unsubscribe_first(&self) {
+        if self.consumer.context().held.lock().is_empty() {
+            return;
+        }
+        self.consumer.unsubscribe();
+        let deadline = Instant::now() + self.settings.timeout.min(Duration::from_secs(1));
+        while !self.consumer.context().held.lock().is_empty() && Instant::now() < deadline {
+            let _ = self.consumer.poll(Duration::from_millis(10));
+        }
+    }
+
+    /// Closes the client (its drop: the group's leave, its connections) on a thread of its
+    /// own, waiting at most the transport's timeout: a broker that stopped answering would
+    /// hold the member's caller for the client's session. A close still going on then ends
+    /// in the background, the cluster kept up until it does.
+    fn close_aside(&mut self) {
+        // SAFETY: called once, from the member's drop; the field is not used after it.
+        let consumer = unsafe { ManuallyDrop::take(&mut self.consumer) };
+        let cluster = Arc::clone(&self._cluster);
+        let (closed, done) = mpsc::channel();
+        let spawned = thread::Builder::new().name("kafka-close".into()).spawn(move || {
+            drop(consumer);
+            drop(cluster);
+            let _ = closed.send(());
+        });
+        // A thread that cannot start drops the client here, as it would have.
+        if spawned.is_ok() {
+            let _ = done.recv_timeout(self.settings.timeout);
+        }
+    }
+
+    /// Notes a client error: the broker may have stopped answering.
+    fn broker_error(&self, error: &KafkaError) {
+        let mut state = self.state.lock();
+        state.unanswered.get_or_insert_with(|| Unanswered {
+            since: Instant::now(),
+            first: error.to_string(),
+            probed: None,
+        });
+    }
+
+    /// Fails once no broker has answered for the transport's timeout since a client error:
+    /// a metadata request, at most every [`PROBE_EVERY`], tells a broker that answers again
+    /// from one that is gone (module docs, step 4).
+    fn check_broker(&self) -> Result<(), TransportError> {
+        let (since, first) = {
+            let mut state = self.state.lock();
+            let Some(unanswered) = &mut state.unanswered else {
+                return Ok(());
+            };
+            if unanswered.probed.is_some_and(|at| at.elapsed() < PROBE_EVERY) {
+                return Ok(());
+            }
+            unanswered.probed = Some(Instant::now());
+            (unanswered.since, unanswered.first.clone())
+        };
+        match self.consumer.fetch_metadata(Some(&self.topic), PROBE_WAIT) {
+            Ok(_) => {
+                self.state.lock().unanswered = None;
+                Ok(())
+            }
+            Err(error) if since.elapsed() >= self.settings.timeout => Err(broker(format!(
+                "no broker answered for {} ms (--kafka-timeout-ms): {first}; then {error}",
+                self.settings.timeout.as_millis()
+            ))),
+            Err(_) => Ok(()),
         }
     }
 
@@ -747,7 +934,9 @@ impl KafkaMember {
     fn take_hold(&self, listener: &mut dyn RebalanceListener) {
         // Serve the client's events (the rebalance callback among them); what it fetched
         // of partitions not held is dropped, and the hold seeks anyway.
-        let _ = self.consumer.poll(POLL_WAIT);
+        if let Some(Err(error)) = self.consumer.poll(POLL_WAIT) {
+            self.broker_error(&error);
+        }
         if !self.consumer.context().changes.lock().is_empty()
             || !self.group.settled(self.partitions)
         {
@@ -766,14 +955,20 @@ impl KafkaMember {
         let mut polled = Vec::new();
         let mut wait = POLL_WAIT;
         while polled.len() < max_records {
-            let Some(Ok(message)) = self.consumer.poll(wait) else {
-                break;
+            let message = match self.consumer.poll(wait) {
+                Some(Ok(message)) => message,
+                Some(Err(error)) => {
+                    self.broker_error(&error);
+                    break;
+                }
+                None => break,
             };
             wait = Duration::ZERO;
             let Some(record) = record_of(&message) else {
                 continue;
             };
             let mut state = self.state.lock();
+            state.unanswered = None;
             if state.holding && state.positions.contains_key(&record.partition) {
                 state.positions.insert(record.partition, record.offset + 1);
                 polled.push(record);
@@ -816,15 +1011,20 @@ impl Member for KafkaMember {
         self.id
     }
 
-    fn poll(&self, max_records: usize, listener: &mut dyn RebalanceListener) -> Vec<Record> {
+    fn poll(
+        &self,
+        max_records: usize,
+        listener: &mut dyn RebalanceListener,
+    ) -> Result<Vec<Record>, TransportError> {
+        self.check_broker()?;
         if self.membership_changed(listener) || self.next_change(listener) {
-            return Vec::new();
+            return Ok(Vec::new());
         }
         if !self.state.lock().holding {
             self.take_hold(listener);
-            return Vec::new();
+            return Ok(Vec::new());
         }
-        self.fetch(max_records)
+        Ok(self.fetch(max_records))
     }
 
     fn assignment(&self) -> Vec<u32> {
@@ -876,9 +1076,15 @@ impl Member for KafkaMember {
         tpl.add_partition(&self.topic, partition as i32).set_metadata(metadata);
         tpl.set_partition_offset(&self.topic, partition as i32, Offset::Offset(offset as i64))
             .map_err(|error| broker(format!("cannot commit partition {partition}: {error}")))?;
-        self.consumer
-            .commit(&tpl, CommitMode::Sync)
-            .map_err(|error| self.commit_error(partition, &error))
+        match commit_within(&self.consumer, &tpl, self.settings.timeout) {
+            Some(Ok(())) => Ok(()),
+            Some(Err(error)) => Err(self.commit_error(partition, &error)),
+            None => Err(broker(format!(
+                "no answer to the commit of partition {partition} within {} ms \
+                 (--kafka-timeout-ms)",
+                self.settings.timeout.as_millis()
+            ))),
+        }
     }
 
     fn committed(&self, partition: u32) -> Result<Option<Commit>, TransportError> {

@@ -49,8 +49,9 @@ mod embedded;
 pub mod kafka;
 
 use std::fmt;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
@@ -131,6 +132,39 @@ pub enum TransportError {
     Broker(String),
 }
 
+/// Every broker of one cell's cluster taken down on purpose, to see how a run fails when
+/// its broker dies: the `cell`-th transport the run opens (counting from 0, over clones of
+/// the fault) loses its brokers `after` it opened. Only a transport with brokers has any
+/// to take down; the embedded log ignores it.
+#[derive(Clone, Debug)]
+pub struct BrokerFault {
+    /// Which transport opened, from 0.
+    pub cell: usize,
+    /// How long after it opened.
+    pub after: Duration,
+    opened: Arc<AtomicUsize>,
+}
+
+impl BrokerFault {
+    /// The brokers of the `cell`-th transport opened go down `after` it opened.
+    pub fn new(cell: usize, after: Duration) -> Self {
+        Self { cell, after, opened: Arc::default() }
+    }
+
+    /// Counts a transport opened; whether its brokers are the ones to take down.
+    pub fn strikes(&self) -> bool {
+        self.opened.fetch_add(1, Ordering::Relaxed) == self.cell
+    }
+}
+
+impl PartialEq for BrokerFault {
+    fn eq(&self, other: &Self) -> bool {
+        (self.cell, self.after) == (other.cell, other.after)
+    }
+}
+
+impl Eq for BrokerFault {}
+
 /// What a member does when the group changes its assignment: run on the polling thread,
 /// from inside [`Member::poll`] or [`Member::leave`] (rust-rdkafka: a `ConsumerContext`'s
 /// `pre_rebalance` and `post_rebalance`).
@@ -153,8 +187,13 @@ pub trait Member: Send + Sync {
 
     /// Runs the listener if the group changed the member's assignment, and otherwise
     /// returns up to `max_records` records of its unpaused partitions, each partition's in
-    /// offset order (steps 2 and 3).
-    fn poll(&self, max_records: usize, listener: &mut dyn RebalanceListener) -> Vec<Record>;
+    /// offset order (steps 2 and 3); an error once the broker has not answered for the
+    /// transport's timeout.
+    fn poll(
+        &self,
+        max_records: usize,
+        listener: &mut dyn RebalanceListener,
+    ) -> Result<Vec<Record>, TransportError>;
 
     /// The partitions the member owns, ascending.
     fn assignment(&self) -> Vec<u32>;
