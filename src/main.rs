@@ -5,7 +5,8 @@
 //! prints a result and maps it to an exit status: 0 done, 1 a failed verdict or run (a run
 //! with a failed cell included), 2 bad input, 3 inconclusive (a pass that could not judge
 //! everything: a gate rule with only void cells, `ab` cells with too few valid samples); a
-//! run stopped by a signal exits with 128 + its number (130 SIGINT, 143 SIGTERM).
+//! run stopped by a signal exits with 128 + its number (130 SIGINT, 143 SIGTERM), and so
+//! does `broker`, which serves until a signal comes.
 
 #[cfg(unix)]
 mod alloc;
@@ -18,6 +19,7 @@ use anyhow::Error;
 use clap::{Parser, Subcommand};
 use harness::ab::{run_ab, AbConfig, BuildInfo};
 use harness::cli::ab::AbArgs;
+use harness::cli::broker::BrokerArgs;
 use harness::cli::compare::CompareArgs;
 use harness::cli::export::ExportArgs;
 use harness::cli::gate::GateArgs;
@@ -29,6 +31,7 @@ use harness::cli::soak::SoakArgs;
 use harness::compare::{run_compare, CompareConfig};
 use harness::config::RunConfig;
 use harness::gate::{run_gate, GateConfig};
+use harness::pipeline::transport::broker::BrokerConfig;
 use harness::progress::Progress;
 use harness::report::export::{export, ExportConfig};
 use harness::report::html::{plot_and_report, PlotConfig};
@@ -98,6 +101,17 @@ enum Command {
     /// soak a mixed workload with panics: exit 0 if every check holds, 1 if one fails, 2 on
     /// bad input.
     Soak(SoakArgs),
+    /// Serve librdkafka's mock cluster, the Kafka-protocol broker `run --transport kafka`
+    /// uses, to other clients (kcat, a Java consumer) until SIGINT or SIGTERM: exit 130 or
+    /// 143 then, 2 on bad input (a port in use, a build without `--features kafka`).
+    ///
+    /// Prints `bootstrap=HOST:PORT[,HOST:PORT...]` as the first line of standard output,
+    /// then what the mock serves and what it lacks on standard error. The brokers listen on
+    /// 127.0.0.1 ports of the system's choosing; --port adds a fixed bootstrap port that
+    /// relays to the first broker. The mock has no CreateTopics: a librdkafka producer
+    /// creates a missing topic (4 partitions) through its metadata request, and --topic
+    /// creates one at start.
+    Broker(BrokerArgs),
 }
 
 /// What a command that ran to its end has to say.
@@ -157,6 +171,7 @@ fn main() -> ExitCode {
         Command::Ab(args) => ab(*args),
         Command::Export(args) => export_results(args),
         Command::Soak(args) => soak(args),
+        Command::Broker(args) => broker(args),
     })
 }
 
@@ -350,6 +365,51 @@ fn soak(args: SoakArgs) -> Result<Done, Stop> {
         pass: outcome.passed(),
         inconclusive: None,
     })
+}
+
+fn broker(args: BrokerArgs) -> Result<Done, Stop> {
+    let config = BrokerConfig::try_from(args).map_err(bad_input)?;
+    serve(&config)
+}
+
+/// Serves the broker until a signal: the bootstrap line first on standard output, flushed,
+/// then its help on standard error; the signal's status once it has stopped.
+#[cfg(feature = "kafka")]
+fn serve(config: &BrokerConfig) -> Result<Done, Stop> {
+    use harness::pipeline::transport::broker::MockBroker;
+    use std::io::Write as _;
+    let stopped = signals::stop_broker_on_signals()
+        .map_err(|error| Stop::Failed(Error::from(error).context("cannot handle signals")))?;
+    let broker = MockBroker::start(config).map_err(|error| {
+        if error.is_bad_input() {
+            bad_input(error)
+        } else {
+            Stop::Failed(error.into())
+        }
+    })?;
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "bootstrap={}", broker.bootstrap_servers())
+        .and_then(|()| stdout.flush())
+        .map_err(|error| {
+            bad_input(
+                Error::from(error).context("cannot write the bootstrap line to standard output"),
+            )
+        })?;
+    drop(stdout);
+    for line in broker.help() {
+        signals::say(&line);
+    }
+    let by =
+        stopped.recv().map_err(|_| Stop::Failed(anyhow::anyhow!("the signal thread ended")))?;
+    drop(broker);
+    let line = format!("{by}: the broker stopped; what it held is gone");
+    Err(Stop::Interrupted(vec![line], signals::status(by)))
+}
+
+/// A build without the Kafka transport has the command, and says how to build it.
+#[cfg(not(feature = "kafka"))]
+fn serve(_: &BrokerConfig) -> Result<Done, Stop> {
+    Err(bad_input(harness::cli::broker::not_built()))
 }
 
 /// Prints what a command ended with and gives its exit status; an error is one line that

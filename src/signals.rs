@@ -3,7 +3,8 @@
 //! cancels it (it is then not done, and a resumed run runs it): the run saves every
 //! finished cell (marked incomplete) and exits with 128 + the signal's number, 130 or 143.
 //! A second exits at once with that status, as soon as no save is under way, so what was
-//! saved stays whole.
+//! saved stays whole. `keyed-bench broker` stops the same way: the first signal stops the
+//! broker and exits with 130 or 143, a second exits at once.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -59,6 +60,28 @@ pub fn stop_on_signals(stop: Arc<StopSignal>, out: &Path) -> std::io::Result<()>
         }
     })?;
     Ok(())
+}
+
+/// For `keyed-bench broker`: the name of the first SIGINT or SIGTERM comes through the
+/// receiver, from a thread of its own; a second ends the process at once with its status.
+/// Call it before the broker starts, so that a signal during the start is not lost.
+#[cfg(feature = "kafka")]
+pub fn stop_broker_on_signals() -> std::io::Result<std::sync::mpsc::Receiver<&'static str>> {
+    let mut signals = Signals::new(HANDLED.map(|(number, _)| number))?;
+    let (first, stopped) = std::sync::mpsc::channel();
+    std::thread::Builder::new().name("keyed-bench-signals".into()).spawn(move || {
+        let mut seen = false;
+        for number in signals.forever() {
+            let name = HANDLED.iter().find(|(n, _)| *n == number).map_or("a signal", |(_, n)| n);
+            if seen {
+                say(&format!("{name} again: stopping now"));
+                std::process::exit(i32::from(status(name)));
+            }
+            seen = true;
+            let _ = first.send(name);
+        }
+    })?;
+    Ok(stopped)
 }
 
 #[cfg(test)]

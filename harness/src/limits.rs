@@ -129,6 +129,14 @@ pub enum SettingError {
         /// How to build it.
         how: &'static str,
     },
+    /// A command that this build cannot run.
+    #[error("`keyed-bench {command}` is not in this build: build it with {how}")]
+    UnbuiltCommand {
+        /// The subcommand.
+        command: &'static str,
+        /// How to build it.
+        how: &'static str,
+    },
     /// A pipeline log whose fullest partition the Kafka mock cluster would not keep whole.
     #[error(
         "--pipeline-records {records} over --partitions {partitions} puts about {bytes} bytes \
@@ -229,7 +237,7 @@ macro_rules! flag_value {
         })*
     };
 }
-flag_value!(usize: true, u64: true, u32: true, f64: false);
+flag_value!(usize: true, u64: true, u32: true, u16: true, f64: false);
 
 /// How clap reads the value of a numeric flag: as `T` where it can; a number `T` cannot
 /// hold (a negative count, a fraction of one, one past the type's largest value) is refused

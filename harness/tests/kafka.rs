@@ -1,14 +1,18 @@
 //! The Kafka transport over librdkafka's mock cluster (feature `kafka`): commit metadata
-//! through the broker byte for byte, the metadata cap, polls, the mock's volume limit, and
-//! the pipeline scenarios losing nothing over it. An integration test, so that CI builds it
-//! against the release library the binary's build made, not the whole crate's unit tests.
+//! through the broker byte for byte, the metadata cap, polls, the mock's volume limit, the
+//! pipeline scenarios losing nothing over it, and the standalone broker (`keyed-bench
+//! broker`) serving other clients. An integration test, so that CI builds it against the
+//! release library the binary's build made, not the whole crate's unit tests.
 
+use std::collections::BTreeMap;
+use std::net::{TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
 use harness::cli::resume::{resume, Resume};
 use harness::cli::RunArgs;
 use harness::config::RunConfig;
 use harness::measure::timer::Timer;
+use harness::pipeline::transport::broker::{BrokerConfig, BrokerError, BrokerTopic, MockBroker};
 use harness::pipeline::transport::kafka::{Kafka, KafkaMember, MOCK_PARTITION_BYTES, RECORD_BYTES};
 use harness::pipeline::{
     run_scenario, Backend, Bench, BrokerFault, Member, MemberId, PipelinePlan, RebalanceListener,
@@ -17,6 +21,9 @@ use harness::pipeline::{
 use harness::results::{CommitPolicy, Results};
 use harness::suite::{run_suite_with, Control, Quiet, SuiteError};
 use harness::workload::{ScenarioId, Sizes};
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
+use rdkafka::{ClientConfig, Message, Offset, TopicPartitionList};
 use strategies::{Design, StrategyConfig, StrategyId};
 
 /// The sizes of the pipeline scenarios' own tests.
@@ -249,4 +256,103 @@ fn a_broker_that_dies_mid_cell_fails_the_cell_and_the_run_resumes() {
     assert_eq!(ran, ["group-by", "keyed-mailbox", "tokio"]);
     assert!(results.pipelines.iter().all(|run| run.lost == 0), "a safe policy loses nothing");
     std::fs::remove_dir_all(&out).ok();
+}
+
+/// Produces `count` records, `k<i>` to `v<i>`, to `topic` through `bootstrap` with a
+/// plain client, as another program would.
+fn produce(bootstrap: &str, topic: &str, count: usize) {
+    let producer: BaseProducer = ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .set("message.timeout.ms", "20000")
+        .create()
+        .expect("a producer");
+    for index in 0..count {
+        let (key, value) = (format!("k{index}"), format!("v{index}"));
+        producer.send(BaseRecord::to(topic).key(&key).payload(&value)).expect("queued");
+    }
+    producer.flush(Duration::from_secs(30)).expect("every record delivered");
+}
+
+/// Reads `topic` through `bootstrap` from the start of every partition until `count`
+/// records came (or 30 s passed): its partition count and each key's values in order.
+fn consume(bootstrap: &str, topic: &str, count: usize) -> (usize, BTreeMap<String, Vec<String>>) {
+    let consumer: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .set("group.id", "keyed-bench-broker-test")
+        .set("enable.auto.commit", "false")
+        .create()
+        .expect("a consumer");
+    let metadata = consumer.fetch_metadata(Some(topic), Duration::from_secs(10)).unwrap();
+    let partitions = metadata.topics()[0].partitions().len();
+    let mut tpl = TopicPartitionList::new();
+    for partition in 0..partitions {
+        tpl.add_partition_offset(topic, partition as i32, Offset::Beginning).unwrap();
+    }
+    consumer.assign(&tpl).unwrap();
+    let mut read: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut seen = 0;
+    while seen < count && Instant::now() < deadline {
+        let Some(message) = consumer.poll(Duration::from_millis(100)) else { continue };
+        let message = message.expect("no consume error");
+        let text =
+            |bytes: Option<&[u8]>| String::from_utf8_lossy(bytes.unwrap_or_default()).into_owned();
+        read.entry(text(message.key())).or_default().push(text(message.payload()));
+        seen += 1;
+    }
+    (partitions, read)
+}
+
+/// What [`produce`] wrote, as [`consume`] returns it.
+fn produced(count: usize) -> BTreeMap<String, Vec<String>> {
+    (0..count).map(|index| (format!("k{index}"), vec![format!("v{index}")])).collect()
+}
+
+#[test]
+fn the_standalone_broker_serves_a_topic_it_created_to_other_clients() {
+    let config = BrokerConfig {
+        brokers: 3,
+        port: None,
+        topics: vec![BrokerTopic { name: "demo".into(), partitions: 3 }],
+    };
+    let broker = MockBroker::start(&config).unwrap();
+    let bootstrap = broker.bootstrap_servers().to_owned();
+    assert_eq!(bootstrap, broker.broker_addresses());
+    assert_eq!(bootstrap.split(',').count(), 3, "{bootstrap}");
+    assert!(bootstrap.split(',').all(|address| address.starts_with("127.0.0.1:")), "{bootstrap}");
+    produce(&bootstrap, "demo", 200);
+    let (partitions, read) = consume(&bootstrap, "demo", 200);
+    assert_eq!(partitions, 3);
+    assert_eq!(read, produced(200));
+}
+
+#[test]
+fn a_chosen_port_relays_to_the_brokers_and_a_producer_creates_its_topic() {
+    let port = {
+        let free = TcpListener::bind("127.0.0.1:0").unwrap();
+        free.local_addr().unwrap().port()
+    };
+    let config = BrokerConfig { brokers: 2, port: Some(port), topics: Vec::new() };
+    let broker = MockBroker::start(&config).unwrap();
+    assert_eq!(broker.bootstrap_servers(), format!("127.0.0.1:{port}"));
+    assert!(!broker.broker_addresses().contains(&format!(":{port}")));
+    // No topic was created: the producer's metadata request creates it, as the help says.
+    produce(broker.bootstrap_servers(), "made-by-a-producer", 50);
+    let (partitions, read) = consume(broker.bootstrap_servers(), "made-by-a-producer", 50);
+    assert_eq!(partitions, 4, "the mock's default for a topic it creates");
+    assert_eq!(read, produced(50));
+    drop(broker);
+    // Stopped: nothing listens on the port any more.
+    assert!(TcpStream::connect(("127.0.0.1", port)).is_err(), "port {port} still open");
+}
+
+#[test]
+fn a_port_in_use_is_refused_before_anything_starts() {
+    let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let config = BrokerConfig { port: Some(port), ..BrokerConfig::default() };
+    let error = MockBroker::start(&config).unwrap_err();
+    assert!(matches!(error, BrokerError::Port { port: p, .. } if p == port), "{error}");
+    assert!(error.is_bad_input());
+    assert!(error.to_string().starts_with(&format!("--port {port}: cannot listen")), "{error}");
 }

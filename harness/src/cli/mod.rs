@@ -10,9 +10,11 @@
 //! - `ab`: `keyed-bench ab`, into [`crate::ab::AbConfig`];
 //! - `soak`: `keyed-bench soak`, into [`crate::soak::SoakConfig`];
 //! - `export`: `keyed-bench export`, into [`crate::report::export::ExportConfig`];
+//! - `broker`: `keyed-bench broker`, into [`crate::pipeline::transport::broker::BrokerConfig`];
 //! - `list`: `keyed-bench list`.
 
 pub mod ab;
+pub mod broker;
 pub mod compare;
 pub mod export;
 pub mod gate;

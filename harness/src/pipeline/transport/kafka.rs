@@ -39,6 +39,8 @@
 //!    offset once produced (a paced producer's partitions report it from the start, as
 //!    the embedded log does), checked against the broker's after producing.
 
+pub mod broker;
+
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt;
 use std::mem::ManuallyDrop;

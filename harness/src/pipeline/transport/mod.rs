@@ -44,6 +44,7 @@
 //! were given up); a broker on KIP-848's `consumer` protocol revokes and assigns only the
 //! partitions that move. The listener is told which, and handles both alike.
 
+pub mod broker;
 mod embedded;
 #[cfg(feature = "kafka")]
 pub mod kafka;
