@@ -293,6 +293,17 @@ fn flush(producer: &MockProducer, timeout: Duration) -> Result<(), TransportErro
     }
 }
 
+/// Takes every broker of the producer's mock cluster down: its connections closed, new
+/// ones refused.
+fn brokers_down(producer: &MockProducer) {
+    let Some(cluster) = producer.client().mock_cluster() else {
+        return;
+    };
+    for id in 1..=BROKERS {
+        let _ = cluster.broker_down(id);
+    }
+}
+
 /// The paced producer's thread: each record sent at its produce time from `epoch`.
 struct Pacer {
     producer: Arc<MockProducer>,
@@ -527,11 +538,7 @@ impl KafkaTransport {
             .name("kafka-fault".into())
             .spawn(move || {
                 thread::sleep(after);
-                if let Some(cluster) = producer.client().mock_cluster() {
-                    for id in 1..=BROKERS {
-                        let _ = cluster.broker_down(id);
-                    }
-                }
+                brokers_down(&producer);
             })
             .map(drop)
             .map_err(|error| broker(format!("cannot start the fault's thread: {error}")))
