@@ -77,7 +77,12 @@ enum Command {
     /// significant at --alpha, and medians more than --threshold percent apart. Settings
     /// that differ between the runs are printed as a note first. Pipeline cells
     /// (pipelines[]) run once each: they are listed under their own heading, single-shot,
-    /// with their change, and never judged.
+    /// with their change, and never judged. Where one run's pipeline cells consumed through
+    /// the embedded log and the other's through Kafka (run --transport kafka), the note
+    /// names both transports, and the pipeline cells are paired across the transport (by
+    /// scenario, param, strategy and sweep point) to show what the broker changes: records
+    /// lost and redelivered, commit lag p99, pauses and throughput, one column per
+    /// transport (embedded, kafka) and the change from embedded to kafka.
     Compare(CompareArgs),
     /// Interleaved A/B of two builds: BASE (a commit, built as this binary was built) and
     /// this binary run the selected cells in turns, base, head, base, head, and each cell is

@@ -149,3 +149,56 @@ fn a_file_from_before_samples_compares_as_too_few_samples_and_cannot_pass_the_ch
     assert_eq!(plain.status.code(), Some(0), "{}", stderr(&plain));
     assert!(!String::from_utf8_lossy(&plain.stdout).contains("unjudged"));
 }
+
+/// A committed run with pipeline cells, against the same run marked as made on Kafka (one
+/// cell losing records): the pipeline cells pair across the transport.
+#[test]
+fn an_embedded_and_a_kafka_run_pair_their_pipeline_cells_across_the_transport() {
+    let reference =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("results/2026-12-02-vm/results.json");
+    let text = std::fs::read_to_string(&reference).expect("the committed run");
+    let mut kafka: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    kafka["meta"]["transport"] = serde_json::json!({
+        "kind": "kafka",
+        "broker": "mock",
+        "brokers": 1,
+        "client": "librdkafka 2.12.1",
+        "group_protocol": "consumer",
+        "timeout_ms": 10000,
+        "client_settings": [],
+    });
+    let cells = kafka["pipelines"].as_array_mut().expect("pipeline cells");
+    let count = cells.len();
+    assert!(count > 0);
+    for cell in cells.iter_mut() {
+        cell["transport"] = "kafka".into();
+    }
+    cells[0]["lost"] = 7.into();
+    let dir = scratch("transport");
+    let kafka_path = dir.join("kafka.json");
+    std::fs::write(&kafka_path, serde_json::to_string(&kafka).unwrap()).expect("written");
+    let (a, b) = (reference.to_str().unwrap(), kafka_path.to_str().unwrap());
+    let output = keyed_bench(&["compare", a, b]);
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{text}{}", stderr(&output));
+    assert!(text.contains("meta.transport"), "{text}");
+    assert!(text.contains("embedded -> kafka (broker mock x1, librdkafka 2.12.1"), "{text}");
+    assert!(text.contains("pipeline cells are paired across the transport"), "{text}");
+    assert!(text.contains("pipeline cells across transports (embedded in A, kafka in B"));
+    assert!(!text.contains("pipeline cells (single-shot"), "{text}");
+    let json = keyed_bench(&["compare", a, b, "--format", "json"]);
+    assert_eq!(json.status.code(), Some(0), "{}", stderr(&json));
+    let json: serde_json::Value = serde_json::from_slice(&json.stdout).expect("JSON");
+    assert_eq!(json["across_transports"].as_array().map(Vec::len), Some(count));
+    let lost = &json["across_transports"][0]["figures"][0];
+    assert_eq!((&lost["figure"], &lost["kafka"]), (&"lost".into(), &7.0.into()));
+    assert_eq!(json["pipelines"], serde_json::json!([]));
+    // The same file on both sides: one transport, the pipeline cells as ever.
+    let same = keyed_bench(&["compare", b, b]);
+    let same = String::from_utf8_lossy(&same.stdout);
+    assert!(
+        same.contains("pipeline cells (single-shot") && !same.contains("across transports"),
+        "{same}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -27,7 +27,9 @@ pub struct CompareArgs {
     /// Metrics to compare, comma-separated, each once, or `all`: throughput (messages/s,
     /// higher is better), elapsed (seconds per repetition) and p99 (each repetition's
     /// 99th-percentile latency), both lower is better. Any other metric of docs/results.md
-    /// by name (efficiency, bystander_p99, ...).
+    /// by name (efficiency, bystander_p99, ...). Pipeline cells paired across the
+    /// transport (an embedded run against a Kafka run) show their own figures whatever it
+    /// says.
     #[arg(long, default_value = "all", value_name = "m,n|all")]
     pub metric: String,
     /// Significance level of the two-sided Mann-Whitney U test [0.0001..=0.5].

@@ -24,16 +24,22 @@
 //! (`pipelines[]`) run once each: they are listed beside their change, not judged. Settings
 //! that differ between the runs are listed as a note.
 //!
+//! Where one run's pipeline cells consumed through the embedded log and the other's through
+//! Kafka, the note says so, and the pipeline cells, paired across the transport, list what
+//! the broker changes instead of their metrics (`transport`).
+//!
 //! # Layout
 //!
 //! - `stats`: the Mann-Whitney U test and Holm's correction;
-//! - `render`: a comparison as text, Markdown or JSON.
+//! - `render`: a comparison as text, Markdown or JSON;
+//! - `transport`: pipeline cells paired across the transport, where the runs' differ.
 //!
 //! This module holds the comparison itself ([`compare`], [`judge`]: pure functions of two
 //! results), and the command, [`run_compare`], which reads the files.
 
 mod render;
 pub mod stats;
+pub mod transport;
 
 use std::fmt;
 use std::path::PathBuf;
@@ -44,6 +50,7 @@ use crate::results::{median, CellKey, Metric, PipelineRun, ReadError, Results, R
 
 pub(crate) use render::{fail_on_regression_json, judged_table, regression_line};
 pub use render::{render, Format, Inputs, Regressions};
+pub use transport::{BrokerFigure, FigureUnit, TransportPair, Transports};
 
 /// The fewest samples on each side that a verdict other than "too few samples to judge"
 /// needs.
@@ -392,8 +399,17 @@ pub struct Comparison {
     pub missing_in_a: Vec<CellKey>,
     /// The same of B's run: not compared, and not in `only_in_a`.
     pub missing_in_b: Vec<CellKey>,
-    /// Pipeline cells in both, in A's order: single-shot, not judged.
+    /// Pipeline cells in both, in A's order: single-shot, not judged. Empty where the
+    /// runs' transports differ: `across_transports` holds them then.
     pub pipelines: Vec<PipelineComparison>,
+    /// The runs' transports, where they differ (one on the embedded log, one on Kafka);
+    /// absent where they are the same.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub transports: Option<Transports>,
+    /// Where the transports differ, the pipeline cells in both, in A's order, paired
+    /// across the transport: single-shot, not judged.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub across_transports: Vec<TransportPair>,
 }
 
 impl Comparison {
@@ -502,7 +518,8 @@ fn setting_differences(a: &Results, b: &Results) -> Vec<SettingDifference> {
         serde_json::to_value(&a.meta).unwrap_or_default(),
         serde_json::to_value(&b.meta).unwrap_or_default(),
     );
-    let mut differences = Vec::new();
+    let mut differences: Vec<SettingDifference> =
+        transport::setting_difference(a, b).into_iter().collect();
     for field in SETTINGS {
         let (left, right) = (meta_a.get(field), meta_b.get(field));
         if shown(left) != shown(right) {
@@ -600,10 +617,23 @@ pub fn compare(a: &Results, b: &Results, options: &Options) -> Comparison {
     let (missing_in_a, missing_in_b) = (a.missing_cells().to_vec(), b.missing_cells().to_vec());
     only_in_a.retain(|cell| !missing_in_b.contains(&cell.key));
     only_in_b.retain(|cell| !missing_in_a.contains(&cell.key));
-    let pipelines = pairs
-        .into_iter()
-        .flat_map(|(i, j)| pipeline_rows(&a.pipelines[i], &b.pipelines[j], options))
-        .collect();
+    let transports = Transports::differing(a, b);
+    let (pipelines, across_transports) = match transports {
+        None => (
+            pairs
+                .into_iter()
+                .flat_map(|(i, j)| pipeline_rows(&a.pipelines[i], &b.pipelines[j], options))
+                .collect(),
+            Vec::new(),
+        ),
+        Some(kinds) => (
+            Vec::new(),
+            pairs
+                .into_iter()
+                .map(|(i, j)| TransportPair::of(kinds, &a.pipelines[i], &b.pipelines[j]))
+                .collect(),
+        ),
+    };
     Comparison {
         alpha: options.alpha,
         correction: options.correction,
@@ -616,6 +646,8 @@ pub fn compare(a: &Results, b: &Results, options: &Options) -> Comparison {
         missing_in_a,
         missing_in_b,
         pipelines,
+        transports,
+        across_transports,
     }
 }
 

@@ -4,10 +4,14 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use super::{Change, Comparison, Correction, ListedCell, MetricRow, UNJUDGED};
+use super::transport::PAIRED_NOTE;
+use super::{
+    BrokerFigure, Change, Comparison, Correction, FigureUnit, ListedCell, MetricRow, Transports,
+    UNJUDGED,
+};
 use crate::report::format::format_compact;
 use crate::report::table::{Align, Cell, Table};
-use crate::results::{Metric, Results};
+use crate::results::{Metric, Results, TransportKind};
 
 /// How to print a comparison.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -229,6 +233,51 @@ fn pipelines(comparison: &Comparison) -> Table {
     table
 }
 
+/// The heading of the pipeline cells paired across the transport.
+fn across_heading(transports: Transports) -> String {
+    let (embedded, kafka) = (TransportKind::Embedded, TransportKind::Kafka);
+    format!(
+        "pipeline cells across transports ({embedded} in {}, {kafka} in {}; single-shot: one \
+         sample each, not judged; change: {kafka} against {embedded})",
+        transports.side(embedded),
+        transports.side(kafka)
+    )
+}
+
+/// A figure's value as people read it; `-` where its cell lacks it.
+fn figure_value(unit: FigureUnit, value: Option<f64>) -> String {
+    match (unit, value) {
+        (_, None) => "-".to_owned(),
+        (FigureUnit::Rate, Some(rate)) => self::value(Metric::Throughput, rate),
+        (FigureUnit::Records, Some(records)) => format!("{records:.0}"),
+        (FigureUnit::Seconds, Some(seconds)) => format!("{:.1} ms", seconds * 1e3),
+    }
+}
+
+/// The pipeline cells paired across the transport, single-shot: each figure on the
+/// embedded log and on Kafka, and the change, no verdict.
+fn across_transports(comparison: &Comparison) -> Table {
+    let mut table = Table::new([
+        ("cell", Align::Left),
+        ("figure", Align::Left),
+        (TransportKind::Embedded.as_str(), Align::Right),
+        (TransportKind::Kafka.as_str(), Align::Right),
+        ("change", Align::Right),
+    ]);
+    for pair in &comparison.across_transports {
+        for BrokerFigure { figure, unit, embedded, kafka, change_pct } in &pair.figures {
+            table.push([
+                pair.cell.to_string(),
+                figure.clone(),
+                figure_value(*unit, *embedded),
+                figure_value(*unit, *kafka),
+                change(*change_pct),
+            ]);
+        }
+    }
+    table
+}
+
 /// The comparison in `format`; `regressions` lists the rows past `--fail-on-regression`
 /// where it was given.
 pub fn render(
@@ -300,6 +349,9 @@ fn json(
         .map(|(verdict, count)| (verdict.as_str().to_owned(), (*count).into()))
         .collect();
     object.insert("summary".into(), summary.into());
+    if let Some(transports) = object.get_mut("transports") {
+        transports["note"] = PAIRED_NOTE.into();
+    }
     if let Some(regressions) = regressions {
         let unjudged: Vec<serde_json::Value> = comparison
             .unjudged_samples()
@@ -333,6 +385,9 @@ fn text(
             settings.push([d.field.clone(), format!("{} -> {}", d.a, d.b)]);
         }
         out.push_str(&settings.text("  "));
+        if comparison.transports.is_some() {
+            let _ = writeln!(out, "  {PAIRED_NOTE}");
+        }
     }
     let _ = writeln!(out, "{}", method(comparison));
     if lacks_samples(comparison) {
@@ -375,6 +430,10 @@ fn text(
     if !comparison.pipelines.is_empty() {
         let _ = writeln!(out, "\n{PIPELINES}:");
         out.push_str(&pipelines(comparison).text("  "));
+    }
+    if let Some(transports) = comparison.transports.filter(|_| has_pairs(comparison)) {
+        let _ = writeln!(out, "\n{}:", across_heading(transports));
+        out.push_str(&across_transports(comparison).text("  "));
     }
     let _ = writeln!(out, "\n{}", counts(comparison));
     if let Some(regressions) = regressions {
@@ -445,6 +504,9 @@ fn markdown(
             .map(|d| format!("`{}` {} -> {}", d.field, d.a, d.b))
             .collect();
         out.push_str(&listed.join("; "));
+        if comparison.transports.is_some() {
+            let _ = write!(out, ". {}{}", PAIRED_NOTE[..1].to_ascii_uppercase(), &PAIRED_NOTE[1..]);
+        }
         out.push('\n');
     }
     if let Some(regressions) = regressions {
@@ -478,7 +540,18 @@ fn markdown(
         let _ = writeln!(out, "\n{heading}:\n");
         out.push_str(&pipelines(comparison).markdown());
     }
+    if let Some(transports) = comparison.transports.filter(|_| has_pairs(comparison)) {
+        let mut heading = across_heading(transports);
+        heading[..1].make_ascii_uppercase();
+        let _ = writeln!(out, "\n{heading}:\n");
+        out.push_str(&across_transports(comparison).markdown());
+    }
     out
+}
+
+/// Whether some pipeline cell is paired across the transport.
+fn has_pairs(comparison: &Comparison) -> bool {
+    !comparison.across_transports.is_empty()
 }
 
 #[cfg(test)]
