@@ -336,6 +336,10 @@ fn the_reference_run_draws_every_chart() {
         if skipped.starts_with("breakdown-uniform: skipped, no uniform run here has a counted") {
             continue; // the run predates the breakdown
         }
+        if skipped == "pipeline-commit-calls: skipped, no pipeline runs in these results" {
+            assert!(results.pipelines.is_empty(), "{skipped}");
+            continue; // the run predates every pipeline scenario
+        }
         let reason = skipped.split_once(": skipped, no ").map(|(_, rest)| rest);
         let scenario = reason.and_then(|rest| rest.strip_suffix(" runs in these results"));
         assert!(scenario.is_some_and(|s| absent.contains(&s)), "{skipped}");
@@ -515,6 +519,33 @@ fn each_pipeline_chart_is_skipped_with_its_reason_when_its_scenario_is_absent() 
             assert!(charts.skipped.contains(&reason), "{reason} not in {:?}", charts.skipped);
         }
     }
+}
+
+#[test]
+fn the_commit_call_chart_is_drawn_from_timed_cells_and_skipped_without_them() {
+    let name = "pipeline-commit-calls";
+    let charts = render_all(&with_pipelines(pipeline_runs().to_vec())).expect("charts draw");
+    let chart = charts.charts.iter().find(|chart| chart.name == name);
+    let chart = chart.unwrap_or_else(|| panic!("{name} not drawn: {:?}", charts.skipped));
+    assert_valid_png(&chart.png, name);
+    assert_well_formed_svg(&chart.svg, name);
+    assert!(chart.title.contains("on the embedded log"), "{}", chart.title);
+    assert!(has_text(&chart.svg, "p99") && has_text(&chart.svg, "p50"), "its legend");
+
+    let none = render_all(&small_results()).expect("charts draw");
+    let reason = format!("{name}: skipped, no pipeline runs in these results");
+    assert!(none.skipped.contains(&reason), "{reason} not in {:?}", none.skipped);
+
+    // Cells of a file written before the calls were timed.
+    let older: Vec<_> = pipeline_runs()
+        .iter()
+        .map(|run| harness::results::PipelineRun { transport_calls: None, ..run.clone() })
+        .collect();
+    let charts = render_all(&with_pipelines(older)).expect("charts draw");
+    assert!(!names(&charts).contains(&name), "{name} drawn without its figures");
+    let reason =
+        format!("{name}: skipped, no pipeline cell of these results timed its commit calls");
+    assert!(charts.skipped.contains(&reason), "{reason} not in {:?}", charts.skipped);
 }
 
 #[test]

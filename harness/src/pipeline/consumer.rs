@@ -84,7 +84,7 @@ use super::retry::{RetryConfig, RetryTopic};
 use super::transport::{Member, RebalanceListener, TransportError};
 use crate::measure::handler::spin;
 use crate::measure::timer::Timer;
-use crate::results::{CommitPolicy, IncarnationReport, LagPoint, RetryPolicy};
+use crate::results::{CallSamples, CommitPolicy, IncarnationReport, LagPoint, RetryPolicy};
 use crate::watch::Watch;
 
 /// Kafka's default `max.poll.records`.
@@ -854,6 +854,7 @@ impl<'a, M: Member> Run<'a, M> {
                     return;
                 }
             };
+            self.report.calls.poll(records.len());
             if records.is_empty() && self.done() {
                 return;
             }
@@ -1023,7 +1024,10 @@ fn commit_completed<M: Member>(
             continue;
         };
         report.max_metadata_bytes = report.max_metadata_bytes.max(commit.metadata.len());
-        member.commit(partition, commit.offset, &commit.metadata)?;
+        let called = Instant::now();
+        let committed = member.commit(partition, commit.offset, &commit.metadata);
+        report.calls.commit(since_ns(called));
+        committed?;
         report.commits += 1;
     }
     Ok(())
@@ -1280,6 +1284,7 @@ struct Ticks {
     longest_freeze: Duration,
     max_metadata_bytes: usize,
     paused_ticks: u64,
+    calls: CallSamples,
 }
 
 impl Ticks {
@@ -1290,6 +1295,7 @@ impl Ticks {
         report.longest_freeze_s = self.longest_freeze.as_secs_f64();
         report.max_metadata_bytes = self.max_metadata_bytes;
         report.paused_ticks = self.paused_ticks;
+        report.calls.merge(&self.calls);
     }
 }
 
@@ -1361,7 +1367,10 @@ fn commit_loop<M: Member>(shared: &Shared, member: &M, stop: &AtomicBool) -> Tic
                 ticks.longest_freeze = ticks.longest_freeze.max(now - *since);
             }
             ticks.max_metadata_bytes = ticks.max_metadata_bytes.max(commit.metadata.len());
-            if member.commit(index as u32, commit.offset, &commit.metadata).is_ok() {
+            let called = Instant::now();
+            let committed = member.commit(index as u32, commit.offset, &commit.metadata);
+            ticks.calls.commit(since_ns(called));
+            if committed.is_ok() {
                 ticks.commits += 1;
             }
             lag += partition_lag;

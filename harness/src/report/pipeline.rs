@@ -2,9 +2,9 @@
 //! lost, ran twice, reordered and delayed, and whether the business state came out right.
 
 use crate::report::document::Document;
-use crate::report::format::format_rate;
+use crate::report::format::{format_ns, format_rate};
 use crate::report::table::{Cell, Style, Table};
-use crate::results::PipelineRun;
+use crate::results::{PipelineRun, TransportMeta};
 
 /// Appends one section per pipeline scenario in `runs` to `out`.
 pub fn render_pipelines(out: &mut Document, runs: &[PipelineRun]) {
@@ -260,4 +260,159 @@ fn rebalance(out: &mut Document, rows: &[&PipelineRun]) {
         ]);
     }
     out.table(table);
+}
+
+/// Appends "What the transport costs" to `out`: per pipeline cell that timed its calls
+/// into the transport (`transport`: the run's, none for the embedded log), each commit
+/// call's wall time, the batches its polls returned, and a rebalance's pauses; nothing
+/// where no cell did (older files).
+pub fn render_transport_calls(
+    out: &mut Document,
+    transport: Option<&TransportMeta>,
+    runs: &[PipelineRun],
+) {
+    let table = transport_table(runs);
+    if table.is_empty() {
+        return;
+    }
+    out.blank();
+    out.heading(2, "What the transport costs");
+    out.blank();
+    let through = match transport {
+        Some(meta) => format!(
+            "The pipeline scenarios of this run consumed through {} ({}, {} broker(s) of a \
+             {} cluster per cell): each commit call is a round trip to the broker.",
+            meta.kind, meta.client, meta.brokers, meta.broker
+        ),
+        None => "The pipeline scenarios of this run consumed through the embedded log: a \
+                 commit is an in-process call, with no broker and no round trip."
+            .to_owned(),
+    };
+    out.prose(&format!(
+        "{through} *commit call*: the wall time of each commit of a partition's offset (the \
+         periodic ones and the final one), over every incarnation of the cell (p50 / p99, \
+         and the longest); *poll batch*: records per poll that returned any (mean / \
+         largest); *rebalance pauses*: pipeline-rebalance's, from each revocation to the \
+         first record the new assignment applied."
+    ));
+    out.table(table);
+}
+
+/// One row per cell of `runs` that timed its calls into the transport.
+fn transport_table(runs: &[PipelineRun]) -> Table {
+    let mut table = Table::of(
+        "scenario|param|strategy|>commit calls|>commit call p50 / p99|>commit call max|\
+         >polls|>poll batch mean / max|>rebalance pauses",
+    );
+    for run in runs {
+        let Some(calls) = &run.transport_calls else { continue };
+        let (commit, batch) = (calls.commit_call, calls.poll_batch);
+        let pauses = run.rebalance.as_ref().map_or_else(
+            || "-".to_owned(),
+            |rebalance| {
+                let pauses =
+                    rebalance.events.iter().map(|event| format!("{:.1}", event.pause_s * 1e3));
+                format!("{} ms", pauses.collect::<Vec<_>>().join(" / "))
+            },
+        );
+        table.push([
+            Cell::plain(run.scenario.as_str()),
+            Cell::plain(run.param.as_str()),
+            Cell::plain(run.strategy.as_str()),
+            Cell::plain(commit.calls.to_string()),
+            Cell::plain(format!("{} / {}", call(commit.p50_us), call(commit.p99_us))),
+            Cell::plain(call(commit.max_us)),
+            Cell::plain(batch.polls.to_string()),
+            Cell::plain(format!("{:.1} / {}", batch.mean, batch.max)),
+            Cell::plain(pauses),
+        ]);
+    }
+    table
+}
+
+/// A call's wall time in microseconds, in the unit that reads best (an in-process commit
+/// takes well under one).
+fn call(us: f64) -> String {
+    format_ns(us * 1e3)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::{CallSamples, IncarnationReport, Results, TransportKind};
+
+    /// The committed reference run (embedded log, from before transport calls were timed).
+    fn reference() -> Results {
+        serde_json::from_str(include_str!("../../../results/2026-12-02-vm/results.json"))
+            .expect("the reference run reads")
+    }
+
+    /// Calls of one incarnation: commits of `commit_us`, polls of `batches` records.
+    fn timed(commit_us: &[u64], batches: &[usize]) -> IncarnationReport {
+        let mut report = IncarnationReport::default();
+        commit_us.iter().for_each(|&us| report.calls.commit(us * 1_000));
+        batches.iter().for_each(|&records| report.calls.poll(records));
+        report
+    }
+
+    /// The reference's first pipeline-crash and first pipeline-rebalance cells, timed.
+    fn timed_cells() -> Vec<PipelineRun> {
+        let results = reference();
+        let first = |scenario: &str| {
+            let run = results.pipelines.iter().find(|run| run.scenario == scenario);
+            run.expect("the reference run has the scenario").clone()
+        };
+        let (mut crash, mut rebalance) = (first("pipeline-crash"), first("pipeline-rebalance"));
+        let (one, two) = (timed(&[2, 4, 1_500], &[500, 0, 20]), timed(&[3], &[8]));
+        crash.transport_calls = Some(CallSamples::merged([&one, &two]));
+        rebalance.transport_calls = Some(CallSamples::merged([&two]));
+        vec![crash, rebalance]
+    }
+
+    fn rendered(transport: Option<&TransportMeta>, runs: &[PipelineRun]) -> String {
+        let mut out = Document::default();
+        render_transport_calls(&mut out, transport, runs);
+        out.markdown()
+    }
+
+    #[test]
+    fn the_transport_table_has_a_row_per_timed_cell() {
+        let runs = timed_cells();
+        let text = rendered(None, &runs);
+        assert!(text.contains("## What the transport costs"), "{text}");
+        assert!(text.contains("the embedded log: a commit is an in-process call"), "{text}");
+        let rows: Vec<&str> = text.lines().filter(|line| line.starts_with("| pipeline-")).collect();
+        assert_eq!(rows.len(), 2, "{text}");
+        let crash = &runs[0];
+        let head = format!("| pipeline-crash | {} | {} | 4 |", crash.param, crash.strategy);
+        assert!(rows[0].starts_with(&head), "{}", rows[0]);
+        // Merged over both incarnations: p50 3 us, p99 and max 1.5 ms; 3 batches.
+        assert!(
+            rows[0].contains("| 3.0 us / 1.5 ms | 1.5 ms | 3 | 176.0 / 500 | - |"),
+            "{}",
+            rows[0]
+        );
+        let rebalance = runs[1].rebalance.as_ref().unwrap();
+        let pauses: Vec<String> =
+            rebalance.events.iter().map(|event| format!("{:.1}", event.pause_s * 1e3)).collect();
+        let tail = format!("| 1 | 8.0 / 8 | {} ms |", pauses.join(" / "));
+        assert!(rows[1].ends_with(&tail), "{} against {tail}", rows[1]);
+    }
+
+    #[test]
+    fn the_transport_table_names_a_broker_and_is_left_out_of_older_files() {
+        let meta = TransportMeta {
+            kind: TransportKind::Kafka,
+            broker: "mock".into(),
+            brokers: 1,
+            client: "librdkafka 2.12.1".into(),
+            group_protocol: "consumer".into(),
+            timeout_ms: 10_000,
+            client_settings: Vec::new(),
+        };
+        let text = rendered(Some(&meta), &timed_cells());
+        assert!(text.contains("consumed through kafka (librdkafka 2.12.1, 1 broker(s)"), "{text}");
+        assert!(text.contains("a round trip to the broker"), "{text}");
+        assert_eq!(rendered(None, &reference().pipelines), "", "no cell timed its calls");
+    }
 }

@@ -96,6 +96,8 @@ pub(super) fn summary(results: &Results, with_verdict: bool) -> Document {
         }
     }
     crate::report::pipeline::render_pipelines(&mut out, &results.pipelines);
+    let transport = results.meta.transport.as_ref();
+    crate::report::pipeline::render_transport_calls(&mut out, transport, &results.pipelines);
     super::price::section(&mut out, results);
     super::isolation::section(&mut out, results);
     if !results.skipped.is_empty() {

@@ -34,9 +34,10 @@ pub use interference::{Interference, Validity};
 pub use isolation::IsolationCell;
 pub use metric::Metric;
 pub use pipeline::{
-    CommitPolicy, ExpansionReport, IncarnationReport, LagPoint, LagSummary, LatencySummary,
-    Mitigation, PipelineRun, ProjectionReport, RebalanceEvent, RebalanceReport, ReorderReport,
-    RetryForever, RetryPolicy, RetryReport, TimelineBin, TransportKind,
+    BatchSummary, CallSamples, CallSummary, CommitPolicy, ExpansionReport, IncarnationReport,
+    LagPoint, LagSummary, LatencySummary, Mitigation, PipelineRun, ProjectionReport,
+    RebalanceEvent, RebalanceReport, ReorderReport, RetryForever, RetryPolicy, RetryReport,
+    TimelineBin, TransportCalls, TransportKind,
 };
 pub use price::PriceOfOrder;
 use strategies::{Binding, WindowScope};

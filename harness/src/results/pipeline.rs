@@ -4,6 +4,7 @@
 //! The commit policy, the retry policy and the mitigation are here too: a cell records
 //! which it ran with, and readers group cells by them.
 
+use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use strategies::ForcedClose;
 
@@ -71,6 +72,10 @@ pub struct PipelineRun {
     /// files, all of which used it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transport: Option<TransportKind>,
+    /// What the consumer's calls into the transport took, over every incarnation: each
+    /// commit call's wall time and each non-empty poll's batch; absent in older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport_calls: Option<TransportCalls>,
 }
 
 impl PipelineRun {
@@ -122,6 +127,133 @@ impl LagSummary {
 /// The index of `quantile` in `len` sorted samples (rounded to the nearest rank).
 fn nearest_rank(len: usize, quantile: f64) -> usize {
     ((len - 1) as f64 * quantile).round() as usize
+}
+
+/// What a cell's consumers' calls into the transport took, summed over its incarnations.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TransportCalls {
+    /// The wall time of each `commit` call: a round trip to the broker on Kafka, an
+    /// in-process call on the embedded log.
+    pub commit_call: CallSummary,
+    /// The records of each poll that returned any.
+    pub poll_batch: BatchSummary,
+}
+
+/// The wall time of a set of calls, in microseconds (to 3 significant digits).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CallSummary {
+    /// Calls timed (failed ones included).
+    pub calls: u64,
+    /// The median.
+    pub p50_us: f64,
+    /// The 99th percentile.
+    pub p99_us: f64,
+    /// The longest.
+    pub max_us: f64,
+}
+
+/// The records per poll of the polls that returned any.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct BatchSummary {
+    /// Polls that returned records.
+    pub polls: u64,
+    /// Records per such poll, on average.
+    pub mean: f64,
+    /// The median batch.
+    pub p50: u64,
+    /// The 99th percentile batch.
+    pub p99: u64,
+    /// The largest batch.
+    pub max: u64,
+}
+
+/// What an incarnation's calls into the transport took, as it runs: histograms that merge
+/// over a cell's incarnations into its [`TransportCalls`]. Never written to a file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CallSamples {
+    /// Each commit call's wall time, in nanoseconds.
+    commit_ns: Histogram<u64>,
+    /// Each non-empty poll's records.
+    batch: Histogram<u64>,
+    /// Records over every non-empty poll (for an exact mean).
+    batch_records: u64,
+}
+
+impl Default for CallSamples {
+    fn default() -> Self {
+        let histogram = || Histogram::new(3).expect("3 significant digits are valid");
+        Self { commit_ns: histogram(), batch: histogram(), batch_records: 0 }
+    }
+}
+
+/// Records `value` in `histogram`, which grows to hold it (clamped only past what it can
+/// ever hold).
+fn record(histogram: &mut Histogram<u64>, value: u64) {
+    if histogram.record(value).is_err() {
+        histogram.saturating_record(value);
+    }
+}
+
+impl CallSamples {
+    /// One commit call that took `nanos`.
+    pub fn commit(&mut self, nanos: u64) {
+        record(&mut self.commit_ns, nanos);
+    }
+
+    /// One poll that returned `records` (none: not a batch, not counted).
+    pub fn poll(&mut self, records: usize) {
+        if records > 0 {
+            record(&mut self.batch, records as u64);
+            self.batch_records += records as u64;
+        }
+    }
+
+    /// Adds `other`'s calls to these.
+    pub fn merge(&mut self, other: &Self) {
+        // Both histograms resize as they grow: adding never runs out of range.
+        let _ = self.commit_ns.add(&other.commit_ns);
+        let _ = self.batch.add(&other.batch);
+        self.batch_records += other.batch_records;
+    }
+
+    /// The summary of every call.
+    pub fn summary(&self) -> TransportCalls {
+        let (commit, batch) = (&self.commit_ns, &self.batch);
+        let us = |nanos: u64| nanos as f64 / 1e3;
+        let commit_call = if commit.is_empty() {
+            CallSummary::default()
+        } else {
+            CallSummary {
+                calls: commit.len(),
+                p50_us: us(commit.value_at_quantile(0.5)),
+                p99_us: us(commit.value_at_quantile(0.99)),
+                max_us: us(commit.max()),
+            }
+        };
+        let poll_batch = if batch.is_empty() {
+            BatchSummary::default()
+        } else {
+            BatchSummary {
+                polls: batch.len(),
+                mean: self.batch_records as f64 / batch.len() as f64,
+                p50: batch.value_at_quantile(0.5),
+                p99: batch.value_at_quantile(0.99),
+                max: batch.max(),
+            }
+        };
+        TransportCalls { commit_call, poll_batch }
+    }
+
+    /// The summary of the calls of every one of `incarnations`.
+    pub fn merged<'a>(
+        incarnations: impl IntoIterator<Item = &'a IncarnationReport>,
+    ) -> TransportCalls {
+        let mut all = Self::default();
+        for report in incarnations {
+            all.merge(&report.calls);
+        }
+        all.summary()
+    }
 }
 
 /// Produce-to-apply latency of a set of records, in microseconds: from each record's
@@ -211,6 +343,10 @@ pub struct IncarnationReport {
     pub started_at_s: f64,
     /// From the first poll to the end (the drain and the last commit, or the crash).
     pub elapsed_s: f64,
+    /// Its calls into the transport, timed and counted; summarized per cell
+    /// ([`PipelineRun::transport_calls`]), not written per incarnation.
+    #[serde(skip)]
+    pub calls: CallSamples,
 }
 
 /// [`ForcedClose`], serializable.
@@ -496,6 +632,71 @@ mod tests {
         assert_eq!(summary.records, 100);
         assert_eq!((summary.p50_us, summary.p99_us, summary.max_us), (51.0, 99.0, 100.0));
         assert_eq!(LatencySummary::of(Vec::new()), LatencySummary::default());
+    }
+
+    /// An incarnation whose commits took `commit_us` and whose polls returned `batches`.
+    fn incarnation(commit_us: &[u64], batches: &[usize]) -> IncarnationReport {
+        let mut report = IncarnationReport::default();
+        commit_us.iter().for_each(|&us| report.calls.commit(us * 1_000));
+        batches.iter().for_each(|&records| report.calls.poll(records));
+        report
+    }
+
+    #[test]
+    fn transport_calls_merge_over_incarnations() {
+        let first = incarnation(&[10, 20, 30], &[500, 0, 100]);
+        let second = incarnation(&[1_000, 40], &[0, 4]);
+        let calls = CallSamples::merged([&first, &second]);
+        let commit = calls.commit_call;
+        assert_eq!(commit.calls, 5);
+        // To 3 significant digits.
+        let near = |value: f64, expected: f64| (value - expected).abs() <= expected * 1e-3;
+        let quantiles = [(commit.p50_us, 30.0), (commit.p99_us, 1_000.0), (commit.max_us, 1_000.0)];
+        assert!(quantiles.iter().all(|&(value, expected)| near(value, expected)), "{commit:?}");
+        // Empty polls are no batch.
+        let batch = calls.poll_batch;
+        assert_eq!((batch.polls, batch.p50, batch.p99, batch.max), (3, 100, 500, 500));
+        assert!((batch.mean - 604.0 / 3.0).abs() < 1e-9, "{batch:?}");
+        assert_eq!(CallSamples::merged([]), TransportCalls::default());
+        assert_eq!(CallSamples::merged([&first]).commit_call.calls, 3);
+    }
+
+    #[test]
+    fn a_cell_without_transport_calls_still_reads_and_writes_none() {
+        let mut run: PipelineRun = serde_json::from_value(old_cell()).expect("an older cell reads");
+        assert_eq!(run.transport_calls, None);
+        let written = serde_json::to_value(&run).unwrap();
+        assert!(written.get("transport_calls").is_none(), "{written}");
+        run.transport_calls = Some(CallSamples::merged([&incarnation(&[7], &[3])]));
+        let written = serde_json::to_value(&run).unwrap();
+        assert_eq!(written["transport_calls"]["commit_call"]["calls"], 1);
+        assert_eq!(written["transport_calls"]["poll_batch"]["max"], 3);
+        assert!(written["incarnations"][0].get("calls").is_none(), "{written}");
+        let back: PipelineRun = serde_json::from_value(written).unwrap();
+        assert_eq!(back.transport_calls, run.transport_calls);
+    }
+
+    /// A pipeline-crash cell as files written before `transport_calls` hold it.
+    fn old_cell() -> serde_json::Value {
+        let incarnation = serde_json::to_value(IncarnationReport::default()).unwrap();
+        serde_json::json!({
+            "scenario": "pipeline-crash",
+            "param": "policy=contiguous",
+            "strategy": "keyed-mailbox",
+            "policy": "contiguous",
+            "partitions": 2,
+            "records": 10,
+            "keys": 5,
+            "lost": 0,
+            "redelivered": 1,
+            "commit_lag": { "p50": 1, "p99": 2, "max": 3 },
+            "longest_freeze_s": 0.001,
+            "max_metadata_bytes": 0,
+            "elapsed_s": 0.01,
+            "throughput_per_s": 1000.0,
+            "projection": serde_json::to_value(ProjectionReport::default()).unwrap(),
+            "incarnations": [incarnation],
+        })
     }
 }
 

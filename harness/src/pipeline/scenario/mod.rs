@@ -56,7 +56,7 @@ use super::transport::{
 };
 use crate::measure::timer::Timer;
 use crate::results::{
-    CommitPolicy, IncarnationReport, LagSummary, Mitigation, PipelineRun, RetryPolicy,
+    CallSamples, CommitPolicy, IncarnationReport, LagSummary, Mitigation, PipelineRun, RetryPolicy,
 };
 use crate::watch::Watch;
 use crate::workload::{ScenarioId, Sizes};
@@ -421,6 +421,7 @@ fn summarize(
         .flat_map(|report| report.lag_timeline.iter().map(|point| point.lag))
         .collect();
     let (partitions, records) = (pipeline.partitions(), pipeline.records());
+    let transport_calls = CallSamples::merged(&incarnations);
     PipelineRun {
         scenario: scenario.as_str().into(),
         param,
@@ -453,6 +454,7 @@ fn summarize(
         settings: None,
         interference: None,
         transport: None,
+        transport_calls: Some(transport_calls),
     }
 }
 

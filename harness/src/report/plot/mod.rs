@@ -179,6 +179,10 @@ fn drawable(results: &Results) -> Results {
                 clamp(&mut event.pause_s);
             }
         }
+        if let Some(calls) = &mut run.transport_calls {
+            clamp(&mut calls.commit_call.p50_us);
+            clamp(&mut calls.commit_call.p99_us);
+        }
     }
     results
 }

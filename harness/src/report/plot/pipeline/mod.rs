@@ -9,7 +9,10 @@
 //!   over a partition expansion.
 //! - `pipeline-rebalance` ([`rebalance`]): duplicates against their bounds, and each
 //!   rebalance's pause.
+//! - `pipeline-commit-calls` ([`calls`]): each cell's commit call p50 and p99 on the run's
+//!   transport.
 
+mod calls;
 mod commit_lag;
 mod crash;
 mod expand;
@@ -23,8 +26,9 @@ use crate::results::{CommitPolicy, PipelineRun, Results};
 use crate::workload::ScenarioId;
 
 /// Plans every pipeline chart, in presentation order.
-pub(super) fn plan(results: &Results) -> [Planned; 5] {
-    let charts = [crash::plan, commit_lag::plan, retry::plan, expand::plan, rebalance::plan];
+pub(super) fn plan(results: &Results) -> [Planned; 6] {
+    let charts =
+        [crash::plan, commit_lag::plan, retry::plan, expand::plan, rebalance::plan, calls::plan];
     charts.map(|plan| plan(results))
 }
 
