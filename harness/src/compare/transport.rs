@@ -198,6 +198,7 @@ mod tests {
             settings: None,
             interference: None,
             transport: None,
+            transport_calls: None,
         }
     }
 
