@@ -33,8 +33,9 @@
 //!    to the retry topic (its offset completes at once), and after `max_attempts` failures
 //!    to the dead-letter topic (settled without an effect).
 //! 4. **Commit** (a committer thread, every `commit_interval`). For each partition, the
-//!    progress's [`PartitionProgress::commit`] goes to the transport, and the metadata
-//!    back-pressure is set. Every tick samples the committed-offset lag (summed over the
+//!    progress's [`PartitionProgress::commit`] goes to the transport when it differs from
+//!    the member's last stored commit of the partition, and the metadata back-pressure is
+//!    set. Every tick samples the committed-offset lag (summed over the
 //!    partitions, with its time) and how long each partition's committed offset has stood
 //!    still while records completed.
 //! 5. **End.** [`Stop::AtEnd`]: the log is consumed and the retry topic settled; the poll
@@ -81,7 +82,7 @@ use super::commit::{CommitError, MetadataLimit, PartitionProgress};
 use super::log::{LogError, Record, Topic};
 use super::projection::Projection;
 use super::retry::{RetryConfig, RetryTopic};
-use super::transport::{Member, RebalanceListener, TransportError};
+use super::transport::{Commit, Member, RebalanceListener, TransportError};
 use crate::measure::handler::spin;
 use crate::measure::timer::Timer;
 use crate::results::{CallSamples, CommitPolicy, IncarnationReport, LagPoint, RetryPolicy};
@@ -965,6 +966,8 @@ impl<'a, M: Member> Run<'a, M> {
         }
         if revocation || !matches!(self.stop, Stop::CrashAfter { .. }) {
             commit_completed(shared, member, &owned, &mut self.report)?;
+        } else {
+            member.crash();
         }
         if !at_end {
             self.report.uncommitted_at_end = uncommitted(member, &owned);
@@ -1331,13 +1334,17 @@ impl Committer {
     }
 }
 
-/// Step 4: commits every `commit_interval` until told to stop.
+/// Step 4: commits every `commit_interval` until told to stop; a partition only when its
+/// commit (offset or metadata) changed since the member's last one of it, as a Kafka
+/// client's commit of its consumed offsets does.
 fn commit_loop<M: Member>(shared: &Shared, member: &M, stop: &AtomicBool) -> Ticks {
     let mut ticks = Ticks::default();
     // Per partition of the log: the committed offset last seen, when it last moved, and
     // the highest completed offset at that time.
     let mut last: Vec<(u64, Instant, Option<u64>)> =
         shared.progress.iter().map(|_| (u64::MAX, Instant::now(), None)).collect();
+    // Per partition: the member's last commit the group took, while it owns the partition.
+    let mut stored: Vec<Option<(u64, String)>> = vec![None; shared.progress.len()];
     // Acquire: pairs with the Release store in `Committer::stop`; a dead consumer commits
     // nothing.
     while !stop.load(Ordering::Acquire) && !shared.is_dead() {
@@ -1358,6 +1365,7 @@ fn commit_loop<M: Member>(shared: &Shared, member: &M, stop: &AtomicBool) -> Tic
                 )
             });
             let Some((commit, partition_lag, pause, highest)) = state else {
+                stored[index] = None;
                 continue;
             };
             let (last_offset, since, last_highest) = &mut last[index];
@@ -1367,12 +1375,7 @@ fn commit_loop<M: Member>(shared: &Shared, member: &M, stop: &AtomicBool) -> Tic
                 ticks.longest_freeze = ticks.longest_freeze.max(now - *since);
             }
             ticks.max_metadata_bytes = ticks.max_metadata_bytes.max(commit.metadata.len());
-            let called = Instant::now();
-            let committed = member.commit(index as u32, commit.offset, &commit.metadata);
-            ticks.calls.commit(since_ns(called));
-            if committed.is_ok() {
-                ticks.commits += 1;
-            }
+            commit_if_moved(member, index as u32, commit, &mut stored[index], &mut ticks);
             lag += partition_lag;
             paused |= pause;
             // Release: pairs with the poll loop's Acquire load in `Pauses::reconcile`.
@@ -1383,6 +1386,29 @@ fn commit_loop<M: Member>(shared: &Shared, member: &M, stop: &AtomicBool) -> Tic
         ticks.paused_ticks += u64::from(paused);
     }
     ticks
+}
+
+/// Commits `partition` unless `commit` is what the member last stored of it.
+fn commit_if_moved<M: Member>(
+    member: &M,
+    partition: u32,
+    commit: Commit,
+    stored: &mut Option<(u64, String)>,
+    ticks: &mut Ticks,
+) {
+    if stored
+        .as_ref()
+        .is_some_and(|(offset, text)| *offset == commit.offset && *text == commit.metadata)
+    {
+        return;
+    }
+    let called = Instant::now();
+    let committed = member.commit(partition, commit.offset, &commit.metadata);
+    ticks.calls.commit(since_ns(called));
+    if committed.is_ok() {
+        ticks.commits += 1;
+        *stored = Some((commit.offset, commit.metadata));
+    }
 }
 
 #[cfg(test)]

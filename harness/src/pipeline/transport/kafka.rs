@@ -18,7 +18,8 @@
 //!    `group.protocol=consumer` (KIP-848), auto commit and auto offset store off. Member
 //!    ids are not sent to the broker (the mock has no static membership): a restarted
 //!    process is a new client of the group, which the broker gives the partitions its
-//!    predecessor's close released.
+//!    predecessor released: by closing (its leave), or after a crash (destroyed without
+//!    closing: no commit, no leave) once the broker noticed it gone.
 //! 3. **The group assigns.** The broker decides; librdkafka reports each change through
 //!    the context's rebalance callback, which only queues it: the member's next `poll`
 //!    runs the listener (`revoked` while the partitions are still assigned, so that it
@@ -582,6 +583,7 @@ impl Transport for KafkaTransport {
             settings: self.settings,
             group: Arc::clone(&self.group),
             state: Mutex::new(MemberState { epoch, ..MemberState::default() }),
+            crashed: AtomicBool::new(false),
             _cluster: Arc::clone(&self.producer),
         }))
     }
@@ -748,6 +750,8 @@ pub struct KafkaMember {
     settings: Settings,
     group: Arc<GroupView>,
     state: Mutex<MemberState>,
+    /// Set by a crash: the client is destroyed without closing.
+    crashed: AtomicBool,
     /// Keeps the mock cluster up until the member is gone.
     _cluster: Arc<MockProducer>,
 }
@@ -764,12 +768,45 @@ impl fmt::Debug for KafkaMember {
 
 impl Drop for KafkaMember {
     fn drop(&mut self) {
+        self.group.record(self.id, &BTreeSet::new());
+        if self.crashed.load(Ordering::Acquire) {
+            self.end_aside(End::Crash);
+            return;
+        }
         // From here the callback makes the revocations itself, since no poll will.
         self.close_changes();
         self.unsubscribe_first();
-        self.group.record(self.id, &BTreeSet::new());
-        self.close_aside();
+        self.end_aside(End::Close);
     }
+}
+
+/// How a member's client ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum End {
+    /// Closed (rust-rdkafka's drop): the group's leave, then the connections.
+    Close,
+    /// Destroyed without closing, as a crashed process's client goes: no leave (librdkafka's
+    /// `RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE`), no commit.
+    Crash,
+}
+
+/// Ends `consumer` the way `end` says.
+fn end_client(consumer: BaseConsumer<MemberContext>, end: End) {
+    if end == End::Close {
+        drop(consumer);
+        return;
+    }
+    // SAFETY: the pointer is the consumer's live client, destroyed here once; the wrapper
+    // is then forgotten so that nothing touches the client again (its queue reference and
+    // context are leaked: a few hundred bytes per crash). librdkafka's destroy joins the
+    // client's threads, so no callback runs after it returns.
+    unsafe {
+        rdkafka::bindings::rd_kafka_destroy_flags(
+            consumer.client().native_ptr(),
+            rdkafka::bindings::RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE,
+        );
+    }
+    std::mem::forget(consumer);
 }
 
 impl KafkaMember {
@@ -811,21 +848,21 @@ impl KafkaMember {
         }
     }
 
-    /// Closes the client (its drop: the group's leave, its connections) on a thread of its
-    /// own, waiting at most the transport's timeout: a broker that stopped answering would
-    /// hold the member's caller for the client's session. A close still going on then ends
-    /// in the background, the cluster kept up until it does.
-    fn close_aside(&mut self) {
+    /// Ends the client as `end` says on a thread of its own, waiting at most the
+    /// transport's timeout: a broker that stopped answering would hold the member's caller
+    /// for the client's session. An end still going on then finishes in the background, the
+    /// cluster kept up until it does.
+    fn end_aside(&mut self, end: End) {
         // SAFETY: called once, from the member's drop; the field is not used after it.
         let consumer = unsafe { ManuallyDrop::take(&mut self.consumer) };
         let cluster = Arc::clone(&self._cluster);
         let (closed, done) = mpsc::channel();
         let spawned = thread::Builder::new().name("kafka-close".into()).spawn(move || {
-            drop(consumer);
+            end_client(consumer, end);
             drop(cluster);
             let _ = closed.send(());
         });
-        // A thread that cannot start drops the client here, as it would have.
+        // A thread that cannot start drops the client here (closed).
         if spawned.is_ok() {
             let _ = done.recv_timeout(self.settings.timeout);
         }
@@ -1145,8 +1182,11 @@ impl Member for KafkaMember {
         if self.group.members.lock().remove(&self.id).is_some() {
             self.group.epoch.fetch_add(1, Ordering::AcqRel);
         }
-        // The client leaves the broker's group when it is dropped (its close), the path a
-        // crashed member's client takes too: an unsubscribe first can leave the close
-        // waiting on librdkafka's unassign.
+        // The client leaves the broker's group when it is dropped (its close): an
+        // unsubscribe first can leave the close waiting on librdkafka's unassign.
+    }
+
+    fn crash(&self) {
+        self.crashed.store(true, Ordering::Release);
     }
 }

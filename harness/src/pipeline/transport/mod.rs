@@ -38,6 +38,11 @@
 //! 7. **Leave.** [`Member::leave`] runs the listener's `revoked` for the member's
 //!    partitions, then takes it out of the group, whose other members are rebalanced (step
 //!    2). A member that dies without leaving keeps its partitions until its id joins again.
+//! 8. **Crash.** [`Member::crash`] marks the client to go as a crashed process's does when
+//!    it is dropped: no final commit, no leave. The embedded group keeps its partitions
+//!    until its id joins again; a broker frees them when it notices (the mock when the
+//!    client's connection closes, a real broker after the group's session timeout). A
+//!    client dropped without it closes, and so leaves the group.
 //!
 //! How a rebalance unfolds is the transport's: the embedded group is eager (Kafka's classic
 //! protocol: every change revokes every member's partitions, and none is assigned until all
@@ -224,6 +229,10 @@ pub trait Member: Send + Sync {
 
     /// Gives the member's partitions up through the listener and leaves the group (step 7).
     fn leave(&self, listener: &mut dyn RebalanceListener);
+
+    /// The member's process dies: its client goes, once dropped, without a final commit or
+    /// a leave (step 8). The embedded group needs nothing for that.
+    fn crash(&self) {}
 }
 
 /// A consumer group on a broker that holds one topic: what members join (step 1).
