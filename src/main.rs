@@ -23,6 +23,7 @@ use harness::cli::broker::BrokerArgs;
 use harness::cli::compare::CompareArgs;
 use harness::cli::export::ExportArgs;
 use harness::cli::gate::GateArgs;
+use harness::cli::kafka::{check_cluster, leftovers as cluster_leftovers};
 use harness::cli::list::{list, ListArgs};
 use harness::cli::plot::PlotArgs;
 use harness::cli::resume::{remaining, resume, Resume};
@@ -207,27 +208,29 @@ fn run(args: RunArgs) -> Result<Done, Stop> {
         };
         return Ok(Done::passed(text));
     }
+    let mut config = config;
+    for line in check_cluster(&mut config).map_err(bad_input)? {
+        eprintln!("{line}");
+    }
     let stop = Arc::new(StopSignal::new());
     signals::stop_on_signals(Arc::clone(&stop), &config.out)
         .map_err(|error| Stop::Failed(Error::from(error).context("cannot handle signals")))?;
     let control = Control { stop: Some(&stop), earlier };
     let results = config.out.join("results.json");
-    let outcome =
-        run_suite_with(&config, &mut Progress::default(), control).map_err(
-            |error| match error {
-                error if error.is_bad_input() => bad_input(error),
-                SuiteError::Abandoned { .. } => {
-                    let saved = format!(
-                        "{} holds every cell done, and this one as failed",
-                        results.display()
-                    );
-                    let lines =
-                        vec![format!("error: {error}"), saved, signals::resume_hint(&config.out)];
-                    Stop::Interrupted(lines, 1)
-                }
-                error => Stop::Failed(error.into()),
-            },
-        )?;
+    let outcome = run_suite_with(&config, &mut Progress::default(), control);
+    for line in cluster_leftovers(&config) {
+        eprintln!("{line}");
+    }
+    let outcome = outcome.map_err(|error| match error {
+        error if error.is_bad_input() => bad_input(error),
+        SuiteError::Abandoned { .. } => {
+            let saved =
+                format!("{} holds every cell done, and this one as failed", results.display());
+            let lines = vec![format!("error: {error}"), saved, signals::resume_hint(&config.out)];
+            Stop::Interrupted(lines, 1)
+        }
+        error => Stop::Failed(error.into()),
+    })?;
     let (saves, save_s) = outcome.saves;
     let saved = format!(
         "saved {} after every cell: {saves} saves, {save_s:.2} s in all",

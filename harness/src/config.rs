@@ -75,6 +75,9 @@ pub struct RunConfig {
     /// The brokers of one pipeline cell taken down on purpose, to see how a run fails (a
     /// library setting for tests; no flag sets it, and it is not recorded).
     pub broker_fault: Option<crate::pipeline::BrokerFault>,
+    /// The Kafka broker and its clients' settings (`--bootstrap-servers`,
+    /// `--replication-factor`, `--keep-topics`, `--group-protocol`, `-X`).
+    pub kafka: crate::pipeline::KafkaOptions,
 }
 
 /// Why the settings a results file records cannot be measured again.
@@ -87,6 +90,42 @@ pub enum RecordedError {
     /// some), so its workloads cannot be generated again.
     #[error("the results do not record sizes")]
     NoSizes,
+}
+
+/// The Kafka options a results file records, for its resumption: the same cluster, protocol,
+/// replication and `-X` settings, under a new prefix. A secret setting, which the file does
+/// not hold, is left out (`run --resume` refuses such a run).
+fn kafka_options(
+    meta: &crate::results::TransportMeta,
+) -> Result<crate::pipeline::KafkaOptions, RecordedError> {
+    use crate::pipeline::transport::options::{self, GroupProtocol};
+    use crate::pipeline::{ClientSetting, Cluster, KafkaOptions};
+    let client = meta
+        .user_settings
+        .iter()
+        .map(|recorded| recorded.parse::<ClientSetting>())
+        .filter(|setting| setting.as_ref().map_or(true, |setting| !setting.is_secret()))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|error| {
+            RecordedError::Invalid(SettingError::Recorded(Box::new(SettingError::Kafka(error))))
+        })?;
+    let group_protocol = match meta.group_protocol.as_str() {
+        "classic" => GroupProtocol::Classic,
+        _ => GroupProtocol::Consumer,
+    };
+    let cluster = meta.bootstrap.as_ref().map(|bootstrap| Cluster {
+        bootstrap: bootstrap.clone(),
+        keep_topics: meta.keep_topics,
+        prefix: options::prefix(),
+        brokers: meta.brokers,
+    });
+    Ok(KafkaOptions {
+        cluster,
+        replication_factor: meta.replication_factor.unwrap_or(options::DEFAULT_MOCK_REPLICATION),
+        group_protocol,
+        client,
+        hooks: Default::default(),
+    })
 }
 
 /// Every numeric flag of `keyed-bench run` and the values it accepts (a list flag: each of
@@ -195,6 +234,7 @@ impl RunConfig {
                     std::time::Duration::from_millis(transport.timeout_ms)
                 }),
             broker_fault: None,
+            kafka: meta.transport.as_ref().map(kafka_options).transpose()?.unwrap_or_default(),
         };
         config.sweep = meta.sweep.clone().unwrap_or_else(|| Sweep::single(&config.strategy));
         config.validate().map_err(in_file)?;
@@ -284,6 +324,7 @@ mod tests {
             transport: Default::default(),
             kafka_timeout: crate::pipeline::DEFAULT_KAFKA_TIMEOUT,
             broker_fault: None,
+            kafka: crate::pipeline::KafkaOptions::default(),
         }
     }
 

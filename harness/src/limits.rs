@@ -173,6 +173,10 @@ pub enum SettingError {
         /// What to give instead.
         instead: &'static str,
     },
+    /// A Kafka setting that cannot be used, or a cluster that refused the run, in the
+    /// broker's or librdkafka's words.
+    #[error("{0}")]
+    Kafka(String),
     /// A setting recorded in a results file (its `meta`) that the flag would reject.
     #[error("the recorded run settings are not valid ({0})")]
     Recorded(Box<SettingError>),

@@ -89,7 +89,8 @@ fn text(len: usize) -> String {
 
 #[test]
 fn commit_metadata_reads_back_byte_for_byte_through_the_broker() {
-    let backend = Kafka { metadata_limit: 64 * 1024, ..Kafka::default() };
+    let mut backend = Kafka::default();
+    backend.metadata_limit = 64 * 1024;
     let transport = backend.open(&small_log(), Instant::now()).unwrap();
     let member = transport.join(MemberId(0)).unwrap();
     assert_eq!(assigned(&member), [0, 1]);

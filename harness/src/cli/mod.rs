@@ -18,6 +18,7 @@ pub mod broker;
 pub mod compare;
 pub mod export;
 pub mod gate;
+pub mod kafka;
 pub mod list;
 pub mod plot;
 pub mod resume;

@@ -253,6 +253,32 @@ fn build_differences(results: &Results) -> Vec<Difference> {
 
 /// Reads `dir/results.json` and checks it against `args` (the flags of this run, with
 /// `command` its command line), this build and this machine: the run to go on with, or
+/// The secret `-X` settings of the recorded run (its results hold their keys only), taken
+/// from this command line, which must give each again.
+fn give_back_secrets(
+    recorded: &mut RunConfig,
+    earlier: &Results,
+    this: &RunConfig,
+) -> Result<(), String> {
+    let Some(transport) = &earlier.meta.transport else {
+        return Ok(());
+    };
+    for kept in &transport.user_settings {
+        let Some(key) = kept.strip_suffix("=<secret>") else {
+            continue;
+        };
+        let given = this.kafka.client.iter().find(|setting| setting.key == key);
+        let Some(given) = given else {
+            return Err(format!(
+                "it was run with the secret -X {key}, which its results do not hold: give it \
+                 again (-X {key}=...)"
+            ));
+        };
+        recorded.kafka.client.push(given.clone());
+    }
+    Ok(())
+}
+
 /// that there is none.
 pub fn resume(dir: &Path, args: RunArgs, command: String) -> Result<Resume, ResumeError> {
     let given = given_flags(&command);
@@ -300,6 +326,8 @@ pub fn resume(dir: &Path, args: RunArgs, command: String) -> Result<Resume, Resu
             ),
         });
     }
+    give_back_secrets(&mut recorded, &earlier, &this)
+        .map_err(|why| ResumeError::Unresumable { path: path.clone(), why })?;
     recorded.command = command;
     // Not a setting of the cells: this session's own.
     recorded.watchdog = this.watchdog;

@@ -155,7 +155,8 @@ pub struct RunArgs {
 
     /// What the pipeline scenarios consume through: `embedded` (the in-process log) or
     /// `kafka` (Kafka's protocol through librdkafka, on an in-process mock cluster of 3
-    /// brokers per cell; needs a build with `--features kafka`). One per run.
+    /// brokers per cell or on your cluster with --bootstrap-servers; needs a build with
+    /// `--features kafka`). One per run.
     #[arg(long, help_heading = "Pipeline", value_enum, default_value_t = TransportKind::Embedded)]
     pub transport: TransportKind,
     /// How long one request to the broker may take under `--transport kafka` (produce,
@@ -164,6 +165,9 @@ pub struct RunArgs {
           value_parser = NumberParser::<u64>::whole("kafka-timeout-ms", 3_600_000),
           allow_negative_numbers = true)]
     pub kafka_timeout_ms: u64,
+    /// The Kafka broker and its clients' settings.
+    #[command(flatten)]
+    pub kafka: super::kafka::KafkaArgs,
 
     /// Every workload size.
     #[command(flatten)]
@@ -294,6 +298,7 @@ impl TryFrom<(RunArgs, String)> for RunConfig {
             transport: args.transport,
             kafka_timeout: std::time::Duration::from_millis(args.kafka_timeout_ms.max(1)),
             broker_fault: None,
+            kafka: args.kafka.options(args.transport)?,
         };
         config.validate()?;
         check_transport(&config)?;
@@ -325,7 +330,7 @@ fn check_transport(config: &RunConfig) -> Result<(), SettingError> {
         (sizes.pipeline_records as u64).div_ceil(u64::from(sizes.partitions.max(1)));
     // Kafka's partitioner spreads keys unevenly: a quarter more than the mean is allowed for.
     let bytes = per_partition.saturating_mul(5).div_ceil(4).saturating_mul(MOCK_RECORD_BYTES);
-    if pipelines && bytes > MOCK_PARTITION_BYTES {
+    if pipelines && config.kafka.is_mock() && bytes > MOCK_PARTITION_BYTES {
         return Err(SettingError::MockVolume {
             records: sizes.pipeline_records,
             partitions: sizes.partitions,

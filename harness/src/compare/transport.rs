@@ -256,7 +256,7 @@ mod tests {
             client: "librdkafka 2.12.1".into(),
             group_protocol: "consumer".into(),
             timeout_ms: 10_000,
-            client_settings: Vec::new(),
+            ..TransportMeta::default()
         });
         (embedded, kafka)
     }

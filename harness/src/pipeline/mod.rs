@@ -113,6 +113,7 @@ pub use scenario::{
     DEFAULT_KAFKA_TIMEOUT,
 };
 pub use transport::{
-    Backend, BrokerFault, Commit, Embedded, EmbeddedMember, EmbeddedTransport, Member, MemberId,
-    RebalanceListener, Transport, TransportError, TransportKind,
+    Backend, BrokerFault, ClientSetting, Cluster, Commit, Embedded, EmbeddedMember,
+    EmbeddedTransport, GroupProtocol, KafkaOptions, Member, MemberId, RebalanceListener, Transport,
+    TransportError, TransportKind,
 };

@@ -408,7 +408,7 @@ mod tests {
             client: "librdkafka 2.12.1".into(),
             group_protocol: "consumer".into(),
             timeout_ms: 10_000,
-            client_settings: Vec::new(),
+            ..TransportMeta::default()
         };
         let text = rendered(Some(&meta), &timed_cells());
         assert!(text.contains("consumed through kafka (librdkafka 2.12.1, 1 broker(s)"), "{text}");

@@ -212,11 +212,12 @@ pub struct Meta {
 }
 
 /// A run's transport other than the embedded log, and its broker and client.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TransportMeta {
     /// `kafka`.
     pub kind: TransportKind,
-    /// What the broker was: `mock` (librdkafka's in-process mock cluster, one per cell).
+    /// What the broker was: `mock` (librdkafka's in-process mock cluster, one per cell) or
+    /// `cluster` (the user's, `--bootstrap-servers`).
     pub broker: String,
     /// Brokers per cluster.
     pub brokers: u32,
@@ -227,8 +228,25 @@ pub struct TransportMeta {
     /// `--kafka-timeout-ms`.
     pub timeout_ms: u64,
     /// Every client setting that is not librdkafka's default, `producer key=value` or
-    /// `consumer key=value`.
+    /// `consumer key=value` (a secret's value written `<secret>`).
     pub client_settings: Vec<String>,
+    /// The user's cluster (`--bootstrap-servers`); absent on the mock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bootstrap: Option<String>,
+    /// Replicas of each topic (`--replication-factor`); absent in older files (1, on the
+    /// mock).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replication_factor: Option<u16>,
+    /// What the run's topics and group ids on the cluster began with (its first session's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topic_prefix: Option<String>,
+    /// Whether the run kept its topics and groups on the cluster (`--keep-topics`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub keep_topics: bool,
+    /// The `-X key=value` settings, in the order given (a secret's value written
+    /// `<secret>`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub user_settings: Vec<String>,
 }
 
 /// An optional setting in JSON by its command-line name (a window scope: `strategy`,

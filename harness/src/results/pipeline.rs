@@ -709,8 +709,8 @@ pub enum TransportKind {
     /// The embedded, in-process log (`pipeline::EmbeddedTransport`).
     #[default]
     Embedded,
-    /// Kafka's protocol, through librdkafka, on an in-process mock cluster per cell (the
-    /// `kafka` feature).
+    /// Kafka's protocol, through librdkafka, on an in-process mock cluster per cell or on
+    /// the user's cluster (the `kafka` feature).
     Kafka,
 }
 

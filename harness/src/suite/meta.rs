@@ -55,20 +55,24 @@ pub(crate) fn suite_meta(
 #[cfg(feature = "kafka")]
 fn transport_meta(config: &RunConfig) -> Option<crate::results::TransportMeta> {
     use crate::pipeline::transport::kafka::{self, Kafka};
-    let kafka = Kafka {
-        metadata_limit: config.sizes.metadata_limit,
-        timeout: config.kafka_timeout,
-        fault: None,
-    };
+    let options = &config.kafka;
     (config.transport == crate::pipeline::TransportKind::Kafka).then(|| {
         crate::results::TransportMeta {
             kind: config.transport,
-            broker: "mock".into(),
-            brokers: kafka::BROKERS as u32,
+            broker: if options.is_mock() { "mock" } else { "cluster" }.into(),
+            brokers: options
+                .cluster
+                .as_ref()
+                .map_or(kafka::BROKERS as u32, |cluster| cluster.brokers),
             client: format!("librdkafka {}", Kafka::client_version()),
-            group_protocol: kafka::GROUP_PROTOCOL.into(),
+            group_protocol: options.group_protocol.as_str().into(),
             timeout_ms: u64::try_from(config.kafka_timeout.as_millis()).unwrap_or(u64::MAX),
-            client_settings: kafka.client_settings(),
+            client_settings: Kafka::client_settings(config.kafka_timeout, options),
+            bootstrap: options.cluster.as_ref().map(|cluster| cluster.bootstrap.clone()),
+            replication_factor: Some(options.replication_factor),
+            topic_prefix: options.cluster.as_ref().map(|cluster| cluster.prefix.clone()),
+            keep_topics: options.cluster.as_ref().is_some_and(|cluster| cluster.keep_topics),
+            user_settings: options.recorded_client(),
         }
     })
 }

@@ -195,8 +195,8 @@ pub fn transport_skip_reason(
     transport: TransportKind,
 ) -> Option<&'static str> {
     (transport == TransportKind::Kafka && scenario.grows_partitions()).then_some(
-        "the Kafka mock cluster cannot add partitions to a topic (it has no CreatePartitions): \
-         a scenario that grows the log's partitions needs a real cluster",
+        "not over Kafka: the mock cluster cannot add partitions to a topic (it has no \
+         CreatePartitions), and growing a cluster's topic within a cell is not built",
     )
 }
 
@@ -345,6 +345,7 @@ pub(crate) fn pipeline_plan(config: &RunConfig) -> crate::pipeline::PipelinePlan
         transport: config.transport,
         kafka_timeout: config.kafka_timeout,
         broker_fault: config.broker_fault.clone(),
+        kafka: config.kafka.clone(),
     }
 }
 

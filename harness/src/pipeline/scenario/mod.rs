@@ -52,7 +52,8 @@ use super::consumer::{
 use super::log::{Record, Topic};
 use super::retry::RetryConfig;
 use super::transport::{
-    Backend, BrokerFault, Embedded, MemberId, Transport, TransportError, TransportKind,
+    Backend, BrokerFault, Embedded, KafkaOptions, MemberId, Transport, TransportError,
+    TransportKind,
 };
 use crate::measure::timer::Timer;
 use crate::results::{
@@ -85,6 +86,14 @@ pub enum PipelineError {
     /// The log could not be made (no partitions, or an expansion that does not grow).
     #[error("cannot make the pipeline's log: {0}")]
     Log(#[from] super::log::LogError),
+    /// The Kafka cluster's admin could not be reached.
+    #[error("{scenario}: {source}")]
+    Cluster {
+        /// The scenario.
+        scenario: ScenarioId,
+        /// The broker's words.
+        source: TransportError,
+    },
     /// The transport asked for is not in this build.
     #[error(
         "this keyed-bench was built without the Kafka transport: build it with \
@@ -102,6 +111,7 @@ impl PipelineError {
                 source: ConsumerError::Transport(TransportError::Broker(words)),
                 ..
             } => Some(words),
+            Self::Cluster { source: TransportError::Broker(words), .. } => Some(words),
             _ => None,
         }
     }
@@ -121,6 +131,8 @@ pub struct PipelinePlan {
     pub kafka_timeout: std::time::Duration,
     /// The brokers of one cell taken down on purpose (a test of how a run fails).
     pub broker_fault: Option<BrokerFault>,
+    /// The Kafka broker and its clients' settings (`--bootstrap-servers`, ...).
+    pub kafka: KafkaOptions,
 }
 
 /// `--kafka-timeout-ms`'s default.
@@ -134,6 +146,7 @@ impl Default for PipelinePlan {
             transport: TransportKind::Embedded,
             kafka_timeout: DEFAULT_KAFKA_TIMEOUT,
             broker_fault: None,
+            kafka: KafkaOptions::default(),
         }
     }
 }
@@ -287,12 +300,13 @@ fn run_on_kafka(
     if scenario == ScenarioId::PipelineExpand {
         return Ok(Vec::new());
     }
-    let metadata_limit = bench.sizes.metadata_limit;
-    let backend = &super::transport::Kafka {
-        metadata_limit,
-        timeout: plan.kafka_timeout,
-        fault: plan.broker_fault.clone(),
-    };
+    let backend = &super::transport::Kafka::new(
+        bench.sizes.metadata_limit,
+        plan.kafka_timeout,
+        plan.broker_fault.clone(),
+        plan.kafka.clone(),
+    )
+    .map_err(|source| PipelineError::Cluster { scenario, source })?;
     let transport = Some(TransportKind::Kafka);
     let each = |run: &PipelineRun| each(&PipelineRun { transport, ..run.clone() });
     let runs = run_on(scenario, bench, backend, plan, strategies, wanted, each)?;

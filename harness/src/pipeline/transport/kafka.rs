@@ -1,21 +1,25 @@
 //! The Kafka transport: the module's protocol over a Kafka-protocol broker through
 //! librdkafka (rust-rdkafka's blocking `BaseProducer` and `BaseConsumer`, on the pipeline's
-//! own threads). The broker is librdkafka's in-process mock cluster, one per cell.
+//! own threads). The broker is librdkafka's in-process mock cluster, one per cell, or the
+//! user's cluster (`--bootstrap-servers`: module `admin`).
 //!
 //! # Steps
 //!
-//! 1. **Open.** A producer whose client starts a mock cluster of [`BROKERS`] brokers on
-//!    ephemeral 127.0.0.1 ports (`test.mock.num.brokers`); the topic is created through the
-//!    mock's own API (it has no CreateTopics), with the log's partitions, and the group
-//!    protocol's heartbeat shortened through `rd_kafka_mock_*`. Every record of the log is
+//! 1. **Open.** On the mock, a producer whose client starts a mock cluster of [`BROKERS`]
+//!    brokers on ephemeral 127.0.0.1 ports (`test.mock.num.brokers`); the topic is created
+//!    through the mock's own API (it has no CreateTopics), with the log's partitions, and
+//!    the group protocol's timings shortened through `rd_kafka_mock_*`. On a cluster, the
+//!    cell's topic `PREFIX-N` is made by the admin client and the producer bootstraps
+//!    there; topic and group are deleted when the transport goes. Every record of the log is
 //!    produced by its key (`partitioner=murmur2_random`, Kafka's Java partitioner;
 //!    idempotent, `acks=all`) in each partition's offset order, and every delivery report
 //!    is checked to name the partition and offset the embedded log gave the record, so
 //!    that a producer retry can never pass for a redelivery. Records produced at 0 are
 //!    written before the transport is returned; a paced log's others by a thread of the
 //!    transport at their produce time, counted from the pipeline's epoch.
-//! 2. **Join.** A `BaseConsumer` subscribes under the group's id with
-//!    `group.protocol=consumer` (KIP-848), auto commit and auto offset store off. Member
+//! 2. **Join.** A `BaseConsumer` subscribes under the group's id with the run's
+//!    `group.protocol` (`consumer`, KIP-848, by default), auto commit and auto offset store
+//!    off, and the run's `-X` settings. Member
 //!    ids are not sent to the broker (the mock has no static membership): a restarted
 //!    process is a new client of the group, which the broker gives the partitions its
 //!    predecessor released: by closing (its leave), or after a crash (destroyed without
@@ -40,6 +44,7 @@
 //!    offset once produced (a paced producer's partitions report it from the start, as
 //!    the embedded log does), checked against the broker's after producing.
 
+pub mod admin;
 pub mod broker;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -58,6 +63,7 @@ use rdkafka::producer::{BaseProducer, BaseRecord, Producer, ProducerContext};
 use rdkafka::types::RDKafkaRespErr;
 use rdkafka::{ClientConfig, ClientContext, Message, Offset, TopicPartitionList};
 
+use super::options::{ClientSetting, GroupProtocol, KafkaOptions, TopicAdmin};
 use super::{
     Backend, BrokerFault, Commit, Member, MemberId, RebalanceListener, Transport, TransportError,
 };
@@ -74,9 +80,6 @@ pub const MOCK_PARTITION_BYTES: u64 = 5 * 1024 * 1024;
 /// Bytes one record is reckoned to take on the mock, batch framing included: an 8-byte
 /// key, a 20-byte value and up to 36 bytes of record and batch overhead.
 pub const RECORD_BYTES: u64 = 64;
-
-/// The group protocol the members speak.
-pub const GROUP_PROTOCOL: &str = "consumer";
 
 /// The mock group's heartbeat interval: how soon a member hears of an assignment change.
 const HEARTBEAT_MS: i32 = 100;
@@ -101,16 +104,20 @@ const PROBE_EVERY: Duration = Duration::from_millis(100);
 /// Bytes of a record's value: version, payload size, produce time.
 const VALUE_BYTES: usize = 20;
 
-/// The pipeline's log on a mock cluster as a scenario's [`Backend`]: each cell gets a
-/// cluster of its own.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// The pipeline's log on a Kafka broker as a scenario's [`Backend`]: each cell gets a mock
+/// cluster of its own, or a topic and group of its own on the user's cluster.
+#[derive(Clone, Debug)]
 pub struct Kafka {
     /// The most bytes of metadata text one commit may carry (`--metadata-limit`).
     pub metadata_limit: usize,
     /// How long a request to the broker may take (`--kafka-timeout-ms`).
     pub timeout: Duration,
-    /// One cell's brokers taken down on purpose.
+    /// One cell's brokers taken down on purpose (the mock's only).
     pub fault: Option<BrokerFault>,
+    /// The broker, the group protocol and the `-X` settings.
+    pub options: KafkaOptions,
+    /// The user's cluster's admin, once connected.
+    admin: Option<Arc<dyn TopicAdmin>>,
 }
 
 impl Default for Kafka {
@@ -119,22 +126,55 @@ impl Default for Kafka {
             metadata_limit: DEFAULT_METADATA_LIMIT_BYTES,
             timeout: Duration::from_secs(10),
             fault: None,
+            options: KafkaOptions::default(),
+            admin: None,
         }
     }
 }
 
 impl Kafka {
-    /// The client settings that differ from librdkafka's defaults, producer's then
-    /// consumer's, as `key=value` (recorded with a run's results).
-    pub fn client_settings(&self) -> Vec<String> {
-        let producer = producer_settings(self.timeout);
-        let consumer = consumer_settings("<bootstrap>", "<group>", self.timeout);
+    /// A backend on `options`' broker; on the user's cluster, connected to its admin (or
+    /// the hooks' admin in its place).
+    pub fn new(
+        metadata_limit: usize,
+        timeout: Duration,
+        fault: Option<BrokerFault>,
+        options: KafkaOptions,
+    ) -> Result<Self, TransportError> {
+        let admin = match (&options.cluster, &options.hooks.admin) {
+            (None, _) => None,
+            (Some(_), Some(admin)) => Some(Arc::clone(admin)),
+            (Some(cluster), None) => {
+                let admin =
+                    admin::ClusterAdmin::connect(&cluster.bootstrap, &options.client, timeout)?;
+                Some(Arc::new(admin) as Arc<dyn TopicAdmin>)
+            }
+        };
+        Ok(Self { metadata_limit, timeout, fault, options, admin })
+    }
+
+    /// The client settings of a run with `timeout` and `options` that differ from
+    /// librdkafka's defaults, producer's then consumer's, as `key=value` (recorded with a
+    /// run's results; secrets hidden).
+    pub fn client_settings(timeout: Duration, options: &KafkaOptions) -> Vec<String> {
+        let producer = producer_settings(timeout, options);
+        let consumer = consumer_settings("<bootstrap>", "<group>", timeout, options);
+        let secret = |key: &str| {
+            options.client.iter().any(|setting| setting.key == key && setting.is_secret())
+        };
+        let shown = |key: &str, value: &str| {
+            if secret(key) {
+                "<secret>".to_owned()
+            } else {
+                value.to_owned()
+            }
+        };
         let keys = |config: &ClientConfig, side: &str| -> Vec<String> {
             let mut pairs: Vec<String> = config
                 .config_map()
                 .iter()
                 .filter(|(key, _)| !matches!(**key, "bootstrap.servers" | "group.id"))
-                .map(|(key, value)| format!("{side} {key}={value}"))
+                .map(|(key, value)| format!("{side} {key}={}", shown(key, value)))
                 .collect();
             pairs.sort();
             pairs
@@ -148,6 +188,44 @@ impl Kafka {
     pub fn client_version() -> String {
         rdkafka::util::get_rdkafka_version().1
     }
+}
+
+/// The features this build of librdkafka has (`builtin.features`: `ssl`, `sasl_plain`, ...).
+pub fn builtin_features() -> Vec<String> {
+    let mut config = ClientConfig::new();
+    config.set("client.id", "keyed-bench");
+    let native = config.create_native_config();
+    let Ok(native) = native else {
+        return Vec::new();
+    };
+    native
+        .get("builtin.features")
+        .map(|features| features.split(',').map(str::to_owned).collect())
+        .unwrap_or_default()
+}
+
+/// Checks the run's `-X` settings before it starts: each needs nothing this build lacks
+/// (TLS, a SASL mechanism), and librdkafka accepts each key and value.
+pub fn check_settings(settings: &[ClientSetting]) -> Result<(), String> {
+    let features = builtin_features();
+    for setting in settings {
+        if let Some((feature, cargo)) = setting.needs() {
+            if !features.iter().any(|built| built == feature) {
+                return Err(format!(
+                    "-X {} needs librdkafka with {feature}, which this build lacks: \
+                     build it with --features {cargo} (librdkafka here has: {})",
+                    setting.recorded(),
+                    features.join(",")
+                ));
+            }
+        }
+        let mut config = ClientConfig::new();
+        config.set(&setting.key, &setting.value);
+        config
+            .create_native_config()
+            .map_err(|error| format!("-X {}: {error}", setting.recorded()))?;
+    }
+    Ok(())
 }
 
 /// Bytes the fullest partition of `log` is reckoned to take on the mock.
@@ -168,10 +246,22 @@ fn millis(duration: Duration) -> String {
     duration.as_millis().clamp(1, i32::MAX as u128).to_string()
 }
 
-fn producer_settings(timeout: Duration) -> ClientConfig {
+/// A client configuration with the run's `-X` settings, to which the suite's own are added.
+fn with_user_settings(options: &KafkaOptions) -> ClientConfig {
     let mut config = ClientConfig::new();
+    for setting in &options.client {
+        config.set(&setting.key, &setting.value);
+    }
     config
-        .set("test.mock.num.brokers", BROKERS.to_string())
+}
+
+fn producer_settings(timeout: Duration, options: &KafkaOptions) -> ClientConfig {
+    let mut config = with_user_settings(options);
+    match &options.cluster {
+        None => config.set("test.mock.num.brokers", BROKERS.to_string()),
+        Some(cluster) => config.set("bootstrap.servers", &cluster.bootstrap),
+    };
+    config
         .set("enable.idempotence", "true")
         .set("acks", "all")
         .set("partitioner", "murmur2_random")
@@ -179,12 +269,21 @@ fn producer_settings(timeout: Duration) -> ClientConfig {
     config
 }
 
-fn consumer_settings(bootstrap: &str, group: &str, timeout: Duration) -> ClientConfig {
-    let mut config = ClientConfig::new();
+fn consumer_settings(
+    bootstrap: &str,
+    group: &str,
+    timeout: Duration,
+    options: &KafkaOptions,
+) -> ClientConfig {
+    let mut config = with_user_settings(options);
+    if options.is_mock() && options.group_protocol == GroupProtocol::Classic {
+        // The mock waits out most of a classic member's session before it rebalances.
+        config.set("session.timeout.ms", SESSION_TIMEOUT_MS.to_string());
+    }
     config
         .set("bootstrap.servers", bootstrap)
         .set("group.id", group)
-        .set("group.protocol", GROUP_PROTOCOL)
+        .set("group.protocol", options.group_protocol.as_str())
         .set("enable.auto.commit", "false")
         .set("enable.auto.offset.store", "false")
         .set("auto.offset.reset", "earliest")
@@ -376,11 +475,12 @@ impl GroupView {
 struct Settings {
     metadata_limit: usize,
     timeout: Duration,
+    group_protocol: GroupProtocol,
 }
 
 /// A [`Transport`] over a topic on a mock cluster, with its consumer group.
 pub struct KafkaTransport {
-    /// The producer whose client runs the mock cluster: the cluster lives as long as it.
+    /// The producer (on the mock, its client runs the cluster, which lives as long as it).
     producer: Arc<MockProducer>,
     bootstrap: String,
     topic: String,
@@ -392,6 +492,10 @@ pub struct KafkaTransport {
     /// The paced producer, if the log has records produced after 0.
     pacer: Mutex<Option<JoinHandle<()>>>,
     stop: Arc<AtomicBool>,
+    /// The clients' settings.
+    options: KafkaOptions,
+    /// The cell's topic and group on the user's cluster, deleted after everything else.
+    _made: Option<Made>,
 }
 
 impl fmt::Debug for KafkaTransport {
@@ -421,51 +525,115 @@ impl Backend for Kafka {
     type Transport = KafkaTransport;
 
     fn open(&self, log: &Topic, epoch: Instant) -> Result<KafkaTransport, TransportError> {
-        let bytes = partition_bytes(log);
-        if bytes > MOCK_PARTITION_BYTES {
-            return Err(broker(format!(
-                "the fullest partition would hold about {bytes} bytes, more than the mock \
-                 cluster keeps ({MOCK_PARTITION_BYTES})"
-            )));
-        }
-        let producer: MockProducer = producer_settings(self.timeout)
+        let number = GROUPS.fetch_add(1, Ordering::Relaxed);
+        let made = self.made(log, number)?;
+        let producer: MockProducer = producer_settings(self.timeout, &self.options)
             .create_with_context(Delivery::default())
-            .map_err(|error| broker(format!("cannot start the mock cluster: {error}")))?;
-        let bootstrap = create_topic(&producer, log)?;
+            .map_err(|error| broker(format!("cannot create the producer: {error}")))?;
+        let (bootstrap, topic, group_id) = match (&made, &self.options.cluster) {
+            (Some(made), Some(cluster)) => {
+                (cluster.bootstrap.clone(), made.topic.clone(), made.group.clone())
+            }
+            _ => {
+                let bootstrap = create_topic(&producer, log, &self.options)?;
+                let group = format!("keyed-bench-{}-{number}", std::process::id());
+                (bootstrap, log.name().to_owned(), group)
+            }
+        };
         let partitions = log.partitions();
         let end_offsets: Arc<[u64]> =
             (0..partitions).map(|partition| log.end_offset(partition).unwrap_or(0)).collect();
-        let group = GROUPS.fetch_add(1, Ordering::Relaxed);
         let transport = KafkaTransport {
             producer: Arc::new(producer),
             bootstrap,
-            topic: log.name().to_owned(),
-            group_id: format!("keyed-bench-{}-{group}", std::process::id()),
+            topic,
+            group_id,
             partitions,
             end_offsets,
-            settings: Settings { metadata_limit: self.metadata_limit, timeout: self.timeout },
+            settings: Settings {
+                metadata_limit: self.metadata_limit,
+                timeout: self.timeout,
+                group_protocol: self.options.group_protocol,
+            },
+            options: self.options.clone(),
             group: Arc::default(),
             pacer: Mutex::new(None),
             stop: Arc::default(),
+            _made: made,
         };
         transport.produce(log, epoch)?;
-        if let Some(fault) = self.fault.as_ref().filter(|fault| fault.strikes()) {
+        let mock = self.options.is_mock();
+        if let Some(fault) = self.fault.as_ref().filter(|fault| mock && fault.strikes()) {
             transport.take_down(fault.after)?;
         }
         Ok(transport)
     }
 }
 
+impl Kafka {
+    /// On the user's cluster, the cell's topic (`PREFIX-N`) made for `log`, and its group
+    /// named; on the mock, nothing yet, once `log` is known to fit.
+    fn made(&self, log: &Topic, number: u64) -> Result<Option<Made>, TransportError> {
+        let (Some(cluster), Some(admin)) = (&self.options.cluster, &self.admin) else {
+            let bytes = partition_bytes(log);
+            if bytes > MOCK_PARTITION_BYTES {
+                return Err(broker(format!(
+                    "the fullest partition would hold about {bytes} bytes, more than the mock \
+                     cluster keeps ({MOCK_PARTITION_BYTES})"
+                )));
+            }
+            return Ok(None);
+        };
+        let topic = format!("{}-{number}", cluster.prefix);
+        admin.create(&topic, log.partitions(), self.options.replication_factor)?;
+        Ok(Some(Made {
+            admin: Arc::clone(admin),
+            group: topic.clone(),
+            topic,
+            keep: cluster.keep_topics,
+            leftovers: Arc::clone(&self.options.hooks.leftovers),
+        }))
+    }
+}
+
+/// A cell's topic and group on the user's cluster: deleted when the transport goes, unless
+/// the run keeps them; a deletion that fails is noted in the run's leftovers.
+struct Made {
+    admin: Arc<dyn TopicAdmin>,
+    topic: String,
+    group: String,
+    keep: bool,
+    leftovers: Arc<super::options::Leftovers>,
+}
+
+impl Drop for Made {
+    fn drop(&mut self) {
+        if self.keep {
+            return;
+        }
+        if let Err(error) = self.admin.delete_group(&self.group) {
+            self.leftovers.note(&error);
+        }
+        if let Err(error) = self.admin.delete_topics(&[&self.topic]) {
+            self.leftovers.note(&error);
+        }
+    }
+}
+
 /// Creates `log`'s topic on the producer's mock cluster and shortens its group timings;
 /// returns the cluster's bootstrap servers.
-fn create_topic(producer: &MockProducer, log: &Topic) -> Result<String, TransportError> {
+fn create_topic(
+    producer: &MockProducer,
+    log: &Topic,
+    options: &KafkaOptions,
+) -> Result<String, TransportError> {
     let cluster = producer
         .client()
         .mock_cluster()
         .ok_or_else(|| broker("the producer started no mock cluster"))?;
     let partitions = i32::try_from(log.partitions()).unwrap_or(i32::MAX);
     cluster
-        .create_topic(log.name(), partitions, 1)
+        .create_topic(log.name(), partitions, i32::from(options.replication_factor))
         .map_err(|error| broker(format!("cannot create topic {}: {error}", log.name())))?;
     // SAFETY: the pointer is the producer's live client, which `producer` borrows for the
     // call; librdkafka returns its mock cluster (checked non-null above through the safe
@@ -480,6 +648,7 @@ fn create_topic(producer: &MockProducer, log: &Topic) -> Result<String, Transpor
             mock,
             SESSION_TIMEOUT_MS,
         );
+        rdkafka::bindings::rd_kafka_mock_group_initial_rebalance_delay_ms(mock, HEARTBEAT_MS);
     }
     Ok(cluster.bootstrap_servers())
 }
@@ -560,10 +729,14 @@ impl Transport for KafkaTransport {
     type Member = KafkaMember;
 
     fn join(&self, member: MemberId) -> Result<Arc<KafkaMember>, TransportError> {
-        let consumer: BaseConsumer<MemberContext> =
-            consumer_settings(&self.bootstrap, &self.group_id, self.settings.timeout)
-                .create_with_context(MemberContext::new(GROUP_PROTOCOL))
-                .map_err(|error| broker(format!("cannot create the consumer: {error}")))?;
+        let consumer: BaseConsumer<MemberContext> = consumer_settings(
+            &self.bootstrap,
+            &self.group_id,
+            self.settings.timeout,
+            &self.options,
+        )
+        .create_with_context(MemberContext::new(self.settings.group_protocol))
+        .map_err(|error| broker(format!("cannot create the consumer: {error}")))?;
         consumer
             .subscribe(&[&self.topic])
             .map_err(|error| broker(format!("cannot subscribe: {error}")))?;
@@ -617,11 +790,11 @@ struct MemberContext {
 }
 
 impl MemberContext {
-    fn new(group_protocol: &str) -> Self {
+    fn new(group_protocol: GroupProtocol) -> Self {
         Self {
             changes: Mutex::default(),
             closing: AtomicBool::new(false),
-            cooperative: group_protocol == "consumer",
+            cooperative: group_protocol == GroupProtocol::Consumer,
             held: Mutex::default(),
         }
     }

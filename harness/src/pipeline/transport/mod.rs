@@ -53,6 +53,7 @@ pub mod broker;
 mod embedded;
 #[cfg(feature = "kafka")]
 pub mod kafka;
+pub mod options;
 
 use std::fmt;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -64,6 +65,7 @@ use serde::{Deserialize, Serialize};
 pub use embedded::{Embedded, EmbeddedMember, EmbeddedTransport};
 #[cfg(feature = "kafka")]
 pub use kafka::{Kafka, KafkaMember, KafkaTransport};
+pub use options::{ClientSetting, Cluster, GroupProtocol, KafkaOptions};
 
 use super::log::{LogError, Record, Topic};
 
