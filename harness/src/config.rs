@@ -117,7 +117,7 @@ fn kafka_options(
         bootstrap: bootstrap.clone(),
         keep_topics: meta.keep_topics,
         prefix: options::prefix(),
-        brokers: meta.brokers,
+        brokers: None,
     });
     Ok(KafkaOptions {
         cluster,

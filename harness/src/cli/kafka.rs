@@ -122,7 +122,7 @@ impl KafkaArgs {
             bootstrap: given.trim().to_owned(),
             keep_topics: self.keep_topics,
             prefix: options::prefix(),
-            brokers: 0,
+            brokers: None,
         }))
     }
 }
@@ -142,7 +142,7 @@ pub fn check_cluster(config: &mut RunConfig) -> Result<Vec<String>, SettingError
         return Ok(Vec::new());
     };
     let brokers = checked(cluster, &options.client, options.replication_factor, timeout)?;
-    cluster.brokers = brokers;
+    cluster.brokers = Some(brokers);
     let fate = if cluster.keep_topics { "kept (--keep-topics)" } else { "deleted after each cell" };
     Ok(vec![format!(
         "the cluster at {} ({brokers} brokers) answered; the run's topics and groups there \

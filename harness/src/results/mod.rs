@@ -219,7 +219,8 @@ pub struct TransportMeta {
     /// What the broker was: `mock` (librdkafka's in-process mock cluster, one per cell) or
     /// `cluster` (the user's, `--bootstrap-servers`).
     pub broker: String,
-    /// Brokers per cluster.
+    /// Brokers per cluster (0 for a cluster the run never asked: a library run without the
+    /// command line's check).
     pub brokers: u32,
     /// The client library and its version (`librdkafka 2.12.1`).
     pub client: String,

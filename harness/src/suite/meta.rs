@@ -63,7 +63,8 @@ fn transport_meta(config: &RunConfig) -> Option<crate::results::TransportMeta> {
             brokers: options
                 .cluster
                 .as_ref()
-                .map_or(kafka::BROKERS as u32, |cluster| cluster.brokers),
+                .map_or(Some(kafka::BROKERS as u32), |cluster| cluster.brokers)
+                .unwrap_or_default(),
             client: format!("librdkafka {}", Kafka::client_version()),
             group_protocol: options.group_protocol.as_str().into(),
             timeout_ms: u64::try_from(config.kafka_timeout.as_millis()).unwrap_or(u64::MAX),

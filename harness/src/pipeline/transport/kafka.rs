@@ -23,7 +23,7 @@
 //!    ids are not sent to the broker (the mock has no static membership): a restarted
 //!    process is a new client of the group, which the broker gives the partitions its
 //!    predecessor released: by closing (its leave), or after a crash (destroyed without
-//!    closing: no commit, no leave) once the broker noticed it gone.
+//!    closing: no commit, no leave) once its session timed out.
 //! 3. **The group assigns.** The broker decides; librdkafka reports each change through
 //!    the context's rebalance callback, which only queues it: the member's next `poll`
 //!    runs the listener (`revoked` while the partitions are still assigned, so that it

@@ -40,9 +40,8 @@
 //!    2). A member that dies without leaving keeps its partitions until its id joins again.
 //! 8. **Crash.** [`Member::crash`] marks the client to go as a crashed process's does when
 //!    it is dropped: no final commit, no leave. The embedded group keeps its partitions
-//!    until its id joins again; a broker frees them when it notices (the mock when the
-//!    client's connection closes, a real broker after the group's session timeout). A
-//!    client dropped without it closes, and so leaves the group.
+//!    until its id joins again; a broker once the member's session times out. A client
+//!    dropped without it closes, and so leaves the group.
 //!
 //! How a rebalance unfolds is the transport's: the embedded group is eager (Kafka's classic
 //! protocol: every change revokes every member's partitions, and none is assigned until all

@@ -136,8 +136,9 @@ pub struct Cluster {
     pub keep_topics: bool,
     /// What every topic and group id of the run begins with ([`prefix`]).
     pub prefix: String,
-    /// Brokers in the cluster, as its metadata named them when the run checked it.
-    pub brokers: u32,
+    /// Brokers in the cluster, as its metadata named them when the run checked it; `None`
+    /// until then.
+    pub brokers: Option<u32>,
 }
 
 /// How the run's topics and groups are made and deleted on the user's cluster: the admin
