@@ -357,3 +357,37 @@ fn a_port_in_use_is_refused_before_anything_starts() {
     assert!(error.is_bad_input());
     assert!(error.to_string().starts_with(&format!("--port {port}: cannot listen")), "{error}");
 }
+
+/// The retry and dead-letter topics are topics on the broker: a record sent to the retry
+/// topic comes back once due, not before, and only once; the dead-letter topic counts what
+/// it was sent, and a plain client reads both back.
+#[test]
+fn the_retry_and_dead_letter_topics_live_on_the_broker() {
+    let log = small_log();
+    let transport = Kafka::default().open(&log, Instant::now()).unwrap();
+    let side = transport.side_topics().unwrap();
+    let record = |partition: u32, offset: u64| Record {
+        partition,
+        offset,
+        key: 3,
+        version: 1,
+        payload_bytes: 64,
+        produce_ns: 0,
+    };
+    side.retry(&record(0, 4), 50_000_000_000).unwrap();
+    side.retry(&record(1, 2), 1).unwrap();
+    side.dead_letter(&record(1, 7)).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut due = Vec::new();
+    while due.is_empty() && Instant::now() < deadline {
+        due = side.due(1_000).unwrap();
+    }
+    assert_eq!(due, [(1, 2)], "only the record due by then");
+    assert!(side.due(1_000).unwrap().is_empty(), "each record once");
+    assert_eq!(side.due(50_000_000_000).unwrap(), [(0, 4)]);
+    assert_eq!(side.dead_letters().unwrap(), 1);
+    let bootstrap = transport.bootstrap_servers();
+    let (_, read) = consume(bootstrap, &format!("{}-retry", log.name()), 2);
+    let held: usize = read.values().map(Vec::len).sum();
+    assert_eq!(held, 2, "the retry topic holds both records");
+}

@@ -182,9 +182,17 @@ fn a_broker_that_cannot_make_topics_is_refused_with_its_words() {
 #[test]
 fn settings_this_build_lacks_or_librdkafka_rejects_are_refused_before_the_run() {
     let out = out("settings");
+    // Checked with the flags, before any run (a dry run too) and without a broker.
     let with = |setting: &str| {
         let kafka = KafkaArgs { client: vec![setting.parse().unwrap()], ..KafkaArgs::default() };
-        check_cluster(&mut config(kafka, &out))
+        let args = RunArgs {
+            transport: TransportKind::Kafka,
+            out: out.clone(),
+            kafka,
+            ..RunArgs::defaults()
+        };
+        RunConfig::try_from((args, String::new()))
+            .map(|mut config| check_cluster(&mut config).unwrap())
     };
     let built = harness::pipeline::transport::kafka::builtin_features();
     if !built.iter().any(|feature| feature == "ssl") {
@@ -196,7 +204,7 @@ fn settings_this_build_lacks_or_librdkafka_rejects_are_refused_before_the_run() 
     let error =
         with("ssl.key.password=hunter2").map(|_| String::new()).unwrap_or_else(|e| e.to_string());
     assert!(!error.contains("hunter2"), "a secret is never printed: {error}");
-    assert_eq!(with("linger.ms=5").unwrap(), Vec::<String>::new(), "a mock run needs no check");
+    assert_eq!(with("client.id=bench").unwrap(), Vec::<String>::new(), "a mock run needs no check");
     assert!(!out.exists(), "nothing is written");
 }
 
@@ -220,12 +228,16 @@ fn a_run_on_a_cluster_makes_its_topics_under_its_prefix_and_deletes_them() {
     assert_eq!(meta.topic_prefix.as_deref(), Some(prefix.as_str()));
     assert_eq!(meta.replication_factor, Some(2));
 
+    // The log's topic, then its retry and dead-letter topics of one partition each.
     let created = admin.created.lock().unwrap().clone();
-    assert_eq!(created.len(), 1, "{created:?}");
+    assert_eq!(created.len(), 3, "{created:?}");
     let (topic, partitions, replicas) = &created[0];
     assert!(topic.starts_with(&format!("{prefix}-")), "{topic}");
     assert_eq!((*partitions, *replicas), (config.sizes.partitions, 2));
-    assert_eq!(*admin.deleted_topics.lock().unwrap(), std::slice::from_ref(topic));
+    let sides = [(format!("{topic}-retry"), 1, 2), (format!("{topic}-dlq"), 1, 2)];
+    assert_eq!(created[1..], sides);
+    let names: Vec<String> = created.iter().map(|(name, ..)| name.clone()).collect();
+    assert_eq!(*admin.deleted_topics.lock().unwrap(), names);
     assert_eq!(*admin.deleted_groups.lock().unwrap(), std::slice::from_ref(topic));
     assert!(leftovers(&config).is_empty());
     std::fs::remove_dir_all(&out).ok();
@@ -310,4 +322,20 @@ fn a_crashed_member_leaves_no_leave_and_a_closed_one_does() {
     hold(&closed);
     drop(closed);
     assert_eq!(cluster.requests(LEAVE_GROUP), 1, "a close sends one");
+}
+
+/// Every setting the suite makes is one `-X` refuses, so that no user setting can change
+/// it, or race it through an alias.
+#[test]
+fn every_setting_the_suite_makes_is_refused_from_the_command_line() {
+    use harness::pipeline::transport::options::RESERVED;
+    let options = config(on("kafka-1:9092"), &out("reserved")).kafka;
+    let made = Kafka::client_settings(Duration::from_secs(1), &options);
+    let mock = Kafka::client_settings(Duration::from_secs(1), &Default::default());
+    for setting in made.iter().chain(&mock) {
+        let (_, pair) = setting.split_once(' ').expect("side key=value");
+        let (key, _) = pair.split_once('=').expect("key=value");
+        assert!(RESERVED.iter().any(|(reserved, _)| *reserved == key), "{key} is not refused");
+        assert!(format!("{key}=1").parse::<harness::pipeline::ClientSetting>().is_err(), "{key}");
+    }
 }

@@ -92,13 +92,17 @@ impl KafkaArgs {
                  {MOCK_BROKERS} brokers"
             )));
         }
-        Ok(KafkaOptions {
+        let options = KafkaOptions {
             cluster,
             replication_factor,
             group_protocol: self.group_protocol.unwrap_or_default(),
             client: self.client.clone(),
             hooks: Default::default(),
-        })
+        };
+        if kafka {
+            check_client(&options)?;
+        }
+        Ok(options)
     }
 
     /// The user's cluster, its addresses checked for form.
@@ -127,15 +131,14 @@ impl KafkaArgs {
     }
 }
 
-/// Before a run over Kafka writes anything: every `-X` setting is one this build's
-/// librdkafka accepts, and the user's cluster, if any, answers and lets the run make and
-/// delete a topic (its broker count noted). Returns the lines to tell the user: where the
+/// Before a run over Kafka writes anything (and not for `--dry-run`, which contacts no
+/// broker): the user's cluster, if any, answers and lets the run make and delete a topic
+/// (its broker count noted). The `-X` settings were checked with the flags. Returns the lines to tell the user: where the
 /// run's topics go.
 pub fn check_cluster(config: &mut RunConfig) -> Result<Vec<String>, SettingError> {
     if config.transport != TransportKind::Kafka {
         return Ok(Vec::new());
     }
-    check_client(&config.kafka)?;
     let timeout = config.kafka_timeout;
     let options = &mut config.kafka;
     let Some(cluster) = options.cluster.as_mut() else {
@@ -230,7 +233,7 @@ mod tests {
         let error = args.options(TransportKind::Embedded).unwrap_err().to_string();
         assert!(error.contains("--bootstrap-servers is a setting of the Kafka"), "{error}");
         let args =
-            KafkaArgs { client: vec!["linger.ms=5".parse().unwrap()], ..KafkaArgs::default() };
+            KafkaArgs { client: vec!["client.id=bench".parse().unwrap()], ..KafkaArgs::default() };
         let error = args.options(TransportKind::Embedded).unwrap_err().to_string();
         assert!(error.starts_with("-X is a setting"), "{error}");
         assert_eq!(

@@ -158,8 +158,40 @@ fn setting(flag: &str, config: &RunConfig) -> Option<String> {
         "no-breakdown" => (!config.breakdown).to_string(),
         "quick" => config.quick.to_string(),
         "seed" => config.seed.to_string(),
+        "transport" => config.transport.to_string(),
+        "kafka-timeout-ms" => config.kafka_timeout.as_millis().to_string(),
+        "bootstrap-servers" => {
+            config.kafka.cluster.as_ref().map_or("none".into(), |cluster| cluster.bootstrap.clone())
+        }
+        "replication-factor" => config.kafka.replication_factor.to_string(),
+        "group-protocol" => config.kafka.group_protocol.to_string(),
+        "keep-topics" => {
+            config.kafka.cluster.as_ref().is_some_and(|cluster| cluster.keep_topics).to_string()
+        }
         _ => return None,
     })
+}
+
+/// The `-X` settings given on `command` where they differ from the recorded ones (secrets,
+/// which the results do not hold, aside: see [`give_back_secrets`]).
+fn client_differences(recorded: &RunConfig, this: &RunConfig, command: &str) -> Vec<Difference> {
+    let given = command.split_whitespace().any(|word| word.starts_with("-X"));
+    let open = |config: &RunConfig| -> Vec<String> {
+        let settings = config.kafka.client.iter().filter(|setting| !setting.is_secret());
+        settings.map(ToString::to_string).collect()
+    };
+    let (before, now) = (open(recorded), open(this));
+    if !given || before == now {
+        return Vec::new();
+    }
+    let shown = |settings: Vec<String>| {
+        if settings.is_empty() {
+            "none".into()
+        } else {
+            settings.join(" ")
+        }
+    };
+    vec![Difference { what: "-X".into(), recorded: shown(before), now: shown(now) }]
 }
 
 /// The sizes that the size flags given (`args`) would change in the recorded `sizes`, each
@@ -251,8 +283,6 @@ fn build_differences(results: &Results) -> Vec<Difference> {
     differences
 }
 
-/// Reads `dir/results.json` and checks it against `args` (the flags of this run, with
-/// `command` its command line), this build and this machine: the run to go on with, or
 /// The secret `-X` settings of the recorded run (its results hold their keys only), taken
 /// from this command line, which must give each again.
 fn give_back_secrets(
@@ -271,7 +301,7 @@ fn give_back_secrets(
         let Some(given) = given else {
             return Err(format!(
                 "it was run with the secret -X {key}, which its results do not hold: give it \
-                 again (-X {key}=...)"
+                 again (--transport kafka -X {key}=...)"
             ));
         };
         recorded.kafka.client.push(given.clone());
@@ -279,6 +309,8 @@ fn give_back_secrets(
     Ok(())
 }
 
+/// Reads `dir/results.json` and checks it against `args` (the flags of this run, with
+/// `command` its command line), this build and this machine: the run to go on with, or
 /// that there is none.
 pub fn resume(dir: &Path, args: RunArgs, command: String) -> Result<Resume, ResumeError> {
     let given = given_flags(&command);
@@ -307,6 +339,7 @@ pub fn resume(dir: &Path, args: RunArgs, command: String) -> Result<Resume, Resu
         })
         .collect();
     differences.extend(size_differences(&recorded.sizes, &flags, &given));
+    differences.extend(client_differences(&recorded, &this, &command));
     differences.extend(build_differences(&earlier));
     if !differences.is_empty() {
         let (dir, command) = (dir.display().to_string(), earlier.meta.command.clone());

@@ -82,6 +82,7 @@ use super::commit::{CommitError, MetadataLimit, PartitionProgress};
 use super::log::{LogError, Record, Topic};
 use super::projection::Projection;
 use super::retry::{RetryConfig, RetryTopic};
+use super::transport::SideTopics;
 use super::transport::{Commit, Member, RebalanceListener, TransportError};
 use crate::measure::handler::spin;
 use crate::measure::timer::Timer;
@@ -408,6 +409,9 @@ pub struct Pipeline {
     /// Counts every record settled, holds the executors, and stops the consumers once
     /// cancelled (the module docs); one nobody cancels unless [`Pipeline::watched`].
     pub watch: Watch,
+    /// The retry and dead-letter topics every incarnation writes to: in-process unless
+    /// [`Pipeline::with_side_topics`] gives the transport's.
+    pub side: Arc<dyn SideTopics>,
 }
 
 impl Pipeline {
@@ -422,7 +426,13 @@ impl Pipeline {
         let tally = Arc::new(DeliveryTally::new(&ends));
         let projection = Arc::new(Projection::new());
         let (log, epoch) = (Arc::new(log), Instant::now());
-        Self { log, projection, tally, timer, epoch, watch: Watch::default() }
+        let side: Arc<dyn SideTopics> = Arc::new(RetryTopic::new());
+        Self { log, projection, tally, timer, epoch, watch: Watch::default(), side }
+    }
+
+    /// The same pipeline writing to `side`, a transport's retry and dead-letter topics.
+    pub fn with_side_topics(self, side: Arc<dyn SideTopics>) -> Self {
+        Self { side, ..self }
     }
 
     /// The same pipeline under `watch`, its cell's.
@@ -510,7 +520,10 @@ struct Shared {
     failing: Vec<AtomicU32>,
     /// Per partition: the commit metadata would pass 75% of its limit.
     metadata_full: Vec<AtomicBool>,
-    retry_topic: RetryTopic,
+    /// The retry and dead-letter topics (the pipeline's).
+    side: Arc<dyn SideTopics>,
+    /// The first write to them that failed: the poll loop ends the incarnation with it.
+    side_failure: Mutex<Option<TransportError>>,
     /// Records handed to the retry topic and not yet applied or dead-lettered.
     retries_outstanding: AtomicU64,
     retries: AtomicU64,
@@ -553,7 +566,8 @@ impl Shared {
             attempts,
             failing: (0..partitions).map(|_| AtomicU32::new(0)).collect(),
             metadata_full: (0..partitions).map(|_| AtomicBool::new(false)).collect(),
-            retry_topic: RetryTopic::new(),
+            side: Arc::clone(&pipeline.side),
+            side_failure: Mutex::new(None),
             retries_outstanding: AtomicU64::new(0),
             retries: AtomicU64::new(0),
             dead_lettered: AtomicU64::new(0),
@@ -628,6 +642,9 @@ impl Shared {
                 self.tally.applied(&record, since_ns(self.epoch));
             }
             Effect::DeadLetter => {
+                if let Err(error) = self.side.dead_letter(&record) {
+                    self.side_failure.lock().get_or_insert(error);
+                }
                 self.projection.dead_letter(record);
                 DeliveryTally::count(&self.tally.dead_letters, record.partition, record.offset);
                 self.dead_lettered.fetch_add(1, Ordering::Relaxed);
@@ -844,7 +861,16 @@ impl<'a, M: Member> Run<'a, M> {
                 return;
             }
             self.pauses.reconcile(member, shared);
-            for (partition, offset) in shared.retry_topic.poll_due(since_ns(shared.epoch)) {
+            let due = shared.side.due(since_ns(shared.epoch));
+            let failed = shared.side_failure.lock().take();
+            let due = match (due, failed) {
+                (Ok(due), None) => due,
+                (Err(error), _) | (_, Some(error)) => {
+                    self.error = Some(error.into());
+                    return;
+                }
+            };
+            for (partition, offset) in due {
                 let record = shared.records[partition as usize][offset as usize];
                 self.report.retry_polls += u64::from(submit(&record, FROM_RETRY_TOPIC));
             }
@@ -986,6 +1012,9 @@ impl<'a, M: Member> Run<'a, M> {
         let revoked = self.ended;
         if let Err(error) = self.end(false) {
             self.error.get_or_insert(error);
+        }
+        if let Some(error) = self.shared.side_failure.lock().take() {
+            self.error.get_or_insert(error.into());
         }
         if self.shared.watch.is_cancelled() {
             executor.force_close();
@@ -1137,7 +1166,9 @@ fn attempt_failing(shared: &Arc<Shared>, record: Record, failures: u32, origin: 
             let due = since_ns(shared.epoch).saturating_add(
                 u64::try_from(retry.backoff_after(attempt).as_nanos()).unwrap_or(u64::MAX),
             );
-            shared.retry_topic.send(&record, due);
+            if let Err(error) = shared.side.retry(&record, due) {
+                shared.side_failure.lock().get_or_insert(error);
+            }
             if origin == Origin::Log {
                 shared.finish(record, Effect::Handoff, origin);
             }

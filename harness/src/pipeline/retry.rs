@@ -28,9 +28,11 @@
 use parking_lot::Mutex;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use super::log::Record;
+use super::transport::{SideTopics, TransportError};
 use crate::results::RetryPolicy;
 
 /// How a consumer retries.
@@ -87,10 +89,12 @@ struct Delayed {
     offset: u64,
 }
 
-/// The retry topic: records with a delay, polled once it is over, earliest due first.
+/// The retry topic in-process: records with a delay, polled once it is over, earliest due
+/// first; beside it, the dead-letter topic's count. The embedded transport's side topics.
 #[derive(Debug, Default)]
 pub struct RetryTopic {
     queue: Mutex<(BinaryHeap<Reverse<Delayed>>, u64)>,
+    dead_letters: AtomicU64,
 }
 
 impl RetryTopic {
@@ -134,6 +138,26 @@ impl RetryTopic {
     /// Whether nothing waits.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+impl SideTopics for RetryTopic {
+    fn retry(&self, record: &Record, due_ns: u64) -> Result<(), TransportError> {
+        self.send(record, due_ns);
+        Ok(())
+    }
+
+    fn due(&self, now_ns: u64) -> Result<Vec<(u32, u64)>, TransportError> {
+        Ok(self.poll_due(now_ns))
+    }
+
+    fn dead_letter(&self, _: &Record) -> Result<(), TransportError> {
+        self.dead_letters.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    fn dead_letters(&self) -> Result<u64, TransportError> {
+        Ok(self.dead_letters.load(Ordering::Relaxed))
     }
 }
 

@@ -159,14 +159,39 @@ pub fn resume_hint(out: &Path) -> String {
 /// it needs it (a space, a quote, a `$`). A word holding a NUL byte, which no command line
 /// can, is shown as Rust would escape it.
 pub fn command_line<'a>(words: impl IntoIterator<Item = &'a str>) -> String {
+    let mut after_x = false;
     let quoted: Vec<String> = words
         .into_iter()
-        .map(|word| match shlex::try_quote(word) {
-            Ok(quoted) => quoted.into_owned(),
-            Err(_) => format!("{word:?}"),
+        .map(|word| {
+            let word = hide_secret(word, after_x);
+            after_x = word == "-X";
+            match shlex::try_quote(&word) {
+                Ok(quoted) => quoted.into_owned(),
+                Err(_) => format!("{word:?}"),
+            }
         })
         .collect();
     quoted.join(" ")
+}
+
+/// `word` with the value of a secret `-X key=value` written `<secret>`: the word after a
+/// `-X` (`after_x`), or a `-Xkey=value`.
+fn hide_secret(word: &str, after_x: bool) -> String {
+    let (flag, setting) = match word.strip_prefix("-X") {
+        Some(setting) if !setting.is_empty() => ("-X", setting),
+        _ if after_x => ("", word),
+        _ => return word.to_owned(),
+    };
+    let Some((key, value)) = setting.split_once('=') else {
+        return word.to_owned();
+    };
+    let setting =
+        crate::pipeline::ClientSetting { key: key.trim().to_owned(), value: value.to_owned() };
+    if setting.is_secret() {
+        format!("{flag}{}", setting.recorded())
+    } else {
+        word.to_owned()
+    }
 }
 
 /// Fails as the run would on an output folder it could not create (one under a file) or
@@ -324,6 +349,26 @@ impl Drop for OutputLock {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_command_line_never_holds_a_secret_setting() {
+        let words = [
+            "keyed-bench",
+            "run",
+            "-X",
+            "sasl.password=hunter2",
+            "-Xssl.key.password=pw",
+            "-X",
+            "linger.ms=5",
+            "--out",
+            "a b",
+        ];
+        assert_eq!(
+            command_line(words),
+            "keyed-bench run -X 'sasl.password=<secret>' '-Xssl.key.password=<secret>' -X \
+             'linger.ms=5' --out 'a b'"
+        );
+    }
 
     fn scratch(name: &str) -> PathBuf {
         let out =

@@ -523,6 +523,7 @@ fn open<B: Backend>(
 ) -> Result<(Pipeline, B::Transport), ConsumerError> {
     let pipeline = Pipeline::new(topic, bench.timer.clone()).watched(bench.watch.clone());
     let transport = backend.open(topic, pipeline.epoch)?;
+    let pipeline = pipeline.with_side_topics(transport.side_topics()?);
     Ok((pipeline, transport))
 }
 

@@ -46,6 +46,7 @@
 
 pub mod admin;
 pub mod broker;
+pub mod side;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt;
@@ -65,7 +66,8 @@ use rdkafka::{ClientConfig, ClientContext, Message, Offset, TopicPartitionList};
 
 use super::options::{ClientSetting, GroupProtocol, KafkaOptions, TopicAdmin};
 use super::{
-    Backend, BrokerFault, Commit, Member, MemberId, RebalanceListener, Transport, TransportError,
+    Backend, BrokerFault, Commit, Member, MemberId, RebalanceListener, SideTopics, Transport,
+    TransportError,
 };
 use crate::pipeline::commit::DEFAULT_METADATA_LIMIT_BYTES;
 use crate::pipeline::log::{LogError, Record, Topic};
@@ -221,9 +223,15 @@ pub fn check_settings(settings: &[ClientSetting]) -> Result<(), String> {
         }
         let mut config = ClientConfig::new();
         config.set(&setting.key, &setting.value);
-        config
-            .create_native_config()
-            .map_err(|error| format!("-X {}: {error}", setting.recorded()))?;
+        config.create_native_config().map_err(|error| {
+            let words = error.to_string();
+            let words = if setting.is_secret() && !setting.value.is_empty() {
+                words.replace(&setting.value, "<secret>")
+            } else {
+                words
+            };
+            format!("-X {}: {words}", setting.recorded())
+        })?;
     }
     Ok(())
 }
@@ -276,7 +284,8 @@ fn consumer_settings(
     options: &KafkaOptions,
 ) -> ClientConfig {
     let mut config = with_user_settings(options);
-    if options.is_mock() && options.group_protocol == GroupProtocol::Classic {
+    let session_given = options.client.iter().any(|setting| setting.key == "session.timeout.ms");
+    if options.is_mock() && options.group_protocol == GroupProtocol::Classic && !session_given {
         // The mock waits out most of a classic member's session before it rebalances.
         config.set("session.timeout.ms", SESSION_TIMEOUT_MS.to_string());
     }
@@ -532,7 +541,7 @@ impl Backend for Kafka {
             .map_err(|error| broker(format!("cannot create the producer: {error}")))?;
         let (bootstrap, topic, group_id) = match (&made, &self.options.cluster) {
             (Some(made), Some(cluster)) => {
-                (cluster.bootstrap.clone(), made.topic.clone(), made.group.clone())
+                (cluster.bootstrap.clone(), made.topics[0].clone(), made.group.clone())
             }
             _ => {
                 let bootstrap = create_topic(&producer, log, &self.options)?;
@@ -585,14 +594,23 @@ impl Kafka {
             return Ok(None);
         };
         let topic = format!("{}-{number}", cluster.prefix);
-        admin.create(&topic, log.partitions(), self.options.replication_factor)?;
-        Ok(Some(Made {
+        let mut made = Made {
             admin: Arc::clone(admin),
             group: topic.clone(),
-            topic,
+            topics: Vec::new(),
             keep: cluster.keep_topics,
             leftovers: Arc::clone(&self.options.hooks.leftovers),
-        }))
+        };
+        let replicas = self.options.replication_factor;
+        let sides = [side::retry_topic(&topic), side::dead_letter_topic(&topic)];
+        let all =
+            [(topic.clone(), log.partitions())].into_iter().chain(sides.map(|side| (side, 1)));
+        // A topic that fails leaves the ones made before it to `made`'s drop.
+        for (name, partitions) in all {
+            admin.create(&name, partitions, replicas)?;
+            made.topics.push(name);
+        }
+        Ok(Some(made))
     }
 }
 
@@ -600,7 +618,8 @@ impl Kafka {
 /// the run keeps them; a deletion that fails is noted in the run's leftovers.
 struct Made {
     admin: Arc<dyn TopicAdmin>,
-    topic: String,
+    /// The log's topic, then its side topics, as far as they were made.
+    topics: Vec<String>,
     group: String,
     keep: bool,
     leftovers: Arc<super::options::Leftovers>,
@@ -614,7 +633,11 @@ impl Drop for Made {
         if let Err(error) = self.admin.delete_group(&self.group) {
             self.leftovers.note(&error);
         }
-        if let Err(error) = self.admin.delete_topics(&[&self.topic]) {
+        let topics: Vec<&str> = self.topics.iter().map(String::as_str).collect();
+        if topics.is_empty() {
+            return;
+        }
+        if let Err(error) = self.admin.delete_topics(&topics) {
             self.leftovers.note(&error);
         }
     }
@@ -632,9 +655,15 @@ fn create_topic(
         .mock_cluster()
         .ok_or_else(|| broker("the producer started no mock cluster"))?;
     let partitions = i32::try_from(log.partitions()).unwrap_or(i32::MAX);
-    cluster
-        .create_topic(log.name(), partitions, i32::from(options.replication_factor))
-        .map_err(|error| broker(format!("cannot create topic {}: {error}", log.name())))?;
+    let replicas = i32::from(options.replication_factor);
+    let sides = [side::retry_topic(log.name()), side::dead_letter_topic(log.name())];
+    for (name, partitions) in
+        [(log.name().to_owned(), partitions)].into_iter().chain(sides.map(|side| (side, 1)))
+    {
+        cluster
+            .create_topic(&name, partitions, replicas)
+            .map_err(|error| broker(format!("cannot create topic {name}: {error}")))?;
+    }
     // SAFETY: the pointer is the producer's live client, which `producer` borrows for the
     // call; librdkafka returns its mock cluster (checked non-null above through the safe
     // API), whose settings functions queue an operation to the cluster's own thread.
@@ -763,6 +792,13 @@ impl Transport for KafkaTransport {
 
     fn partitions(&self) -> u32 {
         self.partitions
+    }
+
+    fn side_topics(&self) -> Result<Arc<dyn SideTopics>, TransportError> {
+        let mut base = with_user_settings(&self.options);
+        base.set("bootstrap.servers", &self.bootstrap);
+        let side = side::KafkaSideTopics::connect(&base, &self.topic, self.settings.timeout)?;
+        Ok(Arc::new(side))
     }
 }
 

@@ -42,6 +42,12 @@
 //!    it is dropped: no final commit, no leave. The embedded group keeps its partitions
 //!    until its id joins again; a broker once the member's session times out. A client
 //!    dropped without it closes, and so leaves the group.
+//! 9. **Side topics.** [`Transport::side_topics`] gives the topics beside the log that a
+//!    consumer writes: the retry topic (a record sent back with a due time, polled again
+//!    once it is due) and the dead-letter topic. Each write returns once the broker holds
+//!    it, so that the record's offset completes only after: a commit never skips a record
+//!    that is neither done nor kept. They last as long as the transport, across
+//!    incarnations.
 //!
 //! How a rebalance unfolds is the transport's: the embedded group is eager (Kafka's classic
 //! protocol: every change revokes every member's partitions, and none is assigned until all
@@ -247,6 +253,29 @@ pub trait Transport: Send + Sync {
 
     /// How many partitions the topic has now.
     fn partitions(&self) -> u32;
+
+    /// The retry and dead-letter topics beside the log (step 9); in-process unless the
+    /// transport has a broker to keep them.
+    fn side_topics(&self) -> Result<Arc<dyn SideTopics>, TransportError> {
+        Ok(Arc::new(crate::pipeline::retry::RetryTopic::new()))
+    }
+}
+
+/// The topics beside the log a consumer writes to (step 9).
+pub trait SideTopics: Send + Sync + fmt::Debug {
+    /// Sends `record` to the retry topic, to be polled at `due_ns` (counted from the
+    /// pipeline's epoch) or later; returns once the topic holds it.
+    fn retry(&self, record: &Record, due_ns: u64) -> Result<(), TransportError>;
+
+    /// The `(partition, offset)` of every record of the retry topic due at `now_ns`,
+    /// earliest first, each returned once.
+    fn due(&self, now_ns: u64) -> Result<Vec<(u32, u64)>, TransportError>;
+
+    /// Sends `record` to the dead-letter topic; returns once the topic holds it.
+    fn dead_letter(&self, record: &Record) -> Result<(), TransportError>;
+
+    /// Records the dead-letter topic holds.
+    fn dead_letters(&self) -> Result<u64, TransportError>;
 }
 
 /// Where a scenario's log lives: it opens a [`Transport`] over the log the scenario

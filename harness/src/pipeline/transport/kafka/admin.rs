@@ -22,6 +22,7 @@ use std::time::{Duration, Instant};
 use futures_executor::block_on;
 use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
 use rdkafka::client::DefaultClientContext;
+use rdkafka::error::RDKafkaErrorCode;
 use rdkafka::ClientConfig;
 
 use super::super::options::{ClientSetting, Cluster, TopicAdmin};
@@ -111,13 +112,21 @@ impl TopicAdmin for ClusterAdmin {
     fn create(&self, name: &str, partitions: u32, replicas: u16) -> Result<(), TransportError> {
         let count = i32::try_from(partitions).unwrap_or(i32::MAX);
         let topic = NewTopic::new(name, count, TopicReplication::Fixed(i32::from(replicas)));
-        let results = block_on(self.client.create_topics([&topic], &self.options()))
-            .map_err(|error| broker(format!("cannot create topic {name}: {error}")))?;
-        for result in results {
-            result
-                .map_err(|(topic, code)| broker(format!("cannot create topic {topic}: {code}")))?;
-        }
-        self.wait_for_leaders(name, partitions)
+        let refused = |(topic, code): (String, RDKafkaErrorCode)| {
+            broker(format!("cannot create topic {topic}: {code}"))
+        };
+        let made = block_on(self.client.create_topics([&topic], &self.options()))
+            .map_err(|error| broker(format!("cannot create topic {name}: {error}")))
+            .and_then(|results| {
+                results.into_iter().try_for_each(|result| result.map(drop).map_err(refused))
+            })
+            .and_then(|()| self.wait_for_leaders(name, partitions));
+        // A request that timed out, or a topic without leaders, may still have been made:
+        // delete it, or say that it may be left.
+        made.map_err(|error| match self.delete_topics(&[name]) {
+            Ok(()) => error,
+            Err(_) => broker(format!("{error} (topic {name} may be left on the cluster)")),
+        })
     }
 
     fn delete_topics(&self, names: &[&str]) -> Result<(), TransportError> {
@@ -134,8 +143,13 @@ impl TopicAdmin for ClusterAdmin {
         let results = block_on(self.client.delete_groups(&[id], &self.options()))
             .map_err(|error| broker(format!("cannot delete group {id}: {error}")))?;
         for result in results {
-            result
-                .map_err(|(group, code)| broker(format!("cannot delete group {group}: {code}")))?;
+            match result {
+                // A cell that ended before any member joined made no group.
+                Ok(_) | Err((_, RDKafkaErrorCode::GroupIdNotFound)) => {}
+                Err((group, code)) => {
+                    return Err(broker(format!("cannot delete group {group}: {code}")));
+                }
+            }
         }
         Ok(())
     }

@@ -1,0 +1,202 @@
+//! The retry and dead-letter topics over Kafka (the transport's step 9): two topics of one
+//! partition beside the log, `<topic>-retry` and `<topic>-dlq`, made with it.
+//!
+//! # Steps
+//!
+//! 1. **Send.** A record sent to either is produced (idempotent, `acks=all`) with its key
+//!    and, as its value, its place in the log and its due time, and the call returns once
+//!    the broker acknowledged it: its offset in the log completes only after.
+//! 2. **Read the retry topic.** A client that joins no group, assigned the retry topic's
+//!    partition from its beginning, drains what it has fetched at every `due` and keeps each record
+//!    until its due time, earliest first: Kafka has no delayed delivery, so a retry
+//!    consumer holds what is not yet due, as one in production does.
+//! 3. **Count the dead letters** from the dead-letter topic's high watermark.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::fmt;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::message::DeliveryResult;
+use rdkafka::producer::{BaseProducer, BaseRecord, Producer, ProducerContext};
+use rdkafka::{ClientConfig, ClientContext, Message, Offset, TopicPartitionList};
+
+use super::super::{SideTopics, TransportError};
+use crate::pipeline::log::Record;
+
+/// Bytes of a side record's value: partition, offset, due time, big-endian.
+const VALUE_BYTES: usize = 20;
+
+/// The retry topic's name beside `topic`.
+pub fn retry_topic(topic: &str) -> String {
+    format!("{topic}-retry")
+}
+
+/// The dead-letter topic's name beside `topic`.
+pub fn dead_letter_topic(topic: &str) -> String {
+    format!("{topic}-dlq")
+}
+
+fn broker(what: impl fmt::Display) -> TransportError {
+    TransportError::Broker(what.to_string())
+}
+
+/// The side producer's context: the first failed delivery, in the broker's words.
+#[derive(Debug, Default)]
+struct Acks {
+    failure: Mutex<Option<String>>,
+}
+
+impl ClientContext for Acks {}
+
+impl ProducerContext for Acks {
+    type DeliveryOpaque = ();
+
+    fn delivery(&self, result: &DeliveryResult<'_>, _: ()) {
+        if let Err((error, _)) = result {
+            self.failure.lock().get_or_insert(error.to_string());
+        }
+    }
+}
+
+/// A record of the retry topic not yet due.
+type Waiting = Reverse<(u64, u64, u32, u64)>;
+
+/// The retry and dead-letter topics of one transport on its broker.
+pub struct KafkaSideTopics {
+    producer: BaseProducer<Acks>,
+    reader: BaseConsumer,
+    retry: String,
+    dead: String,
+    /// Fetched records not yet due, `(due, arrival, partition, offset)`, and the arrival
+    /// count.
+    waiting: Mutex<(BinaryHeap<Waiting>, u64)>,
+    timeout: Duration,
+}
+
+impl fmt::Debug for KafkaSideTopics {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("KafkaSideTopics")
+            .field("retry", &self.retry)
+            .field("dead", &self.dead)
+            .finish_non_exhaustive()
+    }
+}
+
+impl KafkaSideTopics {
+    /// Clients of `topic`'s side topics, which exist, on the broker `base` bootstraps at
+    /// (its settings the run's `-X` and bootstrap).
+    pub fn connect(
+        base: &ClientConfig,
+        topic: &str,
+        timeout: Duration,
+    ) -> Result<Self, TransportError> {
+        let timeout_ms = timeout.as_millis().clamp(1, i32::MAX as u128).to_string();
+        let mut producer = base.clone();
+        producer
+            .set("enable.idempotence", "true")
+            .set("acks", "all")
+            .set("linger.ms", "0")
+            .set("message.timeout.ms", &timeout_ms);
+        let producer: BaseProducer<Acks> = producer
+            .create_with_context(Acks::default())
+            .map_err(|error| broker(format!("cannot create the side topics' producer: {error}")))?;
+        // librdkafka assigns only within a group's client: the id is never joined or
+        // committed under, so the broker keeps no group of it.
+        let mut reader = base.clone();
+        reader
+            .set("group.id", format!("{topic}-retry-reader"))
+            .set("enable.auto.commit", "false")
+            .set("fetch.wait.max.ms", "10");
+        let reader: BaseConsumer = reader
+            .create()
+            .map_err(|error| broker(format!("cannot create the retry topic's reader: {error}")))?;
+        let retry = retry_topic(topic);
+        let mut tpl = TopicPartitionList::new();
+        tpl.add_partition_offset(&retry, 0, Offset::Beginning)
+            .map_err(|error| broker(format!("cannot read {retry}: {error}")))?;
+        reader.assign(&tpl).map_err(|error| broker(format!("cannot read {retry}: {error}")))?;
+        Ok(Self {
+            producer,
+            reader,
+            retry,
+            dead: dead_letter_topic(topic),
+            waiting: Mutex::default(),
+            timeout,
+        })
+    }
+
+    /// Produces `record` with `due_ns` to `topic` and waits for the broker's
+    /// acknowledgement (step 1).
+    fn send(&self, topic: &str, record: &Record, due_ns: u64) -> Result<(), TransportError> {
+        let key = record.key.to_be_bytes();
+        let mut value = [0; VALUE_BYTES];
+        value[..4].copy_from_slice(&record.partition.to_be_bytes());
+        value[4..12].copy_from_slice(&record.offset.to_be_bytes());
+        value[12..].copy_from_slice(&due_ns.to_be_bytes());
+        self.producer
+            .send(BaseRecord::to(topic).key(&key).payload(&value))
+            .map_err(|(error, _)| broker(format!("cannot send to {topic}: {error}")))?;
+        self.producer
+            .flush(self.timeout)
+            .map_err(|error| broker(format!("no acknowledgement from {topic}: {error}")))?;
+        match self.producer.context().failure.lock().clone() {
+            Some(failure) => Err(broker(format!("{topic} refused a record: {failure}"))),
+            None => Ok(()),
+        }
+    }
+
+    /// Moves every record the reader has fetched into the waiting heap (step 2).
+    fn fetch(&self) {
+        let mut waiting = self.waiting.lock();
+        let (heap, arrivals) = &mut *waiting;
+        while let Some(polled) = self.reader.poll(Duration::ZERO) {
+            // An error event (a broker not yet reachable) is the main member's to judge.
+            let Ok(message) = polled else {
+                continue;
+            };
+            let Some(value) = message.payload().filter(|value| value.len() == VALUE_BYTES) else {
+                continue;
+            };
+            let number = |range: std::ops::Range<usize>| {
+                value[range].iter().fold(0_u64, |number, &byte| number << 8 | u64::from(byte))
+            };
+            let partition = u32::try_from(number(0..4)).unwrap_or(u32::MAX);
+            *arrivals += 1;
+            heap.push(Reverse((number(12..20), *arrivals, partition, number(4..12))));
+        }
+    }
+}
+
+impl SideTopics for KafkaSideTopics {
+    fn retry(&self, record: &Record, due_ns: u64) -> Result<(), TransportError> {
+        self.send(&self.retry, record, due_ns)
+    }
+
+    fn due(&self, now_ns: u64) -> Result<Vec<(u32, u64)>, TransportError> {
+        self.fetch();
+        let mut waiting = self.waiting.lock();
+        let heap = &mut waiting.0;
+        let mut due = Vec::new();
+        while heap.peek().is_some_and(|Reverse((due_ns, ..))| *due_ns <= now_ns) {
+            if let Some(Reverse((_, _, partition, offset))) = heap.pop() {
+                due.push((partition, offset));
+            }
+        }
+        Ok(due)
+    }
+
+    fn dead_letter(&self, record: &Record) -> Result<(), TransportError> {
+        self.send(&self.dead, record, 0)
+    }
+
+    fn dead_letters(&self) -> Result<u64, TransportError> {
+        let (_, high) =
+            self.producer.client().fetch_watermarks(&self.dead, 0, self.timeout).map_err(
+                |error| broker(format!("cannot read {}'s watermarks: {error}", self.dead)),
+            )?;
+        Ok(u64::try_from(high).unwrap_or(0))
+    }
+}
