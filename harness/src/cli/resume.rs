@@ -420,7 +420,7 @@ mod tests {
         let flags: Vec<&str> = command.get_arguments().filter_map(|arg| arg.get_long()).collect();
         let settings: Vec<&&str> =
             flags.iter().filter(|flag| setting(flag, &config).is_some()).collect();
-        assert_eq!(settings.len(), 18, "{settings:?}");
+        assert_eq!(settings.len(), 24, "{settings:?}");
     }
 
     /// The cells of a committed run of every scenario, matched to the plan of the settings
