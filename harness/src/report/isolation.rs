@@ -4,7 +4,7 @@
 
 use super::document::Document;
 use super::format::format_short_ratio;
-use super::table::{Align, Cell, Style, Table};
+use super::table::{Cell, Style, Table};
 use super::{cell_name, first_seen, validity_mark};
 use crate::results::{IsolationCell, PipelineRun, Results, RetryForever, RetryPolicy};
 
@@ -26,17 +26,18 @@ fn table(cells: &[IsolationCell]) -> Table {
         first_seen(cells.iter().map(|cell| (cell.scenario.as_str(), cell.param.as_str())));
     let mut table = Table::of("design")
         .numbers(stressors.iter().map(|(scenario, param)| cell_name(scenario, param)));
-    for design in first_seen(cells.iter().map(|cell| cell.strategy.as_str())) {
-        let mut row = vec![Cell::plain(design)];
-        for (scenario, param) in &stressors {
-            let found = cells.iter().find(|cell| {
-                (cell.strategy.as_str(), cell.scenario.as_str(), cell.param.as_str())
-                    == (design, *scenario, *param)
-            });
-            row.push(found.map_or_else(|| Cell::plain("n/a"), entry));
-        }
-        table.push(row);
-    }
+    let designs = first_seen(cells.iter().map(|cell| cell.strategy.as_str()));
+    table.pivot(
+        (&designs, &stressors),
+        |design| vec![Cell::plain(design)],
+        |design, stressor| {
+            let key = |cell: &&IsolationCell| {
+                (cell.strategy.as_str(), (cell.scenario.as_str(), cell.param.as_str()))
+                    == (design, stressor)
+            };
+            cells.iter().find(key).map(entry)
+        },
+    );
     table
 }
 
@@ -78,18 +79,16 @@ fn stall_entry(figures: &RetryForever) -> Cell {
 fn stall_table(cells: &[(&str, RetryPolicy, &RetryForever)]) -> Table {
     let policies = first_seen(cells.iter().map(|&(_, policy, _)| policy));
     let designs = first_seen(cells.iter().map(|&(design, _, _)| design));
-    let mut table = Table::new([("design", Align::Left)]);
-    for policy in &policies {
-        table = table.column(format!("retry forever, {policy}"), Align::Right);
-    }
-    for design in designs {
-        let mut row = vec![Cell::plain(design)];
-        for &policy in &policies {
+    let headers = policies.iter().map(|policy| format!("retry forever, {policy}"));
+    let mut table = Table::of("design").numbers(headers);
+    table.pivot(
+        (&designs, &policies),
+        |design| vec![Cell::plain(design)],
+        |design, policy| {
             let found = cells.iter().find(|&&(d, p, _)| (d, p) == (design, policy));
-            row.push(found.map_or_else(|| Cell::plain("n/a"), |&(_, _, f)| stall_entry(f)));
-        }
-        table.push(row);
-    }
+            found.map(|&(_, _, figures)| stall_entry(figures))
+        },
+    );
     table
 }
 

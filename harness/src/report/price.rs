@@ -30,23 +30,17 @@ fn table(
     let names = first_seen(prices.iter().map(|price| price.strategy.as_str()));
     let mut table = Table::of("scenario|param").numbers(names.iter().copied());
     let cells = first_seen(prices.iter().map(|price| (&*price.scenario, &*price.param)));
-    for (scenario, param) in cells {
-        let mut row = vec![Cell::plain(scenario), Cell::plain(super::or_dash(param))];
-        for name in &names {
-            let price = prices.iter().find(|price| {
-                (price.scenario.as_str(), price.param.as_str(), price.strategy.as_str())
-                    == (scenario, param, *name)
-            });
-            row.push(price.map_or_else(
-                || Cell::plain("n/a"),
-                |price| {
-                    let (first, second) = sides(price);
-                    pair(first, second, price.validity)
-                },
-            ));
-        }
-        table.push(row);
-    }
+    let lead = |(scenario, param): (&str, &str)| {
+        vec![Cell::plain(scenario), Cell::plain(super::or_dash(param))]
+    };
+    table.pivot((&cells, &names), lead, |(scenario, param), name| {
+        let price = prices.iter().find(|price| {
+            (price.scenario.as_str(), price.param.as_str(), price.strategy.as_str())
+                == (scenario, param, name)
+        })?;
+        let (first, second) = sides(price);
+        Some(pair(first, second, price.validity))
+    });
     table
 }
 

@@ -421,7 +421,8 @@ fn render_cold_command(out: &mut Document, rows: &[&RunResult], cores: usize) {
             .iter()
             .map(|strategy| rate(param, strategy).map_or("-".into(), format_rate))
             .collect();
-        let ratio = |of: &str| match (rate(param, "keyed-mailbox"), rate(param, of)) {
+        let mailbox = StrategyId::KeyedMailbox.as_str();
+        let ratio = |of: StrategyId| match (rate(param, mailbox), rate(param, of.as_str())) {
             (Some(mailbox), Some(other)) if other > 0.0 => format!("{:.1}x", mailbox / other),
             _ => "-".into(),
         };
@@ -440,7 +441,7 @@ fn render_cold_command(out: &mut Document, rows: &[&RunResult], cores: usize) {
         };
         let mut row = vec![slow.to_string(), senders.to_string()];
         row.extend(cells);
-        row.extend([ratio("per-type-pool"), ratio("group-by"), published]);
+        row.extend([ratio(StrategyId::PerTypePool), ratio(StrategyId::GroupBy), published]);
         table.push(row);
     }
     out.table(table);
