@@ -93,11 +93,9 @@ fn stall_table(cells: &[(&str, RetryPolicy, &RetryForever)]) -> Table {
 }
 
 /// Beside the isolation table: whether intake stalls behind a record retried for ever, per
-/// retry policy and design; nothing where no retry-forever cell ran.
-fn stall_section(out: &mut Document, results: &Results) {
-    let cells = forever_cells(results);
+/// retry policy and design (the `cells` of [`forever_cells`]); nothing where none ran.
+fn stall_section(out: &mut Document, cells: &[(&str, RetryPolicy, &RetryForever)]) {
     let Some(&(_, _, first)) = cells.first() else { return };
-    out.blank();
     out.prose(&format!(
         "Does a record retried for ever stall intake (`pipeline-retry --max-attempts 0`): \
          the stall detector, the longest interval in which a bystander record waited and no \
@@ -106,46 +104,46 @@ fn stall_section(out: &mut Document, results: &Results) {
          applied; the poison records are still retrying at the stop.",
         seconds(first.stall_limit_s)
     ));
-    out.table(stall_table(&cells));
+    out.table(stall_table(cells));
 }
 
 /// The section, or nothing where no stressor ran beside its twin and no retry-forever
 /// cell ran.
 pub fn section(out: &mut Document, results: &Results) {
-    if results.isolation.is_empty() {
-        if !forever_cells(results).is_empty() {
-            out.blank();
-            out.heading(2, "Isolation");
-            stall_section(out, results);
-        }
+    let forever = forever_cells(results);
+    if results.isolation.is_empty() && forever.is_empty() {
         return;
     }
-    let bounds = first_seen(results.isolation.iter().map(|cell| cell.bound.to_string()));
     out.blank();
     out.heading(2, "Isolation");
-    out.blank();
-    out.paragraph(
-        Cell::plain(
-            "Does one troubled key hurt the others: each design's bystanders' p99 under a \
-             stressor over its own bystanders' p99 in the unstressed twin (",
-        )
-        .then(Style::Code, crate::workload::UNSTRESSED)
-        .then(
-            Style::Plain,
-            format!(
-                ": the same bystanders at the same times without the stress), measured in \
-                     the same run. 1 means the stress did not reach them. The bound is at most \
-                     {}x, stated by each stressor; `met` is within it, `MISSED` above it; a \
-                     void side is not to be judged. In brackets, the same ratio of the \
-                     bystanders' medians: on a small machine a short cell's p99 is the worst \
-                     few scheduler stalls, which the median is not.",
-                bounds.join("x or ")
+    if !results.isolation.is_empty() {
+        let bounds = first_seen(results.isolation.iter().map(|cell| cell.bound.to_string()));
+        out.paragraph(
+            Cell::plain(
+                "Does one troubled key hurt the others: each design's bystanders' p99 under a \
+                 stressor over its own bystanders' p99 in the unstressed twin (",
+            )
+            .then(Style::Code, crate::workload::UNSTRESSED)
+            .then(
+                Style::Plain,
+                format!(
+                    ": the same bystanders at the same times without the stress), measured in \
+                         the same run. 1 means the stress did not reach them. The bound is at most \
+                         {}x, stated by each stressor; `met` is within it, `MISSED` above it; a \
+                         void side is not to be judged. In brackets, the same ratio of the \
+                         bystanders' medians: on a small machine a short cell's p99 is the worst \
+                         few scheduler stalls, which the median is not.",
+                    bounds.join("x or ")
+                ),
             ),
-        ),
-    );
-    out.blank();
-    out.table(table(&results.isolation));
-    stall_section(out, results);
+        );
+        out.blank();
+        out.table(table(&results.isolation));
+        if !forever.is_empty() {
+            out.blank();
+        }
+    }
+    stall_section(out, &forever);
 }
 
 #[cfg(test)]

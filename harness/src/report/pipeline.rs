@@ -12,7 +12,6 @@ pub fn render_pipelines(out: &mut Document, runs: &[PipelineRun]) {
         let rows: Vec<&PipelineRun> = runs.iter().filter(|run| run.scenario == scenario).collect();
         out.blank();
         out.heading(2, scenario);
-        out.blank();
         // The table follows what the scenario's first cell recorded.
         let first = rows[0];
         if first.retry.is_some() {
@@ -283,7 +282,6 @@ pub fn render_transport_calls(
     }
     out.blank();
     out.heading(2, "What the transport costs");
-    out.blank();
     let through = match transport {
         Some(meta) => format!(
             "The pipeline scenarios of this run consumed through {} ({}, {} broker(s) of a \

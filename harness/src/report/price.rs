@@ -90,7 +90,6 @@ pub fn section(out: &mut Document, results: &Results) {
     }
     out.blank();
     out.heading(2, "Price of order");
-    out.blank();
     out.paragraph(
         Cell::plain("Each ordered design against the unordered control ")
             .then(Style::Code, CONTROL)

@@ -480,7 +480,6 @@ pub fn render_verdict(results: &Results) -> String {
 pub(super) fn section(doc: &mut Document, results: &Results) {
     let Some((intro, table)) = verdict(results) else { return };
     doc.heading(2, "Verdict");
-    doc.blank();
     doc.paragraph(intro);
     doc.blank();
     doc.table(table);
