@@ -26,7 +26,7 @@ use std::fmt::Write as _;
 use super::{rows, Planned};
 use crate::results::CellSettings;
 use crate::results::{Results, RunResult};
-use crate::workload::ScenarioId;
+use crate::workload::{keys_param, ScenarioId};
 
 use chart::{Ideal, Panel, SweepChart, YKind};
 
@@ -78,7 +78,7 @@ impl Axis {
         }
         let base = base_param(row);
         let base = if self == Self::Keys {
-            base.split(' ').filter(|part| !part.starts_with("keys=")).collect::<Vec<_>>().join(" ")
+            base.split(' ').filter(|part| keys_param(part).is_none()).collect::<Vec<_>>().join(" ")
         } else {
             base.to_owned()
         };
@@ -103,7 +103,7 @@ pub(super) fn base_param(row: &RunResult) -> &str {
 
 /// The `keys=N` of a param, among its space-separated parts.
 fn keys_of(param: &str) -> Option<usize> {
-    param.split(' ').find_map(|part| part.strip_prefix("keys=")?.parse().ok())
+    param.split(' ').find_map(keys_param)
 }
 
 /// The value of the `name=` part of a space-separated param (`load=0.5` of
