@@ -66,9 +66,9 @@ pub(super) struct SweepChart<'s, 'a> {
     pub(super) ignores: fn(&str) -> bool,
 }
 
-/// A value as drawn on `kind`'s axis: within it, and above zero on a logarithmic one.
+/// A value as drawn on `kind`'s axis (the results were made drawable before): above zero
+/// on a logarithmic one.
 fn drawn(kind: YKind, value: f64) -> f64 {
-    let value = if value.is_nan() { 0.0 } else { value.clamp(0.0, AXIS_LIMIT) };
     if kind == YKind::Latency {
         value.max(1.0)
     } else {
@@ -157,7 +157,8 @@ impl<'s, 'a> SweepChart<'s, 'a> {
             let rows = point.rows.iter().copied();
             rows.filter(|row| self.sweep.axis.value(row) == Some(value)).collect()
         };
-        let ideal: Vec<(f64, f64)> = match panel.ideal {
+        // Only a rate panel has an ideal: its values are drawn as they are.
+        match panel.ideal {
             Ideal::None => Vec::new(),
             Ideal::LinearInWorkers => {
                 let (Some(&fewest), Some(&most)) = (point.values.first(), point.values.last())
@@ -180,8 +181,7 @@ impl<'s, 'a> SweepChart<'s, 'a> {
                     })
                 })
                 .collect(),
-        };
-        ideal.into_iter().map(|(x, y)| (x, drawn(panel.y, y))).collect()
+        }
     }
 
     /// Every cell drawn.
@@ -204,7 +204,6 @@ impl<'s, 'a> SweepChart<'s, 'a> {
                 [(panel.value)(row), spread.map(|(_, max)| max), spread.map(|(min, _)| min)]
             })
             .flatten()
-            .map(|value| if value.is_nan() { 0.0 } else { value.clamp(0.0, AXIS_LIMIT) })
             .collect();
         match panel.y {
             YKind::Rate => {
