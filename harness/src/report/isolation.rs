@@ -149,6 +149,7 @@ pub fn section(out: &mut Document, results: &Results) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::reference::receipts;
 
     fn cell(strategy: &str, scenario: &str, value: Option<f64>) -> IsolationCell {
         IsolationCell {
@@ -169,9 +170,7 @@ mod tests {
 
     #[test]
     fn a_table_of_design_by_stressor_marks_each_cell_met_or_missed() {
-        let mut results: Results =
-            serde_json::from_str(include_str!("../../../results/2026-12-02-vm/results.json"))
-                .unwrap();
+        let mut results = receipts();
         results.isolation = vec![
             cell("keyed-mailbox", "hot-key", Some(1.2)),
             IsolationCell { median_ratio: Some(21.5), ..cell("group-by", "hot-key", Some(35.0)) },
@@ -190,9 +189,7 @@ mod tests {
     /// A pipeline-retry cell run with `--max-attempts 0` whose stall detector read
     /// `stall_s`, cut off by the stall limit where `cut_off`.
     fn forever(strategy: &str, policy: RetryPolicy, stall_s: f64, cut_off: bool) -> PipelineRun {
-        let results: Results =
-            serde_json::from_str(include_str!("../../../results/2026-12-02-vm/results.json"))
-                .unwrap();
+        let results = receipts();
         let mut run = results
             .pipelines
             .into_iter()
@@ -216,9 +213,7 @@ mod tests {
 
     #[test]
     fn retry_forever_cells_get_a_stall_table_per_design_and_policy() {
-        let mut results: Results =
-            serde_json::from_str(include_str!("../../../results/2026-12-02-vm/results.json"))
-                .unwrap();
+        let mut results = receipts();
         let mut out = Document::default();
         section(&mut out, &results);
         assert!(!out.markdown().contains("retry forever"), "no retry-forever cell, no table");
@@ -248,9 +243,7 @@ mod tests {
 
     #[test]
     fn no_figure_no_section() {
-        let mut results: Results =
-            serde_json::from_str(include_str!("../../../results/2026-12-02-vm/results.json"))
-                .unwrap();
+        let mut results = receipts();
         results.isolation.clear();
         let mut out = Document::default();
         section(&mut out, &results);

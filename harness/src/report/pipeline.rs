@@ -343,13 +343,10 @@ fn call(us: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::{CallSamples, IncarnationReport, Results, TransportKind};
+    use crate::results::{CallSamples, IncarnationReport, TransportKind};
 
     /// The committed reference run (embedded log, from before transport calls were timed).
-    fn reference() -> Results {
-        serde_json::from_str(include_str!("../../../results/2026-12-02-vm/results.json"))
-            .expect("the reference run reads")
-    }
+    use crate::report::reference::receipts as reference;
 
     /// Calls of one incarnation: commits of `commit_us`, polls of `batches` records.
     fn timed(commit_us: &[u64], batches: &[usize]) -> IncarnationReport {

@@ -122,9 +122,7 @@ mod tests {
     use super::*;
 
     fn reference() -> Results {
-        let mut results: Results =
-            serde_json::from_str(include_str!("../../../results/2026-12-02-vm/results.json"))
-                .unwrap();
+        let mut results = crate::report::reference::receipts();
         results.price_order();
         results
     }

@@ -492,10 +492,7 @@ mod tests {
     use crate::results::{Correctness, Spread, Tail};
 
     /// The committed reference run, whose meta and cells the tests below take and doctor.
-    fn reference() -> Results {
-        let text = include_str!("../../../results/2026-11-30-vm/results.json");
-        Results::parse(text.as_bytes(), std::path::Path::new("reference.json")).unwrap()
-    }
+    use crate::report::reference::first as reference;
 
     /// A cell with the given throughput spread and bystander p99, clean, without samples.
     fn cell(

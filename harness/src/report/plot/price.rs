@@ -100,10 +100,7 @@ pub(super) fn plan(results: &Results) -> Option<Planned> {
 mod tests {
     use super::*;
 
-    fn reference() -> Results {
-        let text = include_str!("../../../../results/2026-12-02-vm/results.json");
-        serde_json::from_str(text).unwrap()
-    }
+    use crate::report::reference::receipts as reference;
 
     #[test]
     fn a_priced_run_draws_the_chart_and_an_older_file_neither_draws_nor_skips_it() {
