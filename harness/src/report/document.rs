@@ -29,9 +29,10 @@ pub struct Document {
 }
 
 impl Document {
-    /// A heading of `level` (1 for the title).
+    /// A heading of `level` (1 for the title), and a blank line after it.
     pub fn heading(&mut self, level: usize, text: impl Into<Cell>) {
         self.blocks.push(Block::Heading(level.clamp(1, 6), text.into()));
+        self.blank();
     }
 
     /// A paragraph.
@@ -146,7 +147,6 @@ mod tests {
     fn one_document_two_emitters() {
         let mut doc = Document::default();
         doc.heading(2, "zipf");
-        doc.blank();
         doc.paragraph(Cell::inline("Some `code` and **bold** <x>."));
         doc.blank();
         let mut table = Table::new([("strategy", Align::Left), ("p99", Align::Right)]);

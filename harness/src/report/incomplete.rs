@@ -50,8 +50,7 @@ mod tests {
 
     #[test]
     fn only_an_incomplete_run_says_so() {
-        let reference = include_str!("../../../results/2026-11-30-vm/results.json");
-        let mut results = Results::parse(reference.as_bytes(), "r.json".as_ref()).unwrap();
+        let mut results = crate::report::reference::first();
         assert_eq!(line(&results), None);
         results.meta.incomplete = Some(Incomplete {
             cells_planned: 9,
@@ -72,8 +71,7 @@ mod tests {
 
     #[test]
     fn only_a_run_with_failed_cells_names_them() {
-        let reference = include_str!("../../../results/2026-11-30-vm/results.json");
-        let mut results = Results::parse(reference.as_bytes(), "r.json".as_ref()).unwrap();
+        let mut results = crate::report::reference::first();
         assert_eq!(failed_line(&results), None);
         let failed = |strategy: &str, abandoned| FailedCell {
             scenario: "pipeline-reorder".into(),

@@ -65,10 +65,7 @@ pub fn line(results: &Results) -> Option<Cell> {
 mod tests {
     use super::*;
 
-    fn reference() -> Results {
-        let text = include_str!("../../../results/2026-11-30-vm/results.json");
-        Results::parse(text.as_bytes(), "r.json".as_ref()).unwrap()
-    }
+    use crate::report::reference::first as reference;
 
     fn receipt(other_cpu_s: f64) -> Interference {
         Interference::judged(10.0, 2, 0.01, Some(other_cpu_s), Some(0.0), None, None)

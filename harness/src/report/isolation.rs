@@ -4,7 +4,7 @@
 
 use super::document::Document;
 use super::format::format_short_ratio;
-use super::table::{Align, Cell, Style, Table};
+use super::table::{Cell, Style, Table};
 use super::{cell_name, first_seen, validity_mark};
 use crate::results::{IsolationCell, PipelineRun, Results, RetryForever, RetryPolicy};
 
@@ -26,17 +26,18 @@ fn table(cells: &[IsolationCell]) -> Table {
         first_seen(cells.iter().map(|cell| (cell.scenario.as_str(), cell.param.as_str())));
     let mut table = Table::of("design")
         .numbers(stressors.iter().map(|(scenario, param)| cell_name(scenario, param)));
-    for design in first_seen(cells.iter().map(|cell| cell.strategy.as_str())) {
-        let mut row = vec![Cell::plain(design)];
-        for (scenario, param) in &stressors {
-            let found = cells.iter().find(|cell| {
-                (cell.strategy.as_str(), cell.scenario.as_str(), cell.param.as_str())
-                    == (design, *scenario, *param)
-            });
-            row.push(found.map_or_else(|| Cell::plain("n/a"), entry));
-        }
-        table.push(row);
-    }
+    let designs = first_seen(cells.iter().map(|cell| cell.strategy.as_str()));
+    table.pivot(
+        (&designs, &stressors),
+        |design| vec![Cell::plain(design)],
+        |design, stressor| {
+            let key = |cell: &&IsolationCell| {
+                (cell.strategy.as_str(), (cell.scenario.as_str(), cell.param.as_str()))
+                    == (design, stressor)
+            };
+            cells.iter().find(key).map(entry)
+        },
+    );
     table
 }
 
@@ -78,27 +79,23 @@ fn stall_entry(figures: &RetryForever) -> Cell {
 fn stall_table(cells: &[(&str, RetryPolicy, &RetryForever)]) -> Table {
     let policies = first_seen(cells.iter().map(|&(_, policy, _)| policy));
     let designs = first_seen(cells.iter().map(|&(design, _, _)| design));
-    let mut table = Table::new([("design", Align::Left)]);
-    for policy in &policies {
-        table = table.column(format!("retry forever, {policy}"), Align::Right);
-    }
-    for design in designs {
-        let mut row = vec![Cell::plain(design)];
-        for &policy in &policies {
+    let headers = policies.iter().map(|policy| format!("retry forever, {policy}"));
+    let mut table = Table::of("design").numbers(headers);
+    table.pivot(
+        (&designs, &policies),
+        |design| vec![Cell::plain(design)],
+        |design, policy| {
             let found = cells.iter().find(|&&(d, p, _)| (d, p) == (design, policy));
-            row.push(found.map_or_else(|| Cell::plain("n/a"), |&(_, _, f)| stall_entry(f)));
-        }
-        table.push(row);
-    }
+            found.map(|&(_, _, figures)| stall_entry(figures))
+        },
+    );
     table
 }
 
 /// Beside the isolation table: whether intake stalls behind a record retried for ever, per
-/// retry policy and design; nothing where no retry-forever cell ran.
-fn stall_section(out: &mut Document, results: &Results) {
-    let cells = forever_cells(results);
+/// retry policy and design (the `cells` of [`forever_cells`]); nothing where none ran.
+fn stall_section(out: &mut Document, cells: &[(&str, RetryPolicy, &RetryForever)]) {
     let Some(&(_, _, first)) = cells.first() else { return };
-    out.blank();
     out.prose(&format!(
         "Does a record retried for ever stall intake (`pipeline-retry --max-attempts 0`): \
          the stall detector, the longest interval in which a bystander record waited and no \
@@ -107,51 +104,52 @@ fn stall_section(out: &mut Document, results: &Results) {
          applied; the poison records are still retrying at the stop.",
         seconds(first.stall_limit_s)
     ));
-    out.table(stall_table(&cells));
+    out.table(stall_table(cells));
 }
 
 /// The section, or nothing where no stressor ran beside its twin and no retry-forever
 /// cell ran.
 pub fn section(out: &mut Document, results: &Results) {
-    if results.isolation.is_empty() {
-        if !forever_cells(results).is_empty() {
-            out.blank();
-            out.heading(2, "Isolation");
-            stall_section(out, results);
-        }
+    let forever = forever_cells(results);
+    if results.isolation.is_empty() && forever.is_empty() {
         return;
     }
-    let bounds = first_seen(results.isolation.iter().map(|cell| cell.bound.to_string()));
     out.blank();
     out.heading(2, "Isolation");
-    out.blank();
-    out.paragraph(
-        Cell::plain(
-            "Does one troubled key hurt the others: each design's bystanders' p99 under a \
-             stressor over its own bystanders' p99 in the unstressed twin (",
-        )
-        .then(Style::Code, crate::workload::UNSTRESSED)
-        .then(
-            Style::Plain,
-            format!(
-                ": the same bystanders at the same times without the stress), measured in \
-                     the same run. 1 means the stress did not reach them. The bound is at most \
-                     {}x, stated by each stressor; `met` is within it, `MISSED` above it; a \
-                     void side is not to be judged. In brackets, the same ratio of the \
-                     bystanders' medians: on a small machine a short cell's p99 is the worst \
-                     few scheduler stalls, which the median is not.",
-                bounds.join("x or ")
+    if !results.isolation.is_empty() {
+        let bounds = first_seen(results.isolation.iter().map(|cell| cell.bound.to_string()));
+        out.paragraph(
+            Cell::plain(
+                "Does one troubled key hurt the others: each design's bystanders' p99 under a \
+                 stressor over its own bystanders' p99 in the unstressed twin (",
+            )
+            .then(Style::Code, crate::workload::UNSTRESSED)
+            .then(
+                Style::Plain,
+                format!(
+                    ": the same bystanders at the same times without the stress), measured in \
+                         the same run. 1 means the stress did not reach them. The bound is at most \
+                         {}x, stated by each stressor; `met` is within it, `MISSED` above it; a \
+                         void side is not to be judged. In brackets, the same ratio of the \
+                         bystanders' medians: on a small machine a short cell's p99 is the worst \
+                         few scheduler stalls, which the median is not.",
+                    bounds.join("x or ")
+                ),
             ),
-        ),
-    );
-    out.blank();
-    out.table(table(&results.isolation));
-    stall_section(out, results);
+        );
+        out.blank();
+        out.table(table(&results.isolation));
+        if !forever.is_empty() {
+            out.blank();
+        }
+    }
+    stall_section(out, &forever);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::reference::receipts;
 
     fn cell(strategy: &str, scenario: &str, value: Option<f64>) -> IsolationCell {
         IsolationCell {
@@ -172,9 +170,7 @@ mod tests {
 
     #[test]
     fn a_table_of_design_by_stressor_marks_each_cell_met_or_missed() {
-        let mut results: Results =
-            serde_json::from_str(include_str!("../../../results/2026-12-02-vm/results.json"))
-                .unwrap();
+        let mut results = receipts();
         results.isolation = vec![
             cell("keyed-mailbox", "hot-key", Some(1.2)),
             IsolationCell { median_ratio: Some(21.5), ..cell("group-by", "hot-key", Some(35.0)) },
@@ -193,9 +189,7 @@ mod tests {
     /// A pipeline-retry cell run with `--max-attempts 0` whose stall detector read
     /// `stall_s`, cut off by the stall limit where `cut_off`.
     fn forever(strategy: &str, policy: RetryPolicy, stall_s: f64, cut_off: bool) -> PipelineRun {
-        let results: Results =
-            serde_json::from_str(include_str!("../../../results/2026-12-02-vm/results.json"))
-                .unwrap();
+        let results = receipts();
         let mut run = results
             .pipelines
             .into_iter()
@@ -219,9 +213,7 @@ mod tests {
 
     #[test]
     fn retry_forever_cells_get_a_stall_table_per_design_and_policy() {
-        let mut results: Results =
-            serde_json::from_str(include_str!("../../../results/2026-12-02-vm/results.json"))
-                .unwrap();
+        let mut results = receipts();
         let mut out = Document::default();
         section(&mut out, &results);
         assert!(!out.markdown().contains("retry forever"), "no retry-forever cell, no table");
@@ -251,9 +243,7 @@ mod tests {
 
     #[test]
     fn no_figure_no_section() {
-        let mut results: Results =
-            serde_json::from_str(include_str!("../../../results/2026-12-02-vm/results.json"))
-                .unwrap();
+        let mut results = receipts();
         results.isolation.clear();
         let mut out = Document::default();
         section(&mut out, &results);

@@ -102,3 +102,21 @@ pub(crate) fn validity_mark(validity: Option<Validity>) -> String {
         _ => String::new(),
     }
 }
+
+/// The committed reference runs that the reports' tests take and doctor.
+#[cfg(test)]
+pub(crate) mod reference {
+    use crate::results::Results;
+
+    /// `2026-11-30-vm`: the default suite, from before pipelines and receipts.
+    pub(crate) fn first() -> Results {
+        let text = include_str!("../../../results/2026-11-30-vm/results.json");
+        Results::parse(text.as_bytes(), "reference.json".as_ref()).expect("the run reads")
+    }
+
+    /// `2026-12-02-vm`: the default suite with pipelines and interference receipts.
+    pub(crate) fn receipts() -> Results {
+        let text = include_str!("../../../results/2026-12-02-vm/results.json");
+        serde_json::from_str(text).expect("the run reads")
+    }
+}

@@ -12,13 +12,18 @@ pub fn render_pipelines(out: &mut Document, runs: &[PipelineRun]) {
         let rows: Vec<&PipelineRun> = runs.iter().filter(|run| run.scenario == scenario).collect();
         out.blank();
         out.heading(2, scenario);
-        out.blank();
-        match scenario {
-            "pipeline-retry" => retry(out, &rows),
-            "pipeline-expand" => expand(out, &rows),
-            "pipeline-reorder" => reorder(out, &rows),
-            "pipeline-rebalance" => rebalance(out, &rows),
-            _ => crash(out, &rows),
+        // The table follows what the scenario's first cell recorded.
+        let first = rows[0];
+        if first.retry.is_some() {
+            retry(out, &rows);
+        } else if first.expansion.is_some() {
+            expand(out, &rows);
+        } else if first.reorder.is_some() {
+            reorder(out, &rows);
+        } else if first.rebalance.is_some() {
+            rebalance(out, &rows);
+        } else {
+            crash(out, &rows);
         }
     }
 }
@@ -277,7 +282,6 @@ pub fn render_transport_calls(
     }
     out.blank();
     out.heading(2, "What the transport costs");
-    out.blank();
     let through = match transport {
         Some(meta) => format!(
             "The pipeline scenarios of this run consumed through {} ({}, {} broker(s) of a \
@@ -339,13 +343,10 @@ fn call(us: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::{CallSamples, IncarnationReport, Results, TransportKind};
+    use crate::results::{CallSamples, IncarnationReport, TransportKind};
 
     /// The committed reference run (embedded log, from before transport calls were timed).
-    fn reference() -> Results {
-        serde_json::from_str(include_str!("../../../results/2026-12-02-vm/results.json"))
-            .expect("the reference run reads")
-    }
+    use crate::report::reference::receipts as reference;
 
     /// Calls of one incarnation: commits of `commit_us`, polls of `batches` records.
     fn timed(commit_us: &[u64], batches: &[usize]) -> IncarnationReport {

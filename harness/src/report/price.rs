@@ -30,23 +30,17 @@ fn table(
     let names = first_seen(prices.iter().map(|price| price.strategy.as_str()));
     let mut table = Table::of("scenario|param").numbers(names.iter().copied());
     let cells = first_seen(prices.iter().map(|price| (&*price.scenario, &*price.param)));
-    for (scenario, param) in cells {
-        let mut row = vec![Cell::plain(scenario), Cell::plain(super::or_dash(param))];
-        for name in &names {
-            let price = prices.iter().find(|price| {
-                (price.scenario.as_str(), price.param.as_str(), price.strategy.as_str())
-                    == (scenario, param, *name)
-            });
-            row.push(price.map_or_else(
-                || Cell::plain("n/a"),
-                |price| {
-                    let (first, second) = sides(price);
-                    pair(first, second, price.validity)
-                },
-            ));
-        }
-        table.push(row);
-    }
+    let lead = |(scenario, param): (&str, &str)| {
+        vec![Cell::plain(scenario), Cell::plain(super::or_dash(param))]
+    };
+    table.pivot((&cells, &names), lead, |(scenario, param), name| {
+        let price = prices.iter().find(|price| {
+            (price.scenario.as_str(), price.param.as_str(), price.strategy.as_str())
+                == (scenario, param, name)
+        })?;
+        let (first, second) = sides(price);
+        Some(pair(first, second, price.validity))
+    });
     table
 }
 
@@ -96,7 +90,6 @@ pub fn section(out: &mut Document, results: &Results) {
     }
     out.blank();
     out.heading(2, "Price of order");
-    out.blank();
     out.paragraph(
         Cell::plain("Each ordered design against the unordered control ")
             .then(Style::Code, CONTROL)
@@ -129,9 +122,7 @@ mod tests {
     use super::*;
 
     fn reference() -> Results {
-        let mut results: Results =
-            serde_json::from_str(include_str!("../../../results/2026-12-02-vm/results.json"))
-                .unwrap();
+        let mut results = crate::report::reference::receipts();
         results.price_order();
         results
     }

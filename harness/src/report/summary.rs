@@ -74,7 +74,6 @@ pub fn render_summary(results: &Results) -> String {
 pub(super) fn summary(results: &Results, with_verdict: bool) -> Document {
     let mut out = Document::default();
     out.heading(1, "keyed-bench summary");
-    out.blank();
     let opening = [super::incomplete::line(results), super::incomplete::failed_line(results)];
     for line in opening.into_iter().flatten().filter(|_| with_verdict) {
         out.paragraph(line);
@@ -103,7 +102,6 @@ pub(super) fn summary(results: &Results, with_verdict: bool) -> Document {
     if !results.skipped.is_empty() {
         out.blank();
         out.heading(2, "Not run");
-        out.blank();
         for skipped in &results.skipped {
             out.item(
                 Cell::default()
@@ -231,14 +229,12 @@ fn scenario_section(
 ) {
     out.blank();
     out.heading(2, scenario.to_string());
-    out.blank();
     out.prose(scenario.description());
     let (_, params) = strategies_and_params(rows);
     for param in params {
         let cell: Vec<&RunResult> = rows.iter().copied().filter(|row| row.param == param).collect();
         if !param.is_empty() {
             out.heading(3, format!("{scenario} {param}"));
-            out.blank();
         }
         render_table(out, &cell);
     }
@@ -359,7 +355,6 @@ fn render_breakdown(out: &mut Document, scenario: ScenarioId, rows: &[&RunResult
         return;
     }
     out.heading(3, format!("{scenario}: per-message breakdown"));
-    out.blank();
     out.prose(
         "Events per message, counted on one more, untimed, repetition of the first quarter of \
          the cell's messages (at most 10,000): *wake-ups* (unparks that woke a worker), \
@@ -399,7 +394,6 @@ fn render_breakdown(out: &mut Document, scenario: ScenarioId, rows: &[&RunResult
 fn render_cold_command(out: &mut Document, rows: &[&RunResult], cores: usize) {
     let (strategies, params) = strategies_and_params(rows);
     out.heading(3, "cold-command: cold commands per second");
-    out.blank();
     out.prose(&format!(
         "Each sender sends a command to a new \
          aggregate and sends the next once it is handled. *9.3 / 9.2*: `keyed-mailbox` over \
@@ -421,7 +415,8 @@ fn render_cold_command(out: &mut Document, rows: &[&RunResult], cores: usize) {
             .iter()
             .map(|strategy| rate(param, strategy).map_or("-".into(), format_rate))
             .collect();
-        let ratio = |of: &str| match (rate(param, "keyed-mailbox"), rate(param, of)) {
+        let mailbox = StrategyId::KeyedMailbox.as_str();
+        let ratio = |of: StrategyId| match (rate(param, mailbox), rate(param, of.as_str())) {
             (Some(mailbox), Some(other)) if other > 0.0 => format!("{:.1}x", mailbox / other),
             _ => "-".into(),
         };
@@ -440,7 +435,7 @@ fn render_cold_command(out: &mut Document, rows: &[&RunResult], cores: usize) {
         };
         let mut row = vec![slow.to_string(), senders.to_string()];
         row.extend(cells);
-        row.extend([ratio("per-type-pool"), ratio("group-by"), published]);
+        row.extend([ratio(StrategyId::PerTypePool), ratio(StrategyId::GroupBy), published]);
         table.push(row);
     }
     out.table(table);
@@ -458,7 +453,6 @@ fn strategies_and_params<'a>(rows: &[&'a RunResult]) -> (Vec<&'a str>, Vec<&'a s
 fn render_key_sweep(out: &mut Document, scenario: ScenarioId, rows: &[&RunResult]) {
     let messages = rows.first().map_or(0, |row| row.messages);
     out.heading(3, format!("{scenario}: elapsed seconds by key count"));
-    out.blank();
     out.prose(&format!(
         "{messages} messages per run, each \
          waiting without blocking a thread; the ideal bound is the larger of the longest key's \
@@ -478,7 +472,6 @@ fn render_parallel_consumer(out: &mut Document, rows: &[&RunResult], published: 
     let messages = rows.first().map_or(0, |row| row.messages);
     let threads = rows.first().and_then(|row| row.workers).unwrap_or(0);
     out.heading(3, "parallel-consumer: elapsed seconds by key count");
-    out.blank();
     out.prose(&format!(
         "{messages} messages per run \
          on {threads} threads, each handler blocking its thread. *floor*: the larger of the \

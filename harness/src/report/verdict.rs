@@ -480,7 +480,6 @@ pub fn render_verdict(results: &Results) -> String {
 pub(super) fn section(doc: &mut Document, results: &Results) {
     let Some((intro, table)) = verdict(results) else { return };
     doc.heading(2, "Verdict");
-    doc.blank();
     doc.paragraph(intro);
     doc.blank();
     doc.table(table);
@@ -493,10 +492,7 @@ mod tests {
     use crate::results::{Correctness, Spread, Tail};
 
     /// The committed reference run, whose meta and cells the tests below take and doctor.
-    fn reference() -> Results {
-        let text = include_str!("../../../results/2026-11-30-vm/results.json");
-        Results::parse(text.as_bytes(), std::path::Path::new("reference.json")).unwrap()
-    }
+    use crate::report::reference::first as reference;
 
     /// A cell with the given throughput spread and bystander p99, clean, without samples.
     fn cell(

@@ -10,7 +10,8 @@ use plotters::style::BLACK;
 use super::lines::{LinePanel, Lines, Reference, Series};
 use super::panel::{strategy_entries, Axis, Entry, Frame, Mark, Marker};
 use super::sweep::{first_point, point_note, values_of};
-use super::{absent, find, log_range, render, rows, strategies, strategy_colour, Planned};
+use super::Planned;
+use super::{absent, count_label, find, log_range, render, rows, strategies, strategy_colour};
 use crate::report::format::format_ns;
 use crate::results::{Results, RunResult};
 use crate::workload::reference::{
@@ -90,15 +91,6 @@ pub(super) fn plan(results: &Results) -> Vec<Planned> {
     plans
 }
 
-/// `1`, `20`, `1k`, `10k`.
-fn keys_label(keys: f64) -> String {
-    if keys >= 1_000.0 {
-        format!("{}k", keys / 1_000.0)
-    } else {
-        format!("{keys}")
-    }
-}
-
 impl KeySweep<'_> {
     /// A line per strategy over the key counts, the ideal dashed, the published diamonds.
     fn figure(&self) -> Lines {
@@ -135,7 +127,7 @@ impl KeySweep<'_> {
         });
         let panel = LinePanel {
             frame: Frame::new(14, (56, 80)),
-            x: Axis::log((low / 1.6)..(high * 1.6), |x| keys_label(*x))
+            x: Axis::log((low / 1.6)..(high * 1.6), |x| count_label(x.round() as u64))
                 .at(ticks)
                 .desc("keys (log)"),
             y: Axis::log(range, |y| format_ns(y * 1e9)).desc("elapsed (log)"),

@@ -2,10 +2,6 @@
 //! workers, messages per turn, the percentiles' rarity) or across loads, each a line
 //! through dots, with whiskers where repetitions spread, dashed references (an ideal, a
 //! floor, a cliff), a shaded region and labelled diamonds where a chart has them.
-//!
-//! A chart picks its axes: plotters' own logarithmic ones, or linear axes over log10
-//! values ticked here ([`log10`], [`log_ticks`]), on which references and shading are
-//! plain straight segments.
 
 use std::iter::once;
 
@@ -14,7 +10,7 @@ use plotters::prelude::*;
 use super::panel::{
     build, diamond, mesh, text_style, Area, Axis, DrawResult, Frame, Marker, Panel, Plot, MARKER_PX,
 };
-use super::{AXIS_LIMIT, TICK_PX};
+use super::TICK_PX;
 
 /// The fill of a shaded region.
 pub(super) const SHADE: RGBColor = RGBColor(222, 222, 222);
@@ -76,7 +72,7 @@ impl Panel for LinePanel {
         if let Some((from, label)) = self.shade {
             let region = Rectangle::new([(from, y.start), (x.end, y.end)], SHADE.filled());
             chart.draw_series(once(region))?;
-            let at = (from + (x.end - x.start) * 0.015, y.end);
+            let at = (self.x.along(from, 0.015), y.end);
             let style = text_style(TICK_PX).color(&RGBColor(90, 90, 90));
             chart.draw_series(once(Text::new(label, at, style)))?;
         }
@@ -88,14 +84,14 @@ impl Panel for LinePanel {
                 chart.draw_series(DashedLineSeries::new(run, dash, gap, style))?;
             }
         }
-        let cap = (x.end - x.start) * 0.008;
         for series in &self.series {
             let colour = series.colour;
             for &(at, low, high) in &series.whiskers {
+                let (left, right) = (self.x.along(at, -0.008), self.x.along(at, 0.008));
                 let whisker = [
                     [(at, low), (at, high)],
-                    [(at - cap, low), (at + cap, low)],
-                    [(at - cap, high), (at + cap, high)],
+                    [(left, low), (right, low)],
+                    [(left, high), (right, high)],
                 ];
                 chart.draw_series(
                     whisker.map(|line| PathElement::new(line, colour.stroke_width(1))),
@@ -137,61 +133,9 @@ fn clip_below(points: &[(f64, f64)], top: f64) -> Vec<Vec<(f64, f64)>> {
     runs
 }
 
-// Linear axes over log10 values.
-
-/// A value on a log10-transformed axis: its log10, the value clamped into
-/// `1e-9..=AXIS_LIMIT`.
-pub(super) fn log10(value: f64) -> f64 {
-    let value = if value.is_nan() { 1e-9 } else { value.clamp(1e-9, AXIS_LIMIT) };
-    value.log10()
-}
-
-/// About six round ticks (1, 2 or 5 times a power of ten) over `low..high`.
-pub(super) fn linear_ticks(low: f64, high: f64) -> Vec<f64> {
-    let span = (high - low).max(1e-12);
-    let raw = span / 6.0;
-    let magnitude = 10_f64.powf(raw.log10().floor());
-    let step = [1.0, 2.0, 5.0, 10.0]
-        .into_iter()
-        .map(|m| m * magnitude)
-        .find(|step| *step >= raw)
-        .unwrap_or(10.0 * magnitude);
-    let mut ticks = Vec::new();
-    let mut tick = (low / step).ceil() * step;
-    while tick <= high && ticks.len() < 50 {
-        ticks.push(tick);
-        tick += step;
-    }
-    ticks
-}
-
-/// Ticks at 1, 2 and 5 times each power of ten within a log10 range (at the powers alone
-/// over more than three decades), as log10 values.
-pub(super) fn log_ticks(low: f64, high: f64) -> Vec<f64> {
-    let steps: &[f64] = if high - low > 3.0 { &[1.0] } else { &[1.0, 2.0, 5.0] };
-    let mut ticks = Vec::new();
-    let mut decade = low.floor();
-    while decade <= high.ceil() && ticks.len() < 60 {
-        let within = steps.iter().map(|m| decade + m.log10()).filter(|t| (low..=high).contains(t));
-        ticks.extend(within);
-        decade += 1.0;
-    }
-    ticks
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn ticks_are_round_and_inside() {
-        assert_eq!(linear_ticks(0.0, 600_000.0)[1], 100_000.0);
-        assert!(linear_ticks(8.0, 9.0).iter().all(|tick| (8.0..=9.0).contains(tick)));
-        let ticks = log_ticks(3.0, 5.0);
-        assert_eq!(ticks.first(), Some(&3.0));
-        assert_eq!(ticks.len(), 7, "1k 2k 5k 10k 20k 50k 100k");
-        assert_eq!(log_ticks(0.0, 5.0).len(), 6, "decades only over five decades");
-    }
 
     #[test]
     fn a_reference_is_cut_where_it_leaves_the_axis() {

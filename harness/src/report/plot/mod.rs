@@ -355,6 +355,15 @@ fn ns(value: u64) -> f64 {
     (value as f64).max(1.0)
 }
 
+/// A count as a tick label: `16`, `1024`, `10k`.
+fn count_label(value: u64) -> String {
+    if value >= 1_000 && value.is_multiple_of(1_000) {
+        format!("{}k", value / 1_000)
+    } else {
+        value.to_string()
+    }
+}
+
 /// Tick label of a nanosecond log axis.
 fn ns_label(value: &f64) -> String {
     crate::report::format::format_ns(*value)
@@ -393,6 +402,12 @@ mod tests {
             let range = log_range(wild);
             assert!(range.start > 0.0 && range.end.is_finite() && range.start < range.end);
         }
+    }
+
+    #[test]
+    fn counts_read_short() {
+        assert_eq!(count_label(10_000), "10k");
+        assert_eq!(count_label(1_024), "1024");
     }
 
     #[test]

@@ -9,7 +9,7 @@ use super::Planned;
 use super::{absent, find, log_range, ns, ns_label, render, rows, strategies, strategy_colour};
 use crate::report::format::format_rate;
 use crate::results::{Results, RunResult};
-use crate::workload::ScenarioId;
+use crate::workload::{keys_param, ScenarioId};
 
 const NOTE: &str = "Messages arrive at a constant rate, a fraction of the saturation \
 throughput (inline on uniform, scaled by workers); latency counts from each message's \
@@ -28,7 +28,7 @@ pub(super) fn plan(results: &Results) -> Planned {
     let (rows, point) = first_point(rows(results, ScenarioId::OpenLoop));
     // With several `--keys`, each count has its own loads: the first count's are drawn.
     let keys = |row: &RunResult| {
-        base_param(row).split(' ').find(|part| part.starts_with("keys=")).map(str::to_owned)
+        base_param(row).split(' ').find(|part| keys_param(part).is_some()).map(str::to_owned)
     };
     let first_keys = rows.first().and_then(|row| keys(row));
     let several_keys = rows.iter().any(|row| keys(row) != first_keys);

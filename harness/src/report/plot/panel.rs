@@ -384,6 +384,17 @@ impl Axis {
         self.range.clone()
     }
 
+    /// The value `share` of the axis' span past `from`: a share of its length on a linear
+    /// axis, of its decades on a logarithmic one.
+    pub(super) fn along(&self, from: f64, share: f64) -> f64 {
+        let Range { start, end } = self.range;
+        if self.log {
+            from * (end / start).powf(share)
+        } else {
+            from + (end - start) * share
+        }
+    }
+
     pub(super) fn is_log(&self) -> bool {
         self.log
     }

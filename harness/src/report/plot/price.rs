@@ -6,10 +6,17 @@ use super::panel::{strategy_entries, Axis, Frame, Layout, Mark};
 use super::{log_range, render, strategy_colour, Planned};
 use crate::report::{cell_name, first_seen};
 use crate::results::{PriceOfOrder, Results};
+use crate::workload::ScenarioId;
 
 /// The scenarios the chart shows, in order: distinct and Zipf keys, waits, and the loads.
-const SCENARIOS: [&str; 6] =
-    ["uniform", "zipf", "conflict-backoff", "async-io", "async-io-zipf", "open-loop"];
+const SCENARIOS: [ScenarioId; 6] = [
+    ScenarioId::Uniform,
+    ScenarioId::Zipf,
+    ScenarioId::ConflictBackoff,
+    ScenarioId::AsyncIo,
+    ScenarioId::AsyncIoZipf,
+    ScenarioId::OpenLoop,
+];
 
 const NOTE: &str = "Each ordered design against the unordered control thread-pool on the \
 same workload in the same run, one group of bars per cell. Top: throughput over the \
@@ -51,7 +58,7 @@ pub(super) fn plan(results: &Results) -> Option<Planned> {
     let prices: Vec<&PriceOfOrder> = results
         .price_of_order
         .iter()
-        .filter(|price| SCENARIOS.contains(&price.scenario.as_str()))
+        .filter(|price| SCENARIOS.iter().any(|scenario| price.scenario == scenario.as_str()))
         .collect();
     if prices.is_empty() {
         return None;
@@ -93,10 +100,7 @@ pub(super) fn plan(results: &Results) -> Option<Planned> {
 mod tests {
     use super::*;
 
-    fn reference() -> Results {
-        let text = include_str!("../../../../results/2026-12-02-vm/results.json");
-        serde_json::from_str(text).unwrap()
-    }
+    use crate::report::reference::receipts as reference;
 
     #[test]
     fn a_priced_run_draws_the_chart_and_an_older_file_neither_draws_nor_skips_it() {

@@ -1,22 +1,20 @@
 //! A sweep chart as lines: a grid of panels, one row per other point of the sweep and one
 //! column per metric, the swept setting on a log x axis ticked at the measured values.
 //!
-//! Both axes are linear over log10 values (of the setting, of a latency), ticked here: one
-//! axis type for every panel, and references and shading that are plain straight segments
-//! there.
+//! The x axis is the line charts' log axis, ticked at the measured values; a latency
+//! panel's y axis is logarithmic too, a rate's or a memory's linear.
 
 use std::fmt::Write as _;
 
 use plotters::style::BLACK;
 use strategies::WindowScope;
 
-use super::super::lines::{
-    linear_ticks, log10, log_ticks, LinePanel, Lines, Reference, Series, SHADE,
-};
+use super::super::lines::{LinePanel, Lines, Reference, Series, SHADE};
 use super::super::panel::{Axis, Entry, Frame, Layout, Mark};
-use super::super::{log_range, render, strategies, strategy_colour, Planned, AXIS_LIMIT};
+use super::super::{count_label, log_range, ns_label, render, strategies, strategy_colour};
+use super::super::{Planned, AXIS_LIMIT};
 use super::{Axis as Setting, Machine, Point, Sweep};
-use crate::report::format::{format_ns, format_rate};
+use crate::report::format::format_rate;
 use crate::report::is_contender;
 use crate::results::RunResult;
 
@@ -68,21 +66,13 @@ pub(super) struct SweepChart<'s, 'a> {
     pub(super) ignores: fn(&str) -> bool,
 }
 
-/// A count as a tick label: `16`, `1024`, `10k`.
-fn count_label(value: usize) -> String {
-    if value >= 1_000 && value.is_multiple_of(1_000) {
-        format!("{}k", value / 1_000)
-    } else {
-        value.to_string()
-    }
-}
-
-/// A value as drawn on `kind`'s axis.
+/// A value as drawn on `kind`'s axis (the results were made drawable before): above zero
+/// on a logarithmic one.
 fn drawn(kind: YKind, value: f64) -> f64 {
-    match kind {
-        YKind::Latency => log10(value.max(1.0)),
-        YKind::Rate | YKind::Mib if value.is_nan() => 0.0,
-        YKind::Rate | YKind::Mib => value.clamp(0.0, AXIS_LIMIT),
+    if kind == YKind::Latency {
+        value.max(1.0)
+    } else {
+        value
     }
 }
 
@@ -107,19 +97,20 @@ impl<'s, 'a> SweepChart<'s, 'a> {
     fn figure(&self) -> Lines {
         let all: Vec<&RunResult> = self.all_rows().collect();
         let strategies = strategies(&all);
-        let values = self.values();
-        let ticks: Vec<(f64, String)> =
-            values.iter().map(|&value| (log10(value as f64), count_label(value))).collect();
-        let (first, last) = (ticks[0].0, ticks[ticks.len() - 1].0);
-        let pad = ((last - first) * 0.08).max(0.1);
-        let x_range = (first - pad)..(last + pad);
+        let ticks: Vec<f64> = self.values().into_iter().map(|value| value as f64).collect();
+        let (first, last) = (ticks[0], ticks[ticks.len() - 1]);
+        // 8% of the span each side on the log axis, at least a tenth of a decade.
+        let pad = 10_f64.powf(((last / first).log10() * 0.08).max(0.1));
+        let x_range = (first / pad)..(last * pad);
         let shade = self.shade_from().map(|from| (from.max(x_range.start), "oversubscribed"));
         let cells =
             self.sweep.points.iter().flat_map(|point| self.panels.iter().map(move |p| (point, p)));
         let panels = cells
             .map(|(point, panel)| LinePanel {
                 frame: Frame::new(10, (50, 78)).caption(self.caption(panel, point)),
-                x: Axis::ticked(x_range.clone(), ticks.clone()).desc(self.sweep.axis.names().1),
+                x: Axis::log(x_range.clone(), |x| count_label(x.round() as u64))
+                    .at(ticks.clone())
+                    .desc(self.sweep.axis.names().1),
                 y: self.y_axis(panel, point),
                 shade,
                 references: vec![Reference::new(self.ideal(panel, point))],
@@ -150,7 +141,7 @@ impl<'s, 'a> SweepChart<'s, 'a> {
         let mut series = Series::new(strategy_colour(strategy), Vec::new());
         for (value, row) in cells {
             let Some(y) = (panel.value)(row) else { continue };
-            let x = log10(value as f64);
+            let x = value as f64;
             series.points.push((x, drawn(panel.y, y)));
             let spread = panel.spread.and_then(|spread| spread(row));
             if let Some((min, max)) = spread.filter(|(min, max)| max > min) {
@@ -166,7 +157,8 @@ impl<'s, 'a> SweepChart<'s, 'a> {
             let rows = point.rows.iter().copied();
             rows.filter(|row| self.sweep.axis.value(row) == Some(value)).collect()
         };
-        let ideal: Vec<(f64, f64)> = match panel.ideal {
+        // Only a rate panel has an ideal: its values are drawn as they are.
+        match panel.ideal {
             Ideal::None => Vec::new(),
             Ideal::LinearInWorkers => {
                 let (Some(&fewest), Some(&most)) = (point.values.first(), point.values.last())
@@ -189,8 +181,7 @@ impl<'s, 'a> SweepChart<'s, 'a> {
                     })
                 })
                 .collect(),
-        };
-        ideal.into_iter().map(|(x, y)| (log10(x), drawn(panel.y, y))).collect()
+        }
     }
 
     /// Every cell drawn.
@@ -213,38 +204,28 @@ impl<'s, 'a> SweepChart<'s, 'a> {
                 [(panel.value)(row), spread.map(|(_, max)| max), spread.map(|(min, _)| min)]
             })
             .flatten()
-            .map(|value| if value.is_nan() { 0.0 } else { value.clamp(0.0, AXIS_LIMIT) })
             .collect();
-        let (range, ticks) = match panel.y {
+        match panel.y {
             YKind::Rate => {
                 let measured = values.iter().copied().fold(0.0_f64, f64::max).max(1.0);
                 let ideal =
                     self.ideal(panel, point).into_iter().map(|(_, y)| y).fold(0.0, f64::max);
                 // An ideal may run far above the data: it is cut at half as much again.
                 let top = (measured.max(ideal.min(measured * 1.5)) * 1.08).min(AXIS_LIMIT);
-                (0.0..top, linear_ticks(0.0, top))
+                Axis::linear(0.0..top, |y| format_rate(*y)).desc("msg/s")
             }
             YKind::Latency => {
                 let range = log_range(values.iter().map(|value| value.max(1.0)));
-                let (low, high) = (log10(range.start), log10(range.end));
-                (low..high, log_ticks(low, high))
+                Axis::log(range, ns_label).desc("latency (log)")
             }
             YKind::Mib => {
                 let low = values.iter().copied().fold(f64::INFINITY, f64::min);
                 let high = values.iter().copied().fold(0.0_f64, f64::max);
                 let low = if low.is_finite() { low } else { 0.0 };
                 let pad = ((high - low) * 0.2).max(0.5);
-                let range = (low - pad).max(0.0)..(high + pad);
-                let ticks = linear_ticks(range.start, range.end);
-                (range, ticks)
+                Axis::linear((low - pad).max(0.0)..(high + pad), |y| format!("{y:.1}")).desc("MiB")
             }
-        };
-        let (label, desc): (fn(f64) -> String, &str) = match panel.y {
-            YKind::Rate => (format_rate, "msg/s"),
-            YKind::Latency => (|y| format_ns(10_f64.powf(y)), "latency (log)"),
-            YKind::Mib => (|y| format!("{y:.1}"), "MiB"),
-        };
-        Axis::ticked(range, ticks.into_iter().map(|tick| (tick, label(tick))).collect()).desc(desc)
+        }
     }
 
     /// The legend: strategies, the ideals, the oversubscribed region.
@@ -284,7 +265,7 @@ impl<'s, 'a> SweepChart<'s, 'a> {
         values
     }
 
-    /// Where the oversubscribed region starts on the drawn x axis (a workers sweep with an
+    /// Where the oversubscribed region starts on the x axis (a workers sweep with an
     /// oversubscribed count): half way (on the log axis) between the last count that
     /// leaves the producer a core and the first that does not.
     fn shade_from(&self) -> Option<f64> {
@@ -294,8 +275,8 @@ impl<'s, 'a> SweepChart<'s, 'a> {
         let values = self.values();
         let first_over = values.iter().position(|&w| self.machine.oversubscribed(w))?;
         Some(match first_over {
-            0 => f64::NEG_INFINITY,
-            index => (log10(values[index - 1] as f64) + log10(values[index] as f64)) / 2.0,
+            0 => 0.0,
+            index => (values[index - 1] as f64 * values[index] as f64).sqrt(),
         })
     }
 
@@ -333,22 +314,11 @@ fn linear_in_workers(at_fewest: &[&RunResult], fewest: usize, most: usize) -> Ve
     if best <= 0.0 {
         return Vec::new();
     }
-    let (from, to) = (log10(fewest as f64), log10(most as f64));
+    let (from, to) = ((fewest as f64).log10(), (most as f64).log10());
     (0..=48)
         .map(|step| {
             let workers = 10_f64.powf(from + (to - from) * step as f64 / 48.0);
             (workers, (best * workers / fewest as f64).min(AXIS_LIMIT))
         })
         .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::count_label;
-
-    #[test]
-    fn counts_read_short() {
-        assert_eq!(count_label(10_000), "10k");
-        assert_eq!(count_label(1_024), "1024");
-    }
 }

@@ -26,7 +26,7 @@ use std::fmt::Write as _;
 use super::{rows, Planned};
 use crate::results::CellSettings;
 use crate::results::{Results, RunResult};
-use crate::workload::ScenarioId;
+use crate::workload::{keys_param, ScenarioId};
 
 use chart::{Ideal, Panel, SweepChart, YKind};
 
@@ -78,17 +78,21 @@ impl Axis {
         }
         let base = base_param(row);
         let base = if self == Self::Keys {
-            base.split(' ').filter(|part| !part.starts_with("keys=")).collect::<Vec<_>>().join(" ")
+            base.split(' ').filter(|part| keys_param(part).is_none()).collect::<Vec<_>>().join(" ")
         } else {
             base.to_owned()
         };
-        Some(Rest {
-            base,
-            workers: settings.map(|s| s.workers).filter(|_| self != Self::Workers),
-            throughput: settings.map(|s| s.throughput).filter(|_| self != Self::Throughput),
-            window: settings.map(|s| s.window).filter(|_| self != Self::Window),
-            idle_spin_us: settings.map(|s| s.idle_spin_us),
-        })
+        let workers = settings.map(|s| s.workers).filter(|_| self != Self::Workers);
+        let others = [
+            ("workers", workers),
+            ("throughput", settings.map(|s| s.throughput).filter(|_| self != Self::Throughput)),
+            ("window", settings.map(|s| s.window).filter(|_| self != Self::Window)),
+            ("idle-spin-us", settings.map(|s| s.idle_spin_us as usize)),
+        ];
+        let others = others.into_iter().filter_map(|(name, value)| Some((name, value?)));
+        let mut parts = Vec::from_iter((!base.is_empty()).then_some(("param", base)));
+        parts.extend(others.map(|(name, value)| (name, format!("{name}={value}"))));
+        Some(Rest { workers, parts })
     }
 }
 
@@ -103,7 +107,7 @@ pub(super) fn base_param(row: &RunResult) -> &str {
 
 /// The `keys=N` of a param, among its space-separated parts.
 fn keys_of(param: &str) -> Option<usize> {
-    param.split(' ').find_map(|part| part.strip_prefix("keys=")?.parse().ok())
+    param.split(' ').find_map(keys_param)
 }
 
 /// The value of the `name=` part of a space-separated param (`load=0.5` of
@@ -127,34 +131,11 @@ pub(super) fn values_of<'a>(rows: &[&'a RunResult], name: &str) -> Vec<(f64, &'a
 /// scenario and strategy) lie on one line.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Rest {
-    /// The scenario's own param (without `keys=` on a keys sweep).
-    base: String,
+    /// The other workers setting, where the sweep is not of the workers.
     workers: Option<usize>,
-    throughput: Option<usize>,
-    window: Option<usize>,
-    idle_spin_us: Option<u32>,
-}
-
-impl Rest {
-    /// Its parts as `name=value` labels, the base first: (name, label).
-    fn parts(&self) -> Vec<(&'static str, String)> {
-        let mut parts = Vec::new();
-        if !self.base.is_empty() {
-            parts.push(("param", self.base.clone()));
-        }
-        let settings = [
-            ("workers", self.workers.map(|v| v.to_string())),
-            ("throughput", self.throughput.map(|v| v.to_string())),
-            ("window", self.window.map(|v| v.to_string())),
-            ("idle-spin-us", self.idle_spin_us.map(|v| v.to_string())),
-        ];
-        for (name, value) in settings {
-            if let Some(value) = value {
-                parts.push((name, format!("{name}={value}")));
-            }
-        }
-        parts
-    }
+    /// Its parts as (name, `name=value` label), the scenario's own param first (without
+    /// `keys=` on a keys sweep).
+    parts: Vec<(&'static str, String)>,
 }
 
 /// One other point of a sweep: the cells of every strategy along the swept setting.
@@ -207,22 +188,16 @@ fn find_sweep(results: &Results, scenario: ScenarioId, axis: Axis) -> Option<Swe
     let total = points.len();
     points.truncate(MAX_ROWS);
     let mut varying: Vec<&'static str> = Vec::new();
-    for (name, label) in points[0].rest.parts() {
-        let same = points.iter().all(|point| point.rest.parts().iter().any(|(_, l)| *l == label));
-        if !same && !varying.contains(&name) {
+    for (name, label) in &points[0].rest.parts {
+        let same = points.iter().all(|point| point.rest.parts.iter().any(|(_, l)| l == label));
+        if !same && !varying.contains(name) {
             varying.push(name);
         }
     }
     for point in &mut points {
         point.values.sort_unstable();
-        point.label = point
-            .rest
-            .parts()
-            .into_iter()
-            .filter(|(name, _)| varying.contains(name))
-            .map(|(_, label)| label)
-            .collect::<Vec<_>>()
-            .join(" ");
+        let parts = point.rest.parts.iter().filter(|(name, _)| varying.contains(name));
+        point.label = parts.map(|(_, label)| label.as_str()).collect::<Vec<_>>().join(" ");
     }
     Some(Sweep { scenario, axis, points, total, varying })
 }
