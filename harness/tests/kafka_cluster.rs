@@ -108,6 +108,12 @@ impl TopicAdmin for MockAdmin {
         Ok(())
     }
 
+    fn grow(&self, name: &str, _: u32) -> Result<(), TransportError> {
+        Err(TransportError::Broker(format!(
+            "cannot grow topic {name}: the mock has no CreatePartitions"
+        )))
+    }
+
     fn delete_topics(&self, names: &[&str]) -> Result<(), TransportError> {
         if self.refuse_deletions {
             return Err(TransportError::Broker(format!(
@@ -338,4 +344,27 @@ fn every_setting_the_suite_makes_is_refused_from_the_command_line() {
         assert!(RESERVED.iter().any(|(reserved, _)| *reserved == key), "{key} is not refused");
         assert!(format!("{key}=1").parse::<harness::pipeline::ClientSetting>().is_err(), "{key}");
     }
+}
+
+/// pipeline-expand runs on a cluster (skipped only on the mock): its topic is made with the
+/// partitions the log had before it grew, the first records are produced, and the topic is
+/// grown through the admin (CreatePartitions). The mock cannot grow one, so here the grow is
+/// refused and the cell fails with the admin's words; on a cluster it goes on.
+#[test]
+fn an_expansion_on_a_cluster_makes_the_topic_as_it_stood_and_grows_it() {
+    let cluster = Cluster::start();
+    let admin = Arc::new(MockAdmin { mock: cluster.mock(), ..MockAdmin::default() });
+    let out = out("expand");
+    let mut config = config(on(&cluster.bootstrap), &out);
+    config.scenarios = vec![harness::workload::ScenarioId::PipelineExpand];
+    config.kafka.hooks.admin = Some(Arc::clone(&admin) as Arc<dyn TopicAdmin>);
+    let plan = harness::suite::plan(&config, None);
+    assert!(plan.cells.iter().all(|cell| cell.skipped.is_none()), "not skipped on a cluster");
+
+    let error = run_suite_with(&config, &mut Quiet, Control::default()).expect_err("no grow");
+    assert!(error.to_string().contains("the mock has no CreatePartitions"), "{error}");
+    let created = admin.created.lock().unwrap().clone();
+    assert_eq!(created[0].1, config.sizes.partitions, "made as it stood: {created:?}");
+    assert!(config.sizes.expand_to > config.sizes.partitions);
+    std::fs::remove_dir_all(&out).ok();
 }

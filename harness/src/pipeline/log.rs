@@ -164,6 +164,25 @@ pub struct Topic {
     /// The partitions, indexed by partition number; their count is what
     /// [`Topic::append`] hashes keys over.
     partitions: Vec<Partition>,
+    /// The topic as it stood when it first grew, if it did.
+    growth: Option<Growth>,
+}
+
+/// A topic as it stood when it first grew ([`Topic::expand_to`]): what a broker's topic
+/// must hold before its partitions are added, for the rest to land where the log put it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Growth {
+    /// Its partitions then.
+    pub partitions: u32,
+    /// Each of those partitions' end offset then.
+    pub ends: Vec<u64>,
+}
+
+impl Growth {
+    /// Whether `record` was written before the growth.
+    pub fn before(&self, record: &Record) -> bool {
+        self.ends.get(record.partition as usize).is_some_and(|&end| record.offset < end)
+    }
 }
 
 impl Topic {
@@ -172,7 +191,16 @@ impl Topic {
         if partitions == 0 {
             return Err(LogError::ZeroPartitions);
         }
-        Ok(Self { name: name.into(), partitions: vec![Partition::default(); partitions as usize] })
+        Ok(Self {
+            name: name.into(),
+            partitions: vec![Partition::default(); partitions as usize],
+            growth: None,
+        })
+    }
+
+    /// The topic as it stood when it first grew, if it did.
+    pub fn growth(&self) -> Option<&Growth> {
+        self.growth.as_ref()
     }
 
     /// The topic's name.
@@ -225,6 +253,10 @@ impl Topic {
         let current = self.partitions();
         if new_partitions <= current {
             return Err(LogError::NotGrowing { current, requested: new_partitions });
+        }
+        if self.growth.is_none() {
+            let ends = self.partitions.iter().map(Partition::end_offset).collect();
+            self.growth = Some(Growth { partitions: current, ends });
         }
         self.partitions.resize(new_partitions as usize, Partition::default());
         Ok(())
@@ -289,6 +321,24 @@ impl Topic {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_topic_remembers_how_it_stood_when_it_first_grew() {
+        let mut topic = Topic::new("grows", 2).unwrap();
+        assert!(topic.growth().is_none());
+        for key in 0..10 {
+            topic.append(key, 1, 0, 0);
+        }
+        let ends = vec![topic.end_offset(0).unwrap(), topic.end_offset(1).unwrap()];
+        topic.expand_to(3).unwrap();
+        let late = topic.append(3, 2, 0, 0);
+        topic.expand_to(4).unwrap();
+        let growth = topic.growth().unwrap();
+        assert_eq!((growth.partitions, &growth.ends), (2, &ends), "the first growth");
+        let early = topic.read(0, 0, 1).unwrap()[0];
+        assert!(growth.before(&early));
+        assert!(!growth.before(&late), "{late:?}");
+    }
 
     /// Kafka's `UtilsTest.testMurmur2` vectors (the UTF-8 bytes of each string, and the
     /// signed hash Java returns).

@@ -189,14 +189,17 @@ pub fn skip_reason(scenario: ScenarioId, strategy: Design) -> Option<&'static st
     )
 }
 
-/// Why every cell of `scenario` is skipped over `transport`, if it is.
+/// Why every cell of `scenario` is skipped over `transport` (on the mock cluster when
+/// `mock`), if it is.
 pub fn transport_skip_reason(
     scenario: ScenarioId,
     transport: TransportKind,
+    mock: bool,
 ) -> Option<&'static str> {
-    (transport == TransportKind::Kafka && scenario.grows_partitions()).then_some(
-        "not over Kafka: the mock cluster cannot add partitions to a topic (it has no \
-         CreatePartitions), and growing a cluster's topic within a cell is not built",
+    (transport == TransportKind::Kafka && mock && scenario.grows_partitions()).then_some(
+        "the Kafka mock cluster cannot add partitions to a topic (it has no \
+         CreatePartitions): a scenario that grows the log's partitions needs a cluster \
+         (--bootstrap-servers)",
     )
 }
 
@@ -295,7 +298,7 @@ fn plan_pipeline_point(plan: &mut Plan) {
     let cells = pipeline_plan(config).cells(scenario, &config.sizes);
     let waits = Waits::of(&config.sizes);
     let settings = cell_settings(at, None);
-    let transport_skip = transport_skip_reason(scenario, config.transport);
+    let transport_skip = transport_skip_reason(scenario, config.transport, config.kafka.is_mock());
     let skip_reason = |scenario, strategy| skip_reason(scenario, strategy).or(transport_skip);
     let (skipped, contenders): (Vec<Design>, Vec<Design>) =
         config.strategies.iter().partition(|&&strategy| skip_reason(scenario, strategy).is_some());

@@ -70,7 +70,7 @@ use super::{
     TransportError,
 };
 use crate::pipeline::commit::DEFAULT_METADATA_LIMIT_BYTES;
-use crate::pipeline::log::{LogError, Record, Topic};
+use crate::pipeline::log::{self, LogError, Record, Topic};
 
 /// Brokers of each cell's mock cluster.
 pub const BROKERS: i32 = 3;
@@ -504,7 +504,7 @@ pub struct KafkaTransport {
     /// The clients' settings.
     options: KafkaOptions,
     /// The cell's topic and group on the user's cluster, deleted after everything else.
-    _made: Option<Made>,
+    made: Option<Made>,
 }
 
 impl fmt::Debug for KafkaTransport {
@@ -568,7 +568,7 @@ impl Backend for Kafka {
             group: Arc::default(),
             pacer: Mutex::new(None),
             stop: Arc::default(),
-            _made: made,
+            made,
         };
         transport.produce(log, epoch)?;
         let mock = self.options.is_mock();
@@ -594,6 +594,8 @@ impl Kafka {
             return Ok(None);
         };
         let topic = format!("{}-{number}", cluster.prefix);
+        // A log that grew is made as it stood before, and grown as it is produced.
+        let partitions = log.growth().map_or(log.partitions(), |growth| growth.partitions);
         let mut made = Made {
             admin: Arc::clone(admin),
             group: topic.clone(),
@@ -603,8 +605,7 @@ impl Kafka {
         };
         let replicas = self.options.replication_factor;
         let sides = [side::retry_topic(&topic), side::dead_letter_topic(&topic)];
-        let all =
-            [(topic.clone(), log.partitions())].into_iter().chain(sides.map(|side| (side, 1)));
+        let all = [(topic.clone(), partitions)].into_iter().chain(sides.map(|side| (side, 1)));
         // A topic that fails leaves the ones made before it to `made`'s drop.
         for (name, partitions) in all {
             admin.create(&name, partitions, replicas)?;
@@ -688,10 +689,15 @@ impl KafkaTransport {
     fn produce(&self, log: &Topic, epoch: Instant) -> Result<(), TransportError> {
         let (now, mut paced): (Vec<Record>, Vec<Record>) =
             log.records().copied().partition(|record| record.produce_ns == 0);
-        for record in &now {
-            send(&self.producer, &self.topic, record)?;
+        match log.growth() {
+            Some(growth) => self.produce_growing(log, growth, &now)?,
+            None => {
+                for record in &now {
+                    send(&self.producer, &self.topic, record)?;
+                }
+                flush(&self.producer, self.settings.timeout)?;
+            }
         }
-        flush(&self.producer, self.settings.timeout)?;
         if paced.is_empty() {
             return self.check_watermarks();
         }
@@ -710,6 +716,36 @@ impl KafkaTransport {
             .map_err(|error| broker(format!("cannot start the producer thread: {error}")))?;
         *self.pacer.lock() = Some(handle);
         Ok(())
+    }
+
+    /// Produces `records` of a log that grew, as it grew: the records written before the
+    /// growth, then (on the user's cluster) the topic grown to the log's partitions through
+    /// CreatePartitions, then the rest, by a producer whose first metadata has the new
+    /// count, so that Kafka's partitioner hashes them over it as the log did. The mock
+    /// cannot add partitions.
+    fn produce_growing(
+        &self,
+        log: &Topic,
+        growth: &log::Growth,
+        records: &[Record],
+    ) -> Result<(), TransportError> {
+        let Some(made) = &self.made else {
+            return Err(broker("the mock cluster cannot add partitions to a topic"));
+        };
+        let (before, after): (Vec<&Record>, Vec<&Record>) =
+            records.iter().partition(|record| growth.before(record));
+        for record in before {
+            send(&self.producer, &self.topic, record)?;
+        }
+        flush(&self.producer, self.settings.timeout)?;
+        made.admin.grow(&self.topic, log.partitions())?;
+        let grown: MockProducer = producer_settings(self.settings.timeout, &self.options)
+            .create_with_context(Delivery::default())
+            .map_err(|error| broker(format!("cannot create the producer: {error}")))?;
+        for record in after {
+            send(&grown, &self.topic, record)?;
+        }
+        flush(&grown, self.settings.timeout)
     }
 
     /// Fails unless each partition's high watermark on the broker is the log's end offset.

@@ -162,6 +162,10 @@ pub trait TopicAdmin: Send + Sync + fmt::Debug {
     /// every partition has a leader.
     fn create(&self, name: &str, partitions: u32, replicas: u16) -> Result<(), TransportError>;
 
+    /// Grows `name` to `partitions` partitions (CreatePartitions), and returns once every
+    /// partition has a leader.
+    fn grow(&self, name: &str, partitions: u32) -> Result<(), TransportError>;
+
     /// Deletes the topics `names`.
     fn delete_topics(&self, names: &[&str]) -> Result<(), TransportError>;
 

@@ -20,7 +20,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use futures_executor::block_on;
-use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
+use rdkafka::admin::{AdminClient, AdminOptions, NewPartitions, NewTopic, TopicReplication};
 use rdkafka::client::DefaultClientContext;
 use rdkafka::error::RDKafkaErrorCode;
 use rdkafka::ClientConfig;
@@ -127,6 +127,17 @@ impl TopicAdmin for ClusterAdmin {
             Ok(()) => error,
             Err(_) => broker(format!("{error} (topic {name} may be left on the cluster)")),
         })
+    }
+
+    fn grow(&self, name: &str, partitions: u32) -> Result<(), TransportError> {
+        let count = usize::try_from(partitions).unwrap_or(usize::MAX);
+        let grown = NewPartitions::new(name, count);
+        let results = block_on(self.client.create_partitions([&grown], &self.options()))
+            .map_err(|error| broker(format!("cannot grow topic {name}: {error}")))?;
+        for result in results {
+            result.map_err(|(topic, code)| broker(format!("cannot grow topic {topic}: {code}")))?;
+        }
+        self.wait_for_leaders(name, partitions)
     }
 
     fn delete_topics(&self, names: &[&str]) -> Result<(), TransportError> {
