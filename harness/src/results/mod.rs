@@ -228,8 +228,9 @@ pub struct TransportMeta {
     pub group_protocol: String,
     /// `--kafka-timeout-ms`.
     pub timeout_ms: u64,
-    /// Every client setting that is not librdkafka's default, `producer key=value` or
-    /// `consumer key=value` (a secret's value written `<secret>`).
+    /// Every client setting that is not librdkafka's default, `CLIENT key=value` for the
+    /// clients `producer`, `consumer`, `side-producer` and `retry-reader` (a secret's value
+    /// written `<secret>`).
     pub client_settings: Vec<String>,
     /// The user's cluster (`--bootstrap-servers`); absent on the mock.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -156,8 +156,9 @@ impl Kafka {
     }
 
     /// The client settings of a run with `timeout` and `options` that differ from
-    /// librdkafka's defaults, producer's then consumer's, as `key=value` (recorded with a
-    /// run's results; secrets hidden).
+    /// librdkafka's defaults, as `client key=value`: the log's producer's, the members', the
+    /// side topics' producer's and the retry topic reader's (recorded with a run's results;
+    /// secrets hidden).
     pub fn client_settings(timeout: Duration, options: &KafkaOptions) -> Vec<String> {
         let producer = producer_settings(timeout, options);
         let consumer = consumer_settings("<bootstrap>", "<group>", timeout, options);
@@ -181,8 +182,11 @@ impl Kafka {
             pairs.sort();
             pairs
         };
+        let base = with_user_settings(options);
         let mut settings = keys(&producer, "producer");
         settings.extend(keys(&consumer, "consumer"));
+        settings.extend(keys(&side::producer_settings(&base, timeout), "side-producer"));
+        settings.extend(keys(&side::reader_settings(&base, "<topic>"), "retry-reader"));
         settings
     }
 

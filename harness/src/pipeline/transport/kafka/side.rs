@@ -43,6 +43,31 @@ fn broker(what: impl fmt::Display) -> TransportError {
     TransportError::Broker(what.to_string())
 }
 
+/// The side producer's settings over `base` (step 1): each record sent at once, idempotent,
+/// acknowledged by every replica within `timeout`.
+pub fn producer_settings(base: &ClientConfig, timeout: Duration) -> ClientConfig {
+    let timeout_ms = timeout.as_millis().clamp(1, i32::MAX as u128).to_string();
+    let mut producer = base.clone();
+    producer
+        .set("enable.idempotence", "true")
+        .set("acks", "all")
+        .set("linger.ms", "0")
+        .set("message.timeout.ms", timeout_ms);
+    producer
+}
+
+/// The retry topic reader's settings over `base` (step 2). librdkafka assigns partitions
+/// only within a group's client: the id is never joined or committed under, so the broker
+/// keeps no group of it.
+pub fn reader_settings(base: &ClientConfig, topic: &str) -> ClientConfig {
+    let mut reader = base.clone();
+    reader
+        .set("group.id", format!("{topic}-retry-reader"))
+        .set("enable.auto.commit", "false")
+        .set("fetch.wait.max.ms", "10");
+    reader
+}
+
 /// The side producer's context: the first failed delivery, in the broker's words.
 #[derive(Debug, Default)]
 struct Acks {
@@ -93,24 +118,10 @@ impl KafkaSideTopics {
         topic: &str,
         timeout: Duration,
     ) -> Result<Self, TransportError> {
-        let timeout_ms = timeout.as_millis().clamp(1, i32::MAX as u128).to_string();
-        let mut producer = base.clone();
-        producer
-            .set("enable.idempotence", "true")
-            .set("acks", "all")
-            .set("linger.ms", "0")
-            .set("message.timeout.ms", &timeout_ms);
-        let producer: BaseProducer<Acks> = producer
+        let producer: BaseProducer<Acks> = producer_settings(base, timeout)
             .create_with_context(Acks::default())
             .map_err(|error| broker(format!("cannot create the side topics' producer: {error}")))?;
-        // librdkafka assigns only within a group's client: the id is never joined or
-        // committed under, so the broker keeps no group of it.
-        let mut reader = base.clone();
-        reader
-            .set("group.id", format!("{topic}-retry-reader"))
-            .set("enable.auto.commit", "false")
-            .set("fetch.wait.max.ms", "10");
-        let reader: BaseConsumer = reader
+        let reader: BaseConsumer = reader_settings(base, topic)
             .create()
             .map_err(|error| broker(format!("cannot create the retry topic's reader: {error}")))?;
         let retry = retry_topic(topic);
