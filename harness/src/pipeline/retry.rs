@@ -32,7 +32,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use super::log::Record;
-use super::transport::{SideTopics, TransportError};
 use crate::results::RetryPolicy;
 
 /// How a consumer retries.
@@ -105,15 +104,15 @@ impl RetryTopic {
 
     /// Appends `record`, to be polled at `due_ns` or later.
     pub fn send(&self, record: &Record, due_ns: u64) {
+        self.hold(record.partition, record.offset, due_ns);
+    }
+
+    /// Appends the record at `offset` of `partition`, to be polled at `due_ns` or later.
+    pub fn hold(&self, partition: u32, offset: u64, due_ns: u64) {
         let mut queue = self.queue.lock();
         let (heap, sequence) = &mut *queue;
         *sequence += 1;
-        heap.push(Reverse(Delayed {
-            due_ns,
-            sequence: *sequence,
-            partition: record.partition,
-            offset: record.offset,
-        }));
+        heap.push(Reverse(Delayed { due_ns, sequence: *sequence, partition, offset }));
     }
 
     /// The `(partition, offset)` of every record due at `now_ns`, earliest first, taken off
@@ -139,25 +138,15 @@ impl RetryTopic {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
-}
 
-impl SideTopics for RetryTopic {
-    fn retry(&self, record: &Record, due_ns: u64) -> Result<(), TransportError> {
-        self.send(record, due_ns);
-        Ok(())
-    }
-
-    fn due(&self, now_ns: u64) -> Result<Vec<(u32, u64)>, TransportError> {
-        Ok(self.poll_due(now_ns))
-    }
-
-    fn dead_letter(&self, _: &Record) -> Result<(), TransportError> {
+    /// Counts a record sent to the dead-letter topic beside it.
+    pub fn count_dead_letter(&self) {
         self.dead_letters.fetch_add(1, Ordering::Relaxed);
-        Ok(())
     }
 
-    fn dead_letters(&self) -> Result<u64, TransportError> {
-        Ok(self.dead_letters.load(Ordering::Relaxed))
+    /// Records sent to the dead-letter topic beside it.
+    pub fn dead_lettered(&self) -> u64 {
+        self.dead_letters.load(Ordering::Relaxed)
     }
 }
 

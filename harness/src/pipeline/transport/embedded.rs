@@ -34,9 +34,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::{Backend, Commit, Member, MemberId, RebalanceListener, Transport, TransportError};
+use super::{
+    Backend, Commit, Member, MemberId, RebalanceListener, SideTopics, Transport, TransportError,
+};
 use crate::pipeline::commit::DEFAULT_METADATA_LIMIT_BYTES;
 use crate::pipeline::log::{LogError, Record, Topic};
+use crate::pipeline::retry::RetryTopic;
 
 /// The embedded log as a scenario's [`Backend`]: each cell's transport is a copy of the
 /// log the scenario produced.
@@ -510,6 +513,27 @@ impl Member for EmbeddedMember {
             group.members.remove(&self.member);
             group.epoch += 1;
         }
+    }
+}
+
+/// The embedded log's side topics: in-process.
+impl SideTopics for RetryTopic {
+    fn retry(&self, record: &Record, due_ns: u64) -> Result<(), TransportError> {
+        self.send(record, due_ns);
+        Ok(())
+    }
+
+    fn due(&self, now_ns: u64) -> Result<Vec<(u32, u64)>, TransportError> {
+        Ok(self.poll_due(now_ns))
+    }
+
+    fn dead_letter(&self, _: &Record) -> Result<(), TransportError> {
+        self.count_dead_letter();
+        Ok(())
+    }
+
+    fn dead_letters(&self) -> Result<u64, TransportError> {
+        Ok(self.dead_lettered())
     }
 }
 

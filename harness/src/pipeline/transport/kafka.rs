@@ -186,7 +186,7 @@ impl Kafka {
         let mut settings = keys(&producer, "producer");
         settings.extend(keys(&consumer, "consumer"));
         settings.extend(keys(&side::producer_settings(&base, timeout), "side-producer"));
-        settings.extend(keys(&side::reader_settings(&base, "<topic>"), "retry-reader"));
+        settings.extend(keys(&side::reader_settings(&base, "<topic>-retry"), "retry-reader"));
         settings
     }
 
@@ -488,7 +488,6 @@ impl GroupView {
 struct Settings {
     metadata_limit: usize,
     timeout: Duration,
-    group_protocol: GroupProtocol,
 }
 
 /// A [`Transport`] over a topic on a mock cluster, with its consumer group.
@@ -563,11 +562,7 @@ impl Backend for Kafka {
             group_id,
             partitions,
             end_offsets,
-            settings: Settings {
-                metadata_limit: self.metadata_limit,
-                timeout: self.timeout,
-                group_protocol: self.options.group_protocol,
-            },
+            settings: Settings { metadata_limit: self.metadata_limit, timeout: self.timeout },
             options: self.options.clone(),
             group: Arc::default(),
             pacer: Mutex::new(None),
@@ -804,7 +799,7 @@ impl Transport for KafkaTransport {
             self.settings.timeout,
             &self.options,
         )
-        .create_with_context(MemberContext::new(self.settings.group_protocol))
+        .create_with_context(MemberContext::new(self.options.group_protocol))
         .map_err(|error| broker(format!("cannot create the consumer: {error}")))?;
         consumer
             .subscribe(&[&self.topic])
@@ -837,8 +832,7 @@ impl Transport for KafkaTransport {
     fn side_topics(&self) -> Result<Arc<dyn SideTopics>, TransportError> {
         let mut base = with_user_settings(&self.options);
         base.set("bootstrap.servers", &self.bootstrap);
-        let side = side::KafkaSideTopics::connect(&base, &self.topic, self.settings.timeout)?;
-        Ok(Arc::new(side))
+        Ok(Arc::new(side::KafkaSideTopics::new(base, &self.topic, self.settings.timeout)))
     }
 }
 

@@ -6,25 +6,27 @@
 //! 1. **Send.** A record sent to either is produced (idempotent, `acks=all`) with its key
 //!    and, as its value, its place in the log and its due time, and the call returns once
 //!    the broker acknowledged it: its offset in the log completes only after.
-//! 2. **Read the retry topic.** A client that joins no group, assigned the retry topic's
-//!    partition from its beginning, drains what it has fetched at every `due` and keeps each record
-//!    until its due time, earliest first: Kafka has no delayed delivery, so a retry
-//!    consumer holds what is not yet due, as one in production does.
+//! 2. **Read the retry topic.** Once a record was sent there, a client that joins no group,
+//!    assigned the retry topic's partition from its beginning, drains what it has fetched
+//!    at every `due` and keeps each record until its due time, earliest first: Kafka has no
+//!    delayed delivery, so a retry consumer holds what is not yet due, as one in
+//!    production does.
 //! 3. **Count the dead letters** from the dead-letter topic's high watermark.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::fmt;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use parking_lot::Mutex;
 use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::error::KafkaError;
 use rdkafka::message::DeliveryResult;
 use rdkafka::producer::{BaseProducer, BaseRecord, Producer, ProducerContext};
 use rdkafka::{ClientConfig, ClientContext, Message, Offset, TopicPartitionList};
 
 use super::super::{SideTopics, TransportError};
 use crate::pipeline::log::Record;
+use crate::pipeline::retry::RetryTopic;
 
 /// Bytes of a side record's value: partition, offset, due time, big-endian.
 const VALUE_BYTES: usize = 20;
@@ -59,10 +61,10 @@ pub fn producer_settings(base: &ClientConfig, timeout: Duration) -> ClientConfig
 /// The retry topic reader's settings over `base` (step 2). librdkafka assigns partitions
 /// only within a group's client: the id is never joined or committed under, so the broker
 /// keeps no group of it.
-pub fn reader_settings(base: &ClientConfig, topic: &str) -> ClientConfig {
+pub fn reader_settings(base: &ClientConfig, retry: &str) -> ClientConfig {
     let mut reader = base.clone();
     reader
-        .set("group.id", format!("{topic}-retry-reader"))
+        .set("group.id", format!("{retry}-reader"))
         .set("enable.auto.commit", "false")
         .set("fetch.wait.max.ms", "10");
     reader
@@ -86,18 +88,17 @@ impl ProducerContext for Acks {
     }
 }
 
-/// A record of the retry topic not yet due.
-type Waiting = Reverse<(u64, u64, u32, u64)>;
-
-/// The retry and dead-letter topics of one transport on its broker.
+/// The retry and dead-letter topics of one transport on its broker. Their clients are made
+/// when first needed: a cell that retries and dead-letters nothing runs none.
 pub struct KafkaSideTopics {
-    producer: BaseProducer<Acks>,
-    reader: BaseConsumer,
+    /// The run's settings and the broker's bootstrap.
+    base: ClientConfig,
+    producer: OnceLock<BaseProducer<Acks>>,
+    reader: OnceLock<BaseConsumer>,
     retry: String,
     dead: String,
-    /// Fetched records not yet due, `(due, arrival, partition, offset)`, and the arrival
-    /// count.
-    waiting: Mutex<(BinaryHeap<Waiting>, u64)>,
+    /// Fetched records not yet due (step 2).
+    waiting: RetryTopic,
     timeout: Duration,
 }
 
@@ -111,59 +112,67 @@ impl fmt::Debug for KafkaSideTopics {
 }
 
 impl KafkaSideTopics {
-    /// Clients of `topic`'s side topics, which exist, on the broker `base` bootstraps at
-    /// (its settings the run's `-X` and bootstrap).
-    pub fn connect(
-        base: &ClientConfig,
-        topic: &str,
-        timeout: Duration,
-    ) -> Result<Self, TransportError> {
-        let producer: BaseProducer<Acks> = producer_settings(base, timeout)
+    /// The side topics of `topic`, which exist, on the broker `base` bootstraps at (its
+    /// settings the run's `-X` and bootstrap).
+    pub fn new(base: ClientConfig, topic: &str, timeout: Duration) -> Self {
+        Self {
+            base,
+            producer: OnceLock::new(),
+            reader: OnceLock::new(),
+            retry: retry_topic(topic),
+            dead: dead_letter_topic(topic),
+            waiting: RetryTopic::new(),
+            timeout,
+        }
+    }
+
+    fn producer(&self) -> Result<&BaseProducer<Acks>, TransportError> {
+        if let Some(producer) = self.producer.get() {
+            return Ok(producer);
+        }
+        let made = producer_settings(&self.base, self.timeout)
             .create_with_context(Acks::default())
             .map_err(|error| broker(format!("cannot create the side topics' producer: {error}")))?;
-        let reader: BaseConsumer = reader_settings(base, topic)
-            .create()
-            .map_err(|error| broker(format!("cannot create the retry topic's reader: {error}")))?;
-        let retry = retry_topic(topic);
+        Ok(self.producer.get_or_init(|| made))
+    }
+
+    fn reader(&self) -> Result<&BaseConsumer, TransportError> {
+        if let Some(reader) = self.reader.get() {
+            return Ok(reader);
+        }
+        let cannot = |error: KafkaError| broker(format!("cannot read {}: {error}", self.retry));
+        let made: BaseConsumer =
+            reader_settings(&self.base, &self.retry).create().map_err(cannot)?;
         let mut tpl = TopicPartitionList::new();
-        tpl.add_partition_offset(&retry, 0, Offset::Beginning)
-            .map_err(|error| broker(format!("cannot read {retry}: {error}")))?;
-        reader.assign(&tpl).map_err(|error| broker(format!("cannot read {retry}: {error}")))?;
-        Ok(Self {
-            producer,
-            reader,
-            retry,
-            dead: dead_letter_topic(topic),
-            waiting: Mutex::default(),
-            timeout,
-        })
+        tpl.add_partition_offset(&self.retry, 0, Offset::Beginning).map_err(cannot)?;
+        made.assign(&tpl).map_err(cannot)?;
+        Ok(self.reader.get_or_init(|| made))
     }
 
     /// Produces `record` with `due_ns` to `topic` and waits for the broker's
     /// acknowledgement (step 1).
     fn send(&self, topic: &str, record: &Record, due_ns: u64) -> Result<(), TransportError> {
+        let producer = self.producer()?;
         let key = record.key.to_be_bytes();
         let mut value = [0; VALUE_BYTES];
         value[..4].copy_from_slice(&record.partition.to_be_bytes());
         value[4..12].copy_from_slice(&record.offset.to_be_bytes());
         value[12..].copy_from_slice(&due_ns.to_be_bytes());
-        self.producer
+        producer
             .send(BaseRecord::to(topic).key(&key).payload(&value))
             .map_err(|(error, _)| broker(format!("cannot send to {topic}: {error}")))?;
-        self.producer
+        producer
             .flush(self.timeout)
             .map_err(|error| broker(format!("no acknowledgement from {topic}: {error}")))?;
-        match self.producer.context().failure.lock().clone() {
+        match producer.context().failure.lock().clone() {
             Some(failure) => Err(broker(format!("{topic} refused a record: {failure}"))),
             None => Ok(()),
         }
     }
 
-    /// Moves every record the reader has fetched into the waiting heap (step 2).
-    fn fetch(&self) {
-        let mut waiting = self.waiting.lock();
-        let (heap, arrivals) = &mut *waiting;
-        while let Some(polled) = self.reader.poll(Duration::ZERO) {
+    /// Moves every record `reader` has fetched into the waiting records (step 2).
+    fn fetch(&self, reader: &BaseConsumer) {
+        while let Some(polled) = reader.poll(Duration::ZERO) {
             // An error event (a broker not yet reachable) is the main member's to judge.
             let Ok(message) = polled else {
                 continue;
@@ -175,28 +184,23 @@ impl KafkaSideTopics {
                 value[range].iter().fold(0_u64, |number, &byte| number << 8 | u64::from(byte))
             };
             let partition = u32::try_from(number(0..4)).unwrap_or(u32::MAX);
-            *arrivals += 1;
-            heap.push(Reverse((number(12..20), *arrivals, partition, number(4..12))));
+            self.waiting.hold(partition, number(4..12), number(12..20));
         }
     }
 }
 
 impl SideTopics for KafkaSideTopics {
     fn retry(&self, record: &Record, due_ns: u64) -> Result<(), TransportError> {
+        self.reader()?;
         self.send(&self.retry, record, due_ns)
     }
 
     fn due(&self, now_ns: u64) -> Result<Vec<(u32, u64)>, TransportError> {
-        self.fetch();
-        let mut waiting = self.waiting.lock();
-        let heap = &mut waiting.0;
-        let mut due = Vec::new();
-        while heap.peek().is_some_and(|Reverse((due_ns, ..))| *due_ns <= now_ns) {
-            if let Some(Reverse((_, _, partition, offset))) = heap.pop() {
-                due.push((partition, offset));
-            }
+        // Only a transport that sent a retry has a reader, and a record to read.
+        if let Some(reader) = self.reader.get() {
+            self.fetch(reader);
         }
-        Ok(due)
+        Ok(self.waiting.poll_due(now_ns))
     }
 
     fn dead_letter(&self, record: &Record) -> Result<(), TransportError> {
@@ -205,7 +209,7 @@ impl SideTopics for KafkaSideTopics {
 
     fn dead_letters(&self) -> Result<u64, TransportError> {
         let (_, high) =
-            self.producer.client().fetch_watermarks(&self.dead, 0, self.timeout).map_err(
+            self.producer()?.client().fetch_watermarks(&self.dead, 0, self.timeout).map_err(
                 |error| broker(format!("cannot read {}'s watermarks: {error}", self.dead)),
             )?;
         Ok(u64::try_from(high).unwrap_or(0))
