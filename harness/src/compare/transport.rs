@@ -199,6 +199,7 @@ mod tests {
             interference: None,
             transport: None,
             transport_calls: None,
+            client_events: None,
         }
     }
 

@@ -82,11 +82,14 @@ use super::commit::{CommitError, MetadataLimit, PartitionProgress};
 use super::log::{LogError, Record, Topic};
 use super::projection::Projection;
 use super::retry::{RetryConfig, RetryTopic};
-use super::transport::SideTopics;
-use super::transport::{Commit, Member, RebalanceListener, TransportError};
+use super::transport::{
+    ClientCounts, Commit, Member, RebalanceListener, SideTopics, Transport, TransportError,
+};
 use crate::measure::handler::spin;
 use crate::measure::timer::Timer;
-use crate::results::{CallSamples, CommitPolicy, IncarnationReport, LagPoint, RetryPolicy};
+use crate::results::{
+    CallSamples, CommitPolicy, FailedCommits, IncarnationReport, LagPoint, RetryPolicy,
+};
 use crate::watch::Watch;
 
 /// Kafka's default `max.poll.records`.
@@ -410,8 +413,11 @@ pub struct Pipeline {
     /// cancelled (the module docs); one nobody cancels unless [`Pipeline::watched`].
     pub watch: Watch,
     /// The retry and dead-letter topics every incarnation writes to: in-process unless
-    /// [`Pipeline::with_side_topics`] gives the transport's.
+    /// [`Pipeline::over`] gives the transport's.
     pub side: Arc<dyn SideTopics>,
+    /// What the transport's broker clients saw of the cluster ([`Pipeline::over`]); none
+    /// without a broker.
+    pub clients: Option<Arc<ClientCounts>>,
 }
 
 impl Pipeline {
@@ -427,12 +433,13 @@ impl Pipeline {
         let projection = Arc::new(Projection::new());
         let (log, epoch) = (Arc::new(log), Instant::now());
         let side: Arc<dyn SideTopics> = Arc::new(RetryTopic::new());
-        Self { log, projection, tally, timer, epoch, watch: Watch::default(), side }
+        Self { log, projection, tally, timer, epoch, watch: Watch::default(), side, clients: None }
     }
 
-    /// The same pipeline writing to `side`, a transport's retry and dead-letter topics.
-    pub fn with_side_topics(self, side: Arc<dyn SideTopics>) -> Self {
-        Self { side, ..self }
+    /// The same pipeline over `transport`: writing to its retry and dead-letter topics, and
+    /// counting what its clients see of the broker.
+    pub fn over<T: Transport>(self, transport: &T) -> Result<Self, TransportError> {
+        Ok(Self { side: transport.side_topics()?, clients: transport.client_counts(), ..self })
     }
 
     /// The same pipeline under `watch`, its cell's.
@@ -1059,6 +1066,9 @@ fn commit_completed<M: Member>(
         let called = Instant::now();
         let committed = member.commit(partition, commit.offset, &commit.metadata);
         report.calls.commit(since_ns(called));
+        if let Err(error) = &committed {
+            report.failed.add(error);
+        }
         committed?;
         report.commits += 1;
     }
@@ -1314,6 +1324,7 @@ impl Pauses {
 #[derive(Debug, Default)]
 struct Ticks {
     commits: u64,
+    failed: FailedCommits,
     lag_timeline: Vec<LagPoint>,
     longest_freeze: Duration,
     max_metadata_bytes: usize,
@@ -1325,6 +1336,7 @@ impl Ticks {
     /// Copies what the committer saw into the incarnation's report.
     fn write_to(self, report: &mut IncarnationReport) {
         report.commits += self.commits;
+        report.failed.merge(self.failed);
         report.lag_timeline = self.lag_timeline;
         report.longest_freeze_s = self.longest_freeze.as_secs_f64();
         report.max_metadata_bytes = self.max_metadata_bytes;
@@ -1436,9 +1448,13 @@ fn commit_if_moved<M: Member>(
     let called = Instant::now();
     let committed = member.commit(partition, commit.offset, &commit.metadata);
     ticks.calls.commit(since_ns(called));
-    if committed.is_ok() {
-        ticks.commits += 1;
-        *stored = Some((commit.offset, commit.metadata));
+    match committed {
+        Ok(()) => {
+            ticks.commits += 1;
+            *stored = Some((commit.offset, commit.metadata));
+        }
+        // Tried again at the next tick.
+        Err(error) => ticks.failed.add(&error),
     }
 }
 

@@ -283,11 +283,20 @@ pub fn render_transport_calls(
     out.blank();
     out.heading(2, "What the transport costs");
     let through = match transport {
-        Some(meta) => format!(
-            "The pipeline scenarios of this run consumed through {} ({}, {} broker(s) of a \
-             {} cluster per cell): each commit call is a round trip to the broker.",
-            meta.kind, meta.client, meta.brokers, meta.broker
-        ),
+        Some(meta) => {
+            let broker = match &meta.bootstrap {
+                Some(bootstrap) => format!(
+                    "the cluster at {bootstrap} of {} broker(s), a topic and group per cell",
+                    meta.brokers
+                ),
+                None => format!("{} broker(s) of a {} cluster per cell", meta.brokers, meta.broker),
+            };
+            format!(
+                "The pipeline scenarios of this run consumed through {} ({}, {broker}): each \
+                 commit call is a round trip to the broker.",
+                meta.kind, meta.client
+            )
+        }
         None => "The pipeline scenarios of this run consumed through the embedded log: a \
                  commit is an in-process call, with no broker and no round trip."
             .to_owned(),

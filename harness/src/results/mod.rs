@@ -34,10 +34,10 @@ pub use interference::{Interference, Validity};
 pub use isolation::IsolationCell;
 pub use metric::Metric;
 pub use pipeline::{
-    BatchSummary, CallSamples, CallSummary, CommitPolicy, ExpansionReport, IncarnationReport,
-    LagPoint, LagSummary, LatencySummary, Mitigation, PipelineRun, ProjectionReport,
-    RebalanceEvent, RebalanceReport, ReorderReport, RetryForever, RetryPolicy, RetryReport,
-    TimelineBin, TransportCalls, TransportKind,
+    BatchSummary, CallSamples, CallSummary, ClientEvents, CommitPolicy, ExpansionReport,
+    FailedCommits, IncarnationReport, LagPoint, LagSummary, LatencySummary, Mitigation,
+    PipelineRun, ProjectionReport, RebalanceEvent, RebalanceReport, ReorderReport, RetryForever,
+    RetryPolicy, RetryReport, TimelineBin, TransportCalls, TransportKind,
 };
 pub use price::PriceOfOrder;
 use strategies::{Binding, WindowScope};

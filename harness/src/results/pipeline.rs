@@ -76,6 +76,11 @@ pub struct PipelineRun {
     /// commit call's wall time and each non-empty poll's batch; absent in older files.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transport_calls: Option<TransportCalls>,
+    /// What the cell's Kafka clients saw of the cluster (leader changes, retried requests,
+    /// lost connections): what a broker that failed mid-cell cost them; absent for the
+    /// embedded log and in older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_events: Option<ClientEvents>,
 }
 
 impl PipelineRun {
@@ -89,6 +94,16 @@ impl PipelineRun {
     /// records never settle (its stall figure is the result there).
     pub fn state_judged(&self) -> bool {
         !self.retried_for_ever()
+    }
+
+    /// Commit calls that failed over every incarnation (refused by the broker, or not
+    /// answered within the timeout), and the first one's words.
+    pub fn failed_commits(&self) -> FailedCommits {
+        let mut all = FailedCommits::default();
+        for report in &self.incarnations {
+            all.merge(report.failed.clone());
+        }
+        all
     }
 
     /// The committed-offset lag over time: every incarnation's ticks, by time (members of a
@@ -137,6 +152,34 @@ pub struct TransportCalls {
     pub commit_call: CallSummary,
     /// The records of each poll that returned any.
     pub poll_batch: BatchSummary,
+}
+
+/// What a cell's Kafka clients saw of the cluster, from librdkafka's statistics (each
+/// client reports them every 100 ms; counted from each client's reports, so a client that
+/// went within 100 ms of an event may not have counted it) and the members' polls.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClientEvents {
+    /// Partitions whose leader changed from one broker to another between two reports of
+    /// a client, summed over the cell's clients (each saw the change for itself).
+    pub leader_changes: u64,
+    /// Produce requests the producers (the log's, the retry and dead-letter topics') sent
+    /// again (librdkafka's `txretries`).
+    pub produce_retries: u64,
+    /// Requests the members' clients sent again: fetches, commits, offset reads, group
+    /// requests (`txretries`).
+    pub request_retries: u64,
+    /// Connections to a broker that a client lost (`disconnects`, every client).
+    pub disconnects: u64,
+    /// Errors the members' clients reported in their polls (a broker down, a request
+    /// timed out).
+    pub client_errors: u64,
+}
+
+impl ClientEvents {
+    /// Whether the clients saw nothing at all.
+    pub fn is_quiet(&self) -> bool {
+        *self == Self::default()
+    }
 }
 
 /// The wall time of a set of calls, in microseconds (to 3 significant digits).
@@ -315,8 +358,11 @@ pub struct IncarnationReport {
     pub retries: u64,
     /// Records sent to the dead-letter topic.
     pub dead_lettered: u64,
-    /// Periodic and final commits (one per partition each).
+    /// Periodic and final commits (one per partition each) the group took.
     pub commits: u64,
+    /// Its commit calls that failed.
+    #[serde(flatten)]
+    pub failed: FailedCommits,
     /// The committed-offset lag at each commit tick.
     pub lag_timeline: Vec<LagPoint>,
     /// The longest time one partition's committed offset stood still while records of it
@@ -347,6 +393,39 @@ pub struct IncarnationReport {
     /// ([`PipelineRun::transport_calls`]), not written per incarnation.
     #[serde(skip)]
     pub calls: CallSamples,
+}
+
+/// Commit calls that failed: refused by the group (a revoked partition, metadata longer
+/// than the broker stores) or not answered within the timeout. A periodic commit that
+/// failed is tried again at the next tick; a final one ends the incarnation.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FailedCommits {
+    /// How many.
+    #[serde(default, rename = "failed_commits", skip_serializing_if = "is_zero")]
+    pub count: u64,
+    /// The first one's words (the broker's, where it answered).
+    #[serde(default, rename = "first_failed_commit", skip_serializing_if = "Option::is_none")]
+    pub first: Option<String>,
+}
+
+impl FailedCommits {
+    /// Counts a commit call that failed with `error`.
+    pub fn add(&mut self, error: &impl std::fmt::Display) {
+        self.count += 1;
+        self.first.get_or_insert_with(|| error.to_string());
+    }
+
+    /// Adds `other`'s failures to these (the first kept first).
+    pub fn merge(&mut self, other: Self) {
+        self.count += other.count;
+        if let Some(first) = other.first {
+            self.first.get_or_insert(first);
+        }
+    }
+}
+
+fn is_zero(count: &u64) -> bool {
+    *count == 0
 }
 
 /// [`ForcedClose`], serializable.
@@ -674,6 +753,30 @@ mod tests {
         assert!(written["incarnations"][0].get("calls").is_none(), "{written}");
         let back: PipelineRun = serde_json::from_value(written).unwrap();
         assert_eq!(back.transport_calls, run.transport_calls);
+    }
+
+    #[test]
+    fn failed_commits_and_client_events_are_written_only_when_there_are_some() {
+        let mut run: PipelineRun = serde_json::from_value(old_cell()).expect("an older cell reads");
+        assert_eq!(run.failed_commits(), FailedCommits::default());
+        let written = serde_json::to_value(&run).unwrap();
+        assert!(written["incarnations"][0].get("failed_commits").is_none(), "{written}");
+        assert!(written.get("client_events").is_none(), "{written}");
+
+        run.incarnations[0].failed.add(&"refused: OFFSET_METADATA_TOO_LARGE");
+        run.incarnations.push(IncarnationReport::default());
+        run.incarnations[1].failed.add(&"no answer");
+        run.incarnations[1].failed.add(&"no answer again");
+        run.client_events = Some(ClientEvents { leader_changes: 2, ..ClientEvents::default() });
+        let failed = run.failed_commits();
+        assert_eq!(failed.count, 3);
+        assert_eq!(failed.first.as_deref(), Some("refused: OFFSET_METADATA_TOO_LARGE"));
+        let written = serde_json::to_value(&run).unwrap();
+        assert_eq!(written["incarnations"][1]["failed_commits"], 2);
+        assert_eq!(written["incarnations"][1]["first_failed_commit"], "no answer");
+        assert_eq!(written["client_events"]["leader_changes"], 2);
+        let back: PipelineRun = serde_json::from_value(written).unwrap();
+        assert_eq!(back, run);
     }
 
     /// A pipeline-crash cell as files written before `transport_calls` hold it.

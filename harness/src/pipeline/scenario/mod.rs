@@ -469,6 +469,7 @@ fn summarize(
         interference: None,
         transport: None,
         transport_calls: Some(transport_calls),
+        client_events: pipeline.clients.as_ref().map(|clients| clients.read()),
     }
 }
 
@@ -523,7 +524,7 @@ fn open<B: Backend>(
 ) -> Result<(Pipeline, B::Transport), ConsumerError> {
     let pipeline = Pipeline::new(topic, bench.timer.clone()).watched(bench.watch.clone());
     let transport = backend.open(topic, pipeline.epoch)?;
-    let pipeline = pipeline.with_side_topics(transport.side_topics()?);
+    let pipeline = pipeline.over(&transport)?;
     Ok((pipeline, transport))
 }
 

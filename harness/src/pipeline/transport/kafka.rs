@@ -46,6 +46,7 @@
 
 pub mod admin;
 pub mod broker;
+mod seen;
 pub mod side;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -61,16 +62,18 @@ use rdkafka::consumer::{BaseConsumer, Consumer, ConsumerContext};
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::message::DeliveryResult;
 use rdkafka::producer::{BaseProducer, BaseRecord, Producer, ProducerContext};
+use rdkafka::statistics::Statistics;
 use rdkafka::types::RDKafkaRespErr;
 use rdkafka::{ClientConfig, ClientContext, Message, Offset, TopicPartitionList};
 
-use super::options::{ClientSetting, GroupProtocol, KafkaOptions, TopicAdmin};
+use super::options::{ClientSetting, CommitObserver, GroupProtocol, KafkaOptions, TopicAdmin};
 use super::{
-    Backend, BrokerFault, Commit, Member, MemberId, RebalanceListener, SideTopics, Transport,
-    TransportError,
+    Backend, BrokerFault, ClientCounts, Commit, Member, MemberId, RebalanceListener, SideTopics,
+    Transport, TransportError,
 };
 use crate::pipeline::commit::DEFAULT_METADATA_LIMIT_BYTES;
 use crate::pipeline::log::{self, LogError, Record, Topic};
+use seen::{Role, Seen, STATISTICS_INTERVAL_MS};
 
 /// Brokers of each cell's mock cluster.
 pub const BROKERS: i32 = 3;
@@ -89,6 +92,12 @@ const HEARTBEAT_MS: i32 = 100;
 /// The mock group's session timeout: how long a member that stopped heartbeating keeps
 /// its partitions.
 const SESSION_TIMEOUT_MS: i32 = 3_000;
+
+/// A classic member's session on a cluster (unless `-X session.timeout.ms` is given):
+/// Kafka's default `group.min.session.timeout.ms`, the shortest a broker allows unless
+/// lowered, where librdkafka's own default is 45 s. On KIP-848's protocol the broker sets
+/// the session (`group.consumer.session.timeout.ms`).
+const CLUSTER_SESSION_TIMEOUT_MS: i32 = 6_000;
 
 /// How long a poll first waits for records.
 const POLL_WAIT: Duration = Duration::from_millis(1);
@@ -277,7 +286,8 @@ fn producer_settings(timeout: Duration, options: &KafkaOptions) -> ClientConfig 
         .set("enable.idempotence", "true")
         .set("acks", "all")
         .set("partitioner", "murmur2_random")
-        .set("message.timeout.ms", millis(timeout));
+        .set("message.timeout.ms", millis(timeout))
+        .set("statistics.interval.ms", STATISTICS_INTERVAL_MS);
     config
 }
 
@@ -289,9 +299,12 @@ fn consumer_settings(
 ) -> ClientConfig {
     let mut config = with_user_settings(options);
     let session_given = options.client.iter().any(|setting| setting.key == "session.timeout.ms");
-    if options.is_mock() && options.group_protocol == GroupProtocol::Classic && !session_given {
-        // The mock waits out most of a classic member's session before it rebalances.
-        config.set("session.timeout.ms", SESSION_TIMEOUT_MS.to_string());
+    if options.group_protocol == GroupProtocol::Classic && !session_given {
+        // The mock waits out most of a classic member's session before it rebalances; a
+        // crashed member keeps its partitions for the session.
+        let session =
+            if options.is_mock() { SESSION_TIMEOUT_MS } else { CLUSTER_SESSION_TIMEOUT_MS };
+        config.set("session.timeout.ms", session.to_string());
     }
     config
         .set("bootstrap.servers", bootstrap)
@@ -303,7 +316,8 @@ fn consumer_settings(
         .set("fetch.wait.max.ms", FETCH_WAIT_MS)
         .set("fetch.error.backoff.ms", FETCH_WAIT_MS)
         .set("fetch.queue.backoff.ms", FETCH_WAIT_MS)
-        .set("socket.timeout.ms", millis(timeout));
+        .set("socket.timeout.ms", millis(timeout))
+        .set("statistics.interval.ms", STATISTICS_INTERVAL_MS);
     config
 }
 
@@ -343,13 +357,25 @@ fn place(record: &Record) -> usize {
 
 /// The producer's context: every delivery report checked against the place the embedded
 /// log gave its record.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Delivery {
     /// The first failed or misplaced delivery.
     failure: Mutex<Option<String>>,
+    /// What the producer sees of the cluster.
+    seen: Seen,
 }
 
-impl ClientContext for Delivery {}
+impl Delivery {
+    fn new(counts: &Arc<ClientCounts>) -> Self {
+        Self { failure: Mutex::default(), seen: Seen::new(Role::Producer, Arc::clone(counts)) }
+    }
+}
+
+impl ClientContext for Delivery {
+    fn stats(&self, statistics: Statistics) {
+        self.seen.report(&statistics);
+    }
+}
 
 impl ProducerContext for Delivery {
     type DeliveryOpaque = usize;
@@ -508,6 +534,8 @@ pub struct KafkaTransport {
     options: KafkaOptions,
     /// The cell's topic and group on the user's cluster, deleted after everything else.
     made: Option<Made>,
+    /// What the cell's clients see of the cluster.
+    counts: Arc<ClientCounts>,
 }
 
 impl fmt::Debug for KafkaTransport {
@@ -539,8 +567,9 @@ impl Backend for Kafka {
     fn open(&self, log: &Topic, epoch: Instant) -> Result<KafkaTransport, TransportError> {
         let number = GROUPS.fetch_add(1, Ordering::Relaxed);
         let made = self.made(log, number)?;
+        let counts = Arc::new(ClientCounts::default());
         let producer: MockProducer = producer_settings(self.timeout, &self.options)
-            .create_with_context(Delivery::default())
+            .create_with_context(Delivery::new(&counts))
             .map_err(|error| broker(format!("cannot create the producer: {error}")))?;
         let (bootstrap, topic, group_id) = match (&made, &self.options.cluster) {
             (Some(made), Some(cluster)) => {
@@ -568,6 +597,7 @@ impl Backend for Kafka {
             pacer: Mutex::new(None),
             stop: Arc::default(),
             made,
+            counts,
         };
         transport.produce(log, epoch)?;
         let mock = self.options.is_mock();
@@ -630,14 +660,14 @@ impl Drop for Made {
         if self.keep {
             return;
         }
-        if let Err(error) = self.admin.delete_group(&self.group) {
-            self.leftovers.note(&error);
-        }
         let topics: Vec<&str> = self.topics.iter().map(String::as_str).collect();
-        if topics.is_empty() {
-            return;
+        if !topics.is_empty() {
+            if let Err(error) = self.admin.delete_topics(&topics) {
+                self.leftovers.note(&error);
+            }
         }
-        if let Err(error) = self.admin.delete_topics(&topics) {
+        // Last: a crashed member stays in the group until its session ends.
+        if let Err(error) = self.admin.delete_group(&self.group) {
             self.leftovers.note(&error);
         }
     }
@@ -688,17 +718,20 @@ impl KafkaTransport {
     fn produce(&self, log: &Topic, epoch: Instant) -> Result<(), TransportError> {
         let (now, mut paced): (Vec<Record>, Vec<Record>) =
             log.records().copied().partition(|record| record.produce_ns == 0);
-        match log.growth() {
-            Some(growth) => self.produce_growing(log, growth, &now)?,
-            None => {
-                for record in &now {
-                    send(&self.producer, &self.topic, record)?;
-                }
-                flush(&self.producer, self.settings.timeout)?;
-            }
+        if let Some(growth) = log.growth() {
+            // A log that grows is a backlog (pipeline-expand): nothing is paced.
+            debug_assert!(paced.is_empty());
+            let grown = self.produce_growing(log, growth, &now)?;
+            // The first producer's metadata predates the growth: the new partitions are
+            // unknown to it.
+            return self.check_watermarks(&grown);
         }
+        for record in &now {
+            send(&self.producer, &self.topic, record)?;
+        }
+        flush(&self.producer, self.settings.timeout)?;
         if paced.is_empty() {
-            return self.check_watermarks();
+            return self.check_watermarks(&self.producer);
         }
         paced.sort_by_key(|record| (record.produce_ns, record.partition, record.offset));
         let pacer = Pacer {
@@ -721,13 +754,13 @@ impl KafkaTransport {
     /// growth, then (on the user's cluster) the topic grown to the log's partitions through
     /// CreatePartitions, then the rest, by a producer whose first metadata has the new
     /// count, so that Kafka's partitioner hashes them over it as the log did. The mock
-    /// cannot add partitions.
+    /// cannot add partitions. Returns the second producer.
     fn produce_growing(
         &self,
         log: &Topic,
         growth: &log::Growth,
         records: &[Record],
-    ) -> Result<(), TransportError> {
+    ) -> Result<MockProducer, TransportError> {
         let Some(made) = &self.made else {
             return Err(broker("the mock cluster cannot add partitions to a topic"));
         };
@@ -739,19 +772,20 @@ impl KafkaTransport {
         flush(&self.producer, self.settings.timeout)?;
         made.admin.grow(&self.topic, log.partitions())?;
         let grown: MockProducer = producer_settings(self.settings.timeout, &self.options)
-            .create_with_context(Delivery::default())
+            .create_with_context(Delivery::new(&self.counts))
             .map_err(|error| broker(format!("cannot create the producer: {error}")))?;
         for record in after {
             send(&grown, &self.topic, record)?;
         }
-        flush(&grown, self.settings.timeout)
+        flush(&grown, self.settings.timeout)?;
+        Ok(grown)
     }
 
-    /// Fails unless each partition's high watermark on the broker is the log's end offset.
-    fn check_watermarks(&self) -> Result<(), TransportError> {
+    /// Fails unless each partition's high watermark on the broker, as `producer`'s client
+    /// reads it, is the log's end offset.
+    fn check_watermarks(&self, producer: &MockProducer) -> Result<(), TransportError> {
         for (partition, &end) in self.end_offsets.iter().enumerate() {
-            let (_, high) = self
-                .producer
+            let (_, high) = producer
                 .client()
                 .fetch_watermarks(&self.topic, partition as i32, self.settings.timeout)
                 .map_err(|error| broker(format!("cannot read the watermarks: {error}")))?;
@@ -799,7 +833,7 @@ impl Transport for KafkaTransport {
             self.settings.timeout,
             &self.options,
         )
-        .create_with_context(MemberContext::new(self.options.group_protocol))
+        .create_with_context(MemberContext::new(self.options.group_protocol, &self.counts))
         .map_err(|error| broker(format!("cannot create the consumer: {error}")))?;
         consumer
             .subscribe(&[&self.topic])
@@ -821,7 +855,8 @@ impl Transport for KafkaTransport {
             group: Arc::clone(&self.group),
             state: Mutex::new(MemberState { epoch, ..MemberState::default() }),
             crashed: AtomicBool::new(false),
-            _cluster: Arc::clone(&self.producer),
+            commits: self.options.hooks.commits.clone(),
+            producer: Arc::clone(&self.producer),
         }))
     }
 
@@ -832,7 +867,12 @@ impl Transport for KafkaTransport {
     fn side_topics(&self) -> Result<Arc<dyn SideTopics>, TransportError> {
         let mut base = with_user_settings(&self.options);
         base.set("bootstrap.servers", &self.bootstrap);
-        Ok(Arc::new(side::KafkaSideTopics::new(base, &self.topic, self.settings.timeout)))
+        let timeout = self.settings.timeout;
+        Ok(Arc::new(side::KafkaSideTopics::new(base, &self.topic, timeout, &self.counts)))
+    }
+
+    fn client_counts(&self) -> Option<Arc<ClientCounts>> {
+        Some(Arc::clone(&self.counts))
     }
 }
 
@@ -857,20 +897,27 @@ struct MemberContext {
     /// The partitions the client's own assignment holds: what its assigns and unassigns
     /// made so far.
     held: Mutex<BTreeSet<u32>>,
+    /// What the member sees of the cluster.
+    seen: Seen,
 }
 
 impl MemberContext {
-    fn new(group_protocol: GroupProtocol) -> Self {
+    fn new(group_protocol: GroupProtocol, counts: &Arc<ClientCounts>) -> Self {
         Self {
             changes: Mutex::default(),
             closing: AtomicBool::new(false),
             cooperative: group_protocol == GroupProtocol::Consumer,
             held: Mutex::default(),
+            seen: Seen::new(Role::Member, Arc::clone(counts)),
         }
     }
 }
 
-impl ClientContext for MemberContext {}
+impl ClientContext for MemberContext {
+    fn stats(&self, statistics: Statistics) {
+        self.seen.report(&statistics);
+    }
+}
 
 impl ConsumerContext for MemberContext {
     fn rebalance(
@@ -995,8 +1042,12 @@ pub struct KafkaMember {
     state: Mutex<MemberState>,
     /// Set by a crash: the client is destroyed without closing.
     crashed: AtomicBool,
-    /// Keeps the mock cluster up until the member is gone.
-    _cluster: Arc<MockProducer>,
+    /// Told of every commit the group took (a test's hook).
+    commits: Option<Arc<dyn CommitObserver>>,
+    /// The log's producer, whose failure (a paced record the broker did not take) ends
+    /// the member's polls; on the mock its client runs the cluster, kept up until the
+    /// member is gone.
+    producer: Arc<MockProducer>,
 }
 
 impl fmt::Debug for KafkaMember {
@@ -1098,7 +1149,7 @@ impl KafkaMember {
     fn end_aside(&mut self, end: End) {
         // SAFETY: called once, from the member's drop; the field is not used after it.
         let consumer = unsafe { ManuallyDrop::take(&mut self.consumer) };
-        let cluster = Arc::clone(&self._cluster);
+        let cluster = Arc::clone(&self.producer);
         let (closed, done) = mpsc::channel();
         let spawned = thread::Builder::new().name("kafka-close".into()).spawn(move || {
             end_client(consumer, end);
@@ -1113,6 +1164,7 @@ impl KafkaMember {
 
     /// Notes a client error: the broker may have stopped answering.
     fn broker_error(&self, error: &KafkaError) {
+        self.consumer.context().seen.error();
         let mut state = self.state.lock();
         state.unanswered.get_or_insert_with(|| Unanswered {
             since: Instant::now(),
@@ -1280,13 +1332,13 @@ impl KafkaMember {
         done.map_err(|error| broker(format!("cannot pause or resume: {error}")))
     }
 
-    /// A refused commit of `partition` in the transport's terms, with the broker's words
-    /// where it has no term for them.
-    fn commit_error(&self, partition: u32, error: &KafkaError) -> TransportError {
+    /// A refused commit of `partition` with `bytes` characters of metadata in the
+    /// transport's terms, with the broker's words where it has no term for them.
+    fn commit_error(&self, partition: u32, bytes: usize, error: &KafkaError) -> TransportError {
         match error.rdkafka_error_code() {
-            Some(RDKafkaErrorCode::OffsetMetadataTooLarge) => TransportError::MetadataTooLarge {
+            Some(RDKafkaErrorCode::OffsetMetadataTooLarge) => TransportError::MetadataRefused {
                 partition,
-                bytes: 0,
+                bytes,
                 limit: self.settings.metadata_limit,
             },
             Some(RDKafkaErrorCode::FencedInstanceId) => TransportError::Fenced { member: self.id },
@@ -1306,6 +1358,10 @@ impl Member for KafkaMember {
         listener: &mut dyn RebalanceListener,
     ) -> Result<Vec<Record>, TransportError> {
         self.check_broker()?;
+        // A paced record the broker did not take would be waited for in vain.
+        if let Some(failure) = self.producer.context().failure.lock().clone() {
+            return Err(broker(format!("the log's producer failed: {failure}")));
+        }
         if self.membership_changed(listener) || self.next_change(listener) {
             return Ok(Vec::new());
         }
@@ -1366,8 +1422,13 @@ impl Member for KafkaMember {
         tpl.set_partition_offset(&self.topic, partition as i32, Offset::Offset(offset as i64))
             .map_err(|error| broker(format!("cannot commit partition {partition}: {error}")))?;
         match commit_within(&self.consumer, &tpl, self.settings.timeout) {
-            Some(Ok(())) => Ok(()),
-            Some(Err(error)) => Err(self.commit_error(partition, &error)),
+            Some(Ok(())) => {
+                if let Some(observer) = &self.commits {
+                    observer.committed(&self.topic, partition, offset);
+                }
+                Ok(())
+            }
+            Some(Err(error)) => Err(self.commit_error(partition, bytes, &error)),
             None => Err(broker(format!(
                 "no answer to the commit of partition {partition} within {} ms \
                  (--kafka-timeout-ms)",

@@ -61,7 +61,7 @@ pub mod kafka;
 pub mod options;
 
 use std::fmt;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -74,7 +74,7 @@ pub use options::{ClientSetting, Cluster, GroupProtocol, KafkaOptions};
 
 use super::log::{LogError, Record, Topic};
 
-pub use crate::results::TransportKind;
+pub use crate::results::{ClientEvents, TransportKind};
 
 /// A member of the consumer group (Kafka's `group.instance.id`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -135,6 +135,22 @@ pub enum TransportError {
         /// Bytes of metadata text it carried, as a broker counts them.
         bytes: usize,
         /// The most the group stores.
+        limit: usize,
+    },
+    /// The broker refused the commit's metadata as too long (Kafka's
+    /// `OFFSET_METADATA_TOO_LARGE`) although it was within `--metadata-limit`: the broker
+    /// stores less (`offset.metadata.max.bytes`).
+    #[error(
+        "the broker refused the commit of partition {partition}: its {bytes} characters of \
+         metadata are more than the broker stores (OFFSET_METADATA_TOO_LARGE; its \
+         offset.metadata.max.bytes is below --metadata-limit {limit})"
+    )]
+    MetadataRefused {
+        /// The partition committed.
+        partition: u32,
+        /// Characters of metadata text it carried, as a broker counts them.
+        bytes: usize,
+        /// The run's `--metadata-limit`.
         limit: usize,
     },
     /// The partition does not exist.
@@ -258,6 +274,53 @@ pub trait Transport: Send + Sync {
     /// transport has a broker to keep them.
     fn side_topics(&self) -> Result<Arc<dyn SideTopics>, TransportError> {
         Ok(Arc::new(crate::pipeline::retry::RetryTopic::new()))
+    }
+
+    /// What the transport's clients see of the broker while the cell runs; none where
+    /// there is no broker to see.
+    fn client_counts(&self) -> Option<Arc<ClientCounts>> {
+        None
+    }
+}
+
+/// What a cell's broker clients saw of the cluster, counted as they run and read once the
+/// cell ends ([`ClientEvents`]).
+#[derive(Debug, Default)]
+pub struct ClientCounts {
+    leader_changes: AtomicU64,
+    produce_retries: AtomicU64,
+    request_retries: AtomicU64,
+    disconnects: AtomicU64,
+    client_errors: AtomicU64,
+}
+
+impl ClientCounts {
+    /// Adds `events` to the counts (Relaxed: independent counters, read once the cell's
+    /// clients are done).
+    pub fn add(&self, events: ClientEvents) {
+        let ClientEvents {
+            leader_changes,
+            produce_retries,
+            request_retries,
+            disconnects,
+            client_errors,
+        } = events;
+        self.leader_changes.fetch_add(leader_changes, Ordering::Relaxed);
+        self.produce_retries.fetch_add(produce_retries, Ordering::Relaxed);
+        self.request_retries.fetch_add(request_retries, Ordering::Relaxed);
+        self.disconnects.fetch_add(disconnects, Ordering::Relaxed);
+        self.client_errors.fetch_add(client_errors, Ordering::Relaxed);
+    }
+
+    /// The counts so far.
+    pub fn read(&self) -> ClientEvents {
+        ClientEvents {
+            leader_changes: self.leader_changes.load(Ordering::Relaxed),
+            produce_retries: self.produce_retries.load(Ordering::Relaxed),
+            request_retries: self.request_retries.load(Ordering::Relaxed),
+            disconnects: self.disconnects.load(Ordering::Relaxed),
+            client_errors: self.client_errors.load(Ordering::Relaxed),
+        }
     }
 }
 

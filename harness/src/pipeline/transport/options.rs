@@ -67,6 +67,7 @@ pub const RESERVED: &[(&str, &str)] = &[
     ("linger.ms", "a retry or dead letter is sent at once and waited for"),
     ("queue.buffering.max.ms", "a retry or dead letter is sent at once and waited for"),
     ("test.mock.num.brokers", "the mock cluster is what runs without --bootstrap-servers"),
+    ("statistics.interval.ms", "the cell's record counts what the clients saw from them"),
 ];
 
 /// One `-X key=value`: a librdkafka setting for every client of the run.
@@ -173,6 +174,14 @@ pub trait TopicAdmin: Send + Sync + fmt::Debug {
     fn delete_group(&self, id: &str) -> Result<(), TransportError>;
 }
 
+/// Told of every commit the group took, as it takes it: a test's hook into a running cell
+/// (a broker killed once so many records are committed). No flag sets one.
+pub trait CommitObserver: Send + Sync + fmt::Debug {
+    /// The group took the member's commit of `offset` (the next to consume) in `partition`
+    /// of `topic`.
+    fn committed(&self, topic: &str, partition: u32, offset: u64);
+}
+
 /// What the run made on the cluster and could not delete, named at its end.
 #[derive(Debug, Default)]
 pub struct Leftovers {
@@ -192,7 +201,8 @@ impl Leftovers {
 }
 
 /// What the run shares with its transports and no flag sets: where failed deletions are
-/// noted, and (for tests) an admin in the admin client's place. Always equal: it is not a
+/// noted, and (for tests) an admin in the admin client's place and an observer of
+/// commits. Always equal: it is not a
 /// setting.
 #[derive(Clone, Debug, Default)]
 pub struct KafkaHooks {
@@ -200,6 +210,8 @@ pub struct KafkaHooks {
     pub leftovers: Arc<Leftovers>,
     /// Makes and deletes topics in the admin client's place.
     pub admin: Option<Arc<dyn TopicAdmin>>,
+    /// Told of every commit the group took.
+    pub commits: Option<Arc<dyn CommitObserver>>,
 }
 
 impl PartialEq for KafkaHooks {

@@ -11,9 +11,11 @@
 //!    exits 2.
 //! 2. **Make** a cell's topic with the log's partitions and the replication factor, then wait
 //!    until its metadata names a leader for every partition.
-//! 3. **Delete** the cell's topic and group when its transport goes; what cannot be deleted
-//!    is noted in the run's [`Leftovers`](super::super::options::Leftovers), which it
-//!    names at its end with the prefix.
+//! 3. **Delete** the cell's topics, then its group, when its transport goes (a group whose
+//!    crashed member's session has not ended yet is tried again until it has, within
+//!    [`GROUP_EMPTIES_WITHIN`]); what cannot be deleted is noted in the run's
+//!    [`Leftovers`](super::super::options::Leftovers), which it names at its end with the
+//!    prefix.
 
 use std::fmt;
 use std::thread;
@@ -27,6 +29,14 @@ use rdkafka::ClientConfig;
 
 use super::super::options::{ClientSetting, Cluster, TopicAdmin};
 use super::super::TransportError;
+
+/// The longest a group with a crashed member is waited for before its deletion is given
+/// up: KIP-848's longest session by default (`group.consumer.max.session.timeout.ms`), and
+/// well past the classic session the suite asks for (6 s).
+pub const GROUP_EMPTIES_WITHIN: Duration = Duration::from_secs(60);
+
+/// How often the deletion of a group with a crashed member is tried again.
+const GROUP_RETRY: Duration = Duration::from_millis(500);
 
 /// A broker failure in words.
 fn broker(what: impl fmt::Display) -> TransportError {
@@ -150,19 +160,29 @@ impl TopicAdmin for ClusterAdmin {
         Ok(())
     }
 
+    /// Deletes group `id`; while a crashed member is still in it (its session has not
+    /// ended: `NonEmptyGroup`), tries again every [`GROUP_RETRY`] for at most
+    /// [`GROUP_EMPTIES_WITHIN`].
     fn delete_group(&self, id: &str) -> Result<(), TransportError> {
-        let results = block_on(self.client.delete_groups(&[id], &self.options()))
-            .map_err(|error| broker(format!("cannot delete group {id}: {error}")))?;
-        for result in results {
-            match result {
+        let deadline = Instant::now() + GROUP_EMPTIES_WITHIN;
+        loop {
+            let results = block_on(self.client.delete_groups(&[id], &self.options()))
+                .map_err(|error| broker(format!("cannot delete group {id}: {error}")))?;
+            let refused = results.into_iter().find_map(|result| match result {
                 // A cell that ended before any member joined made no group.
-                Ok(_) | Err((_, RDKafkaErrorCode::GroupIdNotFound)) => {}
-                Err((group, code)) => {
+                Ok(_) | Err((_, RDKafkaErrorCode::GroupIdNotFound)) => None,
+                Err((group, code)) => Some((group, code)),
+            });
+            match refused {
+                None => return Ok(()),
+                Some((_, RDKafkaErrorCode::NonEmptyGroup)) if Instant::now() < deadline => {
+                    thread::sleep(GROUP_RETRY);
+                }
+                Some((group, code)) => {
                     return Err(broker(format!("cannot delete group {group}: {code}")));
                 }
             }
         }
-        Ok(())
     }
 }
 

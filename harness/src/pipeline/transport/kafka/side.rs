@@ -14,7 +14,7 @@
 //! 3. **Count the dead letters** from the dead-letter topic's high watermark.
 
 use std::fmt;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use parking_lot::Mutex;
@@ -24,7 +24,8 @@ use rdkafka::message::DeliveryResult;
 use rdkafka::producer::{BaseProducer, BaseRecord, Producer, ProducerContext};
 use rdkafka::{ClientConfig, ClientContext, Message, Offset, TopicPartitionList};
 
-use super::super::{SideTopics, TransportError};
+use super::super::{ClientCounts, SideTopics, TransportError};
+use super::seen::{Role, Seen, STATISTICS_INTERVAL_MS};
 use crate::pipeline::log::Record;
 use crate::pipeline::retry::RetryTopic;
 
@@ -54,7 +55,8 @@ pub fn producer_settings(base: &ClientConfig, timeout: Duration) -> ClientConfig
         .set("enable.idempotence", "true")
         .set("acks", "all")
         .set("linger.ms", "0")
-        .set("message.timeout.ms", timeout_ms);
+        .set("message.timeout.ms", timeout_ms)
+        .set("statistics.interval.ms", STATISTICS_INTERVAL_MS);
     producer
 }
 
@@ -71,12 +73,18 @@ pub fn reader_settings(base: &ClientConfig, retry: &str) -> ClientConfig {
 }
 
 /// The side producer's context: the first failed delivery, in the broker's words.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Acks {
     failure: Mutex<Option<String>>,
+    /// What the producer sees of the cluster.
+    seen: Seen,
 }
 
-impl ClientContext for Acks {}
+impl ClientContext for Acks {
+    fn stats(&self, statistics: rdkafka::statistics::Statistics) {
+        self.seen.report(&statistics);
+    }
+}
 
 impl ProducerContext for Acks {
     type DeliveryOpaque = ();
@@ -99,6 +107,8 @@ pub struct KafkaSideTopics {
     dead: String,
     /// Fetched records not yet due (step 2).
     waiting: RetryTopic,
+    /// What the producer sees of the cluster, counted for the cell.
+    counts: Arc<ClientCounts>,
     timeout: Duration,
 }
 
@@ -114,9 +124,15 @@ impl fmt::Debug for KafkaSideTopics {
 impl KafkaSideTopics {
     /// The side topics of `topic`, which exist, on the broker `base` bootstraps at (its
     /// settings the run's `-X` and bootstrap).
-    pub fn new(base: ClientConfig, topic: &str, timeout: Duration) -> Self {
+    pub fn new(
+        base: ClientConfig,
+        topic: &str,
+        timeout: Duration,
+        counts: &Arc<ClientCounts>,
+    ) -> Self {
         Self {
             base,
+            counts: Arc::clone(counts),
             producer: OnceLock::new(),
             reader: OnceLock::new(),
             retry: retry_topic(topic),
@@ -131,7 +147,10 @@ impl KafkaSideTopics {
             return Ok(producer);
         }
         let made = producer_settings(&self.base, self.timeout)
-            .create_with_context(Acks::default())
+            .create_with_context(Acks {
+                failure: Mutex::default(),
+                seen: Seen::new(Role::Producer, Arc::clone(&self.counts)),
+            })
             .map_err(|error| broker(format!("cannot create the side topics' producer: {error}")))?;
         Ok(self.producer.get_or_init(|| made))
     }
