@@ -46,6 +46,7 @@
 
 pub mod admin;
 pub mod broker;
+mod gone;
 mod seen;
 pub mod side;
 
@@ -73,6 +74,7 @@ use super::{
 };
 use crate::pipeline::commit::DEFAULT_METADATA_LIMIT_BYTES;
 use crate::pipeline::log::{self, LogError, Record, Topic};
+use gone::Gone;
 use seen::{Role, Seen, STATISTICS_INTERVAL_MS};
 
 /// Brokers of each cell's mock cluster.
@@ -451,6 +453,7 @@ struct Pacer {
     epoch: Instant,
     stop: Arc<AtomicBool>,
     timeout: Duration,
+    gone: Arc<Gone>,
 }
 
 impl Pacer {
@@ -470,7 +473,9 @@ impl Pacer {
             self.producer.poll(Duration::ZERO);
             thread::sleep(Duration::from_micros(200));
         }
-        if let Err(error) = flush(&self.producer, self.timeout) {
+        // The cell's broker gone, the last records are not waited for.
+        let wait = if self.gone.is_gone() { Duration::ZERO } else { self.timeout };
+        if let Err(error) = flush(&self.producer, wait) {
             self.producer.context().failure.lock().get_or_insert(error.to_string());
         }
     }
@@ -536,6 +541,8 @@ pub struct KafkaTransport {
     made: Option<Made>,
     /// What the cell's clients see of the cluster.
     counts: Arc<ClientCounts>,
+    /// Set once a request of the cell found no broker.
+    gone: Arc<Gone>,
 }
 
 impl fmt::Debug for KafkaTransport {
@@ -566,7 +573,8 @@ impl Backend for Kafka {
 
     fn open(&self, log: &Topic, epoch: Instant) -> Result<KafkaTransport, TransportError> {
         let number = GROUPS.fetch_add(1, Ordering::Relaxed);
-        let made = self.made(log, number)?;
+        let gone = Arc::new(Gone::default());
+        let made = self.made(log, number, &gone)?;
         let counts = Arc::new(ClientCounts::default());
         let producer: MockProducer = producer_settings(self.timeout, &self.options)
             .create_with_context(Delivery::new(&counts))
@@ -598,6 +606,7 @@ impl Backend for Kafka {
             stop: Arc::default(),
             made,
             counts,
+            gone,
         };
         transport.produce(log, epoch)?;
         let mock = self.options.is_mock();
@@ -611,7 +620,12 @@ impl Backend for Kafka {
 impl Kafka {
     /// On the user's cluster, the cell's topic (`PREFIX-N`) made for `log`, and its group
     /// named; on the mock, nothing yet, once `log` is known to fit.
-    fn made(&self, log: &Topic, number: u64) -> Result<Option<Made>, TransportError> {
+    fn made(
+        &self,
+        log: &Topic,
+        number: u64,
+        gone: &Arc<Gone>,
+    ) -> Result<Option<Made>, TransportError> {
         let (Some(cluster), Some(admin)) = (&self.options.cluster, &self.admin) else {
             let bytes = partition_bytes(log);
             if bytes > MOCK_PARTITION_BYTES {
@@ -631,6 +645,7 @@ impl Kafka {
             topics: Vec::new(),
             keep: cluster.keep_topics,
             leftovers: Arc::clone(&self.options.hooks.leftovers),
+            gone: Arc::clone(gone),
         };
         let replicas = self.options.replication_factor;
         let sides = [side::retry_topic(&topic), side::dead_letter_topic(&topic)];
@@ -653,11 +668,21 @@ struct Made {
     group: String,
     keep: bool,
     leftovers: Arc<super::options::Leftovers>,
+    /// Once the cell's broker stopped answering, nothing is deleted: each request would
+    /// wait out the timeout in vain, and the run names what is left.
+    gone: Arc<Gone>,
 }
 
 impl Drop for Made {
     fn drop(&mut self) {
         if self.keep {
+            return;
+        }
+        if let Err(error) = self.gone.check() {
+            let what = self.topics.join(", ");
+            let left =
+                broker(format!("topics {what} and group {} not deleted: {error}", self.group));
+            self.leftovers.note(&left);
             return;
         }
         let topics: Vec<&str> = self.topics.iter().map(String::as_str).collect();
@@ -741,6 +766,7 @@ impl KafkaTransport {
             epoch,
             stop: Arc::clone(&self.stop),
             timeout: self.settings.timeout,
+            gone: Arc::clone(&self.gone),
         };
         let handle = thread::Builder::new()
             .name("kafka-producer".into())
@@ -856,6 +882,7 @@ impl Transport for KafkaTransport {
             state: Mutex::new(MemberState { epoch, ..MemberState::default() }),
             crashed: AtomicBool::new(false),
             commits: self.options.hooks.commits.clone(),
+            gone: Arc::clone(&self.gone),
             producer: Arc::clone(&self.producer),
         }))
     }
@@ -868,7 +895,8 @@ impl Transport for KafkaTransport {
         let mut base = with_user_settings(&self.options);
         base.set("bootstrap.servers", &self.bootstrap);
         let timeout = self.settings.timeout;
-        Ok(Arc::new(side::KafkaSideTopics::new(base, &self.topic, timeout, &self.counts)))
+        let side = side::KafkaSideTopics::new(base, &self.topic, timeout, &self.counts, &self.gone);
+        Ok(Arc::new(side))
     }
 
     fn client_counts(&self) -> Option<Arc<ClientCounts>> {
@@ -1044,6 +1072,9 @@ pub struct KafkaMember {
     crashed: AtomicBool,
     /// Told of every commit the group took (a test's hook).
     commits: Option<Arc<dyn CommitObserver>>,
+    /// Set once a request of the cell found no broker: the member's requests then fail at
+    /// once.
+    gone: Arc<Gone>,
     /// The log's producer, whose failure (a paced record the broker did not take) ends
     /// the member's polls; on the mock its client runs the cluster, kept up until the
     /// member is gone.
@@ -1156,9 +1187,11 @@ impl KafkaMember {
             drop(cluster);
             let _ = closed.send(());
         });
-        // A thread that cannot start drops the client here (closed).
+        // A thread that cannot start drops the client here (closed). A broker that is gone
+        // is not waited for.
+        let wait = if self.gone.is_gone() { Duration::ZERO } else { self.settings.timeout };
         if spawned.is_ok() {
-            let _ = done.recv_timeout(self.settings.timeout);
+            let _ = done.recv_timeout(wait);
         }
     }
 
@@ -1193,10 +1226,14 @@ impl KafkaMember {
                 self.state.lock().unanswered = None;
                 Ok(())
             }
-            Err(error) if since.elapsed() >= self.settings.timeout => Err(broker(format!(
-                "no broker answered for {} ms (--kafka-timeout-ms): {first}; then {error}",
-                self.settings.timeout.as_millis()
-            ))),
+            Err(error) if since.elapsed() >= self.settings.timeout => {
+                let words = format!(
+                    "no broker answered for {} ms (--kafka-timeout-ms): {first}; then {error}",
+                    self.settings.timeout.as_millis()
+                );
+                self.gone.note(&words);
+                Err(broker(words))
+            }
             Err(_) => Ok(()),
         }
     }
@@ -1357,10 +1394,13 @@ impl Member for KafkaMember {
         max_records: usize,
         listener: &mut dyn RebalanceListener,
     ) -> Result<Vec<Record>, TransportError> {
+        self.gone.check()?;
         self.check_broker()?;
         // A paced record the broker did not take would be waited for in vain.
         if let Some(failure) = self.producer.context().failure.lock().clone() {
-            return Err(broker(format!("the log's producer failed: {failure}")));
+            let words = format!("the log's producer failed: {failure}");
+            self.gone.note(&words);
+            return Err(broker(words));
         }
         if self.membership_changed(listener) || self.next_change(listener) {
             return Ok(Vec::new());
@@ -1387,6 +1427,7 @@ impl Member for KafkaMember {
 
     fn seek(&self, partition: u32, offset: u64) -> Result<(), TransportError> {
         self.check_owner(partition)?;
+        self.gone.check()?;
         let to = Offset::Offset(offset as i64);
         // A partition just assigned is not yet fetching, and librdkafka refuses to seek it
         // (`ERR__STATE`) until it is: a matter of milliseconds.
@@ -1411,6 +1452,7 @@ impl Member for KafkaMember {
 
     fn commit(&self, partition: u32, offset: u64, metadata: &str) -> Result<(), TransportError> {
         self.check_owner(partition)?;
+        self.gone.check()?;
         // A broker compares Java's `String.length()`: UTF-16 code units.
         let bytes = metadata.encode_utf16().count();
         let limit = self.settings.metadata_limit;
@@ -1429,15 +1471,20 @@ impl Member for KafkaMember {
                 Ok(())
             }
             Some(Err(error)) => Err(self.commit_error(partition, bytes, &error)),
-            None => Err(broker(format!(
-                "no answer to the commit of partition {partition} within {} ms \
-                 (--kafka-timeout-ms)",
-                self.settings.timeout.as_millis()
-            ))),
+            None => {
+                let words = format!(
+                    "no answer to the commit of partition {partition} within {} ms \
+                     (--kafka-timeout-ms)",
+                    self.settings.timeout.as_millis()
+                );
+                self.gone.note(&words);
+                Err(broker(words))
+            }
         }
     }
 
     fn committed(&self, partition: u32) -> Result<Option<Commit>, TransportError> {
+        self.gone.check()?;
         if partition >= self.partitions {
             let partitions = self.partitions;
             return Err(TransportError::Log(LogError::NoSuchPartition { partition, partitions }));

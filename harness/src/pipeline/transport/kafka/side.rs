@@ -25,6 +25,7 @@ use rdkafka::producer::{BaseProducer, BaseRecord, Producer, ProducerContext};
 use rdkafka::{ClientConfig, ClientContext, Message, Offset, TopicPartitionList};
 
 use super::super::{ClientCounts, SideTopics, TransportError};
+use super::gone::Gone;
 use super::seen::{Role, Seen, STATISTICS_INTERVAL_MS};
 use crate::pipeline::log::Record;
 use crate::pipeline::retry::RetryTopic;
@@ -109,6 +110,8 @@ pub struct KafkaSideTopics {
     waiting: RetryTopic,
     /// What the producer sees of the cluster, counted for the cell.
     counts: Arc<ClientCounts>,
+    /// Set once a request of the cell found no broker: a write then fails at once.
+    gone: Arc<Gone>,
     timeout: Duration,
 }
 
@@ -129,10 +132,12 @@ impl KafkaSideTopics {
         topic: &str,
         timeout: Duration,
         counts: &Arc<ClientCounts>,
+        gone: &Arc<Gone>,
     ) -> Self {
         Self {
             base,
             counts: Arc::clone(counts),
+            gone: Arc::clone(gone),
             producer: OnceLock::new(),
             reader: OnceLock::new(),
             retry: retry_topic(topic),
@@ -171,6 +176,7 @@ impl KafkaSideTopics {
     /// Produces `record` with `due_ns` to `topic` and waits for the broker's
     /// acknowledgement (step 1).
     fn send(&self, topic: &str, record: &Record, due_ns: u64) -> Result<(), TransportError> {
+        self.gone.check()?;
         let producer = self.producer()?;
         let key = record.key.to_be_bytes();
         let mut value = [0; VALUE_BYTES];
@@ -180,9 +186,11 @@ impl KafkaSideTopics {
         producer
             .send(BaseRecord::to(topic).key(&key).payload(&value))
             .map_err(|(error, _)| broker(format!("cannot send to {topic}: {error}")))?;
-        producer
-            .flush(self.timeout)
-            .map_err(|error| broker(format!("no acknowledgement from {topic}: {error}")))?;
+        producer.flush(self.timeout).map_err(|error| {
+            let words = format!("no acknowledgement from {topic}: {error}");
+            self.gone.note(&words);
+            broker(words)
+        })?;
         match producer.context().failure.lock().clone() {
             Some(failure) => Err(broker(format!("{topic} refused a record: {failure}"))),
             None => Ok(()),
