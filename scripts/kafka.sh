@@ -354,8 +354,8 @@ cmd_start() {
     create
     load
   fi
-  local started_at=$SECONDS n
   classpath
+  local started_at=$SECONDS n
   for ((n = 1; n <= BROKERS; n++)); do
     mkdir -p "$(node_dir "$n")"
     properties "$n" > "$(node_dir "$n")/server.properties"
@@ -385,7 +385,7 @@ cmd_start() {
     exit 1
   fi
   echo "bootstrap=$(bootstrap)"
-  note "${#started[@]} of $BROKERS node(s) started, ready in $((SECONDS - started_at)) s; logs in $dir/node-*/server.log"
+  note "${#started[@]} of $BROKERS node(s) started, the cluster ready $((SECONDS - started_at)) s after the classpath was; logs in $dir/node-*/server.log"
 }
 
 cmd_stop() {

@@ -9,64 +9,26 @@
 //! group protocols on a broker that has both. Each test runs under a prefix of its own,
 //! and sweeps whatever is left under it, a failing test too.
 
+mod apache;
+
 use std::ffi::CString;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use harness::cli::kafka::{check_cluster, leftovers, KafkaArgs};
+use apache::{broker, client, on_broker, run, safe, under, TIMEOUT};
+use harness::cli::kafka::{leftovers, KafkaArgs};
 use harness::cli::RunArgs;
-use harness::config::RunConfig;
 use harness::pipeline::transport::kafka::admin::ClusterAdmin;
 use harness::pipeline::transport::kafka::{Kafka, KafkaMember};
 use harness::pipeline::transport::options::TopicAdmin;
 use harness::pipeline::{
     Backend, GroupProtocol, Member, MemberId, RebalanceListener, Topic, Transport, TransportError,
-    TransportKind,
 };
-use harness::results::{PipelineRun, Results};
-use harness::suite::{run_suite_with, Control, Quiet};
 use harness::workload::SizeArgs;
 use rdkafka::admin::AdminClient;
 use rdkafka::client::DefaultClientContext;
-use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::consumer::Consumer;
 use rdkafka::ClientConfig;
-
-const TIMEOUT: Duration = Duration::from_secs(10);
-
-/// The broker's address, or `None` with the reason the test is skipped.
-fn broker() -> Option<String> {
-    match std::env::var("KEYED_BENCH_KAFKA_BOOTSTRAP") {
-        Ok(bootstrap) if !bootstrap.trim().is_empty() => Some(bootstrap),
-        _ => {
-            eprintln!(
-                "skipped: KEYED_BENCH_KAFKA_BOOTSTRAP names no Apache Kafka broker \
-                 (`scripts/kafka.sh start DIR` starts one and prints its address)"
-            );
-            None
-        }
-    }
-}
-
-/// A client of the broker that only reads metadata and group lists.
-fn client(bootstrap: &str) -> BaseConsumer {
-    ClientConfig::new()
-        .set("bootstrap.servers", bootstrap)
-        .set("group.id", "keyed-bench-apache-kafka-test")
-        .create()
-        .expect("a client")
-}
-
-/// The topics and the groups on the broker whose names begin with `prefix-`.
-fn under(bootstrap: &str, prefix: &str) -> (Vec<String>, Vec<String>) {
-    let client = client(bootstrap);
-    let ours = |name: &str| name.starts_with(&format!("{prefix}-"));
-    let metadata = client.fetch_metadata(None, TIMEOUT).expect("the broker's metadata");
-    let topics = metadata.topics().iter().map(|t| t.name().to_owned()).filter(|n| ours(n));
-    let groups = client.fetch_group_list(None, TIMEOUT).expect("the broker's groups");
-    let groups = groups.groups().iter().map(|g| g.name().to_owned()).filter(|n| ours(n));
-    (topics.collect(), groups.collect())
-}
 
 /// The members the broker's description of `group` lists (none once it is empty or
 /// gone): the admin API's DescribeConsumerGroups, which librdkafka sends as
@@ -110,31 +72,6 @@ fn members(bootstrap: &str, group: &str) -> usize {
         rd::rd_kafka_AdminOptions_destroy(options);
         rd::rd_kafka_queue_destroy(queue);
         members
-    }
-}
-
-/// Deletes every topic and group under the test's prefix when dropped, after a panic too.
-struct Sweep {
-    bootstrap: String,
-    prefix: String,
-}
-
-impl Drop for Sweep {
-    fn drop(&mut self) {
-        let (topics, groups) = under(&self.bootstrap, &self.prefix);
-        if topics.is_empty() && groups.is_empty() {
-            return;
-        }
-        let Ok(admin) = ClusterAdmin::connect(&self.bootstrap, &[], TIMEOUT) else {
-            return;
-        };
-        let names: Vec<&str> = topics.iter().map(String::as_str).collect();
-        if !names.is_empty() {
-            let _ = admin.delete_topics(&names);
-        }
-        for group in &groups {
-            let _ = admin.delete_group(group);
-        }
     }
 }
 
@@ -206,64 +143,6 @@ impl TopicAdmin for Recorded {
     }
 }
 
-fn out(name: &str) -> PathBuf {
-    let out = std::env::temp_dir().join(format!("keyed-bench-kafka-{name}-{}", std::process::id()));
-    std::fs::remove_dir_all(&out).ok();
-    out
-}
-
-/// A quick run of `scenario` for keyed-mailbox on the broker, checked as the binary checks
-/// it, under a prefix of the test's own (`name`), with the sweep of that prefix.
-fn on_broker(
-    bootstrap: &str,
-    name: &str,
-    scenario: &str,
-    args: RunArgs,
-    kafka: KafkaArgs,
-) -> (RunConfig, Sweep) {
-    let kafka = KafkaArgs {
-        bootstrap_servers: Some(bootstrap.to_owned()),
-        replication_factor: Some(1),
-        ..kafka
-    };
-    let args = RunArgs {
-        scenario: scenario.into(),
-        strategy: "keyed-mailbox".into(),
-        quick: true,
-        transport: TransportKind::Kafka,
-        kafka_timeout_ms: TIMEOUT.as_millis() as u64,
-        out: out(name),
-        kafka,
-        ..args
-    };
-    let mut config = RunConfig::try_from((args, "keyed-bench run --transport kafka".to_owned()))
-        .expect("valid settings");
-    let cluster = config.kafka.cluster.as_mut().expect("a cluster");
-    cluster.prefix = format!("{}-{name}", cluster.prefix);
-    let sweep = Sweep { bootstrap: bootstrap.to_owned(), prefix: cluster.prefix.clone() };
-    let said = check_cluster(&mut config).expect("the broker answers and makes a topic");
-    assert!(said[0].contains("answered"), "{said:?}");
-    (config, sweep)
-}
-
-/// Runs `config`, with `admin` in the admin client's place if given; its results.
-fn run(config: &mut RunConfig, admin: Option<&Arc<Recorded>>) -> Results {
-    config.kafka.hooks.admin = admin.map(|admin| Arc::clone(admin) as Arc<dyn TopicAdmin>);
-    let results = run_suite_with(config, &mut Quiet, Control::default()).expect("the run").results;
-    std::fs::remove_dir_all(&config.out).ok();
-    results
-}
-
-/// Nothing lost and the version-aware state right in every cell under a safe policy.
-fn safe(runs: &[PipelineRun]) {
-    assert!(!runs.is_empty());
-    for run in runs.iter().filter(|run| run.policy.is_safe()) {
-        let cell = format!("{} {} {}", run.scenario, run.param, run.strategy);
-        assert_eq!(run.lost, 0, "{cell}: a safe policy loses nothing");
-        assert!(run.projection.final_state_correct, "{cell}: the final state");
-    }
-}
-
 #[test]
 fn a_run_makes_its_topics_on_the_broker_and_deletes_them_with_its_group_after_a_crash() {
     let Some(bootstrap) = broker() else { return };
@@ -271,7 +150,7 @@ fn a_run_makes_its_topics_on_the_broker_and_deletes_them_with_its_group_after_a_
     let (mut config, sweep) =
         on_broker(&bootstrap, "crash", "pipeline-crash", args, KafkaArgs::default());
     let admin = Arc::new(Recorded::new(&bootstrap));
-    let results = run(&mut config, Some(&admin));
+    let results = run(&mut config, Some(Arc::clone(&admin) as Arc<dyn TopicAdmin>));
     safe(&results.pipelines);
     let cell = &results.pipelines[0];
     let meta = results.meta.transport.as_ref().expect("kafka recorded");
@@ -325,7 +204,7 @@ fn an_expansion_grows_the_topic_through_create_partitions_and_loses_nothing() {
         KafkaArgs::default(),
     );
     let admin = Arc::new(Recorded::new(&bootstrap));
-    let results = run(&mut config, Some(&admin));
+    let results = run(&mut config, Some(Arc::clone(&admin) as Arc<dyn TopicAdmin>));
     assert!(results.skipped.is_empty(), "run on a broker: {:?}", results.skipped);
     assert_eq!(results.pipelines.len(), 2, "both mitigations");
     safe(&results.pipelines);
