@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Apache Kafka as a real broker for the pipeline scenarios (docs/transport.md, "A real
-# broker"): KRaft nodes, each a combined broker and controller on 127.0.0.1, started from
+# Apache Kafka as a real broker for the pipeline scenarios (docs/transport.md, "Apache
+# Kafka itself"): KRaft nodes, each a combined broker and controller on 127.0.0.1, started from
 # the jars that peers/kafka/pom.xml pins (fetched through Maven, offline once ~/.m2 holds
 # them), their storage, logs and ports kept in DIR.
 #
@@ -135,9 +135,11 @@ free_ports() {
   python3 - "$1" <<'PY'
 import random, socket, sys
 low, _ = map(int, open("/proc/sys/net/ipv4/ip_local_port_range").read().split())
+# Below the ephemeral range where it leaves room, else anywhere above the well-known ports.
+low, high = (10000, low) if low - 10000 >= 1000 else (10000, 65536)
 chosen = []
 while len(chosen) < int(sys.argv[1]):
-    port = random.randrange(10000, max(low, 10001))
+    port = random.randrange(low, high)
     if port in chosen:
         continue
     with socket.socket() as probe:
@@ -153,7 +155,10 @@ PY
 create() {
   local count=${brokers:-1} ports n
   command -v python3 > /dev/null || fail "choosing ports needs python3: apt-get install -y python3"
-  read -r -a ports <<< "$(free_ports $((2 * count)))"
+  local chosen
+  chosen=$(free_ports $((2 * count))) || fail "could not choose ports (python3 failed)"
+  read -r -a ports <<< "$chosen"
+  [[ ${#ports[@]} == $((2 * count)) ]] || fail "could not choose $((2 * count)) ports: '$chosen'"
   {
     echo "# Written once by scripts/kafka.sh; every start of this cluster reads it."
     echo "BROKERS=$count"
@@ -245,7 +250,7 @@ share.coordinator.state.topic.min.isr=$min_isr
 default.replication.factor=$replicas
 min.insync.replicas=$min_isr
 
-# Test settings (docs/transport.md, "A real broker"): a KIP-848
+# Test settings (docs/transport.md, "Test settings"): a KIP-848
 # session of 6 s with a 1 s heartbeat (45 s and 5 s by default) and their minimums with
 # them; the classic protocol's minimum session at its default, 6 s, the session the suite
 # asks for on a cluster; no delay before a classic group's first rebalance (3 s by
@@ -258,6 +263,15 @@ group.min.session.timeout.ms=6000
 group.initial.rebalance.delay.ms=0
 offset.metadata.max.bytes=4096
 EOF
+}
+
+# Runs a Java helper of Kafka's (the storage tool, Ready.java, ClientCheck.java) on the
+# classpath with HEAP and Kafka's log at LEVEL: java_tool HEAP LEVEL MAIN ARGS...
+java_tool() {
+  local heap=$1 level=$2
+  shift 2
+  java "-Xmx$heap" "-Dkafka.log.level=$level" "-Dlog4j2.configurationFile=$peer/log4j2.xml" \
+    -cp "$(<"$classpath_file")" "$@"
 }
 
 java_opts() {
@@ -282,8 +296,7 @@ format() {
     local IFS=,
     quorum_flag=(--initial-controllers "${voters[*]}")
   fi
-  java -Xmx256m -Dkafka.log.level=WARN "-Dlog4j2.configurationFile=$peer/log4j2.xml" \
-    -cp "$(<"$classpath_file")" kafka.tools.StorageTool format -t "$CLUSTER_ID" \
+  java_tool 256m WARN kafka.tools.StorageTool format -t "$CLUSTER_ID" \
     -c "$here/server.properties" "${quorum_flag[@]}" > "$here/format.log" 2>&1 || {
     cat "$here/format.log" >&2
     echo "kafka.sh: formatting node $n failed (log: $here/format.log)" >&2
@@ -321,13 +334,24 @@ stop_nodes() {
     pids=("${alive[@]+"${alive[@]}"}")
     [[ ${#pids[@]} -gt 0 ]] && sleep 0.2
   done
-  for pid in "${pids[@]+"${pids[@]}"}"; do
-    note "pid $pid did not end within $bound s of SIGTERM: SIGKILL"
+  for n in "$@"; do
+    pid=$(pid_of "$n")
+    [[ -n "$pid" ]] || continue
+    note "node $n (pid $pid) did not end within $bound s of SIGTERM: SIGKILL"
     kill -KILL "$pid" 2> /dev/null || true
   done
   for n in "$@"; do
-    while [[ -n "$(pid_of "$n")" ]]; do sleep 0.1; done
+    gone_within "$n" 10 || note "node $n still runs 10 s after SIGKILL"
     rm -f "$(node_dir "$n")/pid"
+  done
+}
+
+# Waits at most SECONDS for node N's broker to be gone; whether it is.
+gone_within() {
+  local n=$1 deadline=$((SECONDS + $2))
+  while [[ -n "$(pid_of "$n")" ]]; do
+    ((SECONDS < deadline)) || return 1
+    sleep 0.05
   done
 }
 
@@ -367,18 +391,21 @@ cmd_start() {
   done
   local pid
   for pid in "${formats[@]}"; do wait "$pid" || exit 1; done
-  local started=()
+  local started=() pid
   for ((n = 1; n <= BROKERS; n++)); do
-    if [[ -z "$(pid_of "$n")" ]]; then
+    pid=$(pid_of "$n")
+    if [[ -z "$pid" ]]; then
       start_node "$n"
       started+=("$n")
+    elif [[ "$(awk '{ print $3 }' "/proc/$pid/stat")" == T ]]; then
+      note "node $n was stopped (SIGSTOP): SIGCONT"
+      kill -CONT "$pid"
     fi
   done
   local bound=${timeout:-120}
   local left=$((bound - (SECONDS - started_at)))
   ((left > 5)) || left=5
-  if ! java -Xmx128m -Dkafka.log.level=ERROR "-Dlog4j2.configurationFile=$peer/log4j2.xml" \
-    -cp "$(<"$classpath_file")" "$peer/Ready.java" "$(bootstrap)" "$BROKERS" "$((left * 1000))"; then
+  if ! java_tool 128m ERROR "$peer/Ready.java" "$(bootstrap)" "$BROKERS" "$((left * 1000))"; then
     echo "kafka.sh: the cluster in $dir did not answer with $BROKERS broker(s) within $bound s" >&2
     show_logs $(seq 1 "$BROKERS")
     [[ ${#started[@]} -gt 0 ]] && stop_nodes 10 "${started[@]}"
@@ -430,7 +457,7 @@ cmd_signal() {
     [[ -n "$pid" ]] || fail "node $n is not running"
     kill "-$signal" "$pid"
     if [[ $signal == KILL ]]; then
-      while kill -0 "$pid" 2> /dev/null; do sleep 0.05; done
+      gone_within "$n" 10 || fail "node $n (pid $pid) still runs 10 s after SIGKILL"
       rm -f "$(node_dir "$n")/pid"
     fi
     note "SIG$signal sent to node $n (pid $pid)"
@@ -443,8 +470,7 @@ cmd_client_check() {
   [[ "$bootstrap" =~ ^[^,:]+:[0-9]+(,[^,:]+:[0-9]+)*$ ]] || fail "client-check: BOOTSTRAP must be HOST:PORT[,...], not '$bootstrap'"
   [[ -n "$topic" ]] || topic="keyed-bench-java-client-$(date +%s)-$$"
   classpath
-  java -Xmx256m -Dkafka.log.level=WARN "-Dlog4j2.configurationFile=$peer/log4j2.xml" \
-    -cp "$(<"$classpath_file")" "$peer/ClientCheck.java" "$bootstrap" "$topic" "$group_protocol"
+  java_tool 256m WARN "$peer/ClientCheck.java" "$bootstrap" "$topic" "$group_protocol"
 }
 
 case "$command" in

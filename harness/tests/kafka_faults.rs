@@ -305,6 +305,17 @@ fn a_broker_killed_mid_cell_costs_a_stall_and_the_cell_loses_nothing() {
     }
 }
 
+/// Brings every broker of the cluster back when dropped: SIGCONT to a stopped one, a start
+/// of one that is down.
+struct Restore<'a>(&'a Cluster);
+
+impl Drop for Restore<'_> {
+    fn drop(&mut self) {
+        let _ = self.0.script(&["signal", "CONT"]);
+        let _ = self.0.script(&["start"]);
+    }
+}
+
 /// A run of pipeline-retry's three cells whose second cell loses every broker to `signal`;
 /// `back` brings them back on the same ports. The cell fails within about the timeout, the
 /// first cell is kept, and the resumed run completes.
@@ -324,6 +335,9 @@ fn whole_cluster(signal: &'static str, back: impl Fn(&Cluster)) {
     };
     config.kafka.hooks.commits = Some(fault.observer());
 
+    // Whatever fails from here, the cluster is brought back for the tests after this one
+    // (dropped before the sweep, which needs it).
+    let _back = Restore(&cluster);
     let outcome = run_suite_with(&config, &mut Quiet, Control::default());
     let returned = Instant::now();
     let (struck, _) = fault.wait().expect("the cluster was taken down mid-cell");

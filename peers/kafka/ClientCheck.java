@@ -16,6 +16,7 @@
 //    resumes from the commits and reads exactly the 50, in order; commits them.
 //
 // Prints what it did and exits 0; on the first check that fails, prints it and exits 1.
+// A topic and group it made are deleted either way.
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -44,10 +45,16 @@ public class ClientCheck {
     static final int KEYS = 10;
     static final String METADATA = "keyed-bench client check";
 
+    /** A check that failed. */
+    static final class Failed extends RuntimeException {
+        Failed(String what) {
+            super(what);
+        }
+    }
+
     static void check(boolean holds, String what) {
         if (!holds) {
-            System.out.println("FAILED: " + what);
-            System.exit(1);
+            throw new Failed(what);
         }
     }
 
@@ -61,36 +68,50 @@ public class ClientCheck {
         common.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000");
         common.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "20000");
 
-        boolean made = false;
+        String failure = null;
         try (Admin admin = Admin.create(common)) {
             Set<String> topics = admin.listTopics().names().get(20, TimeUnit.SECONDS);
-            if (!topics.contains(topic)) {
-                admin.createTopics(List.of(new NewTopic(topic, 3, (short) 1))).all().get(20, TimeUnit.SECONDS);
-                made = true;
-            }
-            int partitions = admin.describeTopics(List.of(topic)).allTopicNames().get(20, TimeUnit.SECONDS)
-                    .get(topic).partitions().size();
-            System.out.println("topic " + topic + ": " + partitions + " partitions"
-                    + (made ? ", made by the check" : ", the broker's"));
-
-            Map<String, Integer> placed = produce(common, topic, 0, 200);
-            System.out.println("produced 200 records of " + KEYS + " keys, each key to one partition: " + placed);
-
-            Map<TopicPartition, Long> committed = consume(common, topic, group, protocol, 200, 0);
-            System.out.println("consumed 200 in group " + group + " (" + protocol
-                    + "), each key in order; committed and read back " + committed);
-
-            produce(common, topic, 200, 50);
-            consume(common, topic, group, protocol, 50, 200);
-            System.out.println("a second member resumed from the commits and consumed exactly the 50 records produced since, in order");
-
+            boolean made = !topics.contains(topic);
             if (made) {
-                admin.deleteTopics(List.of(topic)).all().get(20, TimeUnit.SECONDS);
-                admin.deleteConsumerGroups(List.of(group)).all().get(20, TimeUnit.SECONDS);
-                System.out.println("deleted the topic and the group");
+                admin.createTopics(List.of(new NewTopic(topic, 3, (short) 1))).all().get(20, TimeUnit.SECONDS);
+            }
+            try {
+                run(admin, common, topic, group, protocol, made);
+            } catch (Failed failed) {
+                failure = failed.getMessage();
+            } finally {
+                if (made) {
+                    admin.deleteTopics(List.of(topic)).all().get(20, TimeUnit.SECONDS);
+                    admin.deleteConsumerGroups(List.of(group)).all().get(20, TimeUnit.SECONDS);
+                    System.out.println("deleted the topic and the group");
+                }
             }
         }
+        if (failure != null) {
+            System.out.println("FAILED: " + failure);
+            System.exit(1);
+        }
         System.out.println("ok");
+    }
+
+    /** Steps 2 to 4 on `topic`. */
+    static void run(Admin admin, Properties common, String topic, String group, String protocol, boolean made)
+            throws Exception {
+        int partitions = admin.describeTopics(List.of(topic)).allTopicNames().get(20, TimeUnit.SECONDS)
+                .get(topic).partitions().size();
+        System.out.println("topic " + topic + ": " + partitions + " partitions"
+                + (made ? ", made by the check" : ", the broker's"));
+
+        Map<String, Integer> placed = produce(common, topic, 0, 200);
+        System.out.println("produced 200 records of " + KEYS + " keys, each key to one partition: " + placed);
+
+        Map<TopicPartition, Long> committed = consume(common, topic, group, protocol, 200, 0);
+        System.out.println("consumed 200 in group " + group + " (" + protocol
+                + "), each key in order; committed and read back " + committed);
+
+        produce(common, topic, 200, 50);
+        consume(common, topic, group, protocol, 50, 200);
+        System.out.println("a second member resumed from the commits and consumed exactly the 50 records produced since, in order");
     }
 
     /** Produces records `from` to `from + count - 1` (key k<i mod KEYS>, value <i>); each key's partition. */

@@ -175,13 +175,6 @@ pub struct ClientEvents {
     pub client_errors: u64,
 }
 
-impl ClientEvents {
-    /// Whether the clients saw nothing at all.
-    pub fn is_quiet(&self) -> bool {
-        *self == Self::default()
-    }
-}
-
 /// The wall time of a set of calls, in microseconds (to 3 significant digits).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct CallSummary {

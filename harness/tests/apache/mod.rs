@@ -18,12 +18,14 @@ use harness::pipeline::TransportKind;
 use harness::results::{PipelineRun, Results};
 use harness::suite::{run_suite_with, Control, Quiet};
 use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::error::KafkaResult;
 use rdkafka::ClientConfig;
 
 /// How long a request to the broker may take, in the tests' runs and their own clients.
 pub const TIMEOUT: Duration = Duration::from_secs(10);
 
-/// The value of `variable`, or `None` after saying the test is skipped and why.
+/// The value of `variable`, or `None` after saying the test is skipped and why (an empty
+/// value is none).
 pub fn from_env(variable: &str, what: &str) -> Option<String> {
     match std::env::var(variable) {
         Ok(value) if !value.trim().is_empty() => Some(value),
@@ -54,16 +56,21 @@ pub fn client(bootstrap: &str) -> BaseConsumer {
 
 /// The topics and the groups on the broker whose names begin with `prefix-`.
 pub fn under(bootstrap: &str, prefix: &str) -> (Vec<String>, Vec<String>) {
-    let client = client(bootstrap);
-    let ours = |name: &str| name.starts_with(&format!("{prefix}-"));
-    let metadata = client.fetch_metadata(None, TIMEOUT).expect("the broker's metadata");
-    let topics = metadata.topics().iter().map(|t| t.name().to_owned()).filter(|n| ours(n));
-    let groups = client.fetch_group_list(None, TIMEOUT).expect("the broker's groups");
-    let groups = groups.groups().iter().map(|g| g.name().to_owned()).filter(|n| ours(n));
-    (topics.collect(), groups.collect())
+    listed(bootstrap, prefix).expect("the broker lists its topics and groups")
 }
 
-/// Deletes every topic and group under a test's prefix when dropped, after a panic too.
+fn listed(bootstrap: &str, prefix: &str) -> KafkaResult<(Vec<String>, Vec<String>)> {
+    let client = client(bootstrap);
+    let ours = |name: &str| name.starts_with(&format!("{prefix}-"));
+    let metadata = client.fetch_metadata(None, TIMEOUT)?;
+    let topics = metadata.topics().iter().map(|t| t.name().to_owned()).filter(|n| ours(n));
+    let groups = client.fetch_group_list(None, TIMEOUT)?;
+    let groups = groups.groups().iter().map(|g| g.name().to_owned()).filter(|n| ours(n));
+    Ok((topics.collect(), groups.collect()))
+}
+
+/// Deletes every topic and group under a test's prefix when dropped, after a panic too; a
+/// broker that does not answer (a fault test's cluster still down) is left as it is.
 pub struct Sweep {
     pub bootstrap: String,
     pub prefix: String,
@@ -71,7 +78,9 @@ pub struct Sweep {
 
 impl Drop for Sweep {
     fn drop(&mut self) {
-        let (topics, groups) = under(&self.bootstrap, &self.prefix);
+        let Ok((topics, groups)) = listed(&self.bootstrap, &self.prefix) else {
+            return;
+        };
         if topics.is_empty() && groups.is_empty() {
             return;
         }

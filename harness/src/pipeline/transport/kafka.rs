@@ -75,7 +75,7 @@ use super::{
 use crate::pipeline::commit::DEFAULT_METADATA_LIMIT_BYTES;
 use crate::pipeline::log::{self, LogError, Record, Topic};
 use gone::Gone;
-use seen::{Role, Seen, STATISTICS_INTERVAL_MS};
+use seen::{report_statistics, Role, Seen};
 
 /// Brokers of each cell's mock cluster.
 pub const BROKERS: i32 = 3;
@@ -196,7 +196,8 @@ impl Kafka {
         let base = with_user_settings(options);
         let mut settings = keys(&producer, "producer");
         settings.extend(keys(&consumer, "consumer"));
-        settings.extend(keys(&side::producer_settings(&base, timeout), "side-producer"));
+        let side = side::producer_settings(&base, timeout, !options.is_mock());
+        settings.extend(keys(&side, "side-producer"));
         settings.extend(keys(&side::reader_settings(&base, "<topic>-retry"), "retry-reader"));
         settings
     }
@@ -288,8 +289,8 @@ fn producer_settings(timeout: Duration, options: &KafkaOptions) -> ClientConfig 
         .set("enable.idempotence", "true")
         .set("acks", "all")
         .set("partitioner", "murmur2_random")
-        .set("message.timeout.ms", millis(timeout))
-        .set("statistics.interval.ms", STATISTICS_INTERVAL_MS);
+        .set("message.timeout.ms", millis(timeout));
+    report_statistics(&mut config, !options.is_mock());
     config
 }
 
@@ -318,8 +319,8 @@ fn consumer_settings(
         .set("fetch.wait.max.ms", FETCH_WAIT_MS)
         .set("fetch.error.backoff.ms", FETCH_WAIT_MS)
         .set("fetch.queue.backoff.ms", FETCH_WAIT_MS)
-        .set("socket.timeout.ms", millis(timeout))
-        .set("statistics.interval.ms", STATISTICS_INTERVAL_MS);
+        .set("socket.timeout.ms", millis(timeout));
+    report_statistics(&mut config, !options.is_mock());
     config
 }
 
@@ -363,13 +364,27 @@ fn place(record: &Record) -> usize {
 struct Delivery {
     /// The first failed or misplaced delivery.
     failure: Mutex<Option<String>>,
+    /// Whether a record was not acknowledged within the timeout: no broker took it (other
+    /// failures, a misplaced record among them, come from a broker that answered).
+    timed_out: AtomicBool,
     /// What the producer sees of the cluster.
     seen: Seen,
 }
 
 impl Delivery {
     fn new(counts: &Arc<ClientCounts>) -> Self {
-        Self { failure: Mutex::default(), seen: Seen::new(Role::Producer, Arc::clone(counts)) }
+        Self {
+            failure: Mutex::default(),
+            timed_out: AtomicBool::new(false),
+            seen: Seen::new(Role::Producer, Arc::clone(counts)),
+        }
+    }
+
+    /// Notes the producer's first failure; `timed_out` when no broker acknowledged in time.
+    fn fail(&self, words: String, timed_out: bool) {
+        // Relaxed: read with the failure, under its lock's ordering.
+        self.timed_out.fetch_or(timed_out, Ordering::Relaxed);
+        self.failure.lock().get_or_insert(words);
     }
 }
 
@@ -398,10 +413,15 @@ impl ProducerContext for Delivery {
                 message.partition()
             ),
             Err((error, _)) => {
-                format!("record {offset} of partition {partition} was not delivered: {error}")
+                let timed_out =
+                    error.rdkafka_error_code() == Some(RDKafkaErrorCode::MessageTimedOut);
+                let words =
+                    format!("record {offset} of partition {partition} was not delivered: {error}");
+                self.fail(words, timed_out);
+                return;
             }
         };
-        self.failure.lock().get_or_insert(failure);
+        self.fail(failure, false);
     }
 }
 
@@ -466,7 +486,7 @@ impl Pacer {
                 .iter()
                 .try_for_each(|record| send(&self.producer, &self.topic, record));
             if let Err(error) = sent {
-                self.producer.context().failure.lock().get_or_insert(error.to_string());
+                self.producer.context().fail(error.to_string(), false);
                 return;
             }
             next += due;
@@ -475,8 +495,8 @@ impl Pacer {
         }
         // The cell's broker gone, the last records are not waited for.
         let wait = if self.gone.is_gone() { Duration::ZERO } else { self.timeout };
-        if let Err(error) = flush(&self.producer, wait) {
-            self.producer.context().failure.lock().get_or_insert(error.to_string());
+        if let Err(error) = self.producer.flush(wait) {
+            self.producer.context().fail(format!("cannot produce: {error}"), true);
         }
     }
 }
@@ -517,6 +537,8 @@ impl GroupView {
 /// Settings every member shares.
 #[derive(Clone, Copy, Debug)]
 struct Settings {
+    /// Whether the clients report statistics (a cell on a cluster).
+    watched: bool,
     metadata_limit: usize,
     timeout: Duration,
 }
@@ -599,7 +621,11 @@ impl Backend for Kafka {
             group_id,
             partitions,
             end_offsets,
-            settings: Settings { metadata_limit: self.metadata_limit, timeout: self.timeout },
+            settings: Settings {
+                watched: !self.options.is_mock(),
+                metadata_limit: self.metadata_limit,
+                timeout: self.timeout,
+            },
             options: self.options.clone(),
             group: Arc::default(),
             pacer: Mutex::new(None),
@@ -745,7 +771,9 @@ impl KafkaTransport {
             log.records().copied().partition(|record| record.produce_ns == 0);
         if let Some(growth) = log.growth() {
             // A log that grows is a backlog (pipeline-expand): nothing is paced.
-            debug_assert!(paced.is_empty());
+            if !paced.is_empty() {
+                return Err(broker("a log that grows is produced before it is consumed"));
+            }
             let grown = self.produce_growing(log, growth, &now)?;
             // The first producer's metadata predates the growth: the new partitions are
             // unknown to it.
@@ -895,12 +923,15 @@ impl Transport for KafkaTransport {
         let mut base = with_user_settings(&self.options);
         base.set("bootstrap.servers", &self.bootstrap);
         let timeout = self.settings.timeout;
-        let side = side::KafkaSideTopics::new(base, &self.topic, timeout, &self.counts, &self.gone);
+        let counts = self.client_counts();
+        let side =
+            side::KafkaSideTopics::new(base, &self.topic, timeout, counts.as_ref(), &self.gone);
         Ok(Arc::new(side))
     }
 
+    /// On a cluster only: the mock's clients report no statistics.
     fn client_counts(&self) -> Option<Arc<ClientCounts>> {
-        Some(Arc::clone(&self.counts))
+        self.settings.watched.then(|| Arc::clone(&self.counts))
     }
 }
 
@@ -1396,10 +1427,18 @@ impl Member for KafkaMember {
     ) -> Result<Vec<Record>, TransportError> {
         self.gone.check()?;
         self.check_broker()?;
+        if self.settings.watched {
+            // Serves the log producer's statistics, which nothing else polls once a backlog
+            // is produced.
+            self.producer.poll(Duration::ZERO);
+        }
         // A paced record the broker did not take would be waited for in vain.
-        if let Some(failure) = self.producer.context().failure.lock().clone() {
+        let delivery = self.producer.context();
+        if let Some(failure) = delivery.failure.lock().clone() {
             let words = format!("the log's producer failed: {failure}");
-            self.gone.note(&words);
+            if delivery.timed_out.load(Ordering::Relaxed) {
+                self.gone.note(&words);
+            }
             return Err(broker(words));
         }
         if self.membership_changed(listener) || self.next_change(listener) {

@@ -283,8 +283,9 @@ pub trait Transport: Send + Sync {
     }
 }
 
-/// What a cell's broker clients saw of the cluster, counted as they run and read once the
-/// cell ends ([`ClientEvents`]).
+/// What a cell's broker clients saw of the cluster, counted as they run and read when the
+/// cell's result is made ([`ClientEvents`]): a client's report in its last 100 ms may be
+/// left out.
 #[derive(Debug, Default)]
 pub struct ClientCounts {
     leader_changes: AtomicU64,
@@ -295,8 +296,7 @@ pub struct ClientCounts {
 }
 
 impl ClientCounts {
-    /// Adds `events` to the counts (Relaxed: independent counters, read once the cell's
-    /// clients are done).
+    /// Adds `events` to the counts (Relaxed: independent counters, each read on its own).
     pub fn add(&self, events: ClientEvents) {
         let ClientEvents {
             leader_changes,

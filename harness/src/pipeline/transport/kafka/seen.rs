@@ -1,6 +1,8 @@
 //! What a cell's Kafka clients see of the cluster: leader changes, retried requests and
-//! lost connections, read from librdkafka's statistics, which every client of the cell
-//! reports every [`STATISTICS_INTERVAL_MS`] to its context.
+//! lost connections, read from librdkafka's statistics, which every client of a cell on a
+//! cluster reports every [`STATISTICS_INTERVAL_MS`] to its context. The mock's cells report
+//! none: they are measured (a report is built and parsed on the polling thread), and no
+//! broker of theirs changes unless a test takes them all down.
 //!
 //! librdkafka's counters are cumulative per client and per broker connection; each client
 //! keeps the values of its previous report and adds what grew since to the cell's
@@ -13,11 +15,19 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 use rdkafka::statistics::Statistics;
+use rdkafka::ClientConfig;
 
 use super::super::{ClientCounts, ClientEvents};
 
-/// How often every client of a cell reports its statistics, in milliseconds.
+/// How often every client of a cell on a cluster reports its statistics, in milliseconds.
 pub const STATISTICS_INTERVAL_MS: &str = "100";
+
+/// Asks `config`'s client for its statistics when `watched` (a cell on a cluster).
+pub fn report_statistics(config: &mut ClientConfig, watched: bool) {
+    if watched {
+        config.set("statistics.interval.ms", STATISTICS_INTERVAL_MS);
+    }
+}
 
 /// Which of a client's retried requests count as retried produces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -26,7 +26,7 @@ use rdkafka::{ClientConfig, ClientContext, Message, Offset, TopicPartitionList};
 
 use super::super::{ClientCounts, SideTopics, TransportError};
 use super::gone::Gone;
-use super::seen::{Role, Seen, STATISTICS_INTERVAL_MS};
+use super::seen::{report_statistics, Role, Seen};
 use crate::pipeline::log::Record;
 use crate::pipeline::retry::RetryTopic;
 
@@ -48,16 +48,16 @@ fn broker(what: impl fmt::Display) -> TransportError {
 }
 
 /// The side producer's settings over `base` (step 1): each record sent at once, idempotent,
-/// acknowledged by every replica within `timeout`.
-pub fn producer_settings(base: &ClientConfig, timeout: Duration) -> ClientConfig {
+/// acknowledged by every replica within `timeout`; its statistics reported when `watched`.
+pub fn producer_settings(base: &ClientConfig, timeout: Duration, watched: bool) -> ClientConfig {
     let timeout_ms = timeout.as_millis().clamp(1, i32::MAX as u128).to_string();
     let mut producer = base.clone();
     producer
         .set("enable.idempotence", "true")
         .set("acks", "all")
         .set("linger.ms", "0")
-        .set("message.timeout.ms", timeout_ms)
-        .set("statistics.interval.ms", STATISTICS_INTERVAL_MS);
+        .set("message.timeout.ms", timeout_ms);
+    report_statistics(&mut producer, watched);
     producer
 }
 
@@ -108,8 +108,8 @@ pub struct KafkaSideTopics {
     dead: String,
     /// Fetched records not yet due (step 2).
     waiting: RetryTopic,
-    /// What the producer sees of the cluster, counted for the cell.
-    counts: Arc<ClientCounts>,
+    /// What the producer sees of the cluster, counted for the cell on a cluster.
+    counts: Option<Arc<ClientCounts>>,
     /// Set once a request of the cell found no broker: a write then fails at once.
     gone: Arc<Gone>,
     timeout: Duration,
@@ -131,12 +131,12 @@ impl KafkaSideTopics {
         base: ClientConfig,
         topic: &str,
         timeout: Duration,
-        counts: &Arc<ClientCounts>,
+        counts: Option<&Arc<ClientCounts>>,
         gone: &Arc<Gone>,
     ) -> Self {
         Self {
             base,
-            counts: Arc::clone(counts),
+            counts: counts.cloned(),
             gone: Arc::clone(gone),
             producer: OnceLock::new(),
             reader: OnceLock::new(),
@@ -151,10 +151,12 @@ impl KafkaSideTopics {
         if let Some(producer) = self.producer.get() {
             return Ok(producer);
         }
-        let made = producer_settings(&self.base, self.timeout)
+        let watched = self.counts.is_some();
+        let counts = self.counts.clone().unwrap_or_default();
+        let made = producer_settings(&self.base, self.timeout, watched)
             .create_with_context(Acks {
                 failure: Mutex::default(),
-                seen: Seen::new(Role::Producer, Arc::clone(&self.counts)),
+                seen: Seen::new(Role::Producer, counts),
             })
             .map_err(|error| broker(format!("cannot create the side topics' producer: {error}")))?;
         Ok(self.producer.get_or_init(|| made))
