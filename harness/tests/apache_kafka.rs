@@ -9,22 +9,22 @@
 //! group protocols on a broker that has both. Each test runs under a prefix of its own,
 //! and sweeps whatever is left under it, a failing test too.
 
-mod apache;
+mod kafka_common;
 
 use std::ffi::CString;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use apache::{broker, client, on_broker, run, safe, under, TIMEOUT};
 use harness::cli::kafka::{leftovers, KafkaArgs};
 use harness::cli::RunArgs;
 use harness::pipeline::transport::kafka::admin::ClusterAdmin;
-use harness::pipeline::transport::kafka::{Kafka, KafkaMember};
+use harness::pipeline::transport::kafka::Kafka;
 use harness::pipeline::transport::options::TopicAdmin;
 use harness::pipeline::{
-    Backend, GroupProtocol, Member, MemberId, RebalanceListener, Topic, Transport, TransportError,
+    Backend, GroupProtocol, Member, MemberId, Topic, Transport, TransportError,
 };
 use harness::workload::SizeArgs;
+use kafka_common::{broker, client, hold, on_broker, run, safe, under, TIMEOUT};
 use rdkafka::admin::AdminClient;
 use rdkafka::client::DefaultClientContext;
 use rdkafka::consumer::Consumer;
@@ -226,23 +226,6 @@ fn an_expansion_grows_the_topic_through_create_partitions_and_loses_nothing() {
         assert!(grown.contains(&(log.name.clone(), to)), "{} grown to {to}: {grown:?}", log.name);
     }
     assert_eq!(under(&bootstrap, &sweep.prefix), (vec![], vec![]), "nothing left");
-}
-
-/// A listener that does nothing.
-struct Ignore;
-
-impl RebalanceListener for Ignore {
-    fn assigned(&mut self, _: &[u32]) {}
-    fn revoked(&mut self, _: &[u32]) {}
-}
-
-/// Polls `member` until it holds a partition.
-fn hold(member: &KafkaMember) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while member.assignment().is_empty() {
-        assert!(Instant::now() < deadline, "no assignment");
-        member.poll(10, &mut Ignore).expect("a poll");
-    }
 }
 
 /// A crash sends no leave: the broker lists the crashed member in its group until the

@@ -4,11 +4,12 @@
 //! broker`) serving other clients. An integration test, so that CI builds it against the
 //! release library the binary's build made, not the whole crate's unit tests.
 
+mod kafka_common;
+
 use std::collections::BTreeMap;
 use std::net::{TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
-use harness::cli::resume::{resume, Resume};
 use harness::cli::RunArgs;
 use harness::config::RunConfig;
 use harness::measure::timer::Timer;
@@ -21,6 +22,7 @@ use harness::pipeline::{
 use harness::results::{CommitPolicy, Results};
 use harness::suite::{run_suite_with, Control, Quiet, SuiteError};
 use harness::workload::{ScenarioId, Sizes};
+use kafka_common::{resume_missing, Ignore};
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
 use rdkafka::{ClientConfig, Message, Offset, TopicPartitionList};
@@ -41,14 +43,6 @@ fn sizes() -> Sizes {
 /// The ordered strategies but `inline`.
 fn ordered() -> Vec<Design> {
     Design::built_ins().filter(|id| id.descriptor().ordered && *id != StrategyId::Inline).collect()
-}
-
-/// A listener that does nothing.
-struct Ignore;
-
-impl RebalanceListener for Ignore {
-    fn assigned(&mut self, _: &[u32]) {}
-    fn revoked(&mut self, _: &[u32]) {}
 }
 
 /// Polls `member` until the group has given it its partitions; the listener's record.
@@ -241,14 +235,8 @@ fn a_broker_that_dies_mid_cell_fails_the_cell_and_the_run_resumes() {
     assert!(stopped_by.starts_with("error: "), "{stopped_by}");
     assert_eq!(incomplete.missing.len(), 1, "tokio's cell is left: {:?}", incomplete.missing);
 
-    let resumed = match resume(&out, RunArgs { resume: Some(out.clone()), ..args }, command) {
-        Ok(Resume::Missing { config, earlier }) => {
-            let control = Control { stop: None, earlier: Some(*earlier) };
-            run_suite_with(&config, &mut Quiet, control).expect("the resumed run completes")
-        }
-        Ok(_) => panic!("nothing left to resume"),
-        Err(error) => panic!("cannot resume: {error}"),
-    };
+    let (config, control) = resume_missing(&out, args, &command);
+    let resumed = run_suite_with(&config, &mut Quiet, control).expect("the resumed run completes");
     let results = resumed.results;
     assert!(results.meta.incomplete.is_none(), "{:?}", results.meta.incomplete);
     assert!(results.failed.is_empty(), "the failed cell ran again: {:?}", results.failed);

@@ -6,6 +6,8 @@
 //! run's admin is replaced by one that makes topics through the mock's own API and records
 //! deletions. The real admin client's success is untested here.
 
+mod kafka_common;
+
 use std::ffi::CString;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -14,13 +16,13 @@ use std::time::{Duration, Instant};
 use harness::cli::kafka::{check_cluster, leftovers, KafkaArgs};
 use harness::cli::RunArgs;
 use harness::config::RunConfig;
-use harness::pipeline::transport::kafka::{Kafka, KafkaMember};
+use harness::pipeline::transport::kafka::Kafka;
 use harness::pipeline::transport::options::TopicAdmin;
 use harness::pipeline::{
-    Backend, GroupProtocol, Member, MemberId, RebalanceListener, Topic, Transport, TransportError,
-    TransportKind,
+    Backend, GroupProtocol, Member, MemberId, Topic, Transport, TransportError, TransportKind,
 };
 use harness::suite::{run_suite_with, Control, Quiet};
+use kafka_common::hold;
 use rdkafka::bindings as rd;
 use rdkafka::producer::{BaseProducer, Producer};
 use rdkafka::ClientConfig;
@@ -273,23 +275,6 @@ fn kept_topics_stay_and_failed_deletions_are_named_with_the_prefix() {
             assert!(lines[1].contains("Topic authorization failed"), "{lines:?}");
         }
         std::fs::remove_dir_all(&out).ok();
-    }
-}
-
-/// A listener that does nothing.
-struct Ignore;
-
-impl RebalanceListener for Ignore {
-    fn assigned(&mut self, _: &[u32]) {}
-    fn revoked(&mut self, _: &[u32]) {}
-}
-
-/// Polls `member` until it holds a partition.
-fn hold(member: &KafkaMember) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while member.assignment().is_empty() {
-        assert!(Instant::now() < deadline, "no assignment");
-        member.poll(10, &mut Ignore).expect("a poll");
     }
 }
 

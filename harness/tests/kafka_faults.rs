@@ -14,7 +14,7 @@
 //!   `--kafka-timeout-ms`, the first cell is kept, and once the cluster is back on the same
 //!   ports `--resume` completes the run.
 
-mod apache;
+mod kafka_common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -24,14 +24,13 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use apache::{args_on, checked, from_env, safe, Sweep, COMMAND, TIMEOUT};
 use harness::cli::kafka::KafkaArgs;
-use harness::cli::resume::{resume, Resume};
 use harness::cli::RunArgs;
 use harness::pipeline::transport::options::CommitObserver;
 use harness::results::{PipelineRun, Results};
 use harness::suite::{run_suite_with, Control, Quiet};
 use harness::workload::SizeArgs;
+use kafka_common::{args_on, checked, from_env, resume_missing, safe, Sweep, COMMAND, TIMEOUT};
 use rdkafka::consumer::Consumer;
 
 /// One test at a time: they share the cluster and take its brokers down.
@@ -94,7 +93,7 @@ impl Cluster {
 
     /// The broker leading each partition of `topic`.
     fn leaders(&self, topic: &str) -> Vec<i32> {
-        let metadata = apache::client(&self.bootstrap)
+        let metadata = kafka_common::client(&self.bootstrap)
             .fetch_metadata(Some(topic), TIMEOUT)
             .expect("the topic's metadata");
         metadata.topics()[0].partitions().iter().map(|partition| partition.leader()).collect()
@@ -104,7 +103,7 @@ impl Cluster {
     fn wait_for_full_isr(&self) {
         let started = Instant::now();
         loop {
-            let metadata = apache::client(&self.bootstrap).fetch_metadata(None, TIMEOUT);
+            let metadata = kafka_common::client(&self.bootstrap).fetch_metadata(None, TIMEOUT);
             let lagging = metadata.map_or(usize::MAX, |metadata| {
                 metadata
                     .topics()
@@ -284,7 +283,7 @@ fn a_broker_killed_mid_cell_costs_a_stall_and_the_cell_loses_nothing() {
             })
         };
         config.kafka.hooks.commits = Some(fault.observer());
-        let results = apache::run(&mut config, None);
+        let results = kafka_common::run(&mut config, None);
         let (struck, done) = fault.wait().expect("the broker was killed mid-cell");
         let node = victim.lock().unwrap().expect("a broker killed");
         let cell = &results.pipelines[0];
@@ -340,8 +339,15 @@ fn whole_cluster(signal: &'static str, back: impl Fn(&Cluster)) {
     let _back = Restore(&cluster);
     let outcome = run_suite_with(&config, &mut Quiet, Control::default());
     let returned = Instant::now();
-    let (struck, _) = fault.wait().expect("the cluster was taken down mid-cell");
-    let error = outcome.expect_err("the cell fails");
+    let struck = fault.wait().map(|(struck, _)| struck);
+    let error = match (outcome, struck) {
+        (Err(error), Some(_)) => error,
+        (outcome, _) => {
+            let how = outcome.map(|done| format!("{} cells ran", done.results.pipelines.len()));
+            panic!("the strike (began: {}) and the run ({how:?})", struck.is_some())
+        }
+    };
+    let struck = struck.expect("struck");
     let failed_after = returned - struck;
     eprintln!("SIG{signal}: the run returned {failed_after:?} after the strike: {error}");
     let stopped = Results::read(&config.out.join("results.json")).expect("the run saved its file");
@@ -360,22 +366,12 @@ fn whole_cluster(signal: &'static str, back: impl Fn(&Cluster)) {
 
     back(&cluster);
     cluster.wait_for_full_isr();
-    let resumed = match resume(
-        &config.out,
-        RunArgs { resume: Some(config.out.clone()), ..args },
-        COMMAND.into(),
-    ) {
-        Ok(Resume::Missing { config, earlier }) => {
-            let _sweep = Sweep {
-                bootstrap: cluster.bootstrap.clone(),
-                prefix: config.kafka.cluster.as_ref().unwrap().prefix.clone(),
-            };
-            let control = Control { stop: None, earlier: Some(*earlier) };
-            run_suite_with(&config, &mut Quiet, control).expect("the resumed run completes")
-        }
-        Ok(_) => panic!("nothing left to resume"),
-        Err(error) => panic!("cannot resume: {error}"),
+    let (resumed, control) = resume_missing(&config.out, args, COMMAND);
+    let _resumed_sweep = Sweep {
+        bootstrap: cluster.bootstrap.clone(),
+        prefix: resumed.kafka.cluster.as_ref().unwrap().prefix.clone(),
     };
+    let resumed = run_suite_with(&resumed, &mut Quiet, control).expect("the resumed run completes");
     let results = resumed.results;
     assert!(results.meta.incomplete.is_none(), "{:?}", results.meta.incomplete);
     assert!(results.failed.is_empty(), "{:?}", results.failed);

@@ -1,20 +1,24 @@
-//! What the tests against Apache Kafka share (`apache_kafka.rs`, one broker; `kafka_faults.rs`,
-//! three): the broker's address from the environment, listings and sweeps of a test's
-//! prefix, and a quick run checked as the binary checks it.
+//! What the Kafka transport's tests share: a listener that ignores the group, a member held
+//! until it has partitions, a stopped run resumed (`kafka.rs` and `kafka_cluster.rs` on the
+//! mock); and for Apache Kafka (`apache_kafka.rs`, one broker; `kafka_faults.rs`, three) the
+//! broker's address from the environment, listings and sweeps of a test's prefix, and a
+//! quick run checked as the binary checks it.
 
 // Each test file uses a part of it.
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use harness::cli::kafka::{check_cluster, KafkaArgs};
+use harness::cli::resume::{resume, Resume};
 use harness::cli::RunArgs;
 use harness::config::RunConfig;
 use harness::pipeline::transport::kafka::admin::ClusterAdmin;
+use harness::pipeline::transport::kafka::KafkaMember;
 use harness::pipeline::transport::options::TopicAdmin;
-use harness::pipeline::TransportKind;
+use harness::pipeline::{Member, RebalanceListener, TransportKind};
 use harness::results::{PipelineRun, Results};
 use harness::suite::{run_suite_with, Control, Quiet};
 use rdkafka::consumer::{BaseConsumer, Consumer};
@@ -173,5 +177,34 @@ pub fn safe(runs: &[PipelineRun]) {
         let cell = format!("{} {} {}", run.scenario, run.param, run.strategy);
         assert_eq!(run.lost, 0, "{cell}: a safe policy loses nothing");
         assert!(run.projection.final_state_correct, "{cell}: the final state");
+    }
+}
+
+/// A listener that does nothing.
+pub struct Ignore;
+
+impl RebalanceListener for Ignore {
+    fn assigned(&mut self, _: &[u32]) {}
+    fn revoked(&mut self, _: &[u32]) {}
+}
+
+/// Polls `member` until it holds a partition (30 s at most).
+pub fn hold(member: &KafkaMember) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while member.assignment().is_empty() {
+        assert!(Instant::now() < deadline, "no assignment");
+        member.poll(10, &mut Ignore).expect("a poll");
+    }
+}
+
+/// The run of `args` stopped in `out`, resumed (`keyed-bench run --resume OUT`): the
+/// configuration and control of the cells it left missing.
+pub fn resume_missing(out: &Path, args: RunArgs, command: &str) -> (RunConfig, Control<'static>) {
+    match resume(out, RunArgs { resume: Some(out.to_path_buf()), ..args }, command.to_owned()) {
+        Ok(Resume::Missing { config, earlier }) => {
+            (*config, Control { stop: None, earlier: Some(*earlier) })
+        }
+        Ok(_) => panic!("nothing left to resume"),
+        Err(error) => panic!("cannot resume: {error}"),
     }
 }
