@@ -26,7 +26,8 @@ use std::time::{Duration, Instant};
 
 use harness::cli::kafka::KafkaArgs;
 use harness::cli::RunArgs;
-use harness::pipeline::transport::options::CommitObserver;
+use harness::pipeline::transport::kafka::admin::ClusterAdmin;
+use harness::pipeline::transport::options::{CommitObserver, TopicAdmin};
 use harness::results::{PipelineRun, Results};
 use harness::suite::{run_suite_with, Control, Quiet};
 use harness::workload::SizeArgs;
@@ -52,6 +53,8 @@ impl Cluster {
         )?;
         let mut cluster = Self { dir: PathBuf::from(dir), bootstrap: String::new() };
         cluster.bootstrap = cluster.start();
+        cluster.wait_for_full_isr();
+        cluster.wait_until_serving(TIMEOUT);
         Some(cluster)
     }
 
@@ -91,12 +94,60 @@ impl Cluster {
         assert!(sent, "SIG{signal}: {said}");
     }
 
+    /// The cluster's topics (none while it does not answer).
+    fn topics(&self) -> Vec<String> {
+        let metadata = kafka_common::client(&self.bootstrap).fetch_metadata(None, TIMEOUT);
+        metadata.map_or_else(
+            |_| Vec::new(),
+            |metadata| metadata.topics().iter().map(|topic| topic.name().to_owned()).collect(),
+        )
+    }
+
     /// The broker leading each partition of `topic`.
     fn leaders(&self, topic: &str) -> Vec<i32> {
         let metadata = kafka_common::client(&self.bootstrap)
             .fetch_metadata(Some(topic), TIMEOUT)
             .expect("the topic's metadata");
         metadata.topics()[0].partitions().iter().map(|partition| partition.leader()).collect()
+    }
+
+    /// Waits until the cluster serves a client within `within` again: a record produced
+    /// with `acks=all` to a probe topic of 3 replicas (made once, left for the cluster's
+    /// life) and a group's commits read. A cluster just started again lists its brokers,
+    /// and their replicas in sync, before its group coordinators have loaded their
+    /// partitions: a run started then meets requests slower than its timeout.
+    fn wait_until_serving(&self, within: Duration) {
+        use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
+        use rdkafka::{ClientConfig, TopicPartitionList};
+        const PROBE: &str = "keyed-bench-faults-probe";
+        let made = self.topics().iter().any(|name| name == PROBE);
+        if !made {
+            let admin = ClusterAdmin::connect(&self.bootstrap, &[], TIMEOUT).expect("an admin");
+            admin.create(PROBE, 1, 3).expect("the probe topic");
+        }
+        let started = Instant::now();
+        let serves = || {
+            let producer: BaseProducer = ClientConfig::new()
+                .set("bootstrap.servers", &self.bootstrap)
+                .set("acks", "all")
+                .set("message.timeout.ms", within.as_millis().to_string())
+                .create()
+                .ok()?;
+            producer.send(BaseRecord::to(PROBE).key("probe").payload("probe")).ok()?;
+            producer.flush(within).ok()?;
+            let mut partitions = TopicPartitionList::new();
+            partitions.add_partition(PROBE, 0);
+            let consumer = kafka_common::client(&self.bootstrap);
+            consumer.committed_offsets(partitions, within).ok()
+        };
+        while serves().is_none() {
+            assert!(started.elapsed() < Duration::from_secs(180), "the cluster serves no client");
+            thread::sleep(Duration::from_millis(250));
+        }
+        eprintln!(
+            "the cluster served a client again {:.1} s later",
+            started.elapsed().as_secs_f64()
+        );
     }
 
     /// Waits until every partition of every topic has all its replicas in sync.
@@ -258,7 +309,6 @@ fn paced(cluster: &Cluster, name: &str, retry: &str, timeout_ms: u64) -> RunArgs
 fn a_broker_killed_mid_cell_costs_a_stall_and_the_cell_loses_nothing() {
     let _one = CLUSTER.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let Some(cluster) = Cluster::from_env() else { return };
-    cluster.wait_for_full_isr();
     let mut killed = BTreeSet::new();
     for round in 0..2 {
         // A broker's partitions stall until the controller fences it (broker.session.
@@ -301,6 +351,7 @@ fn a_broker_killed_mid_cell_costs_a_stall_and_the_cell_loses_nothing() {
         killed.insert(node);
         cluster.start();
         cluster.wait_for_full_isr();
+        cluster.wait_until_serving(TIMEOUT);
     }
 }
 
@@ -321,7 +372,6 @@ impl Drop for Restore<'_> {
 fn whole_cluster(signal: &'static str, back: impl Fn(&Cluster)) {
     let _one = CLUSTER.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let Some(cluster) = Cluster::from_env() else { return };
-    cluster.wait_for_full_isr();
     const TIMEOUT_MS: u64 = 5_000;
     let name = format!("whole-{}", signal.to_ascii_lowercase());
     let args = paced(&cluster, &name, "all", TIMEOUT_MS);
@@ -366,6 +416,7 @@ fn whole_cluster(signal: &'static str, back: impl Fn(&Cluster)) {
 
     back(&cluster);
     cluster.wait_for_full_isr();
+    cluster.wait_until_serving(Duration::from_millis(TIMEOUT_MS));
     let (resumed, control) = resume_missing(&config.out, args, COMMAND);
     let _resumed_sweep = Sweep {
         bootstrap: cluster.bootstrap.clone(),
