@@ -1050,7 +1050,11 @@ impl<'a, M: Member> Run<'a, M> {
     }
 }
 
-/// Step 5 at the end or a revocation: commits what completed in each of `owned`.
+/// Step 5 at the end or a revocation: commits what completed in each of `owned`. A commit
+/// the group refuses because the member no longer owns the partition (the group moved on:
+/// a session that ended while no coordinator answered) is counted and left: it can only
+/// bring records back to the next owner, never skip one. Any other failure ends the
+/// incarnation.
 fn commit_completed<M: Member>(
     shared: &Shared,
     member: &M,
@@ -1066,11 +1070,16 @@ fn commit_completed<M: Member>(
         let called = Instant::now();
         let committed = member.commit(partition, commit.offset, &commit.metadata);
         report.calls.commit(since_ns(called));
-        if let Err(error) = &committed {
-            report.failed.add(error);
+        match committed {
+            Ok(()) => report.commits += 1,
+            Err(error @ (TransportError::NotAssigned { .. } | TransportError::Fenced { .. })) => {
+                report.failed.add(&error);
+            }
+            Err(error) => {
+                report.failed.add(&error);
+                return Err(error.into());
+            }
         }
-        committed?;
-        report.commits += 1;
     }
     Ok(())
 }
@@ -1564,6 +1573,82 @@ mod tests {
             assert_eq!(second.skipped_done, 6, "{strategy}: 3 and 5-9 are skipped by metadata");
             assert_only_the_stuck_records_came_back(&tally, strategy);
         }
+    }
+
+    /// An embedded member whose every commit is refused with `refusal`.
+    struct Refusing {
+        member: Arc<crate::pipeline::transport::EmbeddedMember>,
+        refusal: TransportError,
+    }
+
+    impl Member for Refusing {
+        fn id(&self) -> MemberId {
+            self.member.id()
+        }
+        fn poll(
+            &self,
+            max_records: usize,
+            listener: &mut dyn RebalanceListener,
+        ) -> Result<Vec<Record>, TransportError> {
+            self.member.poll(max_records, listener)
+        }
+        fn assignment(&self) -> Vec<u32> {
+            self.member.assignment()
+        }
+        fn position(&self, partition: u32) -> Option<u64> {
+            self.member.position(partition)
+        }
+        fn seek(&self, partition: u32, offset: u64) -> Result<(), TransportError> {
+            self.member.seek(partition, offset)
+        }
+        fn commit(&self, _: u32, _: u64, _: &str) -> Result<(), TransportError> {
+            Err(self.refusal.clone())
+        }
+        fn committed(&self, partition: u32) -> Result<Option<Commit>, TransportError> {
+            self.member.committed(partition)
+        }
+        fn high_watermark(&self, partition: u32) -> Result<u64, TransportError> {
+            self.member.high_watermark(partition)
+        }
+        fn pause(&self, partitions: &[u32]) -> Result<(), TransportError> {
+            self.member.pause(partitions)
+        }
+        fn resume(&self, partitions: &[u32]) -> Result<(), TransportError> {
+            self.member.resume(partitions)
+        }
+        fn leave(&self, listener: &mut dyn RebalanceListener) {
+            self.member.leave(listener);
+        }
+    }
+
+    /// A group that no longer counts the member as the partition's owner (its session
+    /// ended while no coordinator answered) refuses its final commit: counted, and the
+    /// incarnation ends with every record applied. A broker that failed ends it.
+    #[test]
+    fn a_final_commit_refused_as_not_owned_is_counted_and_a_broker_failure_ends_the_run() {
+        let strategy = Design::from(StrategyId::KeyedMailbox);
+        let run = |refusal: TransportError| {
+            let pipeline = Pipeline::new(&ten_records(), Timer::start());
+            let transport = EmbeddedTransport::new(ten_records());
+            let member =
+                Arc::new(Refusing { member: transport.join(MemberId(0)).unwrap(), refusal });
+            let settings = StrategyConfig::with_workers(2);
+            let policy = CommitPolicy::Contiguous;
+            let incarnation =
+                Incarnation::new(strategy, settings, config(policy), run_all(), Stop::AtEnd);
+            (run_incarnation(&pipeline, &member, incarnation), pipeline)
+        };
+        let not_owned = TransportError::NotAssigned { member: MemberId(0), partition: 0 };
+        let (report, pipeline) = run(not_owned);
+        let report = report.expect("the incarnation ends");
+        assert_eq!(report.commits, 0);
+        assert!(report.failed.count >= 1, "{:?}", report.failed);
+        assert!(report.failed.first.unwrap().contains("is not assigned partition 0"));
+        assert_eq!(pipeline.tally.lost_and_redelivered(), (0, 0), "every record applied once");
+
+        let (report, _) = run(TransportError::Broker("no answer".into()));
+        let error = report.expect_err("a broker that failed ends the incarnation").to_string();
+        assert!(error.contains("no answer"), "{error}");
     }
 
     /// Offsets 2 and 4 were delivered twice, every other one once, and each applied once.

@@ -1410,6 +1410,15 @@ impl KafkaMember {
                 limit: self.settings.metadata_limit,
             },
             Some(RDKafkaErrorCode::FencedInstanceId) => TransportError::Fenced { member: self.id },
+            // The group no longer counts the member as the partition's owner: its session
+            // ended while no coordinator answered (a broker lost), or a rebalance moved on.
+            Some(
+                RDKafkaErrorCode::UnknownMemberId
+                | RDKafkaErrorCode::IllegalGeneration
+                | RDKafkaErrorCode::RebalanceInProgress
+                | RDKafkaErrorCode::FencedMemberEpoch
+                | RDKafkaErrorCode::StaleMemberEpoch,
+            ) => TransportError::NotAssigned { member: self.id, partition },
             _ => broker(format!("cannot commit partition {partition}: {error}")),
         }
     }
