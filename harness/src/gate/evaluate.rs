@@ -12,7 +12,7 @@ use super::rules::{
     selection_ids, selects_pipeline, selects_pipeline_cell, Kind, Limit, Op, Rule,
 };
 use super::{baseline_error, rules_error, GateInputError};
-use crate::results::{CellKey, Metric, Results, RunResult};
+use crate::results::{CellKey, Metric, PipelineRun, Results, RunResult};
 use crate::workload::UNSTRESSED;
 
 /// One rule checked on one cell: what was measured, against what, and whether it held (the
@@ -277,9 +277,11 @@ pub fn split_not_run(rules: Vec<Rule>, results: &Results) -> (Vec<Rule>, Vec<Not
             }
             let (below, judged) = split_min_workers(rule, results);
             not_run.extend(below);
+            let (elsewhere, judged_here) = split_transport(rule, results);
+            not_run.extend(elsewhere);
             let (forever, judged_forever) = split_retried_for_ever(rule, results);
             not_run.extend(forever);
-            judged && judged_forever
+            judged && judged_forever && judged_here
         })
         .collect();
     (applicable, not_run)
@@ -322,6 +324,30 @@ fn split_min_workers(rule: &Rule, results: &Results) -> (Option<NotRun>, bool) {
     );
     let cells: Vec<String> = below.into_iter().map(|(cell, _)| cell).collect();
     (Some(NotRun { rule: rule.name.clone(), scenario: cells.join(", "), why: Some(why) }), judged)
+}
+
+/// The pipeline cells `rule` selects but for its `transport`, each with the transport it
+/// consumed through, as not applied, and whether the rule still judges some cell.
+fn split_transport(rule: &Rule, results: &Results) -> (Option<NotRun>, bool) {
+    let Some(wanted) = rule.transport else { return (None, true) };
+    let relaxed = Rule { transport: None, ..rule.clone() };
+    let (elsewhere, here): (Vec<&PipelineRun>, Vec<&PipelineRun>) =
+        matching_pipelines(&relaxed, &results.pipelines)
+            .partition(|run| run.transport.unwrap_or_default() != wanted);
+    if elsewhere.is_empty() {
+        return (None, true);
+    }
+    let mut transports: Vec<&str> =
+        elsewhere.iter().map(|run| run.transport.unwrap_or_default().as_str()).collect();
+    transports.dedup();
+    let why = format!(
+        "consumed through {}, and the rule is about {wanted} (`transport`)",
+        transports.join(" and ")
+    );
+    let cells: Vec<String> =
+        elsewhere.iter().map(|run| CellKey::of_pipeline(run).to_string()).collect();
+    let not_run = NotRun { rule: rule.name.clone(), scenario: cells.join(", "), why: Some(why) };
+    (Some(not_run), !here.is_empty())
 }
 
 /// The retry-forever cells `rule` would judge but for [`retried_for_ever`], as not applied,
@@ -427,8 +453,10 @@ fn compared_with_absent(rule: &Rule, results: &Results) -> Option<String> {
 /// pipeline scenario, selects none of the pipeline cells of `results` (a commit policy
 /// `--commit-policy` left out, or no pipeline scenario run).
 fn pipelines_left_out(rule: &Rule, results: &Results) -> bool {
+    // Another transport's cells ran: `split_transport` lists them with the reason.
+    let ran = Rule { transport: None, ..rule.clone() };
     (rule.param.is_some() || rule.policy.is_some() || rule.scenario.is_none())
-        && !results.pipelines.iter().any(|run| selects_pipeline(rule, run))
+        && !results.pipelines.iter().any(|run| selects_pipeline(&ran, run))
 }
 
 /// Why `rule` judged nothing: what it asks for next to what the results hold.
@@ -879,6 +907,57 @@ mod tests {
         let zero = CATCHES.replace("min_workers = 2", "min_workers = 0");
         let error = rules(&zero, &results).unwrap_err().to_string();
         assert!(error.contains("`min_workers` must be at least 1"), "{error}");
+    }
+
+    const EXPANSION_REORDERS: &str = r#"
+        [[rule]]
+        name = "an expansion without a mitigation reorders moved keys on the embedded log"
+        kind = "absolute"
+        metric = "projection.gaps"
+        scenario = "pipeline-expand"
+        param = "mitigation=none"
+        transport = "embedded"
+        strategies = ["keyed-mailbox"]
+        op = ">"
+        value = 0
+    "#;
+
+    /// A rule about one transport judges its cells and lists the others' as not applied,
+    /// with the transport they consumed through; with none of its own it does not apply.
+    #[test]
+    fn a_rule_about_one_transport_lists_the_other_transports_cells_as_not_applied() {
+        let mut results = with_pipelines();
+        let expand = |run: &crate::results::PipelineRun| {
+            run.scenario == "pipeline-expand"
+                && run.param == "mitigation=none"
+                && run.strategy == "keyed-mailbox"
+        };
+        let (applicable, not_run) = split_not_run(rules_of(EXPANSION_REORDERS, &results), &results);
+        assert!(not_run.is_empty(), "{not_run:?}");
+        let checks = evaluate(&results, &applicable, None, 0, &mut no_rerun()).unwrap();
+        assert_eq!(checks.len(), 1, "{checks:?}");
+
+        // Every pipeline cell over Kafka, the expansion's reordering nothing.
+        for run in &mut results.pipelines {
+            run.transport = Some(crate::results::TransportKind::Kafka);
+            if expand(run) {
+                run.projection.gaps = 0;
+            }
+        }
+        let kafka = results.pipelines.iter().find(|run| expand(run)).unwrap();
+        let cell = CellKey::of_pipeline(kafka).to_string();
+        let (applicable, not_run) = split_not_run(rules_of(EXPANSION_REORDERS, &results), &results);
+        assert!(applicable.is_empty(), "no embedded cell left to judge");
+        assert_eq!(not_run.len(), 1, "{not_run:?}");
+        assert_eq!(not_run[0].scenario, cell);
+        let why = not_run[0].why.as_deref().unwrap_or_default();
+        assert_eq!(why, "consumed through kafka, and the rule is about embedded (`transport`)");
+
+        let on_uniform = EXPANSION_REORDERS
+            .replace("scenario = \"pipeline-expand\"", "scenario = \"uniform\"")
+            .replace("param = \"mitigation=none\"\n", "");
+        let error = rules(&on_uniform, &results).unwrap_err().to_string();
+        assert!(error.contains("`transport` selects pipeline cells"), "{error}");
     }
 
     const ENDS_CORRECT: &str = r#"

@@ -10,7 +10,7 @@ use strategies::Design;
 use super::metric::{lookup, pipeline_metric};
 use super::{rules_error, GateInputError};
 use crate::results::{
-    CellKey, CellSettings, CommitPolicy, Metric, PipelineRun, Results, RunResult,
+    CellKey, CellSettings, CommitPolicy, Metric, PipelineRun, Results, RunResult, TransportKind,
 };
 use crate::workload::ScenarioId;
 
@@ -132,6 +132,12 @@ pub struct Rule {
     /// scenario.
     #[serde(default)]
     pub policy: Option<String>,
+    /// Only the pipeline cells consumed through this transport (`embedded` or `kafka`;
+    /// `pipelines[].transport`, the embedded log where absent): a rule about what one
+    /// transport's delivery shows. A cell of another transport is listed as not applied;
+    /// every transport when absent.
+    #[serde(default)]
+    pub transport: Option<TransportKind>,
     /// The strategies the rule applies to.
     pub strategies: Selection,
     /// How measured compares to the limit.
@@ -232,6 +238,12 @@ fn check_rule(rule: &Rule, results: &Results) -> Result<(), GateInputError> {
                 rule.scenario.as_deref().unwrap_or_default()
             )));
         }
+    }
+    if rule.transport.is_some() && scenario.is_some_and(|scenario| !scenario.is_pipeline()) {
+        return Err(rules_error(format!(
+            "rule `{name}`: `transport` selects pipeline cells, and {} is no pipeline scenario",
+            rule.scenario.as_deref().unwrap_or_default()
+        )));
     }
     if rule.min_workers == Some(0) {
         return Err(rules_error(format!(
@@ -462,6 +474,7 @@ pub(super) fn selects_pipeline_cell(rule: &Rule, run: &PipelineRun) -> bool {
     });
     is_pipeline_rule(rule)
         && policy_matches
+        && rule.transport.is_none_or(|transport| run.transport.unwrap_or_default() == transport)
         && selects(rule, &CellKey::of_pipeline(run), run.settings.as_ref(), None)
 }
 
@@ -510,7 +523,7 @@ pub(super) fn below_min_workers(
 pub(super) fn is_pipeline_rule(rule: &Rule) -> bool {
     match rule.scenario.as_deref() {
         Some(id) => id.parse::<ScenarioId>().is_ok_and(ScenarioId::is_pipeline),
-        None => rule.policy.is_some(),
+        None => rule.policy.is_some() || rule.transport.is_some(),
     }
 }
 
