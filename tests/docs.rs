@@ -181,7 +181,17 @@ fn every_results_field_is_documented() {
         true,
         strategies::Threads::SharedPool,
     );
-    results.meta.designs = vec![harness::results::designs::DesignRecord::of(&user)];
+    let external = harness::results::designs::ExternalRecord {
+        command: "driver".into(),
+        version: "1".into(),
+        wait: "a timer".into(),
+        sources: vec!["driver.rs".into()],
+        source_sha256: "0".repeat(64),
+        protocol: 1,
+    };
+    let record = harness::results::designs::DesignRecord::of(&user);
+    results.meta.designs =
+        vec![harness::results::designs::DesignRecord { external: Some(external), ..record }];
     results.meta.sweep =
         Some(harness::sweep::Sweep::single(&strategies::StrategyConfig::with_workers(2)));
     results.meta.retry_policies = Some(harness::results::RetryPolicy::ALL.to_vec());

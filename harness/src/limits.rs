@@ -73,6 +73,9 @@ pub const MAX_PRODUCERS: usize = 64;
 /// A value that cannot be used, named by the flag that sets it.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum SettingError {
+    /// An external design's flag or driver is not usable (`--external`).
+    #[error("{0}")]
+    External(String),
     /// Not a known scenario or strategy.
     #[error("--{flag}: {message}")]
     Unknown {

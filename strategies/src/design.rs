@@ -39,6 +39,9 @@ enum Source {
     Registered(Box<BuildFn>),
     /// A design known from a results file only.
     Recorded,
+    /// A design that runs in another process (the harness's external-design protocol):
+    /// measured through its driver, never built here.
+    External,
 }
 
 /// One design: what is known of it and how it is built.
@@ -133,6 +136,13 @@ impl Design {
         })
     }
 
+    /// Registers a design that runs in another process, for the rest of the process: it is
+    /// selected, charted and judged like any other, and the harness measures it through
+    /// its driver; [`Design::build`] refuses it.
+    pub fn register_external(descriptor: Descriptor) -> Result<Self, RegisterError> {
+        Self::insert(descriptor, Source::External, false)
+    }
+
     /// Makes `descriptor` known for the rest of the process without a way to build it: a
     /// results file's record of a design measured by another process, so that reports
     /// show it as it was described. Known already with the same descriptor: nothing to do.
@@ -200,7 +210,9 @@ impl Design {
             .chain(
                 registered
                     .iter()
-                    .filter(|entry| matches!(entry.source, Source::Registered(_)))
+                    .filter(|entry| {
+                        matches!(entry.source, Source::Registered(_) | Source::External)
+                    })
                     .map(|entry| Self(entry)),
             )
             .collect()
@@ -240,9 +252,15 @@ impl Design {
         }
     }
 
-    /// Whether this process can build it (every design but one known from a file only).
+    /// Whether this process can build it (every design but one known from a file only or
+    /// run in another process).
     pub fn is_buildable(self) -> bool {
-        !matches!(self.0.source, Source::Recorded)
+        !matches!(self.0.source, Source::Recorded | Source::External)
+    }
+
+    /// Whether it runs in another process ([`Design::register_external`]).
+    pub fn is_external(self) -> bool {
+        matches!(self.0.source, Source::External)
     }
 
     /// Whether it promises per-key order.
@@ -268,6 +286,7 @@ impl Design {
                 Ok(build(config, handler)?)
             }
             Source::Recorded => Err(BuildError::NotBuildable { id: self.as_str().to_owned() }),
+            Source::External => Err(BuildError::External { id: self.as_str().to_owned() }),
         }
     }
 

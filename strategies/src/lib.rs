@@ -798,6 +798,13 @@ pub enum BuildError {
         /// The design's id.
         id: String,
     },
+    /// The design runs in another process ([`Design::register_external`]): its driver
+    /// runs it, this process never builds it.
+    #[error("`{id}` runs in its driver's process: nothing in this process builds it")]
+    External {
+        /// The design's id.
+        id: String,
+    },
 }
 
 #[cfg(test)]

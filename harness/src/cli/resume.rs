@@ -17,6 +17,7 @@ use strategies::Design;
 use super::run::RunArgs;
 use crate::config::{RunConfig, SettingError};
 use crate::measure::system;
+use crate::results::designs::DesignRecord;
 use crate::results::incomplete::commit_hash;
 use crate::results::{ReadError, Results};
 use crate::suite::agree::disagreements;
@@ -309,6 +310,70 @@ fn give_back_secrets(
     Ok(())
 }
 
+/// Checks that every external design `earlier` measured was given again with
+/// `--external`: a resumed run never runs a command read from a results file.
+fn external_designs(earlier: &Results) -> Result<(), String> {
+    for design in &earlier.meta.designs {
+        let Some(record) = &design.external else { continue };
+        if crate::measure::external::record_of(&design.id).is_none() {
+            return Err(format!(
+                "it measured the external design `{id}`, run by `{command}`; a resumed run \
+                 never runs a command read from its results: give it again with \
+                 --external '{id}={command}'",
+                id = design.id,
+                command = record.command
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// How the descriptor this session's driver gives design `recorded` differs from the
+/// recorded one, if it does.
+fn descriptor_difference(recorded: &DesignRecord) -> Option<Difference> {
+    let known = Design::find(&recorded.id)?;
+    let now = DesignRecord {
+        external: recorded.external.clone(),
+        ..DesignRecord::of(known.descriptor())
+    };
+    let show = |record: &DesignRecord| {
+        format!(
+            "{} ({}, {}, ordered {})",
+            record.description, record.family, record.threads, record.ordered
+        )
+    };
+    (now != *recorded).then(|| Difference {
+        what: format!("{}'s descriptor", recorded.id),
+        recorded: show(recorded),
+        now: show(&now),
+    })
+}
+
+/// How this session's external designs differ from the recorded ones: their command, or
+/// their driver's version or sources.
+fn external_differences(earlier: &Results) -> Vec<Difference> {
+    let mut differences = Vec::new();
+    for design in &earlier.meta.designs {
+        let (Some(recorded), Some(now)) =
+            (&design.external, crate::measure::external::record_of(&design.id))
+        else {
+            continue;
+        };
+        let id = &design.id;
+        differences.extend(descriptor_difference(design));
+        for (what, before, after) in [
+            (format!("--external {id}"), &recorded.command, &now.command),
+            (format!("{id}'s driver version"), &recorded.version, &now.version),
+            (format!("{id}'s source SHA-256"), &recorded.source_sha256, &now.source_sha256),
+        ] {
+            if before != after {
+                differences.push(Difference { what, recorded: before.clone(), now: after.clone() });
+            }
+        }
+    }
+    differences
+}
+
 /// Reads `dir/results.json` and checks it against `args` (the flags of this run, with
 /// `command` its command line), this build and this machine: the run to go on with, or
 /// that there is none.
@@ -320,6 +385,11 @@ pub fn resume(dir: &Path, args: RunArgs, command: String) -> Result<Resume, Resu
     }
     let file = dir.join("results.json");
     let path = file.display().to_string();
+    let mut flags = RunArgs { out: dir.to_path_buf(), resume: None, ..args };
+    flags.dry_run = false;
+    // Before the file is read: its external designs must be this session's `--external`
+    // ones (known to run), not designs known from the file only.
+    let this = RunConfig::try_from((flags.clone(), command.clone()))?;
     let earlier = Results::read(&file)?;
     if earlier.is_finished() {
         let cells = earlier.runs.len() + earlier.pipelines.len();
@@ -328,9 +398,8 @@ pub fn resume(dir: &Path, args: RunArgs, command: String) -> Result<Resume, Resu
         )));
     }
     let mut recorded = recorded_run(&earlier, dir, &path)?;
-    let mut flags = RunArgs { out: dir.to_path_buf(), resume: None, ..args };
-    flags.dry_run = false;
-    let this = RunConfig::try_from((flags.clone(), command.clone()))?;
+    external_designs(&earlier)
+        .map_err(|why| ResumeError::Unresumable { path: path.clone(), why })?;
     let mut differences: Vec<Difference> = given
         .iter()
         .filter_map(|flag| {
@@ -341,6 +410,7 @@ pub fn resume(dir: &Path, args: RunArgs, command: String) -> Result<Resume, Resu
     differences.extend(size_differences(&recorded.sizes, &flags, &given));
     differences.extend(client_differences(&recorded, &this, &command));
     differences.extend(build_differences(&earlier));
+    differences.extend(external_differences(&earlier));
     if !differences.is_empty() {
         let (dir, command) = (dir.display().to_string(), earlier.meta.command.clone());
         return Err(ResumeError::Differs { dir, differences, command });
@@ -385,6 +455,24 @@ pub fn remaining(config: &RunConfig, earlier: &Results) -> Vec<Cell> {
 mod tests {
     use super::*;
 
+    /// The flags of `run` that are neither a setting of the cells ([`setting`]) nor a size
+    /// ([`size_differences`]), each with why a resumed run does not compare it as one. A test
+    /// holds every flag of `run` to one of the three, so that a new flag cannot be left out of
+    /// a resume's comparison unnoticed.
+    const NOT_SETTINGS: &[(&str, &str)] = &[
+        ("external", "given again, never read from a file: compared by external_differences"),
+        ("out", "the folder resumed"),
+        ("overwrite", "refused beside --resume"),
+        ("resume", "the folder resumed"),
+        ("dry-run", "lists the cells of this session"),
+        ("cell-timeout", "this session's watchdog"),
+        ("revalidate", "how often this session measures a void cell again"),
+        ("max-memory-mib", "this session's memory limit"),
+        ("published-parallel-consumer", "a set of sizes, compared as sizes"),
+        ("published-async-io", "removed; refused"),
+        ("help", "clap's"),
+    ];
+
     #[test]
     fn flags_are_read_from_the_command_line_with_or_without_a_value() {
         let command = "keyed-bench run --quick --workers=4 --out x --resume x 7 -v";
@@ -411,6 +499,28 @@ mod tests {
             size_differences(&sizes, &RunArgs::defaults(), &["published-parallel-consumer"]);
         let named: Vec<&str> = published.iter().map(|d| d.what.as_str()).collect();
         assert!(named.contains(&"--pc-messages") && named.contains(&"--pc-keys"), "{named:?}");
+    }
+
+    #[test]
+    fn every_flag_of_run_is_a_setting_a_size_or_said_not_to_be() {
+        let command = <RunArgs as clap::Args>::augment_args(clap::Command::new("run"));
+        let sizes =
+            <crate::workload::SizeArgs as clap::Args>::augment_args(clap::Command::new("sizes"));
+        let size_flags: Vec<&str> =
+            sizes.get_arguments().filter_map(|arg| arg.get_long()).collect();
+        let config = RunConfig::try_from((RunArgs::defaults(), "test".to_owned())).unwrap();
+        let unclassified: Vec<&str> = command
+            .get_arguments()
+            .filter_map(|arg| arg.get_long())
+            .filter(|flag| setting(flag, &config).is_none())
+            .filter(|flag| !size_flags.contains(flag))
+            .filter(|flag| !NOT_SETTINGS.iter().any(|(name, _)| name == flag))
+            .collect();
+        assert!(
+            unclassified.is_empty(),
+            "flags a resumed run would neither compare nor know to ignore: {unclassified:?}; \
+             add each to `setting` (or NOT_SETTINGS, saying why)"
+        );
     }
 
     #[test]

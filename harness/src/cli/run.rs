@@ -30,6 +30,12 @@ pub struct RunArgs {
     /// Strategies to run, comma-separated, each once, or `all`.
     #[arg(long, help_heading = "Selection", default_value = "all", value_name = "x,y|all")]
     pub strategy: String,
+    /// A design that runs in another process, in any language: NAME=COMMAND starts its
+    /// driver (COMMAND split into words as a shell would, run without a shell), which speaks
+    /// the external-design protocol of docs/external.md. NAME joins --strategy's ids (and `all`); it runs the measured
+    /// scenarios whose arrivals its driver declares. Repeat the flag for several.
+    #[arg(long, help_heading = "Selection", value_name = "NAME=COMMAND")]
+    pub external: Vec<String>,
     /// Commit policies of pipeline-crash and pipeline-rebalance, comma-separated, each
     /// once, or `all`: contiguous, contiguous+metadata, highest-completed (the other
     /// pipeline scenarios commit contiguous).
@@ -259,6 +265,10 @@ impl TryFrom<(RunArgs, String)> for RunConfig {
     /// Validates `args`; `command` is the command line, kept in the results.
     fn try_from((args, command): (RunArgs, String)) -> Result<Self, SettingError> {
         let scenarios = parse_list("scenario", &args.scenario, ScenarioId::ALL)?;
+        for spec in &args.external {
+            crate::measure::external::register(spec)
+                .map_err(|error| SettingError::External(error.to_string()))?;
+        }
         let strategies = parse_strategies(std::slice::from_ref(&args.strategy))?;
         let commit_policies = parse_list("commit-policy", &args.commit_policy, &CommitPolicy::ALL)?;
         let retry_policies = parse_list("retry-policy", &args.retry_policy, &RetryPolicy::ALL)?;

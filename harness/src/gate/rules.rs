@@ -71,8 +71,9 @@ impl Op {
                  `hash-groups`, ...), a strategy id, or a list of strategy ids"
 )]
 pub enum Selection {
-    /// `all`, `ordered` (the strategies that promise order), `shared-pool`, a family of
-    /// strategies by its descriptor (`mailboxes`, `hash-groups`, ...) or one strategy id.
+    /// `all`, `ordered` (the strategies that promise order), `shared-pool` (those whose
+    /// handlers run on one pool of `workers`, in this process: not an external design,
+    /// whose driver has threads of its own), a family of strategies by its descriptor (`mailboxes`, `hash-groups`, ...) or one strategy id.
     Group(String),
     /// Explicit ids.
     List(Vec<String>),
@@ -535,7 +536,11 @@ pub(super) fn selection_ids(
         Selection::Group(group) => match group.as_str() {
             "all" => Design::known(),
             "ordered" => Design::known().into_iter().filter(|id| id.is_ordered()).collect(),
-            "shared-pool" => Design::known().into_iter().filter(|id| id.is_shared_pool()).collect(),
+            // Designs run in this process: a driver process's threads include its runtime's.
+            "shared-pool" => Design::known()
+                .into_iter()
+                .filter(|&id| id.is_shared_pool() && !crate::results::designs::runs_elsewhere(id))
+                .collect(),
             other => match (other.parse::<Design>(), other.parse::<strategies::Family>()) {
                 (Ok(id), _) => vec![id],
                 (Err(_), Ok(family)) => Design::known()

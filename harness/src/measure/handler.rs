@@ -64,7 +64,7 @@ impl AggregateState {
     }
 
     /// Reads and writes the first word of each of the first `lines` lines of `key`'s block.
-    fn touch(&self, key: u64, lines: u32) {
+    pub fn touch(&self, key: u64, lines: u32) {
         let block = &self.words[key as usize * self.words_per_key..][..self.words_per_key];
         for word in block.iter().step_by(STATE_LINE_BYTES / 8).take(lines as usize) {
             word.store(word.load(Ordering::Relaxed).wrapping_add(1), Ordering::Relaxed);

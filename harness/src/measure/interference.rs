@@ -145,6 +145,8 @@ pub struct Probe {
     at: Instant,
     cpu: Option<CpuTicks>,
     own_cpu_s: f64,
+    /// Another process whose CPU is the run's own (an external design's driver).
+    also: Option<u32>,
     pressure_us: Option<u64>,
     waits: Vec<(libc::pid_t, u64)>,
 }
@@ -152,12 +154,23 @@ pub struct Probe {
 impl Probe {
     /// Reads the counters now.
     pub fn start() -> Self {
+        Self::start_including(None)
+    }
+
+    /// Reads the counters now, counting process `pid`'s CPU as this run's own, not another
+    /// process's: an external design's driver, which runs the design.
+    pub fn start_with(pid: u32) -> Self {
+        Self::start_including(Some(pid))
+    }
+
+    fn start_including(also: Option<u32>) -> Self {
         let machine = machine();
         Self {
             cpu: read_cpu_ticks(&machine.cpus),
             pressure_us: read_pressure_us(),
             waits: harness_waits(),
-            own_cpu_s: Usage::now().cpu_s,
+            own_cpu_s: own_cpu_s(also),
+            also,
             at: Instant::now(),
         }
     }
@@ -165,7 +178,7 @@ impl Probe {
     /// The receipt of the window from [`Probe::start`] to now, judged.
     pub fn receipt(&self) -> Interference {
         let window_s = self.at.elapsed().as_secs_f64();
-        let own_cpu_s = Usage::now().cpu_s - self.own_cpu_s;
+        let own_cpu_s = own_cpu_s(self.also) - self.own_cpu_s;
         let cpu = read_cpu_ticks(&machine().cpus);
         let pressure_us = read_pressure_us();
         let waits = harness_waits();
@@ -193,6 +206,12 @@ impl Probe {
             wait_s(&self.waits, &waits),
         )
     }
+}
+
+/// This process's CPU seconds so far, and `also`'s (another process) where given.
+fn own_cpu_s(also: Option<u32>) -> f64 {
+    let other = also.and_then(super::system::process_usage).map_or(0.0, |usage| usage.cpu_s);
+    Usage::now().cpu_s + other
 }
 
 /// Seconds the threads present at both ends waited in a run queue between them.

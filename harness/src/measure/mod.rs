@@ -3,6 +3,8 @@
 //!
 //! - `runner`: builds the strategy, offers the messages (closed loop or paced), drains,
 //!   and returns the raw samples of each repetition;
+//! - `external`: designs run by a driver process in any language (the external-design
+//!   protocol), their records checked and measured as the runner's;
 //! - `handler`: the benchmark handler that interprets each message's job;
 //! - `interference`: what the rest of the machine did during a window (receipts);
 //! - `histograms`: latency, head-of-line and bystander histograms of a run;
@@ -13,6 +15,7 @@
 //! - `system`: what the process and the machine say about themselves (threads, CPU,
 //!   context switches, memory, the host).
 
+pub mod external;
 pub mod handler;
 pub mod histograms;
 pub mod interference;

@@ -204,7 +204,12 @@ impl Recorder {
 
     /// Records the start of `message` and runs the checks. Returns the token to end it.
     pub fn start(&self, message: &Message) -> Option<usize> {
-        let now = self.clock.now_ns();
+        self.start_at(message, self.clock.now_ns())
+    }
+
+    /// [`Recorder::start`] at `now` on the recorder's time base: a start that happened
+    /// elsewhere (an external design's record), replayed in time order.
+    pub fn start_at(&self, message: &Message, now: u64) -> Option<usize> {
         let Some(index) = self.slot_index(message) else {
             self.start_unrecorded(message);
             return None;
@@ -234,7 +239,11 @@ impl Recorder {
 
     /// Records the end of the message `start` returned `token` for.
     pub fn end(&self, token: Option<usize>, message: &Message) {
-        let now = self.clock.now_ns();
+        self.end_at(token, message, self.clock.now_ns());
+    }
+
+    /// [`Recorder::end`] at `now` on the recorder's time base (see [`Recorder::start_at`]).
+    pub fn end_at(&self, token: Option<usize>, message: &Message, now: u64) {
         if let Some(index) = token {
             self.slots[index].end_ns.store(now + 1, Ordering::Relaxed);
             // Release: pairs with the AcqRel swap in `start` of the key's next message.

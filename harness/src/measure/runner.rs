@@ -50,7 +50,7 @@ const PACE_SLEEP_THRESHOLD_NS: u64 = 1_000_000;
 /// How long a closed strategy's threads get to disappear from the process.
 const THREAD_EXIT_WAIT_MS: u64 = 2_000;
 /// The first paced message is due this long after the run starts.
-const PACE_LEAD_NS: u64 = 200_000;
+pub(crate) const PACE_LEAD_NS: u64 = 200_000;
 /// The longest a producer or the driver sleeps or waits without looking at its watch.
 const WATCH_POLL: Duration = Duration::from_millis(50);
 
@@ -324,6 +324,15 @@ pub enum RunError {
     Cancelled {
         /// The strategy.
         strategy: Design,
+    },
+    /// An external design's driver failed the cell: it died, hung, or wrote what cannot be
+    /// true. The reason carries its last words.
+    #[error("`{strategy}`: {reason}")]
+    External {
+        /// The strategy.
+        strategy: Design,
+        /// What went wrong, with the driver's exit status and last words.
+        reason: String,
     },
 }
 
@@ -620,7 +629,10 @@ pub fn measure_watched(
     instruments: &Instruments,
     watch: &Watch,
 ) -> Result<Measurement, RunError> {
-    let measured = measure_cell(workload, strategy, config, plan, instruments, watch);
+    let measured = match super::external::find(strategy) {
+        Some(external) => super::external::measure(&external, workload, config, plan, watch),
+        None => measure_cell(workload, strategy, config, plan, instruments, watch),
+    };
     if watch.is_cancelled() {
         // Whatever it ended with, the watchdog stopped it: nothing of it counts.
         return Err(RunError::Cancelled { strategy });
@@ -641,7 +653,7 @@ fn expected_messages(workload: &Workload, plan: Repetitions) -> u64 {
 }
 
 /// Messages of the warm-up of a workload of `messages`.
-fn warmup_messages(messages: usize) -> usize {
+pub(crate) fn warmup_messages(messages: usize) -> usize {
     (messages / WARMUP_FRACTION).min(WARMUP_MAX_MESSAGES)
 }
 
@@ -713,7 +725,7 @@ fn measure_cell(
 }
 
 /// The recorder of `workload`'s messages, its hot aggregate (if any) in the background.
-fn recorder_for(workload: &Workload, clock: Clock) -> Recorder {
+pub(crate) fn recorder_for(workload: &Workload, clock: Clock) -> Recorder {
     let recorder = Recorder::new(&workload.messages, workload.keys, clock);
     let hot_keys: Vec<u64> = workload
         .driven

@@ -353,9 +353,56 @@ pub fn git_commit() -> String {
     }
 }
 
+/// The CPU time and context switches of another process, `pid`, every thread, from
+/// `/proc` (an external design's driver).
+pub fn process_usage(pid: u32) -> Option<Usage> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let fields: Vec<&str> = stat[stat.rfind(')')? + 2..].split_whitespace().collect();
+    // Fields 14 and 15 (utime, stime) are the 12th and 13th after the name.
+    let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    // SAFETY: sysconf has no preconditions.
+    let per_s = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    let mut usage = Usage { cpu_s: ticks as f64 / per_s, ..Usage::default() };
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).into_iter().flatten().flatten();
+    for task in tasks {
+        let status = std::fs::read_to_string(task.path().join("status")).unwrap_or_default();
+        let (voluntary, involuntary) = context_switches(&status);
+        usage.voluntary += voluntary;
+        usage.involuntary += involuntary;
+    }
+    Some(usage)
+}
+
+/// The voluntary and involuntary context switches a task's `/proc/.../status` counts.
+fn context_switches(status: &str) -> (u64, u64) {
+    let value = |prefix: &str| {
+        let line = status.lines().find_map(|line| line.strip_prefix(prefix))?;
+        line.trim().parse::<u64>().ok()
+    };
+    let voluntary = value("voluntary_ctxt_switches:").unwrap_or(0);
+    (voluntary, value("nonvoluntary_ctxt_switches:").unwrap_or(0))
+}
+
+/// The threads of another process, `pid`, now.
+pub fn process_threads(pid: u32) -> Option<usize> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat[stat.rfind(')')? + 2..].split_whitespace().nth(17)?.parse().ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn another_process_is_read_from_proc() {
+        if !std::path::Path::new("/proc/self/stat").exists() {
+            return;
+        }
+        let pid = std::process::id();
+        let usage = process_usage(pid).expect("readable");
+        assert!(usage.cpu_s >= 0.0 && usage.voluntary + usage.involuntary > 0, "{usage:?}");
+        assert!(process_threads(pid).expect("readable") >= 1);
+    }
 
     #[test]
     fn sees_a_new_thread() {

@@ -141,6 +141,7 @@ fn header(out: &mut Document, results: &Results) {
     for note in &meta.notes {
         out.prose(&format!("Note: {note}"));
     }
+    external_designs(out, meta);
     if let Some(line) = oversubscribed(meta, &swept) {
         out.prose(&line);
     }
@@ -152,6 +153,33 @@ fn header(out: &mut Document, results: &Results) {
          unordered control). Correctness: order violations / overlaps / lost / duplicates / \
          failed, summed over repetitions.",
     ));
+}
+
+/// One line per external design (`--external`): what ran it, so that a reader knows which
+/// build of which program each of its rows measured, and what its figures hold.
+fn external_designs(out: &mut Document, meta: &Meta) {
+    for design in &meta.designs {
+        let Some(external) = &design.external else { continue };
+        out.paragraph(
+            Cell::default()
+                .then(Style::Plain, "External design ")
+                .then(Style::Code, design.id.as_str())
+                .then(
+                    Style::Plain,
+                    format!(": {}, version {}, run by ", design.description, external.version),
+                )
+                .then(Style::Code, external.command.as_str())
+                .then(
+                    Style::Plain,
+                    format!(
+                        " (source SHA-256 {}; waits: {}). Its CPU/msg and threads are its driver's \
+                         whole process (its producers and runtime threads too).",
+                        &external.source_sha256[..external.source_sha256.len().min(12)],
+                        external.wait
+                    ),
+                ),
+        );
+    }
 }
 
 /// The settings line: every strategy setting (a swept one as the list of its values), the

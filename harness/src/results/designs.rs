@@ -26,6 +26,29 @@ pub struct DesignRecord {
     pub bounds_turn: Option<bool>,
     /// sRGB plot colour.
     pub colour: [u8; 3],
+    /// A design run by a driver process (`--external`): what ran it. Absent for a design
+    /// built in this process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external: Option<ExternalRecord>,
+}
+
+/// What results.json records of an external design (`meta.designs[].external`): the
+/// command that ran it, its version and the hash of its sources.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExternalRecord {
+    /// The command line given to `--external` after `NAME=` (split into words as a shell
+    /// would, run without a shell).
+    pub command: String,
+    /// The version its driver gave.
+    pub version: String,
+    /// How its driver runs a non-blocking wait, in its words.
+    pub wait: String,
+    /// The files and folders its driver named as its source.
+    pub sources: Vec<String>,
+    /// SHA-256 of those sources (each file's path and contents, in path order), hex.
+    pub source_sha256: String,
+    /// The protocol version it spoke.
+    pub protocol: u32,
 }
 
 /// The value `name` names in `field`, or an error naming the field and the valid names.
@@ -48,6 +71,7 @@ impl DesignRecord {
             window_scope: descriptor.window_scope.to_string(),
             bounds_turn: Some(descriptor.bounds_turn),
             colour: descriptor.colour,
+            external: None,
         }
     }
 
@@ -77,10 +101,34 @@ pub fn records(designs: &[Design]) -> Vec<DesignRecord> {
         .collect()
 }
 
+/// The external designs known from results files read by this process.
+static RECORDED_EXTERNAL: std::sync::RwLock<Vec<String>> = std::sync::RwLock::new(Vec::new());
+
+/// Whether `design` runs in a driver process: this process's (`--external`) or one a
+/// results file it read records so. Its thread figures are that process's, runtime
+/// threads included, not threads added to this one.
+pub fn runs_elsewhere(design: Design) -> bool {
+    let recorded = RECORDED_EXTERNAL.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+    design.is_external() || recorded.iter().any(|id| id == design.as_str())
+}
+
 /// Makes every recorded design known to this process ([`Design::recorded`]); one already
 /// known with another descriptor is an error naming it.
 pub fn make_known(records: &[DesignRecord]) -> Result<(), String> {
     for (index, record) in records.iter().enumerate() {
+        let running = Design::find(&record.id).is_some_and(Design::is_external);
+        if record.external.is_some() && running {
+            // This process runs the design through a driver given on its command line
+            // (a resumed run): that one stands for it, and the resume compares the two.
+            continue;
+        }
+        if record.external.is_some() {
+            let mut recorded =
+                RECORDED_EXTERNAL.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+            if !recorded.contains(&record.id) {
+                recorded.push(record.id.clone());
+            }
+        }
         let descriptor =
             record.descriptor().map_err(|error| format!("meta.designs[{index}]: {error}"))?;
         Design::recorded(descriptor).map_err(|error| format!("meta.designs[{index}]: {error}"))?;

@@ -40,7 +40,7 @@ pub(crate) fn suite_meta(
         revalidate: Some(config.revalidate),
         calibrations: Vec::new(),
         sizes: Some(config.sizes.clone()),
-        designs: crate::results::designs::records(&config.strategies),
+        designs: designs_of(&config.strategies),
         sweep: Some(config.sweep.clone()),
         scenarios: Some(config.scenarios.iter().map(|id| id.as_str().to_owned()).collect()),
         strategies: Some(config.strategies.iter().map(|id| id.as_str().to_owned()).collect()),
@@ -87,6 +87,16 @@ fn transport_meta(_: &RunConfig) -> Option<crate::results::TransportMeta> {
 /// The current UTC time as `YYYY-MM-DDTHH:MM:SSZ`.
 pub fn now_rfc3339() -> String {
     humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
+}
+
+/// The records of the designs among `designs` that are not built in, each external one
+/// with what ran it.
+fn designs_of(designs: &[strategies::Design]) -> Vec<crate::results::designs::DesignRecord> {
+    let mut records = crate::results::designs::records(designs);
+    for record in &mut records {
+        record.external = crate::measure::external::record_of(&record.id);
+    }
+    records
 }
 
 #[cfg(test)]

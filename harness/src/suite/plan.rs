@@ -174,6 +174,9 @@ impl Plan {
 /// the submitting thread would run every wait one after another, and a blocking handler
 /// would block the producer itself.
 pub fn skip_reason(scenario: ScenarioId, strategy: Design) -> Option<&'static str> {
+    if strategy.is_external() {
+        return crate::measure::external::skip_reason(scenario, strategy);
+    }
     if !strategy.descriptor().runs_on_caller() {
         return None;
     }

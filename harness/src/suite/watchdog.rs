@@ -303,6 +303,13 @@ impl<'s> Supervisor<'s> {
                     let reason = unanswered_reason(waited.as_secs_f64(), done, cells.unit);
                     Ending::Stalled(index, FailedCell { reason, ..failed })
                 }
+                Err(SuiteError::Run(RunError::External { reason, .. })) => {
+                    // The driver failed this cell; the next cell starts a driver afresh.
+                    let index = job.watching.index;
+                    let timeout = (cells.timeout)(index);
+                    let failed = failure(&cells.cells[index], cells.unit, &job, timeout);
+                    Ending::Stalled(index, FailedCell { reason, ..failed })
+                }
                 Err(SuiteError::Pipeline(error)) if error.broker_failure().is_some() => {
                     let index = job.watching.index;
                     let timeout = (cells.timeout)(index);

@@ -27,6 +27,7 @@ pub(super) const UNIFORM: ScenarioSpec = ScenarioSpec {
     note: None,
     isolation: None,
     grows_partitions: false,
+    resubmits: false,
 };
 
 /// Hot keys: Zipf-distributed keys.

@@ -38,6 +38,7 @@ pub(super) const COLD_COMMAND: ScenarioSpec = ScenarioSpec {
     note: None,
     isolation: None,
     grows_partitions: false,
+    resubmits: false,
 };
 
 /// Cold commands one sender may send in a cell: more than any strategy here handles in

@@ -43,6 +43,7 @@ pub(super) const HOT_KEY: ScenarioSpec = ScenarioSpec {
     note: None,
     isolation: TWICE_UNSTRESSED,
     grows_partitions: false,
+    resubmits: false,
 };
 
 /// A stressor's two workloads over `keys` keys: its unstressed twin, then `stress=on`. Key 0
@@ -128,6 +129,7 @@ pub(super) const SAGA: ScenarioSpec = ScenarioSpec {
     note: None,
     isolation: TWICE_UNSTRESSED,
     grows_partitions: false,
+    resubmits: true,
 };
 
 /// The groups saga's bystanders are picked for: a bystander's hash agrees with the saga

@@ -63,6 +63,9 @@ pub struct ScenarioSpec {
     /// Whether it adds partitions to the log mid-run: a transport that cannot (the Kafka
     /// mock cluster, which has no CreatePartitions) skips it.
     pub grows_partitions: bool,
+    /// Whether a handler submits into its own executor (a saga's re-entrant chain): an
+    /// external design whose driver runs no such chain skips it.
+    pub resubmits: bool,
 }
 
 /// The param of a stressor scenario's unstressed twin: the same bystanders at the same
@@ -265,6 +268,11 @@ impl ScenarioId {
     /// The bound its bystanders are held to, if it is an isolation stressor.
     pub const fn isolation(self) -> Option<Isolation> {
         self.spec().isolation
+    }
+
+    /// Whether a handler submits into its own executor (a saga's re-entrant chain).
+    pub const fn resubmits(self) -> bool {
+        self.spec().resubmits
     }
 
     /// Whether it adds partitions to the log mid-run ([`ScenarioSpec::grows_partitions`]).

@@ -34,6 +34,7 @@ pub(super) const CONFLICT_BACKOFF: ScenarioSpec = ScenarioSpec {
     // its empty param; its twin's troubled keys spin instead of backing off).
     isolation: TWICE_UNSTRESSED,
     grows_partitions: false,
+    resubmits: false,
 };
 
 /// The cost of no stealing.
@@ -51,6 +52,7 @@ pub(super) const LONG_SYNC: ScenarioSpec = ScenarioSpec {
     stream: 4,
     isolation: None,
     grows_partitions: false,
+    resubmits: false,
     ..CONFLICT_BACKOFF
 };
 
@@ -102,6 +104,7 @@ pub(super) const OPEN_LOOP: ScenarioSpec = ScenarioSpec {
     stream: 7,
     isolation: None,
     grows_partitions: false,
+    resubmits: false,
     ..CONFLICT_BACKOFF
 };
 

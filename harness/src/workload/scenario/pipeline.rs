@@ -21,6 +21,7 @@ pub(super) const CRASH: ScenarioSpec = ScenarioSpec {
     note: None,
     isolation: None,
     grows_partitions: false,
+    resubmits: false,
 };
 
 /// Transient failures and poison records, per retry policy.
@@ -40,6 +41,7 @@ pub(super) const EXPAND: ScenarioSpec = ScenarioSpec {
                   old backlog, per mitigation: reorderings and stalls",
     stream: 14,
     grows_partitions: true,
+    resubmits: false,
     ..CRASH
 };
 

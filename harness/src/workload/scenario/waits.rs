@@ -29,6 +29,7 @@ pub(super) const ASYNC_IO: ScenarioSpec = ScenarioSpec {
     note: None,
     isolation: None,
     grows_partitions: false,
+    resubmits: false,
 };
 
 /// What per-key order costs under skewed keys.

@@ -1,0 +1,460 @@
+//! A driver's repetitions checked and measured: its records replayed, in time order, into
+//! the same recorder an in-process design's handler writes to, so that the order, overlap,
+//! loss and duplicate checks, the latency, head-of-line and bystander histograms and the
+//! service times are the runner's own.
+//!
+//! A record is refused (and the cell fails, naming the line) where it cannot be true: a
+//! message not in the workload, a start before its submission, an end before its start,
+//! times past its repetition's end. A record that is possible but wrong (out of order,
+//! overlapping, repeated, missing) is what the checker counts.
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use hdrhistogram::Histogram;
+use strategies::{Message, WindowScope};
+
+use super::driver::Session;
+use super::protocol::{parse_output_line, CellInput, OutputLine, Record, RepEnd};
+use crate::measure::histograms::Histograms;
+use crate::measure::interference::Probe;
+use crate::measure::recorder::{Clock, Recorder};
+use crate::measure::runner::{recorder_for, Measurement, Sample, ServiceTimes};
+use crate::measure::system::Usage;
+use crate::watch::Watch;
+use crate::workload::{Arrivals, Workload};
+
+/// How often the driver's thread count is sampled.
+const THREAD_SAMPLE: Duration = Duration::from_millis(5);
+
+/// Reads every repetition of `session` (which was sent `input`, made from `workload`) and
+/// measures it; the error names the line and what is wrong with it.
+pub(super) fn measure_session(
+    session: &mut Session,
+    workload: &Workload,
+    input: &CellInput,
+    watch: &Watch,
+) -> Result<Measurement, String> {
+    let lookup = Lookup::new(workload);
+    let recorder = recorder_for(workload, Clock::start());
+    let peak = ThreadPeak::start(session.pid());
+    let mut samples = Vec::with_capacity(input.repeat);
+    let mut most_threads = 0;
+    let mut peak_in_flight = 0;
+    let mut records = Vec::new();
+    let mut sent = Vec::new();
+    let mut current: Option<(usize, Probe, Option<Usage>)> = None;
+    loop {
+        let Some(line) = session.next_line()? else {
+            return Err(session.why(&format!(
+                "its output ended after line {} without `done` ({} of {} repetitions reported)",
+                session.line_number,
+                samples.len(),
+                input.repeat
+            )));
+        };
+        let at = session.line_number;
+        let step = parse_output_line(&line).and_then(|parsed| match (parsed, &current) {
+            (OutputLine::Warmup(_), None) => Ok(false),
+            (OutputLine::Rep(rep), None) if rep == samples.len() && rep < input.repeat => {
+                peak.reset();
+                current = Some((rep, Probe::start_with(session.pid()), session.usage()));
+                Ok(false)
+            }
+            (OutputLine::Record(record), Some(_)) => {
+                lookup.check(&record)?;
+                records.push(record);
+                watch.advance();
+                Ok(false)
+            }
+            (OutputLine::Sent(id, count), Some(_)) if input.arrivals == "driven" => {
+                if id as usize >= workload.keys {
+                    return Err(format!("`sent` names key {id}, not in the workload"));
+                }
+                sent.push((id, count));
+                Ok(false)
+            }
+            (OutputLine::End(end), Some((rep, _, _))) if end.rep == *rep => {
+                let (_, probe, before) = current.take().expect("matched Some");
+                let usage = session.usage().zip(before).map(|(after, before)| after.since(&before));
+                let rep = Repetition { records: &records, sent: &sent, end, threads: peak.peak() };
+                let (sample, replayed) =
+                    measure_repetition(&recorder, &lookup, workload, rep, probe, usage)?;
+                most_threads = most_threads.max(replayed.handler_threads);
+                peak_in_flight = peak_in_flight.max(replayed.peak_in_flight);
+                samples.push(sample);
+                records.clear();
+                sent.clear();
+                Ok(false)
+            }
+            (OutputLine::Done, None) if samples.len() == input.repeat => Ok(true),
+            (line, _) => {
+                let mut text = String::new();
+                line.write(&mut text);
+                Err(format!("`{}` out of place", text.trim_end()))
+            }
+        });
+        match step {
+            Ok(true) => break,
+            Ok(false) => {}
+            Err(why) => return Err(session.why(&format!("output line {at}: {why}"))),
+        }
+    }
+    if let Some(line) = session.next_line()? {
+        return Err(
+            session.why(&format!("it wrote `{}` after `done`", super::protocol::clip(&line)))
+        );
+    }
+    Ok(Measurement {
+        samples,
+        threads_reported: most_threads,
+        peak_in_flight,
+        window_scope: WindowScope::Strategy,
+        windows: 1,
+        producers: input.producers,
+        events: None,
+    })
+}
+
+/// What a driver reported of one repetition.
+struct Repetition<'a> {
+    records: &'a [Record],
+    /// A completion-driven repetition's `sent` lines.
+    sent: &'a [(u64, u64)],
+    end: RepEnd,
+    /// The driver's most threads while it ran.
+    threads: usize,
+}
+
+/// The runner's sample of `rep`, whose receipt `probe` began and whose driver used `usage`,
+/// and what its replay found; `recorder` is reset after.
+fn measure_repetition(
+    recorder: &Recorder,
+    lookup: &Lookup,
+    workload: &Workload,
+    rep: Repetition<'_>,
+    probe: Probe,
+    usage: Option<Usage>,
+) -> Result<(Sample, Replayed), String> {
+    let replayed = replay(recorder, lookup, rep.records, rep.sent, rep.end, workload)?;
+    let sample = Sample {
+        elapsed_s: rep.end.finished_ns as f64 / 1e9,
+        send_s: rep.end.last_send_ns as f64 / 1e9,
+        // The driver's whole process: its producers, its runtime's threads too.
+        usage: usage.unwrap_or_default(),
+        producer_cpu_s: 0.0,
+        strategy_cpu_s: None,
+        correctness: replayed.correctness,
+        threads_observed: rep.threads,
+        histograms: Histograms::from_recorder(recorder, &workload.troubled),
+        service: ServiceTimes::from_recorder(recorder),
+        timer_lateness: Histogram::new(3).expect("valid significant figures"),
+        measured_completed: replayed.measured_completed,
+        interference: probe.receipt(),
+    };
+    recorder.reset();
+    Ok((sample, replayed))
+}
+
+/// What one repetition's replay found.
+struct Replayed {
+    correctness: crate::results::Correctness,
+    /// Distinct threads that started a message.
+    handler_threads: usize,
+    /// The most messages submitted and not ended at once.
+    peak_in_flight: usize,
+    /// A completion-driven repetition: the measured senders' messages that ended.
+    measured_completed: Option<u64>,
+}
+
+/// Replays `records` of the repetition that `end` closes into `recorder`.
+fn replay(
+    recorder: &Recorder,
+    lookup: &Lookup,
+    records: &[Record],
+    sent: &[(u64, u64)],
+    end: RepEnd,
+    workload: &Workload,
+) -> Result<Replayed, String> {
+    if end.last_send_ns > end.finished_ns {
+        return Err("its last send is after its end".into());
+    }
+    let mut events = Vec::with_capacity(records.len() * 2);
+    let mut in_flight = Vec::with_capacity(records.len() * 2);
+    for (index, record) in records.iter().enumerate() {
+        if record.end_ns > end.finished_ns {
+            return Err(format!(
+                "message {:?} seq {} ends at {} ns, after its repetition's end at {} ns",
+                record.key, record.seq, record.end_ns, end.finished_ns
+            ));
+        }
+        // Ends sort before starts at the same instant: a message may start as its key's
+        // previous one ends.
+        events.push((record.start_ns, 1u8, index));
+        events.push((record.end_ns, 0u8, index));
+        in_flight.push((record.submit_ns, 1i8));
+        in_flight.push((record.end_ns, -1i8));
+    }
+    events.sort_unstable();
+    let messages: Vec<Message> =
+        records.iter().map(|record| lookup.message(record, workload)).collect();
+    let mut tokens = vec![None; records.len()];
+    for (at, kind, index) in events {
+        if kind == 1 {
+            tokens[index] = recorder.start_at(&messages[index], at);
+        } else {
+            recorder.end_at(tokens[index], &messages[index], at);
+        }
+    }
+    in_flight.sort_unstable();
+    let (mut now, mut peak) = (0i64, 0i64);
+    for (_, step) in in_flight {
+        now += i64::from(step);
+        peak = peak.max(now);
+    }
+    let correctness = match &workload.driven {
+        Some(_) => {
+            let mut counts = vec![0; workload.keys];
+            for &(id, count) in sent {
+                counts[id as usize] = count;
+            }
+            recorder.correctness_of_sent(0, &counts)
+        }
+        None => recorder.correctness(0),
+    };
+    let measured_completed = workload.driven.as_ref().map(|_| {
+        records.iter().filter(|record| lookup.is_sender(record.key.aggregate_id)).count() as u64
+    });
+    let threads: HashSet<u64> = records.iter().map(|record| record.thread).collect();
+    Ok(Replayed {
+        correctness,
+        handler_threads: threads.len(),
+        peak_in_flight: peak.max(0) as usize,
+        measured_completed,
+    })
+}
+
+/// What the workload holds, found from a record: each key's messages and its background
+/// and sender roles.
+struct Lookup {
+    /// Per key: the index in the workload of each of its messages, in sequence order.
+    per_key: Vec<Vec<usize>>,
+    /// Per key: whether it is a background key (a hot aggregate, a saga chain).
+    background: Vec<bool>,
+    /// Per key: whether it is a measured sender's.
+    sender: Vec<bool>,
+    /// Whether paced: a message's intended time is its schedule's, not its submission.
+    paced: bool,
+    /// The messages' intended times as the driver was sent them (paced: with the lead).
+    lead_ns: u64,
+}
+
+impl Lookup {
+    fn new(workload: &Workload) -> Self {
+        let mut per_key = vec![Vec::new(); workload.keys];
+        for (index, message) in workload.messages.iter().enumerate() {
+            per_key[message.key.aggregate_id as usize].push(index);
+        }
+        let mut background = vec![false; workload.keys];
+        let hot = workload.driven.as_ref().and_then(|plan| plan.hot).map(|hot| hot.key);
+        for key in hot.into_iter().chain(workload.saga.map(|saga| saga.key)) {
+            if let Some(flag) = background.get_mut(key as usize) {
+                *flag = true;
+            }
+        }
+        let mut sender = vec![false; workload.keys];
+        for range in workload.driven.iter().flat_map(|plan| plan.senders.iter()) {
+            for message in &workload.messages[range.clone()] {
+                sender[message.key.aggregate_id as usize] = true;
+            }
+        }
+        let paced = workload.arrivals == Arrivals::Paced;
+        Self { per_key, background, sender, paced, lead_ns: crate::measure::runner::PACE_LEAD_NS }
+    }
+
+    fn is_sender(&self, id: u64) -> bool {
+        self.sender.get(id as usize).copied().unwrap_or(false)
+    }
+
+    /// Whether `record` can be true: its message is in the workload (or of a background
+    /// key), and its times are in order.
+    fn check(&self, record: &Record) -> Result<(), String> {
+        let id = record.key.aggregate_id;
+        let known = usize::try_from(id).ok().filter(|&id| id < self.per_key.len());
+        let Some(id) = known else {
+            return Err(format!("a record of key {id}, not in the workload"));
+        };
+        if !self.background[id] && record.seq >= self.per_key[id].len() as u64 {
+            return Err(format!("a record of key {id} seq {}, not in the workload", record.seq));
+        }
+        if record.start_ns < record.submit_ns {
+            return Err(format!(
+                "key {id} seq {} starts at {} ns, before its submission at {} ns",
+                record.seq, record.start_ns, record.submit_ns
+            ));
+        }
+        if record.end_ns < record.start_ns {
+            return Err(format!(
+                "key {id} seq {} ends at {} ns, before its start at {} ns",
+                record.seq, record.end_ns, record.start_ns
+            ));
+        }
+        Ok(())
+    }
+
+    /// The message `record` reports (checked), with its intended time: the schedule's
+    /// where paced (latency counts from there, however late the driver submitted), its
+    /// submission otherwise.
+    fn message(&self, record: &Record, workload: &Workload) -> Message {
+        let id = record.key.aggregate_id as usize;
+        let scheduled =
+            self.per_key[id].get(record.seq as usize).map(|&index| workload.messages[index]);
+        let intended_ns = match scheduled {
+            Some(message) if self.paced && !self.background[id] => {
+                message.intended_ns + self.lead_ns
+            }
+            _ => record.submit_ns,
+        };
+        let key = scheduled.map_or(record.key, |message| message.key);
+        Message { key, seq: record.seq, intended_ns, job: strategies::Job::Noop }
+    }
+}
+
+/// The most threads a process had since the last reset, sampled every [`THREAD_SAMPLE`].
+struct ThreadPeak {
+    peak: Arc<AtomicUsize>,
+    stop: Arc<AtomicBool>,
+}
+
+impl ThreadPeak {
+    fn start(pid: u32) -> Self {
+        let peak = Arc::new(AtomicUsize::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (seen, stopped) = (Arc::clone(&peak), Arc::clone(&stop));
+        std::thread::spawn(move || {
+            let threads = || crate::measure::system::process_threads(pid);
+            while let (false, Some(now)) = (stopped.load(Ordering::Relaxed), threads()) {
+                seen.fetch_max(now, Ordering::Relaxed);
+                std::thread::sleep(THREAD_SAMPLE);
+            }
+        });
+        Self { peak, stop }
+    }
+
+    fn reset(&self) {
+        self.peak.store(0, Ordering::Relaxed);
+    }
+
+    fn peak(&self) -> usize {
+        self.peak.load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for ThreadPeak {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::ScenarioId;
+    use proptest::prelude::*;
+    use strategies::{Job, Key};
+
+    /// Two keys of three messages each, closed loop.
+    fn workload() -> Workload {
+        let messages = (0..3)
+            .flat_map(|seq| {
+                (0..2).map(move |id| Message {
+                    key: Key::new(0, id),
+                    seq,
+                    intended_ns: 0,
+                    job: Job::Noop,
+                })
+            })
+            .collect();
+        Workload {
+            scenario: ScenarioId::Uniform,
+            param: String::new(),
+            messages,
+            keys: 2,
+            troubled: vec![false; 2],
+            arrivals: Arrivals::Closed,
+            window: None,
+            workers: None,
+            driven: None,
+            saga: None,
+            state_bytes: 0,
+        }
+    }
+
+    /// Checks and replays `records` as one repetition ending at `finished_ns`.
+    fn run(records: &[Record], finished_ns: u64) -> Result<Replayed, String> {
+        let workload = workload();
+        let lookup = Lookup::new(&workload);
+        let recorder = recorder_for(&workload, Clock::start());
+        for record in records {
+            lookup.check(record)?;
+        }
+        let end = RepEnd { rep: 0, last_send_ns: 0, finished_ns };
+        replay(&recorder, &lookup, records, &[], end, &workload)
+    }
+
+    fn record(id: u64, seq: u64, start_ns: u64, end_ns: u64) -> Record {
+        Record { key: Key::new(0, id), seq, submit_ns: 0, start_ns, end_ns, thread: id }
+    }
+
+    #[test]
+    fn a_serial_run_per_key_is_clean_and_a_swap_an_overlap_and_a_loss_are_counted() {
+        let serial: Vec<Record> = (0..2)
+            .flat_map(|id| (0..3).map(move |seq| record(id, seq, seq * 10, seq * 10 + 5)))
+            .collect();
+        let replayed = run(&serial, 100).unwrap();
+        assert!(replayed.correctness.is_clean(), "{:?}", replayed.correctness);
+        assert_eq!((replayed.handler_threads, replayed.peak_in_flight), (2, 6));
+        // Key 0's seq 1 and 2 swapped in time; key 1's seq 1 overlaps seq 0; key 1's seq 2 lost.
+        let wrong = vec![
+            record(0, 0, 0, 5),
+            record(0, 2, 10, 15),
+            record(0, 1, 20, 25),
+            record(1, 0, 0, 10),
+            record(1, 1, 5, 12),
+        ];
+        let counts = run(&wrong, 100).unwrap().correctness;
+        assert_eq!(
+            (counts.order_violations, counts.overlaps, counts.lost, counts.duplicates),
+            (1, 1, 1, 0),
+            "{counts:?}"
+        );
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3_000))]
+
+        /// Any records, possible or not, are refused or counted: never a panic, and a run
+        /// that reports every message once, one at a time per key in order, is clean.
+        #[test]
+        fn any_records_are_refused_or_counted(
+            raw in proptest::collection::vec((0u64..4, 0u64..5, 0u64..50, 0u64..50, 0u64..50, 0u64..3), 0..16),
+            finished_ns in 0u64..60,
+        ) {
+            let records: Vec<Record> = raw
+                .iter()
+                .map(|&(id, seq, submit_ns, start_ns, end_ns, thread)| Record {
+                    key: Key::new(0, id), seq, submit_ns, start_ns, end_ns, thread,
+                })
+                .collect();
+            if let Ok(replayed) = run(&records, finished_ns) {
+                let reported: u64 = records.len() as u64;
+                let c = replayed.correctness;
+                // Every message not reported is lost; every report beyond a message's first
+                // is a duplicate.
+                prop_assert_eq!(6 - c.lost + c.duplicates, reported);
+            }
+        }
+    }
+}
