@@ -164,6 +164,7 @@ fn every_results_field_is_documented() {
         run.interference = Some(harness::results::Interference { remeasured: 1, ..receipt() });
         run.memory = Some(harness::results::CellMemory { before_bytes: 1, peak_bytes: 2 });
         run.settings = Some(settings());
+        run.driver_gc = Some(harness::results::DriverGc { collections: 2, time_ms: 3.5 });
     }
     results.runs = run.into_iter().collect();
     results.pipelines = pipeline_cells();

@@ -71,6 +71,7 @@ fn run(scenario: &str, param: &str, strategy: &str, scale: u64) -> RunResult {
         memory: None,
         settings: None,
         interference: None,
+        driver_gc: None,
     }
 }
 

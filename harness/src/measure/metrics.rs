@@ -19,8 +19,8 @@ use strategies::WindowScope;
 use super::histograms::{new_histogram, Histograms};
 use super::runner::{CountedEvents, Measurement, Sample, ServiceTimes};
 use crate::results::{
-    median, ContextSwitches, Correctness, CpuPerMessage, EventRates, Interference, Latency,
-    RunResult, Samples, Spread, Tail, Threads,
+    median, ContextSwitches, Correctness, CpuPerMessage, DriverGc, EventRates, Interference,
+    Latency, RunResult, Samples, Spread, Tail, Threads,
 };
 use crate::workload::{Arrivals, Work, Workload};
 
@@ -266,8 +266,19 @@ pub fn run_result(
         memory: None,
         settings: None,
         interference: Interference::sum(samples.iter().map(|sample| &sample.interference)),
+        driver_gc: driver_gc(samples),
     };
     (result, merged)
+}
+
+/// The collections an external design's driver reported over `samples`, summed; `None`
+/// where it reported none.
+fn driver_gc(samples: &[Sample]) -> Option<DriverGc> {
+    let reported = samples.iter().filter_map(|sample| sample.driver_gc);
+    reported.reduce(|a, b| DriverGc {
+        collections: a.collections + b.collections,
+        time_ms: a.time_ms + b.time_ms,
+    })
 }
 
 /// The CPU time per message of `samples` (means over them) that sent `messages` each.

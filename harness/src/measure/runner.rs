@@ -110,6 +110,8 @@ pub struct Sample {
     pub measured_completed: Option<u64>,
     /// What the rest of the machine did during the run.
     pub interference: Interference,
+    /// An external design's: the collections its driver's runtime reported for the run.
+    pub driver_gc: Option<crate::results::DriverGc>,
 }
 
 /// Start-to-end times of a run's messages, as the recorder saw them: for handlers that
@@ -853,6 +855,7 @@ impl CellRun<'_> {
             service: ServiceTimes::from_recorder(recorder),
             timer_lateness: instruments.timer.lateness(),
             interference,
+            driver_gc: None,
         };
         recorder.reset();
         self.watch.beat();

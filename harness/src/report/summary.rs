@@ -267,6 +267,7 @@ fn scenario_section(
         render_table(out, &cell);
     }
     render_timer_lateness(out, rows);
+    render_driver_gc(out, rows);
     render_breakdown(out, scenario, rows);
     let meta = &results.meta;
     match scenario {
@@ -374,6 +375,34 @@ fn render_timer_lateness(out: &mut Document, rows: &[&RunResult]) {
         format_ns(p99 as f64),
         format_ns(max as f64)
     ));
+}
+
+/// The collections each external design's driver reported in a scenario's cells, beside
+/// the cell's receipt: a pause of its runtime is in its figures, whatever the design.
+fn render_driver_gc(out: &mut Document, rows: &[&RunResult]) {
+    let cells: Vec<String> = rows
+        .iter()
+        .filter_map(|row| {
+            let gc = row.driver_gc?;
+            let param =
+                if row.param.is_empty() { String::new() } else { format!(" {}", row.param) };
+            let receipt = row
+                .interference
+                .as_ref()
+                .map_or("unmeasured".into(), |r| r.validity.name().to_owned());
+            Some(format!(
+                "{}{param}: {} in {:.1} ms (receipt: {receipt})",
+                row.strategy, gc.collections, gc.time_ms
+            ))
+        })
+        .collect();
+    if !cells.is_empty() {
+        out.prose(&format!(
+            "Driver garbage collections over the timed repetitions (external designs, as \
+             their drivers reported them): {}.",
+            cells.join("; ")
+        ));
+    }
 }
 
 /// The per-message cost breakdown of a scenario's cells: what each strategy's machinery did

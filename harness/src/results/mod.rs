@@ -522,6 +522,22 @@ pub struct RunResult {
     /// (`samples.interference` holds each repetition's); absent in older files.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interference: Option<Interference>,
+    /// An external design's runtime collections during the timed repetitions, as its
+    /// driver reported them (`gc` lines); absent for a design run in process, and for a
+    /// driver that reports none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub driver_gc: Option<DriverGc>,
+}
+
+/// The garbage collections an external design's driver reported, summed over the timed
+/// repetitions.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DriverGc {
+    /// Collections.
+    pub collections: u64,
+    /// The time they took, in milliseconds (a JVM's collector beans: its pauses, for G1 on
+    /// Java 17).
+    pub time_ms: f64,
 }
 
 /// Counts of correctness failures seen by the checks.

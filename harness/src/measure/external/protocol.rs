@@ -391,6 +391,9 @@ pub enum OutputLine {
     /// `sent ID COUNT`: a completion-driven repetition sent the first `COUNT` messages of
     /// key `ID` (before its `end`).
     Sent(u64, u64),
+    /// `gc COLLECTIONS NS`: the driver's runtime collected garbage this often, for this
+    /// long, during the repetition (before its `end`; optional).
+    Gc(u64, u64),
     /// `end I LAST_SEND FINISHED`.
     End(RepEnd),
     /// `done`: every repetition was reported.
@@ -415,6 +418,7 @@ impl OutputLine {
                 r.thread
             ),
             Self::Sent(id, count) => writeln!(out, "sent {id} {count}"),
+            Self::Gc(collections, ns) => writeln!(out, "gc {collections} {ns}"),
             Self::End(end) => {
                 writeln!(out, "end {} {} {}", end.rep, end.last_send_ns, end.finished_ns)
             }
@@ -467,6 +471,10 @@ pub fn parse_output_line(line: &str) -> Result<OutputLine, String> {
         "sent" => {
             let n = numbers(2)?;
             OutputLine::Sent(n[0], n[1])
+        }
+        "gc" => {
+            let n = numbers(2)?;
+            OutputLine::Gc(n[0], n[1])
         }
         "end" => {
             let n = numbers(3)?;
@@ -579,6 +587,7 @@ mod tests {
                 thread: 9,
             }),
             OutputLine::Sent(1, 2),
+            OutputLine::Gc(3, 4),
             OutputLine::End(RepEnd { rep: 2, last_send_ns: 10, finished_ns: 11 }),
             OutputLine::Done,
         ];

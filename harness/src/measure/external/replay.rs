@@ -23,6 +23,7 @@ use crate::measure::interference::Probe;
 use crate::measure::recorder::{Clock, Recorder};
 use crate::measure::runner::{recorder_for, Measurement, Sample, ServiceTimes};
 use crate::measure::system::Usage;
+use crate::results::DriverGc;
 use crate::watch::Watch;
 use crate::workload::{Arrivals, Workload};
 
@@ -37,66 +38,32 @@ pub(super) fn measure_session(
     input: &CellInput,
     watch: &Watch,
 ) -> Result<Measurement, String> {
-    let lookup = Lookup::new(workload);
-    let recorder = recorder_for(workload, Clock::start());
-    let peak = ThreadPeak::start(session.pid());
-    let mut samples = Vec::with_capacity(input.repeat);
-    let mut most_threads = 0;
-    let mut peak_in_flight = 0;
-    let mut records = Vec::new();
-    let mut sent = Vec::new();
-    let mut current: Option<(usize, Probe, Option<Usage>)> = None;
+    let mut reading = Reading {
+        workload,
+        input,
+        watch,
+        lookup: Lookup::new(workload),
+        recorder: recorder_for(workload, Clock::start()),
+        peak: ThreadPeak::start(session.pid()),
+        samples: Vec::with_capacity(input.repeat),
+        most_threads: 0,
+        peak_in_flight: 0,
+        records: Vec::new(),
+        sent: Vec::new(),
+        gc: None,
+        current: None,
+    };
     loop {
         let Some(line) = session.next_line()? else {
             return Err(session.why(&format!(
                 "its output ended after line {} without `done` ({} of {} repetitions reported)",
                 session.line_number,
-                samples.len(),
+                reading.samples.len(),
                 input.repeat
             )));
         };
         let at = session.line_number;
-        let step = parse_output_line(&line).and_then(|parsed| match (parsed, &current) {
-            (OutputLine::Warmup(_), None) => Ok(false),
-            (OutputLine::Rep(rep), None) if rep == samples.len() && rep < input.repeat => {
-                peak.reset();
-                current = Some((rep, Probe::start_with(session.pid()), session.usage()));
-                Ok(false)
-            }
-            (OutputLine::Record(record), Some(_)) => {
-                lookup.check(&record)?;
-                records.push(record);
-                watch.advance();
-                Ok(false)
-            }
-            (OutputLine::Sent(id, count), Some(_)) if input.arrivals == "driven" => {
-                if id as usize >= workload.keys {
-                    return Err(format!("`sent` names key {id}, not in the workload"));
-                }
-                sent.push((id, count));
-                Ok(false)
-            }
-            (OutputLine::End(end), Some((rep, _, _))) if end.rep == *rep => {
-                let (_, probe, before) = current.take().expect("matched Some");
-                let usage = session.usage().zip(before).map(|(after, before)| after.since(&before));
-                let rep = Repetition { records: &records, sent: &sent, end, threads: peak.peak() };
-                let (sample, replayed) =
-                    measure_repetition(&recorder, &lookup, workload, rep, probe, usage)?;
-                most_threads = most_threads.max(replayed.handler_threads);
-                peak_in_flight = peak_in_flight.max(replayed.peak_in_flight);
-                samples.push(sample);
-                records.clear();
-                sent.clear();
-                Ok(false)
-            }
-            (OutputLine::Done, None) if samples.len() == input.repeat => Ok(true),
-            (line, _) => {
-                let mut text = String::new();
-                line.write(&mut text);
-                Err(format!("`{}` out of place", text.trim_end()))
-            }
-        });
-        match step {
+        match parse_output_line(&line).and_then(|parsed| reading.step(parsed, session)) {
             Ok(true) => break,
             Ok(false) => {}
             Err(why) => return Err(session.why(&format!("output line {at}: {why}"))),
@@ -108,14 +75,95 @@ pub(super) fn measure_session(
         );
     }
     Ok(Measurement {
-        samples,
-        threads_reported: most_threads,
-        peak_in_flight,
+        samples: reading.samples,
+        threads_reported: reading.most_threads,
+        peak_in_flight: reading.peak_in_flight,
         window_scope: WindowScope::Strategy,
         windows: 1,
         producers: input.producers,
         events: None,
     })
+}
+
+/// A session's output as it is read: the repetitions measured so far and the one open.
+struct Reading<'a> {
+    workload: &'a Workload,
+    input: &'a CellInput,
+    watch: &'a Watch,
+    lookup: Lookup,
+    recorder: Recorder,
+    peak: ThreadPeak,
+    samples: Vec<Sample>,
+    /// The most distinct threads that started a message in one repetition.
+    most_threads: usize,
+    peak_in_flight: usize,
+    /// The open repetition's records, `sent` lines and collections.
+    records: Vec<Record>,
+    sent: Vec<(u64, u64)>,
+    gc: Option<DriverGc>,
+    /// The open repetition: its number, its receipt's start and the driver's usage then.
+    current: Option<(usize, Probe, Option<Usage>)>,
+}
+
+impl Reading<'_> {
+    /// Takes one line of output: `true` at `done`; the error says why it cannot be here.
+    fn step(&mut self, line: OutputLine, session: &Session) -> Result<bool, String> {
+        let open = self.current.as_ref().map(|(rep, _, _)| *rep);
+        match (line, open) {
+            (OutputLine::Warmup(_), None) => {}
+            (OutputLine::Rep(rep), None)
+                if rep == self.samples.len() && rep < self.input.repeat =>
+            {
+                self.peak.reset();
+                self.current = Some((rep, Probe::start_with(session.pid()), session.usage()));
+            }
+            (OutputLine::Record(record), Some(_)) => {
+                self.lookup.check(&record)?;
+                self.records.push(record);
+                self.watch.advance();
+            }
+            (OutputLine::Sent(id, count), Some(_)) if self.input.arrivals == "driven" => {
+                if id as usize >= self.workload.keys {
+                    return Err(format!("`sent` names key {id}, not in the workload"));
+                }
+                self.sent.push((id, count));
+            }
+            (OutputLine::Gc(collections, ns), Some(_)) => {
+                let before = self.gc.unwrap_or_default();
+                let time_ms = before.time_ms + ns as f64 / 1e6;
+                self.gc = Some(DriverGc { collections: before.collections + collections, time_ms });
+            }
+            (OutputLine::End(end), Some(rep)) if end.rep == rep => self.close(end, session)?,
+            (OutputLine::Done, None) if self.samples.len() == self.input.repeat => return Ok(true),
+            (line, _) => {
+                let mut text = String::new();
+                line.write(&mut text);
+                return Err(format!("`{}` out of place", text.trim_end()));
+            }
+        }
+        Ok(false)
+    }
+
+    /// Measures the open repetition, which `end` closes.
+    fn close(&mut self, end: RepEnd, session: &Session) -> Result<(), String> {
+        let (_, probe, before) = self.current.take().expect("a repetition is open");
+        let usage = session.usage().zip(before).map(|(after, before)| after.since(&before));
+        let rep = Repetition {
+            records: &self.records,
+            sent: &self.sent,
+            end,
+            threads: self.peak.peak(),
+            gc: self.gc.take(),
+        };
+        let (sample, replayed) =
+            measure_repetition(&self.recorder, &self.lookup, self.workload, rep, probe, usage)?;
+        self.most_threads = self.most_threads.max(replayed.handler_threads);
+        self.peak_in_flight = self.peak_in_flight.max(replayed.peak_in_flight);
+        self.samples.push(sample);
+        self.records.clear();
+        self.sent.clear();
+        Ok(())
+    }
 }
 
 /// What a driver reported of one repetition.
@@ -126,6 +174,8 @@ struct Repetition<'a> {
     end: RepEnd,
     /// The driver's most threads while it ran.
     threads: usize,
+    /// The collections its runtime reported.
+    gc: Option<DriverGc>,
 }
 
 /// The runner's sample of `rep`, whose receipt `probe` began and whose driver used `usage`,
@@ -153,6 +203,7 @@ fn measure_repetition(
         timer_lateness: Histogram::new(3).expect("valid significant figures"),
         measured_completed: replayed.measured_completed,
         interference: probe.receipt(),
+        driver_gc: rep.gc,
     };
     recorder.reset();
     Ok((sample, replayed))
