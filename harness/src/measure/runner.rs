@@ -1020,19 +1020,7 @@ mod tests {
                 job: Job::Wait { ns: u32::MAX },
             })
             .collect();
-        let workload = Workload {
-            scenario: ScenarioId::Uniform,
-            param: String::new(),
-            messages,
-            keys: 1,
-            troubled: vec![false],
-            arrivals: Arrivals::Closed,
-            window: None,
-            workers: None,
-            driven: None,
-            saga: None,
-            state_bytes: 0,
-        };
+        let workload = Workload::of_messages(ScenarioId::Uniform, messages, 1);
         let watch = Watch::default();
         let (sent, result) = mpsc::channel();
         let cell = watch.clone();

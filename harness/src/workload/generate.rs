@@ -99,6 +99,24 @@ pub struct Workload {
 }
 
 impl Workload {
+    /// A closed-loop workload of `scenario` made of `messages` over aggregate ids
+    /// `0..keys`, and nothing else: the workload a test builds by hand.
+    pub fn of_messages(scenario: ScenarioId, messages: Vec<Message>, keys: usize) -> Self {
+        Self {
+            scenario,
+            param: String::new(),
+            messages,
+            keys,
+            troubled: vec![false; keys],
+            arrivals: Arrivals::Closed,
+            window: None,
+            workers: None,
+            driven: None,
+            saga: None,
+            state_bytes: 0,
+        }
+    }
+
     /// A workload of `spec` with no messages yet.
     fn new(spec: &WorkloadSpec) -> Self {
         Self {

@@ -428,19 +428,7 @@ mod tests {
                 })
             })
             .collect();
-        Workload {
-            scenario: ScenarioId::Uniform,
-            param: String::new(),
-            messages,
-            keys: 2,
-            troubled: vec![false; 2],
-            arrivals: Arrivals::Closed,
-            window: None,
-            workers: None,
-            driven: None,
-            saga: None,
-            state_bytes: 0,
-        }
+        Workload::of_messages(ScenarioId::Uniform, messages, 2)
     }
 
     /// Checks and replays `records` as one repetition ending at `finished_ns`.
