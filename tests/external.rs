@@ -88,7 +88,9 @@ fn the_reference_driver_passes_the_checker_on_every_arrival_kind() {
     // The pipeline is not run, and says why.
     let said = std::fs::read_to_string(out.join("summary.md")).unwrap();
     assert!(
-        said.contains("`ref` on `pipeline-crash`: an external design runs the measured scenarios"),
+        said.contains(
+            "`ref` on `pipeline-crash`: an external executor runs the measured scenarios"
+        ),
         "{said}"
     );
     // The gate judges it by its descriptor, but not its threads by a shared pool's count:

@@ -195,6 +195,7 @@ fn run(strategy: StrategyId, fault: Fault) -> Result<(), String> {
             "src/bin/keyed-bench-driver.rs".into(),
             "harness/src/measure/external/protocol.rs".into(),
         ],
+        consumes: None,
     };
     let mut out = BufWriter::new(std::io::stdout().lock());
     out.write_all(hello.lines().as_bytes())

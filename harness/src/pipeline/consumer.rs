@@ -336,8 +336,14 @@ impl DeliveryTally {
         }
     }
 
+    /// Counts a delivery of `record` from the log to a handler (a consumer in another
+    /// process reports its deliveries; this process's consumer counts its own).
+    pub fn delivered(&self, record: &Record) {
+        Self::count(&self.deliveries, record.partition, record.offset);
+    }
+
     /// Counts an application of `record`, `at_ns` after the pipeline's epoch.
-    fn applied(&self, record: &Record, at_ns: u64) {
+    pub fn applied(&self, record: &Record, at_ns: u64) {
         Self::count(&self.applications, record.partition, record.offset);
         if let Some(first) = Self::slot(&self.first_applied, record.partition, record.offset) {
             let _ = first.compare_exchange(0, at_ns + 1, Ordering::Relaxed, Ordering::Relaxed);
@@ -492,6 +498,10 @@ pub enum ConsumerError {
     /// The pipeline's watch was cancelled (by the watchdog that supervises its cell).
     #[error("the cell was cancelled")]
     Cancelled,
+    /// A consumer driver (docs/external.md, "Consumers") failed or wrote what cannot be
+    /// true: the reason, with its last words.
+    #[error("{0}")]
+    External(String),
 }
 
 /// What a settled attempt does to the business state.

@@ -109,8 +109,8 @@ pub use metadata::{decode_metadata, MetadataError, TAG_BITSET, TAG_RUN_LENGTH};
 pub use projection::{fold_digest, replay_digest, Applied, Projection, INITIAL_DIGEST, SHARDS};
 pub use retry::{RetryConfig, RetryTopic};
 pub use scenario::{
-    run_crash, run_scenario, run_scenario_where, Bench, PipelineError, PipelinePlan, Wanted,
-    DEFAULT_KAFKA_TIMEOUT,
+    policy_param, run_crash, run_scenario, run_scenario_where, Bench, PipelineError, PipelinePlan,
+    Wanted, DEFAULT_KAFKA_TIMEOUT,
 };
 pub use transport::{
     Backend, BrokerFault, ClientSetting, Cluster, Commit, Embedded, EmbeddedMember,

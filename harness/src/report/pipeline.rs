@@ -4,7 +4,9 @@
 use crate::report::document::Document;
 use crate::report::format::{format_ns, format_rate};
 use crate::report::table::{Cell, Style, Table};
+use crate::results::designs::runs_elsewhere;
 use crate::results::{PipelineRun, TransportMeta};
+use strategies::Design;
 
 /// Appends one section per pipeline scenario in `runs` to `out`.
 pub fn render_pipelines(out: &mut Document, runs: &[PipelineRun]) {
@@ -54,8 +56,9 @@ fn crash(out: &mut Document, rows: &[&PipelineRun]) {
         "{} records over {} keys in {} partitions; the consumer dies right after the first \
          commit that follows its {}th completion (no final commit, the executor \
          force-closed) and a new one resumes from the commits. *lost*: records never \
-         applied; *redelivered*: records delivered twice; *commit lag*: records completed \
-         above the committed offsets at each commit (p50 / p99 / max); *freeze*: the \
+         applied; *redelivered*: records delivered twice; *keys reordered*: keys with a \
+         record that reached the projection before a predecessor; *commit lag*: records \
+         completed above the committed offsets at each commit (p50 / p99 / max); *freeze*: the \
          longest time a partition's committed offset stood still while its records \
          completed; *state*: the version-aware projection's final state against a \
          sequential replay, then the naive projection's (no version check), with its \
@@ -65,8 +68,19 @@ fn crash(out: &mut Document, rows: &[&PipelineRun]) {
         first.partitions,
         first.crash_after.unwrap_or(0)
     ));
+    let outside = rows.iter().filter_map(|run| Design::find(&run.strategy));
+    if outside.filter(|&design| runs_elsewhere(design)).count() > 0 {
+        out.prose(
+            "A consumer driver (external) runs its own consumer and commits in its own \
+             process: that process is killed (SIGKILL) once it has applied that many records, \
+             and a new one joins the group and resumes from its commits; its commit lag is \
+             read from the group's commits every commit interval, and its records/s count \
+             from each process's hello to its end, the wait for the group to give up on the \
+             killed member included.",
+        );
+    }
     let mut table = Table::of(
-        "policy|strategy|>records/s|>lost|>redelivered|>commit lag|>freeze|\
+        "policy|strategy|>records/s|>lost|>redelivered|>keys reordered|>commit lag|>freeze|\
          >metadata max|state|naive state (double applies)",
     );
     for run in rows {
@@ -76,6 +90,7 @@ fn crash(out: &mut Document, rows: &[&PipelineRun]) {
             Cell::plain(format_rate(run.throughput_per_s)),
             Cell::plain(run.lost.to_string()),
             Cell::plain(run.redelivered.to_string()),
+            Cell::plain(run.projection.keys_reordered.to_string()),
             Cell::plain(format!(
                 "{} / {} / {}",
                 run.commit_lag.p50, run.commit_lag.p99, run.commit_lag.max

@@ -206,6 +206,29 @@ pub fn transport_skip_reason(
     )
 }
 
+/// Why consumer driver `strategy` has no cell of a pipeline scenario at `param` under
+/// `config`, if it is one and has none: it reads a Kafka cluster, and it commits by its own
+/// code, whose policy (its hello's `consumes`) is the one row its cell sits in.
+fn consumer_skip_reason(param: &str, strategy: Design, config: &RunConfig) -> Option<&'static str> {
+    let policy = crate::measure::external::consumer_policy(strategy)?;
+    if config.transport != TransportKind::Kafka || config.kafka.is_mock() {
+        return Some(
+            "a consumer driver reads a topic on a Kafka cluster: --transport kafka \
+             --bootstrap-servers",
+        );
+    }
+    if config.kafka.group_protocol != crate::pipeline::GroupProtocol::Classic {
+        return Some(
+            "a consumer driver joins its group with the classic protocol, and the suite's \
+             consumers beside it must too: --group-protocol classic",
+        );
+    }
+    (param != crate::pipeline::policy_param(policy)).then_some(
+        "a consumer driver commits by its own code, by the one policy its hello names: its \
+         cell is in that policy's row",
+    )
+}
+
 /// Every cell `config` runs, in the order the suite runs them, with their costs.
 /// `saturation_per_s` sets the open-loop rates of the estimate; without it they assume the
 /// reference run's saturation per worker ([`REFERENCE_SATURATION_PER_WORKER`]).
@@ -310,7 +333,8 @@ fn plan_pipeline_point(plan: &mut Plan) {
             cells.iter().flat_map(|cell| contenders.iter().map(move |&strategy| (cell, strategy))),
         );
     for ((param, stages), strategy) in order {
-        let skipped = skip_reason(scenario, strategy);
+        let skipped = skip_reason(scenario, strategy)
+            .or_else(|| consumer_skip_reason(param, strategy, config));
         let runs = skipped.is_none();
         let base_s = waits.cell_s(stages, pipeline_executor(config, strategy), PIPELINE_RECORD_S);
         plan.cells.push(Cell {

@@ -310,6 +310,13 @@ impl<'s> Supervisor<'s> {
                     let failed = failure(&cells.cells[index], cells.unit, &job, timeout);
                     Ending::Stalled(index, FailedCell { reason, ..failed })
                 }
+                Err(SuiteError::Pipeline(error)) if error.external_failure().is_some() => {
+                    // As a driver's failed cell above: the next cell starts its own driver.
+                    let index = job.watching.index;
+                    let timeout = (cells.timeout)(index);
+                    let failed = failure(&cells.cells[index], cells.unit, &job, timeout);
+                    Ending::Stalled(index, FailedCell { reason: error.to_string(), ..failed })
+                }
                 Err(SuiteError::Pipeline(error)) if error.broker_failure().is_some() => {
                     let index = job.watching.index;
                     let timeout = (cells.timeout)(index);

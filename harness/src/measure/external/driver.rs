@@ -44,6 +44,8 @@ pub struct Session {
     /// Whether its standard error reached its end (all its last words are in).
     stderr_ended: Arc<AtomicBool>,
     writer: Option<JoinHandle<()>>,
+    /// More lines for its standard input (a consumer's `stop`); dropped, the input ends.
+    input: Option<mpsc::Sender<String>>,
     /// The output line number of the last line read (for error messages).
     pub line_number: usize,
     /// Whether its output ended.
@@ -78,8 +80,39 @@ impl Session {
         // fails the cell with its last words, before the watchdog stops the cell without them.
         let silence = watch.stall().mul_f64(0.75);
         let mut session = Self::spawn(command, input, watch, silence)?;
+        session.input = None; // the cell is all it is sent: its input ends after it
         session.hello()?;
         Ok(session)
+    }
+
+    /// Starts `command` as a consumer driver (module `consume`), reads its hello and sends
+    /// it `consume`; its input stays open for [`Session::send`].
+    pub fn start_consumer(
+        command: &str,
+        consume: &super::consume::ConsumeInput,
+        watch: &Watch,
+    ) -> Result<Self, String> {
+        let mut input = format!("{HEADER}\n");
+        consume.write(&mut input);
+        let silence = watch.stall().mul_f64(0.75);
+        let mut session = Self::spawn(command, input, watch, silence)?;
+        session.hello()?;
+        Ok(session)
+    }
+
+    /// Sends `line` to its standard input, after what was sent before.
+    pub fn send(&self, line: &str) {
+        if let Some(input) = &self.input {
+            // A driver that exited closed the pipe: its output says why.
+            let _ = input.send(format!("{line}\n"));
+        }
+    }
+
+    /// Kills it at once (SIGKILL to its process group: a crash, nothing of it runs on) and
+    /// reaps it; what it wrote before stays to be read.
+    pub fn kill(&mut self) {
+        self.input = None;
+        kill_group(&mut self.child);
     }
 
     fn spawn(
@@ -115,10 +148,14 @@ impl Session {
         });
         let (sender, lines) = mpsc::channel();
         std::thread::spawn(move || read_lines(stdout, &sender));
+        let (more, later) = mpsc::channel::<String>();
         let writer = std::thread::spawn(move || {
             let mut stdin = stdin;
             // A driver that exits early closes the pipe: its output says why.
-            let _ = stdin.write_all(input.as_bytes()).and_then(|()| stdin.flush());
+            let mut written = stdin.write_all(input.as_bytes()).and_then(|()| stdin.flush());
+            while let (Ok(()), Ok(line)) = (&written, later.recv()) {
+                written = stdin.write_all(line.as_bytes()).and_then(|()| stdin.flush());
+            }
         });
         Ok(Self {
             child,
@@ -126,6 +163,7 @@ impl Session {
             stderr,
             stderr_ended,
             writer: Some(writer),
+            input: Some(more),
             line_number: 0,
             ended: false,
             silence,
@@ -156,8 +194,14 @@ impl Session {
     /// The next line of its output, `None` at its end; an error after a silence longer
     /// than allowed, a read error, an over-long line, or a cancelled watch.
     pub fn next_line(&mut self) -> Result<Option<String>, String> {
+        self.next_line_within(Duration::MAX).map(Option::flatten)
+    }
+
+    /// As [`Session::next_line`], but `Ok(None)` once it wrote nothing for `quiet` (if that
+    /// is shorter than its silence limit); `Ok(Some(None))` at its output's end.
+    pub fn next_line_within(&mut self, quiet: Duration) -> Result<Option<Option<String>>, String> {
         if self.ended {
-            return Ok(None);
+            return Ok(Some(None));
         }
         let silent_since = Instant::now();
         loop {
@@ -167,7 +211,12 @@ impl Session {
             let output = match self.lines.recv_timeout(POLL) {
                 Ok(output) => output,
                 Err(RecvTimeoutError::Disconnected) => Output::End(None),
-                Err(RecvTimeoutError::Timeout) if silent_since.elapsed() < self.silence => continue,
+                Err(RecvTimeoutError::Timeout)
+                    if silent_since.elapsed() < quiet.min(self.silence) =>
+                {
+                    continue
+                }
+                Err(RecvTimeoutError::Timeout) if quiet < self.silence => return Ok(None),
                 Err(RecvTimeoutError::Timeout) => {
                     let silence = self.silence.as_secs_f64();
                     let at = self.line_number;
@@ -180,11 +229,11 @@ impl Session {
                 Output::Line(line) => {
                     self.line_number += 1;
                     self.watch.beat();
-                    Ok(Some(line))
+                    Ok(Some(Some(line)))
                 }
                 Output::End(None) => {
                     self.ended = true;
-                    Ok(None)
+                    Ok(Some(None))
                 }
                 Output::End(Some(why)) => {
                     self.ended = true;
@@ -196,6 +245,7 @@ impl Session {
 
     /// Closes its standard input (a `describe` session: no cell follows).
     fn close_input(&mut self) {
+        self.input = None;
         if let Some(writer) = self.writer.take() {
             let _ = writer.join();
         }
@@ -249,6 +299,7 @@ impl Session {
     /// Waits for it to exit after its output ended: an error where it did not exit within
     /// [`EXIT_WAIT`] (it is killed) or exited with a failure.
     pub fn finish(mut self) -> Result<(), String> {
+        self.input = None;
         let deadline = Instant::now() + EXIT_WAIT;
         let ended = loop {
             match self.child.try_wait() {
@@ -282,13 +333,18 @@ impl Session {
 
 impl Drop for Session {
     fn drop(&mut self) {
-        if let Ok(group) = libc::pid_t::try_from(self.child.id()) {
-            // SAFETY: `kill` has no memory preconditions; the group is the driver's own (it
-            // was started as the leader of a new group), so nothing else is signalled.
-            unsafe { libc::kill(-group, libc::SIGKILL) };
-        }
-        let _ = self.child.wait();
+        kill_group(&mut self.child);
     }
+}
+
+/// Kills `child`'s process group and reaps it.
+fn kill_group(child: &mut Child) {
+    if let Ok(group) = libc::pid_t::try_from(child.id()) {
+        // SAFETY: `kill` has no memory preconditions; the group is the driver's own (it was
+        // started as the leader of a new group), so nothing else is signalled.
+        unsafe { libc::kill(-group, libc::SIGKILL) };
+    }
+    let _ = child.wait();
 }
 
 /// Reads `stdout` line by line into `sender` until its end.

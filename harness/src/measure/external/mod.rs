@@ -14,6 +14,7 @@
 //!
 //! [`Sample`]: super::runner::Sample
 
+pub mod consume;
 mod driver;
 pub mod protocol;
 mod replay;
@@ -24,7 +25,7 @@ use std::sync::{Arc, PoisonError, RwLock};
 use sha2::{Digest, Sha256};
 use strategies::{Descriptor, Design, Family, StrategyConfig, Threads};
 
-pub use driver::describe;
+pub use driver::{describe, Session};
 use protocol::{CellInput, Hello};
 
 use super::runner::{Measurement, Repetitions, RunError};
@@ -118,6 +119,12 @@ pub fn find(design: Design) -> Option<Arc<External>> {
     design.is_external().then(|| find_named(design.as_str())).flatten()
 }
 
+/// The commit policy external design `design`'s own commits follow, if its driver is a
+/// consumer (its hello's `consumes`).
+pub fn consumer_policy(design: Design) -> Option<crate::results::CommitPolicy> {
+    find(design)?.hello.consumes.as_ref().map(|consumes| consumes.policy)
+}
+
 /// The record of external design `id`, if this process registered one.
 pub fn record_of(id: &str) -> Option<ExternalRecord> {
     find_named(id).map(|external| external.record.clone())
@@ -164,16 +171,27 @@ fn collect_files(path: &Path, files: &mut Vec<std::path::PathBuf>) -> std::io::R
 }
 
 /// Why external design `strategy` does not run `scenario`, if it does not: its driver
-/// runs no such arrivals, or the scenario is a pipeline (a consumer of a log, which the
-/// protocol does not carry).
+/// runs no such arrivals, or the scenario is a pipeline other than pipeline-crash (which
+/// only a consumer driver runs).
 pub fn skip_reason(scenario: ScenarioId, strategy: Design) -> Option<&'static str> {
     let external = find(strategy)?;
+    let consumer = external.hello.consumes.is_some();
     let Some(generator) = scenario.generator() else {
-        return Some(
-            "an external design runs the measured scenarios; a pipeline consumes a log, which \
-             the external-design protocol does not carry",
-        );
+        return match (consumer, scenario.consumer_driver()) {
+            (true, true) => None,
+            (true, false) => Some(
+                "a consumer driver runs pipeline-crash: the protocol carries one consumer's \
+                 crash and restart, not a group, a retry topic or a producer",
+            ),
+            (false, _) => Some(
+                "an external executor runs the measured scenarios; a pipeline consumes a log, \
+                 which only a consumer driver (`consumes` in its hello) does",
+            ),
+        };
     };
+    if consumer && external.hello.arrivals.is_empty() {
+        return Some("its driver is a consumer of a log: it runs pipeline-crash alone");
+    }
     let (kind, reason) = match generator.arrivals {
         Arrivals::Closed => ("closed", "its driver does not run closed-loop arrivals"),
         Arrivals::Paced => ("paced", "its driver does not run paced arrivals"),

@@ -42,7 +42,23 @@ pub struct Hello {
     /// Files or folders, relative to the working directory, whose contents are its source
     /// (`source a b ...`): the harness hashes them.
     pub sources: Vec<String>,
+    /// The log it consumes as a pipeline consumer and the commit policy its own code
+    /// follows (`consumes kafka contiguous+metadata`), if it is one (module `consume`).
+    pub consumes: Option<Consumes>,
 }
+
+/// What a consumer driver's hello says it consumes: a broker's kind and the commit policy
+/// its own commits follow, whose row of pipeline-crash its cell sits in.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Consumes {
+    /// The broker it reads (`kafka`, of [`CONSUMES`]).
+    pub broker: String,
+    /// The commit policy its commits follow.
+    pub policy: crate::results::CommitPolicy,
+}
+
+/// The brokers a consumer driver may read.
+pub const CONSUMES: [&str; 1] = ["kafka"];
 
 impl Hello {
     /// The hello's lines, as a driver writes them (ending with `ready`).
@@ -54,6 +70,9 @@ impl Hello {
         let _ = writeln!(out, "ordered {}", self.ordered);
         let _ = writeln!(out, "threads {}", self.threads);
         let _ = writeln!(out, "arrivals {}", self.arrivals.join(" "));
+        if let Some(consumes) = &self.consumes {
+            let _ = writeln!(out, "consumes {} {}", consumes.broker, consumes.policy.as_str());
+        }
         let _ = writeln!(out, "producers {}", self.producers);
         let _ = writeln!(out, "wait {}", self.wait);
         let _ = writeln!(out, "source {}", self.sources.join(" "));
@@ -95,6 +114,7 @@ impl Hello {
                 }
                 "wait" => hello.wait = rest.to_owned(),
                 "source" => hello.sources = rest.split_whitespace().map(str::to_owned).collect(),
+                "consumes" => hello.consumes = Some(parse_consumes(rest).map_err(at)?),
                 _ => return Err(at(format!("unknown line `{}`", clip(line)))),
             }
             seen.push(word);
@@ -112,8 +132,10 @@ impl Hello {
                 return Err(format!("the hello's `{word}` is empty"));
             }
         }
-        if hello.arrivals.is_empty() {
-            return Err("the hello's `arrivals` names no arrival kind".into());
+        if hello.arrivals.is_empty() && hello.consumes.is_none() {
+            return Err(
+                "the hello's `arrivals` names no arrival kind, and it consumes no log".into()
+            );
         }
         if hello.sources.is_empty() {
             return Err("the hello's `source` names no file".into());
@@ -125,6 +147,21 @@ impl Hello {
     pub fn runs(&self, kind: &str) -> bool {
         self.arrivals.iter().any(|arrival| arrival == kind)
     }
+}
+
+/// A hello's `consumes BROKER POLICY`.
+fn parse_consumes(rest: &str) -> Result<Consumes, String> {
+    let usage =
+        || format!("`consumes {rest}`: a broker ({}) and a commit policy", CONSUMES.join(", "));
+    let mut words = rest.split(' ');
+    let (Some(broker), Some(policy), None) = (words.next(), words.next(), words.next()) else {
+        return Err(usage());
+    };
+    if !CONSUMES.contains(&broker) {
+        return Err(usage());
+    }
+    let policy = policy.parse().map_err(|error| format!("`consumes {rest}`: {error}"))?;
+    Ok(Consumes { broker: broker.to_owned(), policy })
 }
 
 /// The arrival kinds a hello's `arrivals` line names, each of [`ARRIVALS`].
@@ -436,21 +473,25 @@ pub fn clip(text: &str) -> String {
     clipped.escape_debug().to_string()
 }
 
+/// The `count` numbers after the keyword of `line` (split into `words`); the error says
+/// why they are not.
+pub(super) fn numbers_after(line: &str, words: &[&str], count: usize) -> Result<Vec<u64>, String> {
+    if words.len() != count + 1 {
+        return Err(format!("`{}` takes {count} numbers: `{}`", clip(words[0]), clip(line)));
+    }
+    words[1..]
+        .iter()
+        .map(|word| {
+            word.parse::<u64>()
+                .map_err(|_| format!("`{}` is not a number: `{}`", clip(word), clip(line)))
+        })
+        .collect()
+}
+
 /// Reads one line of a driver's output after its hello; the error says why it is not one.
 pub fn parse_output_line(line: &str) -> Result<OutputLine, String> {
     let words: Vec<&str> = line.split(' ').collect();
-    let numbers = |count: usize| -> Result<Vec<u64>, String> {
-        if words.len() != count + 1 {
-            return Err(format!("`{}` takes {count} numbers: `{}`", words[0], clip(line)));
-        }
-        words[1..]
-            .iter()
-            .map(|word| {
-                word.parse::<u64>()
-                    .map_err(|_| format!("`{}` is not a number: `{}`", clip(word), clip(line)))
-            })
-            .collect()
-    };
+    let numbers = |count: usize| numbers_after(line, &words, count);
     let index = |n: u64| usize::try_from(n).map_err(|_| format!("{n} is too large"));
     Ok(match words[0] {
         "warmup" => OutputLine::Warmup(numbers(1)?[0]),
@@ -554,6 +595,7 @@ mod tests {
             producers: 4,
             wait: "a timer thread".into(),
             sources: vec!["src/a.rs".into()],
+            consumes: None,
         };
         let text = hello.lines();
         let lines: Vec<String> = text.lines().map(str::to_owned).collect();
@@ -571,6 +613,44 @@ mod tests {
         let mut odd = body.to_vec();
         odd[5] = "arrivals closed telepathy".into();
         assert!(Hello::parse(&odd).unwrap_err().contains("unknown arrival kind `telepathy`"));
+    }
+
+    #[test]
+    fn a_consumer_hello_names_its_broker_and_policy_and_may_run_no_arrivals() {
+        let consumer = Hello {
+            arrivals: Vec::new(),
+            consumes: Some(Consumes {
+                broker: "kafka".into(),
+                policy: crate::results::CommitPolicy::ContiguousMetadata,
+            }),
+            name: "a consumer".into(),
+            version: "1".into(),
+            family: "mailboxes".into(),
+            ordered: true,
+            threads: "shared-pool".into(),
+            producers: 1,
+            wait: "none".into(),
+            sources: vec!["src/a.rs".into()],
+        };
+        let text = consumer.lines();
+        assert!(text.contains("\nconsumes kafka contiguous+metadata\n"), "{text}");
+        let lines: Vec<String> = text.lines().map(str::to_owned).collect();
+        let body = &lines[1..lines.len() - 1];
+        assert_eq!(Hello::parse(body), Ok(consumer));
+        for (line, why) in [
+            ("consumes kafka", "a broker (kafka) and a commit policy"),
+            ("consumes pulsar contiguous", "a broker (kafka) and a commit policy"),
+            ("consumes kafka sometimes", "unknown commit policy"),
+        ] {
+            let mut bad = body.to_vec();
+            let at = bad.iter().position(|l| l.starts_with("consumes")).expect("its line");
+            bad[at] = line.into();
+            let error = Hello::parse(&bad).unwrap_err();
+            assert!(error.contains(why), "{line}: {error}");
+        }
+        let neither: Vec<String> =
+            body.iter().filter(|l| !l.starts_with("consumes")).cloned().collect();
+        assert!(Hello::parse(&neither).unwrap_err().contains("it consumes no log"));
     }
 
     #[test]

@@ -8,6 +8,9 @@
 //!    and consumes to the end.
 //! 5. Measured: what every pipeline cell measures (module `scenario`); lost and
 //!    redelivered are the crash's.
+//!
+//! A consumer driver's cell (module `outside`) runs the same log in another process, which
+//! is killed at the crash point and started again.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -19,11 +22,11 @@ use super::summarize;
 use super::{backlog, consumer_config, events, last_versions, open, run_cells, slow_treat};
 use super::{Bench, PipelineError, Stage, Waits, Wanted};
 use crate::measure::timer::Timer;
-use crate::pipeline::consumer::{run_incarnation, ConsumerError, Incarnation, Stop};
+use crate::pipeline::consumer::{run_incarnation, ConsumerError, Incarnation, Pipeline, Stop};
 use crate::pipeline::log::Topic;
 use crate::pipeline::retry::RetryConfig;
 use crate::pipeline::transport::{Backend, Embedded, MemberId, Transport};
-use crate::results::{CommitPolicy, PipelineRun};
+use crate::results::{CommitPolicy, IncarnationReport, PipelineRun};
 use crate::workload::{ScenarioId, Sizes};
 
 /// How long a crashing consumer waits for its crash point once the log is consumed before
@@ -86,7 +89,13 @@ pub(super) fn run<B: Backend>(
     let name = super::policy_param;
     let id = ScenarioId::PipelineCrash;
     run_cells(id, policies, strategies, wanted, each, name, |policy, param, s| {
-        crash_cell(bench, backend, &topic, &expected, s, policy, param)
+        match crate::measure::external::find(s) {
+            // A consumer driver (its cell is planned in the row of the policy it follows).
+            Some(external) => super::outside::crash_cell(
+                bench, backend, &topic, &expected, &external, policy, param,
+            ),
+            None => crash_cell(bench, backend, &topic, &expected, s, policy, param),
+        }
     })
 }
 
@@ -115,20 +124,24 @@ fn crash_cell<B: Backend>(
             Incarnation::new(strategy, strategy_config, config, Arc::clone(&treat), stop);
         incarnations.push(run_incarnation(&pipeline, &member, incarnation)?);
     }
+    Ok(crash_run(sizes, &pipeline, expected, (strategy, policy, param), incarnations))
+}
+
+/// A crash cell's result from its incarnations (the crashed one, then the one that
+/// resumed), whatever ran them: this process's consumer or a consumer driver's.
+pub(super) fn crash_run(
+    sizes: &Sizes,
+    pipeline: &Pipeline,
+    expected: &BTreeMap<u64, u64>,
+    (strategy, policy, param): (Design, CommitPolicy, String),
+    incarnations: Vec<IncarnationReport>,
+) -> PipelineRun {
     let elapsed_s = incarnations.iter().map(|report| report.elapsed_s).sum();
-    let mut run = summarize(
-        ScenarioId::PipelineCrash,
-        param,
-        strategy,
-        policy,
-        sizes,
-        &pipeline,
-        expected,
-        incarnations,
-        elapsed_s,
-    );
+    let id = ScenarioId::PipelineCrash;
+    let mut run =
+        summarize(id, param, strategy, policy, sizes, pipeline, expected, incarnations, elapsed_s);
     run.crash_after = Some(sizes.crash_after as u64);
-    Ok(run)
+    run
 }
 
 #[cfg(test)]

@@ -33,6 +33,7 @@
 pub mod crash;
 pub mod expand;
 pub mod forever;
+mod outside;
 pub mod rebalance;
 pub mod reorder;
 pub mod retry;
@@ -103,6 +104,15 @@ pub enum PipelineError {
 }
 
 impl PipelineError {
+    /// A consumer driver's failure, in its words: it fails its own cell, and the run goes
+    /// on with a fresh driver.
+    pub fn external_failure(&self) -> Option<&str> {
+        match self {
+            Self::Consumer { source: ConsumerError::External(words), .. } => Some(words),
+            _ => None,
+        }
+    }
+
     /// The broker's failure, in its words, where the broker failed or stopped answering (a
     /// failure that ends the run: the cells after it would meet the same broker).
     pub fn broker_failure(&self) -> Option<&str> {
@@ -191,7 +201,7 @@ impl PipelinePlan {
 }
 
 /// The `param` of a cell per commit policy (`pipeline-crash`, `pipeline-rebalance`).
-fn policy_param(policy: CommitPolicy) -> String {
+pub fn policy_param(policy: CommitPolicy) -> String {
     format!("policy={policy}")
 }
 

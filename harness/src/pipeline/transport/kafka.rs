@@ -69,8 +69,8 @@ use rdkafka::{ClientConfig, ClientContext, Message, Offset, TopicPartitionList};
 
 use super::options::{ClientSetting, CommitObserver, GroupProtocol, KafkaOptions, TopicAdmin};
 use super::{
-    Backend, BrokerFault, ClientCounts, Commit, Member, MemberId, RebalanceListener, SideTopics,
-    Transport, TransportError,
+    Backend, BrokerFault, ClientCounts, Commit, Endpoint, Member, MemberId, RebalanceListener,
+    SideTopics, Transport, TransportError,
 };
 use crate::pipeline::commit::DEFAULT_METADATA_LIMIT_BYTES;
 use crate::pipeline::log::{self, LogError, Record, Topic};
@@ -565,6 +565,9 @@ pub struct KafkaTransport {
     counts: Arc<ClientCounts>,
     /// Set once a request of the cell found no broker.
     gone: Arc<Gone>,
+    /// A client outside the group that reads its commits ([`Transport::group_commits`]),
+    /// made at the first read.
+    reader: Mutex<Option<BaseConsumer>>,
 }
 
 impl fmt::Debug for KafkaTransport {
@@ -633,6 +636,7 @@ impl Backend for Kafka {
             made,
             counts,
             gone,
+            reader: Mutex::new(None),
         };
         transport.produce(log, epoch)?;
         let mock = self.options.is_mock();
@@ -933,6 +937,62 @@ impl Transport for KafkaTransport {
     fn client_counts(&self) -> Option<Arc<ClientCounts>> {
         self.settings.watched.then(|| Arc::clone(&self.counts))
     }
+
+    fn endpoint(&self) -> Option<Endpoint> {
+        self.made.as_ref()?;
+        Some(Endpoint {
+            bootstrap: self.bootstrap.clone(),
+            topic: self.topic.clone(),
+            group: self.group_id.clone(),
+            session_timeout_ms: session_timeout_ms(&self.options),
+        })
+    }
+
+    fn group_commits(&self) -> Result<Vec<Option<Commit>>, TransportError> {
+        self.gone.check()?;
+        let mut reader = self.reader.lock();
+        if reader.is_none() {
+            // A client that never subscribes joins no group: its offset fetch reads the
+            // group's commits and moves nothing.
+            let mut config = with_user_settings(&self.options);
+            let client = config
+                .set("bootstrap.servers", &self.bootstrap)
+                .set("group.id", &self.group_id)
+                .set("enable.auto.commit", "false")
+                .create::<BaseConsumer>()
+                .map_err(|error| broker(format!("cannot create the commit reader: {error}")))?;
+            *reader = Some(client);
+        }
+        let client = reader.as_ref().expect("made above");
+        let mut list = TopicPartitionList::with_capacity(self.partitions as usize);
+        for partition in 0..self.partitions {
+            list.add_partition(&self.topic, partition as i32);
+        }
+        let committed = client
+            .committed_offsets(list, self.settings.timeout)
+            .map_err(|error| broker(format!("cannot read the group's commits: {error}")))?;
+        Ok((0..self.partitions)
+            .map(|partition| {
+                let elem = committed.find_partition(&self.topic, partition as i32)?;
+                match elem.offset() {
+                    Offset::Offset(offset) => Some(Commit {
+                        offset: u64::try_from(offset).unwrap_or(0),
+                        metadata: elem.metadata().to_owned(),
+                    }),
+                    _ => None,
+                }
+            })
+            .collect())
+    }
+}
+
+/// The session timeout a classic member joins a cluster with: `-X session.timeout.ms` if
+/// given, else [`CLUSTER_SESSION_TIMEOUT_MS`].
+fn session_timeout_ms(options: &KafkaOptions) -> u64 {
+    let given = options.client.iter().rev().find(|setting| setting.key == "session.timeout.ms");
+    given
+        .and_then(|setting| setting.value.parse().ok())
+        .unwrap_or(CLUSTER_SESSION_TIMEOUT_MS as u64)
 }
 
 /// A change of assignment the broker made, queued by the rebalance callback.

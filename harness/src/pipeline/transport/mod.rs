@@ -281,6 +281,31 @@ pub trait Transport: Send + Sync {
     fn client_counts(&self) -> Option<Arc<ClientCounts>> {
         None
     }
+
+    /// Where a consumer in another process finds the log: on a cluster only (the embedded
+    /// log and the mock live in this process).
+    fn endpoint(&self) -> Option<Endpoint> {
+        None
+    }
+
+    /// The group's commit of every partition, read from outside the group (joining it
+    /// would move its partitions): what a consumer in another process committed.
+    fn group_commits(&self) -> Result<Vec<Option<Commit>>, TransportError> {
+        Err(TransportError::Broker("this log has no group to read from outside".into()))
+    }
+}
+
+/// A cell's log on a cluster, as a consumer in another process joins it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Endpoint {
+    /// The cluster's bootstrap servers.
+    pub bootstrap: String,
+    /// The log's topic.
+    pub topic: String,
+    /// The cell's consumer group.
+    pub group: String,
+    /// The session timeout the suite's own consumers join with, in milliseconds.
+    pub session_timeout_ms: u64,
 }
 
 /// What a cell's broker clients saw of the cluster, counted as they run and read when the

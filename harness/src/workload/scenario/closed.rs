@@ -28,6 +28,7 @@ pub(super) const UNIFORM: ScenarioSpec = ScenarioSpec {
     isolation: None,
     grows_partitions: false,
     resubmits: false,
+    consumer_driver: false,
 };
 
 /// Hot keys: Zipf-distributed keys.

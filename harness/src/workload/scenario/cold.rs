@@ -39,6 +39,7 @@ pub(super) const COLD_COMMAND: ScenarioSpec = ScenarioSpec {
     isolation: None,
     grows_partitions: false,
     resubmits: false,
+    consumer_driver: false,
 };
 
 /// Cold commands one sender may send in a cell: more than any strategy here handles in

@@ -44,6 +44,7 @@ pub(super) const HOT_KEY: ScenarioSpec = ScenarioSpec {
     isolation: TWICE_UNSTRESSED,
     grows_partitions: false,
     resubmits: false,
+    consumer_driver: false,
 };
 
 /// A stressor's two workloads over `keys` keys: its unstressed twin, then `stress=on`. Key 0
@@ -130,6 +131,7 @@ pub(super) const SAGA: ScenarioSpec = ScenarioSpec {
     isolation: TWICE_UNSTRESSED,
     grows_partitions: false,
     resubmits: true,
+    consumer_driver: false,
 };
 
 /// The groups saga's bystanders are picked for: a bystander's hash agrees with the saga

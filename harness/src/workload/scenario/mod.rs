@@ -66,6 +66,9 @@ pub struct ScenarioSpec {
     /// Whether a handler submits into its own executor (a saga's re-entrant chain): an
     /// external design whose driver runs no such chain skips it.
     pub resubmits: bool,
+    /// Whether a consumer driver in another process (docs/external.md, "Consumers") runs
+    /// it: one consumer killed and restarted, with its own commits.
+    pub consumer_driver: bool,
 }
 
 /// The param of a stressor scenario's unstressed twin: the same bystanders at the same
@@ -273,6 +276,11 @@ impl ScenarioId {
     /// Whether a handler submits into its own executor (a saga's re-entrant chain).
     pub const fn resubmits(self) -> bool {
         self.spec().resubmits
+    }
+
+    /// Whether a consumer driver runs it ([`ScenarioSpec::consumer_driver`]).
+    pub const fn consumer_driver(self) -> bool {
+        self.spec().consumer_driver
     }
 
     /// Whether it adds partitions to the log mid-run ([`ScenarioSpec::grows_partitions`]).

@@ -35,6 +35,7 @@ pub(super) const CONFLICT_BACKOFF: ScenarioSpec = ScenarioSpec {
     isolation: TWICE_UNSTRESSED,
     grows_partitions: false,
     resubmits: false,
+    consumer_driver: false,
 };
 
 /// The cost of no stealing.
@@ -53,6 +54,7 @@ pub(super) const LONG_SYNC: ScenarioSpec = ScenarioSpec {
     isolation: None,
     grows_partitions: false,
     resubmits: false,
+    consumer_driver: false,
     ..CONFLICT_BACKOFF
 };
 
@@ -105,6 +107,7 @@ pub(super) const OPEN_LOOP: ScenarioSpec = ScenarioSpec {
     isolation: None,
     grows_partitions: false,
     resubmits: false,
+    consumer_driver: false,
     ..CONFLICT_BACKOFF
 };
 

@@ -22,6 +22,8 @@ pub(super) const CRASH: ScenarioSpec = ScenarioSpec {
     isolation: None,
     grows_partitions: false,
     resubmits: false,
+    // One consumer killed and restarted: what a consumer driver in another process can be.
+    consumer_driver: true,
 };
 
 /// Transient failures and poison records, per retry policy.
@@ -31,6 +33,7 @@ pub(super) const RETRY: ScenarioSpec = ScenarioSpec {
                   bystander latency, overtaken versions, dead letters",
     kind: Kind::Pipeline { paced: true },
     stream: 13,
+    consumer_driver: false,
     ..CRASH
 };
 
@@ -42,6 +45,7 @@ pub(super) const EXPAND: ScenarioSpec = ScenarioSpec {
     stream: 14,
     grows_partitions: true,
     resubmits: false,
+    consumer_driver: false,
     ..CRASH
 };
 
@@ -51,6 +55,7 @@ pub(super) const REORDER: ScenarioSpec = ScenarioSpec {
     description: "two producers race, so a key's versions reach its partition out of order: \
                   what the version-aware projection absorbs",
     stream: 15,
+    consumer_driver: false,
     ..CRASH
 };
 
@@ -60,5 +65,6 @@ pub(super) const REBALANCE: ScenarioSpec = ScenarioSpec {
     description: "a consumer group loses a member and gains one mid-run, its partitions revoked \
                   and reassigned, per commit policy: losses, duplicates, pauses",
     stream: 16,
+    consumer_driver: false,
     ..CRASH
 };

@@ -30,6 +30,7 @@ pub(super) const ASYNC_IO: ScenarioSpec = ScenarioSpec {
     isolation: None,
     grows_partitions: false,
     resubmits: false,
+    consumer_driver: false,
 };
 
 /// What per-key order costs under skewed keys.
