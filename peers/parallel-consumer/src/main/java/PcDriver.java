@@ -521,16 +521,20 @@ public final class PcDriver {
         runCell(cell, settings, out);
     }
 
-    static String hello(ProcessingOrder ordering) {
-        String family = switch (ordering) {
+    /** The hello's `family` for PC's ordering (PcConsumer's hello says the same). */
+    static String family(ProcessingOrder ordering) {
+        return switch (ordering) {
             case KEY -> "mailboxes";
             case PARTITION -> "hash-groups";
             case UNORDERED -> "unordered";
         };
+    }
+
+    static String hello(ProcessingOrder ordering) {
         return HEADER + "\n"
                 + "name Confluent Parallel Consumer " + PC_VERSION + ", " + ordering + " mode, on a MockConsumer\n"
                 + "version " + PC_VERSION + "\n"
-                + "family " + family + "\n"
+                + "family " + family(ordering) + "\n"
                 + "ordered " + (ordering != ProcessingOrder.UNORDERED) + "\n"
                 + "threads shared-pool\n"
                 + "arrivals closed\n"
