@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 
 use harness::measure::external::protocol::{CellInput, Hello, OutputLine, Record, RepEnd, HEADER};
 use harness::measure::handler::{spin, AggregateState};
+use harness::measure::runner::Role;
 use harness::measure::timer::Timer;
 use strategies::{Handler, Job, Key, Message, Outcome, Strategy, StrategyConfig, StrategyId};
 
@@ -390,15 +391,6 @@ fn send_by_producers(
             Ok(last.max(handle.join().map_err(|_| "a producer thread panicked".to_owned())??))
         })
     })
-}
-
-/// Who sends a key's next message when one of its messages ends.
-#[derive(Clone, Copy)]
-enum Role {
-    None,
-    Chain(usize),
-    Hot,
-    Sender(usize),
 }
 
 /// Runs a completion-driven repetition: the chains and the hot aggregate keep their

@@ -408,9 +408,10 @@ fn next_end(
     }
 }
 
-/// Who sends the next message of a key in a completion-driven run.
-#[derive(Clone, Copy)]
-enum Role {
+/// Who sends the next message of a key in a completion-driven run (here, and in the
+/// reference driver, `src/bin/keyed-bench-driver.rs`).
+#[derive(Clone, Copy, Debug)]
+pub enum Role {
     /// Not driven (a message of it ending needs no answer).
     None,
     /// Background chain `usize`: send its next message.

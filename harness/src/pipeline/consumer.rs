@@ -342,13 +342,16 @@ impl DeliveryTally {
         Self::count(&self.deliveries, record.partition, record.offset);
     }
 
-    /// Counts an application of `record`, `at_ns` after the pipeline's epoch.
-    pub fn applied(&self, record: &Record, at_ns: u64) {
+    /// Counts an application of `record`, `at_ns` after the pipeline's epoch; whether it
+    /// was the record's first.
+    pub fn applied(&self, record: &Record, at_ns: u64) -> bool {
         Self::count(&self.applications, record.partition, record.offset);
-        if let Some(first) = Self::slot(&self.first_applied, record.partition, record.offset) {
-            let _ = first.compare_exchange(0, at_ns + 1, Ordering::Relaxed, Ordering::Relaxed);
-        }
+        let first =
+            Self::slot(&self.first_applied, record.partition, record.offset).is_some_and(|first| {
+                first.compare_exchange(0, at_ns + 1, Ordering::Relaxed, Ordering::Relaxed).is_ok()
+            });
         self.applied_total.fetch_add(1, Ordering::Relaxed);
+        first
     }
 
     /// One record's counters (zero for a record outside the tally).

@@ -24,7 +24,6 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use super::waits::Waits;
@@ -78,8 +77,6 @@ struct Cell<'a, T: Transport> {
     input: ConsumeInput,
     session_timeout: Duration,
     commit_read: Duration,
-    /// Per partition and offset: applied at least once, in any incarnation.
-    applied_once: Mutex<Vec<Vec<bool>>>,
     /// Records no incarnation applied yet.
     unapplied: AtomicU64,
 }
@@ -124,9 +121,6 @@ impl<'a, T: Transport> Cell<'a, T> {
             input,
             session_timeout: Duration::from_millis(endpoint.session_timeout_ms),
             commit_read: waits.commit_interval.max(MIN_COMMIT_READ),
-            applied_once: Mutex::new(
-                pipeline.log.iter().map(|records| vec![false; records.len()]).collect(),
-            ),
             unapplied: AtomicU64::new(pipeline.records()),
         }
     }
@@ -256,12 +250,10 @@ impl<'a, T: Transport> Cell<'a, T> {
     /// The effect of an applied record: the projection, the tally, the watch.
     fn apply(&self, record: Record) {
         self.pipeline.projection.apply(record);
-        self.pipeline.tally.applied(&record, self.pipeline.now_ns());
-        self.pipeline.watch.advance();
-        let mut once = self.applied_once.lock().unwrap_or_else(PoisonError::into_inner);
-        if !std::mem::replace(&mut once[record.partition as usize][record.offset as usize], true) {
+        if self.pipeline.tally.applied(&record, self.pipeline.now_ns()) {
             self.unapplied.fetch_sub(1, Ordering::Relaxed);
         }
+        self.pipeline.watch.advance();
     }
 
     /// The log's record at `partition`/`offset`, or why there is none.

@@ -972,17 +972,21 @@ impl Transport for KafkaTransport {
             .committed_offsets(list, self.settings.timeout)
             .map_err(|error| broker(format!("cannot read the group's commits: {error}")))?;
         Ok((0..self.partitions)
-            .map(|partition| {
-                let elem = committed.find_partition(&self.topic, partition as i32)?;
-                match elem.offset() {
-                    Offset::Offset(offset) => Some(Commit {
-                        offset: u64::try_from(offset).unwrap_or(0),
-                        metadata: elem.metadata().to_owned(),
-                    }),
-                    _ => None,
-                }
-            })
+            .map(|partition| commit_in(&committed, &self.topic, partition))
             .collect())
+    }
+}
+
+/// The commit of `topic`'s `partition` in an offset fetch's answer; `None` where the group
+/// committed none.
+fn commit_in(committed: &TopicPartitionList, topic: &str, partition: u32) -> Option<Commit> {
+    let elem = committed.find_partition(topic, partition as i32)?;
+    match elem.offset() {
+        Offset::Offset(offset) => Some(Commit {
+            offset: u64::try_from(offset).unwrap_or(0),
+            metadata: elem.metadata().to_owned(),
+        }),
+        _ => None,
     }
 }
 
@@ -1601,16 +1605,7 @@ impl Member for KafkaMember {
             .consumer
             .committed_offsets(self.list(&[partition]), self.settings.timeout)
             .map_err(|error| broker(format!("cannot read the commits: {error}")))?;
-        let Some(elem) = committed.find_partition(&self.topic, partition as i32) else {
-            return Ok(None);
-        };
-        Ok(match elem.offset() {
-            Offset::Offset(offset) => Some(Commit {
-                offset: u64::try_from(offset).unwrap_or(0),
-                metadata: elem.metadata().to_owned(),
-            }),
-            _ => None,
-        })
+        Ok(commit_in(&committed, &self.topic, partition))
     }
 
     fn high_watermark(&self, partition: u32) -> Result<u64, TransportError> {
