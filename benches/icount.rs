@@ -101,6 +101,7 @@ fn close_strategy(strategy: Box<dyn Strategy>) {
 #[bench::group_by(args = (StrategyId::GroupBy), setup = start_strategy, teardown = close_strategy)]
 #[bench::work_stealing(args = (StrategyId::WorkStealing), setup = start_strategy, teardown = close_strategy)]
 #[bench::keyed_mailbox(args = (StrategyId::KeyedMailbox), setup = start_strategy, teardown = close_strategy)]
+#[bench::hybrid(args = (StrategyId::Hybrid), setup = start_strategy, teardown = close_strategy)]
 #[bench::tokio(args = (StrategyId::Tokio), setup = start_strategy, teardown = close_strategy)]
 #[bench::rayon(args = (StrategyId::Rayon), setup = start_strategy, teardown = close_strategy)]
 #[bench::tokio_actors(args = (StrategyId::TokioActors), setup = start_strategy, teardown = close_strategy)]

@@ -46,14 +46,15 @@ last=$((cores > 1 ? cores - 1 : 1))
 [[ ",$workers," == *",$last,"* ]] || workers+="${workers:+,}$last"
 
 # Sizes: the defaults but twice the messages of uniform and zipf (short runs at 15 workers
-# would be too short to judge), two cold-command slow counts and three open-loop loads.
+# would be too short to judge), two cold-command slow counts (150 ms each) and two open-loop loads.
 flags=(
   --scenario uniform,zipf,stateful,cold-command,conflict-backoff,open-loop,parallel-consumer
   --workers "$workers"
   --messages 400000
   --paced-messages 10000
   --cold-slow 0,128
-  --loads 0.5,0.75,0.9
+  --cold-duration-ms 150
+  --loads 0.5,0.9
   "$@"
 )
 

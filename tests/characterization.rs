@@ -111,7 +111,7 @@ fn a_dry_run_and_its_cell_count_generate_no_workload() {
         .output()
         .expect("sh runs");
     let stdout = succeeded(&output);
-    assert!(stdout.contains("18 cells: 18 to run, 0 skipped"), "{stdout}");
+    assert!(stdout.contains("20 cells: 20 to run, 0 skipped"), "{stdout}");
 }
 
 /// Every key path of a results file, arrays written `[]`.

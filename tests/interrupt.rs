@@ -21,7 +21,7 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
-/// A run of 27 small cells into `out`, its output captured.
+/// A run of 30 small cells into `out`, its output captured.
 fn spawn_run(out: &Path) -> Child {
     Command::new(env!("CARGO_BIN_EXE_keyed-bench"))
         .args(["run", "--scenario", "uniform,zipf,many-types", "--strategy", "all"])
@@ -107,9 +107,9 @@ fn sigint_stops_after_the_cell_in_progress_saves_and_exits_130() {
     let results = Results::read(&out.join("results.json")).expect("a valid results file");
     let incomplete = results.meta.incomplete.as_ref().expect("marked incomplete");
     assert_eq!(incomplete.stopped_by.as_deref(), Some("SIGINT"));
-    assert_eq!(incomplete.cells_planned, 27);
+    assert_eq!(incomplete.cells_planned, 30);
     assert_eq!(incomplete.cells_done, results.runs.len() + results.skipped.len());
-    assert_eq!(incomplete.cells_done + incomplete.missing.len(), 27);
+    assert_eq!(incomplete.cells_done + incomplete.missing.len(), 30);
     assert!(!results.runs.is_empty());
     for run in &results.runs {
         let stem = format!("{}-{}", run.scenario, run.strategy);

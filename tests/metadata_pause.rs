@@ -60,7 +60,7 @@ fn run_pipelines(name: &str, flags: &[&str]) -> Vec<serde_json::Value> {
 /// Every cell lost nothing and built the right final state; returns the cells in which
 /// some partition paused for its metadata.
 fn check(name: &str, cells: &[serde_json::Value]) -> Vec<String> {
-    assert_eq!(cells.len(), 16, "{name}: 8 strategies x 2 scenarios (inline skips)");
+    assert_eq!(cells.len(), 18, "{name}: 9 strategies x 2 scenarios (inline skips)");
     let mut paused_cells = Vec::new();
     for cell in cells {
         let what = format!(

@@ -83,6 +83,7 @@ pub fn run(config: &RunConfig) -> Result<BenchOutcome, BenchError> {
         input: results.clone(),
         out: config.out.join("plots"),
         report: config.out.join("report.html"),
+        summary: None,
     };
     let report = plot_and_report(&plot)?.report;
     let gate = GateConfig {

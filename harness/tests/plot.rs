@@ -245,8 +245,11 @@ fn plot_and_report_write_every_file() {
         input: input.clone(),
         out: dir.join("plots"),
         report: dir.join("report.html"),
+        summary: Some(dir.join("again.md")),
     };
     let outcome = plot_and_report(&config).expect("plots and report");
+    let summary = std::fs::read_to_string(dir.join("again.md")).expect("--summary writes it");
+    assert!(summary.starts_with("# keyed-bench summary\n"), "{summary}");
     assert!(!outcome.files.is_empty());
     for file in &outcome.files {
         let bytes = std::fs::read(file).expect("written");
@@ -274,7 +277,12 @@ fn plot_and_report_write_every_file() {
 
 fn config_for(input: &Path) -> PlotConfig {
     let dir = input.parent().unwrap();
-    PlotConfig { input: input.into(), out: dir.join("plots"), report: dir.join("report.html") }
+    PlotConfig {
+        input: input.into(),
+        out: dir.join("plots"),
+        report: dir.join("report.html"),
+        summary: None,
+    }
 }
 
 #[test]
@@ -408,6 +416,7 @@ fn the_breakdown_is_drawn_from_counted_uniform_runs_only() {
             retirements: Some(0.98),
             hops: Some(1.0),
             messages: 2_000,
+            ..Default::default()
         });
     }
     let with = render_all(&results).expect("charts draw");
@@ -556,8 +565,10 @@ fn a_committed_run_opens_its_summary_with_a_verdict_row_per_cell() {
     let results = Results::read(&path).expect("the committed reference run reads");
     let summary = harness::report::summary::render_summary(&results);
     assert!(summary.starts_with("# keyed-bench summary\n\n## Verdict\n\n"));
-    let verdict = &summary[..summary.find("\n# ").unwrap_or(summary.len())];
-    let verdict = &verdict[..verdict.find("Settings:").expect("the header follows")];
+    let verdict = &summary["# keyed-bench summary\n\n## Verdict\n\n".len()..];
+    // The verdict ends where the next section or the header begins.
+    let end = ["\n## ", "Settings:"].iter().filter_map(|mark| verdict.find(mark)).min();
+    let verdict = &verdict[..end.expect("the header follows")];
     let rows: Vec<&str> = verdict
         .lines()
         .filter(|line| line.starts_with("| ") && !line.starts_with("| scenario"))

@@ -30,9 +30,17 @@ pub(crate) enum Event {
     /// A unit of work handed to a queue that a thread takes from: a mailbox scheduled or
     /// requeued, a task spawned, a message or a resume sent to a lane.
     Hop = 4,
+    /// An idle worker's spin that found work before the worker parked.
+    SpinHit = 5,
+    /// A mailbox a worker took from another worker's queue (`hybrid`'s take,
+    /// `work-stealing`'s steal from another worker's deque).
+    Take = 6,
+    /// A worker that went to sleep (parked) while another worker's queue held a runnable
+    /// mailbox it could not or did not take.
+    ParkedWhileQueued = 7,
 }
 
-const KINDS: usize = 5;
+const KINDS: usize = 8;
 
 /// A set of [`Event`]s, as a bit mask.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,7 +48,9 @@ pub(crate) struct EventSet(u8);
 
 impl EventSet {
     /// Every event.
-    pub(crate) const ALL: Self = Self(0b1_1111);
+    pub(crate) const ALL: Self = Self(0b1111_1111);
+    /// Every event but takes: worker threads that never run another worker's mailboxes.
+    pub(crate) const NO_TAKES: Self = Self(Self::ALL.0 & !(1 << Event::Take as u8));
     /// None: an engine built outside this crate, whose events it cannot see.
     pub(crate) const NONE: Self = Self(0);
     /// What a mailbox set sees whatever runs its mailboxes.
@@ -75,13 +85,31 @@ pub(crate) struct EventCounter {
     on: AtomicBool,
     seen: EventSet,
     shards: Box<[Shard]>,
+    /// The window's blocked-submitter total (`Window::blocked_ns`) when counting was turned
+    /// on, and when it was turned off: the window keeps its own running total.
+    waited_at_on: AtomicU64,
+    waited_at_off: AtomicU64,
 }
 
 impl EventCounter {
     /// Counters for an engine that sees `seen`, off.
     pub(crate) fn new(seen: EventSet) -> Self {
         let shards = (0..SHARDS).map(|_| Shard::default()).collect();
-        Self { on: AtomicBool::new(false), seen, shards }
+        Self {
+            on: AtomicBool::new(false),
+            seen,
+            shards,
+            waited_at_on: AtomicU64::new(0),
+            waited_at_off: AtomicU64::new(0),
+        }
+    }
+
+    /// Whether counting is on: for a count that needs a look of its own (a look at other
+    /// workers' queues), taken only while counting.
+    #[inline]
+    pub(crate) fn is_on(&self) -> bool {
+        // Relaxed: as in `count`.
+        self.on.load(Ordering::Relaxed)
     }
 
     /// Counts one `event` if counting is on.
@@ -101,20 +129,28 @@ impl EventCounter {
         self.shards[shard].0[event as usize].fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Turns counting on (from zero) or off (keeping the counts).
-    pub(crate) fn set(&self, on: bool) {
+    /// Turns counting on (from zero) or off (keeping the counts); `waited_ns` is the
+    /// window's blocked-submitter total at that moment.
+    pub(crate) fn set(&self, on: bool, waited_ns: u64) {
         if on {
             for shard in self.shards.iter() {
                 for counter in &shard.0 {
                     counter.store(0, Ordering::Relaxed);
                 }
             }
+            self.waited_at_on.store(waited_ns, Ordering::Relaxed);
+        } else {
+            self.waited_at_off.store(waited_ns, Ordering::Relaxed);
         }
         self.on.store(on, Ordering::Relaxed);
     }
 
-    /// The counts so far; `None` for what this engine does not see.
-    pub(crate) fn snapshot(&self) -> Events {
+    /// The counts so far; `None` for what this engine does not see. `waited_ns` is the
+    /// window's blocked-submitter total now; the time blocked while counting is taken
+    /// from it (visible to every engine: the window is the executor's).
+    pub(crate) fn snapshot(&self, waited_ns: u64) -> Events {
+        let end = if self.is_on() { waited_ns } else { self.waited_at_off.load(Ordering::Relaxed) };
+        let window_wait_ns = end.saturating_sub(self.waited_at_on.load(Ordering::Relaxed));
         let total = |event: Event| {
             self.seen.contains(event).then(|| {
                 self.shards
@@ -129,6 +165,10 @@ impl EventCounter {
             activations: total(Event::Activation),
             retirements: total(Event::Retirement),
             hops: total(Event::Hop),
+            spin_hits: total(Event::SpinHit),
+            takes: total(Event::Take),
+            parked_while_queued: total(Event::ParkedWhileQueued),
+            window_wait_ns: Some(window_wait_ns),
         }
     }
 }

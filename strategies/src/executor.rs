@@ -567,7 +567,7 @@ impl<E: Engine> Strategy for Executor<E> {
     }
 
     fn count_events(&self, on: bool) -> bool {
-        self.core.events.set(on);
+        self.core.events.set(on, self.core.windows.blocked_ns());
         true
     }
 
@@ -582,7 +582,7 @@ impl<E: Engine> Strategy for Executor<E> {
             admission_queued: self.core.windows.queued_total(),
             window_scope: self.core.windows.scope(),
             windows: self.core.windows.count(),
-            events: self.core.events.snapshot(),
+            events: self.core.events.snapshot(self.core.windows.blocked_ns()),
             live_mailboxes: self.engine.live_mailboxes(),
         }
     }

@@ -78,21 +78,45 @@ use crate::{Binding, Message, StrategyId};
 
 /// One worker's run queue and sleep state.
 #[derive(Debug, Default)]
-struct Worker {
+pub(crate) struct Worker {
     /// Runnable mailboxes bound to this worker, in FIFO order.
-    runnable: SegQueue<Arc<Mailbox>>,
+    pub(crate) runnable: SegQueue<Arc<Mailbox>>,
     park: ParkSlot,
 }
 
-/// Affinity placement: a mailbox always runs on the worker chosen when it was created.
+/// Affinity placement: a mailbox runs on its home worker, chosen when it was created (and,
+/// for `hybrid`, moved by a take).
 #[derive(Debug)]
 pub(crate) struct Affinity {
-    workers: Vec<Worker>,
+    pub(crate) workers: Vec<Worker>,
     /// Where the next binding scan starts.
     next: AtomicUsize,
     /// The binding rule: the reference scan, or an ablation (`Binding`).
     binding: Binding,
     shutdown: AtomicBool,
+}
+
+impl Affinity {
+    /// `workers` empty FIFOs, the binding scan starting at worker 0.
+    pub(crate) fn new(workers: usize, binding: Binding) -> Self {
+        Self {
+            workers: (0..workers).map(|_| Worker::default()).collect(),
+            next: AtomicUsize::new(0),
+            binding,
+            shutdown: AtomicBool::new(false),
+        }
+    }
+}
+
+impl Affinity {
+    /// Whether a worker other than `index` has a runnable mailbox queued (the breakdown's
+    /// parked-while-queued count; a look at every other queue, taken only while counting).
+    fn others_queued(&self, index: usize) -> bool {
+        self.workers
+            .iter()
+            .enumerate()
+            .any(|(other, worker)| other != index && !worker.runnable.is_empty())
+    }
 }
 
 impl Placement for Affinity {
@@ -132,32 +156,34 @@ impl Placement for Affinity {
     }
 }
 
-/// The `keyed-mailbox` strategy.
+/// The `keyed-mailbox` strategy; with `TAKE`, `hybrid` (`hybrid.rs`): the same affinity,
+/// and a worker that runs dry takes a queued mailbox from another worker's queue.
 #[derive(Debug)]
-pub(crate) struct KeyedMailbox {
+pub(crate) struct KeyedMailbox<const TAKE: bool = false> {
     set: Arc<MailboxSet<Affinity>>,
     threads: Threads,
 }
 
-impl BuiltIn for KeyedMailbox {
+impl BuiltIn for KeyedMailbox<false> {
     const ID: StrategyId = StrategyId::KeyedMailbox;
+    const EVENTS: EventSet = EventSet::NO_TAKES;
+}
+
+impl BuiltIn for KeyedMailbox<true> {
+    const ID: StrategyId = StrategyId::Hybrid;
     const EVENTS: EventSet = EventSet::ALL;
 }
 
-impl Engine for KeyedMailbox {
+impl<const TAKE: bool> Engine for KeyedMailbox<TAKE> {
     fn start(core: &Arc<Core>) -> Self {
         let workers = core.config.workers;
-        let placement = Affinity {
-            workers: (0..workers).map(|_| Worker::default()).collect(),
-            next: AtomicUsize::new(0),
-            binding: core.config.binding,
-            shutdown: AtomicBool::new(false),
-        };
+        let placement = Affinity::new(workers, core.config.binding);
         let set = MailboxSet::new(Arc::clone(core), placement);
         let threads = Threads::default();
+        let name = if TAKE { StrategyId::Hybrid } else { StrategyId::KeyedMailbox };
         for index in 0..workers {
             let set = Arc::clone(&set);
-            threads.spawn(format!("keyed-mailbox-{index}"), move || work(&set, index));
+            threads.spawn(format!("{name}-{index}"), move || work::<TAKE>(&set, index));
         }
         Self { set, threads }
     }
@@ -191,15 +217,30 @@ impl Engine for KeyedMailbox {
     }
 }
 
-/// The loop of worker `index`: run mailboxes in FIFO order, park when there are none.
-fn work(set: &Arc<MailboxSet<Affinity>>, index: usize) {
+/// The loop of worker `index`: run mailboxes in FIFO order, park when there are none;
+/// with `TAKE` (`hybrid`), take another worker's queued mailbox before spinning.
+fn work<const TAKE: bool>(set: &Arc<MailboxSet<Affinity>>, index: usize) {
     let placement = &set.placement;
     let me = &placement.workers[index];
     me.park.register();
     let mut idle = IdleSpin::new(set.core.config.idle_spin_us);
     loop {
-        if let Some(mailbox) = me.runnable.pop() {
-            idle.reset();
+        let own = me.runnable.pop();
+        let next = if TAKE {
+            own.or_else(|| {
+                let taken = crate::hybrid::take(placement, index);
+                if taken.is_some() {
+                    set.core.events.count(Event::Take);
+                }
+                taken
+            })
+        } else {
+            own
+        };
+        if let Some(mailbox) = next {
+            if idle.reset() {
+                set.core.events.count(Event::SpinHit);
+            }
             if let Turn::Requeue(mailbox) = set.run(mailbox) {
                 set.core.events.count(Event::Hop);
                 me.runnable.push(mailbox);
@@ -220,6 +261,9 @@ fn work(set: &Arc<MailboxSet<Affinity>>, index: usize) {
             return;
         }
         set.core.events.count(Event::Park);
+        if set.core.events.is_on() && placement.others_queued(index) {
+            set.core.events.count(Event::ParkedWhileQueued);
+        }
         idle.park(&me.park);
     }
 }

@@ -40,6 +40,7 @@
 //! | `group-by` | `group_by.rs` | hash groups | shared pool | hash-serial groups pinned to one shared pool |
 //! | `work-stealing` | `work_stealing.rs` | mailboxes | shared pool | per-key mailboxes, crossbeam-deque work stealing |
 //! | `keyed-mailbox` | `keyed_mailbox.rs` | mailboxes | shared pool | per-key mailboxes pinned to a worker at creation, fair rounds |
+//! | `hybrid` | `hybrid.rs` | mailboxes | shared pool | keyed-mailbox's affinity; a worker that runs dry takes a queued mailbox from another |
 //! | `tokio` | `tokio_tasks.rs` | mailboxes | shared pool | per-key mailboxes drained by tokio tasks |
 //! | `rayon` | `rayon_jobs.rs` | mailboxes | shared pool | per-key mailboxes drained by rayon jobs |
 //! | `tokio-actors` | `tokio_actors.rs` | mailboxes | shared pool | one tokio task and channel per active key (an actor each) |
@@ -420,6 +421,14 @@ pub struct Events {
     /// Units of work handed to a queue that a thread takes from: a mailbox scheduled or
     /// requeued, a task or job spawned, a message or a resume sent to a lane.
     pub hops: Option<u64>,
+    /// Idle spins that found work before the worker parked.
+    pub spin_hits: Option<u64>,
+    /// Mailboxes a worker took from another worker's queue.
+    pub takes: Option<u64>,
+    /// Times a worker parked while another worker's queue held a runnable mailbox.
+    pub parked_while_queued: Option<u64>,
+    /// Nanoseconds outside submitters spent blocked on a full window, summed over them.
+    pub window_wait_ns: Option<u64>,
 }
 
 /// What a forced close did.
@@ -701,6 +710,9 @@ strategies! {
     KeyedMailbox = "keyed-mailbox", keyed_mailbox::KeyedMailbox, Mailboxes, true, SharedPool,
         Strategy, Bounded, [31, 119, 180],
         "per-key mailboxes pinned to a worker at creation: fair rounds, waits free the worker";
+    Hybrid       = "hybrid",        hybrid::Hybrid,             Mailboxes,  true, SharedPool,
+        Strategy, Bounded, [0, 128, 128],
+        "keyed-mailbox's affinity, and a worker that runs dry takes another's queued mailbox";
     Tokio        = "tokio",         tokio_tasks::TokioTasks,    Mailboxes,  true, SharedPool,
         Strategy, Bounded, [148, 103, 189],
         "peer: per-key mailboxes drained by tasks on tokio's multi-thread runtime";

@@ -85,7 +85,7 @@ use std::task::{Context, Wake, Waker};
 
 use crate::events::Event;
 use crate::executor::{Core, Held};
-use crate::sync::{ArrayQueue, KeyMap, Mutex, MutexGuard};
+use crate::sync::{ArrayQueue, AtomicUsize, KeyMap, Mutex, MutexGuard, Ordering};
 use crate::{Key, Message, Pending};
 
 /// Retired mailboxes kept for reuse per strategy instance (one under loom).
@@ -120,8 +120,12 @@ struct Inner {
 /// The queue of one active key. It is also the waker of its pending steps (`Wake`).
 pub(crate) struct Mailbox {
     key: Key,
-    /// The worker chosen at creation (`keyed-mailbox`); placements without affinity ignore it.
-    home: usize,
+    /// The worker chosen at creation (`keyed-mailbox`), or the one that last took the
+    /// mailbox from another's queue (`hybrid`); placements without affinity ignore it.
+    /// Relaxed: it changes only while the mailbox is out of every queue and held by the
+    /// thread that took it, and every later reader reaches the mailbox through its lock or
+    /// that thread's own queue.
+    home: AtomicUsize,
     /// The set the mailbox belongs to, whose wake path its waker calls. Weak: the set owns
     /// its mailboxes; once the set is gone (the strategy dropped) a wake does nothing.
     set: Weak<dyn WakeTarget>,
@@ -130,7 +134,7 @@ pub(crate) struct Mailbox {
 
 impl std::fmt::Debug for Mailbox {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Mailbox").field("key", &self.key).field("home", &self.home).finish()
+        f.debug_struct("Mailbox").field("key", &self.key).field("home", &self.home()).finish()
     }
 }
 
@@ -139,9 +143,15 @@ impl Mailbox {
         crate::sync::lock(&self.inner)
     }
 
-    /// The worker this mailbox was bound to at creation.
+    /// The worker this mailbox belongs to: bound at creation, moved by a take (`hybrid`).
     pub(crate) fn home(&self) -> usize {
-        self.home
+        self.home.load(Ordering::Relaxed)
+    }
+
+    /// Makes `worker` its home: by the thread that took it from another worker's queue,
+    /// before it runs the mailbox.
+    pub(crate) fn move_home(&self, worker: usize) {
+        self.home.store(worker, Ordering::Relaxed);
     }
 }
 
@@ -276,7 +286,7 @@ impl<P: Placement> MailboxSet<P> {
         if let Some(mut mailbox) = self.spare.pop() {
             if let Some(spare) = Arc::get_mut(&mut mailbox) {
                 spare.key = key;
-                spare.home = home;
+                spare.home.store(home, Ordering::Relaxed);
                 let inner = spare.inner.get_mut().unwrap_or_else(|poisoned| poisoned.into_inner());
                 debug_assert!(inner.messages.is_empty() && inner.pending.is_none());
                 inner.phase = Phase::Idle;
@@ -287,7 +297,7 @@ impl<P: Placement> MailboxSet<P> {
         let set: Weak<dyn WakeTarget> = Arc::downgrade(self) as Weak<Self>;
         Arc::new(Mailbox {
             key,
-            home,
+            home: AtomicUsize::new(home),
             set,
             inner: Mutex::new(Inner {
                 messages: VecDeque::new(),

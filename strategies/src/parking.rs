@@ -152,10 +152,13 @@ impl IdleSpin {
         Self { budget, idle_since: None, last_park_was_long: false, spins: 0 }
     }
 
-    /// The worker found work: its idle stretch, if any, is over. Reads no clock.
-    pub(crate) fn reset(&mut self) {
+    /// The worker found work: its idle stretch, if any, is over. Reads no clock. Returns
+    /// whether the stretch had spun, so that it was a spin that found the work.
+    pub(crate) fn reset(&mut self) -> bool {
+        let spun = self.spins != 0;
         self.idle_since = None;
         self.spins = 0;
+        spun
     }
 
     /// The worker found nothing. While the spin lasts, pauses a moment and returns `true`:

@@ -87,9 +87,12 @@
 //! `drain` that sees the window empty sees everything the finished messages did) and the
 //! sleeper's read in `sleep_until`. The sleeper count's increment and decrement pair with
 //! its load in `notify`. The queue's contents are guarded by its lock; the peak and total
-//! counters are statistics, written under that lock and read with `Relaxed`.
+//! counters are statistics, written under that lock and read with `Relaxed`, as is the
+//! time submitters spent blocked (a plain `std` atomic even under loom: no model reads it).
 
 use std::collections::VecDeque;
+use std::sync::atomic::AtomicU64 as StatU64;
+use std::time::Instant;
 
 use crate::sync::{fence, lock, AtomicU64, AtomicUsize, Condvar, Mutex, Ordering};
 use crate::Message;
@@ -186,6 +189,8 @@ pub(crate) struct Window {
     peak_queued: AtomicUsize,
     /// Messages ever accepted into the admission queue (`Stats::admission_queued`).
     queued_total: AtomicU64,
+    /// Nanoseconds outside submitters spent blocked in `admit`, summed over them.
+    blocked_ns: StatU64,
 }
 
 impl Window {
@@ -209,6 +214,7 @@ impl Window {
             queue: Mutex::new(VecDeque::new()),
             peak_queued: AtomicUsize::new(0),
             queued_total: AtomicU64::new(0),
+            blocked_ns: StatU64::new(0),
         }
     }
 
@@ -220,7 +226,23 @@ impl Window {
         if self.try_admit()? {
             return Ok(());
         }
-        self.sleep_until(|state| state.closed || state.admissible(), || self.try_admit())
+        self.admit_blocking()
+    }
+
+    /// [`Window::admit`] once no credit was free: sleeps for one, timing the wait.
+    #[cold]
+    fn admit_blocking(&self) -> Result<(), WindowClosed> {
+        let started = Instant::now();
+        let result =
+            self.sleep_until(|state| state.closed || state.admissible(), || self.try_admit());
+        let waited = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        self.blocked_ns.fetch_add(waited, Ordering::Relaxed);
+        result
+    }
+
+    /// Nanoseconds outside submitters have spent blocked in `admit` so far, summed.
+    pub(crate) fn blocked_ns(&self) -> u64 {
+        self.blocked_ns.load(Ordering::Relaxed)
     }
 
     /// One attempt: `Ok(true)` when a credit was taken, `Ok(false)` when none is free or

@@ -189,6 +189,12 @@ impl Windows {
         self.fold(0, |peak, window| peak.max(window.peak_queued()))
     }
 
+    /// Nanoseconds outside submitters have spent blocked on a full window so far, summed
+    /// over every window.
+    pub(crate) fn blocked_ns(&self) -> u64 {
+        self.fold(0, |sum, window| sum + window.blocked_ns())
+    }
+
     /// Messages that went through an admission queue so far, over every window.
     pub(crate) fn queued_total(&self) -> u64 {
         self.fold(0, |sum, window| sum + window.queued_total())

@@ -40,9 +40,9 @@ use std::iter;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use crossbeam_deque::{Injector, Stealer, Worker};
+use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 
-use crate::events::{Event, EventSet};
+use crate::events::{Event, EventCounter, EventSet};
 use crate::executor::{BuiltIn, Core, Engine, Threads};
 use crate::mailbox::{Mailbox, MailboxSet, Placement, Turn};
 use crate::parking::{IdleSpin, ParkSlot};
@@ -68,13 +68,19 @@ impl Stealing {
         !self.injector.is_empty() || self.stealers.iter().any(|stealer| !stealer.is_empty())
     }
 
-    /// The crossbeam-deque `find_task` loop: local deque, then the injector, then the others.
-    fn find(&self, local: &Worker<Arc<Mailbox>>) -> Option<Arc<Mailbox>> {
+    /// The crossbeam-deque `find_task` loop: local deque, then the injector, then the others
+    /// (a steal from another worker's deque is counted as a take).
+    fn find(&self, local: &Worker<Arc<Mailbox>>, events: &EventCounter) -> Option<Arc<Mailbox>> {
         local.pop().or_else(|| {
             iter::repeat_with(|| {
-                self.injector
-                    .steal_batch_and_pop(local)
-                    .or_else(|| self.stealers.iter().map(|stealer| stealer.steal()).collect())
+                self.injector.steal_batch_and_pop(local).or_else(|| {
+                    let stolen: Steal<_> =
+                        self.stealers.iter().map(|stealer| stealer.steal()).collect();
+                    if stolen.is_success() {
+                        events.count(Event::Take);
+                    }
+                    stolen
+                })
             })
             .find(|steal| !steal.is_retry())
             .and_then(|steal| steal.success())
@@ -165,8 +171,10 @@ fn work(set: &Arc<MailboxSet<Stealing>>, index: usize, local: &Worker<Arc<Mailbo
     park.register();
     let mut idle = IdleSpin::new(set.core.config.idle_spin_us);
     loop {
-        if let Some(mailbox) = placement.find(local) {
-            idle.reset();
+        if let Some(mailbox) = placement.find(local, &set.core.events) {
+            if idle.reset() {
+                set.core.events.count(Event::SpinHit);
+            }
             // More runnable work than this worker: share it.
             if !local.is_empty() && placement.wake_one() {
                 set.core.events.count(Event::Wakeup);
@@ -191,6 +199,9 @@ fn work(set: &Arc<MailboxSet<Stealing>>, index: usize, local: &Worker<Arc<Mailbo
             return;
         }
         set.core.events.count(Event::Park);
+        if set.core.events.is_on() && placement.has_work() {
+            set.core.events.count(Event::ParkedWhileQueued);
+        }
         idle.park(park);
     }
 }

@@ -176,7 +176,7 @@ fn allocations_per_wait(id: StrategyId) -> (u64, u64) {
 /// nothing either.
 #[test]
 fn a_wait_allocates_nothing_in_the_mailbox_strategies() {
-    let finishing = [StrategyId::KeyedMailbox, StrategyId::WorkStealing];
+    let finishing = [StrategyId::KeyedMailbox, StrategyId::Hybrid, StrategyId::WorkStealing];
     for &id in StrategyId::ALL.iter().filter(|id| id.descriptor().family == Family::Mailboxes) {
         let (before_first_poll, across_wakes) = allocations_per_wait(id);
         assert_eq!(

@@ -574,7 +574,8 @@ fn a_waiting_key_blocks_its_group_only_in_hash_group_strategies() {
 /// wait, as the reference implementation does (docs/design.md 3.5, "Waits are finished by
 /// the thread that completes them"): only a key with another message needs a worker. The
 /// other mailbox strategies re-poll a woken step on their own threads (`tokio`, `rayon`).
-const WAKER_FINISHES: [StrategyId; 2] = [StrategyId::KeyedMailbox, StrategyId::WorkStealing];
+const WAKER_FINISHES: [StrategyId; 3] =
+    [StrategyId::KeyedMailbox, StrategyId::Hybrid, StrategyId::WorkStealing];
 
 /// A waiting key's last message ends, and returns its window credit, while the only worker
 /// runs a long synchronous turn, in the strategies whose waker finishes the wait; in the
@@ -630,16 +631,19 @@ fn a_waiting_keys_last_message_ends_while_its_worker_runs_a_long_turn() {
 // keyed-mailbox specifics (behaviour 9, affinity)
 // ---------------------------------------------------------------------------------------
 
-/// The strategies that promise fair rounds of `throughput` messages in FIFO order and
-/// affinity of a mailbox to one worker for its life.
-const FAIR_AND_PINNED: [StrategyId; 1] = [StrategyId::KeyedMailbox];
+/// The strategies that promise fair rounds of `throughput` messages in FIFO order.
+const FAIR: [StrategyId; 2] = [StrategyId::KeyedMailbox, StrategyId::Hybrid];
+
+/// The strategies that promise affinity of a mailbox to one worker for its life (`hybrid`
+/// moves a queued mailbox to a worker that runs dry).
+const PINNED: [StrategyId; 1] = [StrategyId::KeyedMailbox];
 
 /// Behaviour 9: one worker, throughput 4: 100 hot messages then 1 cold: cold runs 5th and
 /// hot stays in order. The worker is first held by a gated message of a third key, so all
 /// 101 are queued before any runs.
 #[test]
 fn fair_rounds_run_a_cold_key_fifth_behind_a_hot_one() {
-    for id in FAIR_AND_PINNED {
+    for id in FAIR {
         let f = Fixture::new(id, StrategyConfig { throughput: 4, ..config(1) });
         let mut seq = Sequencer::default();
         let (blocker, hot, cold) = (key(0), key(1), key(2));
@@ -662,7 +666,7 @@ fn fair_rounds_run_a_cold_key_fifth_behind_a_hot_one() {
 /// even with 4 workers busy with other keys.
 #[test]
 fn a_live_mailbox_runs_all_its_messages_on_one_thread() {
-    for id in FAIR_AND_PINNED {
+    for id in PINNED {
         let f = Fixture::new(id, config(4));
         let mut seq = Sequencer::default();
         let mut rng = Rng::new(7);
@@ -682,6 +686,62 @@ fn a_live_mailbox_runs_all_its_messages_on_one_thread() {
             f.log.with_log(|log| log.runs_of(pinned).map(|run| run.thread).collect());
         assert_eq!(pinned_threads.len(), 1, "{id}: one mailbox's messages ran on several threads");
         assert!(f.handler_threads().len() > 1, "{id}: only one worker ever ran: affinity untested");
+        f.close();
+    }
+}
+
+/// `hybrid`'s take: with round-robin binding, key 2's mailbox is bound to worker 0, queued
+/// behind key 0's gated message there, while worker 1 finishes key 1's one message and runs
+/// dry. `hybrid`'s worker 1 takes key 2 and runs it while the gate is shut (one take
+/// counted); `keyed-mailbox` leaves it on worker 0 until the gate opens, and its worker 1
+/// parks beside it (a park while queued, counted).
+#[test]
+fn a_dry_worker_takes_a_mailbox_queued_behind_a_long_turn_in_hybrid_only() {
+    for id in [StrategyId::Hybrid, StrategyId::KeyedMailbox] {
+        // No idle spin: a worker with nothing to do parks at once, and only a push to its
+        // own queue wakes it, so no worker is awake to take what this test places.
+        let config = StrategyConfig { binding: Binding::RoundRobin, idle_spin_us: 0, ..config(2) };
+        let f = Fixture::new(id, config);
+        // Both workers park as soon as they start (microseconds); this is ample.
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(f.strategy().count_events(true), "{id} counts its events");
+        let mut seq = Sequencer::default();
+        let (long, quick, queued) = (key(0), key(1), key(2));
+        // Each waits for the one before to start, so that no worker takes it first.
+        f.submit(seq.next(long, block_on_gate(1)));
+        f.wait_started(1);
+        f.submit(seq.next(quick, block_on_gate(2)));
+        f.wait_started(2);
+        f.submit(seq.next(queued, Job::Noop));
+        // Worker 1 runs dry only now, with key 2 queued on worker 0.
+        f.gates.open(2);
+        let ran_queued = |f: &Fixture| f.log.with_log(|log| log.runs_of(queued).count() > 0);
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while !ran_queued(&f) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let taken = ran_queued(&f);
+        // Read while the gate is shut: worker 1 either took key 2 or parked beside it.
+        let events = f.strategy().stats().events;
+        f.gates.open(1);
+        f.assert_ordered("a queued mailbox behind a gated turn");
+        if id == StrategyId::Hybrid {
+            assert_eq!(events.takes, Some(1), "{id}: the take is counted");
+        } else {
+            assert_eq!(events.takes, None, "{id} never takes");
+            let parked = events.parked_while_queued.expect("keyed-mailbox sees its parks");
+            assert!(parked >= 1, "{id}: worker 1 parked beside a queued mailbox: {events:?}");
+        }
+        assert_eq!(
+            taken,
+            id == StrategyId::Hybrid,
+            "{id}: ran the queued key while the gate was shut"
+        );
+        if taken {
+            let thread_of =
+                |k: Key| f.log.with_log(|log| log.runs_of(k).map(|run| run.thread).next());
+            assert_ne!(thread_of(queued), thread_of(long), "{id}: taken by the other worker");
+        }
         f.close();
     }
 }
@@ -763,7 +823,8 @@ fn event_counts_are_off_until_asked_and_count_what_each_strategy_sees() {
         } else {
             assert!(hops >= KEYS, "{id}: {hops} hops for {KEYS} messages");
         }
-        let parks_seen = matches!(id, StrategyId::KeyedMailbox | StrategyId::WorkStealing);
+        let parks_seen =
+            matches!(id, StrategyId::KeyedMailbox | StrategyId::Hybrid | StrategyId::WorkStealing);
         assert_eq!(on.parks.is_some(), parks_seen, "{id}: {on:?}");
         assert_eq!(on.wakeups.is_some(), parks_seen, "{id}: {on:?}");
         if parks_seen {

@@ -20,6 +20,10 @@ pub struct PlotArgs {
     /// The HTML report [default: the input's folder + /report.html].
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
+    /// Also write the summary (Markdown) from the results file to FILE: a run's
+    /// `summary.md` again after the summary's code changed. Not written unless given.
+    #[arg(long, value_name = "FILE")]
+    pub summary: Option<PathBuf>,
 }
 
 /// Plot arguments that cannot work.
@@ -31,6 +35,9 @@ pub enum PlotArgsError {
     /// `--report` names a folder.
     #[error("--report {0} is a folder; expected the path of an .html file")]
     ReportIsFolder(String),
+    /// `--summary` names a folder.
+    #[error("--summary {0} is a folder; expected the path of a .md file")]
+    SummaryIsFolder(String),
     /// A path flag was given as an empty string.
     #[error("--{0} is empty; give a path")]
     Empty(&'static str),
@@ -44,6 +51,7 @@ impl TryFrom<PlotArgs> for PlotConfig {
             ("input", Some(&args.input)),
             ("out", args.out.as_ref()),
             ("report", args.report.as_ref()),
+            ("summary", args.summary.as_ref()),
         ];
         if let Some((flag, _)) =
             given.iter().find(|(_, path)| path.is_some_and(|p| p.as_os_str().is_empty()))
@@ -63,7 +71,10 @@ impl TryFrom<PlotArgs> for PlotConfig {
         if report.is_dir() {
             return Err(PlotArgsError::ReportIsFolder(report.display().to_string()));
         }
-        Ok(Self { input, out, report })
+        if let Some(summary) = args.summary.as_ref().filter(|path| path.is_dir()) {
+            return Err(PlotArgsError::SummaryIsFolder(summary.display().to_string()));
+        }
+        Ok(Self { input, out, report, summary: args.summary })
     }
 }
 
@@ -73,22 +84,33 @@ mod tests {
 
     #[test]
     fn config_defaults_sit_next_to_the_input() {
-        let args =
-            PlotArgs { input: PathBuf::from("results/run/results.json"), out: None, report: None };
+        let args = PlotArgs {
+            input: PathBuf::from("results/run/results.json"),
+            out: None,
+            report: None,
+            summary: None,
+        };
         let config = PlotConfig::try_from(args).expect("valid");
         assert_eq!(config.out, PathBuf::from("results/run/plots"));
         assert_eq!(config.report, PathBuf::from("results/run/report.html"));
-        let bare = PlotArgs { input: PathBuf::from("results.json"), out: None, report: None };
+        let bare = PlotArgs {
+            input: PathBuf::from("results.json"),
+            out: None,
+            report: None,
+            summary: None,
+        };
         assert_eq!(PlotConfig::try_from(bare).expect("valid").out, PathBuf::from("./plots"));
-        for (input, out, report, flag) in [
-            ("", None, None, "input"),
-            ("r.json", Some(""), None, "out"),
-            ("r.json", None, Some(""), "report"),
+        for (input, out, report, summary, flag) in [
+            ("", None, None, None, "input"),
+            ("r.json", Some(""), None, None, "out"),
+            ("r.json", None, Some(""), None, "report"),
+            ("r.json", None, None, Some(""), "summary"),
         ] {
             let args = PlotArgs {
                 input: input.into(),
                 out: out.map(PathBuf::from),
                 report: report.map(PathBuf::from),
+                summary: summary.map(PathBuf::from),
             };
             assert_eq!(PlotConfig::try_from(args), Err(PlotArgsError::Empty(flag)));
         }

@@ -79,6 +79,13 @@ fn event_rates(counted: CountedEvents) -> EventRates {
         activations: per(events.activations),
         retirements: per(events.retirements),
         hops: per(events.hops),
+        spin_hits: per(events.spin_hits),
+        takes: per(events.takes),
+        parked_while_queued: per(events.parked_while_queued),
+        producer_blocked: events.window_wait_ns.map(|waited| {
+            let producer_ns = counted.elapsed_ns as f64 * counted.producers.max(1) as f64;
+            (waited as f64 / producer_ns.max(1.0)).min(1.0)
+        }),
         messages: counted.messages,
     }
 }

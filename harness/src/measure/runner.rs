@@ -167,6 +167,10 @@ pub struct CountedEvents {
     pub events: Events,
     /// Messages submitted in that repetition.
     pub messages: u64,
+    /// Its elapsed time, first submission to drained.
+    pub elapsed_ns: u64,
+    /// Threads that submitted.
+    pub producers: usize,
 }
 
 /// Messages the counted repetition of a cell sends at most (a prefix of its workload).
@@ -707,10 +711,11 @@ fn measure_cell(
     for _ in 0..repeat {
         samples.push(cell.timed_repetition(&senders, instruments, baseline_threads)?);
     }
-    // A completion-driven cell is not counted: its senders answer completions, and a part
-    // of its plan is another experiment.
-    let counted = count_events && workload.driven.is_none();
-    let events = if counted { cell.counted_repetition(producers)? } else { None };
+    let events = match (count_events, workload.driven.is_some()) {
+        (false, _) => None,
+        (true, false) => cell.counted_repetition(producers)?,
+        (true, true) => cell.counted_driven_repetition(&senders)?,
+    };
     executor.close();
     let stats = executor.stats();
     let measurement = Measurement {
@@ -879,9 +884,34 @@ impl CellRun<'_> {
         senders.send(self, prefix, started)?;
         executor.drain();
         executor.count_events(false);
+        let elapsed_ns = self.clock.now_ns().saturating_sub(started);
         self.recorder.reset();
         let messages = prefix.len() as u64;
-        Ok(Some(CountedEvents { events: executor.stats().events, messages }))
+        let events = executor.stats().events;
+        Ok(Some(CountedEvents { events, messages, elapsed_ns, producers }))
+    }
+
+    /// The cost breakdown of a completion-driven cell: one more whole repetition, counted
+    /// and not timed (a prefix of it would be another experiment: its senders answer
+    /// completions for a time). Its one driver sends.
+    fn counted_driven_repetition(
+        &self,
+        senders: &Senders,
+    ) -> Result<Option<CountedEvents>, RunError> {
+        let executor = self.executor;
+        if !executor.count_events(true) {
+            return Ok(None);
+        }
+        let started = self.clock.now_ns();
+        let sent = senders.send(self, &self.workload.messages, started)?;
+        executor.drain();
+        executor.count_events(false);
+        let elapsed_ns = self.clock.now_ns().saturating_sub(started);
+        self.recorder.reset();
+        self.watch.beat();
+        let messages = sent.driven.map_or(0, |outcome| outcome.sent.iter().sum());
+        let events = executor.stats().events;
+        Ok(Some(CountedEvents { events, messages, elapsed_ns, producers: 1 }))
     }
 }
 

@@ -32,6 +32,9 @@ pub struct PlotConfig {
     pub out: PathBuf,
     /// The report file.
     pub report: PathBuf,
+    /// Where to write the summary again from the results file (`plot --summary`), if
+    /// anywhere: after the summary's code changed, for a run not yet committed.
+    pub summary: Option<PathBuf>,
 }
 
 /// Why the charts or the report could not be made.
@@ -78,6 +81,10 @@ pub fn plot_and_report(config: &PlotConfig) -> Result<PlotOutcome, ReportError> 
     let html = render_report(&results, &charts);
     let files = write_all(&charts, &config.out)?;
     write_atomically(&config.report, html.as_bytes()).map_err(failed(&config.report))?;
+    if let Some(path) = &config.summary {
+        let summary = crate::report::summary::render_summary(&results);
+        write_atomically(path, summary.as_bytes()).map_err(failed(path))?;
+    }
     Ok(PlotOutcome { files, report: config.report.clone(), skipped: charts.skipped })
 }
 

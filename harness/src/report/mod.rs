@@ -6,6 +6,8 @@
 //! - `summary`: `summary.md`, one table per (scenario, param);
 //! - `pipeline`: the summary's tables of the end-to-end pipeline scenarios;
 //! - `price`: the summary's price of order, each ordered design over the unordered control;
+//! - `standing`: the summary's cells where `keyed-mailbox` trails the best design, each
+//!   with the cause its counters give;
 //! - `isolation`: the summary's isolation table, each design's bystanders under a stressor
 //!   over its unstressed twin, met or missed against the bound;
 //! - `plot`: the charts, PNG and SVG;
@@ -30,6 +32,7 @@ pub mod interference;
 pub mod pipeline;
 pub mod plot;
 pub mod price;
+pub mod standing;
 pub mod summary;
 pub mod table;
 pub mod verdict;

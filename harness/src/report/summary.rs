@@ -86,6 +86,8 @@ pub(super) fn summary(results: &Results, with_verdict: bool) -> Document {
     if with_verdict {
         super::verdict::section(&mut out, results);
     }
+    super::standing::section(&mut out, results);
+    super::standing::hybrid_section(&mut out, results);
     header(&mut out, results);
     for &scenario in ScenarioId::ALL {
         let rows: Vec<&RunResult> =
@@ -416,12 +418,17 @@ fn render_breakdown(out: &mut Document, scenario: ScenarioId, rows: &[&RunResult
         "Events per message, counted on one more, untimed, repetition of the first quarter of \
          the cell's messages (at most 10,000): *wake-ups* (unparks that woke a worker), \
          *parks*, mailbox *activations* and *retirements*, *hops* (hand-offs to a queue a \
-         thread takes from). *n/a*: the strategy cannot see it (a library's internals) or has \
-         no such machinery. Context switches per message (voluntary / involuntary) are from \
-         the timed runs.",
+         thread takes from), *spin hits* (idle spins that found work before parking), \
+         *takes* (mailboxes taken from another worker's queue), *parked while queued* (a worker \
+         parked while another's queue held a runnable mailbox); *producer blocked* is the \
+         share of the producers' time spent blocked on the full window. *n/a*: the strategy \
+         cannot see it (a library's internals) or has no such machinery. Context switches \
+         per message (voluntary / involuntary) are from the timed runs.",
     );
-    let mut table =
-        Table::of("cell|strategy|>wake-ups|>parks|>activations|>retirements|>hops|>ctx switches");
+    let mut table = Table::of(
+        "cell|strategy|>wake-ups|>parks|>activations|>retirements|>hops|>spin hits|>takes|\
+         >parked while queued|>producer blocked|>ctx switches",
+    );
     let rate = |value: Option<f64>| value.map_or("n/a".to_owned(), |value| format!("{value:.3}"));
     for row in rows {
         let Some(events) = &row.events_per_message else { continue };
@@ -434,6 +441,12 @@ fn render_breakdown(out: &mut Document, scenario: ScenarioId, rows: &[&RunResult
             rate(events.activations),
             rate(events.retirements),
             rate(events.hops),
+            rate(events.spin_hits),
+            rate(events.takes),
+            rate(events.parked_while_queued),
+            events
+                .producer_blocked
+                .map_or("n/a".to_owned(), |share| format!("{:.0}%", share * 100.0)),
             format!(
                 "{:.3} / {:.3}",
                 row.ctx_switches.voluntary / messages,

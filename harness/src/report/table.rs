@@ -241,6 +241,11 @@ impl Table {
         }
     }
 
+    /// Rows so far.
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
     /// Whether the table has no rows.
     pub fn is_empty(&self) -> bool {
         self.rows.is_empty()

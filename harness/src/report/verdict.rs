@@ -96,7 +96,7 @@ pub fn best(entries: &[Entry], higher: bool) -> Option<&Entry> {
 }
 
 /// `value / best`, none where either is missing or not a finite ratio.
-fn ratio(value: f64, best: f64) -> Option<f64> {
+pub(super) fn ratio(value: f64, best: f64) -> Option<f64> {
     (best != 0.0).then(|| value / best).filter(|ratio| ratio.is_finite())
 }
 
@@ -297,7 +297,7 @@ pub fn pipeline_reading(cells: &[PipelineCell]) -> String {
 }
 
 /// The ordered designs the verdict ranks, in the order the results first name them.
-fn contenders(results: &Results) -> Vec<&str> {
+pub(super) fn contenders(results: &Results) -> Vec<&str> {
     let all = results
         .runs
         .iter()
@@ -365,6 +365,54 @@ fn intro(results: &Results, contenders: usize) -> Cell {
     ))
 }
 
+/// One measured cell of a ranked scenario: its param, its rows, and an entry per contender.
+pub(super) struct RankedCell<'a> {
+    /// The cell's parameter.
+    pub param: &'a str,
+    /// Every row measured in the cell, contenders and controls alike.
+    pub rows: Vec<&'a RunResult>,
+    /// One entry per contender, in the columns' order.
+    pub entries: Vec<Entry>,
+}
+
+/// The cells of `scenario`, one per param in first-seen order, with the `columns` designs'
+/// entries on `metric`.
+pub(super) fn ranked_cells<'a>(
+    results: &'a Results,
+    scenario: ScenarioId,
+    metric: Metric,
+    columns: &[&str],
+) -> Vec<RankedCell<'a>> {
+    let rows: Vec<&RunResult> =
+        results.runs.iter().filter(|run| run.scenario == scenario.as_str()).collect();
+    let violated: Vec<&str> = rows
+        .iter()
+        .filter(|row| !row.correctness.is_clean())
+        .map(|row| row.strategy.as_str())
+        .collect();
+    let params = super::first_seen(rows.iter().map(|row| row.param.as_str()));
+    params
+        .into_iter()
+        .map(|param| {
+            let cell: Vec<&RunResult> =
+                rows.iter().copied().filter(|row| row.param == param).collect();
+            let entries = columns
+                .iter()
+                .map(|&strategy| {
+                    let row = cell.iter().find(|row| row.strategy == strategy);
+                    Entry {
+                        strategy: strategy.to_owned(),
+                        value: row.and_then(|row| value(metric, row, &results.runs)),
+                        violated: violated.contains(&strategy),
+                        void: row.is_some_and(|row| row.is_void()),
+                    }
+                })
+                .collect();
+            RankedCell { param, rows: cell, entries }
+        })
+        .collect()
+}
+
 /// The rows of a measured scenario, one per param: the `columns` designs ranked on `metric`.
 fn ranked_rows(
     table: &mut Table,
@@ -373,28 +421,10 @@ fn ranked_rows(
     metric: Metric,
     columns: &[&str],
 ) {
-    let rows: Vec<&RunResult> =
-        results.runs.iter().filter(|run| run.scenario == scenario.as_str()).collect();
-    let violated: Vec<&str> = rows
-        .iter()
-        .filter(|row| !row.correctness.is_clean())
-        .map(|row| row.strategy.as_str())
-        .collect();
     let value_of = |row: &RunResult| value(metric, row, &results.runs);
-    for param in super::first_seen(rows.iter().map(|row| row.param.as_str())) {
-        let cell: Vec<&RunResult> = rows.iter().copied().filter(|row| row.param == param).collect();
-        let entries: Vec<Entry> = columns
-            .iter()
-            .map(|&strategy| {
-                let row = cell.iter().find(|row| row.strategy == strategy);
-                Entry {
-                    strategy: strategy.to_owned(),
-                    value: row.and_then(|row| value_of(row)),
-                    violated: violated.contains(&strategy),
-                    void: row.is_some_and(|row| row.is_void()),
-                }
-            })
-            .collect();
+    for RankedCell { param, rows: cell, entries } in
+        ranked_cells(results, scenario, metric, columns)
+    {
         let ranked: Vec<Entry> = entries.iter().filter(|entry| !entry.void).cloned().collect();
         let controls: Vec<(&str, Value)> = cell
             .iter()

@@ -630,7 +630,7 @@ pub struct CpuPerMessage {
 
 /// Events per message of one counted repetition (see `strategies::Events`); a null field
 /// is an event the strategy cannot see.
-#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct EventRates {
     /// Unparks that woke a parked worker.
     pub wakeups: Option<f64>,
@@ -642,6 +642,21 @@ pub struct EventRates {
     pub retirements: Option<f64>,
     /// Hand-offs to a queue that a thread takes from.
     pub hops: Option<f64>,
+    /// Idle spins that found work before the worker parked; absent in older files.
+    #[serde(default)]
+    pub spin_hits: Option<f64>,
+    /// Mailboxes a worker took from another worker's queue; absent in older files.
+    #[serde(default)]
+    pub takes: Option<f64>,
+    /// Times a worker parked while another worker's queue held a runnable mailbox;
+    /// absent in older files.
+    #[serde(default)]
+    pub parked_while_queued: Option<f64>,
+    /// The share of the counted repetition's producer time (its elapsed time times its
+    /// producers) spent blocked on a full window, 0 to 1; not per message. Absent in older
+    /// files.
+    #[serde(default)]
+    pub producer_blocked: Option<f64>,
     /// Messages the counted repetition sent.
     pub messages: u64,
 }

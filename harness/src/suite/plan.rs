@@ -276,9 +276,13 @@ fn plan_measured_point(plan: &mut Plan, saturation: f64) {
             spec.window = None;
         }
         let messages = spec.messages(&config.sizes).max(1);
-        let breakdown = config.breakdown && spec.arrivals != Arrivals::Driven;
-        let share =
-            if breakdown { breakdown_messages(messages) as f64 / messages as f64 } else { 0.0 };
+        // A completion-driven cell counts one more whole repetition; the others a prefix.
+        let share = match (config.breakdown, spec.arrivals) {
+            (false, _) => 0.0,
+            (true, Arrivals::Driven) => 1.0,
+            (true, _) => breakdown_messages(messages) as f64 / messages as f64,
+        };
+        let breakdown = config.breakdown;
         let settings = cell_settings(at, Some(&spec));
         let work = spec.expected_work(&config.sizes, saturation);
         let workload = plan.workloads.len();

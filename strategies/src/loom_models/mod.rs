@@ -32,6 +32,7 @@ use crate::{
     WindowScope,
 };
 
+mod take;
 mod wake_path;
 mod window;
 

@@ -1,0 +1,562 @@
+//! Where the design under study trails: every ranked cell in which `keyed-mailbox` reads
+//! below [`TRAILS`] of the best ordered design, with the counters of its counted repetition
+//! beside the best's and a cause that [`cause`] derives from them. Reads results only.
+//!
+//! The rules; every one that holds is a cause, in this order:
+//!
+//! 1. *Affinity*: a `keyed-mailbox` worker parked while another worker's queue held a
+//!    runnable mailbox at least [`PARKED_PER_1000`] times per 1,000 messages, and at least
+//!    twice as often as the best design's workers did. Those mailboxes may run nowhere
+//!    else: the design's own loss (no stealing).
+//! 2. *Window*: the producer spent at least [`BLOCKED_POINTS`] more of its time blocked on
+//!    the full window than with the best design: admission, not the workers, held it back.
+//! 3. *Parking*: parks and wake-ups together at least [`PARKING_FACTOR`] times the best
+//!    design's, and at least [`PARKING_PER_1000`] per 1,000 messages: system calls where
+//!    the best design keeps running.
+//! 4. *Work*: the strategy's threads spent at least [`WORK_FACTOR`] times the best
+//!    design's CPU per message in the timed repetitions (idle spins included).
+//!
+//! Where none holds, no counter separates the two designs: the machine's scheduling, or
+//! what no counter sees; the same cell at 1 worker, where affinity has nothing to bind,
+//! tells them apart.
+//!
+//! A best design that cannot see an event (a library's internals) is compared on the
+//! rules whose counters both sides have. Where `hybrid` ran, its standing in the same cell
+//! checks rule 1: it takes exactly the mailboxes that rule counts, so where it does not
+//! trail the take recovers the loss, and where it trails too affinity is not the whole
+//! cause.
+//!
+//! A second section sets `hybrid` beside the two designs it combines: in each ranked cell,
+//! its median over the better of `keyed-mailbox`'s and `work-stealing`'s (the inverse for a
+//! lower-is-better metric), against [`HYBRID_TARGET`] and [`HYBRID_FLOOR`].
+
+use super::document::Document;
+use super::format::format_value;
+use super::or_dash;
+use super::table::Table;
+use super::verdict::{best, contenders, format_ratio, ranked_cells, ratio, Entry, Value};
+use crate::results::{EventRates, Results, RunResult};
+use crate::workload::ScenarioId;
+use strategies::StrategyId;
+
+/// A ratio to the best below which the design under study is said to trail.
+pub const TRAILS: f64 = 0.9;
+
+/// Rule 1's floor: parks with work queued elsewhere, per 1,000 messages.
+pub const PARKED_PER_1000: f64 = 1.0;
+
+/// Rule 2's margin: the producer's blocked share above the best design's, as a fraction.
+pub const BLOCKED_POINTS: f64 = 0.10;
+
+/// Rule 3's factor over the best design's parks and wake-ups.
+pub const PARKING_FACTOR: f64 = 1.5;
+
+/// Rule 3's floor: parks and wake-ups per 1,000 messages.
+pub const PARKING_PER_1000: f64 = 5.0;
+
+/// Rule 4's factor over the best design's threads' CPU per message.
+pub const WORK_FACTOR: f64 = 1.15;
+
+/// `hybrid`'s target: its median at least this share of the better parent's, in at least
+/// [`HYBRID_TARGET_SHARE`] of the ranked cells.
+pub const HYBRID_TARGET: f64 = 0.95;
+
+/// The share of ranked cells in which `hybrid` must meet [`HYBRID_TARGET`].
+pub const HYBRID_TARGET_SHARE: f64 = 0.9;
+
+/// `hybrid`'s floor: never below this share of the better parent's median.
+pub const HYBRID_FLOOR: f64 = 0.8;
+
+/// What one side of a trailing cell measured: its counted repetition's events and its
+/// threads' CPU per message in the timed repetitions.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Counters<'a> {
+    /// The counted repetition's events per message; none without one.
+    pub events: Option<&'a EventRates>,
+    /// The strategy's own threads' CPU nanoseconds per message; none where not read.
+    pub cpu_ns: Option<f64>,
+}
+
+impl<'a> Counters<'a> {
+    /// The counters of `row`.
+    pub fn of(row: &'a RunResult) -> Self {
+        let cpu_ns = row.cpu_per_message_ns.as_ref().and_then(|cpu| cpu.strategy_threads);
+        Self { events: row.events_per_message.as_ref(), cpu_ns }
+    }
+}
+
+/// What the counters say a trailing cell lost to: each rule that holds (module docs).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Cause {
+    /// Rule 1: runnable mailboxes queued on a busy worker while another parked.
+    Affinity {
+        /// Parks with work queued elsewhere per 1,000 messages, the design's and the best's.
+        parked: (f64, Option<f64>),
+    },
+    /// Rule 2: the producer blocked on the full window for longer.
+    Window {
+        /// Blocked shares of producer time, the design's and the best's.
+        blocked: (f64, f64),
+    },
+    /// Rule 3: more parks and wake-ups.
+    Parking {
+        /// Parks and wake-ups per 1,000 messages, the design's and the best's.
+        parking: (f64, f64),
+    },
+    /// Rule 4: more CPU per message on the strategy's threads.
+    Work {
+        /// CPU nanoseconds per message, the design's threads' and the best's.
+        cpu_ns: (f64, f64),
+    },
+}
+
+impl Cause {
+    /// The cause as the summary reads it, naming the best design `best`. `hybrid` is
+    /// `hybrid`'s standing against the best in the same cell, where it ran: the design that
+    /// takes the mailboxes rule 1 counts, so it says whether the take recovers the loss.
+    pub fn reading(&self, best: &str, hybrid: Option<f64>) -> String {
+        let per = |value: f64| format!("{value:.1} per 1,000 messages");
+        let share = |value: f64| format!("{:.0}%", value * 100.0);
+        match self {
+            Self::Affinity { parked: (mine, theirs) } => {
+                let check = match hybrid {
+                    _ if best == StrategyId::Hybrid.as_str() => {
+                        " (hybrid, which takes such mailboxes, is the best here)".to_owned()
+                    }
+                    Some(standing) if standing >= TRAILS => format!(
+                        " (hybrid, which takes such mailboxes, reads {}x of {best}: the take \
+                         recovers it)",
+                        format_ratio(standing)
+                    ),
+                    Some(standing) => format!(
+                        " (hybrid, which takes such mailboxes, reads {}x of {best}: the take \
+                         does not recover it)",
+                        format_ratio(standing)
+                    ),
+                    None => String::new(),
+                };
+                format!(
+                    "affinity: a worker parked while another's queue held a runnable mailbox \
+                     {} ({best}: {}){check}",
+                    per(*mine),
+                    theirs.map_or("n/a".to_owned(), per)
+                )
+            }
+            Self::Window { blocked: (mine, theirs) } => format!(
+                "window: the producer was blocked on the full window {} of its time ({best}: \
+                 {})",
+                share(*mine),
+                share(*theirs)
+            ),
+            Self::Parking { parking: (mine, theirs) } => format!(
+                "parking: {mine:.1} parks and wake-ups per 1,000 messages ({best}: {theirs:.1})"
+            ),
+            Self::Work { cpu_ns: (mine, theirs) } => format!(
+                "work: its threads spent {mine:.0} ns of CPU per message ({best}: {theirs:.0})"
+            ),
+        }
+    }
+}
+
+/// Events per 1,000 messages.
+fn per_1000(rate: Option<f64>) -> Option<f64> {
+    rate.map(|rate| rate * 1000.0)
+}
+
+/// Parks and wake-ups per 1,000 messages, where both are seen.
+fn parking(events: &EventRates) -> Option<f64> {
+    Some((events.parks? + events.wakeups?) * 1000.0)
+}
+
+/// Every cause the design's counters give against the best design's (module docs, rules
+/// 1-4), in rule order; empty where none holds.
+pub fn causes(mine: Counters<'_>, theirs: Counters<'_>) -> Vec<Cause> {
+    let mut found = Vec::new();
+    if let (Some(mine), Some(theirs)) = (mine.events, theirs.events) {
+        if let Some(parked) = per_1000(mine.parked_while_queued) {
+            let other = per_1000(theirs.parked_while_queued);
+            if parked >= PARKED_PER_1000 && other.is_none_or(|other| parked >= 2.0 * other) {
+                found.push(Cause::Affinity { parked: (parked, other) });
+            }
+        }
+        if let (Some(blocked), Some(other)) = (mine.producer_blocked, theirs.producer_blocked) {
+            if blocked - other >= BLOCKED_POINTS {
+                found.push(Cause::Window { blocked: (blocked, other) });
+            }
+        }
+        if let (Some(parks), Some(other)) = (parking(mine), parking(theirs)) {
+            if parks >= PARKING_PER_1000 && parks >= PARKING_FACTOR * other {
+                found.push(Cause::Parking { parking: (parks, other) });
+            }
+        }
+    }
+    if let (Some(cpu), Some(other)) = (mine.cpu_ns, theirs.cpu_ns) {
+        if cpu >= WORK_FACTOR * other {
+            found.push(Cause::Work { cpu_ns: (cpu, other) });
+        }
+    }
+    found
+}
+
+/// The cause column: every cause found, or why there is none.
+fn causes_reading(found: &[Cause], counted: bool, best: &str, hybrid: Option<f64>) -> String {
+    if found.is_empty() {
+        return if counted {
+            format!(
+                "no counter separates it from {best}: the machine's scheduling or what no \
+                 counter sees (compare the 1-worker run)"
+            )
+        } else {
+            "no counted repetition on one side".to_owned()
+        };
+    }
+    let readings: Vec<String> = found.iter().map(|cause| cause.reading(best, hybrid)).collect();
+    readings.join("; ")
+}
+
+/// One rate pair as a table reads it: `mine / theirs`, n/a for what a side cannot see.
+fn pair(mine: Option<f64>, theirs: Option<f64>, show: impl Fn(f64) -> String) -> String {
+    let side = |value: Option<f64>| value.map_or("n/a".to_owned(), &show);
+    format!("{} / {}", side(mine), side(theirs))
+}
+
+/// The trailing cells' table: its header.
+const TRAILING_COLUMNS: &str = "scenario|param|best|>keyed-mailbox / best|\
+     >parked while queued per 1,000 (km / best)|>producer blocked (km / best)|\
+     >parks + wake-ups per 1,000 (km / best)|>hybrid / best|cause";
+
+/// The row of one ranked cell where `keyed-mailbox` trails the best, or none where it does
+/// not (or the cell ranks nothing); `ranked` counts the cells where it has a figure.
+fn trailing_row(
+    scenario: ScenarioId,
+    higher: bool,
+    cell: &super::verdict::RankedCell<'_>,
+    ranked: &mut usize,
+) -> Option<[String; 9]> {
+    let studied = StrategyId::KeyedMailbox.as_str();
+    let eligible: Vec<Entry> = cell.entries.iter().filter(|entry| !entry.void).cloned().collect();
+    let top = best(&eligible, higher)?;
+    let mine = eligible.iter().find(|entry| entry.strategy == studied)?;
+    let (value, top_value) = (mine.value?, top.value?);
+    *ranked += 1;
+    let standing_of_best = |value: Value| standing_of(value.median, top_value.median, higher);
+    let standing = standing_of_best(value).filter(|standing| *standing < TRAILS)?;
+    let hybrid = eligible
+        .iter()
+        .find(|entry| entry.strategy == StrategyId::Hybrid.as_str())
+        .and_then(|entry| standing_of_best(entry.value?));
+    let counters = |strategy: &str| {
+        let row = cell.rows.iter().find(|row| row.strategy == strategy);
+        row.map_or_else(Counters::default, |row| Counters::of(row))
+    };
+    let (mine_counted, theirs_counted) = (counters(studied), counters(&top.strategy));
+    let (km, theirs) = (mine_counted.events, theirs_counted.events);
+    let found = causes(mine_counted, theirs_counted);
+    let rate =
+        |events: Option<&EventRates>, pick: fn(&EventRates) -> Option<f64>| events.and_then(pick);
+    let both = |pick: fn(&EventRates) -> Option<f64>, show: fn(f64) -> String| {
+        pair(rate(km, pick), rate(theirs, pick), show)
+    };
+    Some([
+        scenario.as_str().to_owned(),
+        or_dash(cell.param).to_owned(),
+        top.strategy.clone(),
+        format_ratio(standing),
+        both(|e| per_1000(e.parked_while_queued), |v| format!("{v:.1}")),
+        both(|e| e.producer_blocked, |v| format!("{:.0}%", v * 100.0)),
+        both(parking, |v| format!("{v:.1}")),
+        hybrid.map_or("n/a".to_owned(), format_ratio),
+        causes_reading(&found, km.is_some() && theirs.is_some(), &top.strategy, hybrid),
+    ])
+}
+
+/// Appends the section: every ranked cell where `keyed-mailbox` trails the best by more
+/// than [`TRAILS`], its counters beside the best's, and the cause. Nothing where the run
+/// did not measure `keyed-mailbox`.
+pub(super) fn section(out: &mut Document, results: &Results) {
+    let columns = contenders(results);
+    if !columns.contains(&StrategyId::KeyedMailbox.as_str()) {
+        return;
+    }
+    let mut table = Table::of(TRAILING_COLUMNS);
+    let mut ranked = 0;
+    for &scenario in ScenarioId::ALL {
+        let Some(metric) = scenario.headline() else { continue };
+        for cell in ranked_cells(results, scenario, metric, &columns) {
+            let row = trailing_row(scenario, metric.higher_is_better(), &cell, &mut ranked);
+            if let Some(row) = row {
+                table.push(row);
+            }
+        }
+    }
+    if ranked == 0 {
+        return;
+    }
+    out.heading(2, "Where keyed-mailbox trails");
+    let trailing = table.len();
+    out.prose(&format!(
+        "keyed-mailbox, the design under study, reads below {TRAILS}x of the best ordered \
+         design in {trailing} of the {ranked} ranked cells where it has a figure (the \
+         verdict's metric and medians; for lower-is-better metrics, best / keyed-mailbox). \
+         Beside each: its counters and the best design's, from their counted repetitions, \
+         and every cause whose rule holds: affinity (a worker parked while another's queue \
+         held a runnable mailbox, at least {PARKED_PER_1000} per 1,000 messages and twice the \
+         best's), window (the producer blocked on the full window at least {:.0} points \
+         longer), parking (parks and wake-ups at least {PARKING_FACTOR}x the best's and \
+         {PARKING_PER_1000} per 1,000), work (its threads' CPU per message at least \
+         {WORK_FACTOR}x the best's, timed repetitions), else none of the counters. Where hybrid \
+         ran, its standing in the same cell checks the affinity rule: it takes exactly the \
+         mailboxes that rule counts.",
+        BLOCKED_POINTS * 100.0
+    ));
+    if trailing > 0 {
+        out.table(table);
+    }
+    out.blank();
+}
+
+/// `value` over `better` as a standing (at least 1 is as good): `value / better` where
+/// higher is better, `better / value` where lower is.
+fn standing_of(value: f64, better: f64, higher: bool) -> Option<f64> {
+    if higher {
+        ratio(value, better)
+    } else {
+        ratio(better, value)
+    }
+}
+
+/// A value as the hybrid table reads it: the median, and the min-max where recorded.
+fn shown(metric: crate::results::Metric, value: Value) -> String {
+    let unit = metric.unit();
+    match value.spread {
+        Some((low, high)) => format!(
+            "{} ({}-{})",
+            format_value(unit, value.median),
+            format_value(unit, low),
+            format_value(unit, high)
+        ),
+        None => format_value(unit, value.median),
+    }
+}
+
+/// Appends `hybrid`'s section: in every ranked cell where it, `keyed-mailbox` and
+/// `work-stealing` all have a valid figure, the three values, the better parent, and
+/// hybrid's standing against it with its min-max, judged against [`HYBRID_TARGET`] and
+/// [`HYBRID_FLOOR`]. Nothing where the run lacks one of the three.
+pub(super) fn hybrid_section(out: &mut Document, results: &Results) {
+    let [mailbox, stealing, hybrid] =
+        [StrategyId::KeyedMailbox, StrategyId::WorkStealing, StrategyId::Hybrid]
+            .map(StrategyId::as_str);
+    let columns = contenders(results);
+    if ![mailbox, stealing, hybrid].iter().all(|name| columns.contains(name)) {
+        return;
+    }
+    let mut table = Table::of(
+        "scenario|param|metric|>keyed-mailbox|>work-stealing|>hybrid|better parent|\
+         >hybrid / better (min-max)|verdict",
+    );
+    let mut tally = HybridTally::default();
+    for &scenario in ScenarioId::ALL {
+        let Some(metric) = scenario.headline() else { continue };
+        for cell in ranked_cells(results, scenario, metric, &[mailbox, stealing, hybrid]) {
+            match hybrid_row(scenario, metric, &cell, &mut tally) {
+                Some(row) => table.push(row),
+                None => tally.left_out += 1,
+            }
+        }
+    }
+    if tally.ranked == 0 {
+        return;
+    }
+    out.heading(2, "hybrid beside keyed-mailbox and work-stealing");
+    out.prose(&tally.prose());
+    out.table(table);
+    out.blank();
+}
+
+/// What the hybrid table found: cells ranked, met, below the floor, left out.
+#[derive(Debug, Default)]
+struct HybridTally {
+    ranked: usize,
+    met: usize,
+    floor: Vec<String>,
+    left_out: usize,
+}
+
+impl HybridTally {
+    /// The section's prose: how to read the table, and the target met or missed.
+    fn prose(&self) -> String {
+        let Self { ranked, met, floor, left_out } = self;
+        let share = *met as f64 / *ranked as f64;
+        let target_met = share >= HYBRID_TARGET_SHARE && floor.is_empty();
+        let listed =
+            if floor.is_empty() { String::new() } else { format!(" ({})", floor.join(", ")) };
+        let left = if *left_out > 0 {
+            format!(
+                " {left_out} cell(s) left out: one of the three void, with a violation or \
+                 without a figure."
+            )
+        } else {
+            String::new()
+        };
+        format!(
+            "In each ranked cell, hybrid's median over the better of keyed-mailbox's and \
+             work-stealing's on the verdict's metric (the inverse where lower is better), with \
+             hybrid's min-max over that median. Target: at least {HYBRID_TARGET}x in at least \
+             {:.0}% of the cells and never below {HYBRID_FLOOR}x. Here: at least \
+             {HYBRID_TARGET}x in {met} of {ranked} cells ({:.0}%), below {HYBRID_FLOOR}x in \
+             {}{listed}; the target is {}.{left}",
+            HYBRID_TARGET_SHARE * 100.0,
+            share * 100.0,
+            floor.len(),
+            if target_met { "met" } else { "missed" },
+        )
+    }
+}
+
+/// The row of one cell of the hybrid table (its three designs' values, the better parent,
+/// hybrid's standing and verdict), counted in `tally`; none where one of the three has no
+/// usable figure.
+fn hybrid_row(
+    scenario: ScenarioId,
+    metric: crate::results::Metric,
+    cell: &super::verdict::RankedCell<'_>,
+    tally: &mut HybridTally,
+) -> Option<[String; 9]> {
+    let higher = metric.higher_is_better();
+    let usable = |entry: &Entry| (!entry.void && !entry.violated).then_some(entry.value?);
+    let [mv, wv, hv] = [0, 1, 2].map(|index| usable(&cell.entries[index]));
+    let (mv, wv, hv) = (mv?, wv?, hv?);
+    let mailbox_better = standing_of(mv.median, wv.median, higher).unwrap_or(0.0) >= 1.0;
+    let (parent, better) = if mailbox_better {
+        (StrategyId::KeyedMailbox, mv)
+    } else {
+        (StrategyId::WorkStealing, wv)
+    };
+    let standing = standing_of(hv.median, better.median, higher)?;
+    tally.ranked += 1;
+    let verdict = if standing >= HYBRID_TARGET {
+        tally.met += 1;
+        "met"
+    } else if standing >= HYBRID_FLOOR {
+        "below target"
+    } else {
+        tally.floor.push(format!("{scenario} {}", or_dash(cell.param)));
+        "below floor"
+    };
+    let spread = hv.spread.and_then(|(low, high)| {
+        let (low, high) =
+            (standing_of(low, better.median, higher)?, standing_of(high, better.median, higher)?);
+        Some(format!(" ({}-{})", format_ratio(low.min(high)), format_ratio(low.max(high))))
+    });
+    Some([
+        scenario.as_str().to_owned(),
+        or_dash(cell.param).to_owned(),
+        metric.label().to_owned(),
+        shown(metric, mv),
+        shown(metric, wv),
+        shown(metric, hv),
+        parent.as_str().to_owned(),
+        format!("{}{}", format_ratio(standing), spread.unwrap_or_default()),
+        verdict.to_owned(),
+    ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn events(parked: Option<f64>, blocked: f64, parks: f64) -> EventRates {
+        EventRates {
+            parks: Some(parks / 2000.0),
+            wakeups: Some(parks / 2000.0),
+            parked_while_queued: parked.map(|parked| parked / 1000.0),
+            producer_blocked: Some(blocked),
+            messages: 10_000,
+            ..EventRates::default()
+        }
+    }
+
+    /// The counters of one side: `events`, and `cpu_ns` of its threads per message.
+    fn side(events: &EventRates, cpu_ns: f64) -> Counters<'_> {
+        Counters { events: Some(events), cpu_ns: Some(cpu_ns) }
+    }
+
+    /// The kinds of cause found, in order.
+    fn kinds(found: &[Cause]) -> Vec<&'static str> {
+        let kind = |cause: &Cause| match cause {
+            Cause::Affinity { .. } => "affinity",
+            Cause::Window { .. } => "window",
+            Cause::Parking { .. } => "parking",
+            Cause::Work { .. } => "work",
+        };
+        found.iter().map(kind).collect()
+    }
+
+    #[test]
+    fn every_rule_that_holds_is_a_cause_in_rule_order() {
+        let best = events(Some(0.1), 0.5, 10.0);
+        let theirs = side(&best, 1000.0);
+        let all = events(Some(40.0), 0.9, 100.0);
+        assert_eq!(
+            kinds(&causes(side(&all, 1200.0), theirs)),
+            ["affinity", "window", "parking", "work"]
+        );
+        let window = events(Some(0.5), 0.7, 12.0);
+        assert_eq!(kinds(&causes(side(&window, 1100.0), theirs)), ["window"]);
+        let parking = events(Some(0.5), 0.55, 100.0);
+        assert_eq!(kinds(&causes(side(&parking, 1000.0), theirs)), ["parking"]);
+        let work = events(Some(0.5), 0.55, 12.0);
+        assert_eq!(kinds(&causes(side(&work, 1150.0), theirs)), ["work"]);
+        assert!(causes(side(&work, 1140.0), theirs).is_empty());
+        let reading = causes_reading(&[], true, "work-stealing", None);
+        assert!(reading.starts_with("no counter separates it from work-stealing"), "{reading}");
+        let uncounted = Counters { events: None, cpu_ns: None };
+        assert!(causes(uncounted, theirs).is_empty());
+        assert_eq!(causes_reading(&[], false, "rayon", None), "no counted repetition on one side");
+    }
+
+    #[test]
+    fn affinity_needs_twice_the_best_designs_parks_while_queued() {
+        let best = events(Some(30.0), 0.5, 10.0);
+        let mine = events(Some(40.0), 0.5, 10.0);
+        assert!(causes(side(&mine, 1000.0), side(&best, 1000.0)).is_empty());
+        let unseen = events(None, 0.5, 10.0);
+        let found = causes(side(&mine, 1000.0), side(&unseen, 1000.0));
+        assert!(matches!(found[..], [Cause::Affinity { parked: (_, None) }]), "{found:?}");
+    }
+
+    #[test]
+    fn hybrids_standing_checks_the_affinity_cause() {
+        let cause = Cause::Affinity { parked: (2.0, Some(0.0)) };
+        let recovered = cause.reading("work-stealing", Some(1.02));
+        assert!(recovered.contains("reads 1.02x of work-stealing: the take recovers it"));
+        let not = cause.reading("work-stealing", Some(0.65));
+        assert!(not.contains("reads 0.65x of work-stealing: the take does not recover it"));
+        assert!(!cause.reading("rayon", None).contains("hybrid"));
+        assert!(cause
+            .reading("hybrid", Some(1.0))
+            .ends_with("(hybrid, which takes such mailboxes, is the best here)"));
+        let parking = Cause::Parking { parking: (5.1, 0.5) };
+        assert_eq!(
+            parking.reading("work-stealing", None),
+            "parking: 5.1 parks and wake-ups per 1,000 messages (work-stealing: 0.5)"
+        );
+    }
+
+    #[test]
+    fn the_hybrid_target_needs_the_share_and_no_cell_below_the_floor() {
+        let tally = |met: usize, floor: &[&str]| HybridTally {
+            ranked: 10,
+            met,
+            floor: floor.iter().map(|cell| (*cell).to_owned()).collect(),
+            left_out: 0,
+        };
+        assert!(tally(9, &[]).prose().ends_with("the target is met."));
+        let one_low = tally(9, &["stateful keys=1024"]).prose();
+        assert!(one_low.contains("below 0.8x in 1 (stateful keys=1024)"), "{one_low}");
+        assert!(one_low.ends_with("the target is missed."), "{one_low}");
+        assert!(tally(8, &[]).prose().contains("in 8 of 10 cells (80%)"));
+        assert!(tally(8, &[]).prose().ends_with("the target is missed."));
+    }
+}

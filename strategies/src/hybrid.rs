@@ -1,0 +1,69 @@
+//! `hybrid`: `keyed-mailbox`'s affinity, with a take where a worker would otherwise idle.
+//!
+//! # Algorithm
+//!
+//! 1. Everything `keyed-mailbox` does (`keyed_mailbox.rs`, steps 1-7): one set of `workers`
+//!    threads, a lock-free FIFO of runnable mailboxes and a park slot per worker, per-key
+//!    mailboxes bound to a worker by the same scan when they are created, fair turns of at
+//!    most `throughput` messages, waits that give the worker back, the shared window.
+//! 2. A worker whose own FIFO is empty, before it spins or parks, looks at the other
+//!    workers' FIFOs, from the next worker on, and takes the first mailbox it finds queued
+//!    there (queued is runnable and not running: a running mailbox is in no FIFO).
+//! 3. The taken mailbox's home becomes the taker: the taker runs the turn, requeues the
+//!    mailbox to its own FIFO after it, and every later schedule of the mailbox (a new
+//!    message, a finished wait) goes there.
+//! 4. Only a worker's own FIFO wakes it: a push wakes the mailbox's home if it is parked,
+//!    never another worker. A worker takes only when it is awake and dry, so no thread is
+//!    woken to take.
+//!
+//! # Ordering guarantee
+//!
+//! `keyed-mailbox`'s: a mailbox is in at most one FIFO and held by one thread at a time
+//! (`mailbox.rs`, its phase). A take is a pop from a multi-consumer queue: exactly one
+//! thread, the owner or one taker, gets a queued mailbox, and it is `Scheduled` until that
+//! thread runs it. The home changes only then, while no queue and no other thread holds the
+//! mailbox; a waker or a submitter reads it later, through the mailbox's lock, so it
+//! schedules the mailbox where its last holder put it.
+//!
+//! # Trade-offs
+//!
+//! Against `keyed-mailbox`: when the OS runs another thread in place of a worker, its
+//! queued mailboxes no longer wait for it while another worker is dry (the loss
+//! `keyed_mailbox.rs` explains), and a mailbox queued behind a long synchronous turn moves
+//! to a free worker. The cost is a look at the other workers' queues each time a worker runs
+//! dry (a cache miss each while they are busy), and a mailbox taken from a worker whose
+//! caches held its key's state runs where they do not.
+//!
+//! Against `work-stealing`: affinity stays the default, so a key's messages stay on one
+//! worker while it is busy and the cheap hand-off to a running worker's FIFO is kept; a take
+//! moves a whole mailbox, not a slice of a deque, and only from the front of a FIFO (its
+//! oldest runnable mailbox).
+//!
+//! A parked worker is not woken for another's backlog: where every worker but one parks,
+//! the backlog waits for a busy worker to run dry, or for the binding scan to place new
+//! mailboxes on the parked ones.
+//!
+//! # References
+//!
+//! - docs/design.md section 3 (`keyed-mailbox`, the design it extends).
+//! - tokio's and Go's schedulers: a worker that runs dry takes from another's run queue
+//!   before it sleeps.
+
+use std::sync::Arc;
+
+use crate::keyed_mailbox::{Affinity, KeyedMailbox};
+use crate::mailbox::Mailbox;
+
+/// The `hybrid` strategy: `keyed-mailbox`'s engine with the take of step 2.
+pub(crate) type Hybrid = KeyedMailbox<true>;
+
+/// Step 2: a mailbox queued on another worker's FIFO than `taker`'s, from the next worker
+/// on, now homed on `taker` (step 3); `None` if every other FIFO is empty.
+pub(crate) fn take(placement: &Affinity, taker: usize) -> Option<Arc<Mailbox>> {
+    let count = placement.workers.len();
+    (1..count).map(|offset| (taker + offset) % count).find_map(|victim| {
+        let mailbox = placement.workers[victim].runnable.pop()?;
+        mailbox.move_home(taker);
+        Some(mailbox)
+    })
+}
