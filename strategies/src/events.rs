@@ -30,13 +30,16 @@ pub(crate) enum Event {
     /// A unit of work handed to a queue that a thread takes from: a mailbox scheduled or
     /// requeued, a task spawned, a message or a resume sent to a lane.
     Hop = 4,
-    /// An idle worker's spin that found work before the worker parked.
+    /// An idle stretch that found work before its worker parked: by a look of its spin, or
+    /// by the second look after `prepare_park`.
     SpinHit = 5,
     /// A mailbox a worker took from another worker's queue (`hybrid`'s take,
     /// `work-stealing`'s steal from another worker's deque).
     Take = 6,
     /// A worker that went to sleep (parked) while another worker's queue held a runnable
-    /// mailbox it could not or did not take.
+    /// mailbox it could not or did not take. For `work-stealing` the queues are the
+    /// injector and the other deques, all looked at just before it parks, so only a push
+    /// racing that look counts.
     ParkedWhileQueued = 7,
 }
 

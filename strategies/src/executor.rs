@@ -184,7 +184,7 @@ impl Core {
     /// it took a credit (the caller hands it to the engine), `Queued` when it waits in the
     /// admission queue. Only an outside submission blocks, while the window is full.
     pub(crate) fn admit(&self, message: Message) -> Result<Admission, WindowClosed> {
-        self.windows.admit(message, || self.is_running_here())
+        self.windows.admit(message, || self.is_running_here(), || self.events.is_on())
     }
 
     /// Marks the calling thread as inside a handler call or step poll of this core until

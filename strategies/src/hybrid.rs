@@ -6,9 +6,10 @@
 //!    threads, a lock-free FIFO of runnable mailboxes and a park slot per worker, per-key
 //!    mailboxes bound to a worker by the same scan when they are created, fair turns of at
 //!    most `throughput` messages, waits that give the worker back, the shared window.
-//! 2. A worker whose own FIFO is empty, before it spins or parks, looks at the other
-//!    workers' FIFOs, from the next worker on, and takes the first mailbox it finds queued
-//!    there (queued is runnable and not running: a running mailbox is in no FIFO).
+//! 2. A worker whose own FIFO is empty looks at the other workers' FIFOs, from the next
+//!    worker on, and takes the first mailbox it finds queued there (queued is runnable and
+//!    not running: a running mailbox is in no FIFO). It looks on every look of its idle
+//!    spin, so before it spins and before it parks.
 //! 3. The taken mailbox's home becomes the taker: the taker runs the turn, requeues the
 //!    mailbox to its own FIFO after it, and every later schedule of the mailbox (a new
 //!    message, a finished wait) goes there.

@@ -95,13 +95,14 @@ impl Windows {
         &self,
         message: Message,
         reentrant: impl FnOnce() -> bool,
+        timed: impl FnOnce() -> bool,
     ) -> Result<Admission, WindowClosed> {
         match self {
             Self::One(window) => match attempt(window, message, reentrant) {
                 Some(done) => done,
-                None => window.admit().map(|()| Admission::Admitted),
+                None => block(window, timed),
             },
-            Self::PerType(set) => set.admit(message, reentrant),
+            Self::PerType(set) => set.admit(message, reentrant, timed),
         }
     }
 
@@ -234,6 +235,7 @@ impl PerType {
         &self,
         message: Message,
         reentrant: impl FnOnce() -> bool,
+        timed: impl FnOnce() -> bool,
     ) -> Result<Admission, WindowClosed> {
         // AcqRel: counted before any window can hold it (module docs, rule 2).
         self.unfinished.fetch_add(1, Ordering::AcqRel);
@@ -252,7 +254,7 @@ impl PerType {
         };
         let admitted = match decided {
             Attempt::Done(done) => done,
-            Attempt::Block(window) => window.admit().map(|()| Admission::Admitted),
+            Attempt::Block(window) => block(&window, timed),
         };
         if admitted.is_err() {
             self.unfinished.fetch_sub(1, Ordering::AcqRel);
@@ -275,6 +277,13 @@ impl PerType {
         self.windows.for_each(|window| windows.push(Arc::clone(window)));
         windows
     }
+}
+
+/// An outside submission that found no free credit: blocks for one, timed when `timed`
+/// says the cost breakdown is counting (asked only here, off the admission's fast path).
+fn block(window: &Window, timed: impl FnOnce() -> bool) -> Result<Admission, WindowClosed> {
+    let admitted = if timed() { window.admit_timed() } else { window.admit() };
+    admitted.map(|()| Admission::Admitted)
 }
 
 /// One non-blocking attempt at `window`: `Some` when decided (a credit taken, the message

@@ -20,8 +20,8 @@ pub struct PlotArgs {
     /// The HTML report [default: the input's folder + /report.html].
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
-    /// Also write the summary (Markdown) from the results file to FILE: a run's
-    /// `summary.md` again after the summary's code changed. Not written unless given.
+    /// Also write the summary (Markdown, a `.md` path) from the results file to FILE: a
+    /// run's `summary.md` again after the summary's code changed. Not written unless given.
     #[arg(long, value_name = "FILE")]
     pub summary: Option<PathBuf>,
 }
@@ -35,9 +35,9 @@ pub enum PlotArgsError {
     /// `--report` names a folder.
     #[error("--report {0} is a folder; expected the path of an .html file")]
     ReportIsFolder(String),
-    /// `--summary` names a folder.
-    #[error("--summary {0} is a folder; expected the path of a .md file")]
-    SummaryIsFolder(String),
+    /// `--summary` names no Markdown file (a folder, the results file, the report).
+    #[error("--summary {0} is not the path of a .md file")]
+    SummaryNotMarkdown(String),
     /// A path flag was given as an empty string.
     #[error("--{0} is empty; give a path")]
     Empty(&'static str),
@@ -71,8 +71,11 @@ impl TryFrom<PlotArgs> for PlotConfig {
         if report.is_dir() {
             return Err(PlotArgsError::ReportIsFolder(report.display().to_string()));
         }
-        if let Some(summary) = args.summary.as_ref().filter(|path| path.is_dir()) {
-            return Err(PlotArgsError::SummaryIsFolder(summary.display().to_string()));
+        let markdown = |path: &PathBuf| {
+            !path.is_dir() && path.extension().is_some_and(|extension| extension == "md")
+        };
+        if let Some(summary) = args.summary.as_ref().filter(|path| !markdown(path)) {
+            return Err(PlotArgsError::SummaryNotMarkdown(summary.display().to_string()));
         }
         Ok(Self { input, out, report, summary: args.summary })
     }
@@ -113,6 +116,19 @@ mod tests {
                 summary: summary.map(PathBuf::from),
             };
             assert_eq!(PlotConfig::try_from(args), Err(PlotArgsError::Empty(flag)));
+        }
+        for summary in ["results/run/results.json", "results/run/report.html", "."] {
+            let args = PlotArgs {
+                input: PathBuf::from("results/run/results.json"),
+                out: None,
+                report: None,
+                summary: Some(PathBuf::from(summary)),
+            };
+            assert_eq!(
+                PlotConfig::try_from(args),
+                Err(PlotArgsError::SummaryNotMarkdown(summary.to_owned())),
+                "--summary {summary} would overwrite what is not a summary"
+            );
         }
     }
 }

@@ -167,7 +167,8 @@ pub struct CountedEvents {
     pub events: Events,
     /// Messages submitted in that repetition.
     pub messages: u64,
-    /// Its elapsed time, first submission to drained.
+    /// Its send phase: first submission to the last one returning (the producers can be
+    /// blocked on the window only then).
     pub elapsed_ns: u64,
     /// Threads that submitted.
     pub producers: usize,
@@ -365,6 +366,8 @@ struct DrivenOutcome {
     last_send_ns: u64,
     /// Messages sent per key (the rest of the workload was never sent).
     sent: Vec<u64>,
+    /// Messages sent to the hot aggregate, which are not the workload's.
+    hot_sent: u64,
     /// The measured senders' messages that were handled.
     measured_completed: u64,
 }
@@ -473,7 +476,12 @@ fn submit_driven(
             }
         }
     }
-    Ok(DrivenOutcome { last_send_ns, sent: driver.sent, measured_completed })
+    Ok(DrivenOutcome {
+        last_send_ns,
+        sent: driver.sent,
+        hot_sent: driver.hot_seq,
+        measured_completed,
+    })
 }
 
 /// The senders of a completion-driven repetition, as its one thread runs them: who sends
@@ -881,10 +889,10 @@ impl CellRun<'_> {
         let prefix = &messages[..breakdown_messages(messages.len())];
         let senders = Senders::new(prefix, false, producers, self.strategy);
         let started = self.clock.now_ns();
-        senders.send(self, prefix, started)?;
+        let sent = senders.send(self, prefix, started)?;
         executor.drain();
         executor.count_events(false);
-        let elapsed_ns = self.clock.now_ns().saturating_sub(started);
+        let elapsed_ns = sent.last_ns.saturating_sub(started);
         self.recorder.reset();
         let messages = prefix.len() as u64;
         let events = executor.stats().events;
@@ -906,10 +914,12 @@ impl CellRun<'_> {
         let sent = senders.send(self, &self.workload.messages, started)?;
         executor.drain();
         executor.count_events(false);
-        let elapsed_ns = self.clock.now_ns().saturating_sub(started);
+        let elapsed_ns = sent.last_ns.saturating_sub(started);
         self.recorder.reset();
         self.watch.beat();
-        let messages = sent.driven.map_or(0, |outcome| outcome.sent.iter().sum());
+        // Every message the repetition sent: the workload's and the hot aggregate's.
+        let messages =
+            sent.driven.map_or(0, |outcome| outcome.sent.iter().sum::<u64>() + outcome.hot_sent);
         let events = executor.stats().events;
         Ok(Some(CountedEvents { events, messages, elapsed_ns, producers: 1 }))
     }

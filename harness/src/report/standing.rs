@@ -235,6 +235,7 @@ fn trailing_row(
 ) -> Option<[String; 9]> {
     let studied = StrategyId::KeyedMailbox.as_str();
     let eligible: Vec<Entry> = cell.entries.iter().filter(|entry| !entry.void).cloned().collect();
+    // `best` passes over a design with a violation; the hybrid check must too.
     let top = best(&eligible, higher)?;
     let mine = eligible.iter().find(|entry| entry.strategy == studied)?;
     let (value, top_value) = (mine.value?, top.value?);
@@ -243,7 +244,7 @@ fn trailing_row(
     let standing = standing_of_best(value).filter(|standing| *standing < TRAILS)?;
     let hybrid = eligible
         .iter()
-        .find(|entry| entry.strategy == StrategyId::Hybrid.as_str())
+        .find(|entry| entry.strategy == StrategyId::Hybrid.as_str() && !entry.violated)
         .and_then(|entry| standing_of_best(entry.value?));
     let counters = |strategy: &str| {
         let row = cell.rows.iter().find(|row| row.strategy == strategy);
@@ -427,7 +428,7 @@ fn hybrid_row(
     let usable = |entry: &Entry| (!entry.void && !entry.violated).then_some(entry.value?);
     let [mv, wv, hv] = [0, 1, 2].map(|index| usable(&cell.entries[index]));
     let (mv, wv, hv) = (mv?, wv?, hv?);
-    let mailbox_better = standing_of(mv.median, wv.median, higher).unwrap_or(0.0) >= 1.0;
+    let mailbox_better = if higher { mv.median >= wv.median } else { mv.median <= wv.median };
     let (parent, better) = if mailbox_better {
         (StrategyId::KeyedMailbox, mv)
     } else {
