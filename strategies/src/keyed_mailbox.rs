@@ -106,9 +106,7 @@ impl Affinity {
             shutdown: AtomicBool::new(false),
         }
     }
-}
 
-impl Affinity {
     /// Whether a worker other than `index` has a runnable mailbox queued (the breakdown's
     /// parked-while-queued count; a look at every other queue, taken only while counting).
     fn others_queued(&self, index: usize) -> bool {
