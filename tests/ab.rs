@@ -131,8 +131,8 @@ fn bad_input_exits_2_naming_it_and_writes_nothing() {
         (&dir, vec!["ab", "HEAD", "--out", &out], "not in a git repository"),
         (
             repository(),
-            vec!["ab", "HEAD", "--rounds", "3", "--out", &out],
-            "--rounds must be in 5..=100, got 3",
+            vec!["ab", "HEAD", "--rounds", "2", "--out", &out],
+            "--rounds must be in 3..=100, got 2",
         ),
         (
             repository(),
@@ -224,7 +224,7 @@ fn a_cell_too_few_samples_to_judge_makes_fail_on_regression_inconclusive() {
     let report = String::from_utf8_lossy(&output.stdout);
     assert!(report.contains("no judged cell is slower by more than 10%"), "{report}");
     assert!(
-        report.contains("1 cell(s) unjudged, fewer than 5 valid samples on a side"),
+        report.contains("1 cell(s) unjudged, fewer than 3 valid samples on a side"),
         "{report}"
     );
     assert!(report.contains("\n  uniform inline: 0 base, "), "{report}");

@@ -130,12 +130,12 @@ fn a_file_from_before_samples_compares_as_too_few_samples_and_cannot_pass_the_ch
     assert!(text.contains("note: cells without per-repetition samples"), "{text}");
     assert!(text.contains("0 faster, 0 slower, 0 within noise, 127 too few samples"), "{text}");
     assert!(text.contains("no judged cell is slower by more than 0%"), "{text}");
-    assert!(text.contains("127 cell(s) unjudged, fewer than 5 samples on a side"), "{text}");
+    assert!(text.contains("127 cell(s) unjudged, fewer than 3 samples on a side"), "{text}");
     let last = stderr(&output);
     let last = last.lines().last().unwrap_or_default();
     assert!(
         last.starts_with("compare: inconclusive (exit 3): --fail-on-regression cannot judge ")
-            && last.contains(" and 122 more, with fewer than 5 samples on a side"),
+            && last.contains(" and 122 more, with fewer than 3 samples on a side"),
         "{last}"
     );
     let json =

@@ -150,6 +150,7 @@ fn every_results_field_is_documented() {
     let mut run = results.runs.iter().find(|run| run.bystander_latency_ns.is_some()).cloned();
     if let Some(run) = run.as_mut() {
         run.samples = Some(harness::results::Samples {
+            bystander_p99_ns: Vec::new(),
             throughput_per_s: vec![run.throughput_per_s.median],
             elapsed_s: vec![run.elapsed_s],
             latency_p99_ns: vec![run.latency_ns.p99],

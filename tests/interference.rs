@@ -37,7 +37,7 @@ fn a_run_beside_busy_processes_marks_and_remeasures_its_void_cells() {
     let spinners = Spinners::start();
     let output = Command::new(env!("CARGO_BIN_EXE_keyed-bench"))
         .args(["run", "--quick", "--scenario", "uniform", "--strategy", "inline"])
-        .args(["--messages", "20000", "--revalidate", "1", "--out"])
+        .args(["--messages", "200000", "--revalidate", "1", "--out"])
         .arg(&out)
         .output()
         .unwrap();

@@ -472,6 +472,7 @@ proptest! {
                 throughput_per_s: vec![numbers[10], numbers[11]],
                 elapsed_s: vec![numbers[11], numbers[10]],
                 latency_p99_ns: vec![counts[9], counts[0]],
+                bystander_p99_ns: vec![counts[1]],
                 interference: Vec::new(),
                 cpu_s: vec![numbers[10]],
             });

@@ -80,7 +80,7 @@ impl Report<'_> {
             Correction::None => String::new(),
         };
         format!(
-            "verdicts: two-sided Mann-Whitney U test at alpha {} on one sample per valid \
+            "verdicts: two-sided Welch's t-test (on logarithms) at alpha {} on one sample per valid \
              round{corrected}, and medians more than {}% apart; a round void on a side gives no \
              sample there; fewer than {} valid samples on a side: too few samples to judge",
             comparison.alpha, comparison.threshold_pct, comparison.min_samples

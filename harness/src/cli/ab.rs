@@ -25,7 +25,7 @@ pub struct AbArgs {
     #[arg(value_name = "BASE")]
     pub base: String,
     /// Rounds, each of which runs the cells once with the base binary, then once with this
-    /// one [5..=100]. While void rounds leave a cell fewer than 5 valid samples on a side,
+    /// one [3..=100]. While void rounds leave a cell fewer than 3 valid samples on a side,
     /// more rounds run, up to twice this.
     #[arg(long, default_value_t = DEFAULT_ROUNDS)]
     pub rounds: usize,
@@ -34,7 +34,7 @@ pub struct AbArgs {
     /// cell and metric compared counts in the Holm correction.
     #[arg(long, default_value = "throughput", value_name = "m,n|all")]
     pub metric: String,
-    /// Significance level of the whole comparison: the two-sided Mann-Whitney U test's
+    /// Significance level of the whole comparison: the two-sided Welch's t-test's
     /// p-values are Holm-corrected for the cells and metrics compared [0.0001..=0.5].
     #[arg(long, default_value_t = DEFAULT_ALPHA)]
     pub alpha: f64,
@@ -229,7 +229,7 @@ mod tests {
     #[test]
     fn bad_input_names_the_flag() {
         let error = |words: &[&str]| config(words).unwrap_err().to_string();
-        assert_eq!(error(&["main", "--rounds", "4"]), "--rounds must be in 5..=100, got 4");
+        assert_eq!(error(&["main", "--rounds", "2"]), "--rounds must be in 3..=100, got 2");
         assert_eq!(error(&["main", "--alpha", "0.9"]), "--alpha must be in 0.0001..=0.5, got 0.9");
         let metric = error(&["main", "--metric", "efficiency"]);
         assert!(metric.starts_with("--metric: `efficiency` is not a figure"), "{metric}");

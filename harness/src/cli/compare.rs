@@ -32,7 +32,8 @@ pub struct CompareArgs {
     /// says.
     #[arg(long, default_value = "all", value_name = "m,n|all")]
     pub metric: String,
-    /// Significance level of the two-sided Mann-Whitney U test [0.0001..=0.5].
+    /// Significance level of the two-sided Welch's t-test on the samples' logarithms
+    /// [0.0001..=0.5].
     #[arg(long, default_value_t = DEFAULT_ALPHA, allow_negative_numbers = true)]
     pub alpha: f64,
     /// Correct the p-values for the number of rows judged: `holm` (Holm's step-down

@@ -89,6 +89,58 @@ fn pressure_us(text: &str) -> Option<u64> {
     some.split_whitespace().find_map(|field| field.strip_prefix("total="))?.parse().ok()
 }
 
+/// Every other process's CPU counters (utime, stime, cutime, cstime, in ticks), by pid in
+/// ascending order.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Processes(Vec<(u32, [u64; 4])>);
+
+impl Processes {
+    /// Reads `/proc/<pid>/stat` of every process but those in `skip`; `None` where `/proc`
+    /// cannot be listed. A process that ends while it is read is left out.
+    fn read(skip: &[u32]) -> Option<Self> {
+        let mut counters: Vec<(u32, [u64; 4])> = std::fs::read_dir("/proc")
+            .ok()?
+            .flatten()
+            .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+            .filter(|pid| !skip.contains(pid))
+            .filter_map(|pid| {
+                let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+                Some((pid, process_ticks(&stat)?))
+            })
+            .collect();
+        counters.sort_unstable_by_key(|(pid, _)| *pid);
+        Some(Self(counters))
+    }
+
+    /// The ticks the processes of `self` (read later) gained since `before`, and how many
+    /// counters moved; a process not in `before` was born in between and counts whole.
+    fn since(&self, before: &Self) -> (u64, usize) {
+        let (mut ticks, mut moved) = (0, 0);
+        for (pid, now) in &self.0 {
+            let then = match before.0.binary_search_by_key(pid, |(earlier, _)| *earlier) {
+                Ok(index) => before.0[index].1,
+                Err(_) => [0; 4],
+            };
+            for (now, then) in now.iter().zip(then).filter(|(now, then)| **now != *then) {
+                ticks += now.saturating_sub(then);
+                moved += 1;
+            }
+        }
+        (ticks, moved)
+    }
+}
+
+/// Fields 14-17 of a `/proc/<pid>/stat` (utime, stime, cutime, cstime: the 12th to 15th
+/// after the name, which may hold spaces and parentheses).
+fn process_ticks(stat: &str) -> Option<[u64; 4]> {
+    let mut fields = stat.get(stat.rfind(')')? + 1..)?.split_whitespace().skip(11);
+    let mut ticks = [0; 4];
+    for tick in &mut ticks {
+        *tick = fields.next()?.parse().ok()?;
+    }
+    Some(ticks)
+}
+
 /// The harness threads registered with [`register_harness_thread`], by kernel thread id.
 static HARNESS_THREADS: Mutex<Vec<libc::pid_t>> = Mutex::new(Vec::new());
 
@@ -147,6 +199,7 @@ pub struct Probe {
     own_cpu_s: f64,
     /// Another process whose CPU is the run's own (an external design's driver).
     also: Option<u32>,
+    processes: Option<Processes>,
     pressure_us: Option<u64>,
     waits: Vec<(libc::pid_t, u64)>,
 }
@@ -166,6 +219,7 @@ impl Probe {
     fn start_including(also: Option<u32>) -> Self {
         let machine = machine();
         Self {
+            processes: Processes::read(&skipped(also)),
             cpu: read_cpu_ticks(&machine.cpus),
             pressure_us: read_pressure_us(),
             waits: harness_waits(),
@@ -196,6 +250,14 @@ impl Probe {
             .pressure_us
             .zip(pressure_us)
             .map(|(before, after)| after.saturating_sub(before) as f64 / 1e6);
+        let processes = Processes::read(&skipped(self.also));
+        let (processes_s, moved) = match (&self.processes, processes) {
+            (Some(before), Some(after)) => {
+                let (ticks, moved) = after.since(before);
+                (Some(seconds(ticks)), moved)
+            }
+            _ => (None, 0),
+        };
         Interference::judged(
             window_s,
             machine.cpus.len(),
@@ -205,7 +267,13 @@ impl Probe {
             pressure_s,
             wait_s(&self.waits, &waits),
         )
+        .with_processes(processes_s, moved as f64 / 6.0)
     }
+}
+
+/// The processes whose CPU is the run's own: this one, and `also`.
+fn skipped(also: Option<u32>) -> Vec<u32> {
+    std::iter::once(std::process::id()).chain(also).collect()
 }
 
 /// This process's CPU seconds so far, and `also`'s (another process) where given.
@@ -250,6 +318,31 @@ mod tests {
         assert_eq!(cpu_ticks(STAT, &[0, 1]), Some(CpuTicks { idle: 905, steal: 7 }));
         assert_eq!(cpu_ticks(STAT, &[1]), Some(CpuTicks { idle: 453, steal: 4 }));
         assert_eq!(cpu_ticks(STAT, &[2]), None, "a CPU of the mask is missing");
+    }
+
+    #[test]
+    fn reads_a_processs_four_counters_whatever_its_name() {
+        let stat = "42 (a (b) c) S 1 42 42 0 -1 4194560 100 0 0 0 7 3 11 2 20 0 1 0 5 0 0";
+        assert_eq!(process_ticks(stat), Some([7, 3, 11, 2]));
+        assert_eq!(process_ticks("42 (short) S 1 2"), None);
+    }
+
+    #[test]
+    fn the_processes_gains_count_the_moved_counters_and_the_newborn_whole() {
+        let before = Processes(vec![(1, [10, 5, 0, 0]), (7, [100, 0, 3, 0]), (9, [1, 1, 0, 0])]);
+        // 1 ran 2 ticks; 7 did not run; 9 ended; 12 was born with 4 ticks in two counters.
+        let after = Processes(vec![(1, [12, 5, 0, 0]), (7, [100, 0, 3, 0]), (12, [3, 1, 0, 0])]);
+        assert_eq!(after.since(&before), (6, 3));
+        assert_eq!(before.since(&before), (0, 0));
+    }
+
+    #[test]
+    fn this_process_is_not_among_the_others() {
+        let Some(processes) = Processes::read(&skipped(None)) else { return };
+        let own = std::process::id();
+        assert!(processes.0.iter().all(|(pid, _)| *pid != own));
+        assert!(!processes.0.is_empty(), "init at least is another process");
+        assert!(processes.0.windows(2).all(|pair| pair[0].0 < pair[1].0), "sorted by pid");
     }
 
     #[test]

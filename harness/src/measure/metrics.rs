@@ -132,6 +132,25 @@ fn p99_of(sample: &Sample, driven: bool) -> u64 {
     .value_at_quantile(0.99)
 }
 
+/// Each repetition's own figures, in the order they ran.
+fn repetitions(
+    samples: &[Sample],
+    throughputs: Vec<f64>,
+    elapsed: Vec<f64>,
+    driven: bool,
+) -> Samples {
+    let bystander_p99 =
+        |sample: &Sample| Some(sample.histograms.bystander.as_ref()?.value_at_quantile(0.99));
+    Samples {
+        throughput_per_s: throughputs,
+        elapsed_s: elapsed,
+        latency_p99_ns: samples.iter().map(|sample| p99_of(sample, driven)).collect(),
+        bystander_p99_ns: samples.iter().filter_map(bystander_p99).collect(),
+        interference: samples.iter().map(|sample| sample.interference.clone()).collect(),
+        cpu_s: samples.iter().map(|sample| sample.usage.cpu_s).collect(),
+    }
+}
+
 /// The repetitions' histograms, correctness counts and timer lateness, merged.
 fn merge_samples(
     workload: &Workload,
@@ -263,13 +282,7 @@ pub fn run_result(
         window_scope: Some(measurement.window_scope),
         windows: Some(measurement.windows),
         events_per_message: measurement.events.map(event_rates),
-        samples: Some(Samples {
-            throughput_per_s: throughputs,
-            elapsed_s: elapsed,
-            latency_p99_ns: samples.iter().map(|sample| p99_of(sample, driven)).collect(),
-            interference: samples.iter().map(|sample| sample.interference.clone()).collect(),
-            cpu_s: samples.iter().map(|sample| sample.usage.cpu_s).collect(),
-        }),
+        samples: Some(repetitions(samples, throughputs, elapsed, driven)),
         memory: None,
         settings: None,
         interference: Interference::sum(samples.iter().map(|sample| &sample.interference)),

@@ -2,6 +2,7 @@
 //! it was and which cells that touched (from the cells' interference receipts).
 
 use super::table::{Cell, Style};
+use crate::results::interference::{meets_reference_bar, REFERENCE_DISTURBED_SHARE};
 use crate::results::{Interference, Results, Validity};
 
 /// Cells named in the line before "and N more".
@@ -23,10 +24,22 @@ pub fn line(results: &Results) -> Option<Cell> {
     let count = |validity| cells.iter().filter(|(_, receipt)| receipt.validity == validity).count();
     let (disturbed, void) = (count(Validity::Disturbed), count(Validity::Void));
     let unmeasured = count(Validity::Unmeasured);
+    let validities: Vec<Validity> = cells.iter().map(|(_, receipt)| receipt.validity).collect();
+    let bar = if meets_reference_bar(&validities) {
+        format!(
+            " It meets the reference bar (no void cell, at most {:.0}% disturbed).",
+            REFERENCE_DISTURBED_SHARE * 100.0
+        )
+    } else {
+        format!(
+            " It is not a reference run (the bar: no void cell, at most {:.0}% disturbed).",
+            REFERENCE_DISTURBED_SHARE * 100.0
+        )
+    };
     if disturbed + void == 0 {
         let text = format!(
             " quiet: no cell's receipt showed other processes or steal at 10% of this \
-             process's CPUs ({} cells; {unmeasured} too short to judge alone).",
+             process's CPUs ({} cells; {unmeasured} too short to judge alone).{bar}",
             cells.len()
         );
         return Some(Cell::strong("Machine:").then(Style::Plain, text));
@@ -49,7 +62,7 @@ pub fn line(results: &Results) -> Option<Cell> {
     let text = format!(
         " busy: other processes or steal took up to {:.0}% of this process's CPUs. \
          {disturbed} of {} cells disturbed (kept, marked [disturbed]), {void} void (kept, \
-         marked [void], left out of rankings{}): {named}.",
+         marked [void], left out of rankings{}): {named}.{bar}",
         busiest * 100.0,
         cells.len(),
         if remeasured > 0 {
@@ -84,12 +97,14 @@ mod tests {
         }
         let quiet = line(&results).unwrap().prose_markdown();
         assert!(quiet.starts_with("**Machine:** quiet"), "{quiet}");
+        assert!(quiet.ends_with("It meets the reference bar (no void cell, at most 1% disturbed)."));
         results.runs[0].interference = Some(receipt(3.0));
         results.runs[1].interference = Some(Interference { remeasured: 2, ..receipt(9.0) });
         let busy = line(&results).unwrap().prose_markdown();
         assert!(busy.contains("up to 45%"), "{busy}");
         assert!(busy.contains("1 of") && busy.contains("disturbed"), "{busy}");
         assert!(busy.contains("1 void") && busy.contains("2 measurements repeated"), "{busy}");
+        assert!(busy.contains("It is not a reference run"), "{busy}");
         let first = &results.runs[0];
         assert!(busy.contains(&format!("{} {}", first.scenario, first.strategy)), "{busy}");
     }

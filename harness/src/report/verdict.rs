@@ -9,13 +9,17 @@
 //! Rules: only ordered designs are ranked (`inline`, the reference, and unordered controls
 //! such as `thread-pool` are not; an unordered control is named when it beats the best);
 //! a design with any correctness violation in the scenario is never best and is marked ✗;
-//! a ratio with no data on either side, or a zero best, reads n/a; designs whose spreads
-//! overlap read "within noise" rather than a winner.
+//! a ratio with no data on either side, or a zero best, reads n/a; designs whose
+//! repetitions do not differ read "within noise" rather than a winner: by the test
+//! `compare` uses between runs ([`crate::results::noise`]: Welch's t-test on the
+//! repetitions' logarithms at 5%, and medians more than 2% apart), or, for a figure with
+//! no per-repetition samples, by overlapping min-max spreads.
 
 use super::document::Document;
 use super::format::format_value;
 use super::or_dash;
 use super::table::{Align, Cell, Style, Table};
+use crate::results::noise::{self, Moments};
 use crate::results::{Metric, PipelineRun, Results, RunResult};
 use crate::workload::ScenarioId;
 
@@ -36,33 +40,49 @@ fn column(metric: Metric) -> String {
 }
 
 /// One design's value of a metric: the median and, where the repetitions give one, the
-/// min-max spread.
+/// min-max spread and the moments the test reads.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Value {
     /// The median (or the merged figure).
     pub median: f64,
     /// Lowest and highest over repetitions; none where not recorded or of zero width.
     pub spread: Option<(f64, f64)>,
+    /// The repetitions' samples as the test reads them; none with fewer than
+    /// [`noise::MIN_SAMPLES`] or where the metric records no samples.
+    pub moments: Option<Moments>,
 }
 
 impl Value {
-    fn new(median: f64, spread: Option<(f64, f64)>) -> Option<Self> {
+    fn new(median: f64, spread: Option<(f64, f64)>, samples: &[f64]) -> Option<Self> {
         let spread = spread
             .filter(|(low, high)| low.is_finite() && high.is_finite() && high > low)
             .map(|(low, high)| (low.min(median), high.max(median)));
-        median.is_finite().then_some(Self { median, spread })
+        let moments = Moments::of(samples);
+        median.is_finite().then_some(Self { median, spread, moments })
+    }
+
+    /// A value with no spread and no samples (a figure of one merged histogram).
+    pub fn single(median: f64) -> Self {
+        Self { median, spread: None, moments: None }
     }
 }
 
 /// The value of `metric` for one cell's row, of the results' `runs`; none where the row has
 /// no such figure.
 pub fn value(metric: Metric, row: &RunResult, runs: &[RunResult]) -> Option<Value> {
-    Value::new(metric.value(row, runs)?, metric.spread(row))
+    Value::new(metric.value(row, runs)?, metric.spread(row), &metric.samples(row))
 }
 
-/// Whether two values are within each other's noise: their spreads overlap, or, where
-/// either has none, their medians are within [`NOISE_WITHOUT_SPREAD`].
+/// Whether two values are within each other's noise: where both have samples, unless they
+/// differ as `compare` judges ([`noise::differs`]); else where their spreads overlap, or,
+/// where either has none, their medians are within [`NOISE_WITHOUT_SPREAD`].
 pub fn within_noise(a: Value, b: Value) -> bool {
+    if let (Some(first), Some(second)) = (a.moments, b.moments) {
+        if first.log == second.log {
+            let p = noise::moments_p(&first, &second);
+            return !noise::differs(p, a.median, b.median, noise::ALPHA, noise::THRESHOLD_PCT);
+        }
+    }
     match (a.spread, b.spread) {
         (Some((a_low, a_high)), Some((b_low, b_high))) => a_low <= b_high && b_low <= a_high,
         _ => {
@@ -547,7 +567,7 @@ mod tests {
 
     /// A clean, ranked entry of `median` without a spread.
     fn entry(strategy: &str, median: Option<f64>) -> Entry {
-        let value = median.map(|median| Value { median, spread: None });
+        let value = median.map(Value::single);
         Entry { strategy: strategy.into(), value, violated: false, void: false }
     }
 
@@ -657,14 +677,31 @@ mod tests {
         assert!(row.contains("farthest: group-by at 2.10x lower"), "{row}");
         assert!(!row.contains("has 1.05x"), "no winner named inside the noise: {row}");
         // Without a spread, a 5% margin stands in for it.
-        let a = Value { median: 100.0, spread: None };
-        assert!(within_noise(a, Value { median: 104.0, spread: None }));
-        assert!(!within_noise(a, Value { median: 120.0, spread: None }));
+        let a = Value::single(100.0);
+        assert!(within_noise(a, Value::single(104.0)));
+        assert!(!within_noise(a, Value::single(120.0)));
         let all = vec![entry("a", Some(100.0)), entry("b", Some(101.0))];
         assert_eq!(
             reading(Metric::BystanderP99, &all, &[]),
             "all a and b within noise on bystander p99"
         );
+    }
+
+    #[test]
+    fn repetitions_are_judged_by_compares_test() {
+        let of = |samples: &[f64]| {
+            let low = samples.iter().copied().fold(f64::INFINITY, f64::min);
+            let high = samples.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let spread = Some((low, high));
+            Value::new(crate::results::median(samples), spread, samples).unwrap()
+        };
+        // 10% apart with 3% noise: a difference, as `compare` would read it.
+        let (a, b) = (of(&[100.0, 103.0, 97.0]), of(&[110.0, 113.3, 106.7]));
+        assert!(!within_noise(a, b));
+        // Ranges apart, but one side too unsteady to tell: within noise.
+        assert!(within_noise(of(&[100.0, 101.0, 102.0]), of(&[102.5, 130.0, 160.0])));
+        // A figure without samples falls back on the spreads.
+        assert!(within_noise(Value::single(100.0), Value::single(103.0)));
     }
 
     #[test]

@@ -172,13 +172,16 @@ const P99: MetricSpec = MetricSpec {
     pipeline: None,
 };
 
-/// The 99th-percentile latency of the keys that are not troubled (one merged histogram, no
-/// samples); none where no key is troubled.
+/// The 99th-percentile latency of the keys that are not troubled (one merged histogram;
+/// each repetition's own as its samples); none where no key is troubled.
 const BYSTANDER_P99: MetricSpec = MetricSpec {
     name: "bystander_p99",
     label: "bystander p99",
     value: |run, _| run.bystander_latency_ns.map(|tail| tail.p99 as f64),
-    samples: |_| Vec::new(),
+    samples: |run| {
+        let samples = run.samples.as_ref();
+        samples.map_or_else(Vec::new, |s| s.bystander_p99_ns.iter().map(|&ns| ns as f64).collect())
+    },
     ..P99
 };
 
@@ -470,6 +473,7 @@ mod tests {
         let scaled = Some((throughput.min * scale, throughput.max * scale));
         assert_eq!(Metric::Efficiency.spread(&run), scaled);
         run.samples = Some(Samples {
+            bystander_p99_ns: Vec::new(),
             throughput_per_s: vec![1.0, 3.0, 2.0],
             elapsed_s: vec![0.5, 0.25, 1.0],
             latency_p99_ns: vec![30, 10, 20],
@@ -495,6 +499,7 @@ mod tests {
         });
         run.messages = 1_000;
         run.samples = Some(Samples {
+            bystander_p99_ns: Vec::new(),
             throughput_per_s: vec![1.0, 2.0],
             elapsed_s: vec![1.0, 0.5],
             latency_p99_ns: vec![1, 1],

@@ -23,6 +23,7 @@ pub mod incomplete;
 pub mod interference;
 pub mod isolation;
 pub mod metric;
+pub mod noise;
 pub mod pipeline;
 pub mod price;
 
@@ -604,6 +605,10 @@ pub struct Samples {
     pub elapsed_s: Vec<f64>,
     /// The 99th percentile of the repetition's own latency histogram, in nanoseconds.
     pub latency_p99_ns: Vec<u64>,
+    /// The 99th percentile of the repetition's bystander histogram (the keys that are not
+    /// troubled), in nanoseconds; empty where no key is troubled, and in older files.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bystander_p99_ns: Vec<u64>,
     /// What the rest of the machine did during the repetition; absent in older files.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub interference: Vec<Interference>,
