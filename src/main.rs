@@ -23,6 +23,7 @@ use harness::cli::broker::BrokerArgs;
 use harness::cli::compare::CompareArgs;
 use harness::cli::export::ExportArgs;
 use harness::cli::gate::GateArgs;
+use harness::cli::history::HistoryArgs;
 use harness::cli::kafka::{check_cluster, leftovers as cluster_leftovers};
 use harness::cli::list::{list, ListArgs};
 use harness::cli::plot::PlotArgs;
@@ -35,6 +36,7 @@ use harness::gate::{run_gate, GateConfig};
 use harness::pipeline::transport::broker::BrokerConfig;
 use harness::progress::Progress;
 use harness::report::export::{export, ExportConfig};
+use harness::report::history::{write_history, HistoryConfig};
 use harness::report::html::{plot_and_report, PlotConfig};
 use harness::results::fs::write_atomically;
 use harness::results::Results;
@@ -103,6 +105,19 @@ enum Command {
     Ab(Box<AbArgs>),
     /// Print a results file in Bencher's metric format or github-action-benchmark's.
     Export(ExportArgs),
+    /// Every committed run on one static page: a table of the runs, then per scenario the
+    /// metric its verdict ranks designs by, one chart per parameter, one line per ordered
+    /// design across the runs in date order (exit 2 on bad input, such as a results file
+    /// under the folder that cannot be read).
+    ///
+    /// Reads every results.json under --results (its latest/ left out) and writes one page
+    /// with inline SVG charts and no script: a point is a cell's median over repetitions,
+    /// filled where its interference receipt is clean, unmeasured or absent, hollow where
+    /// disturbed, not drawn where void, with a tooltip and a link to its run's report. Every
+    /// cell not drawn (void, another sweep point, a pipeline cell, a design not ranked) is
+    /// listed on the page with why. The page holds nothing of the time it was made, so the
+    /// same runs make the same bytes.
+    History(HistoryArgs),
     /// Churn a million keys through each strategy (no mailbox or memory may be left), then
     /// soak a mixed workload with panics: exit 0 if every check holds, 1 if one fails, 2 on
     /// bad input.
@@ -176,6 +191,7 @@ fn main() -> ExitCode {
         Command::Compare(args) => compare(args),
         Command::Ab(args) => ab(*args),
         Command::Export(args) => export_results(args),
+        Command::History(args) => history(args),
         Command::Soak(args) => soak(args),
         Command::Broker(args) => broker(args),
     })
@@ -362,6 +378,24 @@ fn export_results(args: ExportArgs) -> Result<Done, Stop> {
         bad_input(Error::from(error).context(format!("cannot write --out {}", out.display())))
     })?;
     Ok(Done::passed(String::new()))
+}
+
+fn history(args: HistoryArgs) -> Result<Done, Stop> {
+    let config = HistoryConfig::try_from(args).map_err(bad_input)?;
+    // Every failure is bad input: a folder or file that cannot be read, a page that cannot
+    // be written.
+    let outcome = write_history(&config).map_err(bad_input)?;
+    let mut notes = vec![format!(
+        "read {} runs under {}; wrote {} with {} charts",
+        outcome.runs,
+        config.results.display(),
+        outcome.out.display(),
+        outcome.charts
+    )];
+    let total: usize = outcome.left_out.iter().map(|(_, count)| count).sum();
+    notes.push(format!("left out {total} cells (listed on the page):"));
+    notes.extend(outcome.left_out.iter().map(|(reason, count)| format!("  {count}: {reason}")));
+    Ok(Done { stdout: String::new(), notes, pass: true, inconclusive: None })
 }
 
 fn soak(args: SoakArgs) -> Result<Done, Stop> {

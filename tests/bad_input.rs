@@ -380,6 +380,15 @@ const CASES: &[Case] = &[
         &["export", "--results", "{ref}", "--format", "bmf", "--out", "{dir}/absent/x.json"],
         "cannot write --out {dir}/absent/x.json",
     ),
+    // history: no folder of runs, none in it, a page that is not one.
+    case(&["history", "--results", "{dir}/file"], "--results {dir}/file is not a folder"),
+    case(&["history", "--results", "{dir}/folder"], "no results.json under {dir}/folder"),
+    case(&["history", "--results", ""], "--results"),
+    case(&["history", "--results", "{dir}", "--out", "{dir}/folder"], "--out {dir}/folder is not"),
+    case(
+        &["history", "--results", "{dir}", "--out", "{dir}/page.md"],
+        "--out {dir}/page.md is not",
+    ),
 ];
 
 #[test]

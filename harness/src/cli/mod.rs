@@ -10,6 +10,7 @@
 //! - `ab`: `keyed-bench ab`, into [`crate::ab::AbConfig`];
 //! - `soak`: `keyed-bench soak`, into [`crate::soak::SoakConfig`];
 //! - `export`: `keyed-bench export`, into [`crate::report::export::ExportConfig`];
+//! - `history`: `keyed-bench history`, into [`crate::report::history::HistoryConfig`];
 //! - `broker`: `keyed-bench broker`, into [`crate::pipeline::transport::broker::BrokerConfig`];
 //! - `list`: `keyed-bench list`.
 
@@ -18,6 +19,7 @@ pub mod broker;
 pub mod compare;
 pub mod export;
 pub mod gate;
+pub mod history;
 pub mod kafka;
 pub mod list;
 pub mod plot;

@@ -164,6 +164,12 @@ pub fn render_report(results: &Results, charts: &Charts) -> String {
 /// The template environment: `report.html`, escaped with [`escape`] (as the tables' cells
 /// are), its last newline kept.
 fn environment() -> Environment<'static> {
+    environment_of("report.html", REPORT_TEMPLATE)
+}
+
+/// An environment of the one template `source`, named `name`, escaped with [`escape`] (as
+/// the tables' cells are), its last newline kept: the report's, the history page's.
+pub(super) fn environment_of(name: &'static str, source: &'static str) -> Environment<'static> {
     let mut env = Environment::new();
     env.set_keep_trailing_newline(true);
     env.set_formatter(|out, state, value| {
@@ -174,8 +180,7 @@ fn environment() -> Environment<'static> {
         }
         minijinja::escape_formatter(out, state, value)
     });
-    env.add_template("report.html", REPORT_TEMPLATE)
-        .expect("the compiled-in report template parses");
+    env.add_template(name, source).expect("a compiled-in template parses");
     env
 }
 

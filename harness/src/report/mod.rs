@@ -12,6 +12,7 @@
 //!   over its unstressed twin, met or missed against the bound;
 //! - `plot`: the charts, PNG and SVG;
 //! - `html`: `report.html`, the charts and the summary on one page;
+//! - `history`: `keyed-bench history`, every committed run's ranked figures on one page;
 //! - `incomplete`: the line both open with for an incomplete run;
 //! - `interference`: the line both open with on the machine: quiet, or how busy;
 //! - `document`: a report as blocks (headings, paragraphs, items, tables), written as
@@ -25,6 +26,7 @@ pub mod catalog;
 pub mod document;
 pub mod export;
 pub mod format;
+pub mod history;
 pub mod html;
 pub mod incomplete;
 pub mod isolation;

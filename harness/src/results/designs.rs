@@ -115,6 +115,19 @@ pub fn runs_elsewhere(design: Design) -> bool {
 /// Makes every recorded design known to this process ([`Design::recorded`]); one already
 /// known with another descriptor is an error naming it.
 pub fn make_known(records: &[DesignRecord]) -> Result<(), String> {
+    make_known_as(records, false)
+}
+
+/// [`make_known`] for files read side by side (`history`): a design that an earlier file
+/// recorded with another description (the same family, order, threads, window scope,
+/// turn and colour: all the reports read of it) keeps the earlier file's, so that runs of
+/// one external design described differently (a mock consumer, then Kafka) read together.
+pub fn make_known_beside(records: &[DesignRecord]) -> Result<(), String> {
+    make_known_as(records, true)
+}
+
+/// [`make_known`], a differing description of a known design allowed where `beside`.
+fn make_known_as(records: &[DesignRecord], beside: bool) -> Result<(), String> {
     for (index, record) in records.iter().enumerate() {
         let running = Design::find(&record.id).is_some_and(Design::is_external);
         if record.external.is_some() && running {
@@ -129,8 +142,11 @@ pub fn make_known(records: &[DesignRecord]) -> Result<(), String> {
                 recorded.push(record.id.clone());
             }
         }
-        let descriptor =
+        let mut descriptor =
             record.descriptor().map_err(|error| format!("meta.designs[{index}]: {error}"))?;
+        if let Some(known) = strategies::descriptor_of(&record.id).filter(|_| beside) {
+            descriptor.description = known.description.clone();
+        }
         Design::recorded(descriptor).map_err(|error| format!("meta.designs[{index}]: {error}"))?;
     }
     Ok(())
@@ -159,6 +175,26 @@ mod tests {
         let bad = DesignRecord { family: "actors".into(), ..record };
         let error = make_known(&[bad]).unwrap_err();
         assert!(error.contains("meta.designs[0]") && error.contains("`family`"), "{error}");
+    }
+
+    #[test]
+    fn beside_another_file_only_the_description_may_differ() {
+        let descriptor = Descriptor::custom(
+            "results-test-beside",
+            "on a mock",
+            Family::Mailboxes,
+            true,
+            Threads::SharedPool,
+        );
+        make_known(&[DesignRecord::of(&descriptor)]).unwrap();
+        let described = Descriptor { description: "on Kafka".into(), ..descriptor.clone() };
+        let record = DesignRecord::of(&described);
+        assert!(make_known(std::slice::from_ref(&record)).is_err(), "strict: a conflict");
+        make_known_beside(&[record]).unwrap();
+        assert_eq!(strategies::descriptor_of("results-test-beside"), Some(&descriptor));
+        let unordered = Descriptor { ordered: false, ..described };
+        let error = make_known_beside(&[DesignRecord::of(&unordered)]).unwrap_err();
+        assert!(error.contains("another descriptor"), "{error}");
     }
 
     #[test]

@@ -706,9 +706,26 @@ impl Results {
         Self::parse(&bytes, path)
     }
 
+    /// Reads and checks a results file among others (`history`): a design an earlier file
+    /// recorded with another description keeps that one ([`designs::make_known_beside`]).
+    pub fn read_beside(path: &Path) -> Result<Self, ReadError> {
+        let shown = path.display().to_string();
+        let bytes = std::fs::read(path).map_err(|error| ReadError::Io { path: shown, error })?;
+        Self::parse_with(&bytes, path, designs::make_known_beside)
+    }
+
     /// Checks and parses the bytes of a results file; `path` names it in errors. Any bytes
     /// at all give a results value or an error, never a panic.
     pub fn parse(bytes: &[u8], path: &Path) -> Result<Self, ReadError> {
+        Self::parse_with(bytes, path, designs::make_known)
+    }
+
+    /// [`Results::parse`], its recorded designs made known by `make_known`.
+    fn parse_with(
+        bytes: &[u8],
+        path: &Path,
+        make_known: fn(&[designs::DesignRecord]) -> Result<(), String>,
+    ) -> Result<Self, ReadError> {
         let invalid =
             |reason: String| ReadError::Invalid { path: path.display().to_string(), reason };
         if bytes.iter().all(u8::is_ascii_whitespace) {
@@ -742,7 +759,7 @@ impl Results {
         let mut results: Self =
             serde_json::from_str(text).map_err(|error| invalid(error.to_string()))?;
         results.check_measurements().map_err(invalid)?;
-        designs::make_known(&results.meta.designs).map_err(invalid)?;
+        make_known(&results.meta.designs).map_err(invalid)?;
         results.check_consistency().map_err(invalid)?;
         results.meta.recover_sizes();
         Ok(results)
