@@ -145,11 +145,59 @@ pub(super) fn y_axis(max: f64) -> (f64, f64) {
     ((max / step).ceil() * step, step)
 }
 
+/// Where the largest value is this many times the smallest (all positive), the y axis is
+/// logarithmic: a design 100 times slower than the rest leaves the rest readable.
+pub(super) const LOG_SPAN: f64 = 20.0;
+
+/// A chart's y axis.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum Scale {
+    /// From zero to `top`, a tick every `step`.
+    Linear { top: f64, step: f64 },
+    /// From `10^low` to `10^high`, a tick at every power of ten.
+    Log { low: i32, high: i32 },
+}
+
+impl Scale {
+    /// The scale of `values`: logarithmic where they span more than [`LOG_SPAN`] times.
+    pub(super) fn of(values: impl Iterator<Item = f64> + Clone) -> Self {
+        let max = values.clone().fold(0.0, f64::max);
+        let min = values.fold(f64::INFINITY, f64::min);
+        if min > 0.0 && max.is_finite() && max / min > LOG_SPAN {
+            let low = min.log10().floor() as i32;
+            let high = (max.log10().ceil() as i32).max(low + 1);
+            return Self::Log { low, high };
+        }
+        let (top, step) = y_axis(max);
+        Self::Linear { top, step }
+    }
+
+    /// Where `value` sits, 0 at the bottom and 1 at the top.
+    fn fraction(self, value: f64) -> f64 {
+        match self {
+            Self::Linear { top, .. } => value / top,
+            Self::Log { low, high } => {
+                (value.max(f64::MIN_POSITIVE).log10() - f64::from(low)) / f64::from(high - low)
+            }
+        }
+    }
+
+    /// The values the axis labels.
+    fn ticks(self) -> Vec<f64> {
+        match self {
+            Self::Linear { top, step } => {
+                let count = (top / step).round() as usize;
+                (0..=count).map(|index| step * index as f64).collect()
+            }
+            Self::Log { low, high } => (low..=high).map(|power| 10f64.powi(power)).collect(),
+        }
+    }
+}
+
 /// One chart as an inline SVG: the axes, one line per design through its runs, each point a
 /// link to its run's page with a tooltip.
 fn svg(chart: &Chart, history: &History, base: &str) -> String {
-    let max = chart.points.iter().map(|point| point.value).fold(0.0, f64::max);
-    let (top, step) = y_axis(max);
+    let scale = Scale::of(chart.points.iter().map(|point| point.value));
     let plot_width = WIDTH - LEFT - RIGHT;
     let plot_height = HEIGHT - TOP - BOTTOM;
     let slots = chart.runs.len().max(1) as f64;
@@ -157,7 +205,7 @@ fn svg(chart: &Chart, history: &History, base: &str) -> String {
         let slot = chart.runs.iter().position(|r| *r == run).unwrap_or(0) as f64;
         LEFT + plot_width * (slot + 0.5) / slots
     };
-    let y = |value: f64| TOP + plot_height * (1.0 - value / top);
+    let y = |value: f64| TOP + plot_height * (1.0 - scale.fraction(value));
     let label = format!(
         "{} {}: {} across runs",
         chart.scenario.as_str(),
@@ -170,7 +218,7 @@ fn svg(chart: &Chart, history: &History, base: &str) -> String {
          font-family=\"DejaVu Sans, Verdana, sans-serif\" font-size=\"10\">\n",
         escape(&label)
     );
-    axes(&mut out, chart, history, (top, step), &x, &y);
+    axes(&mut out, chart, history, scale, &x, &y);
     for design in &chart.designs {
         lines(&mut out, chart, design, &x, &y);
     }
@@ -187,13 +235,12 @@ fn axes(
     out: &mut String,
     chart: &Chart,
     history: &History,
-    (top, step): (f64, f64),
+    scale: Scale,
     x: &dyn Fn(usize) -> f64,
     y: &dyn Fn(f64) -> f64,
 ) {
     let right = WIDTH - RIGHT;
-    let mut tick = 0.0;
-    while tick <= top * (1.0 + 1e-9) {
+    for tick in scale.ticks() {
         let at = y(tick);
         let _ = writeln!(
             out,
@@ -203,7 +250,14 @@ fn axes(
             at + 3.5,
             escape(&format_value(chart.metric.unit(), tick))
         );
-        tick += step;
+    }
+    if matches!(scale, Scale::Log { .. }) {
+        let _ = writeln!(
+            out,
+            "<text x=\"{:.1}\" y=\"{:.1}\" fill=\"#777\" font-size=\"8\">log scale</text>",
+            LEFT + 4.0,
+            TOP - 4.0
+        );
     }
     let bottom = HEIGHT - BOTTOM;
     let _ = writeln!(

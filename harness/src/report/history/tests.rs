@@ -11,17 +11,9 @@ fn receipt(validity: Validity) -> Interference {
         other => vec![format!("others took a share ({})", other.name())],
     };
     Interference {
-        window_s: 1.0,
-        cpus: 2,
-        tick_s: 0.01,
-        windows: 1,
-        other_cpu_s: Some(0.0),
-        steal_s: None,
-        pressure_s: None,
-        harness_wait_s: None,
         validity,
         reasons,
-        remeasured: 0,
+        ..Interference::judged(1.0, 2, 0.01, Some(0.0), None, None, None)
     }
 }
 
@@ -208,4 +200,15 @@ fn commits_settings_and_receipts_read_well() {
 /// The y axis's top and step for a largest value.
 fn y_axis_of(max: f64) -> (f64, f64) {
     super::page::y_axis(max)
+}
+
+#[test]
+fn a_wide_span_of_values_gets_a_logarithmic_axis() {
+    use super::page::{Scale, LOG_SPAN};
+    let narrow = [100.0, 250.0, 900.0];
+    assert_eq!(Scale::of(narrow.iter().copied()), Scale::Linear { top: 1000.0, step: 250.0 });
+    let wide = [0.002, 0.3, 0.002 * LOG_SPAN * 2.0];
+    assert_eq!(Scale::of(wide.iter().copied()), Scale::Log { low: -3, high: 0 });
+    // A zero cannot sit on a logarithmic axis: linear.
+    assert!(matches!(Scale::of([0.0, 5.0, 500.0].into_iter()), Scale::Linear { .. }));
 }
