@@ -53,18 +53,27 @@ fn tick_s() -> f64 {
 }
 
 /// Idle and stolen ticks of `cpus`, summed, from `/proc/stat`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 struct CpuTicks {
     /// idle + iowait: exact on a tickless kernel, rounded down to a tick.
     idle: u64,
     /// steal.
     steal: u64,
+    /// Each CPU's steal, in the mask's order.
+    steals: Vec<u64>,
+}
+
+impl CpuTicks {
+    /// How many CPUs' steal counters moved since `before`.
+    fn steal_moved(&self, before: &Self) -> usize {
+        self.steals.iter().zip(&before.steals).filter(|(now, then)| now != then).count()
+    }
 }
 
 /// Sums the `cpuN` lines of `stat` (the text of `/proc/stat`) for the CPUs in `cpus`;
 /// `None` where a line is malformed or a CPU of the mask is missing.
 fn cpu_ticks(stat: &str, cpus: &[usize]) -> Option<CpuTicks> {
-    let mut total = CpuTicks { idle: 0, steal: 0 };
+    let mut total = CpuTicks { idle: 0, steal: 0, steals: Vec::with_capacity(cpus.len()) };
     let mut seen = 0;
     for line in stat.lines() {
         let Some(rest) = line.strip_prefix("cpu") else { continue };
@@ -78,6 +87,7 @@ fn cpu_ticks(stat: &str, cpus: &[usize]) -> Option<CpuTicks> {
         // user nice system idle iowait irq softirq steal guest guest_nice
         total.idle += field(3) + field(4);
         total.steal += field(7);
+        total.steals.push(field(7));
         seen += 1;
     }
     (seen == cpus.len()).then_some(total)
@@ -237,7 +247,7 @@ impl Probe {
         let pressure_us = read_pressure_us();
         let waits = harness_waits();
         let machine = machine();
-        let ticks = self.cpu.zip(cpu);
+        let ticks = self.cpu.as_ref().zip(cpu.as_ref());
         let seconds = |ticks: u64| ticks as f64 * machine.tick_s;
         let capacity_s = window_s * machine.cpus.len() as f64;
         let steal_s =
@@ -268,6 +278,7 @@ impl Probe {
             wait_s(&self.waits, &waits),
         )
         .with_processes(processes_s, moved as f64 / 6.0)
+        .with_steal_moved(ticks.map(|(before, after)| after.steal_moved(before)))
     }
 }
 
@@ -315,8 +326,12 @@ mod tests {
 
     #[test]
     fn sums_the_cpus_of_the_mask_only() {
-        assert_eq!(cpu_ticks(STAT, &[0, 1]), Some(CpuTicks { idle: 905, steal: 7 }));
-        assert_eq!(cpu_ticks(STAT, &[1]), Some(CpuTicks { idle: 453, steal: 4 }));
+        let both = cpu_ticks(STAT, &[0, 1]).unwrap();
+        assert_eq!((both.idle, both.steal, both.steals.as_slice()), (905, 7, &[3, 4][..]));
+        let one = cpu_ticks(STAT, &[1]).unwrap();
+        assert_eq!((one.idle, one.steal, one.steals.as_slice()), (453, 4, &[4][..]));
+        let later = CpuTicks { steals: vec![3, 6], ..both.clone() };
+        assert_eq!(later.steal_moved(&both), 1);
         assert_eq!(cpu_ticks(STAT, &[2]), None, "a CPU of the mask is missing");
     }
 

@@ -50,8 +50,9 @@
 //! on a quiet machine a handful, so a window of 50 ms can be judged. The receipt keeps the
 //! variance of its `other_cpu_s` (`other_variance_ticks`); the uncertainty is two standard
 //! deviations, and independent windows add in quadrature, so a cell's repetitions summed
-//! judge together what a short one cannot alone. Steal is one counter per CPU: variance 1/6
-//! tick squared per CPU and window. This process's own CPU time (`getrusage`) is exact.
+//! judge together what a short one cannot alone. Steal is one counter per CPU, read the same
+//! way: only the CPUs whose steal counter moved add 1/6 tick squared
+//! (`steal_variance_ticks`). This process's own CPU time (`getrusage`) is exact.
 
 use serde::{Deserialize, Serialize};
 
@@ -126,6 +127,11 @@ pub struct Interference {
     /// (1/3 per CPU and window) applies.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub other_variance_ticks: Option<f64>,
+    /// The variance of `steal_s`'s rounding, in ticks squared (1/6 per CPU whose steal
+    /// counter moved, summed over the windows); absent in older files, where 1/6 per CPU
+    /// and window applies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steal_variance_ticks: Option<f64>,
     /// Busy time on this process's CPUs that no process owns (the kernel's idle exits,
     /// interrupts): a receipt, not a judge; absent where not read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -170,6 +176,7 @@ impl Interference {
             pressure_s,
             harness_wait_s,
             other_variance_ticks: None,
+            steal_variance_ticks: None,
             unowned_s: None,
             validity: Validity::Unmeasured,
             reasons: Vec::new(),
@@ -189,6 +196,10 @@ impl Interference {
             if total.other_variance_ticks.is_some() || receipt.other_variance_ticks.is_some() {
                 total.other_variance_ticks =
                     Some(total.other_variance() + receipt.other_variance());
+            }
+            if total.steal_variance_ticks.is_some() || receipt.steal_variance_ticks.is_some() {
+                total.steal_variance_ticks =
+                    Some(total.steal_variance() + receipt.steal_variance());
             }
             total.window_s += receipt.window_s;
             total.windows += receipt.windows;
@@ -237,11 +248,27 @@ impl Interference {
         self.other_variance_ticks.unwrap_or_else(|| self.machine_variance())
     }
 
+    /// Sets the variance of `steal_s` from the CPUs whose steal counter moved (`None`:
+    /// unread) and judges again.
+    #[must_use]
+    pub fn with_steal_moved(mut self, moved: Option<usize>) -> Self {
+        if let Some(moved) = moved {
+            self.steal_variance_ticks = Some(moved as f64 / 6.0);
+            self.judge();
+        }
+        self
+    }
+
+    /// The variance of `steal_s`, in ticks squared.
+    fn steal_variance(&self) -> f64 {
+        self.steal_variance_ticks.unwrap_or_else(|| self.machine_variance() / 2.0)
+    }
+
     /// The uncertainty of `steal_s`, in CPU seconds: two standard deviations of the
-    /// roundings at the windows' ends (one counter per CPU: variance a sixth of a tick
-    /// squared per CPU and window); see the module docs.
+    /// roundings at the windows' ends (1/6 tick squared per steal counter that moved, or,
+    /// where not recorded, per CPU and window); see the module docs.
     pub fn uncertainty_s(&self) -> f64 {
-        2.0 * (self.machine_variance() / 2.0).sqrt() * self.tick_s
+        2.0 * self.steal_variance().sqrt() * self.tick_s
     }
 
     /// The uncertainty of `other_cpu_s`, in CPU seconds: two standard deviations of its
@@ -394,13 +421,20 @@ mod tests {
     fn the_processes_rounding_adds_up_over_windows() {
         // 50 ms on 2 CPUs, nothing else ran: the machine's rounding could not tell (+/- 16%);
         // no process counter moved, so other processes are known, but steal (+/- 12%) is
-        // not, until three such windows are summed.
+        // not, until three such windows are summed, or the steal counters are read too.
         let quiet = receipt(0.05, 0.0).with_processes(Some(0.0), 0.0);
         assert_eq!(quiet.validity, Validity::Unmeasured, "{quiet:?}");
         assert_eq!(quiet.reasons.len(), 1, "{quiet:?}");
         assert!(quiet.reasons[0].starts_with("steal 0%"), "{quiet:?}");
         let cell = Interference::sum([&quiet, &quiet, &quiet]).expect("three receipts");
         assert_eq!(cell.validity, Validity::Clean, "{cell:?}");
+        let unmoved = quiet.clone().with_steal_moved(Some(0));
+        assert_eq!(unmoved.validity, Validity::Clean, "{unmoved:?}");
+        // One CPU's steal moved a tick in a 50 ms window: 10% +/- 8%, neither.
+        let stolen = Interference { steal_s: Some(0.01), ..quiet }.with_steal_moved(Some(1));
+        assert_eq!(stolen.validity, Validity::Unmeasured, "{stolen:?}");
+        let cell = Interference::sum([&stolen, &unmoved]).expect("two receipts");
+        assert!((cell.steal_variance_ticks.unwrap() - 1.0 / 6.0).abs() < 1e-9, "{cell:?}");
         let moved = receipt(0.05, 0.01).with_processes(Some(0.0), 1.0 / 6.0);
         let cell = Interference::sum([&moved, &moved, &moved]).expect("three receipts");
         assert!((cell.other_variance_ticks.unwrap() - 0.5).abs() < 1e-9, "{cell:?}");
