@@ -346,7 +346,7 @@ fn glance_metric(name: &str) -> (&'static str, &'static str, bool, &'static [(&'
     const TIME_NS: &[(&str, f64)] = &[("ns", 1.0), ("us", 1e3), ("ms", 1e6), ("s", 1e9)];
     match name {
         "throughput" => ("runs", "throughput_per_s.median", true, RATE),
-        "cold commands/s" => ("runs", "throughput_per_s.median", true, COUNT),
+        "cold-command rate" => ("runs", "throughput_per_s.median", true, &[("/s", 1.0)]),
         "bystander p99" => ("runs", "bystander_latency_ns.p99", false, TIME_NS),
         "p99 latency" => ("runs", "latency_ns.p99", false, TIME_NS),
         "efficiency" => ("runs", "efficiency", true, COUNT),
@@ -359,7 +359,13 @@ fn glance_metric(name: &str) -> (&'static str, &'static str, bool, &'static [(&'
 /// A figure as the README writes it (`759.4k msg/s`, `98.8 us`, `0.90`, `1,024`): its value
 /// in the field's unit and half of its last digit's step there (what rounding may hide).
 fn parse_figure(figure: &str, units: &[(&str, f64)]) -> (f64, f64) {
+    // What follows the figure (", 6 others within noise") is the reading's, not the figure.
+    let figure = figure.split(", ").next().unwrap_or(figure);
     let (number, unit) = figure.split_once(' ').unwrap_or((figure, ""));
+    let (number, unit) = match number.strip_suffix("/s") {
+        Some(number) => (number, "/s"),
+        None => (number, unit),
+    };
     let number = number.replace(',', "");
     let (digits, scale) = match number.strip_suffix('k') {
         Some(digits) => (digits.to_owned(), 1e3),
@@ -386,6 +392,34 @@ fn the_figures_parse_with_their_rounding() {
     let (value, half) = parse_figure("98.8 us", &[("us", 1e3)]);
     assert!((value - 98_800.0).abs() < 1e-6 && (half - 50.0).abs() < 1e-6);
     assert_eq!(parse_figure("4,785", &[("", 1.0)]), (4785.0, 0.5));
+    assert_eq!(parse_figure("22.9k/s, 4 others within noise", &[("/s", 1.0)]), (22_900.0, 50.0));
+    assert_eq!(parse_figure("1,073, 2 others", &[("", 1.0)]), (1_073.0, 0.5));
+}
+
+/// Fails unless every cell of `json` (run `run`) has a receipt and the receipts meet the
+/// reference bar (`meets_reference_bar`: no void cell, at most 1% disturbed).
+fn meets_the_reference_bar(json: &serde_json::Value, run: &str) {
+    use harness::results::interference::meets_reference_bar;
+    use harness::results::Validity;
+    let cells = ["runs", "pipelines"]
+        .iter()
+        .flat_map(|section| json[section].as_array().into_iter().flatten());
+    let validities: Vec<Validity> = cells
+        .map(|cell| {
+            let validity = &cell["interference"]["validity"];
+            serde_json::from_value(validity.clone()).unwrap_or_else(|_| {
+                panic!("results/{run}: a reference run has a receipt on every cell: {cell}")
+            })
+        })
+        .collect();
+    let count = |validity| validities.iter().filter(|&&v| v == validity).count();
+    assert!(
+        meets_reference_bar(&validities),
+        "results/{run} is no reference run: {} void and {} disturbed of {} cells",
+        count(Validity::Void),
+        count(Validity::Disturbed),
+        validities.len()
+    );
 }
 
 /// The value at `path` (fields joined by `.`) of `value`, as a number.
@@ -410,6 +444,7 @@ fn the_results_at_a_glance_agree_with_the_run_they_name() {
     let json: serde_json::Value =
         serde_json::from_str(&read(&format!("results/{run}/results.json"))).expect("JSON");
     let meta = &json["meta"];
+    meets_the_reference_bar(&json, &run);
     let (cores, workers) = (meta["cores"].as_u64().unwrap(), meta["workers"].as_u64().unwrap());
     for said in [format!("{cores}-core"), format!("{workers} workers")] {
         assert!(section.contains(&said), "the section does not say {said:?} of results/{run}");
@@ -458,6 +493,21 @@ fn the_results_at_a_glance_agree_with_the_run_they_name() {
                 .unwrap_or_else(|| panic!("{what}: {strategy} did not run"))
                 .1;
             assert_eq!(value, extreme, "{what}: {strategy} is not the {rank} ordered design");
+            let receipt = json[section]
+                .as_array()
+                .and_then(|cells| {
+                    cells.iter().find(|cell| {
+                        cell["scenario"] == scenario
+                            && cell["param"] == param
+                            && cell["strategy"] == strategy
+                    })
+                })
+                .map(|cell| &cell["interference"]["validity"]);
+            assert_eq!(
+                receipt.and_then(|validity| validity.as_str()),
+                Some("clean"),
+                "{what}: {strategy}'s cell is not clean; quote clean cells only"
+            );
             let (shown, half_step) = parse_figure(figure, units);
             assert!(
                 (value - shown).abs() <= half_step * (1.0 + 1e-9),
