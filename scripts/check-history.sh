@@ -11,37 +11,8 @@ set -euo pipefail
 # shellcheck source=scripts/lib/check-page.sh
 source "$(dirname "$0")/lib/check-page.sh"
 
-usage() {
-  echo "usage: scripts/check-history.sh [PAGE] [--screenshot PATH]" >&2
-  exit 2
-}
-
-page=""
-screenshot=""
-while (($# > 0)); do
-  case "$1" in
-    --screenshot)
-      [[ $# -ge 2 && -n "$2" ]] || usage
-      screenshot="$2"
-      shift 2
-      ;;
-    --screenshot=*)
-      screenshot="${1#--screenshot=}"
-      [[ -n "$screenshot" ]] || usage
-      shift
-      ;;
-    -h | --help) usage ;;
-    -*)
-      echo "unknown flag $1" >&2
-      usage
-      ;;
-    *)
-      [[ -z "$page" ]] || usage
-      page="$1"
-      shift
-      ;;
-  esac
-done
+parse_page_args "usage: scripts/check-history.sh [PAGE] [--screenshot PATH]" "$@"
+page="$target"
 page="${page:-results/index.html}"
 if [[ ! -f "$page" ]]; then
   echo "$page: no such page (make it first: cargo run --release -- history)" >&2

@@ -11,38 +11,13 @@ set -euo pipefail
 # shellcheck source=scripts/lib/check-page.sh
 source "$(dirname "$0")/lib/check-page.sh"
 
-usage() {
-  echo "usage: scripts/check-report.sh <run-dir> [--screenshot PATH]" >&2
+usage_text="usage: scripts/check-report.sh <run-dir> [--screenshot PATH]"
+parse_page_args "$usage_text" "$@"
+run_dir="$target"
+if [[ -z "$run_dir" ]]; then
+  echo "$usage_text" >&2
   exit 2
-}
-
-run_dir=""
-screenshot=""
-while (($# > 0)); do
-  case "$1" in
-    --screenshot)
-      [[ $# -ge 2 && -n "$2" ]] || usage
-      screenshot="$2"
-      shift 2
-      ;;
-    --screenshot=*)
-      screenshot="${1#--screenshot=}"
-      [[ -n "$screenshot" ]] || usage
-      shift
-      ;;
-    -h | --help) usage ;;
-    -*)
-      echo "unknown flag $1" >&2
-      usage
-      ;;
-    *)
-      [[ -z "$run_dir" ]] || usage
-      run_dir="$1"
-      shift
-      ;;
-  esac
-done
-[[ -n "$run_dir" ]] || usage
+fi
 if [[ ! -d "$run_dir" ]]; then
   echo "$run_dir: not a folder" >&2
   exit 2

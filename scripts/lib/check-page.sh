@@ -10,6 +10,43 @@
 # one fails (exits 2 where chromium cannot be installed).
 
 # A --screenshot PATH as an absolute path, its folder checked (exits 2 when it is missing).
+# parse_page_args USAGE ARGS...: sets `target` (the one operand, empty if none) and
+# `screenshot` (--screenshot PATH, empty if none); prints USAGE and exits 2 on bad usage.
+parse_page_args() {
+  local usage_text="$1"
+  shift
+  target=""
+  screenshot=""
+  bad_usage() {
+    echo "$usage_text" >&2
+    exit 2
+  }
+  while (($# > 0)); do
+    case "$1" in
+      --screenshot)
+        [[ $# -ge 2 && -n "$2" ]] || bad_usage
+        screenshot="$2"
+        shift 2
+        ;;
+      --screenshot=*)
+        screenshot="${1#--screenshot=}"
+        [[ -n "$screenshot" ]] || bad_usage
+        shift
+        ;;
+      -h | --help) bad_usage ;;
+      -*)
+        echo "unknown flag $1" >&2
+        bad_usage
+        ;;
+      *)
+        [[ -z "$target" ]] || bad_usage
+        target="$1"
+        shift
+        ;;
+    esac
+  done
+}
+
 screenshot_path() {
   local shot_dir
   shot_dir="$(dirname "$1")"
