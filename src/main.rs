@@ -70,14 +70,15 @@ enum Command {
     /// Compare two runs cell by cell, each metric judged faster, slower, within noise or
     /// too few samples to judge: exit 0, or 1 with --fail-on-regression and a cell slower
     /// by more than it, 2 on bad input, 3 with --fail-on-regression and no cell slower past
-    /// it but a cell with fewer than 5 samples on a side, which it cannot judge, or no cell
+    /// it but a cell with fewer than 3 samples on a side, which it cannot judge, or no cell
     /// in both files.
     ///
     /// Cells are matched by scenario, param, strategy and, where both files record it, worker
     /// count; cells in one file only are listed, and so are the cells an incomplete file (a
     /// run stopped before them) lists as missing. A verdict of faster or slower needs at
-    /// least 5 repetitions on each side (`run --repeat 5`), a two-sided Mann-Whitney U test
-    /// significant at --alpha, and medians more than --threshold percent apart. Settings
+    /// least 3 repetitions on each side (the default run's), a two-sided Welch's t-test on
+    /// their logarithms significant at --alpha, and medians more than --threshold percent
+    /// apart (docs/results.md, "Within noise"). Settings
     /// that differ between the runs are printed as a note first. Pipeline cells
     /// (pipelines[]) run once each: they are listed under their own heading, single-shot,
     /// with their change, and never judged. Where one run's pipeline cells consumed through
@@ -91,14 +92,14 @@ enum Command {
     /// this binary run the selected cells in turns, base, head, base, head, and each cell is
     /// judged against their noise: exit 0, or 1 with --fail-on-regression and a cell slower
     /// by more than it (or when a build or a run failed), 2 on bad input, 3 with
-    /// --fail-on-regression and no cell slower past it but a cell with fewer than 5 valid
+    /// --fail-on-regression and no cell slower past it but a cell with fewer than 3 valid
     /// samples on a side (void rounds), which it cannot judge.
     ///
     /// Its own flags go before the run flags, which follow BASE: `keyed-bench ab main
     /// --rounds 8 --fail-on-regression 10 --scenario uniform,zipf`. Each round runs
     /// `keyed-bench run [run flags] --repeat 1` with the base binary, then with this one; a
     /// cell gives one sample per side and round, none where its interference receipt says
-    /// void. The verdict is compare's: the two-sided Mann-Whitney U test at --alpha, its
+    /// void. The verdict is compare's: the two-sided Welch's t-test at --alpha, its
     /// p-values Holm-corrected for the cells and metrics compared, and medians more than
     /// --threshold percent apart. The way to judge a pull request's wall-clock effect
     /// (docs/ab.md).

@@ -401,6 +401,7 @@ impl Gathered {
         self.samples.throughput_per_s.push(throughput);
         self.samples.elapsed_s.push(elapsed);
         self.samples.latency_p99_ns.push(p99);
+        self.samples.bystander_p99_ns.extend(run.bystander_latency_ns.map(|tail| tail.p99));
         self.samples.interference.extend(run.interference.clone());
     }
 

@@ -30,7 +30,8 @@ pub struct AbArgs {
     #[arg(long, default_value_t = DEFAULT_ROUNDS)]
     pub rounds: usize,
     /// Metrics to compare, comma-separated, each once: throughput (messages/s), elapsed
-    /// (seconds per round) and p99 (each round's 99th-percentile latency), or `all`. Every
+    /// (seconds per round), p99 (each round's 99th-percentile latency) and bystander_p99
+    /// (its bystanders', in cells with troubled keys), or `all`. Every
     /// cell and metric compared counts in the Holm correction.
     #[arg(long, default_value = "throughput", value_name = "m,n|all")]
     pub metric: String,
@@ -43,7 +44,7 @@ pub struct AbArgs {
     #[arg(long, default_value_t = DEFAULT_THRESHOLD_PCT, value_name = "PCT")]
     pub threshold: f64,
     /// Exit 1 when some cell's verdict is slower by more than PCT percent [0..=1000].
-    /// Otherwise exit 3 (inconclusive) when some cell has fewer than 5 valid samples on a
+    /// Otherwise exit 3 (inconclusive) when some cell has fewer than 3 valid samples on a
     /// side after every round (void rounds: the machine was busy), which it cannot judge.
     #[arg(long, value_name = "PCT")]
     pub fail_on_regression: Option<f64>,
@@ -131,7 +132,8 @@ fn check_run_flags(words: &[String]) -> Result<(), AbArgsError> {
     Ok(())
 }
 
-/// The `--metric` list: metrics each round samples (throughput, elapsed, p99) only.
+/// The `--metric` list: metrics each round samples (throughput, elapsed, p99,
+/// bystander_p99) only.
 fn sampled_metrics(given: &str) -> Result<Vec<Metric>, SettingError> {
     let metrics = parse_list("metric", given, &DEFAULT_METRICS)?;
     match metrics.iter().find(|metric| !DEFAULT_METRICS.contains(metric)) {
@@ -139,7 +141,7 @@ fn sampled_metrics(given: &str) -> Result<Vec<Metric>, SettingError> {
             flag: "metric",
             message: format!(
                 "`{other}` is not a figure each round samples; expected throughput, elapsed, \
-                 p99 or all"
+                 p99, bystander_p99 or all"
             ),
         }),
         None => Ok(metrics),

@@ -99,16 +99,39 @@ fn pressure_us(text: &str) -> Option<u64> {
     some.split_whitespace().find_map(|field| field.strip_prefix("total="))?.parse().ok()
 }
 
-/// Every other process's CPU counters (utime, stime, cutime, cstime, in ticks), by pid in
-/// ascending order.
+/// One process's counters: its start time (which tells a reused pid apart) and its CPU
+/// counters (utime, stime, cutime, cstime), in ticks.
+type Counters = (u64, [u64; 4]);
+
+/// Every other process's counters, by pid in ascending order.
 #[derive(Debug, Default, PartialEq, Eq)]
-struct Processes(Vec<(u32, [u64; 4])>);
+struct Processes(Vec<(u32, Counters)>);
+
+/// Whether `/proc` shows every process whose CPU `/proc/stat` counts: not where this process
+/// lives in a nested PID namespace (a container, whose `/proc/stat` is the host's), nor where
+/// `/proc` hides other users' processes (`hidepid`). Read once.
+fn every_process_visible() -> bool {
+    static VISIBLE: OnceLock<bool> = OnceLock::new();
+    *VISIBLE.get_or_init(|| {
+        let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+        let nested = status
+            .lines()
+            .find_map(|line| line.strip_prefix("NSpid:"))
+            .is_some_and(|pids| pids.split_whitespace().count() > 1);
+        !nested && std::fs::read_to_string("/proc/1/stat").is_ok()
+    })
+}
 
 impl Processes {
     /// Reads `/proc/<pid>/stat` of every process but those in `skip`; `None` where `/proc`
-    /// cannot be listed. A process that ends while it is read is left out.
+    /// cannot be listed or does not show every process ([`every_process_visible`]), so that
+    /// the machine's reading judges alone. A process that ends while it is read is left out
+    /// (its CPU reaches its parent's `cutime` once reaped).
     fn read(skip: &[u32]) -> Option<Self> {
-        let mut counters: Vec<(u32, [u64; 4])> = std::fs::read_dir("/proc")
+        if !every_process_visible() {
+            return None;
+        }
+        let mut counters: Vec<(u32, Counters)> = std::fs::read_dir("/proc")
             .ok()?
             .flatten()
             .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
@@ -123,13 +146,14 @@ impl Processes {
     }
 
     /// The ticks the processes of `self` (read later) gained since `before`, and how many
-    /// counters moved; a process not in `before` was born in between and counts whole.
+    /// counters moved; a process not in `before` (or under a pid reused since, with another
+    /// start time) was born in between and counts whole.
     fn since(&self, before: &Self) -> (u64, usize) {
         let (mut ticks, mut moved) = (0, 0);
-        for (pid, now) in &self.0 {
+        for (pid, (started, now)) in &self.0 {
             let then = match before.0.binary_search_by_key(pid, |(earlier, _)| *earlier) {
-                Ok(index) => before.0[index].1,
-                Err(_) => [0; 4],
+                Ok(index) if before.0[index].1 .0 == *started => before.0[index].1 .1,
+                _ => [0; 4],
             };
             for (now, then) in now.iter().zip(then).filter(|(now, then)| **now != *then) {
                 ticks += now.saturating_sub(then);
@@ -140,15 +164,13 @@ impl Processes {
     }
 }
 
-/// Fields 14-17 of a `/proc/<pid>/stat` (utime, stime, cutime, cstime: the 12th to 15th
-/// after the name, which may hold spaces and parentheses).
-fn process_ticks(stat: &str) -> Option<[u64; 4]> {
-    let mut fields = stat.get(stat.rfind(')')? + 1..)?.split_whitespace().skip(11);
-    let mut ticks = [0; 4];
-    for tick in &mut ticks {
-        *tick = fields.next()?.parse().ok()?;
-    }
-    Some(ticks)
+/// Field 22 (start time) and fields 14-17 (utime, stime, cutime, cstime) of a
+/// `/proc/<pid>/stat`: the 20th and the 12th to 15th after the name, which may hold spaces
+/// and parentheses.
+fn process_ticks(stat: &str) -> Option<Counters> {
+    let fields: Vec<&str> = stat.get(stat.rfind(')')? + 1..)?.split_whitespace().collect();
+    let field = |index: usize| fields.get(index)?.parse::<u64>().ok();
+    Some((field(19)?, [field(11)?, field(12)?, field(13)?, field(14)?]))
 }
 
 /// The harness threads registered with [`register_harness_thread`], by kernel thread id.
@@ -338,16 +360,27 @@ mod tests {
     #[test]
     fn reads_a_processs_four_counters_whatever_its_name() {
         let stat = "42 (a (b) c) S 1 42 42 0 -1 4194560 100 0 0 0 7 3 11 2 20 0 1 0 5 0 0";
-        assert_eq!(process_ticks(stat), Some([7, 3, 11, 2]));
+        assert_eq!(process_ticks(stat), Some((5, [7, 3, 11, 2])));
         assert_eq!(process_ticks("42 (short) S 1 2"), None);
     }
 
     #[test]
     fn the_processes_gains_count_the_moved_counters_and_the_newborn_whole() {
-        let before = Processes(vec![(1, [10, 5, 0, 0]), (7, [100, 0, 3, 0]), (9, [1, 1, 0, 0])]);
-        // 1 ran 2 ticks; 7 did not run; 9 ended; 12 was born with 4 ticks in two counters.
-        let after = Processes(vec![(1, [12, 5, 0, 0]), (7, [100, 0, 3, 0]), (12, [3, 1, 0, 0])]);
-        assert_eq!(after.since(&before), (6, 3));
+        let before = Processes(vec![
+            (1, (0, [10, 5, 0, 0])),
+            (7, (3, [100, 0, 3, 0])),
+            (9, (4, [1, 1, 0, 0])),
+            (11, (5, [50, 50, 0, 0])),
+        ]);
+        // 1 ran 2 ticks; 7 did not run; 9 ended; 12 was born with 4 ticks in two counters;
+        // 11 ended and its pid went to a process born later, with 1 tick.
+        let after = Processes(vec![
+            (1, (0, [12, 5, 0, 0])),
+            (7, (3, [100, 0, 3, 0])),
+            (11, (90, [1, 0, 0, 0])),
+            (12, (91, [3, 1, 0, 0])),
+        ]);
+        assert_eq!(after.since(&before), (7, 4));
         assert_eq!(before.since(&before), (0, 0));
     }
 

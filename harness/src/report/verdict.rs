@@ -374,9 +374,11 @@ fn intro(results: &Results, contenders: usize) -> Cell {
          its median over the best's, with its repetitions' min-max over the best's median in \
          brackets: 1.00 is the best, and a design is worse below 1 where higher is better, \
          above 1 where lower is. ✗: a correctness violation in that scenario, so never \
-         best; n/a: no data on one side. Designs whose min-max ranges overlap (or, with no \
-         spread recorded, such as a percentile of merged histograms, whose medians are \
-         within {:.0}%) read as within noise. Pipeline rows read correctness first: records \
+         best; n/a: no data on one side. Designs read as within noise unless their repetitions \
+         differ as `compare` judges two runs (Welch's t-test on their logarithms at 5%, and \
+         medians more than 2% apart); where a design has fewer than 3 repetitions' samples, \
+         unless their min-max ranges are apart (or, with no spread recorded, their medians \
+         more than {:.0}% apart). Pipeline rows read correctness first: records \
          lost and the final state of each design.",
         meta.cores,
         meta.workers,
