@@ -60,7 +60,10 @@ fn disturbed_is_hollow_void_is_absent_and_listed() {
     )]);
     assert_eq!(history.charts.len(), 1, "{:?}", history.charts);
     let chart = &history.charts[0];
-    assert_eq!((chart.scenario, chart.metric), (ScenarioId::Uniform, Metric::Throughput));
+    assert_eq!(
+        (chart.scenario, chart.metric),
+        ("uniform".parse::<ScenarioId>().unwrap(), Metric::Throughput)
+    );
     assert_eq!(point(&history, 0, "keyed-mailbox").map(Point::mark), Some(Mark::Filled));
     assert_eq!(point(&history, 0, "work-stealing").map(Point::mark), Some(Mark::Hollow));
     assert_eq!(point(&history, 0, "rayon").map(Point::mark), Some(Mark::Filled));
