@@ -59,21 +59,8 @@
 //! - tokio's and Go's schedulers: a worker that runs dry takes from another's run queue
 //!   before it sleeps.
 
-use std::sync::Arc;
+use crate::keyed_mailbox::KeyedMailbox;
 
-use crate::keyed_mailbox::{Affinity, KeyedMailbox};
-use crate::mailbox::Mailbox;
-
-/// The `hybrid` strategy: `keyed-mailbox`'s engine with the take of step 2.
+/// The `hybrid` strategy: `keyed-mailbox`'s engine with the take of step 2
+/// (`keyed_mailbox::take`).
 pub(crate) type Hybrid = KeyedMailbox<true>;
-
-/// Step 2: a mailbox queued on another worker's FIFO than `taker`'s, from the next worker
-/// on, now homed on `taker` (step 3); `None` if every other FIFO is empty.
-pub(crate) fn take(placement: &Affinity, taker: usize) -> Option<Arc<Mailbox>> {
-    let count = placement.workers.len();
-    (1..count).map(|offset| (taker + offset) % count).find_map(|victim| {
-        let mailbox = placement.workers[victim].runnable.pop()?;
-        mailbox.move_home(taker);
-        Some(mailbox)
-    })
-}

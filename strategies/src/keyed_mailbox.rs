@@ -117,6 +117,18 @@ impl Affinity {
     }
 }
 
+/// `hybrid`'s step 2 (`hybrid.rs`): a mailbox queued on another worker's FIFO than
+/// `taker`'s, from the next worker on, now homed on `taker` (step 3); `None` if every other
+/// FIFO is empty.
+pub(crate) fn take(placement: &Affinity, taker: usize) -> Option<Arc<Mailbox>> {
+    let count = placement.workers.len();
+    (1..count).map(|offset| (taker + offset) % count).find_map(|victim| {
+        let mailbox = placement.workers[victim].runnable.pop()?;
+        mailbox.move_home(taker);
+        Some(mailbox)
+    })
+}
+
 impl Placement for Affinity {
     /// The reference's wake path: the completing thread finishes the wait.
     const WAKER_FINISHES_WAIT: bool = true;
@@ -226,7 +238,7 @@ fn work<const TAKE: bool>(set: &Arc<MailboxSet<Affinity>>, index: usize) {
         let own = me.runnable.pop();
         let next = if TAKE {
             own.or_else(|| {
-                let taken = crate::hybrid::take(placement, index);
+                let taken = take(placement, index);
                 if taken.is_some() {
                     set.core.events.count(Event::Take);
                 }

@@ -7,8 +7,7 @@
 //! message, in order, never two at once, and nothing is left queued or live.
 
 use super::*;
-use crate::hybrid;
-use crate::keyed_mailbox::Affinity;
+use crate::keyed_mailbox::{take, Affinity};
 use crate::Binding;
 
 /// A third key, bound to worker 0 after `KEY` (0) and `OTHER` (1).
@@ -37,7 +36,7 @@ fn run_own(set: &Arc<MailboxSet<Affinity>>, worker: usize) -> bool {
 
 /// `taker`'s take, once: a mailbox of another FIFO, run on `taker`; whether there was one.
 fn take_once(set: &Arc<MailboxSet<Affinity>>, taker: usize) -> bool {
-    let taken = hybrid::take(&set.placement, taker);
+    let taken = take(&set.placement, taker);
     taken.map(|mailbox| run_on(set, taker, mailbox)).is_some()
 }
 
