@@ -17,7 +17,7 @@ use hdrhistogram::Histogram;
 use strategies::WindowScope;
 
 use super::histograms::{new_histogram, Histograms};
-use super::runner::{CountedEvents, Measurement, Sample, ServiceTimes};
+use super::measurement::{CountedEvents, Measurement, Sample, ServiceTimes};
 use crate::results::{
     median, ContextSwitches, Correctness, CpuPerMessage, DriverGc, EventRates, Interference,
     Latency, RunResult, Samples, Spread, Tail, Threads,

@@ -1,8 +1,12 @@
 //! Measurement: one workload offered to one strategy, every handler call timed and checked,
 //! and the cell's result made from the raw samples.
 //!
-//! - `runner`: builds the strategy, offers the messages (closed loop or paced), drains,
-//!   and returns the raw samples of each repetition;
+//! - `measurement`: what a cell's measurement is (its repetitions' raw samples), how it is
+//!   planned and why it fails, for in-process and external designs alike;
+//! - `runner`: builds the strategy, offers the messages, drains, and returns the raw
+//!   samples of each repetition; it hands an external design's cells to `external`;
+//! - `send`: how a repetition's messages are offered (closed loop, paced or
+//!   completion-driven);
 //! - `external`: designs run by a driver process in any language (the external-design
 //!   protocol), their records checked and measured as the runner's;
 //! - `handler`: the benchmark handler that interprets each message's job;
@@ -19,9 +23,11 @@ pub mod external;
 pub mod handler;
 pub mod histograms;
 pub mod interference;
+mod measurement;
 pub mod metrics;
 pub mod recorder;
 pub mod runner;
 mod saga;
+mod send;
 pub mod system;
 pub mod timer;

@@ -20,40 +20,33 @@
 //! ([`recorder_overhead_ns`]) and the saturation rate that `open-loop` loads are fractions
 //! of ([`saturation_per_s`]).
 
-use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use hdrhistogram::Histogram;
-use strategies::{
-    Design, Events, Job, Key, Message, Outcome, Strategy, StrategyConfig, StrategyId, WindowScope,
-};
+use strategies::{Design, Job, Key, Message, Outcome, Strategy, StrategyConfig, StrategyId};
 
+use super::external;
 use super::handler::{AggregateState, BenchHandler};
 use super::histograms::Histograms;
 use super::interference::Probe;
+pub use super::measurement::{
+    breakdown_messages, CountedEvents, Measurement, Repetitions, RunError, Sample, ServiceTimes,
+    BREAKDOWN_MESSAGES,
+};
+use super::measurement::{recorder_for, warmup_messages};
 use super::recorder::{Clock, Recorder};
 use super::saga::SagaChain;
+pub use super::send::Role;
+use super::send::{submit_closed, submit_driven, submit_paced, DrivenOutcome, Halt};
 use super::system::{StrategyThreads, ThreadSampler, Usage};
 use super::timer::Timer;
 
-use crate::results::{Correctness, Interference};
 use crate::watch::Watch;
-use crate::workload::{Arrivals, Driven, HotChain, Workload};
+use crate::workload::{Arrivals, Workload};
 
-/// Warm-up: this fraction of the workload, at most `WARMUP_MAX_MESSAGES`.
-const WARMUP_FRACTION: usize = 10;
-const WARMUP_MAX_MESSAGES: usize = 10_000;
-/// A paced producer sleeps when its next message is due further ahead than this, and
-/// spins (yielding) closer in.
-const PACE_SLEEP_THRESHOLD_NS: u64 = 1_000_000;
 /// How long a closed strategy's threads get to disappear from the process.
 const THREAD_EXIT_WAIT_MS: u64 = 2_000;
-/// The first paced message is due this long after the run starts.
-pub(crate) const PACE_LEAD_NS: u64 = 200_000;
-/// The longest a producer or the driver sleeps or waits without looking at its watch.
-const WATCH_POLL: Duration = Duration::from_millis(50);
-
 /// Messages of the no-op runs that measure the recorder's own cost.
 const OVERHEAD_MESSAGES: u64 = 200_000;
 /// Runs of each no-op measurement; the fastest counts.
@@ -77,129 +70,6 @@ impl Instruments {
     /// Starts a timer of `threads` threads and the thread sampler.
     pub fn with_timer_threads(threads: usize) -> Self {
         Self { timer: Timer::with_threads(threads), sampler: ThreadSampler::start() }
-    }
-}
-
-/// The raw outcome of one measured run.
-#[derive(Clone, Debug)]
-pub struct Sample {
-    /// From just before the first send (paced: the run's origin, a lead before the first
-    /// message is due) to the end of the drain.
-    pub elapsed_s: f64,
-    /// From the same start to the last send (paced: how well the schedule was kept).
-    pub send_s: f64,
-    /// Process usage during the run (every thread of the process).
-    pub usage: Usage,
-    /// CPU seconds of the producer (the thread that submits, then drains) during the run.
-    pub producer_cpu_s: f64,
-    /// CPU seconds of the strategy's own threads during the run (every thread started
-    /// since just before it was built and alive at the run's end); `None` where per-thread
-    /// CPU time cannot be read.
-    pub strategy_cpu_s: Option<f64>,
-    /// Correctness counts of this run.
-    pub correctness: Correctness,
-    /// Peak OS threads added by the strategy during this run.
-    pub threads_observed: usize,
-    /// Latency, head-of-line and bystander histograms of this run.
-    pub histograms: Histograms,
-    /// How long the messages ran, start to end, as recorded.
-    pub service: ServiceTimes,
-    /// The timer's lateness during the run: deadline to waker call, per wake-up, ns.
-    pub timer_lateness: Histogram<u64>,
-    /// Completion-driven runs: the measured senders' messages that were handled.
-    pub measured_completed: Option<u64>,
-    /// What the rest of the machine did during the run.
-    pub interference: Interference,
-    /// An external design's: the collections its driver's runtime reported for the run.
-    pub driver_gc: Option<crate::results::DriverGc>,
-}
-
-/// Start-to-end times of a run's messages, as the recorder saw them: for handlers that
-/// only compute or block, the actual time each held a thread (a sleep that overshoots
-/// included).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ServiceTimes {
-    /// The sum over every message, in nanoseconds.
-    pub total_ns: u64,
-    /// The largest sum over the messages of one key, in nanoseconds.
-    pub longest_key_ns: u64,
-}
-
-impl ServiceTimes {
-    /// The service times of every finished message of `recorder`.
-    pub fn from_recorder(recorder: &Recorder) -> Self {
-        let mut times = Self::default();
-        recorder.for_each_key(|_, timings| {
-            let key: u64 =
-                timings.map(|timing| timing.end_ns.saturating_sub(timing.start_ns)).sum();
-            times.total_ns += key;
-            times.longest_key_ns = times.longest_key_ns.max(key);
-        });
-        times
-    }
-}
-
-/// Everything measured for one (workload, strategy) cell.
-#[derive(Clone, Debug)]
-pub struct Measurement {
-    /// The measured runs.
-    pub samples: Vec<Sample>,
-    /// Threads the strategy says it started.
-    pub threads_reported: usize,
-    /// The most messages in flight at once in one window (warm-up included).
-    pub peak_in_flight: usize,
-    /// Which messages shared a window.
-    pub window_scope: WindowScope,
-    /// Windows the strategy opened.
-    pub windows: usize,
-    /// Threads that submitted (1 unless `--producers` said more and the workload is not
-    /// completion-driven).
-    pub producers: usize,
-    /// What the strategy's machinery did in one more, untimed, repetition; `None` when
-    /// not counted (the strategy counts nothing, or counting was not asked for).
-    pub events: Option<CountedEvents>,
-}
-
-/// The events of one counted repetition and the messages it sent.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CountedEvents {
-    /// The strategy's counts.
-    pub events: Events,
-    /// Messages submitted in that repetition.
-    pub messages: u64,
-    /// Its send phase: first submission to the last one returning (the producers can be
-    /// blocked on the window only then).
-    pub elapsed_ns: u64,
-    /// Threads that submitted.
-    pub producers: usize,
-}
-
-/// Messages the counted repetition of a cell sends at most (a prefix of its workload).
-pub const BREAKDOWN_MESSAGES: usize = 10_000;
-
-/// Messages the counted repetition of a workload of `messages` sends: a quarter of them,
-/// at least 500 (all of a smaller one), at most [`BREAKDOWN_MESSAGES`], so that counting
-/// costs a small share of a cell whatever its size.
-pub fn breakdown_messages(messages: usize) -> usize {
-    (messages / 4).clamp(messages.min(500), BREAKDOWN_MESSAGES)
-}
-
-/// How a cell is measured: timed repetitions, whether a counted one follows, and how many
-/// threads submit.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Repetitions {
-    /// Timed repetitions.
-    pub repeat: usize,
-    /// One more, untimed, repetition that counts the strategy's events.
-    pub count_events: bool,
-    /// Producer threads, keys partitioned among them.
-    pub producers: usize,
-}
-
-impl Repetitions {
-    /// `repeat` timed repetitions from one producer, nothing counted.
-    pub fn timed(repeat: usize) -> Self {
-        Self { repeat, count_events: false, producers: 1 }
     }
 }
 
@@ -297,331 +167,6 @@ fn with_thread_cpu_s<T>(f: impl FnOnce() -> T) -> (T, f64) {
     (result, Usage::thread_now().since(&before).cpu_s)
 }
 
-/// Why a cell could not be measured.
-#[derive(Debug, thiserror::Error)]
-pub enum RunError {
-    /// The strategy rejected the settings.
-    #[error("cannot build `{strategy}`")]
-    Build {
-        /// The strategy.
-        strategy: Design,
-        /// Why.
-        source: strategies::BuildError,
-    },
-    /// The strategy refused a message while open.
-    #[error("`{strategy}` refused a message while open")]
-    Refused {
-        /// The strategy.
-        strategy: Design,
-        /// Why.
-        source: strategies::SubmitError,
-    },
-    /// A completion-driven run heard no answer to any measured sender's command for its
-    /// watch's stall wait ([`Watch::stall`]) while one was in flight.
-    #[error("`{strategy}` handled no measured command for {waited:?} while one was in flight")]
-    Stalled {
-        /// The strategy.
-        strategy: Design,
-        /// How long the driver waited.
-        waited: Duration,
-    },
-    /// The cell's watch was cancelled (by the watchdog that supervises it): it stopped
-    /// before its end, and measured nothing that counts.
-    #[error("`{strategy}`'s cell was cancelled")]
-    Cancelled {
-        /// The strategy.
-        strategy: Design,
-    },
-    /// An external design's driver failed the cell: it died, hung, or wrote what cannot be
-    /// true. The reason carries its last words.
-    #[error("`{strategy}`: {reason}")]
-    External {
-        /// The strategy.
-        strategy: Design,
-        /// What went wrong, with the driver's exit status and last words.
-        reason: String,
-    },
-}
-
-/// Why a producer stopped before its last message.
-enum Halt {
-    /// The strategy refused a message.
-    Refused(strategies::SubmitError),
-    /// The cell's watch was cancelled.
-    Cancelled,
-}
-
-impl Halt {
-    fn into_run_error(self, strategy: Design) -> RunError {
-        match self {
-            Self::Refused(source) => RunError::Refused { strategy, source },
-            Self::Cancelled => RunError::Cancelled { strategy },
-        }
-    }
-}
-
-/// What a completion-driven repetition did.
-struct DrivenOutcome {
-    /// When the last message was sent.
-    last_send_ns: u64,
-    /// Messages sent per key (the rest of the workload was never sent).
-    sent: Vec<u64>,
-    /// Messages sent to the hot aggregate, which are not the workload's.
-    hot_sent: u64,
-    /// The measured senders' messages that were handled.
-    measured_completed: u64,
-}
-
-/// Why a completion-driven repetition stopped early.
-enum DrivenError {
-    Refused(strategies::SubmitError),
-    /// No measured command was answered for this long.
-    Stalled(Duration),
-    Cancelled,
-}
-
-impl DrivenError {
-    fn into_run_error(self, strategy: Design) -> RunError {
-        match self {
-            Self::Refused(source) => RunError::Refused { strategy, source },
-            Self::Stalled(waited) => RunError::Stalled { strategy, waited },
-            Self::Cancelled => RunError::Cancelled { strategy },
-        }
-    }
-}
-
-/// The key of the next message that ends, waiting for it until a measured command was last
-/// `answered` [`Watch::stall`] ago, and no longer once `watch` is cancelled.
-fn next_end(
-    completions: &mpsc::Receiver<u64>,
-    watch: &Watch,
-    answered: Instant,
-) -> Result<u64, DrivenError> {
-    let stall = watch.stall();
-    let deadline = answered + stall;
-    loop {
-        if watch.is_cancelled() {
-            return Err(DrivenError::Cancelled);
-        }
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(DrivenError::Stalled(stall));
-        }
-        match completions.recv_timeout(left.min(WATCH_POLL)) {
-            Ok(key) => return Ok(key),
-            Err(RecvTimeoutError::Timeout) => {}
-            Err(RecvTimeoutError::Disconnected) => return Err(DrivenError::Stalled(stall)),
-        }
-    }
-}
-
-/// Who sends the next message of a key in a completion-driven run (here, and in the
-/// reference driver, `src/bin/keyed-bench-driver.rs`).
-#[derive(Clone, Copy, Debug)]
-pub enum Role {
-    /// Not driven (a message of it ending needs no answer).
-    None,
-    /// Background chain `usize`: send its next message.
-    Chain(usize),
-    /// The hot aggregate: send another, keeping its messages in flight.
-    Hot,
-    /// Measured sender `usize`: it may send its next command.
-    Sender(usize),
-}
-
-/// Runs a completion-driven repetition: the chains and the hot aggregate keep their
-/// messages in flight, and each sender sends a command, waits until it is handled, then
-/// sends the next, until `plan.duration_ns` has passed; then the chains stop too. One
-/// thread does it all, woken by `completions` (every message that ends tells it its key),
-/// so a sender's next command goes out as soon as its previous one is handled. It gives up
-/// once no sender's command was handled for the watch's stall wait ([`Watch::stall`]):
-/// the chains' and the hot aggregate's messages may keep ending meanwhile.
-fn submit_driven(
-    executor: &dyn Strategy,
-    workload: &Workload,
-    plan: &Driven,
-    clock: Clock,
-    completions: &mpsc::Receiver<u64>,
-    watch: &Watch,
-) -> Result<DrivenOutcome, DrivenError> {
-    while completions.try_recv().is_ok() {} // ends of the warm-up and of earlier runs
-    let mut driver = Driver::new(executor, workload, plan, clock);
-    let started = clock.now_ns();
-    let deadline = started + plan.duration_ns;
-    driver.start_chains()?;
-    driver.start_hot()?;
-    let mut active = driver.start_senders()?;
-    let mut measured_completed = 0;
-    let mut last_send_ns = clock.now_ns();
-    let mut answered = Instant::now();
-    while active > 0 {
-        let key = next_end(completions, watch, answered)?;
-        match driver.role_of(key) {
-            Role::None => {}
-            Role::Chain(index) => driver.continue_chain(index)?,
-            Role::Hot => {
-                if let Some(hot) = &plan.hot {
-                    driver.send_hot(hot)?;
-                }
-            }
-            Role::Sender(index) => {
-                measured_completed += 1;
-                answered = Instant::now();
-                if driver.has_command(index) && clock.now_ns() < deadline {
-                    driver.send_command(index)?;
-                    last_send_ns = clock.now_ns();
-                } else {
-                    active -= 1;
-                }
-            }
-        }
-    }
-    Ok(DrivenOutcome {
-        last_send_ns,
-        sent: driver.sent,
-        hot_sent: driver.hot_seq,
-        measured_completed,
-    })
-}
-
-/// The senders of a completion-driven repetition, as its one thread runs them: who sends
-/// each key's next message, and how far each chain, measured sender and the hot aggregate
-/// got.
-struct Driver<'a> {
-    executor: &'a dyn Strategy,
-    messages: &'a [Message],
-    plan: &'a Driven,
-    clock: Clock,
-    /// Messages sent per key (the rest of the workload was never sent).
-    sent: Vec<u64>,
-    /// Per key: who sends the next message when one of its messages ends.
-    roles: Vec<Role>,
-    /// Per chain: the index of its next message in `messages`.
-    next: Vec<usize>,
-    /// Per measured sender: the index of its next command in `messages`.
-    next_command: Vec<usize>,
-    /// The hot aggregate's next sequence number.
-    hot_seq: u64,
-}
-
-impl<'a> Driver<'a> {
-    fn new(
-        executor: &'a dyn Strategy,
-        workload: &'a Workload,
-        plan: &'a Driven,
-        clock: Clock,
-    ) -> Self {
-        Self {
-            executor,
-            messages: &workload.messages,
-            plan,
-            clock,
-            sent: vec![0; workload.keys],
-            roles: vec![Role::None; workload.keys],
-            next: plan.chains.iter().map(|chain| chain.start).collect(),
-            next_command: plan.senders.iter().map(|sender| sender.start).collect(),
-            hot_seq: 0,
-        }
-    }
-
-    /// Sends `messages[index]`, intended now.
-    #[inline]
-    fn send(&mut self, index: usize) -> Result<(), DrivenError> {
-        let message = self.messages[index];
-        self.sent[message.key.aggregate_id as usize] += 1;
-        self.executor
-            .submit(Message { intended_ns: self.clock.now_ns(), ..message })
-            .map_err(DrivenError::Refused)
-    }
-
-    /// Sends the hot aggregate's next message, intended now.
-    #[inline]
-    fn send_hot(&mut self, hot: &HotChain) -> Result<(), DrivenError> {
-        let message = Message {
-            key: Key::new(0, hot.key),
-            seq: self.hot_seq,
-            intended_ns: self.clock.now_ns(),
-            job: hot.job,
-        };
-        self.hot_seq += 1;
-        self.executor.submit(message).map_err(DrivenError::Refused)
-    }
-
-    /// Sends the first message of every chain that has one.
-    fn start_chains(&mut self) -> Result<(), DrivenError> {
-        let (plan, messages) = (self.plan, self.messages);
-        for (index, chain) in plan.chains.iter().enumerate() {
-            if chain.is_empty() {
-                continue;
-            }
-            self.roles[messages[chain.start].key.aggregate_id as usize] = Role::Chain(index);
-            self.send(chain.start)?;
-            self.next[index] += 1;
-        }
-        Ok(())
-    }
-
-    /// Puts the hot aggregate's `outstanding` messages in flight, if there is one.
-    fn start_hot(&mut self) -> Result<(), DrivenError> {
-        let plan = self.plan;
-        let Some(hot) = &plan.hot else {
-            return Ok(());
-        };
-        self.roles[hot.key as usize] = Role::Hot;
-        for _ in 0..hot.outstanding {
-            self.send_hot(hot)?;
-        }
-        Ok(())
-    }
-
-    /// Sends every measured sender's first command; returns how many senders had one.
-    fn start_senders(&mut self) -> Result<usize, DrivenError> {
-        let (plan, messages) = (self.plan, self.messages);
-        let mut active = 0;
-        for (index, sender) in plan.senders.iter().enumerate() {
-            for message in &messages[sender.clone()] {
-                self.roles[message.key.aggregate_id as usize] = Role::Sender(index);
-            }
-            if !sender.is_empty() {
-                self.send(sender.start)?;
-                self.next_command[index] += 1;
-                active += 1;
-            }
-        }
-        Ok(active)
-    }
-
-    /// Who sends the next message now that one of `key`'s ended.
-    #[inline]
-    fn role_of(&self, key: u64) -> Role {
-        self.roles.get(key as usize).copied().unwrap_or(Role::None)
-    }
-
-    /// Sends chain `index`'s next message, if it has one left.
-    #[inline]
-    fn continue_chain(&mut self, index: usize) -> Result<(), DrivenError> {
-        if self.next[index] < self.plan.chains[index].end {
-            self.send(self.next[index])?;
-            self.next[index] += 1;
-        }
-        Ok(())
-    }
-
-    /// Whether measured sender `index` has a command left.
-    #[inline]
-    fn has_command(&self, index: usize) -> bool {
-        self.next_command[index] < self.plan.senders[index].end
-    }
-
-    /// Sends measured sender `index`'s next command.
-    #[inline]
-    fn send_command(&mut self, index: usize) -> Result<(), DrivenError> {
-        self.send(self.next_command[index])?;
-        self.next_command[index] += 1;
-        Ok(())
-    }
-}
-
 /// Measures `strategy` on `workload`: one warm-up, then `repeat` runs, then, with
 /// `count_events`, one untimed run that counts the strategy's events (the breakdown).
 pub fn measure(
@@ -644,8 +189,8 @@ pub fn measure_watched(
     instruments: &Instruments,
     watch: &Watch,
 ) -> Result<Measurement, RunError> {
-    let measured = match super::external::find(strategy) {
-        Some(external) => super::external::measure(&external, workload, config, plan, watch),
+    let measured = match external::find(strategy) {
+        Some(external) => external::measure(&external, workload, config, plan, watch),
         None => measure_cell(workload, strategy, config, plan, instruments, watch),
     };
     if watch.is_cancelled() {
@@ -665,11 +210,6 @@ fn expected_messages(workload: &Workload, plan: Repetitions) -> u64 {
     let messages = workload.messages.len();
     let counted = if plan.count_events { breakdown_messages(messages) } else { 0 };
     (warmup_messages(messages) + plan.repeat * messages + counted) as u64
-}
-
-/// Messages of the warm-up of a workload of `messages`.
-pub(crate) fn warmup_messages(messages: usize) -> usize {
-    (messages / WARMUP_FRACTION).min(WARMUP_MAX_MESSAGES)
 }
 
 /// [`measure_watched`]'s steps.
@@ -738,23 +278,6 @@ fn measure_cell(
     drop(executor);
     wait_for_threads_to_exit(baseline_threads, watch);
     Ok(measurement)
-}
-
-/// The recorder of `workload`'s messages, its hot aggregate (if any) in the background.
-pub(crate) fn recorder_for(workload: &Workload, clock: Clock) -> Recorder {
-    let recorder = Recorder::new(&workload.messages, workload.keys, clock);
-    let hot_keys: Vec<u64> = workload
-        .driven
-        .iter()
-        .filter_map(|plan| plan.hot)
-        .map(|hot| hot.key)
-        .chain(workload.saga.map(|saga| saga.key))
-        .collect();
-    if hot_keys.is_empty() {
-        recorder
-    } else {
-        recorder.with_background(&hot_keys)
-    }
 }
 
 /// The handler of `workload`'s messages, recording into `recorder` and counting into
@@ -989,57 +512,6 @@ fn wait_for_threads_to_exit(baseline: usize, watch: &Watch) {
         watch.beat();
         std::thread::sleep(Duration::from_micros(200));
     }
-}
-
-/// Submits as fast as the strategy admits; a message's intended time is when it was sent.
-/// Returns when the last message was sent.
-fn submit_closed(
-    executor: &dyn Strategy,
-    messages: &[Message],
-    clock: Clock,
-    watch: &Watch,
-) -> Result<u64, Halt> {
-    for message in messages {
-        if watch.is_cancelled() {
-            return Err(Halt::Cancelled);
-        }
-        let message = Message { intended_ns: clock.now_ns(), ..*message };
-        executor.submit(message).map_err(Halt::Refused)?;
-    }
-    Ok(clock.now_ns())
-}
-
-/// Submits each message at `origin + lead + intended_ns`, late ones at once (never
-/// skipped, never re-timed). Returns when the last message was sent.
-fn submit_paced(
-    executor: &dyn Strategy,
-    messages: &[Message],
-    clock: Clock,
-    origin: u64,
-    watch: &Watch,
-) -> Result<u64, Halt> {
-    let base = origin + PACE_LEAD_NS;
-    for message in messages {
-        let due = base + message.intended_ns;
-        loop {
-            if watch.is_cancelled() {
-                return Err(Halt::Cancelled);
-            }
-            let now = clock.now_ns();
-            if now >= due {
-                break;
-            }
-            let ahead = due - now;
-            if ahead > PACE_SLEEP_THRESHOLD_NS {
-                let sleep = Duration::from_nanos(ahead - PACE_SLEEP_THRESHOLD_NS / 2);
-                std::thread::sleep(sleep.min(WATCH_POLL));
-            } else {
-                std::thread::yield_now();
-            }
-        }
-        executor.submit(Message { intended_ns: due, ..*message }).map_err(Halt::Refused)?;
-    }
-    Ok(clock.now_ns())
 }
 
 #[cfg(test)]

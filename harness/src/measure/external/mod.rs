@@ -5,14 +5,14 @@
 //! - `protocol`: the lines both ways, written and read in one place;
 //! - `driver`: the driver's process: started, fed a cell, read, stopped, its CPU and
 //!   threads read from `/proc`;
-//! - `replay`: a repetition's records checked and turned into the runner's [`Sample`],
+//! - `replay`: a repetition's records checked and turned into a [`Sample`],
 //!   through the same recorder and histograms as an in-process design's.
 //!
 //! A driver is asked for its hello once, when its flag is read ([`register`]); from then
 //! on its design is selected, charted and judged like any other ([`Design::is_external`]),
 //! and the runner hands its cells here ([`measure`]).
 //!
-//! [`Sample`]: super::runner::Sample
+//! [`Sample`]: super::measurement::Sample
 
 pub mod consume;
 mod driver;
@@ -28,7 +28,7 @@ use strategies::{Descriptor, Design, Family, StrategyConfig, Threads};
 pub use driver::{describe, Session};
 use protocol::{CellInput, Hello};
 
-use super::runner::{Measurement, Repetitions, RunError};
+use super::measurement::{warmup_messages, Measurement, Repetitions, RunError, PACE_LEAD_NS};
 pub use crate::results::designs::ExternalRecord;
 use crate::watch::Watch;
 use crate::workload::{Arrivals, ScenarioId, Workload};
@@ -245,8 +245,7 @@ fn cell_input(
         .messages
         .iter()
         .map(|message| {
-            let intended_ns =
-                if paced { message.intended_ns + super::runner::PACE_LEAD_NS } else { 0 };
+            let intended_ns = if paced { message.intended_ns + PACE_LEAD_NS } else { 0 };
             strategies::Message { intended_ns, ..*message }
         })
         .collect();
@@ -258,7 +257,7 @@ fn cell_input(
         window: workload.window.unwrap_or(config.max_in_flight),
         throughput: config.throughput,
         repeat: plan.repeat,
-        warmup: super::runner::warmup_messages(workload.messages.len()),
+        warmup: warmup_messages(workload.messages.len()),
         producers: if workload.driven.is_some() { 1 } else { plan.producers.min(producers) },
         arrivals: match workload.arrivals {
             Arrivals::Closed => "closed",

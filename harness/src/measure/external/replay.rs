@@ -20,8 +20,8 @@ use super::driver::Session;
 use super::protocol::{parse_output_line, CellInput, OutputLine, Record, RepEnd};
 use crate::measure::histograms::Histograms;
 use crate::measure::interference::Probe;
+use crate::measure::measurement::{recorder_for, Measurement, Sample, ServiceTimes, PACE_LEAD_NS};
 use crate::measure::recorder::{Clock, Recorder};
-use crate::measure::runner::{recorder_for, Measurement, Sample, ServiceTimes};
 use crate::measure::system::Usage;
 use crate::results::DriverGc;
 use crate::watch::Watch;
@@ -322,7 +322,7 @@ impl Lookup {
             }
         }
         let paced = workload.arrivals == Arrivals::Paced;
-        Self { per_key, background, sender, paced, lead_ns: crate::measure::runner::PACE_LEAD_NS }
+        Self { per_key, background, sender, paced, lead_ns: PACE_LEAD_NS }
     }
 
     fn is_sender(&self, id: u64) -> bool {
