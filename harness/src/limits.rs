@@ -4,7 +4,7 @@
 //! This is the floor of the harness: it depends on nothing else in it, so the workload
 //! sizes, the run settings and every command can check their values the same way. The
 //! ranges of the workload sizes are declared with the sizes themselves
-//! (`workload/sizes.rs`); the ranges of the strategy and run settings are here.
+//! (`workload/scenario/sizes.rs`); the ranges of the strategy and run settings are here.
 
 use strategies::{StrategyConfig, MAX_WINDOW};
 

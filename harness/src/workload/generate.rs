@@ -1,180 +1,11 @@
-//! Seeded generation: the exact messages of every (scenario, parameter) cell, and what
-//! each scenario needs to know of the sizes (how many cells, whether handlers wait, how many
-//! aggregate types), as exhaustive matches beside `generate`.
+//! Seeded generation: the exact messages of every (scenario, parameter) cell, each made by
+//! its scenario's generator from the scenario's own random stream.
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use serde::Serialize;
-use strategies::{Job, Key, Message};
 
 use super::scenario::ScenarioId;
-use super::sizes::Sizes;
-use super::spec::WorkloadSpec;
-
-/// How messages are offered to the strategy.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Arrivals {
-    /// As fast as the strategy admits them (saturation); a message's intended time is
-    /// the moment the producer tried to send it.
-    Closed,
-    /// Each message is due at its `intended_ns`; the producer waits for it and never skips
-    /// a late one (no coordinated omission).
-    Paced,
-    /// Completion-driven, as benchmark threads that send and wait: each chain and each
-    /// sender of the workload's [`Driven`] plan submits its next message when its previous
-    /// one has been handled; a message's intended time is when it was sent.
-    Driven,
-}
-
-/// A saga key of a paced workload (`saga`): a chain whose handler, as each of its messages
-/// completes, submits the chain's next one into the same executor from that completion (a
-/// re-entrant submission), beside the paced bystanders. Its messages are made as it runs
-/// (not in `Workload::messages`; the recorder checks their order and overlaps only).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Saga {
-    /// Its aggregate id.
-    pub key: u64,
-    /// Messages of the chain per repetition: the runner submits the first, each completion
-    /// the next.
-    pub steps: u64,
-    /// What each of its messages does.
-    pub job: Job,
-}
-
-/// The plan of a completion-driven workload (`cold-command`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Driven {
-    /// Background chains that keep one message in flight each: the index range of each
-    /// chain's messages in `Workload::messages`, in sequence order.
-    pub chains: Vec<std::ops::Range<usize>>,
-    /// The hot aggregate, if any: a background key kept at `outstanding` messages in
-    /// flight, made as they are needed (not in `Workload::messages`; the recorder checks
-    /// its order and overlaps only).
-    pub hot: Option<HotChain>,
-    /// The measured senders: the index range of each one's messages (one message per new
-    /// aggregate) in `Workload::messages`; each sends its next when the previous is handled.
-    pub senders: Vec<std::ops::Range<usize>>,
-    /// How long the senders send; then the chains stop and everything drains.
-    pub duration_ns: u64,
-}
-
-/// The hot aggregate of a [`Driven`] plan.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct HotChain {
-    /// Its aggregate id.
-    pub key: u64,
-    /// Messages always in flight.
-    pub outstanding: usize,
-    /// What each of its messages does.
-    pub job: Job,
-}
-
-/// One (scenario, parameter) cell: the exact messages and what bounds their run time.
-#[derive(Clone, Debug)]
-pub struct Workload {
-    /// The scenario.
-    pub scenario: ScenarioId,
-    /// `keys=20`, `burst=241`, `load=0.75`, or empty.
-    pub param: String,
-    /// The messages in submission order; `key.aggregate_id` is dense in `0..keys`.
-    pub messages: Vec<Message>,
-    /// Distinct keys (aggregate ids are `0..keys`).
-    pub keys: usize,
-    /// Per key: whether it is a troubled key (bystander latency excludes those).
-    pub troubled: Vec<bool>,
-    /// How messages are offered.
-    pub arrivals: Arrivals,
-    /// A window that replaces the run's `--window` (the `async-io` experiment's 100).
-    pub window: Option<usize>,
-    /// Worker threads that replace the run's `--workers` (the published experiment's 16).
-    pub workers: Option<usize>,
-    /// The plan of a completion-driven workload ([`Arrivals::Driven`]).
-    pub driven: Option<Driven>,
-    /// The saga key of a paced workload, if it has one (`saga` with its stress on).
-    pub saga: Option<Saga>,
-    /// Bytes of state each aggregate owns (`stateful`; 0 elsewhere): the handler keeps
-    /// `keys x state_bytes` and a `Job::Touch` reads and writes its key's block.
-    pub state_bytes: usize,
-}
-
-impl Workload {
-    /// A closed-loop workload of `scenario` made of `messages` over aggregate ids
-    /// `0..keys`, and nothing else: the workload a test builds by hand.
-    pub fn of_messages(scenario: ScenarioId, messages: Vec<Message>, keys: usize) -> Self {
-        Self {
-            scenario,
-            param: String::new(),
-            messages,
-            keys,
-            troubled: vec![false; keys],
-            arrivals: Arrivals::Closed,
-            window: None,
-            workers: None,
-            driven: None,
-            saga: None,
-            state_bytes: 0,
-        }
-    }
-
-    /// A workload of `spec` with no messages yet.
-    fn new(spec: &WorkloadSpec) -> Self {
-        Self {
-            scenario: spec.scenario,
-            param: spec.param.clone(),
-            messages: Vec::new(),
-            keys: spec.keys,
-            troubled: vec![false; spec.keys],
-            arrivals: spec.arrivals,
-            window: spec.window,
-            workers: spec.workers,
-            driven: None,
-            saga: None,
-            state_bytes: 0,
-        }
-    }
-
-    /// Whether any key is troubled (so bystander latency is meaningful).
-    pub fn has_troubled_keys(&self) -> bool {
-        self.troubled.iter().any(|&troubled| troubled)
-    }
-
-    /// Appends a message of `key` (type, id), numbering it within its key.
-    pub(crate) fn push(
-        &mut self,
-        next_seq: &mut [u64],
-        aggregate_type: u32,
-        id: usize,
-        at_ns: u64,
-        job: Job,
-    ) {
-        let seq = next_seq[id];
-        next_seq[id] += 1;
-        self.messages.push(Message {
-            key: Key::new(aggregate_type, id as u64),
-            seq,
-            intended_ns: at_ns,
-            job,
-        });
-    }
-}
-
-/// What a job costs when it runs alone: time on a thread (CPU, or a blocking call) and
-/// time waiting off any thread (pending).
-pub fn job_cost_ns(job: &Job) -> (u64, u64) {
-    match *job {
-        Job::Noop | Job::Panic | Job::Custom(_) => (0, 0),
-        // The state's memory traffic is not drawn: only the spin is in the bound, so what
-        // the cache costs shows as efficiency below 1.
-        Job::Spin { ns } | Job::Block { ns } | Job::Touch { spin_ns: ns, .. } => (u64::from(ns), 0),
-        Job::Wait { ns } => (0, u64::from(ns)),
-        Job::Retry { retries, backoff_ns, spin_ns } => {
-            let attempts = u64::from(retries) + 1;
-            let waits: u64 = (0..u32::from(retries)).map(|i| u64::from(backoff_ns) << i).sum();
-            (attempts * u64::from(spin_ns), waits)
-        }
-    }
-}
+use super::{Sizes, Workload, WorkloadSpec};
 
 /// Generates the workloads of `scenario`, one per parameter value, from `seed`.
 /// `open_loop_rate` is the saturation rate that `open-loop` loads are fractions of.
@@ -186,51 +17,39 @@ pub fn generate(
 ) -> Vec<Workload> {
     WorkloadSpec::all(scenario, sizes)
         .iter()
-        .map(|spec| generate_spec(spec, sizes, seed, open_loop_rate))
+        .map(|spec| spec.generate(sizes, seed, open_loop_rate))
         .collect()
 }
 
-/// The messages of one workload of its scenario. Every workload of a scenario draws from a
-/// fresh copy of the scenario's own stream, so one is the same whether or not the others
-/// are generated.
-pub(crate) fn generate_spec(
-    spec: &WorkloadSpec,
-    sizes: &Sizes,
-    seed: u64,
-    open_loop_rate: f64,
-) -> Workload {
-    let scenario = spec.scenario;
-    // Each scenario draws from its own stream, so adding one does not shift the others.
-    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ scenario.stream().wrapping_mul(0x9e37_79b9));
-    let mut workload = Workload::new(spec);
-    if let Some(generator) = scenario.generator() {
-        (generator.generate)(spec, sizes, &mut rng, open_loop_rate, &mut workload);
+impl WorkloadSpec {
+    /// Its messages, from `seed` (see [`generate`]). Every workload of a scenario draws
+    /// from a fresh copy of the scenario's own stream, so one is the same whether or not the
+    /// others are generated.
+    pub fn generate(&self, sizes: &Sizes, seed: u64, open_loop_rate: f64) -> Workload {
+        let scenario = self.scenario;
+        // Each scenario draws from its own stream, so adding one does not shift the others.
+        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ scenario.stream().wrapping_mul(0x9e37_79b9));
+        let mut workload = Workload::new(self);
+        if let Some(generator) = scenario.generator() {
+            (generator.generate)(self, sizes, &mut rng, open_loop_rate, &mut workload);
+        }
+        workload
     }
-    workload
-}
-
-/// The bytes of one line of `stateful`'s state: a cache line.
-pub const STATE_LINE_BYTES: usize = 64;
-
-/// The key count of a `keys=N` param (the key sweeps).
-pub fn keys_param(param: &str) -> Option<usize> {
-    param.strip_prefix("keys=").and_then(|keys| keys.parse().ok())
-}
-
-/// The slow aggregates and senders of a `slow=S,senders=N` param (`cold-command`).
-pub fn cold_command_param(param: &str) -> Option<(usize, usize)> {
-    let field = |name: &str| {
-        param.split(',').find_map(|part| part.strip_prefix(name)?.strip_prefix('=')?.parse().ok())
-    };
-    Some((field("slow")?, field("senders")?))
 }
 
 #[cfg(test)]
 mod tests {
+    use strategies::Job;
+
     use super::*;
 
     fn sizes() -> Sizes {
         Sizes { messages: 5_000, ..Sizes::quick() }
+    }
+
+    /// The scenario of id `id`.
+    fn scenario(id: &str) -> ScenarioId {
+        id.parse().expect("a scenario id")
     }
 
     #[test]
@@ -243,8 +62,8 @@ mod tests {
                 assert_eq!(a.messages, b.messages, "{scenario}");
             }
         }
-        let a = generate(ScenarioId::Uniform, &sizes(), 7, 1e6);
-        let c = generate(ScenarioId::Uniform, &sizes(), 8, 1e6);
+        let a = generate(scenario("uniform"), &sizes(), 7, 1e6);
+        let c = generate(scenario("uniform"), &sizes(), 8, 1e6);
         assert_ne!(a[0].messages, c[0].messages);
     }
 
@@ -277,12 +96,12 @@ mod tests {
             }
             *counts.iter().max().unwrap()
         };
-        assert!(count_top(ScenarioId::Zipf) > 10 * count_top(ScenarioId::Uniform));
+        assert!(count_top(scenario("zipf")) > 10 * count_top(scenario("uniform")));
     }
 
     #[test]
     fn hot_backlog_has_one_troubled_key_and_the_burst() {
-        let workloads = generate(ScenarioId::HotBacklog, &sizes(), 1, 1e6);
+        let workloads = generate(scenario("hot-backlog"), &sizes(), 1, 1e6);
         let params: Vec<_> = workloads.iter().map(|w| w.param.as_str()).collect();
         assert_eq!(params, ["stress=off", "burst=200", "burst=240", "burst=241", "burst=300"]);
         let twin = &workloads[0];
@@ -327,17 +146,22 @@ mod tests {
     }
 
     #[test]
-    fn params_read_back_as_they_are_written() {
-        let cold = generate(ScenarioId::ColdCommand, &sizes(), 1, 1e6);
-        assert_eq!(cold_command_param(&cold[0].param), Some((128, 1)));
-        let sweep = generate(ScenarioId::AsyncIo, &sizes(), 1, 1e6);
-        assert_eq!(keys_param(&sweep[0].param), Some(20));
-        assert_eq!((keys_param("burst=3"), cold_command_param("slow=2")), (None, None));
-    }
-
-    #[test]
-    fn retry_cost_counts_every_attempt() {
-        let job = Job::Retry { retries: 2, backoff_ns: 10, spin_ns: 3 };
-        assert_eq!(job_cost_ns(&job), (9, 30));
+    fn specs_name_the_workloads_generate_makes_in_order() {
+        let scenarios = || ScenarioId::ALL.iter().filter(|scenario| !scenario.is_pipeline());
+        for sizes in [Sizes::quick(), Sizes::standard()] {
+            for &scenario in scenarios() {
+                let specs = WorkloadSpec::all(scenario, &sizes);
+                assert_eq!(specs.len(), scenario.params(&sizes), "{scenario}");
+            }
+        }
+        // At the quick sizes, each generated workload has the param its spec names.
+        let sizes = Sizes::quick();
+        for &scenario in scenarios() {
+            let specs = WorkloadSpec::all(scenario, &sizes);
+            let workloads = generate(scenario, &sizes, 1, 1e6);
+            let params: Vec<_> = workloads.iter().map(|w| &w.param).collect();
+            let named: Vec<_> = specs.iter().map(|s| &s.param).collect();
+            assert_eq!(params, named, "{scenario}");
+        }
     }
 }

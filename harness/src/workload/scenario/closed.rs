@@ -6,11 +6,12 @@ use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Zipf};
 use strategies::Job;
 
+use super::sizes::Sizes;
 use super::{no_state, one_type, Generator, Handlers, Kind, Metric, ScenarioId, ScenarioSpec};
-use crate::workload::generate::{Arrivals, Workload, STATE_LINE_BYTES};
-use crate::workload::sizes::Sizes;
-use crate::workload::spec::{busiest_of_random, key_param, zipf_top_share, Variant, Work};
-use crate::workload::WorkloadSpec;
+use crate::workload::arrivals::Arrivals;
+use crate::workload::param::key_param;
+use crate::workload::work::{busiest_of_random, zipf_top_share};
+use crate::workload::{Variant, Work, Workload, WorkloadSpec, STATE_LINE_BYTES};
 
 /// Raw throughput: uniform keys.
 pub(super) const UNIFORM: ScenarioSpec = ScenarioSpec {

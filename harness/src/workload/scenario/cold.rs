@@ -4,11 +4,11 @@
 use rand_chacha::ChaCha8Rng;
 use strategies::Job;
 
+use super::sizes::Sizes;
 use super::{no_state, one_type, Generator, Handlers, Kind, Metric, ScenarioId, ScenarioSpec};
-use crate::workload::generate::{Arrivals, Driven, HotChain, Workload};
-use crate::workload::sizes::Sizes;
-use crate::workload::spec::{Variant, Work, NS_PER_MS};
-use crate::workload::WorkloadSpec;
+use crate::workload::arrivals::{Arrivals, Driven, HotChain};
+use crate::workload::work::NS_PER_MS;
+use crate::workload::{Variant, Work, Workload, WorkloadSpec};
 
 /// Commands to new aggregates beside waiting ones.
 pub(super) const COLD_COMMAND: ScenarioSpec = ScenarioSpec {

@@ -7,14 +7,14 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use strategies::Job;
 
+use super::sizes::Sizes;
 use super::{
     no_state, one_type, Generator, Handlers, Kind, Metric, ScenarioId, ScenarioSpec,
     TWICE_UNSTRESSED, UNSTRESSED,
 };
-use crate::workload::generate::{Arrivals, Saga, Workload};
-use crate::workload::sizes::Sizes;
-use crate::workload::spec::{busiest_of_random, Variant, Work, NS_PER_MS};
-use crate::workload::WorkloadSpec;
+use crate::workload::arrivals::{Arrivals, Saga};
+use crate::workload::work::{busiest_of_random, NS_PER_MS};
+use crate::workload::{Variant, Work, Workload, WorkloadSpec};
 
 /// The share of hot-key's messages that go to its hot key.
 pub const HOT_KEY_SHARE: f64 = 0.2;

@@ -8,13 +8,15 @@
 //! beside it: `closed.rs` (closed-loop CPU handlers), `paced.rs` (paced arrivals),
 //! `waits.rs` (handlers that wait or block, by key count), `cold.rs` (completion-driven),
 //! `isolation.rs` (one stressed key beside bystanders, each with its unstressed twin),
-//! `pipeline.rs` (the end-to-end pipeline, whose log `pipeline::scenario` produces).
+//! `pipeline.rs` (the end-to-end pipeline, whose log `pipeline::scenario` produces). The
+//! sizes a scenario takes are rows of the table in `sizes.rs`.
 
 mod closed;
 mod cold;
 mod isolation;
 mod paced;
 mod pipeline;
+pub(super) mod sizes;
 mod waits;
 
 use std::fmt;
@@ -23,10 +25,9 @@ use std::str::FromStr;
 use rand_chacha::ChaCha8Rng;
 use serde::{Serialize, Serializer};
 
-use super::generate::{Arrivals, Workload};
-use super::sizes::Sizes;
-use super::spec::{Work, WorkloadSpec};
-use crate::results::Metric;
+use super::{Arrivals, Work, Workload, WorkloadSpec};
+use crate::results::metric::Metric;
+use sizes::Sizes;
 
 /// Everything a scenario says of itself.
 #[derive(Debug)]

@@ -5,16 +5,15 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use strategies::Job;
 
+use super::sizes::Sizes;
 use super::{
     no_state, one_type, Generator, Handlers, Kind, Metric, ScenarioId, ScenarioSpec,
     TWICE_UNSTRESSED, UNSTRESSED,
 };
-use crate::workload::generate::{Arrivals, Workload};
-use crate::workload::sizes::Sizes;
-use crate::workload::spec::{
-    busiest_of_random, busiest_of_random_among, key_param, Variant, Work, NS_PER_MS,
-};
-use crate::workload::WorkloadSpec;
+use crate::workload::arrivals::Arrivals;
+use crate::workload::param::key_param;
+use crate::workload::work::{busiest_of_random, busiest_of_random_among, NS_PER_MS};
+use crate::workload::{Variant, Work, Workload, WorkloadSpec};
 
 /// Head-of-line blocking under waits.
 pub(super) const CONFLICT_BACKOFF: ScenarioSpec = ScenarioSpec {

@@ -6,12 +6,12 @@ use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Zipf};
 use strategies::Job;
 
+use super::sizes::Sizes;
 use super::{no_state, one_type, Generator, Handlers, Kind, Metric, ScenarioSpec};
-use crate::workload::generate::{Arrivals, Workload};
+use crate::workload::arrivals::Arrivals;
 use crate::workload::reference::is_parallel_consumer_experiment;
-use crate::workload::sizes::Sizes;
-use crate::workload::spec::{busiest_of_random, zipf_top_share, Work, NS_PER_MS};
-use crate::workload::WorkloadSpec;
+use crate::workload::work::{busiest_of_random, zipf_top_share, NS_PER_MS};
+use crate::workload::{Work, Workload, WorkloadSpec};
 
 /// What waits cost per key.
 pub(super) const ASYNC_IO: ScenarioSpec = ScenarioSpec {

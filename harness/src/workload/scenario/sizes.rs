@@ -18,7 +18,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::scenario::ScenarioId;
+use super::ScenarioId;
 use crate::limits::{
     check_in, check_list_in, FlagRange, FlagValue, NumberParser, SettingError, MAX_KEYS,
     MAX_MESSAGES,

@@ -1,0 +1,51 @@
+//! A workload's parameter as text (`keys=20`, `slow=128,senders=1`): written by the
+//! generators, read back by the report.
+
+use super::Sizes;
+
+/// The parameter a `--keys` count gives its cells: `keys=N` when the flag lists several
+/// (a sweep), nothing when it gives one.
+pub(crate) fn key_param(sizes: &Sizes, keys: usize) -> String {
+    if sizes.keys.len() > 1 {
+        format!("keys={keys}")
+    } else {
+        String::new()
+    }
+}
+
+/// The key count of a `keys=N` param (the key sweeps).
+pub fn keys_param(param: &str) -> Option<usize> {
+    param.strip_prefix("keys=").and_then(|keys| keys.parse().ok())
+}
+
+/// The slow aggregates and senders of a `slow=S,senders=N` param (`cold-command`).
+pub fn cold_command_param(param: &str) -> Option<(usize, usize)> {
+    let field = |name: &str| {
+        param.split(',').find_map(|part| part.strip_prefix(name)?.strip_prefix('=')?.parse().ok())
+    };
+    Some((field("slow")?, field("senders")?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::{generate, ScenarioId};
+
+    fn sizes() -> Sizes {
+        Sizes { messages: 5_000, ..Sizes::quick() }
+    }
+
+    /// The scenario of id `id`.
+    fn scenario(id: &str) -> ScenarioId {
+        id.parse().expect("a scenario id")
+    }
+
+    #[test]
+    fn params_read_back_as_they_are_written() {
+        let cold = generate(scenario("cold-command"), &sizes(), 1, 1e6);
+        assert_eq!(cold_command_param(&cold[0].param), Some((128, 1)));
+        let sweep = generate(scenario("async-io"), &sizes(), 1, 1e6);
+        assert_eq!(keys_param(&sweep[0].param), Some(20));
+        assert_eq!((keys_param("burst=3"), cold_command_param("slow=2")), (None, None));
+    }
+}
