@@ -76,6 +76,10 @@ use crate::parking::{IdleSpin, ParkSlot};
 use crate::sync::{AtomicBool, AtomicUsize, Ordering, SegQueue};
 use crate::{Binding, Message, StrategyId};
 
+mod take;
+
+pub(crate) use take::take;
+
 /// One worker's run queue and sleep state.
 #[derive(Debug, Default)]
 pub(crate) struct Worker {
@@ -115,18 +119,6 @@ impl Affinity {
             .enumerate()
             .any(|(other, worker)| other != index && !worker.runnable.is_empty())
     }
-}
-
-/// `hybrid`'s step 2 (`hybrid.rs`): a mailbox queued on another worker's FIFO than
-/// `taker`'s, from the next worker on, now homed on `taker` (step 3); `None` if every other
-/// FIFO is empty.
-pub(crate) fn take(placement: &Affinity, taker: usize) -> Option<Arc<Mailbox>> {
-    let count = placement.workers.len();
-    (1..count).map(|offset| (taker + offset) % count).find_map(|victim| {
-        let mailbox = placement.workers[victim].runnable.pop()?;
-        mailbox.move_home(taker);
-        Some(mailbox)
-    })
 }
 
 impl Placement for Affinity {
