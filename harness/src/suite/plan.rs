@@ -18,7 +18,7 @@ use crate::pipeline::scenario::{Executor, Waits};
 use crate::pipeline::TransportKind;
 use crate::results::CellKey;
 use crate::results::CellSettings;
-use crate::workload::{Arrivals, Kind, ScenarioId, WorkloadSpec};
+use crate::workload::{Arrivals, ScenarioId, WorkloadSpec};
 
 /// Seconds every cell that runs costs beyond its base time (below), calibrated on the
 /// reference run `results/2026-12-01-vm-5` (the default suite, 2 cores, 2 workers):
@@ -323,7 +323,7 @@ fn plan_pipeline_point(plan: &mut Plan) {
     let at = &plan.points[point];
     let (scenario, config) = (at.scenario, &at.config);
     let records = config.sizes.pipeline_records;
-    let paced = matches!(scenario.spec().kind, Kind::Pipeline { paced: true });
+    let paced = scenario.pipeline().is_some_and(|spec| spec.paced());
     let paced_s = paced.then(|| records as f64 / config.sizes.pipeline_rate as f64);
     let cells = pipeline_plan(config).cells(scenario, &config.sizes);
     let waits = Waits::of(&config.sizes);

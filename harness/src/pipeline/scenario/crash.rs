@@ -12,18 +12,15 @@
 //! A consumer driver's cell (module `outside`) runs the same log in another process, which
 //! is killed at the crash point and started again.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use strategies::{Design, StrategyConfig};
 
-use super::summarize;
-use super::{backlog, consumer_config, events, last_versions, open, run_cells, slow_treat};
-use super::{Bench, PipelineError, Stage, Waits, Wanted};
+use super::cell::CellContext;
+use super::{run_on, Bench, PipelineError, PipelinePlan, Stage, Waits};
 use crate::measure::timer::Timer;
 use crate::pipeline::consumer::{run_incarnation, ConsumerError, Incarnation, Pipeline, Stop};
-use crate::pipeline::log::Topic;
 use crate::pipeline::retry::RetryConfig;
 use crate::pipeline::transport::{Backend, Embedded, MemberId, Transport};
 use crate::results::{CommitPolicy, IncarnationReport, PipelineRun};
@@ -54,12 +51,6 @@ pub(super) fn stages(sizes: &Sizes) -> Vec<Stage> {
     ]
 }
 
-/// The log of pipeline-crash and each key's last version.
-fn produce(sizes: &Sizes, seed: u64) -> Result<(Topic, BTreeMap<u64, u64>), PipelineError> {
-    let events = events(sizes, seed, ScenarioId::PipelineCrash);
-    Ok((backlog(&events, sizes.partitions)?, last_versions(&events)))
-}
-
 /// Runs the cells of `pipeline-crash` for `policies` x `strategies`, calling `each` after
 /// every cell with its result.
 pub fn run_crash(
@@ -73,74 +64,50 @@ pub fn run_crash(
 ) -> Result<Vec<PipelineRun>, PipelineError> {
     let bench = Bench { sizes, seed, timer, strategy_config, watch: Default::default() };
     let backend = Embedded { metadata_limit: sizes.metadata_limit };
-    run(&bench, &backend, policies, strategies, &mut |_, _| true, each)
-}
-
-/// [`run_crash`] on `backend` for the cells `wanted` accepts.
-pub(super) fn run<B: Backend>(
-    bench: &Bench<'_>,
-    backend: &B,
-    policies: &[CommitPolicy],
-    strategies: &[Design],
-    wanted: &mut Wanted<'_>,
-    each: impl FnMut(&PipelineRun),
-) -> Result<Vec<PipelineRun>, PipelineError> {
-    let (topic, expected) = produce(bench.sizes, bench.seed)?;
-    let name = super::policy_param;
+    let plan = PipelinePlan { commit_policies: policies.to_vec(), ..PipelinePlan::default() };
     let id = ScenarioId::PipelineCrash;
-    run_cells(id, policies, strategies, wanted, each, name, |policy, param, s| {
-        match crate::measure::external::find(s) {
-            // A consumer driver (its cell is planned in the row of the policy it follows).
-            Some(external) => super::outside::crash_cell(
-                bench, backend, &topic, &expected, &external, policy, param,
-            ),
-            None => crash_cell(bench, backend, &topic, &expected, s, policy, param),
-        }
-    })
+    run_on(id, &bench, &backend, &plan, strategies, &mut |_, _| true, each)
 }
 
 /// One cell: a consumer that crashes after `--crash-after` completions, then one that
-/// resumes from its commits and runs to the end.
-fn crash_cell<B: Backend>(
-    bench: &Bench<'_>,
-    backend: &B,
-    topic: &Topic,
-    expected: &BTreeMap<u64, u64>,
-    strategy: Design,
-    policy: CommitPolicy,
-    param: String,
-) -> Result<PipelineRun, ConsumerError> {
-    let Bench { sizes, strategy_config, .. } = *bench;
-    let (pipeline, transport) = open(bench, backend, topic)?;
-    let config = consumer_config(sizes, policy, RetryConfig::default())?;
-    let treat = slow_treat(sizes);
+/// resumes from its commits and runs to the end; a consumer driver's (module `outside`),
+/// planned in the row of the policy it follows, runs in another process.
+pub(super) fn cell<B: Backend>(cell: &CellContext<'_, B>) -> Result<PipelineRun, ConsumerError> {
+    if let Some(external) = crate::measure::external::find(cell.strategy) {
+        let (pipeline, incarnations) = super::outside::crash_cell(cell, &external)?;
+        let mut run = crash_run(cell, &pipeline, incarnations);
+        // Its calls into the broker are its own, unseen here.
+        run.transport_calls = None;
+        return Ok(run);
+    }
+    let sizes = cell.sizes();
+    let (pipeline, transport) = cell.open()?;
+    let config = cell.consumer_config(RetryConfig::default())?;
+    let treat = cell.slow_treat();
     let crash = Stop::CrashAfter { completions: sizes.crash_after as u64, idle: CRASH_IDLE };
+    let strategy_config = cell.bench.strategy_config;
     let mut incarnations = Vec::new();
     for stop in [crash, Stop::AtEnd] {
         // Each incarnation is a process of its own: the restarted one joins under the
         // crashed one's id and takes its partitions over from the commits.
         let member = transport.join(MemberId(0))?;
         let incarnation =
-            Incarnation::new(strategy, strategy_config, config, Arc::clone(&treat), stop);
+            Incarnation::new(cell.strategy, strategy_config, config, Arc::clone(&treat), stop);
         incarnations.push(run_incarnation(&pipeline, &member, incarnation)?);
     }
-    Ok(crash_run(sizes, &pipeline, expected, (strategy, policy, param), incarnations))
+    Ok(crash_run(cell, &pipeline, incarnations))
 }
 
 /// A crash cell's result from its incarnations (the crashed one, then the one that
 /// resumed), whatever ran them: this process's consumer or a consumer driver's.
-pub(super) fn crash_run(
-    sizes: &Sizes,
+fn crash_run<B: Backend>(
+    cell: &CellContext<'_, B>,
     pipeline: &Pipeline,
-    expected: &BTreeMap<u64, u64>,
-    (strategy, policy, param): (Design, CommitPolicy, String),
     incarnations: Vec<IncarnationReport>,
 ) -> PipelineRun {
     let elapsed_s = incarnations.iter().map(|report| report.elapsed_s).sum();
-    let id = ScenarioId::PipelineCrash;
-    let mut run =
-        summarize(id, param, strategy, policy, sizes, pipeline, expected, incarnations, elapsed_s);
-    run.crash_after = Some(sizes.crash_after as u64);
+    let mut run = cell.summarize(pipeline, &cell.log.expected, incarnations, elapsed_s);
+    run.crash_after = Some(cell.sizes().crash_after as u64);
     run
 }
 
@@ -148,15 +115,17 @@ pub(super) fn crash_run(
 mod tests {
     use super::*;
 
+    use crate::pipeline::scenario::produce::Log;
     use crate::pipeline::scenario::tests::{ordered, sizes};
+    use crate::workload::scenario::pipeline::Produce;
 
     #[test]
     fn the_log_is_the_same_for_a_seed_and_holds_every_version_once() {
-        let (first, versions) = produce(&sizes(), 7).unwrap();
-        let (second, _) = produce(&sizes(), 7).unwrap();
-        assert_eq!(first, second);
-        assert_eq!(first.len(), 3_000);
-        assert_eq!(versions.values().sum::<u64>(), 3_000);
+        let produce = |seed| Log::of(ScenarioId::PipelineCrash, Produce::Backlog, &sizes(), seed);
+        let (first, second) = (produce(7).unwrap(), produce(7).unwrap());
+        assert_eq!(first.topic, second.topic);
+        assert_eq!(first.topic.len(), 3_000);
+        assert_eq!(first.expected.values().sum::<u64>(), 3_000);
     }
 
     #[test]

@@ -14,45 +14,19 @@
 //!    the stash, how long the new partitions were held (the drain's stall), the longest
 //!    commit freeze, and the timeline of applications in old and new partitions.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
-use strategies::Design;
-
-use super::{
-    consume_to_end, consumer_config, events, last_versions, run_cells, slow_treat,
-    summarize_single, Bench, PipelineError, Stage, Waits, Wanted, PAYLOAD_BYTES,
-};
+use super::cell::CellContext;
+use super::{Stage, Waits};
 use crate::pipeline::consumer::{ConsumerError, Hold, Pipeline};
 use crate::pipeline::log::{partition_for, Topic};
 use crate::pipeline::retry::RetryConfig;
 use crate::pipeline::transport::Backend;
-use crate::results::{CommitPolicy, ExpansionReport, Mitigation, PipelineRun, TimelineBin};
-use crate::workload::{ScenarioId, Sizes};
+use crate::results::{ExpansionReport, Mitigation, PipelineRun, TimelineBin};
+use crate::workload::Sizes;
 
 /// Bins of the expansion timeline.
 const TIMELINE_BINS: usize = 40;
-
-/// The old partitions' end offsets at the expansion, `(partition, offset)`.
-type Marks = Vec<(u32, u64)>;
-
-/// The expanded log, each key's last version, and the old partitions' end offsets at the
-/// expansion.
-fn produce(sizes: &Sizes, seed: u64) -> Result<(Topic, BTreeMap<u64, u64>, Marks), PipelineError> {
-    let events = events(sizes, seed, ScenarioId::PipelineExpand);
-    let (before, after) = events.split_at(events.len() / 2);
-    let mut topic = Topic::new("events", sizes.partitions)?;
-    for &(key, version) in before {
-        topic.append(key, version, PAYLOAD_BYTES, 0);
-    }
-    let marks = (0..sizes.partitions)
-        .map(|partition| Ok((partition, topic.end_offset(partition)?)))
-        .collect::<Result<Vec<_>, super::super::log::LogError>>()?;
-    topic.expand_to(sizes.expand_to)?;
-    for &(key, version) in after {
-        topic.append(key, version, PAYLOAD_BYTES, 0);
-    }
-    Ok((topic, last_versions(&events), marks))
-}
 
 /// The stages of a cell, for its estimate (module `waits`). `none`: one consumer runs the
 /// log to its end, waiting out every slow record. `drain-then-expand`: first the old
@@ -74,27 +48,6 @@ pub(super) fn stages(sizes: &Sizes, mitigation: Mitigation) -> Vec<Stage> {
     }
 }
 
-/// Runs the cells of `pipeline-expand` for every mitigation x `strategies`.
-pub fn run<B: Backend>(
-    bench: &Bench<'_>,
-    backend: &B,
-    strategies: &[Design],
-    wanted: &mut Wanted<'_>,
-    each: impl FnMut(&PipelineRun),
-) -> Result<Vec<PipelineRun>, PipelineError> {
-    let (topic, expected, marks) = produce(bench.sizes, bench.seed)?;
-    let name = super::mitigation_param;
-    run_cells(
-        ScenarioId::PipelineExpand,
-        &Mitigation::ALL,
-        strategies,
-        wanted,
-        each,
-        name,
-        |m, param, s| cell(bench, backend, &topic, &expected, &marks, m, param, s),
-    )
-}
-
 /// The hold drain-then-expand puts on the partitions past `marks`.
 fn drain_hold(topic: &Topic, marks: &[(u32, u64)]) -> Hold {
     Hold {
@@ -103,32 +56,16 @@ fn drain_hold(topic: &Topic, marks: &[(u32, u64)]) -> Hold {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn cell<B: Backend>(
-    bench: &Bench<'_>,
-    backend: &B,
-    topic: &Topic,
-    expected: &BTreeMap<u64, u64>,
-    marks: &[(u32, u64)],
-    mitigation: Mitigation,
-    param: String,
-    strategy: Design,
-) -> Result<PipelineRun, ConsumerError> {
-    let sizes = bench.sizes;
-    let config = consumer_config(sizes, CommitPolicy::Contiguous, RetryConfig::default())?;
-    let hold = (mitigation == Mitigation::DrainThenExpand).then(|| drain_hold(topic, marks));
-    let (pipeline, report) =
-        consume_to_end(bench, backend, topic, config, slow_treat(sizes), strategy, hold)?;
+/// One cell: one consumer runs the expanded log to its end, holding the new partitions
+/// under drain-then-expand.
+pub(super) fn cell<B: Backend>(cell: &CellContext<'_, B>) -> Result<PipelineRun, ConsumerError> {
+    let (sizes, topic, mitigation) = (cell.sizes(), &cell.log.topic, cell.param.mitigation());
+    let config = cell.consumer_config(RetryConfig::default())?;
+    let hold =
+        (mitigation == Mitigation::DrainThenExpand).then(|| drain_hold(topic, &cell.log.marks));
+    let (pipeline, report) = cell.consume_to_end(config, cell.slow_treat(), hold)?;
     let held_s = report.held_s;
-    let mut run = summarize_single(
-        ScenarioId::PipelineExpand,
-        param,
-        strategy,
-        sizes,
-        &pipeline,
-        expected,
-        report,
-    );
+    let mut run = cell.summarize_single(&pipeline, &cell.log.expected, report);
     run.expansion = Some(ExpansionReport {
         mitigation,
         from_partitions: sizes.partitions,
@@ -197,18 +134,24 @@ pub fn moves(key: u64, from: u32, to: u32) -> bool {
 mod tests {
     use super::*;
     use crate::measure::timer::Timer;
+    use std::collections::BTreeMap;
+
     use crate::pipeline::consumer::{run_incarnation, Incarnation, Stop, Treat, Treatment};
     use crate::pipeline::log::Record;
-    use crate::pipeline::scenario::tests::{ordered, sizes};
-    use crate::pipeline::transport::{Embedded, EmbeddedTransport, MemberId, Transport};
+    use crate::pipeline::scenario::cell::consumer_config;
+    use crate::pipeline::scenario::produce::PAYLOAD_BYTES;
+    use crate::pipeline::scenario::tests::{ordered, run_embedded, sizes};
+    use crate::pipeline::scenario::Bench;
+    use crate::pipeline::transport::{EmbeddedTransport, MemberId, Transport};
+    use crate::results::CommitPolicy;
+    use crate::workload::ScenarioId;
     use std::sync::Arc;
-    use strategies::StrategyConfig;
-    use strategies::StrategyId;
+    use strategies::{Design, StrategyConfig, StrategyId};
 
     /// A topic of one partition grown to two, with 20 keys that move to the new one, each
     /// with versions 1-5 before the expansion and 6-10 after; the old partition's end at
     /// the expansion.
-    fn expanded() -> (Topic, BTreeMap<u64, u64>, Marks) {
+    fn expanded() -> (Topic, BTreeMap<u64, u64>, Vec<(u32, u64)>) {
         let keys: Vec<u64> = (0..).filter(|&key| moves(key, 1, 2)).take(20).collect();
         let mut topic = Topic::new("events", 1).unwrap();
         for version in 1..=5 {
@@ -287,8 +230,8 @@ mod tests {
             watch: Default::default(),
         };
         let strategies = [StrategyId::KeyedMailbox.into()];
-        let backend = Embedded::default();
-        let runs = run(&bench, &backend, &strategies, &mut |_, _| true, |_| {}).unwrap();
+        let runs =
+            run_embedded(ScenarioId::PipelineExpand, &bench, &Default::default(), &strategies);
         assert_eq!(runs.len(), 2);
         for run in &runs {
             let expansion = run.expansion.as_ref().unwrap();

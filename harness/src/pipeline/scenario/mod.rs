@@ -24,50 +24,53 @@
 //! consumers and handlers from and the plan's estimate counts; each scenario states there
 //! the stages its cells run.
 //!
+//! # One declaration per scenario
+//!
+//! A scenario says what it is once, in its spec (`workload::scenario::pipeline`): its
+//! `PipelineSpec` names its cells (`Cells`: one per commit policy, retry policy or
+//! mitigation, or one), how its log is produced (`Produce`) and which pipeline it is
+//! (`PipelineKind`), as data, since `workload` comes before this module and names none of
+//! its code. Here that data becomes cells: `produce` makes the log once per run as the spec
+//! says, `cell` gives each parameter x strategy a `CellContext` (the run's bench, the
+//! backend, the log, the cell's parameter and strategy) and does what every cell does alike
+//! (open the log, build the consumers, summarize), and each pipeline's module runs one cell
+//! (`crash::cell`, `retry::run`, ...). The two `match`es on `PipelineKind` in this file,
+//! [`PipelinePlan::cells`]'s stages and the runner of a scenario's cells, are the one table
+//! from a pipeline to its code: they have no default arm, so a new pipeline does not build
+//! until it has its code. The summary's table follows the same spec (`report::pipeline`).
+//!
 //! Measured in every cell: records lost (neither applied nor dead-lettered) and
 //! redelivered (delivered twice), the committed-offset lag at every commit (p50, p99,
 //! max) and its timeline, the longest commit freeze, the most metadata bytes in one
 //! commit, and whether the projection's final state equals a sequential replay (and
 //! whether a projection without the version check would).
 
+mod cell;
 pub mod crash;
 pub mod expand;
 pub mod forever;
 mod outside;
+mod produce;
 pub mod rebalance;
 pub mod reorder;
 pub mod retry;
 pub mod waits;
 
-use std::collections::BTreeMap;
-
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 use strategies::{Design, StrategyConfig};
 
-use super::commit::MetadataLimit;
-use super::consumer::{
-    run_incarnation, ConsumerConfig, ConsumerError, Hold, Incarnation, Pipeline, Stop, Treat,
-    DEFAULT_MAX_POLL_RECORDS,
-};
-use super::log::{Record, Topic};
-use super::retry::RetryConfig;
+use super::consumer::ConsumerError;
 use super::transport::{
-    Backend, BrokerFault, Embedded, KafkaOptions, MemberId, Transport, TransportError,
-    TransportKind,
+    Backend, BrokerFault, Embedded, KafkaOptions, TransportError, TransportKind,
 };
 use crate::measure::timer::Timer;
-use crate::results::{
-    CallSamples, CommitPolicy, IncarnationReport, LagSummary, Mitigation, PipelineRun, RetryPolicy,
-};
+use crate::results::{CommitPolicy, PipelineRun, RetryPolicy};
 use crate::watch::Watch;
+use crate::workload::scenario::pipeline::{PipelineKind, Produce};
 use crate::workload::{ScenarioId, Sizes};
+use cell::{Param, ScenarioRun};
 
 pub use crash::run_crash;
 pub use waits::{Executor, Stage, Waits};
-
-/// Bytes of every record's payload (only folded into the projection's digest).
-const PAYLOAD_BYTES: u32 = 64;
 
 /// Why a pipeline cell could not run.
 #[derive(Debug, thiserror::Error)]
@@ -169,34 +172,30 @@ impl PipelinePlan {
 
     /// The `param` of each cell of `scenario` per strategy, in the order they run.
     pub fn param_names(&self, scenario: ScenarioId) -> Vec<String> {
-        self.cells(scenario, &Sizes::quick()).into_iter().map(|(param, _)| param).collect()
+        let params = scenario.pipeline().map(|spec| Param::all(spec.cells, self));
+        params.unwrap_or_default().into_iter().map(Param::name).collect()
     }
 
     /// Each cell of `scenario` per strategy, in the order they run: its `param` and the
     /// stages it runs at `sizes` (stated by each scenario next to its code, for the
-    /// estimate of [`Waits::cell_s`]).
+    /// estimate of [`Waits::cell_s`]); none for a scenario that is not a pipeline.
     pub fn cells(&self, scenario: ScenarioId, sizes: &Sizes) -> Vec<(String, Vec<Stage>)> {
-        match scenario {
-            ScenarioId::PipelineCrash => {
-                let stages = crash::stages(sizes);
-                self.commit_policies.iter().map(|&p| (policy_param(p), stages.clone())).collect()
-            }
-            ScenarioId::PipelineRebalance => {
-                let stages = rebalance::stages(sizes);
-                self.commit_policies.iter().map(|&p| (policy_param(p), stages.clone())).collect()
-            }
-            ScenarioId::PipelineRetry => self
-                .retry_policies
-                .iter()
-                .map(|&p| (retry_param(p), retry::stages(sizes, p)))
-                .collect(),
-            ScenarioId::PipelineExpand => Mitigation::ALL
-                .into_iter()
-                .map(|m| (mitigation_param(m), expand::stages(sizes, m)))
-                .collect(),
-            ScenarioId::PipelineReorder => vec![(reorder::param(), reorder::stages(sizes))],
-            _ => Vec::new(),
-        }
+        let Some(spec) = scenario.pipeline() else { return Vec::new() };
+        Param::all(spec.cells, self)
+            .into_iter()
+            .map(|param| (param.name(), stages(spec.kind, sizes, param)))
+            .collect()
+    }
+}
+
+/// The stages a cell of a `kind` pipeline at `param` runs at `sizes`.
+fn stages(kind: PipelineKind, sizes: &Sizes, param: Param) -> Vec<Stage> {
+    match kind {
+        PipelineKind::Crash => crash::stages(sizes),
+        PipelineKind::Retry => retry::stages(sizes, param.retry_policy()),
+        PipelineKind::Expand => expand::stages(sizes, param.mitigation()),
+        PipelineKind::Reorder => reorder::stages(sizes),
+        PipelineKind::Rebalance => rebalance::stages(sizes),
     }
 }
 
@@ -224,24 +223,15 @@ impl Recorded {
             .strip_prefix("policy=")
             .and_then(|policy| policy.parse().ok())
             .unwrap_or(CommitPolicy::Contiguous);
-        let expanded = scenario == ScenarioId::PipelineExpand;
+        let spec = scenario.pipeline();
+        let expanded = spec.is_some_and(|spec| spec.produce == Produce::Expanding);
+        let crashes = spec.is_some_and(|spec| spec.kind == PipelineKind::Crash);
         Self {
             partitions: if expanded { sizes.expand_to } else { sizes.partitions },
             policy,
-            crash_after: (scenario == ScenarioId::PipelineCrash)
-                .then_some(sizes.crash_after as u64),
+            crash_after: crashes.then_some(sizes.crash_after as u64),
         }
     }
-}
-
-/// The `param` of a `pipeline-retry` cell.
-fn retry_param(policy: RetryPolicy) -> String {
-    format!("retry={policy}")
-}
-
-/// The `param` of a `pipeline-expand` cell.
-fn mitigation_param(mitigation: Mitigation) -> String {
-    format!("mitigation={mitigation}")
 }
 
 /// What every cell of a run shares.
@@ -336,7 +326,7 @@ fn run_on_kafka(
     Err(PipelineError::NotBuilt)
 }
 
-/// The cells of `scenario` on `backend`.
+/// The cells of `scenario` on `backend`: none for a scenario that is not a pipeline.
 fn run_on<B: Backend>(
     scenario: ScenarioId,
     bench: &Bench<'_>,
@@ -344,232 +334,23 @@ fn run_on<B: Backend>(
     plan: &PipelinePlan,
     strategies: &[Design],
     wanted: &mut Wanted<'_>,
-    each: impl FnMut(&PipelineRun),
-) -> Result<Vec<PipelineRun>, PipelineError> {
-    let policies = (&plan.commit_policies, &plan.retry_policies);
-    match scenario {
-        ScenarioId::PipelineCrash => {
-            crash::run(bench, backend, policies.0, strategies, wanted, each)
-        }
-        ScenarioId::PipelineRetry => {
-            retry::run(bench, backend, policies.1, strategies, wanted, each)
-        }
-        ScenarioId::PipelineExpand => expand::run(bench, backend, strategies, wanted, each),
-        ScenarioId::PipelineReorder => reorder::run(bench, backend, strategies, wanted, each),
-        ScenarioId::PipelineRebalance => {
-            rebalance::run(bench, backend, policies.0, strategies, wanted, each)
-        }
-        _ => Ok(Vec::new()),
-    }
-}
-
-/// The events of a scenario's log in the order they happen: `(key, version)`, each the
-/// next version of a uniformly drawn key, from the scenario's own random stream.
-fn events(sizes: &Sizes, seed: u64, scenario: ScenarioId) -> Vec<(u64, u64)> {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ scenario.stream().wrapping_mul(0x9e37_79b9));
-    let mut versions: BTreeMap<u64, u64> = BTreeMap::new();
-    (0..sizes.pipeline_records)
-        .map(|_| {
-            let key = rng.gen_range(0..sizes.pipeline_keys as u64);
-            let version = versions.entry(key).and_modify(|v| *v += 1).or_insert(1);
-            (key, *version)
-        })
-        .collect()
-}
-
-/// Each key's last version among `events`.
-fn last_versions(events: &[(u64, u64)]) -> BTreeMap<u64, u64> {
-    let mut last = BTreeMap::new();
-    for &(key, version) in events {
-        let entry = last.entry(key).or_insert(0);
-        *entry = version.max(*entry);
-    }
-    last
-}
-
-/// The log of `events`, appended in order by the key's hash, each produced at 0 (a
-/// backlog there from the start).
-fn backlog(events: &[(u64, u64)], partitions: u32) -> Result<Topic, PipelineError> {
-    let mut topic = Topic::new("events", partitions)?;
-    for &(key, version) in events {
-        topic.append(key, version, PAYLOAD_BYTES, 0);
-    }
-    Ok(topic)
-}
-
-/// How every cell's consumer commits, under `policy`, retrying by `retry`.
-fn consumer_config(
-    sizes: &Sizes,
-    policy: CommitPolicy,
-    retry: RetryConfig,
-) -> Result<ConsumerConfig, ConsumerError> {
-    let metadata_limit = MetadataLimit::new(sizes.metadata_limit)
-        .map_err(|source| ConsumerError::Resume { partition: 0, source })?;
-    Ok(ConsumerConfig {
-        policy,
-        commit_interval: Waits::of(sizes).commit_interval,
-        metadata_limit,
-        max_poll_records: DEFAULT_MAX_POLL_RECORDS,
-        spin_ns: sizes.spin_ns.into(),
-        retry,
-    })
-}
-
-/// A well-mixed hash of a record's place in the log.
-fn place_hash(record: &Record) -> u64 {
-    let place = u64::from(record.partition) << 40 | record.offset;
-    place.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 20
-}
-
-/// The treatment of every scenario without failures ([`Waits::slow_treat`]).
-fn slow_treat(sizes: &Sizes) -> Treat {
-    Waits::of(sizes).slow_treat()
-}
-
-/// A cell's result from what its consumers left in `pipeline`, with no scenario section.
-#[allow(clippy::too_many_arguments)]
-fn summarize(
-    scenario: ScenarioId,
-    param: String,
-    strategy: Design,
-    policy: CommitPolicy,
-    sizes: &Sizes,
-    pipeline: &Pipeline,
-    expected: &BTreeMap<u64, u64>,
-    incarnations: Vec<IncarnationReport>,
-    elapsed_s: f64,
-) -> PipelineRun {
-    let (lost, redelivered) = pipeline.tally.lost_and_redelivered();
-    let mut lags: Vec<u64> = incarnations
-        .iter()
-        .flat_map(|report| report.lag_timeline.iter().map(|point| point.lag))
-        .collect();
-    let (partitions, records) = (pipeline.partitions(), pipeline.records());
-    let transport_calls = CallSamples::merged(&incarnations);
-    PipelineRun {
-        scenario: scenario.as_str().into(),
-        param,
-        strategy: strategy.as_str().into(),
-        policy,
-        partitions,
-        records,
-        keys: sizes.pipeline_keys as u64,
-        crash_after: None,
-        lost,
-        redelivered,
-        commit_lag: LagSummary::of(&mut lags),
-        longest_freeze_s: incarnations
-            .iter()
-            .map(|report| report.longest_freeze_s)
-            .fold(0.0, f64::max),
-        max_metadata_bytes: incarnations
-            .iter()
-            .map(|report| report.max_metadata_bytes)
-            .max()
-            .unwrap_or(0),
-        elapsed_s,
-        throughput_per_s: if elapsed_s > 0.0 { records as f64 / elapsed_s } else { 0.0 },
-        projection: pipeline.projection.report(expected),
-        incarnations,
-        retry: None,
-        expansion: None,
-        reorder: None,
-        rebalance: None,
-        settings: None,
-        interference: None,
-        transport: None,
-        transport_calls: Some(transport_calls),
-        client_events: pipeline.clients.as_ref().map(|clients| clients.read()),
-    }
-}
-
-/// A cell's result from its one consumer's run to the end (committing `contiguous`).
-fn summarize_single(
-    scenario: ScenarioId,
-    param: String,
-    strategy: Design,
-    sizes: &Sizes,
-    pipeline: &Pipeline,
-    expected: &BTreeMap<u64, u64>,
-    report: IncarnationReport,
-) -> PipelineRun {
-    let elapsed_s = report.elapsed_s;
-    let policy = CommitPolicy::Contiguous;
-    summarize(scenario, param, strategy, policy, sizes, pipeline, expected, vec![report], elapsed_s)
-}
-
-/// Runs `cell` for every parameter x strategy that `wanted` accepts, in that order, calling
-/// `each` after every cell; `name` gives a parameter's `param` (`policy=contiguous`, ...).
-fn run_cells<P: Copy>(
-    scenario: ScenarioId,
-    params: &[P],
-    strategies: &[Design],
-    wanted: &mut Wanted<'_>,
     mut each: impl FnMut(&PipelineRun),
-    name: impl Fn(P) -> String,
-    mut cell: impl FnMut(P, String, Design) -> Result<PipelineRun, ConsumerError>,
 ) -> Result<Vec<PipelineRun>, PipelineError> {
-    let mut runs = Vec::new();
-    for &value in params {
-        let param = name(value);
-        for &strategy in strategies {
-            if !wanted(&param, strategy) {
-                continue;
-            }
-            let run = cell(value, param.clone(), strategy)
-                .map_err(cell_error(scenario, &param, strategy))?;
-            each(&run);
-            runs.push(run);
-        }
+    let Some(spec) = scenario.pipeline() else { return Ok(Vec::new()) };
+    let run = ScenarioRun::new((scenario, spec), bench, backend, plan, strategies)?;
+    let each = &mut each;
+    match spec.kind {
+        PipelineKind::Crash => run.cells(wanted, each, crash::cell),
+        PipelineKind::Retry => retry::run(&run, wanted, each),
+        PipelineKind::Expand => run.cells(wanted, each, expand::cell),
+        PipelineKind::Reorder => run.cells(wanted, each, reorder::cell),
+        PipelineKind::Rebalance => run.cells(wanted, each, rebalance::cell),
     }
-    Ok(runs)
-}
-
-/// A cell's pipeline over `topic`, under the cell's watch, and the transport `backend`
-/// opens over the log, paced from the pipeline's epoch.
-fn open<B: Backend>(
-    bench: &Bench<'_>,
-    backend: &B,
-    topic: &Topic,
-) -> Result<(Pipeline, B::Transport), ConsumerError> {
-    let pipeline = Pipeline::new(topic, bench.timer.clone()).watched(bench.watch.clone());
-    let transport = backend.open(topic, pipeline.epoch)?;
-    let pipeline = pipeline.over(&transport)?;
-    Ok((pipeline, transport))
-}
-
-/// One consumer, alone in the group and so given every partition, runs `topic` to the end
-/// on `strategy`: the pipeline it leaves, and its report.
-#[allow(clippy::too_many_arguments)]
-fn consume_to_end<B: Backend>(
-    bench: &Bench<'_>,
-    backend: &B,
-    topic: &Topic,
-    config: ConsumerConfig,
-    treat: Treat,
-    strategy: Design,
-    hold: Option<Hold>,
-) -> Result<(Pipeline, IncarnationReport), ConsumerError> {
-    let (pipeline, transport) = open(bench, backend, topic)?;
-    let member = transport.join(MemberId(0))?;
-    let mut incarnation =
-        Incarnation::new(strategy, bench.strategy_config, config, treat, Stop::AtEnd);
-    incarnation.hold = hold;
-    let report = run_incarnation(&pipeline, &member, incarnation)?;
-    Ok((pipeline, report))
-}
-
-/// Wraps a consumer's failure with the cell it happened in.
-fn cell_error(
-    scenario: ScenarioId,
-    param: &str,
-    strategy: Design,
-) -> impl FnOnce(ConsumerError) -> PipelineError + '_ {
-    move |source| PipelineError::Consumer { scenario, param: param.to_owned(), strategy, source }
 }
 
 #[cfg(test)]
 pub(crate) mod tests {
+    use super::produce::{events, last_versions};
     use super::*;
 
     /// Small sizes every scenario's tests share.
@@ -582,6 +363,17 @@ pub(crate) mod tests {
             commit_interval_ms: 1,
             ..Sizes::quick()
         }
+    }
+
+    /// Every cell of `scenario` under `plan` x `strategies` on the embedded log.
+    pub(crate) fn run_embedded(
+        scenario: ScenarioId,
+        bench: &Bench<'_>,
+        plan: &PipelinePlan,
+        strategies: &[Design],
+    ) -> Vec<PipelineRun> {
+        let backend = Embedded::default();
+        run_on(scenario, bench, &backend, plan, strategies, &mut |_, _| true, |_| {}).unwrap()
     }
 
     /// The ordered strategies: every one but the unordered control.

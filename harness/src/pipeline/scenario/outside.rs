@@ -17,24 +17,23 @@
 //! 5. The group's commits are read from outside the group every commit interval while
 //!    either runs: the commit lag is `(highest applied offset + 1) - committed offset`
 //!    summed over partitions, as the suite's consumers compute it from what they commit.
-//! 6. The result is summarized as any pipeline-crash cell's (module `scenario`).
+//! 6. The result is summarized as any pipeline-crash cell's (module `crash`).
 //!
 //! A line that cannot be true (a record not in the log, one applied that was not started,
 //! a key or version the record does not carry) fails the cell with the driver's last words.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use super::cell::CellContext;
 use super::waits::Waits;
-use super::{open, Bench};
 use crate::measure::external::consume::{parse_consumer_line, ConsumeInput, ConsumerLine, STOP};
 use crate::measure::external::{External, Session};
 use crate::pipeline::consumer::{ConsumerError, Pipeline};
-use crate::pipeline::log::{Record, Topic};
+use crate::pipeline::log::Record;
 use crate::pipeline::transport::{Backend, Commit, Endpoint, Transport};
-use crate::results::{CommitPolicy, IncarnationReport, LagPoint, PipelineRun};
-use crate::workload::ScenarioId;
+use crate::results::{IncarnationReport, LagPoint};
 
 /// How long the restarted driver may write nothing, beyond its session timeout, while
 /// records are still unapplied, before it is stopped and they count as lost.
@@ -44,33 +43,25 @@ const QUIET_AFTER_SESSION: Duration = Duration::from_secs(10);
 const MIN_COMMIT_READ: Duration = Duration::from_millis(5);
 
 /// One pipeline-crash cell of consumer driver `external`: a driver killed after
-/// `--crash-after` applications, then one that resumes from its commits to the end.
+/// `--crash-after` applications, then one that resumes from its commits to the end. The
+/// pipeline they leave and their incarnations, which the crash cell summarizes.
 pub(super) fn crash_cell<B: Backend>(
-    bench: &Bench<'_>,
-    backend: &B,
-    topic: &Topic,
-    expected: &BTreeMap<u64, u64>,
+    cell: &CellContext<'_, B>,
     external: &External,
-    policy: CommitPolicy,
-    param: String,
-) -> Result<PipelineRun, ConsumerError> {
-    let sizes = bench.sizes;
-    let (pipeline, transport) = open(bench, backend, topic)?;
+) -> Result<(Pipeline, Vec<IncarnationReport>), ConsumerError> {
+    let (pipeline, transport) = cell.open()?;
     let endpoint = transport.endpoint().ok_or_else(|| {
         ConsumerError::External("a consumer driver needs the log on a Kafka cluster".into())
     })?;
-    let cell = Cell::new(bench, &pipeline, &transport, &endpoint, external, param.clone());
-    let crash_after = sizes.crash_after as u64;
-    let incarnations = vec![cell.incarnation(0, Some(crash_after))?, cell.incarnation(1, None)?];
-    let which = (external.design, policy, param);
-    let mut run = super::crash::crash_run(sizes, &pipeline, expected, which, incarnations);
-    // Its calls into the broker are its own, unseen here.
-    run.transport_calls = None;
-    Ok(run)
+    let driver = Driver::new(cell, &pipeline, &transport, &endpoint, external);
+    let crash_after = cell.sizes().crash_after as u64;
+    let incarnations =
+        vec![driver.incarnation(0, Some(crash_after))?, driver.incarnation(1, None)?];
+    Ok((pipeline, incarnations))
 }
 
-/// What every incarnation of a cell shares.
-struct Cell<'a, T: Transport> {
+/// What every driver process of a cell shares.
+struct Driver<'a, T: Transport> {
     pipeline: &'a Pipeline,
     transport: &'a T,
     command: &'a str,
@@ -81,16 +72,15 @@ struct Cell<'a, T: Transport> {
     unapplied: AtomicU64,
 }
 
-impl<'a, T: Transport> Cell<'a, T> {
-    fn new(
-        bench: &Bench<'_>,
+impl<'a, T: Transport> Driver<'a, T> {
+    fn new<B: Backend>(
+        cell: &CellContext<'_, B>,
         pipeline: &'a Pipeline,
         transport: &'a T,
         endpoint: &Endpoint,
         external: &'a External,
-        param: String,
     ) -> Self {
-        let sizes = bench.sizes;
+        let (bench, sizes) = (cell.bench, cell.sizes());
         let waits = Waits::of(sizes);
         let slow = pipeline
             .log
@@ -100,8 +90,8 @@ impl<'a, T: Transport> Cell<'a, T> {
             .map(|record| (record.partition, record.offset, nanos(waits.slow)))
             .collect();
         let input = ConsumeInput {
-            scenario: ScenarioId::PipelineCrash.as_str().into(),
-            param,
+            scenario: cell.scenario.as_str().into(),
+            param: cell.param.name(),
             incarnation: 0,
             bootstrap: endpoint.bootstrap.clone(),
             topic: endpoint.topic.clone(),

@@ -22,20 +22,16 @@ use std::time::{Duration, Instant};
 
 use strategies::Design;
 
-use super::{
-    backlog, consumer_config, events, last_versions, open, run_cells, slow_treat, summarize, Bench,
-    PipelineError, Stage, Waits, Wanted,
-};
+use super::cell::CellContext;
+use super::{Bench, Stage, Waits};
 use crate::pipeline::consumer::{
     run_incarnation, ConsumerConfig, ConsumerError, Incarnation, Pipeline, Signal, Stop, Treat,
 };
 use crate::pipeline::log::Topic;
 use crate::pipeline::retry::RetryConfig;
 use crate::pipeline::transport::{Backend, MemberId, Transport, TransportError};
-use crate::results::{
-    CommitPolicy, IncarnationReport, PipelineRun, RebalanceEvent, RebalanceReport,
-};
-use crate::workload::{ScenarioId, Sizes};
+use crate::results::{IncarnationReport, PipelineRun, RebalanceEvent, RebalanceReport};
+use crate::workload::Sizes;
 
 /// One membership of the group, and when it ends.
 struct Generation {
@@ -109,51 +105,18 @@ pub(super) fn stages(sizes: &Sizes) -> Vec<Stage> {
     vec![revoked, revoked, last]
 }
 
-/// Runs the cells of `pipeline-rebalance` for `policies` x `strategies` on `backend`.
-pub fn run<B: Backend>(
-    bench: &Bench<'_>,
-    backend: &B,
-    policies: &[CommitPolicy],
-    strategies: &[Design],
-    wanted: &mut Wanted<'_>,
-    each: impl FnMut(&PipelineRun),
-) -> Result<Vec<PipelineRun>, PipelineError> {
-    let events = events(bench.sizes, bench.seed, ScenarioId::PipelineRebalance);
-    let topic = backlog(&events, bench.sizes.partitions)?;
-    let expected = last_versions(&events);
-    let name = super::policy_param;
-    run_cells(
-        ScenarioId::PipelineRebalance,
-        policies,
-        strategies,
-        wanted,
-        each,
-        name,
-        |policy, param, s| cell(bench, backend, &topic, &expected, policy, param, s),
-    )
-}
-
 /// One cell: the generations in turn, each ended by a member leaving or joining at its
 /// count, then the run summarized with its rebalances.
-fn cell<B: Backend>(
-    bench: &Bench<'_>,
-    backend: &B,
-    topic: &Topic,
-    expected: &BTreeMap<u64, u64>,
-    policy: CommitPolicy,
-    param: String,
-    strategy: Design,
-) -> Result<PipelineRun, ConsumerError> {
-    let sizes: &Sizes = bench.sizes;
-    let (pipeline, transport) = open(bench, backend, topic)?;
-    let config = consumer_config(sizes, policy, RetryConfig::default())?;
+pub(super) fn cell<B: Backend>(context: &CellContext<'_, B>) -> Result<PipelineRun, ConsumerError> {
+    let (sizes, topic) = (context.sizes(), &context.log.topic);
+    let (pipeline, transport) = context.open()?;
     let cell = Cell {
-        bench,
+        bench: context.bench,
         pipeline: &pipeline,
         transport: &transport,
-        strategy,
-        config,
-        treat: slow_treat(sizes),
+        strategy: context.strategy,
+        config: context.consumer_config(RetryConfig::default())?,
+        treat: context.slow_treat(),
     };
     let started = Instant::now();
     let mut incarnations: Vec<IncarnationReport> = Vec::new();
@@ -181,17 +144,7 @@ fn cell<B: Backend>(
     }
     let elapsed_s = started.elapsed().as_secs_f64();
     let events = rebalance_events(topic, &pipeline, started, rebalances);
-    let mut run = summarize(
-        ScenarioId::PipelineRebalance,
-        param,
-        strategy,
-        policy,
-        sizes,
-        &pipeline,
-        expected,
-        incarnations,
-        elapsed_s,
-    );
+    let mut run = context.summarize(&pipeline, &context.log.expected, incarnations, elapsed_s);
     let duplicates_bound = events.iter().map(|event| event.uncommitted).sum();
     let in_flight = events.iter().map(|event| event.in_flight).sum();
     let duplicate_pct = 100.0 * run.redelivered as f64 / run.records.max(1) as f64;
@@ -336,8 +289,10 @@ fn rebalance_events(
 mod tests {
     use super::*;
     use crate::measure::timer::Timer;
-    use crate::pipeline::scenario::tests::{ordered, sizes};
-    use crate::pipeline::transport::Embedded;
+    use crate::pipeline::scenario::tests::{ordered, run_embedded, sizes};
+    use crate::pipeline::scenario::PipelinePlan;
+    use crate::results::CommitPolicy;
+    use crate::workload::ScenarioId;
     use strategies::StrategyConfig;
     use strategies::StrategyId;
 
@@ -355,9 +310,8 @@ mod tests {
         let strategies: Vec<Design> =
             ordered().into_iter().filter(|&id| id != StrategyId::Inline).collect();
         let policies = [CommitPolicy::Contiguous, CommitPolicy::ContiguousMetadata];
-        let backend = Embedded::default();
-        for run in run(&bench, &backend, &policies, &strategies, &mut |_, _| true, |_| {}).unwrap()
-        {
+        let plan = PipelinePlan { commit_policies: policies.to_vec(), ..PipelinePlan::default() };
+        for run in run_embedded(ScenarioId::PipelineRebalance, &bench, &plan, &strategies) {
             let what = format!("{} {}", run.strategy, run.param);
             let rebalance = run.rebalance.as_ref().unwrap();
             assert_eq!(rebalance.events.len(), 2, "{what}");

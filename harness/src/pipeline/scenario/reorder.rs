@@ -12,55 +12,14 @@
 //!    projections' final state: an ordered executor keeps the log's order, so only the
 //!    version check can put the versions back.
 
-use std::collections::BTreeMap;
-
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
-use strategies::Design;
-
-use super::{
-    consume_to_end, consumer_config, events, last_versions, run_cells, slow_treat,
-    summarize_single, Bench, PipelineError, Stage, Waits, Wanted, PAYLOAD_BYTES,
-};
+use super::cell::CellContext;
+use super::produce::PRODUCERS;
+use super::{Stage, Waits};
 use crate::pipeline::consumer::ConsumerError;
-use crate::pipeline::log::Topic;
 use crate::pipeline::retry::RetryConfig;
 use crate::pipeline::transport::Backend;
-use crate::results::{CommitPolicy, PipelineRun, ReorderReport};
-use crate::workload::{ScenarioId, Sizes};
-
-/// Producers racing.
-const PRODUCERS: u32 = 2;
-
-/// The log the racing producers write, each key's last version, and the records appended
-/// after a higher version of their key.
-fn produce(sizes: &Sizes, seed: u64) -> Result<(Topic, BTreeMap<u64, u64>, u64), PipelineError> {
-    let events = events(sizes, seed, ScenarioId::PipelineReorder);
-    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x0005_eed0_f0de);
-    // Each event's send time, in events: the first producer's at once, the second's late.
-    let mut sends: Vec<(usize, usize)> = (0..events.len())
-        .map(|index| {
-            let late = if rng.gen_range(0..PRODUCERS) == 0 {
-                0
-            } else {
-                rng.gen_range(0..=sizes.producer_jitter)
-            };
-            (index + late, index)
-        })
-        .collect();
-    sends.sort_unstable();
-    let mut topic = Topic::new("events", sizes.partitions)?;
-    let mut highest: BTreeMap<u64, u64> = BTreeMap::new();
-    let mut out_of_order = 0;
-    for (_, index) in sends {
-        let (key, version) = events[index];
-        let seen = highest.entry(key).or_insert(0);
-        out_of_order += u64::from(version < *seen);
-        *seen = version.max(*seen);
-        topic.append(key, version, PAYLOAD_BYTES, 0);
-    }
-    Ok((topic, last_versions(&events), out_of_order))
-}
+use crate::results::{PipelineRun, ReorderReport};
+use crate::workload::Sizes;
 
 /// The stages of a cell, for its estimate (module `waits`): one consumer runs the log to
 /// its end, waiting out every slow record.
@@ -70,53 +29,15 @@ pub(super) fn stages(sizes: &Sizes) -> Vec<Stage> {
     vec![Stage { records, slow_records, floor_s: 0.0 }]
 }
 
-/// The `param` of the scenario's one cell.
-pub(super) fn param() -> String {
-    format!("producers={PRODUCERS}")
-}
-
-/// Runs the cells of `pipeline-reorder` for `strategies`.
-pub fn run<B: Backend>(
-    bench: &Bench<'_>,
-    backend: &B,
-    strategies: &[Design],
-    wanted: &mut Wanted<'_>,
-    each: impl FnMut(&PipelineRun),
-) -> Result<Vec<PipelineRun>, PipelineError> {
-    let (topic, expected, out_of_order) = produce(bench.sizes, bench.seed)?;
-    let name = |_| param();
-    let id = ScenarioId::PipelineReorder;
-    run_cells(id, &[PRODUCERS], strategies, wanted, each, name, |_, param, s| {
-        cell(bench, backend, &topic, &expected, out_of_order, param, s)
-    })
-}
-
-fn cell<B: Backend>(
-    bench: &Bench<'_>,
-    backend: &B,
-    topic: &Topic,
-    expected: &BTreeMap<u64, u64>,
-    appended_out_of_order: u64,
-    param: String,
-    strategy: Design,
-) -> Result<PipelineRun, ConsumerError> {
-    let sizes = bench.sizes;
-    let config = consumer_config(sizes, CommitPolicy::Contiguous, RetryConfig::default())?;
-    let (pipeline, report) =
-        consume_to_end(bench, backend, topic, config, slow_treat(sizes), strategy, None)?;
-    let mut run = summarize_single(
-        ScenarioId::PipelineReorder,
-        param,
-        strategy,
-        sizes,
-        &pipeline,
-        expected,
-        report,
-    );
+/// One cell: one consumer runs the log the racing producers wrote to its end.
+pub(super) fn cell<B: Backend>(cell: &CellContext<'_, B>) -> Result<PipelineRun, ConsumerError> {
+    let config = cell.consumer_config(RetryConfig::default())?;
+    let (pipeline, report) = cell.consume_to_end(config, cell.slow_treat(), None)?;
+    let mut run = cell.summarize_single(&pipeline, &cell.log.expected, report);
     run.reorder = Some(ReorderReport {
         producers: PRODUCERS,
-        jitter: sizes.producer_jitter as u64,
-        appended_out_of_order,
+        jitter: cell.sizes().producer_jitter as u64,
+        appended_out_of_order: cell.log.appended_out_of_order,
         reached_out_of_order: run.projection.gaps,
         keys_reordered: run.projection.keys_reordered,
         max_stash: run.projection.max_stash,
@@ -128,15 +49,27 @@ fn cell<B: Backend>(
 mod tests {
     use super::*;
     use crate::measure::timer::Timer;
-    use crate::pipeline::scenario::tests::{ordered, sizes};
-    use crate::pipeline::transport::Embedded;
-    use strategies::StrategyConfig;
+    use crate::pipeline::scenario::produce::Log;
+    use crate::pipeline::scenario::tests::{ordered, run_embedded, sizes};
+    use crate::pipeline::scenario::Bench;
+    use crate::workload::scenario::pipeline::{Cells, Produce};
+    use crate::workload::ScenarioId;
     use strategies::StrategyId;
+    use strategies::{Design, StrategyConfig};
+
+    #[test]
+    fn the_spec_names_the_one_cell_by_its_producers() {
+        let spec = ScenarioId::PipelineReorder.pipeline().unwrap();
+        assert_eq!(spec.cells, Cells::One("producers=2"));
+        assert_eq!(PRODUCERS, 2);
+    }
 
     #[test]
     fn racing_producers_reorder_the_log_and_the_version_check_puts_it_back() {
         let sizes = Sizes { pipeline_keys: 50, producer_jitter: 8, ..sizes() };
-        let (_, _, out_of_order) = produce(&sizes, 7).unwrap();
+        let out_of_order = Log::of(ScenarioId::PipelineReorder, Produce::Racing, &sizes, 7)
+            .unwrap()
+            .appended_out_of_order;
         assert!(out_of_order > 0, "the log holds versions out of order");
         let timer = Timer::start();
         let bench = Bench {
@@ -148,8 +81,9 @@ mod tests {
         };
         let strategies: Vec<Design> =
             ordered().into_iter().filter(|&id| id != StrategyId::Inline).collect();
-        let backend = Embedded::default();
-        for run in run(&bench, &backend, &strategies, &mut |_, _| true, |_| {}).unwrap() {
+        for run in
+            run_embedded(ScenarioId::PipelineReorder, &bench, &Default::default(), &strategies)
+        {
             let reorder = run.reorder.as_ref().unwrap();
             assert_eq!(reorder.appended_out_of_order, out_of_order);
             assert!(

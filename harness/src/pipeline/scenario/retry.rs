@@ -19,40 +19,24 @@
 //!    also the stall detector (the longest interval in which a bystander record waited and
 //!    none was applied) and what the stop left unsettled.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread;
 
-use strategies::Design;
-
-use super::{
-    consume_to_end, consumer_config, events, forever, last_versions, open, place_hash, run_cells,
-    summarize_single, Bench, PipelineError, Stage, Waits, Wanted, PAYLOAD_BYTES,
-};
+use super::cell::{CellContext, ScenarioRun};
+use super::produce::place_hash;
+use super::{forever, PipelineError, Stage, Waits, Wanted};
 use crate::pipeline::consumer::{
     run_incarnation, ConsumerConfig, ConsumerError, Incarnation, Pipeline, Signal, Stop, Treat,
     Treatment,
 };
 use crate::pipeline::log::{Record, Topic};
 use crate::pipeline::transport::{Backend, MemberId, Transport};
-
 use crate::results::{
-    CommitPolicy, IncarnationReport, LatencySummary, PipelineRun, RetryForever, RetryPolicy,
-    RetryReport,
+    IncarnationReport, LatencySummary, PipelineRun, RetryForever, RetryPolicy, RetryReport,
 };
-use crate::workload::{ScenarioId, Sizes};
-
-/// The paced log, and each key's last version.
-fn produce(sizes: &Sizes, seed: u64) -> Result<(Topic, BTreeMap<u64, u64>), PipelineError> {
-    let events = events(sizes, seed, ScenarioId::PipelineRetry);
-    let mut topic = Topic::new("events", sizes.partitions)?;
-    let gap_ns = 1e9 / sizes.pipeline_rate as f64;
-    for (index, &(key, version)) in events.iter().enumerate() {
-        topic.append(key, version, PAYLOAD_BYTES, (index as f64 * gap_ns) as u64);
-    }
-    Ok((topic, last_versions(&events)))
-}
+use crate::workload::Sizes;
 
 /// Which records fail, and how often.
 #[derive(Clone, Debug, Default)]
@@ -129,38 +113,27 @@ pub(super) fn stages(sizes: &Sizes, policy: RetryPolicy) -> Vec<Stage> {
     vec![Stage { records, floor_s, slow_records: 0.0 }]
 }
 
-/// Runs the cells of `pipeline-retry` for `policies` x `strategies`.
-pub fn run<B: Backend>(
-    bench: &Bench<'_>,
-    backend: &B,
-    policies: &[RetryPolicy],
-    strategies: &[Design],
+/// Runs the cells of `pipeline-retry` (one per retry policy x strategy): which records
+/// fail is chosen once, for every cell.
+pub(super) fn run<B: Backend>(
+    run: &ScenarioRun<'_, B>,
     wanted: &mut Wanted<'_>,
-    each: impl FnMut(&PipelineRun),
+    each: &mut dyn FnMut(&PipelineRun),
 ) -> Result<Vec<PipelineRun>, PipelineError> {
-    let (topic, expected) = produce(bench.sizes, bench.seed)?;
-    let failures = Arc::new(Failures::of(bench.sizes, &topic));
-    let name = super::retry_param;
-    let id = ScenarioId::PipelineRetry;
-    run_cells(id, policies, strategies, wanted, each, name, |policy, param, s| {
-        cell(bench, backend, &topic, &expected, &failures, policy, param, s)
-    })
+    let failures = Arc::new(Failures::of(run.bench.sizes, &run.log.topic));
+    run.cells(wanted, each, |context| cell(context, &failures))
 }
 
-#[allow(clippy::too_many_arguments)]
+/// One cell: a consumer runs the log, retrying by the cell's policy, to its end (or, under
+/// retry for ever, until the watcher beside it stops it).
 fn cell<B: Backend>(
-    bench: &Bench<'_>,
-    backend: &B,
-    topic: &Topic,
-    expected: &BTreeMap<u64, u64>,
+    context: &CellContext<'_, B>,
     failures: &Arc<Failures>,
-    policy: RetryPolicy,
-    param: String,
-    strategy: Design,
 ) -> Result<PipelineRun, ConsumerError> {
-    let sizes = bench.sizes;
+    let (sizes, topic, policy) =
+        (context.sizes(), &context.log.topic, context.param.retry_policy());
     let retry = Waits::of(sizes).retry(policy);
-    let config = consumer_config(sizes, CommitPolicy::Contiguous, retry)?;
+    let config = context.consumer_config(retry)?;
     let treat: Treat = {
         let failures = Arc::clone(failures);
         // No slow records here: the failures' backoffs are this scenario's waits.
@@ -176,21 +149,19 @@ fn cell<B: Backend>(
         .collect();
     let (pipeline, report, forever) = if retry.forever() {
         let cell = Forever { topic, troubled: &troubled, failures, policy };
-        let (pipeline, report, figures) = cell.consume(bench, backend, config, treat, strategy)?;
+        let (pipeline, report, figures) = cell.consume(context, config, treat)?;
         (pipeline, report, Some(figures))
     } else {
-        let (pipeline, report) =
-            consume_to_end(bench, backend, topic, config, treat, strategy, None)?;
+        let (pipeline, report) = context.consume_to_end(config, treat, None)?;
         (pipeline, report, None)
     };
     let (retries, dead_lettered, failure_pause_s) =
         (report.retries, report.dead_lettered, report.failure_pause_s);
     let expected = match forever {
-        Some(_) => forever::expected_before_poison(expected, topic, &failures.poison),
-        None => expected.clone(),
+        Some(_) => forever::expected_before_poison(&context.log.expected, topic, &failures.poison),
+        None => context.log.expected.clone(),
     };
-    let id = ScenarioId::PipelineRetry;
-    let mut run = summarize_single(id, param, strategy, sizes, &pipeline, &expected, report);
+    let mut run = context.summarize_single(&pipeline, &expected, report);
     let (bystanders, troubled_latency) = latencies(topic, &pipeline, &troubled);
     let count = |wanted: fn(u32) -> bool| {
         topic.records().filter(|record| wanted(failures.failures(record))).count() as u64
@@ -252,13 +223,12 @@ impl Forever<'_> {
     /// commit.
     fn consume<B: Backend>(
         &self,
-        bench: &Bench<'_>,
-        backend: &B,
+        context: &CellContext<'_, B>,
         config: ConsumerConfig,
         treat: Treat,
-        strategy: Design,
     ) -> Result<(Pipeline, IncarnationReport, (RetryForever, u64)), ConsumerError> {
-        let (pipeline, transport) = open(bench, backend, self.topic)?;
+        let (bench, strategy) = (context.bench, context.strategy);
+        let (pipeline, transport) = context.open()?;
         let member = transport.join(MemberId(0))?;
         let signal = Signal::new();
         let stop = Stop::Until { signal: signal.clone() };
@@ -296,9 +266,17 @@ mod tests {
     use crate::measure::timer::Timer;
     use crate::pipeline::consumer::{run_incarnation, Incarnation, Pipeline, Stop};
     use crate::pipeline::retry::RetryConfig;
-    use crate::pipeline::scenario::tests::{ordered, sizes};
-    use crate::pipeline::transport::{Embedded, EmbeddedTransport, MemberId, Transport};
+    use crate::pipeline::scenario::tests::{ordered, run_embedded, sizes};
+    use crate::pipeline::scenario::Bench;
+    use crate::workload::ScenarioId;
+    use std::collections::BTreeMap;
+
+    use crate::pipeline::scenario::cell::consumer_config;
+    use crate::pipeline::scenario::produce::PAYLOAD_BYTES;
+    use crate::pipeline::transport::{EmbeddedTransport, MemberId, Transport};
+    use crate::results::CommitPolicy;
     use std::time::Duration;
+    use strategies::Design;
     use strategies::StrategyConfig;
     use strategies::StrategyId;
 
@@ -319,9 +297,8 @@ mod tests {
         };
         let strategies =
             [StrategyId::KeyedMailbox, StrategyId::GroupBy, StrategyId::Tokio].map(Design::from);
-        let backend = Embedded::default();
-        let runs = run(&bench, &backend, &RetryPolicy::ALL, &strategies, &mut |_, _| true, |_| {})
-            .unwrap();
+        let runs =
+            run_embedded(ScenarioId::PipelineRetry, &bench, &Default::default(), &strategies);
         assert_eq!(runs.len(), 9);
         for run in &runs {
             let what = format!("{} {}", run.strategy, run.param);
@@ -357,15 +334,13 @@ mod tests {
             watch: Default::default(),
         };
         let strategies = [StrategyId::KeyedMailbox, StrategyId::GroupBy].map(Design::from);
-        let backend = Embedded::default();
-        let runs = run(&bench, &backend, &RetryPolicy::ALL, &strategies, &mut |_, _| true, |_| {})
-            .unwrap();
+        let runs =
+            run_embedded(ScenarioId::PipelineRetry, &bench, &Default::default(), &strategies);
         let figures = |policy: RetryPolicy, strategy: StrategyId| {
             let run = runs
                 .iter()
                 .find(|run| {
-                    run.strategy == strategy.as_str()
-                        && run.param == super::super::retry_param(policy)
+                    run.strategy == strategy.as_str() && run.param == format!("retry={policy}")
                 })
                 .unwrap();
             let retry = run.retry.as_ref().unwrap();

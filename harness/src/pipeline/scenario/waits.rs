@@ -87,7 +87,7 @@ impl Waits {
     /// place in the log (the same records for every cell).
     pub fn is_slow(&self, record: &Record) -> bool {
         let slow_per_million = (self.slow_pct * 10_000.0).round() as u64;
-        super::place_hash(record) % 1_000_000 < slow_per_million
+        super::produce::place_hash(record) % 1_000_000 < slow_per_million
     }
 
     /// The treatment of every scenario without failures: the slow records wait on a slow

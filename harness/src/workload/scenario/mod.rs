@@ -15,7 +15,7 @@ mod closed;
 mod cold;
 mod isolation;
 mod paced;
-mod pipeline;
+pub mod pipeline;
 pub(super) mod sizes;
 mod waits;
 
@@ -92,11 +92,9 @@ const TWICE_UNSTRESSED: Option<Isolation> = Some(Isolation { bound: 2.0 });
 pub enum Kind {
     /// A workload of messages offered to a strategy, made by its generator.
     Measured(Generator),
-    /// A partitioned log consumed into a projection (`pipeline::scenario`).
-    Pipeline {
-        /// Whether its records are produced at `--pipeline-rate` (else as fast as consumed).
-        paced: bool,
-    },
+    /// A partitioned log consumed into a projection (`pipeline::scenario`), as its spec
+    /// says.
+    Pipeline(pipeline::PipelineSpec),
 }
 
 /// What makes a measured scenario's workloads: each piece takes the spec of one workload

@@ -1,15 +1,103 @@
 //! The end-to-end pipeline scenarios: a partitioned log consumed through offset commits into
 //! a version-aware projection. Their log, consumers and cells are `pipeline::scenario`'s;
 //! what they say of themselves is here.
+//!
+//! A pipeline scenario's kind is [`Kind::Pipeline`] with its [`PipelineSpec`], data that the
+//! code after `workload` reads (`workload` comes first in the crate and names none of it):
+//! its cells (the parameter crossed with the strategies), how its log is produced, and which
+//! pipeline it is ([`PipelineKind`]). `pipeline::scenario` produces the log and enumerates the
+//! cells from the spec, and runs each cell by the one exhaustive `match` on [`PipelineKind`]
+//! there; the pipeline names the figures a cell records beside every pipeline cell's, and
+//! the report's table (`report::pipeline`, by the same match) shows those. Adding a pipeline
+//! scenario is one spec here, one variant of [`PipelineKind`] and its arms in those matches.
 
-use super::{one_type, Handlers, Kind, ScenarioSpec};
+use super::{one_type, Handlers, Kind, ScenarioId, ScenarioSpec};
+
+/// What a pipeline scenario is, as the code that runs it and the report read it.
+#[derive(Debug)]
+pub struct PipelineSpec {
+    /// Which pipeline it is: how one cell consumes the log, and so the figures it records
+    /// beside every pipeline cell's and the summary table that shows them.
+    pub kind: PipelineKind,
+    /// Its cells per strategy: one per value of its parameter.
+    pub cells: Cells,
+    /// How its log is produced, once for every cell.
+    pub produce: Produce,
+}
+
+/// How one cell of a pipeline scenario consumes the log, and what it records beside what
+/// every pipeline cell records (module `pipeline::scenario`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PipelineKind {
+    /// A consumer that crashes and one that resumes from its commits; records when the
+    /// first died (`crash_after`).
+    Crash,
+    /// One consumer through transient failures and poison records, retrying by the cell's
+    /// retry policy; records the `retry` section.
+    Retry,
+    /// One consumer over a log whose partitions grew, with the cell's mitigation; records
+    /// the `expansion` section.
+    Expand,
+    /// One consumer over a log that racing producers reordered; records the `reorder`
+    /// section.
+    Reorder,
+    /// A consumer group that loses a member and gains one; records the `rebalance` section.
+    Rebalance,
+}
+
+/// The cells of a pipeline scenario per strategy, each named by its `param`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cells {
+    /// One per commit policy the run was given (`--commit-policy`): `policy=P`.
+    PerCommitPolicy,
+    /// One per retry policy the run was given (`--retry-policy`): `retry=P`.
+    PerRetryPolicy,
+    /// One per mitigation of an expansion: `mitigation=M`.
+    PerMitigation,
+    /// One cell, of this `param`.
+    One(&'static str),
+}
+
+/// How a pipeline scenario's log is produced.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Produce {
+    /// Every record at 0: a backlog from the start.
+    Backlog,
+    /// At `--pipeline-rate` records per second: a record is visible from its produce time.
+    Paced,
+    /// A backlog whose partitions grow from `--partitions` to `--expand-to` halfway.
+    Expanding,
+    /// Two producers racing, so that some of a key's versions land out of order; a backlog.
+    Racing,
+}
+
+impl PipelineSpec {
+    /// Whether its records are produced at `--pipeline-rate` (else all at once, a backlog).
+    pub fn paced(&self) -> bool {
+        self.produce == Produce::Paced
+    }
+}
+
+impl ScenarioId {
+    /// What it is as a pipeline, if it is a pipeline scenario.
+    pub const fn pipeline(self) -> Option<&'static PipelineSpec> {
+        match &self.spec().kind {
+            Kind::Pipeline(pipeline) => Some(pipeline),
+            Kind::Measured(_) => None,
+        }
+    }
+}
 
 /// A consumer crash, per commit policy.
 pub(super) const CRASH: ScenarioSpec = ScenarioSpec {
     id: "pipeline-crash",
     description: "a partitioned log consumed into a version-aware projection, the consumer \
                   crashing mid-run, per commit policy: records lost and redelivered",
-    kind: Kind::Pipeline { paced: false },
+    kind: Kind::Pipeline(PipelineSpec {
+        kind: PipelineKind::Crash,
+        cells: Cells::PerCommitPolicy,
+        produce: Produce::Backlog,
+    }),
     // Every pipeline's handlers wait on a slow dependency.
     handlers: Handlers::Wait,
     // The pipelines: did records get lost, and is the projection right, per policy.
@@ -31,7 +119,11 @@ pub(super) const RETRY: ScenarioSpec = ScenarioSpec {
     id: "pipeline-retry",
     description: "a paced log with transient failures and poison records, per retry policy: \
                   bystander latency, overtaken versions, dead letters",
-    kind: Kind::Pipeline { paced: true },
+    kind: Kind::Pipeline(PipelineSpec {
+        kind: PipelineKind::Retry,
+        cells: Cells::PerRetryPolicy,
+        produce: Produce::Paced,
+    }),
     stream: 13,
     consumer_driver: false,
     ..CRASH
@@ -43,6 +135,11 @@ pub(super) const EXPAND: ScenarioSpec = ScenarioSpec {
     description: "the log's partitions grow mid-stream, so a key's new records land beside its \
                   old backlog, per mitigation: reorderings and stalls",
     stream: 14,
+    kind: Kind::Pipeline(PipelineSpec {
+        kind: PipelineKind::Expand,
+        cells: Cells::PerMitigation,
+        produce: Produce::Expanding,
+    }),
     grows_partitions: true,
     resubmits: false,
     consumer_driver: false,
@@ -55,6 +152,11 @@ pub(super) const REORDER: ScenarioSpec = ScenarioSpec {
     description: "two producers race, so a key's versions reach its partition out of order: \
                   what the version-aware projection absorbs",
     stream: 15,
+    kind: Kind::Pipeline(PipelineSpec {
+        kind: PipelineKind::Reorder,
+        cells: Cells::One("producers=2"),
+        produce: Produce::Racing,
+    }),
     consumer_driver: false,
     ..CRASH
 };
@@ -65,6 +167,11 @@ pub(super) const REBALANCE: ScenarioSpec = ScenarioSpec {
     description: "a consumer group loses a member and gains one mid-run, its partitions revoked \
                   and reassigned, per commit policy: losses, duplicates, pauses",
     stream: 16,
+    kind: Kind::Pipeline(PipelineSpec {
+        kind: PipelineKind::Rebalance,
+        cells: Cells::PerCommitPolicy,
+        produce: Produce::Backlog,
+    }),
     consumer_driver: false,
     ..CRASH
 };
