@@ -38,6 +38,7 @@ pub mod standing;
 pub mod summary;
 pub mod table;
 pub mod verdict;
+pub mod view;
 
 use std::borrow::Cow;
 

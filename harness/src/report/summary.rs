@@ -5,6 +5,7 @@ use strategies::{Binding, StrategyId, WindowScope};
 use super::document::Document;
 use super::format::{format_ns, format_rate};
 use super::table::{Cell, Style, Table};
+use super::view::{Rows, View};
 use super::{first_seen, is_contender, validity_mark};
 use crate::results::{Meta, Metric, Results, RunResult, SweptSettings, WindowScopeSetting};
 use crate::workload::reference::{
@@ -72,6 +73,7 @@ pub fn render_summary(results: &Results) -> String {
 /// The summary, with or without the verdict (`report.html` shows it at the top of the page
 /// instead).
 pub(super) fn summary(results: &Results, with_verdict: bool) -> Document {
+    let view = &View::of(results);
     let mut out = Document::default();
     out.heading(1, "keyed-bench summary");
     let opening = [super::incomplete::line(results), super::incomplete::failed_line(results)];
@@ -84,22 +86,21 @@ pub(super) fn summary(results: &Results, with_verdict: bool) -> Document {
         out.blank();
     }
     if with_verdict {
-        super::verdict::section(&mut out, results);
+        super::verdict::section(&mut out, view);
     }
-    super::standing::section(&mut out, results);
-    super::standing::hybrid_section(&mut out, results);
+    super::standing::section(&mut out, view);
+    super::standing::hybrid_section(&mut out, view);
     header(&mut out, results);
     for &scenario in ScenarioId::ALL {
-        let rows: Vec<&RunResult> =
-            results.runs.iter().filter(|run| run.scenario == scenario.as_str()).collect();
+        let rows = view.rows(scenario);
         if !rows.is_empty() {
-            scenario_section(&mut out, results, scenario, &rows);
+            scenario_section(&mut out, results, scenario, rows);
         }
     }
     crate::report::pipeline::render_pipelines(&mut out, &results.pipelines);
     let transport = results.meta.transport.as_ref();
     crate::report::pipeline::render_transport_calls(&mut out, transport, &results.pipelines);
-    super::price::section(&mut out, results);
+    super::price::section(&mut out, view);
     super::isolation::section(&mut out, results);
     if !results.skipped.is_empty() {
         out.blank();
@@ -251,18 +252,12 @@ fn oversubscribed(meta: &Meta, swept: &SweptSettings) -> Option<String> {
 }
 
 /// A scenario's section: its description, a table per param, and the tables of its own.
-fn scenario_section(
-    out: &mut Document,
-    results: &Results,
-    scenario: ScenarioId,
-    rows: &[&RunResult],
-) {
+fn scenario_section(out: &mut Document, results: &Results, scenario: ScenarioId, rows: &Rows<'_>) {
     out.blank();
     out.heading(2, scenario.to_string());
     out.prose(scenario.description());
-    let (_, params) = strategies_and_params(rows);
-    for param in params {
-        let cell: Vec<&RunResult> = rows.iter().copied().filter(|row| row.param == param).collect();
+    for param in rows.params() {
+        let cell = rows.cell(param);
         if !param.is_empty() {
             out.heading(3, format!("{scenario} {param}"));
         }
@@ -461,7 +456,7 @@ fn render_breakdown(out: &mut Document, scenario: ScenarioId, rows: &[&RunResult
 /// `cold-command`: the cold-command rate of each strategy by (slow, senders), and the
 /// ratio of `keyed-mailbox` to the 9.2 design (`per-type-pool`) and to `group-by`, beside
 /// Wow's published ratios where the cell is their experiment's (128 slow aggregates).
-fn render_cold_command(out: &mut Document, rows: &[&RunResult], cores: usize) {
+fn render_cold_command(out: &mut Document, rows: &Rows<'_>, cores: usize) {
     let (strategies, params) = strategies_and_params(rows);
     out.heading(3, "cold-command: cold commands per second");
     out.prose(&format!(
@@ -475,9 +470,7 @@ fn render_cold_command(out: &mut Document, rows: &[&RunResult], cores: usize) {
         ">keyed-mailbox / per-type-pool (9.3 / 9.2)|>keyed-mailbox / group-by|published 9.3 / 9.2",
     );
     let rate = |param: &str, strategy: &str| {
-        rows.iter()
-            .find(|row| row.param == param && row.strategy == strategy)
-            .map(|row| row.throughput_per_s.median)
+        rows.row(param, strategy).map(|row| row.throughput_per_s.median)
     };
     for param in params {
         let Some((slow, senders)) = cold_command_param(param) else { continue };
@@ -520,7 +513,7 @@ fn strategies_and_params<'a>(rows: &[&'a RunResult]) -> (Vec<&'a str>, Vec<&'a s
 
 /// Elapsed time per key count next to the ideal bound, for the non-blocking key sweeps
 /// (`async-io`, `async-io-zipf`). No published figure comes from this experiment.
-fn render_key_sweep(out: &mut Document, scenario: ScenarioId, rows: &[&RunResult]) {
+fn render_key_sweep(out: &mut Document, scenario: ScenarioId, rows: &Rows<'_>) {
     let messages = rows.first().map_or(0, |row| row.messages);
     out.heading(3, format!("{scenario}: elapsed seconds by key count"));
     out.prose(&format!(
@@ -537,7 +530,7 @@ fn render_key_sweep(out: &mut Document, scenario: ScenarioId, rows: &[&RunResult
 /// elapsed seconds with its ratio to the floor from the service times it recorded. Where
 /// the run is the published experiment (`published`), the published seconds and their ratio
 /// to the same drawn floor stand beside them.
-fn render_parallel_consumer(out: &mut Document, rows: &[&RunResult], published: bool) {
+fn render_parallel_consumer(out: &mut Document, rows: &Rows<'_>, published: bool) {
     let (_, params) = strategies_and_params(rows);
     let messages = rows.first().map_or(0, |row| row.messages);
     let threads = rows.first().and_then(|row| row.workers).unwrap_or(0);
@@ -572,7 +565,7 @@ fn render_parallel_consumer(out: &mut Document, rows: &[&RunResult], published: 
 /// where `published` the published seconds and their ratio to it, then each strategy's
 /// `cell`.
 fn keys_table(
-    rows: &[&RunResult],
+    rows: &Rows<'_>,
     spec: &str,
     published: bool,
     cell: fn(&RunResult) -> String,
@@ -580,7 +573,7 @@ fn keys_table(
     let (strategies, params) = strategies_and_params(rows);
     let mut table = Table::of(spec).numbers(strategies.iter().copied());
     for param in &params {
-        let bound = rows.iter().find(|row| row.param == *param).map_or(0.0, |row| row.ideal_s);
+        let bound = rows.first_in(param).map_or(0.0, |row| row.ideal_s);
         let keys = keys_param(param);
         let mut row =
             vec![keys.map_or((*param).to_owned(), |k| k.to_string()), format!("{bound:.3}")];
@@ -591,10 +584,8 @@ fn keys_table(
             _ if published => row.extend(["-".to_owned(), "-".to_owned()]),
             _ => {}
         }
-        let find = |strategy: &str| {
-            rows.iter().find(|row| row.param == *param && row.strategy == strategy)
-        };
-        row.extend(strategies.iter().map(|s| find(s).map_or("-".into(), |row| cell(row))));
+        let find = |strategy: &str| rows.row(param, strategy);
+        row.extend(strategies.iter().map(|s| find(s).map_or("-".into(), cell)));
         table.push(row);
     }
     table
@@ -602,10 +593,14 @@ fn keys_table(
 
 /// The Parallel Consumer's PARTITION and UNORDERED modes, each beside the floor it is set
 /// against, and where the published figures come from.
-fn published_modes(out: &mut Document, rows: &[&RunResult], params: &[&str]) {
-    let floor_of = |keys: usize| {
-        rows.iter().find(|row| keys_param(&row.param) == Some(keys)).map(|row| row.ideal_s)
-    };
+fn published_modes(out: &mut Document, rows: &Rows<'_>, params: &[&str]) {
+    // The floor of each key count: its first cell's.
+    let mut floors = std::collections::HashMap::new();
+    for param in rows.params() {
+        let (Some(keys), Some(row)) = (keys_param(param), rows.first_in(param)) else { continue };
+        floors.entry(keys).or_insert(row.ideal_s);
+    }
+    let floor_of = |keys: usize| floors.get(&keys).copied();
     if let Some(floor) = floor_of(1) {
         out.prose(&format!(
             "PARTITION mode (the partition as one serial stream, which in keyed-bench is the \

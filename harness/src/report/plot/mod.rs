@@ -34,8 +34,8 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use plotters::prelude::*;
-use strategies::StrategyId;
 
+use crate::report::view::{Rows, View};
 use crate::results::fs::write_atomically;
 use crate::results::{Results, RunResult};
 use crate::workload::ScenarioId;
@@ -191,18 +191,19 @@ fn drawable(results: &Results) -> Results {
 pub fn render_all(results: &Results) -> Result<Charts, PlotError> {
     register_font()?;
     let results = &drawable(results);
+    let view = &View::of(results);
     let mut charts = Charts::default();
-    let plans = once(throughput::plan(results))
-        .chain(sweep::plan(results))
-        .chain(spectrum::plan(results))
+    let plans = once(throughput::plan(view))
+        .chain(sweep::plan(view))
+        .chain(spectrum::plan(view))
         .chain(
             [open_loop::plan, threads::plan, head_of_line::plan, hot_backlog::plan]
-                .map(|plan| plan(results)),
+                .map(|plan| plan(view)),
         )
-        .chain(key_sweep::plan(results))
-        .chain([cold_command::plan(results), breakdown::plan(results)])
+        .chain(key_sweep::plan(view))
+        .chain([cold_command::plan(view), breakdown::plan(view)])
         .chain(pipeline::plan(results))
-        .chain(price::plan(results));
+        .chain(price::plan(view));
     for plan in plans {
         match plan {
             Planned::Draw(chart) => charts.charts.push(chart?),
@@ -288,33 +289,15 @@ fn encode_png(rgb: &[u8], width: u32, height: u32) -> Result<Vec<u8>, png::Encod
     Ok(png)
 }
 
-/// The results of one scenario, in file order.
-fn rows(results: &Results, scenario: ScenarioId) -> Vec<&RunResult> {
-    results.runs.iter().filter(|run| run.scenario == scenario.as_str()).collect()
-}
-
-/// The distinct parameters of `rows`, in order of first appearance.
-fn params<'a>(rows: &[&'a RunResult]) -> Vec<&'a str> {
-    crate::report::first_seen(rows.iter().map(|row| row.param.as_str()))
-}
-
-/// The distinct strategies of `rows`, known ones in [`StrategyId::ALL`] order, then any
+/// The distinct strategies of `rows`, known ones in [`strategies::StrategyId::ALL`] order, then any
 /// others in file order.
 fn strategies<'a>(rows: &[&'a RunResult]) -> Vec<&'a str> {
-    let known = StrategyId::ALL.iter().filter_map(|id| {
-        rows.iter().map(|row| row.strategy.as_str()).find(|strategy| *strategy == id.as_str())
-    });
-    crate::report::first_seen(known.chain(rows.iter().map(|row| row.strategy.as_str())))
+    Rows::new(rows.iter().copied()).strategies()
 }
 
 /// The strategies as owned labels.
 fn names(strategies: &[&str]) -> Vec<String> {
     strategies.iter().map(|strategy| (*strategy).to_owned()).collect()
-}
-
-/// The row of (`param`, `strategy`), if measured.
-fn find<'a>(rows: &[&'a RunResult], param: &str, strategy: &str) -> Option<&'a RunResult> {
-    rows.iter().copied().find(|row| row.param == param && row.strategy == strategy)
 }
 
 /// The largest value a chart axis spans: far above any measurement, yet with room to pad
@@ -372,6 +355,7 @@ fn ns_label(value: &f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use strategies::StrategyId;
 
     #[test]
     fn every_strategy_has_its_own_colour() {

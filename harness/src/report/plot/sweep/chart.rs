@@ -16,6 +16,7 @@ use super::super::{Planned, AXIS_LIMIT};
 use super::{Axis as Setting, Machine, Point, Sweep};
 use crate::report::format::format_rate;
 use crate::report::is_contender;
+use crate::report::view::Rows;
 use crate::results::RunResult;
 
 /// How a panel's y axis reads.
@@ -130,11 +131,10 @@ impl<'s, 'a> SweepChart<'s, 'a> {
 
     /// The line of `strategy` in `panel` at `point`, with its whiskers.
     fn series(&self, panel: &Panel, point: &Point<'_>, strategy: &str) -> Series {
-        let mut cells: Vec<(usize, &RunResult)> = point
-            .rows
-            .iter()
-            .filter(|row| row.strategy == strategy)
-            .filter_map(|row| Some((self.sweep.axis.value(row)?, *row)))
+        let mut cells: Vec<(usize, &RunResult)> = Rows::new(point.rows.iter().copied())
+            .of_strategy(strategy)
+            .into_iter()
+            .filter_map(|row| Some((self.sweep.axis.value(row)?, row)))
             .collect();
         cells.sort_by_key(|(value, _)| *value);
         cells.dedup_by_key(|(value, _)| *value);
