@@ -1,5 +1,7 @@
 //! Reports: everything that reads results and shows them. Nothing here times anything.
 //!
+//! - `view`: a results file read once, each cell found by its key (scenario, parameter,
+//!   strategy) rather than by comparing their text;
 //! - `format`: durations and rates as people read them;
 //! - `verdict`: the table `summary.md` and `report.html` open with, the best ordered design
 //!   per cell on its scenario's headline metric;

@@ -26,10 +26,10 @@ use std::fmt::Write as _;
 use super::Planned;
 use crate::report::view::{Rows, View};
 use crate::results::CellSettings;
-use crate::results::{Results, RunResult};
+use crate::results::{Metric, Results, RunResult};
 use crate::workload::{keys_param, Arrivals, ScenarioId};
 
-use chart::{Ideal, Panel, SweepChart, YKind};
+use chart::{Figure, Ideal, Panel, SweepChart, YKind};
 
 /// The most rows of panels (other points) a sweep chart draws; the summary's tables hold
 /// the rest.
@@ -260,20 +260,19 @@ fn throughput_panel(ideal: Ideal) -> Panel {
     Panel {
         caption: "messages per second (median)",
         y: YKind::Rate,
-        value: |row| Some(row.throughput_per_s.median),
-        spread: Some(|row| Some((row.throughput_per_s.min, row.throughput_per_s.max))),
+        figure: Figure::Spread(Metric::Throughput),
         ideal,
     }
 }
 
 /// A panel of `value` on a `y` axis, without whiskers or an ideal.
-fn plain_panel(caption: &'static str, y: YKind, value: fn(&RunResult) -> Option<f64>) -> Panel {
-    Panel { caption, y, value, spread: None, ideal: Ideal::None }
+fn plain_panel(caption: &'static str, y: YKind, figure: Figure) -> Panel {
+    Panel { caption, y, figure, ideal: Ideal::None }
 }
 
 /// The p99 latency panel.
 fn p99_panel() -> Panel {
-    plain_panel("p99 latency", YKind::Latency, |row| Some(row.latency_ns.p99 as f64))
+    plain_panel("p99 latency", YKind::Latency, Figure::Metric(Metric::P99))
 }
 
 /// How every sweep chart's left-hand panels read.
@@ -392,9 +391,11 @@ fn throughput_chart(sweep: &Sweep<'_>, machine: Machine) -> Planned {
             _ => "the keys that are not troubled",
         };
         (
-            plain_panel("bystander p99 latency", YKind::Latency, |row| {
-                row.bystander_latency_ns.map(|tail| tail.p99 as f64)
-            }),
+            plain_panel(
+                "bystander p99 latency",
+                YKind::Latency,
+                Figure::Metric(Metric::BystanderP99),
+            ),
             format!("the bystanders' p99 latency ({which}; log)"),
         )
     } else {
@@ -422,9 +423,11 @@ fn window_chart(sweep: &Sweep<'_>, machine: Machine) -> Planned {
     let memory = sweep.points.iter().flat_map(|point| &point.rows).any(|row| row.memory.is_some());
     let (second, right) = if memory {
         (
-            plain_panel("peak resident memory", YKind::Mib, |row| {
-                row.memory.map(|memory| memory.peak_bytes as f64 / 1_048_576.0)
-            }),
+            plain_panel(
+                "peak resident memory",
+                YKind::Mib,
+                Figure::Own(|row| row.memory.map(|memory| memory.peak_bytes as f64 / 1_048_576.0)),
+            ),
             "the process's peak resident memory while the cell ran (MiB, linear, not from \
              zero: the harness and the workload's messages are in it, so compare the points \
              with each other); a larger window holds more messages in flight",
