@@ -303,7 +303,8 @@ pub fn collect(mut runs: Vec<Run>) -> History {
     for chart in &mut charts {
         chart.designs = super::first_seen(chart.points.iter().map(|point| point.strategy.clone()));
     }
-    charts.sort_by_key(|chart| ScenarioId::ALL.iter().position(|id| *id == chart.scenario));
+    // `ScenarioId` orders as the registry lists its scenarios.
+    charts.sort_by_key(|chart| chart.scenario);
     History { runs, charts, left_out }
 }
 

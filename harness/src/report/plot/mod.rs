@@ -16,20 +16,64 @@ mod lines;
 mod panel;
 mod timeline;
 
-mod breakdown;
-mod cold_command;
-mod head_of_line;
-mod hot_backlog;
-mod key_sweep;
-mod open_loop;
-mod pipeline;
-mod price;
-mod spectrum;
-mod sweep;
-mod threads;
-mod throughput;
+/// The charts, in presentation order: one row per module, saying what its `plan` reads
+/// (the [`View`], or the results file itself). A module's `plan` gives one chart, several,
+/// or none ([`Plans`]); adding a chart is a module with a `plan` and a row here.
+macro_rules! charts {
+    ($($module:ident($reads:ident);)*) => {
+        $(mod $module;)*
 
-use std::iter::once;
+        /// Every chart the view's results allow, planned, in presentation order.
+        fn plan_all(view: &View<'_>) -> Vec<Planned> {
+            let mut plans = Vec::new();
+            $($module::plan(reads!($reads, view)).add_to(&mut plans);)*
+            plans
+        }
+    };
+}
+
+/// What a chart's `plan` reads of `view`: the view, or the results file.
+macro_rules! reads {
+    (view, $view:expr) => {
+        $view
+    };
+    (results, $view:expr) => {
+        $view.results()
+    };
+}
+
+charts! {
+    throughput(view);
+    sweep(view);
+    spectrum(view);
+    open_loop(view);
+    threads(view);
+    head_of_line(view);
+    hot_backlog(view);
+    key_sweep(view);
+    cold_command(view);
+    breakdown(view);
+    pipeline(results);
+    price(view);
+}
+
+/// What a chart module's `plan` gives: one chart, several, or none.
+trait Plans {
+    /// Appends them to `plans`.
+    fn add_to(self, plans: &mut Vec<Planned>);
+}
+
+impl Plans for Planned {
+    fn add_to(self, plans: &mut Vec<Planned>) {
+        plans.push(self);
+    }
+}
+
+impl<T: IntoIterator<Item = Planned>> Plans for T {
+    fn add_to(self, plans: &mut Vec<Planned>) {
+        plans.extend(self);
+    }
+}
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -193,18 +237,7 @@ pub fn render_all(results: &Results) -> Result<Charts, PlotError> {
     let results = &drawable(results);
     let view = &View::of(results);
     let mut charts = Charts::default();
-    let plans = once(throughput::plan(view))
-        .chain(sweep::plan(view))
-        .chain(spectrum::plan(view))
-        .chain(
-            [open_loop::plan, threads::plan, head_of_line::plan, hot_backlog::plan]
-                .map(|plan| plan(view)),
-        )
-        .chain(key_sweep::plan(view))
-        .chain([cold_command::plan(view), breakdown::plan(view)])
-        .chain(pipeline::plan(results))
-        .chain(price::plan(view));
-    for plan in plans {
+    for plan in plan_all(view) {
         match plan {
             Planned::Draw(chart) => charts.charts.push(chart?),
             Planned::Skip(reason) => charts.skipped.push(reason),
