@@ -190,10 +190,12 @@ mod tests {
     /// `stall_s`, cut off by the stall limit where `cut_off`.
     fn forever(strategy: &str, policy: RetryPolicy, stall_s: f64, cut_off: bool) -> PipelineRun {
         let results = receipts();
-        let mut run = results
-            .pipelines
-            .into_iter()
-            .find(|run| run.scenario == "pipeline-retry")
+        let view = crate::report::view::View::of(&results);
+        let retry = "pipeline-retry".parse::<crate::workload::ScenarioId>().unwrap();
+        let mut run = view
+            .pipelines(retry)
+            .first()
+            .map(|run| (*run).clone())
             .expect("the reference run has pipeline-retry cells");
         run.strategy = strategy.to_owned();
         let retry = run.retry.as_mut().unwrap();

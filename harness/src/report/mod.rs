@@ -1,9 +1,13 @@
 //! Reports: everything that reads results and shows them. Nothing here times anything.
 //!
+//! - `view`: a results file read once, each cell found by its key (scenario, parameter,
+//!   strategy) rather than by comparing their text;
 //! - `format`: durations and rates as people read them;
 //! - `verdict`: the table `summary.md` and `report.html` open with, the best ordered design
 //!   per cell on its scenario's headline metric;
 //! - `summary`: `summary.md`, one table per (scenario, param);
+//! - `published`: the summary's tables that set a scenario beside its bound or a published
+//!   figure (cold-command, the key sweeps, parallel-consumer);
 //! - `pipeline`: the summary's tables of the end-to-end pipeline scenarios;
 //! - `price`: the summary's price of order, each ordered design over the unordered control;
 //! - `standing`: the summary's cells where `keyed-mailbox` trails the best design, each
@@ -34,10 +38,12 @@ pub mod interference;
 pub mod pipeline;
 pub mod plot;
 pub mod price;
+mod published;
 pub mod standing;
 pub mod summary;
 pub mod table;
 pub mod verdict;
+pub mod view;
 
 use std::borrow::Cow;
 

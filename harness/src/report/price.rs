@@ -5,6 +5,7 @@
 use super::document::Document;
 use super::format::format_short_ratio;
 use super::table::{Cell, Style, Table};
+use super::view::View;
 use super::{first_seen, validity_mark};
 use crate::results::price::{PriceOfOrder, CONTROL};
 use crate::results::{Results, Validity};
@@ -80,9 +81,9 @@ fn beside_the_fork(results: &Results) -> Cell {
 }
 
 /// The section, or nothing where the control ran in no cell.
-pub fn section(out: &mut Document, results: &Results) {
-    let is_pipeline =
-        |price: &&PriceOfOrder| results.pipelines.iter().any(|run| run.scenario == price.scenario);
+pub fn section(out: &mut Document, view: &View<'_>) {
+    let results = view.results();
+    let is_pipeline = |price: &&PriceOfOrder| view.is_pipeline_price(price);
     let (pipelines, measured): (Vec<&PriceOfOrder>, Vec<&PriceOfOrder>) =
         results.price_of_order.iter().partition(is_pipeline);
     if measured.is_empty() && pipelines.is_empty() {
@@ -120,6 +121,7 @@ pub fn section(out: &mut Document, results: &Results) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use strategies::StrategyId;
 
     fn reference() -> Results {
         let mut results = crate::report::reference::receipts();
@@ -130,17 +132,15 @@ mod tests {
     #[test]
     fn the_summary_prices_every_cell_the_control_ran_in() {
         let results = reference();
+        let view = View::of(&results);
         let mut out = Document::default();
-        section(&mut out, &results);
+        section(&mut out, &view);
         let text = out.markdown();
         println!("{text}");
         assert!(text.contains("## Price of order"), "{text}");
         let zipf = text.lines().find(|line| line.starts_with("| zipf | - |")).expect("a zipf row");
-        let price = results
-            .price_of_order
-            .iter()
-            .find(|price| price.scenario == "zipf" && price.strategy == "keyed-mailbox")
-            .unwrap();
+        let zipf_id = "zipf".parse().unwrap();
+        let price = view.price(zipf_id, "", "keyed-mailbox").unwrap();
         let shown = format!(
             "{} / {}",
             format_short_ratio(price.throughput.unwrap()),
@@ -159,13 +159,10 @@ mod tests {
         let results = reference();
         let verdict = super::super::verdict::render_verdict(&results);
         let zipf = verdict.lines().find(|line| line.starts_with("| zipf | - |")).unwrap();
-        let best = results
-            .price_of_order
-            .iter()
-            .find(|price| {
-                price.scenario == "zipf" && zipf.contains(&format!("**{}**", price.strategy))
-            })
-            .expect("the best design is priced");
+        // The best design is the row's one strong name.
+        let named = zipf.split("**").nth(1).expect("a best design");
+        let view = View::of(&results);
+        let best = view.price("zipf".parse().unwrap(), "", named).expect("the best is priced");
         assert!(zipf.contains(&format!("| {} |", cell(best).text())), "{zipf}");
         let mut before = results.clone();
         before.price_of_order.clear();
@@ -175,11 +172,13 @@ mod tests {
     #[test]
     fn a_run_without_the_control_has_no_section() {
         let mut results = reference();
-        results.runs.retain(|run| run.strategy != CONTROL);
-        results.pipelines.retain(|run| run.strategy != CONTROL);
+        let control = CONTROL.parse::<StrategyId>().ok();
+        let kept = |name: &str| name.parse::<StrategyId>().ok() != control;
+        results.runs.retain(|run| kept(&run.strategy));
+        results.pipelines.retain(|run| kept(&run.strategy));
         results.price_order();
         let mut out = Document::default();
-        section(&mut out, &results);
+        section(&mut out, &View::of(&results));
         assert_eq!(out.markdown(), "");
     }
 }

@@ -35,7 +35,8 @@ use super::format::format_value;
 use super::or_dash;
 use super::table::Table;
 use super::verdict::{best, contenders, format_ratio, ranked_cells, ratio, Entry, Value};
-use crate::results::{EventRates, Results, RunResult};
+use super::view::View;
+use crate::results::{EventRates, RunResult};
 use crate::workload::ScenarioId;
 use strategies::StrategyId;
 
@@ -237,19 +238,17 @@ fn trailing_row(
     let eligible: Vec<Entry> = cell.entries.iter().filter(|entry| !entry.void).cloned().collect();
     // `best` passes over a design with a violation; the hybrid check must too.
     let top = best(&eligible, higher)?;
-    let mine = eligible.iter().find(|entry| entry.strategy == studied)?;
+    let mine = cell.entry(studied).filter(|entry| !entry.void)?;
     let (value, top_value) = (mine.value?, top.value?);
     *ranked += 1;
     let standing_of_best = |value: Value| standing_of(value.median, top_value.median, higher);
     let standing = standing_of_best(value).filter(|standing| *standing < TRAILS)?;
-    let hybrid = eligible
-        .iter()
-        .find(|entry| entry.strategy == StrategyId::Hybrid.as_str() && !entry.violated)
+    let hybrid = cell
+        .entry(StrategyId::Hybrid.as_str())
+        .filter(|entry| !entry.void && !entry.violated)
         .and_then(|entry| standing_of_best(entry.value?));
-    let counters = |strategy: &str| {
-        let row = cell.rows.iter().find(|row| row.strategy == strategy);
-        row.map_or_else(Counters::default, |row| Counters::of(row))
-    };
+    let counters =
+        |strategy: &str| cell.rows.on(strategy).map_or_else(Counters::default, Counters::of);
     let (mine_counted, theirs_counted) = (counters(studied), counters(&top.strategy));
     let (km, theirs) = (mine_counted.events, theirs_counted.events);
     let found = causes(mine_counted, theirs_counted);
@@ -274,16 +273,16 @@ fn trailing_row(
 /// Appends the section: every ranked cell where `keyed-mailbox` trails the best by more
 /// than [`TRAILS`], its counters beside the best's, and the cause. Nothing where the run
 /// did not measure `keyed-mailbox`.
-pub(super) fn section(out: &mut Document, results: &Results) {
-    let columns = contenders(results);
-    if !columns.contains(&StrategyId::KeyedMailbox.as_str()) {
+pub(super) fn section(out: &mut Document, view: &View<'_>) {
+    let columns = contenders(view.results());
+    if !view.ran(StrategyId::KeyedMailbox.as_str()) {
         return;
     }
     let mut table = Table::of(TRAILING_COLUMNS);
     let mut ranked = 0;
     for &scenario in ScenarioId::ALL {
         let Some(metric) = scenario.headline() else { continue };
-        for cell in ranked_cells(results, scenario, metric, &columns) {
+        for cell in ranked_cells(view, scenario, metric, &columns) {
             let row = trailing_row(scenario, metric.higher_is_better(), &cell, &mut ranked);
             if let Some(row) = row {
                 table.push(row);
@@ -344,12 +343,11 @@ fn shown(metric: crate::results::Metric, value: Value) -> String {
 /// `work-stealing` all have a valid figure, the three values, the better parent, and
 /// hybrid's standing against it with its min-max, judged against [`HYBRID_TARGET`] and
 /// [`HYBRID_FLOOR`]. Nothing where the run lacks one of the three.
-pub(super) fn hybrid_section(out: &mut Document, results: &Results) {
+pub(super) fn hybrid_section(out: &mut Document, view: &View<'_>) {
     let [mailbox, stealing, hybrid] =
         [StrategyId::KeyedMailbox, StrategyId::WorkStealing, StrategyId::Hybrid]
             .map(StrategyId::as_str);
-    let columns = contenders(results);
-    if ![mailbox, stealing, hybrid].iter().all(|name| columns.contains(name)) {
+    if ![mailbox, stealing, hybrid].iter().all(|name| view.ran(name)) {
         return;
     }
     let mut table = Table::of(
@@ -359,7 +357,7 @@ pub(super) fn hybrid_section(out: &mut Document, results: &Results) {
     let mut tally = HybridTally::default();
     for &scenario in ScenarioId::ALL {
         let Some(metric) = scenario.headline() else { continue };
-        for cell in ranked_cells(results, scenario, metric, &[mailbox, stealing, hybrid]) {
+        for cell in ranked_cells(view, scenario, metric, &[mailbox, stealing, hybrid]) {
             match hybrid_row(scenario, metric, &cell, &mut tally) {
                 Some(row) => table.push(row),
                 None => tally.left_out += 1,

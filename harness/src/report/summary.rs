@@ -4,15 +4,13 @@ use strategies::{Binding, StrategyId, WindowScope};
 
 use super::document::Document;
 use super::format::{format_ns, format_rate};
+use super::published;
 use super::table::{Cell, Style, Table};
-use super::{first_seen, is_contender, validity_mark};
+use super::view::{Rows, View};
+use super::{is_contender, validity_mark};
 use crate::results::{Meta, Metric, Results, RunResult, SweptSettings, WindowScopeSetting};
-use crate::workload::reference::{
-    is_parallel_consumer_experiment, parallel_consumer_key_mode_s, wow_cold_command,
-    PARALLEL_CONSUMER_MESSAGES, PARALLEL_CONSUMER_PARTITION_S, PARALLEL_CONSUMER_UNORDERED_S,
-    WOW_COLD_COMMAND_SLOW,
-};
-use crate::workload::{cold_command_param, keys_param, ScenarioId};
+use crate::workload::reference::is_parallel_consumer_experiment;
+use crate::workload::ScenarioId;
 
 /// `metric` and its best value among the contenders of `rows` (a void cell contends for
 /// nothing).
@@ -72,6 +70,7 @@ pub fn render_summary(results: &Results) -> String {
 /// The summary, with or without the verdict (`report.html` shows it at the top of the page
 /// instead).
 pub(super) fn summary(results: &Results, with_verdict: bool) -> Document {
+    let view = &View::of(results);
     let mut out = Document::default();
     out.heading(1, "keyed-bench summary");
     let opening = [super::incomplete::line(results), super::incomplete::failed_line(results)];
@@ -84,22 +83,21 @@ pub(super) fn summary(results: &Results, with_verdict: bool) -> Document {
         out.blank();
     }
     if with_verdict {
-        super::verdict::section(&mut out, results);
+        super::verdict::section(&mut out, view);
     }
-    super::standing::section(&mut out, results);
-    super::standing::hybrid_section(&mut out, results);
+    super::standing::section(&mut out, view);
+    super::standing::hybrid_section(&mut out, view);
     header(&mut out, results);
     for &scenario in ScenarioId::ALL {
-        let rows: Vec<&RunResult> =
-            results.runs.iter().filter(|run| run.scenario == scenario.as_str()).collect();
+        let rows = view.rows(scenario);
         if !rows.is_empty() {
-            scenario_section(&mut out, results, scenario, &rows);
+            scenario_section(&mut out, results, scenario, rows);
         }
     }
     crate::report::pipeline::render_pipelines(&mut out, &results.pipelines);
     let transport = results.meta.transport.as_ref();
     crate::report::pipeline::render_transport_calls(&mut out, transport, &results.pipelines);
-    super::price::section(&mut out, results);
+    super::price::section(&mut out, view);
     super::isolation::section(&mut out, results);
     if !results.skipped.is_empty() {
         out.blank();
@@ -251,18 +249,12 @@ fn oversubscribed(meta: &Meta, swept: &SweptSettings) -> Option<String> {
 }
 
 /// A scenario's section: its description, a table per param, and the tables of its own.
-fn scenario_section(
-    out: &mut Document,
-    results: &Results,
-    scenario: ScenarioId,
-    rows: &[&RunResult],
-) {
+fn scenario_section(out: &mut Document, results: &Results, scenario: ScenarioId, rows: &Rows<'_>) {
     out.blank();
     out.heading(2, scenario.to_string());
     out.prose(scenario.description());
-    let (_, params) = strategies_and_params(rows);
-    for param in params {
-        let cell: Vec<&RunResult> = rows.iter().copied().filter(|row| row.param == param).collect();
+    for param in rows.params() {
+        let cell = rows.cell(param);
         if !param.is_empty() {
             out.heading(3, format!("{scenario} {param}"));
         }
@@ -274,11 +266,13 @@ fn scenario_section(
     let meta = &results.meta;
     match scenario {
         ScenarioId::Uniform => out.prose(UNIFORM_INCLUDES),
-        ScenarioId::AsyncIo | ScenarioId::AsyncIoZipf => render_key_sweep(out, scenario, rows),
-        ScenarioId::ColdCommand => render_cold_command(out, rows, meta.cores),
+        ScenarioId::AsyncIo | ScenarioId::AsyncIoZipf => {
+            published::render_key_sweep(out, scenario, rows);
+        }
+        ScenarioId::ColdCommand => published::render_cold_command(out, rows, meta.cores),
         ScenarioId::ParallelConsumer => {
             let published = meta.sizes.as_ref().is_some_and(is_parallel_consumer_experiment);
-            render_parallel_consumer(out, rows, published);
+            published::render_parallel_consumer(out, rows, published);
         }
         _ => {}
     }
@@ -456,177 +450,6 @@ fn render_breakdown(out: &mut Document, scenario: ScenarioId, rows: &[&RunResult
     }
     out.table(table);
     out.blank();
-}
-
-/// `cold-command`: the cold-command rate of each strategy by (slow, senders), and the
-/// ratio of `keyed-mailbox` to the 9.2 design (`per-type-pool`) and to `group-by`, beside
-/// Wow's published ratios where the cell is their experiment's (128 slow aggregates).
-fn render_cold_command(out: &mut Document, rows: &[&RunResult], cores: usize) {
-    let (strategies, params) = strategies_and_params(rows);
-    out.heading(3, "cold-command: cold commands per second");
-    out.prose(&format!(
-        "Each sender sends a command to a new \
-         aggregate and sends the next once it is handled. *9.3 / 9.2*: `keyed-mailbox` over \
-         `per-type-pool`, the designs Wow's release compared; *published* is that ratio from \
-         Wow's release notes (JMH, 128 slow aggregates), on 4-core CI runners and on a 14-core \
-         laptop; this run had {cores} cores."
-    ));
-    let mut table = Table::of(">slow|>senders").numbers(strategies.iter().copied()).with(
-        ">keyed-mailbox / per-type-pool (9.3 / 9.2)|>keyed-mailbox / group-by|published 9.3 / 9.2",
-    );
-    let rate = |param: &str, strategy: &str| {
-        rows.iter()
-            .find(|row| row.param == param && row.strategy == strategy)
-            .map(|row| row.throughput_per_s.median)
-    };
-    for param in params {
-        let Some((slow, senders)) = cold_command_param(param) else { continue };
-        let cells: Vec<String> = strategies
-            .iter()
-            .map(|strategy| rate(param, strategy).map_or("-".into(), format_rate))
-            .collect();
-        let mailbox = StrategyId::KeyedMailbox.as_str();
-        let ratio = |of: StrategyId| match (rate(param, mailbox), rate(param, of.as_str())) {
-            (Some(mailbox), Some(other)) if other > 0.0 => format!("{:.1}x", mailbox / other),
-            _ => "-".into(),
-        };
-        let published = wow_cold_command(senders).into_iter().map(|(cores, old, new)| {
-            format!(
-                "{:.0}x ({cores} cores: {} -> {})",
-                new / old,
-                format_rate(old),
-                format_rate(new)
-            )
-        });
-        let published = if slow == WOW_COLD_COMMAND_SLOW {
-            published.collect::<Vec<_>>().join("; ")
-        } else {
-            "-".into()
-        };
-        let mut row = vec![slow.to_string(), senders.to_string()];
-        row.extend(cells);
-        row.extend([ratio(StrategyId::PerTypePool), ratio(StrategyId::GroupBy), published]);
-        table.push(row);
-    }
-    out.table(table);
-    out.blank();
-}
-
-/// The distinct strategies and params of `rows`, in first-seen order.
-fn strategies_and_params<'a>(rows: &[&'a RunResult]) -> (Vec<&'a str>, Vec<&'a str>) {
-    let strategies = first_seen(rows.iter().map(|row| row.strategy.as_str()));
-    (strategies, first_seen(rows.iter().map(|row| row.param.as_str())))
-}
-
-/// Elapsed time per key count next to the ideal bound, for the non-blocking key sweeps
-/// (`async-io`, `async-io-zipf`). No published figure comes from this experiment.
-fn render_key_sweep(out: &mut Document, scenario: ScenarioId, rows: &[&RunResult]) {
-    let messages = rows.first().map_or(0, |row| row.messages);
-    out.heading(3, format!("{scenario}: elapsed seconds by key count"));
-    out.prose(&format!(
-        "{messages} messages per run, each \
-         waiting without blocking a thread; the ideal bound is the larger of the longest key's \
-         chain of waits and total waiting / window. This is not the experiment behind the \
-         Parallel Consumer's published table (see parallel-consumer)."
-    ));
-    out.table(keys_table(rows, ">keys|>ideal", false, |row| format!("{:.3}", row.elapsed_s)));
-    out.blank();
-}
-
-/// `parallel-consumer` by key count: the floor from the drawn sleeps, and each strategy's
-/// elapsed seconds with its ratio to the floor from the service times it recorded. Where
-/// the run is the published experiment (`published`), the published seconds and their ratio
-/// to the same drawn floor stand beside them.
-fn render_parallel_consumer(out: &mut Document, rows: &[&RunResult], published: bool) {
-    let (_, params) = strategies_and_params(rows);
-    let messages = rows.first().map_or(0, |row| row.messages);
-    let threads = rows.first().and_then(|row| row.workers).unwrap_or(0);
-    out.heading(3, "parallel-consumer: elapsed seconds by key count");
-    out.prose(&format!(
-        "{messages} messages per run \
-         on {threads} threads, each handler blocking its thread. *floor*: the larger of the \
-         longest key's sleeps and all sleeps / threads, as drawn. Each strategy's cell is its \
-         elapsed seconds and, in brackets, elapsed / its *measured* floor (the same bound from \
-         the service times it recorded: sleeps overshoot).{}",
-        if published {
-            " *published*: the Parallel Consumer's KEY mode on the same experiment, set \
-             against the drawn floor."
-        } else {
-            " A scaled-down run: no published figure applies."
-        }
-    ));
-    let spec =
-        if published { ">keys|>floor|>published|>published / floor" } else { ">keys|>floor" };
-    // Each strategy's elapsed seconds over its measured floor.
-    out.table(keys_table(rows, spec, published, |row| match Metric::FloorRatio.value(row, &[]) {
-        Some(ratio) => format!("{:.3} ({ratio:.2}x)", row.elapsed_s),
-        None => format!("{:.3}", row.elapsed_s),
-    }));
-    out.blank();
-    if published {
-        published_modes(out, rows, &params);
-    }
-}
-
-/// A table by key count: the bound of `spec`'s second column (the ideal, the floor), then
-/// where `published` the published seconds and their ratio to it, then each strategy's
-/// `cell`.
-fn keys_table(
-    rows: &[&RunResult],
-    spec: &str,
-    published: bool,
-    cell: fn(&RunResult) -> String,
-) -> Table {
-    let (strategies, params) = strategies_and_params(rows);
-    let mut table = Table::of(spec).numbers(strategies.iter().copied());
-    for param in &params {
-        let bound = rows.iter().find(|row| row.param == *param).map_or(0.0, |row| row.ideal_s);
-        let keys = keys_param(param);
-        let mut row =
-            vec![keys.map_or((*param).to_owned(), |k| k.to_string()), format!("{bound:.3}")];
-        match keys.and_then(parallel_consumer_key_mode_s) {
-            Some(seconds) if published => {
-                row.extend([seconds.to_string(), format!("{:.2}x", seconds / bound)]);
-            }
-            _ if published => row.extend(["-".to_owned(), "-".to_owned()]),
-            _ => {}
-        }
-        let find = |strategy: &str| {
-            rows.iter().find(|row| row.param == *param && row.strategy == strategy)
-        };
-        row.extend(strategies.iter().map(|s| find(s).map_or("-".into(), |row| cell(row))));
-        table.push(row);
-    }
-    table
-}
-
-/// The Parallel Consumer's PARTITION and UNORDERED modes, each beside the floor it is set
-/// against, and where the published figures come from.
-fn published_modes(out: &mut Document, rows: &[&RunResult], params: &[&str]) {
-    let floor_of = |keys: usize| {
-        rows.iter().find(|row| keys_param(&row.param) == Some(keys)).map(|row| row.ideal_s)
-    };
-    if let Some(floor) = floor_of(1) {
-        out.prose(&format!(
-            "PARTITION mode (the partition as one serial stream, which in keyed-bench is the \
-             1-key experiment): published {PARALLEL_CONSUMER_PARTITION_S} s, {:.2}x the 1-key \
-             floor of {floor:.3} s.",
-            PARALLEL_CONSUMER_PARTITION_S / floor
-        ));
-    }
-    let most_keys = params.iter().filter_map(|param| keys_param(param)).max();
-    if let Some((keys, floor)) = most_keys.and_then(|keys| Some((keys, floor_of(keys)?))) {
-        out.prose(&format!(
-            "UNORDERED mode: published {PARALLEL_CONSUMER_UNORDERED_S} s, {:.2}x the floor of \
-             all sleeps / threads ({floor:.3} s, drawn at {keys} keys); keyed-bench's unordered \
-             control is `thread-pool`, in the table above.",
-            PARALLEL_CONSUMER_UNORDERED_S / floor
-        ));
-    }
-    out.prose(&format!(
-        "The published figures ran once each, against a mock consumer and producer \
-         ({PARALLEL_CONSUMER_MESSAGES} messages); docs/design.md section 5.1 says how."
-    ));
 }
 
 #[cfg(test)]

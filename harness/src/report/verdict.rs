@@ -15,12 +15,15 @@
 //! repetitions' logarithms at 5%, and medians more than 2% apart), or, for a figure with
 //! no per-repetition samples, by overlapping min-max spreads.
 
+use std::collections::HashMap;
+
 use super::document::Document;
 use super::format::format_value;
 use super::or_dash;
 use super::table::{Align, Cell, Style, Table};
+use super::view::{Rows, View};
 use crate::results::noise::{self, Moments};
-use crate::results::{Metric, PipelineRun, Results, RunResult};
+use crate::results::{Metric, Results, RunResult};
 use crate::workload::ScenarioId;
 
 /// Where neither side has a spread (one repetition, or a percentile of one merged
@@ -335,6 +338,12 @@ fn is_unordered_control(strategy: &str) -> bool {
 /// The verdict's data: the sentences that say how to read it, and the table; `None` where
 /// the results hold no cell.
 pub fn verdict(results: &Results) -> Option<(Cell, Table)> {
+    verdict_of(&View::of(results))
+}
+
+/// The verdict of the results `view` holds ([`verdict`]).
+pub(super) fn verdict_of(view: &View<'_>) -> Option<(Cell, Table)> {
+    let results = view.results();
     if results.runs.is_empty() && results.pipelines.is_empty() {
         return None;
     }
@@ -348,8 +357,8 @@ pub fn verdict(results: &Results) -> Option<(Cell, Table)> {
     table = table.column("reading", Align::Left);
     for &scenario in ScenarioId::ALL {
         match scenario.headline() {
-            Some(metric) => ranked_rows(&mut table, results, scenario, metric, &columns),
-            None => pipeline_rows(&mut table, results, scenario, &columns),
+            Some(metric) => ranked_rows(&mut table, view, scenario, metric, &columns),
+            None => pipeline_rows(&mut table, view, scenario, &columns),
         }
     }
     let mut guide = intro(results, columns.len());
@@ -392,45 +401,50 @@ pub(super) struct RankedCell<'a> {
     /// The cell's parameter.
     pub param: &'a str,
     /// Every row measured in the cell, contenders and controls alike.
-    pub rows: Vec<&'a RunResult>,
+    pub rows: Rows<'a>,
     /// One entry per contender, in the columns' order.
     pub entries: Vec<Entry>,
+    /// Where each contender's entry is in `entries`.
+    at: HashMap<String, usize>,
+}
+
+impl RankedCell<'_> {
+    /// The entry of `strategy`, if it is a column.
+    pub fn entry(&self, strategy: &str) -> Option<&Entry> {
+        self.at.get(strategy).map(|&at| &self.entries[at])
+    }
 }
 
 /// The cells of `scenario`, one per param in first-seen order, with the `columns` designs'
 /// entries on `metric`.
 pub(super) fn ranked_cells<'a>(
-    results: &'a Results,
+    view: &View<'a>,
     scenario: ScenarioId,
     metric: Metric,
     columns: &[&str],
 ) -> Vec<RankedCell<'a>> {
-    let rows: Vec<&RunResult> =
-        results.runs.iter().filter(|run| run.scenario == scenario.as_str()).collect();
-    let violated: Vec<&str> = rows
-        .iter()
-        .filter(|row| !row.correctness.is_clean())
-        .map(|row| row.strategy.as_str())
-        .collect();
-    let params = super::first_seen(rows.iter().map(|row| row.param.as_str()));
-    params
+    let runs = &view.results().runs;
+    let rows = view.rows(scenario);
+    let violated =
+        |strategy: &str| rows.of_strategy(strategy).iter().any(|row| !row.correctness.is_clean());
+    rows.params()
         .into_iter()
         .map(|param| {
-            let cell: Vec<&RunResult> =
-                rows.iter().copied().filter(|row| row.param == param).collect();
+            let cell = Rows::new(rows.cell(param));
             let entries = columns
                 .iter()
                 .map(|&strategy| {
-                    let row = cell.iter().find(|row| row.strategy == strategy);
+                    let row = cell.on(strategy);
                     Entry {
                         strategy: strategy.to_owned(),
-                        value: row.and_then(|row| value(metric, row, &results.runs)),
-                        violated: violated.contains(&strategy),
-                        void: row.is_some_and(|row| row.is_void()),
+                        value: row.and_then(|row| value(metric, row, runs)),
+                        violated: violated(strategy),
+                        void: row.is_some_and(RunResult::is_void),
                     }
                 })
                 .collect();
-            RankedCell { param, rows: cell, entries }
+            let at = columns.iter().enumerate().map(|(at, name)| ((*name).to_owned(), at));
+            RankedCell { param, rows: cell, entries, at: at.collect() }
         })
         .collect()
 }
@@ -438,14 +452,15 @@ pub(super) fn ranked_cells<'a>(
 /// The rows of a measured scenario, one per param: the `columns` designs ranked on `metric`.
 fn ranked_rows(
     table: &mut Table,
-    results: &Results,
+    view: &View<'_>,
     scenario: ScenarioId,
     metric: Metric,
     columns: &[&str],
 ) {
+    let results = view.results();
     let value_of = |row: &RunResult| value(metric, row, &results.runs);
-    for RankedCell { param, rows: cell, entries } in
-        ranked_cells(results, scenario, metric, columns)
+    for RankedCell { param, rows: cell, entries, .. } in
+        ranked_cells(view, scenario, metric, columns)
     {
         let ranked: Vec<Entry> = entries.iter().filter(|entry| !entry.void).cloned().collect();
         let controls: Vec<(&str, Value)> = cell
@@ -467,7 +482,7 @@ fn ranked_rows(
         ];
         row.extend(entries.iter().map(|entry| Cell::plain(ratio_cell(entry, top))));
         if !results.price_of_order.is_empty() {
-            row.push(best_price(results, scenario, param, top));
+            row.push(best_price(view, scenario, param, top));
         }
         row.push(Cell::plain(reading(metric, &ranked, &controls)));
         table.push(row);
@@ -476,29 +491,22 @@ fn ranked_rows(
 
 /// The price of order of the row's best design: `n/a` where there is no best or the
 /// control did not run in the cell.
-fn best_price(results: &Results, scenario: ScenarioId, param: &str, top: Option<&Entry>) -> Cell {
-    let price = top.and_then(|top| {
-        results.price_of_order.iter().find(|price| {
-            price.scenario == scenario.as_str()
-                && price.param == param
-                && price.strategy == top.strategy
-        })
-    });
+fn best_price(view: &View<'_>, scenario: ScenarioId, param: &str, top: Option<&Entry>) -> Cell {
+    let price = top.and_then(|top| view.price(scenario, param, &top.strategy));
     price.map_or_else(|| Cell::plain("n/a"), super::price::cell)
 }
 
 /// The rows of a pipeline scenario, one per param: per ordered design in `columns`, lost
 /// records and the final state.
-fn pipeline_rows(table: &mut Table, results: &Results, scenario: ScenarioId, columns: &[&str]) {
-    let runs: Vec<&PipelineRun> =
-        results.pipelines.iter().filter(|run| run.scenario == scenario.as_str()).collect();
+fn pipeline_rows(table: &mut Table, view: &View<'_>, scenario: ScenarioId, columns: &[&str]) {
+    let results = view.results();
+    let runs = view.pipelines(scenario);
     for param in super::first_seen(runs.iter().map(|run| run.param.as_str())) {
         let mut row: Vec<Cell> =
             [scenario.as_str(), or_dash(param), PIPELINE_COLUMN, "-"].map(Cell::plain).into();
         let mut measured = Vec::new();
         for &strategy in columns {
-            let Some(run) = runs.iter().find(|run| run.param == param && run.strategy == strategy)
-            else {
+            let Some(run) = view.pipeline(scenario, param, strategy) else {
                 row.push(Cell::plain("n/a"));
                 continue;
             };
@@ -523,14 +531,14 @@ fn pipeline_rows(table: &mut Table, results: &Results, scenario: ScenarioId, col
 /// the table. Empty where the results hold no cell.
 pub fn render_verdict(results: &Results) -> String {
     let mut doc = Document::default();
-    section(&mut doc, results);
+    section(&mut doc, &View::of(results));
     doc.markdown()
 }
 
 /// Appends the verdict section to `doc`: a heading, the intro, the table. Nothing where the
 /// results hold no cell.
-pub(super) fn section(doc: &mut Document, results: &Results) {
-    let Some((intro, table)) = verdict(results) else { return };
+pub(super) fn section(doc: &mut Document, view: &View<'_>) {
+    let Some((intro, table)) = verdict_of(view) else { return };
     doc.heading(2, "Verdict");
     doc.paragraph(intro);
     doc.blank();

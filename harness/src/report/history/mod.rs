@@ -16,9 +16,11 @@
 
 mod page;
 
+use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 
 use super::verdict::{contenders, ranked_cells, RankedCell};
+use super::view::View;
 use crate::results::fs::write_atomically;
 use crate::results::{Metric, ReadError, Results, RunResult, Scenario, SweptSettings, Validity};
 use crate::workload::ScenarioId;
@@ -136,6 +138,17 @@ pub struct Chart {
     pub designs: Vec<String>,
     /// The points drawn.
     pub points: Vec<Point>,
+}
+
+impl Chart {
+    /// Its points by (run, design), the first of each.
+    pub fn points_at(&self) -> HashMap<(usize, &str), &Point> {
+        let mut at = HashMap::new();
+        for point in &self.points {
+            at.entry((point.run, point.strategy.as_str())).or_insert(point);
+        }
+        at
+    }
 }
 
 /// A cell not drawn, and why.
@@ -281,12 +294,17 @@ pub fn collect(mut runs: Vec<Run>) -> History {
     runs.sort_by(|a, b| {
         a.results.meta.created.cmp(&b.results.meta.created).then_with(|| a.folder.cmp(&b.folder))
     });
-    let mut charts: Vec<Chart> = Vec::new();
+    let mut charts = ChartSet::default();
     let mut left_out = Vec::new();
     for (index, run) in runs.iter().enumerate() {
         collect_run(index, &run.results, &mut charts, &mut left_out);
     }
-    charts.sort_by_key(|chart| ScenarioId::ALL.iter().position(|id| *id == chart.scenario));
+    let mut charts = charts.charts;
+    for chart in &mut charts {
+        chart.designs = super::first_seen(chart.points.iter().map(|point| point.strategy.clone()));
+    }
+    // `ScenarioId` orders as the registry lists its scenarios.
+    charts.sort_by_key(|chart| chart.scenario);
     History { runs, charts, left_out }
 }
 
@@ -318,7 +336,8 @@ fn cell_of(row: &RunResult) -> String {
 }
 
 /// Adds one run's points to `charts`, and what it leaves out to `left_out`.
-fn collect_run(index: usize, results: &Results, charts: &mut Vec<Chart>, out: &mut Vec<LeftOut>) {
+fn collect_run(index: usize, results: &Results, charts: &mut ChartSet, out: &mut Vec<LeftOut>) {
+    let view = View::of(results);
     let columns = contenders(results);
     let mut leave = |row: &RunResult, reason: String| {
         out.push(LeftOut { run: index, cell: cell_of(row), reason });
@@ -329,7 +348,7 @@ fn collect_run(index: usize, results: &Results, charts: &mut Vec<Chart>, out: &m
             leave(row, "a scenario this build does not know".to_owned());
         } else if scenario.and_then(ScenarioId::headline).is_none() {
             leave(row, "a scenario the verdict ranks on no metric".to_owned());
-        } else if !columns.contains(&row.strategy.as_str()) {
+        } else if !super::is_contender(&row.strategy) {
             leave(row, "not ranked: the reference or an unordered design".to_owned());
         }
     }
@@ -342,7 +361,7 @@ fn collect_run(index: usize, results: &Results, charts: &mut Vec<Chart>, out: &m
     }
     for &scenario in ScenarioId::ALL {
         let Some(metric) = scenario.headline() else { continue };
-        for cell in ranked_cells(results, scenario, metric, &columns) {
+        for cell in ranked_cells(&view, scenario, metric, &columns) {
             collect_cell(index, results, scenario, metric, &cell, charts, out);
         }
     }
@@ -355,12 +374,12 @@ fn collect_cell(
     scenario: ScenarioId,
     metric: Metric,
     cell: &RankedCell<'_>,
-    charts: &mut Vec<Chart>,
+    charts: &mut ChartSet,
     out: &mut Vec<LeftOut>,
 ) {
     let mut points = Vec::new();
     for entry in &cell.entries {
-        let Some(row) = cell.rows.iter().find(|row| row.strategy == entry.strategy) else {
+        let Some(row) = cell.rows.on(&entry.strategy) else {
             continue;
         };
         let reason = if !own_point(row, results) {
@@ -386,45 +405,45 @@ fn collect_cell(
             violated: entry.violated,
         });
     }
-    let measured = cell.rows.iter().any(|row| {
-        own_point(row, results) && cell.entries.iter().any(|entry| entry.strategy == row.strategy)
-    });
+    let measured =
+        cell.rows.iter().any(|row| own_point(row, results) && cell.entry(&row.strategy).is_some());
     if !measured {
         return;
     }
     let param = cell.rows.first().map(|row| base_param(row)).unwrap_or_default();
-    let chart = chart_of(charts, scenario, &param, metric);
+    let chart = charts.of(scenario, &param, metric);
     if !chart.runs.contains(&index) {
         chart.runs.push(index);
     }
-    for point in points {
-        if !chart.designs.contains(&point.strategy) {
-            chart.designs.push(point.strategy.clone());
-        }
-        chart.points.push(point);
-    }
+    chart.points.extend(points);
 }
 
-/// The chart of `scenario` and `param`, added where it is new.
-fn chart_of<'c>(
-    charts: &'c mut Vec<Chart>,
-    scenario: ScenarioId,
-    param: &str,
-    metric: Metric,
-) -> &'c mut Chart {
-    let at = charts.iter().position(|chart| chart.scenario == scenario && chart.param == param);
-    let at = at.unwrap_or_else(|| {
-        charts.push(Chart {
-            scenario,
-            param: param.to_owned(),
-            metric,
-            runs: Vec::new(),
-            designs: Vec::new(),
-            points: Vec::new(),
+/// The charts being collected, each found by its scenario and param.
+#[derive(Default)]
+struct ChartSet {
+    /// The charts, in order of first appearance.
+    charts: Vec<Chart>,
+    /// Where the chart of each (scenario, param) is in `charts`.
+    at: HashMap<(ScenarioId, String), usize>,
+}
+
+impl ChartSet {
+    /// The chart of `scenario` and `param`, added where it is new.
+    fn of(&mut self, scenario: ScenarioId, param: &str, metric: Metric) -> &mut Chart {
+        let charts = &mut self.charts;
+        let at = *self.at.entry((scenario, param.to_owned())).or_insert_with(|| {
+            charts.push(Chart {
+                scenario,
+                param: param.to_owned(),
+                metric,
+                runs: Vec::new(),
+                designs: Vec::new(),
+                points: Vec::new(),
+            });
+            charts.len() - 1
         });
-        charts.len() - 1
-    });
-    &mut charts[at]
+        &mut self.charts[at]
+    }
 }
 
 /// The settings a run's row shows: workers, repeat, quick sizes, the swept values.

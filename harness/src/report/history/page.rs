@@ -1,6 +1,7 @@
 //! The history page: `harness/templates/history.html`, rendered by minijinja as
 //! `report.html` is, with each chart an inline SVG made here from escaped parts.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use minijinja::context;
@@ -60,9 +61,12 @@ fn run_row(index: usize, run: &Run, base: &str) -> Value {
 /// The charts under a heading per scenario, in the registry's order.
 fn scenario_groups(history: &History, base: &str) -> Vec<Value> {
     let mut groups = Vec::new();
+    let mut by_scenario: HashMap<ScenarioId, Vec<&Chart>> = HashMap::new();
+    for chart in &history.charts {
+        by_scenario.entry(chart.scenario).or_default().push(chart);
+    }
     for &scenario in ScenarioId::ALL {
-        let charts: Vec<&Chart> =
-            history.charts.iter().filter(|chart| chart.scenario == scenario).collect();
+        let charts = by_scenario.remove(&scenario).unwrap_or_default();
         let Some(first) = charts.first() else { continue };
         let metric = first.metric;
         let better = if metric.higher_is_better() { "higher" } else { "lower" };
@@ -293,8 +297,9 @@ fn lines(
 ) {
     let mut segment: Vec<(f64, f64)> = Vec::new();
     let mut segments = Vec::new();
+    let points = chart.points_at();
     for &run in &chart.runs {
-        match chart.points.iter().find(|point| point.run == run && point.strategy == design) {
+        match points.get(&(run, design)) {
             Some(point) => segment.push((x(run), y(point.value))),
             None => segments.push(std::mem::take(&mut segment)),
         }

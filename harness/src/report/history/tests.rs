@@ -41,7 +41,7 @@ fn run(folder: &str, created: &str, runs: Vec<RunResult>) -> Run {
 
 /// The point of `strategy` in `run` on the one chart, if drawn.
 fn point<'h>(history: &'h History, run: usize, strategy: &str) -> Option<&'h Point> {
-    history.charts[0].points.iter().find(|point| point.run == run && point.strategy == strategy)
+    history.charts[0].points_at().get(&(run, strategy)).copied()
 }
 
 #[test]

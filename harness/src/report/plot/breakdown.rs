@@ -7,8 +7,9 @@ use plotters::style::RGBColor;
 
 use super::bars::{Bar, BarPanel, Bars, Group, Slots};
 use super::panel::{Axis, Entry, Frame, Mark};
-use super::{names, render, rows, skipped, strategies, Planned};
-use crate::results::{Results, RunResult};
+use super::{names, render, skipped, Planned};
+use crate::report::view::{Rows, View};
+use crate::results::RunResult;
 use crate::workload::ScenarioId;
 
 const NOTE: &str = "One group of bars per strategy on uniform (no-wait handlers, closed loop): \
@@ -35,11 +36,8 @@ const SERIES: [Series; 6] = [
     }),
 ];
 
-pub(super) fn plan(results: &Results) -> Planned {
-    let rows: Vec<&RunResult> = rows(results, ScenarioId::Uniform)
-        .into_iter()
-        .filter(|row| row.events_per_message.is_some())
-        .collect();
+pub(super) fn plan(view: &View<'_>) -> Planned {
+    let rows = view.rows(ScenarioId::Uniform).filter(|row| row.events_per_message.is_some());
     if rows.is_empty() {
         let why = "no uniform run here has a counted repetition (--no-breakdown, or results \
                    from before the breakdown)";
@@ -47,8 +45,8 @@ pub(super) fn plan(results: &Results) -> Planned {
     }
     // One cell per strategy: the first param's (a sweep's first point, the first key count).
     let first = rows[0].param.as_str();
-    let several = rows.iter().any(|row| row.param != first);
-    let rows: Vec<&RunResult> = rows.into_iter().filter(|row| row.param == first).collect();
+    let several = rows.has_other_than(first);
+    let rows = Rows::new(rows.cell(first));
     let note = if several {
         format!(
             "{NOTE} These results hold several uniform cells per strategy (a sweep, or several \
@@ -62,11 +60,11 @@ pub(super) fn plan(results: &Results) -> Planned {
 }
 
 /// A group of bars per strategy, one bar per series.
-fn figure(rows: &[&RunResult]) -> Bars {
-    let strategies = strategies(rows);
+fn figure(rows: &Rows<'_>) -> Bars {
+    let strategies = rows.strategies();
     let values = rows.iter().flat_map(|row| SERIES.iter().filter_map(|(_, _, value)| value(row)));
     let top = values.fold(0.0f64, f64::max).max(0.1) * 1.2;
-    let group = |strategy: &&str| match rows.iter().find(|row| row.strategy == *strategy) {
+    let group = |strategy: &&str| match rows.on(strategy) {
         Some(row) => {
             let bar = |(slot, (_, colour, value)): (usize, &Series)| Bar {
                 value: value(row),

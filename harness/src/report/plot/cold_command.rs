@@ -9,8 +9,8 @@ use strategies::StrategyId;
 use super::bars::{Bar, BarPanel, Bars, Group, LabelStyle, Slots};
 use super::panel::{Axis, Entry, Frame, Mark};
 use super::sweep::{base_param, first_point, point_note};
-use super::{find, log_range, params, render, rows, skipped, strategy_colour, Planned};
-use crate::results::Results;
+use super::{log_range, render, skipped, strategy_colour, Planned};
+use crate::report::view::View;
 use crate::workload::reference::{
     WOW_COLD_COMMAND_14_CORES, WOW_COLD_COMMAND_4_CORES, WOW_COLD_COMMAND_SLOW,
 };
@@ -33,19 +33,21 @@ const AGAINST: [StrategyId; 2] = [StrategyId::PerTypePool, StrategyId::GroupBy];
 /// [`AGAINST`]'s.
 type Cell = ((usize, usize), [Option<f64>; 2]);
 
-pub(super) fn plan(results: &Results) -> Planned {
-    let (rows, point) = first_point(rows(results, ScenarioId::ColdCommand));
+pub(super) fn plan(view: &View<'_>) -> Planned {
+    let results = view.results();
+    let (rows, point) = first_point(view.rows(ScenarioId::ColdCommand));
     let rate = |param, strategy: StrategyId| {
-        Some(find(&rows, param, strategy.as_str())?.throughput_per_s.median)
+        Some(rows.row(param, strategy.as_str())?.throughput_per_s.median)
     };
     let ratio = |param, against| {
         let (mailbox, other) = (rate(param, MAILBOX)?, rate(param, against)?);
         (other > 0.0 && mailbox > 0.0).then(|| mailbox / other)
     };
-    let cells: Vec<Cell> = params(&rows)
+    let cells: Vec<Cell> = rows
+        .params()
         .into_iter()
         .filter_map(|param| {
-            let row = rows.iter().find(|row| row.param == param)?;
+            let row = rows.first_in(param)?;
             Some((
                 cold_command_param(base_param(row))?,
                 AGAINST.map(|against| ratio(param, against)),

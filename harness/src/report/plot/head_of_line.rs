@@ -7,15 +7,12 @@ use plotters::style::RGBColor;
 use super::bars::{Bar, BarPanel, Bars, Fill, Group, Slots};
 use super::panel::{grid, strategy_entries, Axis, Entry, Frame, Layout, Mark};
 use super::sweep::{first_point, first_point_note};
-use super::{log_range, names, ns, ns_label, params, render, rows, skipped, strategies};
+use super::{log_range, names, ns, ns_label, render, skipped, strategies};
 use super::{strategy_colour, Planned};
 use crate::report::cell_name;
-use crate::results::{Results, RunResult};
+use crate::report::view::{Rows, View};
+use crate::results::RunResult;
 use crate::workload::ScenarioId;
-
-/// The scenarios with troubled keys, in panel order.
-const SCENARIOS: [ScenarioId; 3] =
-    [ScenarioId::ConflictBackoff, ScenarioId::LongSync, ScenarioId::HotBacklog];
 
 const NOTE: &str = "One panel per scenario with troubled keys (each hot-backlog burst size has \
 its own). For each strategy, the solid bar is the p99 latency of the bystanders, the keys \
@@ -24,19 +21,20 @@ minus ready: time a message could have run but did not). The y axis is logarithm
 that isolates troubled keys keeps the solid bar low: bystanders should not wait behind a \
 conflict backoff, a long handler or a hot key's backlog.";
 
-pub(super) fn plan(results: &Results) -> Planned {
+pub(super) fn plan(view: &View<'_>) -> Planned {
     let mut panels = Vec::new();
     let mut all = Vec::new();
     let mut shown: Vec<(String, &str)> = Vec::new();
-    for scenario in SCENARIOS {
-        let (rows, point) = first_point(rows(results, scenario));
+    // The scenarios with troubled keys, as their specs say, in the registry's order.
+    let scenarios = ScenarioId::ALL.iter().copied();
+    for scenario in scenarios.filter(|scenario| scenario.spec().charts.head_of_line) {
+        let (rows, point) = first_point(view.rows(scenario));
         if let Some(point) = point {
             shown.push((scenario.to_string(), point));
         }
-        for param in params(&rows) {
-            let cell = rows.iter().filter(|row| row.param == param);
-            let cell: Vec<&RunResult> =
-                cell.filter(|row| row.bystander_latency_ns.is_some()).copied().collect();
+        for param in rows.params() {
+            let cell = rows.cell(param).into_iter();
+            let cell = Rows::new(cell.filter(|row| row.bystander_latency_ns.is_some()));
             if cell.is_empty() {
                 continue;
             }
@@ -55,14 +53,14 @@ pub(super) fn plan(results: &Results) -> Planned {
 }
 
 /// One panel per cell, on one log scale: per strategy, its bystander p99 and its HOL p99.
-fn figure(panels: &[(String, Vec<&RunResult>)], strategies: &[&str]) -> Bars {
+fn figure(panels: &[(String, Rows<'_>)], strategies: &[&str]) -> Bars {
     let p99s = |row: &&RunResult| {
         [ns(row.hol_ns.p99), row.bystander_latency_ns.map_or(1.0, |tail| ns(tail.p99))]
     };
     let range = log_range(panels.iter().flat_map(|(_, rows)| rows.iter().flat_map(p99s)));
-    let panel = |(caption, rows): &(String, Vec<&RunResult>)| {
-        let strategies = super::strategies(rows);
-        let group = |strategy: &&str| match rows.iter().find(|row| row.strategy == *strategy) {
+    let panel = |(caption, rows): &(String, Rows<'_>)| {
+        let strategies = rows.strategies();
+        let group = |strategy: &&str| match rows.on(strategy) {
             Some(row) => {
                 let bystander = row.bystander_latency_ns.map_or(range.start, |tail| ns(tail.p99));
                 let bars = [(bystander, Fill::Edged), (ns(row.hol_ns.p99), Fill::Pale)];

@@ -8,8 +8,8 @@ use super::lines::{LinePanel, Lines, Reference, Series};
 use super::panel::{strategy_entries, Axis, Entry, Frame, Mark};
 use super::sweep::{first_point, point_note, values_of};
 use super::Planned;
-use super::{absent, find, log_range, ns, ns_label, render, rows, strategies, strategy_colour};
-use crate::results::{Results, RunResult};
+use super::{absent, log_range, ns, ns_label, render, strategy_colour};
+use crate::report::view::{Rows, View};
 use crate::workload::ScenarioId;
 
 const NOTE: &str = "One line per strategy: the p99 latency of the bystander keys (log y) as \
@@ -28,8 +28,9 @@ pub(super) fn cliff_burst(window: usize) -> usize {
     (window + 1).saturating_sub((window / 16).max(1))
 }
 
-pub(super) fn plan(results: &Results) -> Planned {
-    let (rows, point) = first_point(rows(results, ScenarioId::HotBacklog));
+pub(super) fn plan(view: &View<'_>) -> Planned {
+    let results = view.results();
+    let (rows, point) = first_point(view.rows(ScenarioId::HotBacklog));
     let bursts = values_of(&rows, "burst").into_iter();
     let mut bursts: Vec<(usize, &str)> =
         bursts.map(|(burst, row)| (burst as usize, row.param.as_str())).collect();
@@ -46,8 +47,8 @@ pub(super) fn plan(results: &Results) -> Planned {
 
 /// A line per strategy over the bursts, (burst size, parameter) in increasing order, evenly
 /// spaced; the cliff of `window` dashed between the bursts either side of it.
-fn figure(rows: &[&RunResult], bursts: &[(usize, &str)], window: usize) -> Lines {
-    let strategies = strategies(rows);
+fn figure(rows: &Rows<'_>, bursts: &[(usize, &str)], window: usize) -> Lines {
+    let strategies = rows.strategies();
     let cliff = cliff_burst(window);
     let label = format!("cliff: burst >= {cliff} fills window {window} minus one refill");
     let legend = strategy_entries(&strategies, Mark::Line);
@@ -62,7 +63,7 @@ fn figure(rows: &[&RunResult], bursts: &[(usize, &str)], window: usize) -> Lines
     });
     let line = |strategy: &&str| {
         let points = bursts.iter().enumerate().filter_map(|(index, (_, param))| {
-            let tail = find(rows, param, strategy)?.bystander_latency_ns?;
+            let tail = rows.row(param, strategy)?.bystander_latency_ns?;
             Some((index as f64 + 0.5, ns(tail.p99)))
         });
         Series::new(strategy_colour(strategy), points.collect())

@@ -11,9 +11,9 @@ use super::lines::{LinePanel, Lines, Reference, Series};
 use super::panel::{strategy_entries, Axis, Entry, Frame, Mark, Marker};
 use super::sweep::{first_point, point_note, values_of};
 use super::Planned;
-use super::{absent, count_label, find, log_range, render, rows, strategies, strategy_colour};
+use super::{absent, count_label, log_range, render, strategy_colour};
 use crate::report::format::format_ns;
-use crate::results::{Results, RunResult};
+use crate::report::view::{Rows, View};
 use crate::workload::reference::{
     is_parallel_consumer_experiment, PARALLEL_CONSUMER_KEY_MODE_S, PARALLEL_CONSUMER_WINDOW,
 };
@@ -43,7 +43,9 @@ scaled-down run shows none.";
 /// One chart of a key sweep.
 struct KeySweep<'a> {
     scenario: ScenarioId,
-    rows: Vec<&'a RunResult>,
+    /// What the dashed line is: the ideal bound, or the floor.
+    bound: &'static str,
+    rows: Rows<'a>,
     /// (keys, parameter), in increasing key order.
     keys: Vec<(usize, &'a str)>,
     /// Messages per run.
@@ -52,7 +54,8 @@ struct KeySweep<'a> {
     published: Option<&'static [(usize, f64)]>,
 }
 
-pub(super) fn plan(results: &Results) -> Vec<Planned> {
+pub(super) fn plan(view: &View<'_>) -> Vec<Planned> {
+    let results = view.results();
     let mut plans = Vec::new();
     let published = results
         .meta
@@ -61,13 +64,13 @@ pub(super) fn plan(results: &Results) -> Vec<Planned> {
         .is_some_and(is_parallel_consumer_experiment)
         .then_some(PARALLEL_CONSUMER_KEY_MODE_S);
     let sweeps = [
-        (ScenarioId::AsyncIo, ASYNC_IO_NOTE, None),
-        (ScenarioId::AsyncIoZipf, ASYNC_IO_ZIPF_NOTE, None),
-        (ScenarioId::ParallelConsumer, PARALLEL_CONSUMER_NOTE, published),
+        (ScenarioId::AsyncIo, ASYNC_IO_NOTE, "ideal bound", None),
+        (ScenarioId::AsyncIoZipf, ASYNC_IO_ZIPF_NOTE, "ideal bound", None),
+        (ScenarioId::ParallelConsumer, PARALLEL_CONSUMER_NOTE, "floor", published),
     ];
-    for (scenario, note, published) in sweeps {
+    for (scenario, note, bound, published) in sweeps {
         let name = format!("{scenario}-elapsed");
-        let (rows, point) = first_point(rows(results, scenario));
+        let (rows, point) = first_point(view.rows(scenario));
         let keys = values_of(&rows, "keys").into_iter();
         let mut keys: Vec<(usize, &str)> = keys
             .map(|(keys, row)| (keys as usize, row.param.as_str()))
@@ -84,7 +87,7 @@ pub(super) fn plan(results: &Results) -> Vec<Planned> {
             .iter()
             .all(|row| row.window.is_none_or(|window| window == PARALLEL_CONSUMER_WINDOW));
         let published = published.filter(|_| published_window);
-        let figure = KeySweep { scenario, rows, keys, messages, published };
+        let figure = KeySweep { scenario, bound, rows, keys, messages, published };
         let title = format!("{scenario}: elapsed time vs number of keys");
         plans.push(render(name, title, point_note(note, scenario, point), &figure.figure()));
     }
@@ -94,12 +97,10 @@ pub(super) fn plan(results: &Results) -> Vec<Planned> {
 impl KeySweep<'_> {
     /// A line per strategy over the key counts, the ideal dashed, the published diamonds.
     fn figure(&self) -> Lines {
-        let strategies = strategies(&self.rows);
+        let strategies = self.rows.strategies();
         let published = self.published.unwrap_or(&[]);
         let mut legend = strategy_entries(&strategies, Mark::Line);
-        let floor =
-            if self.scenario == ScenarioId::ParallelConsumer { "floor" } else { "ideal bound" };
-        legend.push(Entry::new(floor, BLACK, Mark::Dashed));
+        legend.push(Entry::new(self.bound, BLACK, Mark::Dashed));
         if !published.is_empty() {
             let label = "published KEY mode (Parallel Consumer, same experiment)";
             legend.push(Entry::new(label, BLACK, Mark::Diamond));
@@ -112,12 +113,12 @@ impl KeySweep<'_> {
         let seconds = self.rows.iter().flat_map(|row| [row.elapsed_s, row.ideal_s]);
         let range = log_range(seconds.chain(published.iter().map(|(_, s)| *s)));
         let ideal = self.keys.iter().filter_map(|(keys, param)| {
-            let row = self.rows.iter().find(|row| row.param == *param)?;
+            let row = self.rows.first_in(param)?;
             Some((*keys as f64, row.ideal_s))
         });
         let line = |strategy: &&str| {
             let points = self.keys.iter().filter_map(|(keys, param)| {
-                find(&self.rows, param, strategy).map(|row| (*keys as f64, row.elapsed_s))
+                self.rows.row(param, strategy).map(|row| (*keys as f64, row.elapsed_s))
             });
             Series::new(strategy_colour(strategy), points.collect())
         };

@@ -16,26 +16,70 @@ mod lines;
 mod panel;
 mod timeline;
 
-mod breakdown;
-mod cold_command;
-mod head_of_line;
-mod hot_backlog;
-mod key_sweep;
-mod open_loop;
-mod pipeline;
-mod price;
-mod spectrum;
-mod sweep;
-mod threads;
-mod throughput;
+/// The charts, in presentation order: one row per module, saying what its `plan` reads
+/// (the [`View`], or the results file itself). A module's `plan` gives one chart, several,
+/// or none ([`Plans`]); adding a chart is a module with a `plan` and a row here.
+macro_rules! charts {
+    ($($module:ident($reads:ident);)*) => {
+        $(mod $module;)*
 
-use std::iter::once;
+        /// Every chart the view's results allow, planned, in presentation order.
+        fn plan_all(view: &View<'_>) -> Vec<Planned> {
+            let mut plans = Vec::new();
+            $($module::plan(reads!($reads, view)).add_to(&mut plans);)*
+            plans
+        }
+    };
+}
+
+/// What a chart's `plan` reads of `view`: the view, or the results file.
+macro_rules! reads {
+    (view, $view:expr) => {
+        $view
+    };
+    (results, $view:expr) => {
+        $view.results()
+    };
+}
+
+charts! {
+    throughput(view);
+    sweep(view);
+    spectrum(view);
+    open_loop(view);
+    threads(view);
+    head_of_line(view);
+    hot_backlog(view);
+    key_sweep(view);
+    cold_command(view);
+    breakdown(view);
+    pipeline(results);
+    price(view);
+}
+
+/// What a chart module's `plan` gives: one chart, several, or none.
+trait Plans {
+    /// Appends them to `plans`.
+    fn add_to(self, plans: &mut Vec<Planned>);
+}
+
+impl Plans for Planned {
+    fn add_to(self, plans: &mut Vec<Planned>) {
+        plans.push(self);
+    }
+}
+
+impl<T: IntoIterator<Item = Planned>> Plans for T {
+    fn add_to(self, plans: &mut Vec<Planned>) {
+        plans.extend(self);
+    }
+}
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use plotters::prelude::*;
-use strategies::StrategyId;
 
+use crate::report::view::{Rows, View};
 use crate::results::fs::write_atomically;
 use crate::results::{Results, RunResult};
 use crate::workload::ScenarioId;
@@ -191,19 +235,9 @@ fn drawable(results: &Results) -> Results {
 pub fn render_all(results: &Results) -> Result<Charts, PlotError> {
     register_font()?;
     let results = &drawable(results);
+    let view = &View::of(results);
     let mut charts = Charts::default();
-    let plans = once(throughput::plan(results))
-        .chain(sweep::plan(results))
-        .chain(spectrum::plan(results))
-        .chain(
-            [open_loop::plan, threads::plan, head_of_line::plan, hot_backlog::plan]
-                .map(|plan| plan(results)),
-        )
-        .chain(key_sweep::plan(results))
-        .chain([cold_command::plan(results), breakdown::plan(results)])
-        .chain(pipeline::plan(results))
-        .chain(price::plan(results));
-    for plan in plans {
+    for plan in plan_all(view) {
         match plan {
             Planned::Draw(chart) => charts.charts.push(chart?),
             Planned::Skip(reason) => charts.skipped.push(reason),
@@ -288,33 +322,15 @@ fn encode_png(rgb: &[u8], width: u32, height: u32) -> Result<Vec<u8>, png::Encod
     Ok(png)
 }
 
-/// The results of one scenario, in file order.
-fn rows(results: &Results, scenario: ScenarioId) -> Vec<&RunResult> {
-    results.runs.iter().filter(|run| run.scenario == scenario.as_str()).collect()
-}
-
-/// The distinct parameters of `rows`, in order of first appearance.
-fn params<'a>(rows: &[&'a RunResult]) -> Vec<&'a str> {
-    crate::report::first_seen(rows.iter().map(|row| row.param.as_str()))
-}
-
-/// The distinct strategies of `rows`, known ones in [`StrategyId::ALL`] order, then any
+/// The distinct strategies of `rows`, known ones in [`strategies::StrategyId::ALL`] order, then any
 /// others in file order.
 fn strategies<'a>(rows: &[&'a RunResult]) -> Vec<&'a str> {
-    let known = StrategyId::ALL.iter().filter_map(|id| {
-        rows.iter().map(|row| row.strategy.as_str()).find(|strategy| *strategy == id.as_str())
-    });
-    crate::report::first_seen(known.chain(rows.iter().map(|row| row.strategy.as_str())))
+    Rows::new(rows.iter().copied()).strategies()
 }
 
 /// The strategies as owned labels.
 fn names(strategies: &[&str]) -> Vec<String> {
     strategies.iter().map(|strategy| (*strategy).to_owned()).collect()
-}
-
-/// The row of (`param`, `strategy`), if measured.
-fn find<'a>(rows: &[&'a RunResult], param: &str, strategy: &str) -> Option<&'a RunResult> {
-    rows.iter().copied().find(|row| row.param == param && row.strategy == strategy)
 }
 
 /// The largest value a chart axis spans: far above any measurement, yet with room to pad
@@ -372,6 +388,7 @@ fn ns_label(value: &f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use strategies::StrategyId;
 
     #[test]
     fn every_strategy_has_its_own_colour() {

@@ -6,9 +6,10 @@ use super::lines::{LinePanel, Lines, Series};
 use super::panel::{strategy_entries, Axis, Frame, Layout, Mark};
 use super::sweep::{base_param, first_point, point_note, values_of};
 use super::Planned;
-use super::{absent, find, log_range, ns, ns_label, render, rows, strategies, strategy_colour};
+use super::{absent, log_range, ns, ns_label, render, strategy_colour};
 use crate::report::format::format_rate;
-use crate::results::{Results, RunResult};
+use crate::report::view::{Rows, View};
+use crate::results::RunResult;
 use crate::workload::{keys_param, ScenarioId};
 
 const NOTE: &str = "Messages arrive at a constant rate, a fraction of the saturation \
@@ -24,15 +25,15 @@ type Pick = fn(&RunResult) -> u64;
 const PANELS: [(&str, Pick); 2] =
     [("median latency", |row| row.latency_ns.p50), ("p99 latency", |row| row.latency_ns.p99)];
 
-pub(super) fn plan(results: &Results) -> Planned {
-    let (rows, point) = first_point(rows(results, ScenarioId::OpenLoop));
+pub(super) fn plan(view: &View<'_>) -> Planned {
+    let (rows, point) = first_point(view.rows(ScenarioId::OpenLoop));
     // With several `--keys`, each count has its own loads: the first count's are drawn.
     let keys = |row: &RunResult| {
         base_param(row).split(' ').find(|part| keys_param(part).is_some()).map(str::to_owned)
     };
     let first_keys = rows.first().and_then(|row| keys(row));
     let several_keys = rows.iter().any(|row| keys(row) != first_keys);
-    let rows: Vec<&RunResult> = rows.into_iter().filter(|row| keys(row) == first_keys).collect();
+    let rows = rows.filter(|row| keys(row) == first_keys);
     let loads = values_of(&rows, "load").into_iter();
     let loads: Vec<(f64, &str, Option<f64>)> =
         loads.map(|(load, row)| (load, row.param.as_str(), row.offered_per_s)).collect();
@@ -53,8 +54,8 @@ pub(super) fn plan(results: &Results) -> Planned {
 
 /// The median and the p99 panel, a line per strategy over the loads: (load fraction,
 /// parameter, offered msg/s).
-fn figure(rows: &[&RunResult], loads: &[(f64, &str, Option<f64>)]) -> Lines {
-    let strategies = strategies(rows);
+fn figure(rows: &Rows<'_>, loads: &[(f64, &str, Option<f64>)]) -> Lines {
+    let strategies = rows.strategies();
     let low = loads.iter().map(|(load, ..)| *load).fold(f64::INFINITY, f64::min);
     let high = loads.iter().map(|(load, ..)| *load).fold(0.0, f64::max);
     let pad = ((high - low) * 0.06).max(0.02);
@@ -69,7 +70,7 @@ fn figure(rows: &[&RunResult], loads: &[(f64, &str, Option<f64>)]) -> Lines {
     let panel = |(caption, latency): (&str, Pick)| {
         let line = |strategy: &&str| {
             let points = loads.iter().filter_map(|(load, param, _)| {
-                find(rows, param, strategy).map(|row| (*load, ns(latency(row))))
+                rows.row(param, strategy).map(|row| (*load, ns(latency(row))))
             });
             Series::new(strategy_colour(strategy), points.collect())
         };

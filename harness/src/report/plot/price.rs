@@ -4,19 +4,10 @@
 use super::bars::{Bar, BarPanel, Bars, Fill, Group, Slots};
 use super::panel::{strategy_entries, Axis, Frame, Layout, Mark};
 use super::{log_range, render, strategy_colour, Planned};
+use crate::report::view::View;
 use crate::report::{cell_name, first_seen};
-use crate::results::{PriceOfOrder, Results};
+use crate::results::PriceOfOrder;
 use crate::workload::ScenarioId;
-
-/// The scenarios the chart shows, in order: distinct and Zipf keys, waits, and the loads.
-const SCENARIOS: [ScenarioId; 6] = [
-    ScenarioId::Uniform,
-    ScenarioId::Zipf,
-    ScenarioId::ConflictBackoff,
-    ScenarioId::AsyncIo,
-    ScenarioId::AsyncIoZipf,
-    ScenarioId::OpenLoop,
-];
 
 const NOTE: &str = "Each ordered design against the unordered control thread-pool on the \
 same workload in the same run, one group of bars per cell. Top: throughput over the \
@@ -39,38 +30,40 @@ fn decade_label(ratio: &f64) -> String {
 /// The bar of `design` in `cell` at `slot`, filled by its receipt; none where it has no
 /// price or no such ratio.
 fn bar(
-    prices: &[&PriceOfOrder],
-    (scenario, param): (&str, &str),
+    view: &View<'_>,
+    (scenario, param): (ScenarioId, &str),
     design: &str,
     value: fn(&PriceOfOrder) -> Option<f64>,
     slot: usize,
 ) -> Option<Bar> {
-    let price = prices.iter().find(|price| {
-        (price.scenario.as_str(), price.param.as_str(), price.strategy.as_str())
-            == (scenario, param, design)
-    })?;
+    let price = view.price(scenario, param, design)?;
     Some(Bar::new(slot, value(price)?, strategy_colour(design)).fill(Fill::of(price.validity)))
 }
 
 /// The chart, or nothing where the file has no prices (files from before them, or a run
 /// without the control): such a run's report stays as it was.
-pub(super) fn plan(results: &Results) -> Option<Planned> {
-    let prices: Vec<&PriceOfOrder> = results
+pub(super) fn plan(view: &View<'_>) -> Option<Planned> {
+    // The prices of the scenarios whose specs put them in the chart, with their scenario.
+    let shown = |price| Some((View::price_scenario(price)?, price));
+    let prices: Vec<(ScenarioId, &PriceOfOrder)> = view
+        .results()
         .price_of_order
         .iter()
-        .filter(|price| SCENARIOS.iter().any(|scenario| price.scenario == scenario.as_str()))
+        .filter_map(shown)
+        .filter(|(scenario, _)| scenario.spec().charts.price_of_order)
         .collect();
     if prices.is_empty() {
         return None;
     }
-    let cells = first_seen(prices.iter().map(|price| (&*price.scenario, &*price.param)));
+    let cells = first_seen(prices.iter().map(|(scenario, price)| (*scenario, &*price.param)));
+    let prices: Vec<&PriceOfOrder> = prices.into_iter().map(|(_, price)| price).collect();
     let designs = first_seen(prices.iter().map(|price| price.strategy.as_str()));
     let labels: Vec<String> =
-        cells.iter().map(|(scenario, param)| cell_name(scenario, param)).collect();
+        cells.iter().map(|(scenario, param)| cell_name(scenario.as_str(), param)).collect();
     let panel = |caption: &str, value: fn(&PriceOfOrder) -> Option<f64>| {
         let range = log_range(prices.iter().filter_map(|price| value(price)).chain([1.0]));
-        let group = |&cell: &(&str, &str)| -> Group {
-            let bar = |(slot, design): (usize, &&str)| bar(&prices, cell, design, value, slot);
+        let group = |&cell: &(ScenarioId, &str)| -> Group {
+            let bar = |(slot, design): (usize, &&str)| bar(view, cell, design, value, slot);
             designs.iter().enumerate().filter_map(bar).collect()
         };
         BarPanel {
@@ -105,10 +98,10 @@ mod tests {
     #[test]
     fn a_priced_run_draws_the_chart_and_an_older_file_neither_draws_nor_skips_it() {
         let mut results = reference();
-        assert!(plan(&results).is_none(), "a file from before prices has no chart");
+        assert!(plan(&View::of(&results)).is_none(), "a file from before prices has no chart");
         results.price_order();
         super::super::register_font().unwrap();
-        let Some(Planned::Draw(chart)) = plan(&results) else { panic!("no chart") };
+        let Some(Planned::Draw(chart)) = plan(&View::of(&results)) else { panic!("no chart") };
         let chart = chart.unwrap();
         assert_eq!(chart.name, "price-of-order");
         assert!(chart.svg.contains("async-io-zipf keys=200"), "every chosen scenario has a group");

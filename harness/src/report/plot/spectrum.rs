@@ -8,9 +8,10 @@ use super::lines::{LinePanel, Lines, Series};
 use super::panel::{grid, strategy_entries, Axis, Frame, Layout, Mark};
 use super::sweep::{first_point, point_note};
 use super::TICK_PX;
-use super::{absent, find, log_range, ns, ns_label, params, render, rows, strategies};
+use super::{absent, log_range, ns, ns_label, render};
 use super::{strategy_colour, Planned};
-use crate::results::{Latency, Results, RunResult};
+use crate::report::view::{Rows, View};
+use crate::results::Latency;
 use crate::workload::ScenarioId;
 
 /// Percentile positions: log10(1 / (1 - q)) for p50, p90, p99, p99.9, and the maximum
@@ -31,17 +32,18 @@ fn values(latency: &Latency) -> [u64; 5] {
     [latency.p50, latency.p90, latency.p99, latency.p999, latency.max]
 }
 
-pub(super) fn plan(results: &Results) -> Vec<Planned> {
+pub(super) fn plan(view: &View<'_>) -> Vec<Planned> {
     let mut plans = Vec::new();
-    for &scenario in ScenarioId::ALL {
+    // A pipeline scenario records no latency percentiles: no chart is offered for it.
+    for &scenario in ScenarioId::ALL.iter().filter(|scenario| !scenario.is_pipeline()) {
         let name = format!("latency-{scenario}");
-        let rows = rows(results, scenario);
+        let rows = view.rows(scenario);
         if rows.is_empty() {
             plans.push(absent(&name, scenario));
             continue;
         }
         let (rows, point) =
-            if params(&rows).len() > MAX_PANELS { first_point(rows) } else { (rows, None) };
+            if rows.params().len() > MAX_PANELS { first_point(rows) } else { (rows.clone(), None) };
         let note = point_note(NOTE, scenario, point);
         let title = format!("Latency percentiles: {scenario}");
         plans.push(render(name, title, note, &figure(scenario, &rows)));
@@ -50,9 +52,9 @@ pub(super) fn plan(results: &Results) -> Vec<Planned> {
 }
 
 /// A panel per param, on one log scale; a line per strategy through its percentiles.
-fn figure(scenario: ScenarioId, rows: &[&RunResult]) -> Lines {
-    let params = params(rows);
-    let strategies = strategies(rows);
+fn figure(scenario: ScenarioId, rows: &Rows<'_>) -> Lines {
+    let params = rows.params();
+    let strategies = rows.strategies();
     let range = log_range(rows.iter().flat_map(|row| values(&row.latency_ns).map(ns)));
     let positions: Vec<(f64, String)> =
         POSITIONS.iter().map(|(x, label)| (*x, (*label).to_owned())).collect();
@@ -63,7 +65,7 @@ fn figure(scenario: ScenarioId, rows: &[&RunResult]) -> Lines {
             format!("{scenario} {param}")
         };
         let lines = strategies.iter().filter_map(|strategy| {
-            let row = find(rows, param, strategy)?;
+            let row = rows.row(param, strategy)?;
             let points = POSITIONS.iter().zip(values(&row.latency_ns));
             let points = points.map(|((x, _), value)| (*x, ns(value))).collect();
             Some(Series::new(strategy_colour(strategy), points))

@@ -7,8 +7,8 @@ use plotters::style::{RGBColor, BLACK};
 use super::bars::{Bar, BarPanel, Bars, Fill, LabelStyle, Labels, Slots};
 use super::panel::{Axis, Entry, Frame, Mark};
 use super::sweep::{first_point, point_note};
-use super::{absent, names, render, rows, strategies, strategy_colour, Planned, TICK_PX};
-use crate::results::{Results, RunResult};
+use super::{absent, names, render, strategy_colour, Planned, TICK_PX};
+use crate::report::view::{Rows, View};
 use crate::workload::ScenarioId;
 
 const NOTE: &str = "One pair of bars per strategy on many-types (many aggregate types): the \
@@ -17,8 +17,9 @@ bar is what the strategy reports it started. The dashed line is the workers sett
 that shares one pool stays on the line whatever the number of types; one pool per type grows \
 with the number of types. inline runs on the caller and starts none.";
 
-pub(super) fn plan(results: &Results) -> Planned {
-    let (rows, point) = first_point(rows(results, ScenarioId::ManyTypes));
+pub(super) fn plan(view: &View<'_>) -> Planned {
+    let results = view.results();
+    let (rows, point) = first_point(view.rows(ScenarioId::ManyTypes));
     if rows.is_empty() {
         return absent("threads-many-types", ScenarioId::ManyTypes);
     }
@@ -30,12 +31,12 @@ pub(super) fn plan(results: &Results) -> Planned {
 }
 
 /// A pair of bars per strategy, observed and reported, against the workers setting.
-fn figure(rows: &[&RunResult], workers: usize) -> Bars {
-    let strategies = strategies(rows);
+fn figure(rows: &Rows<'_>, workers: usize) -> Bars {
+    let strategies = rows.strategies();
     let most = rows.iter().map(|row| row.threads.observed.max(row.threads.reported)).max();
     let top = most.unwrap_or(0).max(workers) as f64 * 1.15 + 1.0;
     let group = |strategy: &&str| {
-        let Some(row) = rows.iter().find(|row| row.strategy == *strategy) else {
+        let Some(row) = rows.on(strategy) else {
             return Default::default();
         };
         let bars = [(row.threads.observed, Fill::Edged), (row.threads.reported, Fill::Pale)];

@@ -5,9 +5,10 @@
 use super::bars::{Bar, BarPanel, Bars, Fill, Slots};
 use super::panel::{grid, strategy_entries, Axis, Frame, Layout, Mark};
 use super::sweep::{base_param, first_point, first_point_note};
-use super::{find, params, rows, strategies, strategy_colour, Planned, AXIS_LIMIT, TICK_PX};
+use super::{strategies, strategy_colour, Planned, AXIS_LIMIT, TICK_PX};
 use crate::report::format::format_rate;
-use crate::results::{Results, RunResult, Validity};
+use crate::report::view::{Rows, View};
+use crate::results::{RunResult, Validity};
 use crate::workload::ScenarioId;
 
 const NOTE: &str = "One panel per scenario, each with its own linear scale. Bar height is the \
@@ -22,9 +23,10 @@ const VALIDITY_NOTE: &str = " A pale bar is a cell other processes disturbed (10
 CPUs or more, by its interference receipt); a hollow one a void cell (25% or more), kept but \
 not ranked.";
 
-pub(super) fn plan(results: &Results) -> Planned {
+pub(super) fn plan(view: &View<'_>) -> Planned {
+    let results = view.results();
     let scenarios = ScenarioId::ALL.iter().map(|&scenario| {
-        let (rows, point) = first_point(rows(results, scenario));
+        let (rows, point) = first_point(view.rows(scenario));
         (scenario, rows, point)
     });
     let scenarios: Vec<_> = scenarios.filter(|(_, rows, _)| !rows.is_empty()).collect();
@@ -35,7 +37,8 @@ pub(super) fn plan(results: &Results) -> Planned {
         .iter()
         .filter_map(|(scenario, _, point)| Some((scenario.to_string(), (*point)?)))
         .collect();
-    let all: Vec<&RunResult> = scenarios.iter().flat_map(|(_, rows, _)| rows.clone()).collect();
+    let all: Vec<&RunResult> =
+        scenarios.iter().flat_map(|(_, rows, _)| rows.iter().copied()).collect();
     let (grid_rows, columns) = grid(scenarios.len(), 4);
     let plot = Bars {
         title: "Throughput per scenario (median msg/s; whiskers: min-max over repetitions)".into(),
@@ -55,14 +58,14 @@ pub(super) fn plan(results: &Results) -> Planned {
 }
 
 /// The panel of `scenario`: a group of bars per param, a bar per strategy.
-fn panel(scenario: ScenarioId, rows: &[&RunResult], point: Option<&str>) -> BarPanel {
-    let params = params(rows);
-    let strategies = strategies(rows);
+fn panel(scenario: ScenarioId, rows: &Rows<'_>, point: Option<&str>) -> BarPanel {
+    let params = rows.params();
+    let strategies = rows.strategies();
     let highest = rows.iter().map(|row| row.throughput_per_s.max).fold(0.0, f64::max);
     let top = (highest * 1.12).min(AXIS_LIMIT);
     // Of a sweep's first point, the groups are named by the scenario's own param.
     let label = |param: &&str| {
-        let param = match (point, rows.iter().find(|row| row.param == *param)) {
+        let param = match (point, rows.first_in(param)) {
             (Some(_), Some(row)) => base_param(row),
             _ => param,
         };
@@ -74,7 +77,7 @@ fn panel(scenario: ScenarioId, rows: &[&RunResult], point: Option<&str>) -> BarP
     };
     let group = |param: &&str| {
         let bars = strategies.iter().enumerate().filter_map(|(slot, strategy)| {
-            let row = find(rows, param, strategy)?;
+            let row = rows.row(param, strategy)?;
             let spread = row.throughput_per_s;
             let bar = Bar::new(slot, spread.median, strategy_colour(strategy));
             Some(Bar {

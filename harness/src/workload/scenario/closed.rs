@@ -30,6 +30,7 @@ pub(super) const UNIFORM: ScenarioSpec = ScenarioSpec {
     grows_partitions: false,
     resubmits: false,
     consumer_driver: false,
+    charts: super::Charts { price_of_order: true, keys_sweep: true, ..super::Charts::NONE },
 };
 
 /// Hot keys: Zipf-distributed keys.
@@ -56,6 +57,7 @@ pub(super) const MANY_TYPES: ScenarioSpec = ScenarioSpec {
     headline: Some(Metric::Throughput),
     stream: 2,
     aggregate_types: |sizes| sizes.types,
+    charts: super::Charts::NONE,
     ..UNIFORM
 };
 
@@ -75,6 +77,7 @@ pub(super) const STATEFUL: ScenarioSpec = ScenarioSpec {
     // State owned per aggregate: the rate where cache affinity should pay.
     headline: Some(Metric::Throughput),
     stream: 11,
+    charts: super::Charts::NONE,
     ..UNIFORM
 };
 

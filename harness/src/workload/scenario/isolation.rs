@@ -45,6 +45,7 @@ pub(super) const HOT_KEY: ScenarioSpec = ScenarioSpec {
     grows_partitions: false,
     resubmits: false,
     consumer_driver: false,
+    charts: super::Charts::NONE,
 };
 
 /// A stressor's two workloads over `keys` keys: its unstressed twin, then `stress=on`. Key 0
@@ -132,6 +133,7 @@ pub(super) const SAGA: ScenarioSpec = ScenarioSpec {
     grows_partitions: false,
     resubmits: true,
     consumer_driver: false,
+    charts: super::Charts::NONE,
 };
 
 /// The groups saga's bystanders are picked for: a bystander's hash agrees with the saga

@@ -70,6 +70,25 @@ pub struct ScenarioSpec {
     /// Whether a consumer driver in another process (docs/external.md, "Consumers") runs
     /// it: one consumer killed and restarted, with its own commits.
     pub consumer_driver: bool,
+    /// The charts across scenarios that show it (`report::plot`).
+    pub charts: Charts,
+}
+
+/// The charts across scenarios a scenario is shown in, beside the ones of its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Charts {
+    /// `head-of-line`: a scenario with troubled keys, its bystanders' p99 beside the
+    /// head-of-line delay.
+    pub head_of_line: bool,
+    /// `price-of-order`: each ordered design over the unordered control.
+    pub price_of_order: bool,
+    /// `sweep-keys-*`: throughput and p99 against `--keys`, where the run swept them.
+    pub keys_sweep: bool,
+}
+
+impl Charts {
+    /// In none of them.
+    pub const NONE: Self = Self { head_of_line: false, price_of_order: false, keys_sweep: false };
 }
 
 /// The param of a stressor scenario's unstressed twin: the same bystanders at the same

@@ -112,6 +112,7 @@ pub(super) const CRASH: ScenarioSpec = ScenarioSpec {
     resubmits: false,
     // One consumer killed and restarted: what a consumer driver in another process can be.
     consumer_driver: true,
+    charts: super::Charts::NONE,
 };
 
 /// Transient failures and poison records, per retry policy.

@@ -31,6 +31,7 @@ pub(super) const ASYNC_IO: ScenarioSpec = ScenarioSpec {
     grows_partitions: false,
     resubmits: false,
     consumer_driver: false,
+    charts: super::Charts { price_of_order: true, ..super::Charts::NONE },
 };
 
 /// What per-key order costs under skewed keys.
@@ -70,6 +71,7 @@ pub(super) const PARALLEL_CONSUMER: ScenarioSpec = ScenarioSpec {
     workers: Some(|sizes| sizes.pc_threads),
     window: Some(|sizes| sizes.pc_window),
     note: Some(parallel_consumer_note),
+    charts: super::Charts::NONE,
     ..ASYNC_IO
 };
 

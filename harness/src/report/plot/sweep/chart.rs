@@ -16,7 +16,8 @@ use super::super::{Planned, AXIS_LIMIT};
 use super::{Axis as Setting, Machine, Point, Sweep};
 use crate::report::format::format_rate;
 use crate::report::is_contender;
-use crate::results::RunResult;
+use crate::report::view::Rows;
+use crate::results::{Metric, RunResult};
 
 /// How a panel's y axis reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,8 +41,35 @@ pub(super) enum Ideal {
     Rate,
 }
 
-/// The repetitions' (min, max) of a cell, where it has them.
-pub(super) type SpreadOf = fn(&RunResult) -> Option<(f64, f64)>;
+/// What a panel plots of a cell.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Figure {
+    /// A metric of the registry (`results::metric`), without whiskers.
+    Metric(Metric),
+    /// A metric of the registry, with its repetitions' (min, max) as a whisker where they
+    /// differ.
+    Spread(Metric),
+    /// A figure the registry does not hold (the process's memory).
+    Own(fn(&RunResult) -> Option<f64>),
+}
+
+impl Figure {
+    /// The value of a cell, where it has one.
+    fn value(self, row: &RunResult) -> Option<f64> {
+        match self {
+            Self::Metric(metric) | Self::Spread(metric) => metric.value(row, &[]),
+            Self::Own(value) => value(row),
+        }
+    }
+
+    /// The repetitions' (min, max) of a cell, where the panel draws them.
+    fn spread(self, row: &RunResult) -> Option<(f64, f64)> {
+        match self {
+            Self::Spread(metric) => metric.spread(row),
+            Self::Metric(_) | Self::Own(_) => None,
+        }
+    }
+}
 
 /// One metric of a sweep chart, a column of its panels.
 pub(super) struct Panel {
@@ -49,10 +77,8 @@ pub(super) struct Panel {
     pub(super) caption: &'static str,
     /// How the y axis reads.
     pub(super) y: YKind,
-    /// The value of a cell, where it has one.
-    pub(super) value: fn(&RunResult) -> Option<f64>,
-    /// The repetitions' (min, max) of a cell, drawn as a whisker where they differ.
-    pub(super) spread: Option<SpreadOf>,
+    /// What it plots of a cell.
+    pub(super) figure: Figure,
     pub(super) ideal: Ideal,
 }
 
@@ -130,20 +156,19 @@ impl<'s, 'a> SweepChart<'s, 'a> {
 
     /// The line of `strategy` in `panel` at `point`, with its whiskers.
     fn series(&self, panel: &Panel, point: &Point<'_>, strategy: &str) -> Series {
-        let mut cells: Vec<(usize, &RunResult)> = point
-            .rows
-            .iter()
-            .filter(|row| row.strategy == strategy)
-            .filter_map(|row| Some((self.sweep.axis.value(row)?, *row)))
+        let mut cells: Vec<(usize, &RunResult)> = Rows::new(point.rows.iter().copied())
+            .of_strategy(strategy)
+            .into_iter()
+            .filter_map(|row| Some((self.sweep.axis.value(row)?, row)))
             .collect();
         cells.sort_by_key(|(value, _)| *value);
         cells.dedup_by_key(|(value, _)| *value);
         let mut series = Series::new(strategy_colour(strategy), Vec::new());
         for (value, row) in cells {
-            let Some(y) = (panel.value)(row) else { continue };
+            let Some(y) = panel.figure.value(row) else { continue };
             let x = value as f64;
             series.points.push((x, drawn(panel.y, y)));
-            let spread = panel.spread.and_then(|spread| spread(row));
+            let spread = panel.figure.spread(row);
             if let Some((min, max)) = spread.filter(|(min, max)| max > min) {
                 series.whiskers.push((x, drawn(panel.y, min), drawn(panel.y, max)));
             }
@@ -200,8 +225,8 @@ impl<'s, 'a> SweepChart<'s, 'a> {
         let values: Vec<f64> = rows
             .iter()
             .flat_map(|row| {
-                let spread = panel.spread.and_then(|spread| spread(row));
-                [(panel.value)(row), spread.map(|(_, max)| max), spread.map(|(min, _)| min)]
+                let spread = panel.figure.spread(row);
+                [panel.figure.value(row), spread.map(|(_, max)| max), spread.map(|(min, _)| min)]
             })
             .flatten()
             .collect();

@@ -23,12 +23,13 @@ mod chart;
 
 use std::fmt::Write as _;
 
-use super::{rows, Planned};
+use super::Planned;
+use crate::report::view::{Rows, View};
 use crate::results::CellSettings;
-use crate::results::{Results, RunResult};
-use crate::workload::{keys_param, ScenarioId};
+use crate::results::{Metric, Results, RunResult};
+use crate::workload::{keys_param, Arrivals, ScenarioId};
 
-use chart::{Ideal, Panel, SweepChart, YKind};
+use chart::{Figure, Ideal, Panel, SweepChart, YKind};
 
 /// The most rows of panels (other points) a sweep chart draws; the summary's tables hold
 /// the rest.
@@ -121,9 +122,8 @@ pub(super) fn param_part(param: &str, name: &str) -> Option<f64> {
 
 /// The value of the `name=` part of each param of `rows` that has one, with the param's
 /// first row, in order of first appearance.
-pub(super) fn values_of<'a>(rows: &[&'a RunResult], name: &str) -> Vec<(f64, &'a RunResult)> {
-    let first = |param| rows.iter().copied().find(|row| row.param == param);
-    let params = super::params(rows).into_iter().filter_map(first);
+pub(super) fn values_of<'a>(rows: &Rows<'a>, name: &str) -> Vec<(f64, &'a RunResult)> {
+    let params = rows.params().into_iter().filter_map(|param| rows.first_in(param));
     params.filter_map(|row| Some((param_part(base_param(row), name)?, row))).collect()
 }
 
@@ -162,9 +162,9 @@ struct Sweep<'a> {
 }
 
 /// The sweep of `axis` in `scenario`, if the results hold one.
-fn find_sweep(results: &Results, scenario: ScenarioId, axis: Axis) -> Option<Sweep<'_>> {
-    let mut points: Vec<Point<'_>> = Vec::new();
-    for row in rows(results, scenario) {
+fn find_sweep<'r>(view: &View<'r>, scenario: ScenarioId, axis: Axis) -> Option<Sweep<'r>> {
+    let mut points: Vec<Point<'r>> = Vec::new();
+    for &row in view.rows(scenario).iter() {
         let (Some(value), Some(rest)) = (axis.value(row), axis.rest(row)) else { continue };
         match points.iter_mut().find(|point| point.rest == rest) {
             Some(point) => {
@@ -230,15 +230,15 @@ impl Machine {
     }
 }
 
-pub(super) fn plan(results: &Results) -> Vec<Planned> {
+pub(super) fn plan(view: &View<'_>) -> Vec<Planned> {
     let mut plans = Vec::new();
-    let machine = Machine::of(results);
+    let machine = Machine::of(view.results());
     let all = ScenarioId::ALL.to_vec();
     // zipf first: its bystanders are what a mailbox's turn length is about.
     let zipf_first = std::iter::once(ScenarioId::Zipf)
         .chain(all.iter().copied().filter(|&id| id != ScenarioId::Zipf))
         .collect();
-    let keyed = vec![ScenarioId::Uniform, ScenarioId::Zipf, ScenarioId::OpenLoop];
+    let keyed = all.iter().copied().filter(|id| id.spec().charts.keys_sweep).collect();
     let charts: [(Axis, Vec<ScenarioId>, Chart); 4] = [
         (Axis::Workers, all.clone(), workers_chart),
         (Axis::Throughput, zipf_first, throughput_chart),
@@ -246,8 +246,7 @@ pub(super) fn plan(results: &Results) -> Vec<Planned> {
         (Axis::Keys, keyed, keys_chart),
     ];
     for (axis, scenarios, chart) in charts {
-        let sweeps =
-            scenarios.into_iter().filter_map(|scenario| find_sweep(results, scenario, axis));
+        let sweeps = scenarios.into_iter().filter_map(|scenario| find_sweep(view, scenario, axis));
         plans.extend(sweeps.map(|sweep| chart(&sweep, machine)));
     }
     plans
@@ -261,20 +260,19 @@ fn throughput_panel(ideal: Ideal) -> Panel {
     Panel {
         caption: "messages per second (median)",
         y: YKind::Rate,
-        value: |row| Some(row.throughput_per_s.median),
-        spread: Some(|row| Some((row.throughput_per_s.min, row.throughput_per_s.max))),
+        figure: Figure::Spread(Metric::Throughput),
         ideal,
     }
 }
 
 /// A panel of `value` on a `y` axis, without whiskers or an ideal.
-fn plain_panel(caption: &'static str, y: YKind, value: fn(&RunResult) -> Option<f64>) -> Panel {
-    Panel { caption, y, value, spread: None, ideal: Ideal::None }
+fn plain_panel(caption: &'static str, y: YKind, figure: Figure) -> Panel {
+    Panel { caption, y, figure, ideal: Ideal::None }
 }
 
 /// The p99 latency panel.
 fn p99_panel() -> Panel {
-    plain_panel("p99 latency", YKind::Latency, |row| Some(row.latency_ns.p99 as f64))
+    plain_panel("p99 latency", YKind::Latency, Figure::Metric(Metric::P99))
 }
 
 /// How every sweep chart's left-hand panels read.
@@ -388,15 +386,16 @@ fn throughput_chart(sweep: &Sweep<'_>, machine: Machine) -> Planned {
         .flat_map(|point| &point.rows)
         .any(|row| row.bystander_latency_ns.is_some());
     let (second, right) = if bystanders {
-        let which = if scenario == ScenarioId::Zipf {
-            "the keys outside the top 1% by popularity"
-        } else {
-            "the keys that are not troubled"
+        let which = match scenario {
+            ScenarioId::Zipf => "the keys outside the top 1% by popularity",
+            _ => "the keys that are not troubled",
         };
         (
-            plain_panel("bystander p99 latency", YKind::Latency, |row| {
-                row.bystander_latency_ns.map(|tail| tail.p99 as f64)
-            }),
+            plain_panel(
+                "bystander p99 latency",
+                YKind::Latency,
+                Figure::Metric(Metric::BystanderP99),
+            ),
             format!("the bystanders' p99 latency ({which}; log)"),
         )
     } else {
@@ -424,9 +423,11 @@ fn window_chart(sweep: &Sweep<'_>, machine: Machine) -> Planned {
     let memory = sweep.points.iter().flat_map(|point| &point.rows).any(|row| row.memory.is_some());
     let (second, right) = if memory {
         (
-            plain_panel("peak resident memory", YKind::Mib, |row| {
-                row.memory.map(|memory| memory.peak_bytes as f64 / 1_048_576.0)
-            }),
+            plain_panel(
+                "peak resident memory",
+                YKind::Mib,
+                Figure::Own(|row| row.memory.map(|memory| memory.peak_bytes as f64 / 1_048_576.0)),
+            ),
             "the process's peak resident memory while the cell ran (MiB, linear, not from \
              zero: the harness and the workload's messages are in it, so compare the points \
              with each other); a larger window holds more messages in flight",
@@ -451,11 +452,14 @@ fn window_chart(sweep: &Sweep<'_>, machine: Machine) -> Planned {
 
 fn keys_chart(sweep: &Sweep<'_>, machine: Machine) -> Planned {
     let scenario = sweep.scenario;
-    let paced = if scenario == ScenarioId::OpenLoop {
-        " open-loop is paced: while a strategy keeps up its throughput is the offered rate, \
-         so read its p99."
+    let paced = scenario.generator().is_some_and(|generator| generator.arrivals == Arrivals::Paced);
+    let paced = if paced {
+        format!(
+            " {scenario} is paced: while a strategy keeps up its throughput is the offered \
+             rate, so read its p99."
+        )
     } else {
-        ""
+        String::new()
     };
     let note = format!(
         "{THROUGHPUT_AXIS} Right: p99 latency (log). x: the number of keys of the workload \
@@ -494,8 +498,9 @@ pub(super) fn first_point_of<'a, T>(
 
 /// The cells of `rows` at the first point of a sweep, and its label where others were left
 /// out ([`first_point_of`]).
-pub(super) fn first_point(rows: Vec<&RunResult>) -> (Vec<&RunResult>, Option<&str>) {
-    first_point_of(rows, |row| row.settings.as_ref())
+pub(super) fn first_point<'a>(rows: &Rows<'a>) -> (Rows<'a>, Option<&'a str>) {
+    let (kept, point) = first_point_of(rows.to_vec(), |row| row.settings.as_ref());
+    (Rows::new(kept), point)
 }
 
 /// `note` with a sentence saying which sweep points the chart shows: `shown` holds (what,

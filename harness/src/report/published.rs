@@ -1,0 +1,189 @@
+//! The summary's tables that set a scenario beside a bound or a published figure:
+//! cold-command against Wow's release, the non-blocking key sweeps against their ideal
+//! bound, parallel-consumer against its floor and the Parallel Consumer's published
+//! figures. `summary` calls them from the scenario's section.
+
+use strategies::StrategyId;
+
+use super::document::Document;
+use super::first_seen;
+use super::format::format_rate;
+use super::table::Table;
+use super::view::Rows;
+use crate::results::{Metric, RunResult};
+use crate::workload::reference::{
+    parallel_consumer_key_mode_s, wow_cold_command, PARALLEL_CONSUMER_MESSAGES,
+    PARALLEL_CONSUMER_PARTITION_S, PARALLEL_CONSUMER_UNORDERED_S, WOW_COLD_COMMAND_SLOW,
+};
+use crate::workload::{cold_command_param, keys_param, ScenarioId};
+
+/// `cold-command`: the cold-command rate of each strategy by (slow, senders), and the
+/// ratio of `keyed-mailbox` to the 9.2 design (`per-type-pool`) and to `group-by`, beside
+/// Wow's published ratios where the cell is their experiment's (128 slow aggregates).
+pub(super) fn render_cold_command(out: &mut Document, rows: &Rows<'_>, cores: usize) {
+    let (strategies, params) = strategies_and_params(rows);
+    out.heading(3, "cold-command: cold commands per second");
+    out.prose(&format!(
+        "Each sender sends a command to a new \
+         aggregate and sends the next once it is handled. *9.3 / 9.2*: `keyed-mailbox` over \
+         `per-type-pool`, the designs Wow's release compared; *published* is that ratio from \
+         Wow's release notes (JMH, 128 slow aggregates), on 4-core CI runners and on a 14-core \
+         laptop; this run had {cores} cores."
+    ));
+    let mut table = Table::of(">slow|>senders").numbers(strategies.iter().copied()).with(
+        ">keyed-mailbox / per-type-pool (9.3 / 9.2)|>keyed-mailbox / group-by|published 9.3 / 9.2",
+    );
+    let rate = |param: &str, strategy: &str| {
+        rows.row(param, strategy).map(|row| row.throughput_per_s.median)
+    };
+    for param in params {
+        let Some((slow, senders)) = cold_command_param(param) else { continue };
+        let cells: Vec<String> = strategies
+            .iter()
+            .map(|strategy| rate(param, strategy).map_or("-".into(), format_rate))
+            .collect();
+        let mailbox = StrategyId::KeyedMailbox.as_str();
+        let ratio = |of: StrategyId| match (rate(param, mailbox), rate(param, of.as_str())) {
+            (Some(mailbox), Some(other)) if other > 0.0 => format!("{:.1}x", mailbox / other),
+            _ => "-".into(),
+        };
+        let published = wow_cold_command(senders).into_iter().map(|(cores, old, new)| {
+            format!(
+                "{:.0}x ({cores} cores: {} -> {})",
+                new / old,
+                format_rate(old),
+                format_rate(new)
+            )
+        });
+        let published = if slow == WOW_COLD_COMMAND_SLOW {
+            published.collect::<Vec<_>>().join("; ")
+        } else {
+            "-".into()
+        };
+        let mut row = vec![slow.to_string(), senders.to_string()];
+        row.extend(cells);
+        row.extend([ratio(StrategyId::PerTypePool), ratio(StrategyId::GroupBy), published]);
+        table.push(row);
+    }
+    out.table(table);
+    out.blank();
+}
+
+/// The distinct strategies and params of `rows`, in first-seen order.
+fn strategies_and_params<'a>(rows: &[&'a RunResult]) -> (Vec<&'a str>, Vec<&'a str>) {
+    let strategies = first_seen(rows.iter().map(|row| row.strategy.as_str()));
+    (strategies, first_seen(rows.iter().map(|row| row.param.as_str())))
+}
+
+/// Elapsed time per key count next to the ideal bound, for the non-blocking key sweeps
+/// (`async-io`, `async-io-zipf`). No published figure comes from this experiment.
+pub(super) fn render_key_sweep(out: &mut Document, scenario: ScenarioId, rows: &Rows<'_>) {
+    let messages = rows.first().map_or(0, |row| row.messages);
+    out.heading(3, format!("{scenario}: elapsed seconds by key count"));
+    out.prose(&format!(
+        "{messages} messages per run, each \
+         waiting without blocking a thread; the ideal bound is the larger of the longest key's \
+         chain of waits and total waiting / window. This is not the experiment behind the \
+         Parallel Consumer's published table (see parallel-consumer)."
+    ));
+    out.table(keys_table(rows, ">keys|>ideal", false, |row| format!("{:.3}", row.elapsed_s)));
+    out.blank();
+}
+
+/// `parallel-consumer` by key count: the floor from the drawn sleeps, and each strategy's
+/// elapsed seconds with its ratio to the floor from the service times it recorded. Where
+/// the run is the published experiment (`published`), the published seconds and their ratio
+/// to the same drawn floor stand beside them.
+pub(super) fn render_parallel_consumer(out: &mut Document, rows: &Rows<'_>, published: bool) {
+    let (_, params) = strategies_and_params(rows);
+    let messages = rows.first().map_or(0, |row| row.messages);
+    let threads = rows.first().and_then(|row| row.workers).unwrap_or(0);
+    out.heading(3, "parallel-consumer: elapsed seconds by key count");
+    out.prose(&format!(
+        "{messages} messages per run \
+         on {threads} threads, each handler blocking its thread. *floor*: the larger of the \
+         longest key's sleeps and all sleeps / threads, as drawn. Each strategy's cell is its \
+         elapsed seconds and, in brackets, elapsed / its *measured* floor (the same bound from \
+         the service times it recorded: sleeps overshoot).{}",
+        if published {
+            " *published*: the Parallel Consumer's KEY mode on the same experiment, set \
+             against the drawn floor."
+        } else {
+            " A scaled-down run: no published figure applies."
+        }
+    ));
+    let spec =
+        if published { ">keys|>floor|>published|>published / floor" } else { ">keys|>floor" };
+    // Each strategy's elapsed seconds over its measured floor.
+    out.table(keys_table(rows, spec, published, |row| match Metric::FloorRatio.value(row, &[]) {
+        Some(ratio) => format!("{:.3} ({ratio:.2}x)", row.elapsed_s),
+        None => format!("{:.3}", row.elapsed_s),
+    }));
+    out.blank();
+    if published {
+        published_modes(out, rows, &params);
+    }
+}
+
+/// A table by key count: the bound of `spec`'s second column (the ideal, the floor), then
+/// where `published` the published seconds and their ratio to it, then each strategy's
+/// `cell`.
+fn keys_table(
+    rows: &Rows<'_>,
+    spec: &str,
+    published: bool,
+    cell: fn(&RunResult) -> String,
+) -> Table {
+    let (strategies, params) = strategies_and_params(rows);
+    let mut table = Table::of(spec).numbers(strategies.iter().copied());
+    for param in &params {
+        let bound = rows.first_in(param).map_or(0.0, |row| row.ideal_s);
+        let keys = keys_param(param);
+        let mut row =
+            vec![keys.map_or((*param).to_owned(), |k| k.to_string()), format!("{bound:.3}")];
+        match keys.and_then(parallel_consumer_key_mode_s) {
+            Some(seconds) if published => {
+                row.extend([seconds.to_string(), format!("{:.2}x", seconds / bound)]);
+            }
+            _ if published => row.extend(["-".to_owned(), "-".to_owned()]),
+            _ => {}
+        }
+        let find = |strategy: &str| rows.row(param, strategy);
+        row.extend(strategies.iter().map(|s| find(s).map_or("-".into(), cell)));
+        table.push(row);
+    }
+    table
+}
+
+/// The Parallel Consumer's PARTITION and UNORDERED modes, each beside the floor it is set
+/// against, and where the published figures come from.
+fn published_modes(out: &mut Document, rows: &Rows<'_>, params: &[&str]) {
+    // The floor of each key count: its first cell's.
+    let mut floors = std::collections::HashMap::new();
+    for param in rows.params() {
+        let (Some(keys), Some(row)) = (keys_param(param), rows.first_in(param)) else { continue };
+        floors.entry(keys).or_insert(row.ideal_s);
+    }
+    let floor_of = |keys: usize| floors.get(&keys).copied();
+    if let Some(floor) = floor_of(1) {
+        out.prose(&format!(
+            "PARTITION mode (the partition as one serial stream, which in keyed-bench is the \
+             1-key experiment): published {PARALLEL_CONSUMER_PARTITION_S} s, {:.2}x the 1-key \
+             floor of {floor:.3} s.",
+            PARALLEL_CONSUMER_PARTITION_S / floor
+        ));
+    }
+    let most_keys = params.iter().filter_map(|param| keys_param(param)).max();
+    if let Some((keys, floor)) = most_keys.and_then(|keys| Some((keys, floor_of(keys)?))) {
+        out.prose(&format!(
+            "UNORDERED mode: published {PARALLEL_CONSUMER_UNORDERED_S} s, {:.2}x the floor of \
+             all sleeps / threads ({floor:.3} s, drawn at {keys} keys); keyed-bench's unordered \
+             control is `thread-pool`, in the table above.",
+            PARALLEL_CONSUMER_UNORDERED_S / floor
+        ));
+    }
+    out.prose(&format!(
+        "The published figures ran once each, against a mock consumer and producer \
+         ({PARALLEL_CONSUMER_MESSAGES} messages); docs/design.md section 5.1 says how."
+    ));
+}
