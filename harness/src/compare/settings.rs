@@ -3,6 +3,7 @@
 use serde::Serialize;
 
 use super::transport;
+use crate::limits::RUN_SETTINGS;
 use crate::results::Results;
 
 /// A setting recorded in `meta` that differs between the runs.
@@ -16,28 +17,18 @@ pub struct SettingDifference {
     pub b: String,
 }
 
-/// The `meta` fields whose difference a reader must know of; `sizes` is compared size by
-/// size.
-const SETTINGS: &[&str] = &[
-    "git_commit",
-    "rustc",
-    "cpu_model",
-    "cores",
-    "workers",
-    "window",
-    "throughput",
-    "seed",
-    "repeat",
-    "quick",
-    "producers",
-    "timer_threads",
-    "groups_per_worker",
-    "idle_spin_us",
-    "window_scope",
-    "binding",
-    "commit_policies",
-    "retry_policies",
-];
+/// The `meta` fields of the build and the machine whose difference a reader must know of.
+const FACTS: [&str; 4] = ["git_commit", "rustc", "cpu_model", "cores"];
+
+/// The `meta` fields whose difference a reader must know of, in the order they are listed:
+/// the build and the machine, then each compared run setting ([`RUN_SETTINGS`]) in its
+/// place; `sizes` is compared size by size.
+fn compared_fields() -> Vec<&'static str> {
+    let mut settings: Vec<(&str, u32)> =
+        RUN_SETTINGS.iter().filter_map(|setting| setting.compared).collect();
+    settings.sort_by_key(|(_, at)| *at);
+    FACTS.into_iter().chain(settings.into_iter().map(|(field, _)| field)).collect()
+}
 
 /// The settings of `a` and `b` that differ, by their path in results.json.
 pub(super) fn setting_differences(a: &Results, b: &Results) -> Vec<SettingDifference> {
@@ -52,7 +43,7 @@ pub(super) fn setting_differences(a: &Results, b: &Results) -> Vec<SettingDiffer
     );
     let mut differences: Vec<SettingDifference> =
         transport::setting_difference(a, b).into_iter().collect();
-    for field in SETTINGS {
+    for field in compared_fields() {
         let (left, right) = (meta_a.get(field), meta_b.get(field));
         if shown(left) != shown(right) {
             let field = format!("meta.{field}");
@@ -82,4 +73,23 @@ pub(super) fn setting_differences(a: &Results, b: &Results) -> Vec<SettingDiffer
         }
     }
     differences
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every field compared is one a results file's `meta` holds.
+    #[test]
+    fn every_compared_setting_is_a_field_of_meta() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../results/2026-12-07-vm/results.json");
+        let results = Results::read(&path).unwrap();
+        let meta = serde_json::to_value(&results.meta).unwrap();
+        let fields = compared_fields();
+        assert_eq!(fields.len(), FACTS.len() + 14, "{fields:?}");
+        for field in fields {
+            assert!(meta.get(field).is_some(), "meta.{field}");
+        }
+    }
 }

@@ -1,9 +1,12 @@
 //! `meta`: how, where and when a run was made, and the settings it recorded.
 
 use serde::{Deserialize, Serialize};
-use strategies::{Binding, WindowScope};
+use strategies::{Binding, StrategyId, WindowScope};
 
-use super::{designs, incomplete, CommitPolicy, Interference, RetryPolicy, TransportKind};
+use super::{
+    designs, incomplete, CommitPolicy, Interference, RetryPolicy, SweptSettings, TransportKind,
+};
+use crate::limits::settings::{run_settings, settings_lines};
 use crate::workload::Sizes;
 
 /// How, where and when the run was made.
@@ -200,6 +203,31 @@ pub enum WindowScopeSetting {
     /// `--window-scope type`.
     Type,
 }
+
+impl WindowScopeSetting {
+    /// How a run's `--window-scope` reads in the settings line.
+    pub fn line(setting: Option<Self>) -> String {
+        match setting {
+            Some(Self::Default) => {
+                let per_type: Vec<&str> = StrategyId::ALL
+                    .iter()
+                    .filter(|id| id.descriptor().window_scope == WindowScope::Type)
+                    .map(|id| id.as_str())
+                    .collect();
+                format!(
+                    "one per aggregate type for {}, one per strategy for the others",
+                    per_type.join(", ")
+                )
+            }
+            Some(Self::Type) => "one per aggregate type for every strategy".to_owned(),
+            Some(Self::Strategy) => "one per strategy for every strategy".to_owned(),
+            None => "one per strategy: recorded before the window scope was a setting".to_owned(),
+        }
+    }
+}
+
+// `Meta::settings_line` and `Meta::brief_settings`, from the run settings table.
+run_settings!(all => settings_lines);
 
 impl From<Option<WindowScope>> for WindowScopeSetting {
     fn from(scope: Option<WindowScope>) -> Self {

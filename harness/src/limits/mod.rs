@@ -6,7 +6,11 @@
 //! ranges of the workload sizes are declared with the sizes themselves
 //! (`workload/sizes.rs`); the ranges of the strategy and run settings are here.
 
+pub mod settings;
+
 use strategies::{StrategyConfig, MAX_WINDOW};
+
+pub use settings::{RunSetting, RUN_SETTINGS};
 
 /// The largest message count of one run.
 pub const MAX_MESSAGES: usize = 100_000_000;
