@@ -23,9 +23,11 @@
 //!   brief form (the parts marked `in brief`);
 //! - `resume_values!` (`cli/resume.rs`): each setting's value as `--resume` compares it.
 //!
-//! The flags themselves, their help and their ranges are `cli/run.rs`'s and
-//! [`SETTING_RANGES`](super::SETTING_RANGES)'s; tests there hold every flag of `run` to a
-//! row, a size, or a reason it is neither.
+//! - `setting_ranges!` (`limits`): [`SETTING_RANGES`](super::SETTING_RANGES), the range of
+//!   each row that declares one.
+//!
+//! The flags themselves and their help are `cli/run.rs`'s; tests there hold every flag of
+//! `run` to a row, a size, or a reason it is neither, and every range to its flag's help.
 
 /// One run setting, as the table declares it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -47,6 +49,7 @@ pub struct RunSetting {
 /// ```text
 /// field: type {
 ///     flag "name", strategy StrategyConfig's field, [fixed by scenario Uses's field,]
+///     [range min => max,]
 ///     [meta "meta field" at place among compare's settings,]
 ///     resume |config| its value in a RunConfig, as `--resume` compares it,
 ///     [line place [in brief] |meta, swept| its part of the settings line (an Option), [brief part,]]
@@ -61,11 +64,15 @@ macro_rules! run_settings {
     (all => $generate:ident) => {
         $crate::limits::settings::run_settings!(@rows (all $generate));
     };
+    (all => $generate:ident with $($extra:tt)*) => {
+        $crate::limits::settings::run_settings!(@rows (all $generate ($($extra)*)));
+    };
     (@rows $then:tt) => {
         $crate::limits::settings::run_settings! { @pick $then
             swept {
                 workers: usize {
                     flag "workers", strategy workers, fixed by scenario workers,
+                    range 1 => StrategyConfig::MAX_WORKERS,
                     meta "workers" at 0,
                     resume |config| list(&config.sweep.workers),
                     line 0 in brief |meta, swept|
@@ -73,6 +80,7 @@ macro_rules! run_settings {
                 }
                 throughput: usize {
                     flag "throughput", strategy throughput,
+                    range 1 => 1 << 20,
                     meta "throughput" at 2,
                     resume |config| list(&config.sweep.throughput),
                     line 3 in brief |meta, swept|
@@ -80,6 +88,7 @@ macro_rules! run_settings {
                 }
                 window: usize {
                     flag "window", strategy max_in_flight, fixed by scenario window,
+                    range 1 => MAX_WINDOW,
                     meta "window" at 1,
                     resume |config| list(&config.sweep.window),
                     line 2 in brief |meta, swept| Some(format!(
@@ -91,6 +100,7 @@ macro_rules! run_settings {
                 }
                 idle_spin_us: u32 {
                     flag "idle-spin-us", strategy idle_spin_us,
+                    range 0 => StrategyConfig::MAX_IDLE_SPIN_US as usize,
                     meta "idle_spin_us" at 9,
                     resume |config| list(&config.sweep.idle_spin_us),
                     line 4 |meta, swept| Some(match meta.idle_spin_us {
@@ -124,6 +134,7 @@ macro_rules! run_settings {
                 }
                 groups_per_worker {
                     flag "groups-per-worker",
+                    range 1 => 1 << 16,
                     meta "groups_per_worker" at 8,
                     resume |config| config.strategy.groups_per_worker.to_string(),
                 }
@@ -147,17 +158,20 @@ macro_rules! run_settings {
                 }
                 producers {
                     flag "producers",
+                    range 1 => MAX_PRODUCERS,
                     meta "producers" at 6,
                     resume |config| config.producers.to_string(),
                     line 1 |meta, _swept| Some(format!("producers {}", meta.producers.unwrap_or(1))),
                 }
                 timer_threads {
                     flag "timer-threads",
+                    range 1 => 64,
                     meta "timer_threads" at 7,
                     resume |config| config.timer_threads.to_string(),
                 }
                 repeat {
                     flag "repeat",
+                    range 1 => MAX_REPEAT,
                     meta "repeat" at 4,
                     resume |config| config.repeat.to_string(),
                     line 5 in brief |meta, _swept| Some(format!("repeat {}", meta.repeat)),
@@ -217,6 +231,12 @@ macro_rules! run_settings {
     (@pick (all $generate:ident) swept { $($swept:tt)* } single { $($single:tt)* }) => {
         $generate! { swept { $($swept)* } single { $($single)* } }
     };
+    (
+        @pick (all $generate:ident ($($extra:tt)*))
+        swept { $($swept:tt)* } single { $($single:tt)* }
+    ) => {
+        $generate! { swept { $($swept)* } single { $($single)* } extra { $($extra)* } }
+    };
 }
 pub(crate) use run_settings;
 
@@ -225,8 +245,8 @@ mod generate;
 pub use generate::advance;
 use generate::setting_descriptors;
 pub(crate) use generate::{
-    agree_settings, cell_settings_type, given, line_part, option, resume_values, settings_lines,
-    sweep_types, taken,
+    agree_settings, cell_settings_type, given, line_part, option, resume_values, setting_ranges,
+    settings_lines, sweep_types, taken,
 };
 
 run_settings!(all => setting_descriptors);

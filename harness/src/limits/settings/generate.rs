@@ -62,6 +62,7 @@ macro_rules! setting_descriptors {
         swept {$(
             $name:ident: $ty:ty {
                 flag $flag:literal, strategy $strategy:ident, $(fixed by scenario $uses:ident,)?
+            $(range $min:expr => $max:expr,)?
                 $(meta $meta:literal at $at:literal,)?
                 resume |$config:ident| $resume:expr,
                 $(line $rank:literal $(in $brief:ident)? |$meta_:ident, $swept_:ident| $line:expr,
@@ -71,6 +72,7 @@ macro_rules! setting_descriptors {
         single {$(
             $single:ident {
                 flag $sflag:literal,
+                $(range $smin:expr => $smax:expr,)?
                 $(meta $smeta:literal at $sat:literal,)?
                 resume |$sconfig:ident| $sresume:expr,
                 $(line $srank:literal $(in $sbrief:ident)? |$smeta_:ident, $sswept_:ident| $sline:expr,
@@ -105,6 +107,7 @@ macro_rules! sweep_types {
     ($(
         $name:ident: $ty:ty {
             flag $flag:literal, strategy $strategy:ident, $(fixed by scenario $uses:ident,)?
+            $(range $min:expr => $max:expr,)?
             $(meta $meta:literal at $at:literal,)?
             resume |$config:ident| $resume:expr,
             $(line $rank:literal $(in $brief:ident)? |$meta_:ident, $swept_:ident| $line:expr,
@@ -230,6 +233,7 @@ macro_rules! cell_settings_type {
     ($(
         $name:ident: $ty:ty {
             flag $flag:literal, strategy $strategy:ident, $(fixed by scenario $uses:ident,)?
+            $(range $min:expr => $max:expr,)?
             $(meta $meta:literal at $at:literal,)?
             resume |$config:ident| $resume:expr,
             $(line $rank:literal $(in $brief:ident)? |$meta_:ident, $swept_:ident| $line:expr,
@@ -268,6 +272,7 @@ macro_rules! agree_settings {
     ($(
         $name:ident: $ty:ty {
             flag $flag:literal, strategy $strategy:ident, $(fixed by scenario $uses:ident,)?
+            $(range $min:expr => $max:expr,)?
             $(meta $meta:literal at $at:literal,)?
             resume |$config:ident| $resume:expr,
             $(line $rank:literal $(in $brief:ident)? |$meta_:ident, $swept_:ident| $line:expr,
@@ -300,6 +305,7 @@ macro_rules! settings_lines {
         swept {$(
             $name:ident: $ty:ty {
                 flag $flag:literal, strategy $strategy:ident, $(fixed by scenario $uses:ident,)?
+            $(range $min:expr => $max:expr,)?
                 $(meta $meta:literal at $at:literal,)?
                 resume |$config:ident| $resume:expr,
                 $(line $rank:literal $(in $brief:ident)? |$meta_:ident, $swept_:ident| $line:expr,
@@ -309,6 +315,7 @@ macro_rules! settings_lines {
         single {$(
             $single:ident {
                 flag $sflag:literal,
+                $(range $smin:expr => $smax:expr,)?
                 $(meta $smeta:literal at $sat:literal,)?
                 resume |$sconfig:ident| $sresume:expr,
                 $(line $srank:literal $(in $sbrief:ident)? |$smeta_:ident, $sswept_:ident| $sline:expr,
@@ -362,6 +369,7 @@ macro_rules! resume_values {
         swept {$(
             $name:ident: $ty:ty {
                 flag $flag:literal, strategy $strategy:ident, $(fixed by scenario $uses:ident,)?
+            $(range $min:expr => $max:expr,)?
                 $(meta $meta:literal at $at:literal,)?
                 resume |$config:ident| $resume:expr,
                 $(line $rank:literal $(in $brief:ident)? |$meta_:ident, $swept_:ident| $line:expr,
@@ -371,6 +379,7 @@ macro_rules! resume_values {
         single {$(
             $single:ident {
                 flag $sflag:literal,
+                $(range $smin:expr => $smax:expr,)?
                 $(meta $smeta:literal at $sat:literal,)?
                 resume |$sconfig:ident| $sresume:expr,
                 $(line $srank:literal $(in $sbrief:ident)? |$smeta_:ident, $sswept_:ident| $sline:expr,
@@ -387,3 +396,41 @@ macro_rules! resume_values {
     };
 }
 pub(crate) use resume_values;
+
+/// `SETTING_RANGES`: the range of each ranged setting of the table, then the ranges given
+/// after it (of flags the table does not hold). Needs `FlagRange` and what the ranges name
+/// in scope.
+macro_rules! setting_ranges {
+    (
+        swept {$(
+            $name:ident: $ty:ty {
+                flag $flag:literal, strategy $strategy:ident, $(fixed by scenario $uses:ident,)?
+                $(range $min:expr => $max:expr,)?
+                $(meta $meta:literal at $at:literal,)?
+                resume |$config:ident| $resume:expr,
+                $(line $rank:literal $(in $brief:ident)? |$meta_:ident, $swept_:ident| $line:expr,
+                    $(brief $short:expr,)?)?
+            }
+        )*}
+        single {$(
+            $single:ident {
+                flag $sflag:literal,
+                $(range $smin:expr => $smax:expr,)?
+                $(meta $smeta:literal at $sat:literal,)?
+                resume |$sconfig:ident| $sresume:expr,
+                $(line $srank:literal $(in $sbrief:ident)? |$smeta_:ident, $sswept_:ident| $sline:expr,
+                    $(brief $sshort:expr,)?)?
+            }
+        )*}
+        extra { $($extra:expr),* $(,)? }
+    ) => {
+        /// The numeric flags of `keyed-bench run` that are not workload sizes: the ranged
+        /// run settings of the table, then the others.
+        pub const SETTING_RANGES: &[FlagRange] = &[
+            $($(FlagRange::int($flag, $min, $max),)?)*
+            $($(FlagRange::int($sflag, $smin, $smax),)?)*
+            $($extra,)*
+        ];
+    };
+}
+pub(crate) use setting_ranges;

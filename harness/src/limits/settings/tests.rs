@@ -199,3 +199,12 @@ fn a_cross_product_varies_its_last_list_fastest() {
     }
     assert_eq!(seen, [[0, 0], [0, 1], [0, 2], [1, 0], [1, 1], [1, 2]]);
 }
+
+#[test]
+fn every_setting_range_but_revalidates_is_a_rows() {
+    for range in super::super::SETTING_RANGES {
+        let row = super::RUN_SETTINGS.iter().any(|setting| setting.flag == range.flag);
+        assert!(row || range.flag == "revalidate", "--{}", range.flag);
+    }
+    assert_eq!(super::super::SETTING_RANGES.len(), 9);
+}
