@@ -240,13 +240,11 @@ macro_rules! run_settings {
 }
 pub(crate) use run_settings;
 
-mod generate;
+pub mod generate;
 
-pub use generate::advance;
 use generate::setting_descriptors;
 pub(crate) use generate::{
-    agree_settings, cell_settings_type, given, line_part, option, resume_values, setting_ranges,
-    settings_lines, sweep_types, taken,
+    agree_settings, cell_settings_type, resume_values, setting_ranges, settings_lines, sweep_types,
 };
 
 run_settings!(all => setting_descriptors);

@@ -84,15 +84,15 @@ macro_rules! setting_descriptors {
         pub const RUN_SETTINGS: &[RunSetting] = &[
             $(RunSetting {
                 flag: $flag,
-                compared: $crate::limits::settings::option!($(($meta, $at))?),
+                compared: $crate::limits::settings::generate::option!($(($meta, $at))?),
                 swept: true,
-                line: $crate::limits::settings::option!($($rank)?),
+                line: $crate::limits::settings::generate::option!($($rank)?),
             },)*
             $(RunSetting {
                 flag: $sflag,
-                compared: $crate::limits::settings::option!($(($smeta, $sat))?),
+                compared: $crate::limits::settings::generate::option!($(($smeta, $sat))?),
                 swept: false,
-                line: $crate::limits::settings::option!($($srank)?),
+                line: $crate::limits::settings::generate::option!($($srank)?),
             },)*
         ];
     };
@@ -173,7 +173,7 @@ macro_rules! sweep_types {
             /// setting slowest, the last fastest): a setting it does not take keeps its
             /// first value, so that it is not run twice alike.
             pub fn points(&self, uses: Uses) -> Vec<Point> {
-                let lengths = [$($crate::limits::settings::taken!(uses, self.$name $(, $uses)?),)*];
+                let lengths = [$($crate::limits::settings::generate::taken!(uses, self.$name $(, $uses)?),)*];
                 let mut at = vec![0; lengths.len()];
                 let mut points = Vec::new();
                 if lengths.contains(&0) {
@@ -184,7 +184,7 @@ macro_rules! sweep_types {
                     points.push(Point {
                         $($name: self.$name[index.next().unwrap_or_default()],)*
                     });
-                    if !$crate::limits::settings::advance(&mut at, &lengths) {
+                    if !$crate::limits::settings::generate::advance(&mut at, &lengths) {
                         return points;
                     }
                 }
@@ -195,7 +195,7 @@ macro_rules! sweep_types {
             pub fn label(&self, point: &Point, uses: Uses) -> String {
                 let mut parts = Vec::new();
                 $(
-                    let taken = $crate::limits::settings::taken!(uses, self.$name $(, $uses)?);
+                    let taken = $crate::limits::settings::generate::taken!(uses, self.$name $(, $uses)?);
                     if taken > 1 {
                         parts.push(format!("{}={}", $flag, point.$name));
                     }
@@ -340,16 +340,16 @@ macro_rules! settings_lines {
             fn settings_parts(&self, swept: &SweptSettings, brief: bool) -> String {
                 let mut parts: Vec<(u32, Option<String>)> = Vec::new();
                 $($(
-                    if !brief || $crate::limits::settings::given!($($brief)?) {
+                    if !brief || $crate::limits::settings::generate::given!($($brief)?) {
                         let ($meta_, $swept_) = (self, swept);
-                        let part = $crate::limits::settings::line_part!(brief, $line $(, $short)?);
+                        let part = $crate::limits::settings::generate::line_part!(brief, $line $(, $short)?);
                         parts.push(($rank, part));
                     }
                 )?)*
                 $($(
-                    if !brief || $crate::limits::settings::given!($($sbrief)?) {
+                    if !brief || $crate::limits::settings::generate::given!($($sbrief)?) {
                         let ($smeta_, $sswept_) = (self, swept);
-                        let part = $crate::limits::settings::line_part!(brief, $sline $(, $sshort)?);
+                        let part = $crate::limits::settings::generate::line_part!(brief, $sline $(, $sshort)?);
                         parts.push(($srank, part));
                     }
                 )?)*

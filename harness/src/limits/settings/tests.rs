@@ -1,4 +1,5 @@
-use super::{advance, RunSetting};
+use super::generate::advance;
+use super::RunSetting;
 
 /// A table of three settings, one of them (`pause-us`, swept) a setting the real table does
 /// not have, given to every generator as the real table is: declared once, it shows up
