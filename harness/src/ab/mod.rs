@@ -69,7 +69,7 @@ pub const ROUNDS_RANGE: (usize, usize) = (MIN_SAMPLES, 100);
 /// short of [`MIN_SAMPLES`] valid samples on a side.
 pub const MAX_ROUNDS_FACTOR: usize = 2;
 /// Where the results go unless `--out` says otherwise.
-pub const DEFAULT_OUT: &str = "results/ab";
+pub const DEFAULT_OUT: &str = crate::results::fs::AB_OUT;
 /// The file that marks a folder as written by `keyed-bench ab`: such a folder is replaced
 /// by the next comparison into it; any other folder with files is refused.
 pub const OUT_MARKER: &str = ".keyed-bench-ab";

@@ -2,6 +2,7 @@
 //! clap-derived arguments and their `TryFrom` into the validated configuration the library
 //! runs on. Bad input is rejected there, naming the flag, the value and the valid ones.
 //!
+//! - `flags`: the flag parsers several subcommands share (a ranged number, a duration);
 //! - `run`: `keyed-bench run` (and no subcommand), into [`crate::config::RunConfig`];
 //! - `resume`: `keyed-bench run --resume DIR`, the run a results file records, checked;
 //! - `plot`: `keyed-bench plot`, into [`crate::report::html::PlotConfig`];
@@ -18,6 +19,7 @@ pub mod ab;
 pub mod broker;
 pub mod compare;
 pub mod export;
+pub mod flags;
 pub mod gate;
 pub mod history;
 pub mod kafka;

@@ -16,6 +16,7 @@ use strategies::Design;
 
 use super::run::RunArgs;
 use crate::config::{RunConfig, SettingError};
+use crate::limits::settings::{resume_values, run_settings};
 use crate::measure::system;
 use crate::results::designs::DesignRecord;
 use crate::results::incomplete::commit_hash;
@@ -133,44 +134,19 @@ fn same_folder(a: &Path, b: &Path) -> bool {
     }
 }
 
+/// Items, comma-separated, as a list flag takes them.
+fn list<T: std::fmt::Display>(items: &[T]) -> String {
+    items.iter().map(ToString::to_string).collect::<Vec<_>>().join(",")
+}
+
+// `SETTINGS`: each run setting's flag and value, from the run settings table.
+run_settings!(all => resume_values);
+
 /// The value of the setting `flag` sets in `config`, as it is compared and shown; `None`
 /// for a flag that is not a setting of the cells (`--out`, a size: see [`size_differences`]).
 fn setting(flag: &str, config: &RunConfig) -> Option<String> {
-    fn list<T: std::fmt::Display>(items: &[T]) -> String {
-        items.iter().map(ToString::to_string).collect::<Vec<_>>().join(",")
-    }
-    let strategy = &config.strategy;
-    Some(match flag {
-        "scenario" => list(&config.scenarios),
-        "strategy" => list(&config.strategies),
-        "commit-policy" => list(&config.commit_policies),
-        "retry-policy" => list(&config.retry_policies),
-        "workers" => list(&config.sweep.workers),
-        "window" => list(&config.sweep.window),
-        "throughput" => list(&config.sweep.throughput),
-        "max-cells" => config.sweep.max_cells.to_string(),
-        "groups-per-worker" => strategy.groups_per_worker.to_string(),
-        "idle-spin-us" => list(&config.sweep.idle_spin_us),
-        "window-scope" => strategy.window_scope.map_or("default".into(), |s| s.to_string()),
-        "binding" => strategy.binding.to_string(),
-        "producers" => config.producers.to_string(),
-        "timer-threads" => config.timer_threads.to_string(),
-        "repeat" => config.repeat.to_string(),
-        "no-breakdown" => (!config.breakdown).to_string(),
-        "quick" => config.quick.to_string(),
-        "seed" => config.seed.to_string(),
-        "transport" => config.transport.to_string(),
-        "kafka-timeout-ms" => config.kafka_timeout.as_millis().to_string(),
-        "bootstrap-servers" => {
-            config.kafka.cluster.as_ref().map_or("none".into(), |cluster| cluster.bootstrap.clone())
-        }
-        "replication-factor" => config.kafka.replication_factor.to_string(),
-        "group-protocol" => config.kafka.group_protocol.to_string(),
-        "keep-topics" => {
-            config.kafka.cluster.as_ref().is_some_and(|cluster| cluster.keep_topics).to_string()
-        }
-        _ => return None,
-    })
+    let (_, value) = SETTINGS.iter().find(|(name, _)| *name == flag)?;
+    Some(value(config))
 }
 
 /// The `-X` settings given on `command` where they differ from the recorded ones (secrets,
@@ -455,7 +431,7 @@ pub fn remaining(config: &RunConfig, earlier: &Results) -> Vec<Cell> {
 mod tests {
     use super::*;
 
-    /// The flags of `run` that are neither a setting of the cells ([`setting`]) nor a size
+    /// The flags of `run` that are neither a run setting ([`SETTINGS`]) nor a size
     /// ([`size_differences`]), each with why a resumed run does not compare it as one. A test
     /// holds every flag of `run` to one of the three, so that a new flag cannot be left out of
     /// a resume's comparison unnoticed.
@@ -519,7 +495,7 @@ mod tests {
         assert!(
             unclassified.is_empty(),
             "flags a resumed run would neither compare nor know to ignore: {unclassified:?}; \
-             add each to `setting` (or NOT_SETTINGS, saying why)"
+             add each to the run settings table (limits/settings.rs), or to NOT_SETTINGS saying why"
         );
     }
 
@@ -530,6 +506,7 @@ mod tests {
         let flags: Vec<&str> = command.get_arguments().filter_map(|arg| arg.get_long()).collect();
         let settings: Vec<&&str> =
             flags.iter().filter(|flag| setting(flag, &config).is_some()).collect();
+        assert_eq!(settings.len(), SETTINGS.len(), "{settings:?}");
         assert_eq!(settings.len(), 24, "{settings:?}");
     }
 

@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use clap::Args;
 use strategies::{Binding, StrategyConfig, WindowScope};
 
+use super::flags::{number, parse_duration};
 use super::parse_strategies;
-use super::soak::parse_duration;
-use crate::config::{check_setting, parse_list, range_of, RunConfig, SettingError};
+use crate::config::{check_setting, parse_list, RunConfig, SettingError};
 use crate::limits::NumberParser;
 use crate::pipeline::TransportKind;
 use crate::progress::clock;
@@ -152,7 +152,7 @@ pub struct RunArgs {
     /// Output folder (created if missing; must not be a file). One run at a time writes
     /// there; a complete earlier run of the suite's own files is replaced, an incomplete
     /// one or others' files are refused (see --overwrite).
-    #[arg(long, help_heading = "Run control", default_value = "results/latest")]
+    #[arg(long, help_heading = "Run control", default_value = crate::results::fs::RUN_OUT)]
     pub out: PathBuf,
     /// Start afresh in an output folder that holds an incomplete run (its cells are lost)
     /// or files the suite did not write (kept: only the suite's own files are replaced).
@@ -234,11 +234,6 @@ impl Default for RunArgs {
     fn default() -> Self {
         Self::defaults()
     }
-}
-
-/// The value parser of `--{flag}`, one of the ranged numeric flags of `keyed-bench run`.
-pub(crate) fn number<T>(flag: &'static str) -> NumberParser<T> {
-    NumberParser::new(range_of(flag).unwrap_or_else(|| unreachable!("--{flag} has a range")))
 }
 
 /// Rejects an output folder that can never be one: an empty path, or an existing file.

@@ -31,13 +31,17 @@
 //!
 //! # Layout
 //!
+//! - `judge`: one metric of one cell judged, B's samples against A's ([`judge`]);
+//! - `settings`: the settings the two files record that differ;
 //! - `render`: a comparison as text, Markdown or JSON;
 //! - `transport`: pipeline cells paired across the transport, where the runs' differ.
 //!
 //! This module holds the comparison itself ([`compare`], [`judge`]: pure functions of two
 //! results), and the command, [`run_compare`], which reads the files.
 
+mod judge;
 mod render;
+mod settings;
 pub mod transport;
 
 use std::fmt;
@@ -46,19 +50,22 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::results::noise;
-use crate::results::{median, CellKey, Metric, PipelineRun, ReadError, Results, RunResult};
+use crate::results::{CellKey, Metric, PipelineRun, ReadError, Results, RunResult};
 
+use judge::{change_pct, verdict};
+pub use judge::{
+    judge, Change, Correction, Judgement, Options, DEFAULT_ALPHA, DEFAULT_METRICS,
+    DEFAULT_THRESHOLD_PCT,
+};
 pub(crate) use render::{fail_on_regression_json, judged_table, regression_line};
 pub use render::{render, Format, Inputs, Regressions};
+use settings::setting_differences;
+pub use settings::SettingDifference;
 pub use transport::{BrokerFigure, FigureUnit, TransportPair, Transports};
 
 /// The fewest samples on each side that a verdict other than "too few samples to judge"
 /// needs.
 pub const MIN_SAMPLES: usize = noise::MIN_SAMPLES;
-/// The default significance level of the test.
-pub const DEFAULT_ALPHA: f64 = noise::ALPHA;
-/// The default least change of the median, in percent, that counts as faster or slower.
-pub const DEFAULT_THRESHOLD_PCT: f64 = noise::THRESHOLD_PCT;
 /// The range of `--alpha`.
 pub const ALPHA_RANGE: (f64, f64) = (0.0001, 0.5);
 /// The range of `--threshold`, in percent.
@@ -90,185 +97,6 @@ pub fn unjudged_note(cells: &[String]) -> String {
          with fewer than {MIN_SAMPLES} samples on a side; run both with `run --repeat \
          {MIN_SAMPLES}` or more"
     )
-}
-
-/// The metrics compared unless `--metric` says otherwise (and what its `all` stands for):
-/// the figures each repetition records, so each is judged on its samples.
-pub const DEFAULT_METRICS: [Metric; 4] =
-    [Metric::Throughput, Metric::Elapsed, Metric::P99, Metric::BystanderP99];
-
-/// What B's change from A in one metric of one cell reads as: the verdict a comparison
-/// prints for it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub enum Change {
-    /// B is better than A beyond the noise and the threshold.
-    #[serde(rename = "faster")]
-    Faster,
-    /// B is worse than A beyond the noise and the threshold.
-    #[serde(rename = "slower")]
-    Slower,
-    /// No difference the samples can tell from noise, or one within the threshold.
-    #[serde(rename = "within noise")]
-    WithinNoise,
-    /// A side has fewer than [`MIN_SAMPLES`] samples.
-    #[serde(rename = "too few samples to judge")]
-    TooFewSamples,
-}
-
-impl Change {
-    /// The verdict as reports print it (and JSON writes it).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Faster => "faster",
-            Self::Slower => "slower",
-            Self::WithinNoise => "within noise",
-            Self::TooFewSamples => "too few samples to judge",
-        }
-    }
-}
-
-impl fmt::Display for Change {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// How the p-values of a comparison's many tests are corrected for their number.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum Correction {
-    /// Each row tested at alpha on its own: among many unchanged cells, some read as
-    /// changed by chance (one in twenty at alpha 0.05).
-    #[default]
-    None,
-    /// Holm's step-down method over every judged row: the chance that any unchanged row
-    /// reads as changed stays at most alpha.
-    Holm,
-}
-
-/// How verdicts are reached.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Options {
-    /// The significance level of the two-sided test ([`crate::results::noise`]).
-    pub alpha: f64,
-    /// The least change of the median, in percent, that counts as faster or slower.
-    pub threshold_pct: f64,
-    /// The metrics to compare, in report order.
-    pub metrics: Vec<Metric>,
-    /// Whether the rows' p-values are corrected for their number before the verdicts.
-    pub correction: Correction,
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Self {
-            alpha: DEFAULT_ALPHA,
-            threshold_pct: DEFAULT_THRESHOLD_PCT,
-            metrics: DEFAULT_METRICS.to_vec(),
-            correction: Correction::None,
-        }
-    }
-}
-
-/// The judgement of two samples of one metric.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct Judgement {
-    /// A's median.
-    pub a_median: f64,
-    /// B's median.
-    pub b_median: f64,
-    /// A's sample count.
-    pub a_samples: usize,
-    /// B's sample count.
-    pub b_samples: usize,
-    /// `(B - A) / A` of the medians, in percent; `None` where A's median is 0 and B's is
-    /// not.
-    pub change_pct: Option<f64>,
-    /// The test's two-sided p-value; `None` with too few samples.
-    pub p_value: Option<f64>,
-    /// The p-value corrected for the number of rows judged together (see [`Correction`]),
-    /// which the verdict then weighs; `None` without a correction.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub p_adjusted: Option<f64>,
-    /// What the change reads as.
-    pub verdict: Change,
-}
-
-impl Judgement {
-    /// How much worse B is than A, in percent, when the verdict is [`Change::Slower`]: the
-    /// fall in a higher-is-better metric, the rise in a lower-is-better one (infinite where
-    /// A's median is 0).
-    pub fn regression_pct(&self, higher_is_better: bool) -> Option<f64> {
-        (self.verdict == Change::Slower).then(|| match self.change_pct {
-            Some(change) if higher_is_better => -change,
-            Some(change) => change,
-            None => f64::INFINITY,
-        })
-    }
-}
-
-/// The change from `a` to `b` in percent of `a`; `None` where `a` is 0 and `b` is not.
-fn change_pct(a: f64, b: f64) -> Option<f64> {
-    if a == b {
-        Some(0.0)
-    } else if a == 0.0 {
-        None
-    } else {
-        Some((b - a) / a.abs() * 100.0)
-    }
-}
-
-/// Judges samples `b` against `a` of a metric where `higher_is_better` says which way is
-/// an improvement (see the module docs). `recorded` gives each side's median where it has
-/// no samples at all (a file from before samples were recorded).
-pub fn judge(
-    a: &[f64],
-    b: &[f64],
-    recorded: (f64, f64),
-    higher_is_better: bool,
-    options: &Options,
-) -> Judgement {
-    let middle = |samples: &[f64], recorded: f64| {
-        if samples.is_empty() {
-            recorded
-        } else {
-            median(samples)
-        }
-    };
-    let (a_median, b_median) = (middle(a, recorded.0), middle(b, recorded.1));
-    let change = change_pct(a_median, b_median);
-    let mut judgement = Judgement {
-        a_median,
-        b_median,
-        a_samples: a.len(),
-        b_samples: b.len(),
-        change_pct: change,
-        p_value: None,
-        p_adjusted: None,
-        verdict: Change::TooFewSamples,
-    };
-    let Some(p) = noise::welch_p(a, b) else {
-        return judgement;
-    };
-    judgement.p_value = Some(p);
-    judgement.verdict = verdict(&judgement, p, higher_is_better, options);
-    judgement
-}
-
-/// The verdict of a judgement whose test gave `p` (raw or corrected): faster or slower
-/// where `p` is below alpha and the medians lie more than the threshold apart, else within
-/// noise.
-fn verdict(judgement: &Judgement, p: f64, higher_is_better: bool, options: &Options) -> Change {
-    let (a, b) = (judgement.a_median, judgement.b_median);
-    if noise::differs(p, a, b, options.alpha, options.threshold_pct) {
-        if (judgement.b_median > judgement.a_median) == higher_is_better {
-            Change::Faster
-        } else {
-            Change::Slower
-        }
-    } else {
-        Change::WithinNoise
-    }
 }
 
 /// Adjusts the p-values of every judged row of `cells` together by Holm's method and takes
@@ -361,17 +189,6 @@ pub struct PipelineComparison {
     pub b: f64,
     /// `(B - A) / A` in percent.
     pub change_pct: Option<f64>,
-}
-
-/// A setting recorded in `meta` that differs between the runs.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct SettingDifference {
-    /// Its path in results.json (`meta.sizes.spin_ns`).
-    pub field: String,
-    /// A's value, as JSON (`absent` where A does not record it).
-    pub a: String,
-    /// B's value.
-    pub b: String,
 }
 
 /// Two runs compared.
@@ -481,74 +298,6 @@ fn pair(a: &[ListedCell], b: &[ListedCell]) -> (Vec<(usize, usize)>, Vec<usize>,
     }
     let only_b = (0..b.len()).filter(|&j| !taken[j]).collect();
     (pairs, only_a, only_b)
-}
-
-/// The `meta` fields whose difference a reader must know of; `sizes` is compared size by
-/// size.
-const SETTINGS: &[&str] = &[
-    "git_commit",
-    "rustc",
-    "cpu_model",
-    "cores",
-    "workers",
-    "window",
-    "throughput",
-    "seed",
-    "repeat",
-    "quick",
-    "producers",
-    "timer_threads",
-    "groups_per_worker",
-    "idle_spin_us",
-    "window_scope",
-    "binding",
-    "commit_policies",
-    "retry_policies",
-];
-
-/// The settings of `a` and `b` that differ, by their path in results.json.
-fn setting_differences(a: &Results, b: &Results) -> Vec<SettingDifference> {
-    let shown = |value: Option<&serde_json::Value>| match value {
-        None | Some(serde_json::Value::Null) => "absent".to_owned(),
-        Some(serde_json::Value::String(text)) => text.clone(),
-        Some(value) => value.to_string(),
-    };
-    let (meta_a, meta_b) = (
-        serde_json::to_value(&a.meta).unwrap_or_default(),
-        serde_json::to_value(&b.meta).unwrap_or_default(),
-    );
-    let mut differences: Vec<SettingDifference> =
-        transport::setting_difference(a, b).into_iter().collect();
-    for field in SETTINGS {
-        let (left, right) = (meta_a.get(field), meta_b.get(field));
-        if shown(left) != shown(right) {
-            let field = format!("meta.{field}");
-            differences.push(SettingDifference { field, a: shown(left), b: shown(right) });
-        }
-    }
-    let sizes = |meta: &serde_json::Value| meta.get("sizes").and_then(|s| s.as_object()).cloned();
-    match (sizes(&meta_a), sizes(&meta_b)) {
-        (Some(left), Some(right)) => {
-            let mut names: Vec<&String> = left.keys().chain(right.keys()).collect();
-            names.sort();
-            names.dedup();
-            for name in names {
-                let (l, r) = (shown(left.get(name)), shown(right.get(name)));
-                if l != r {
-                    let field = format!("meta.sizes.{name}");
-                    differences.push(SettingDifference { field, a: l, b: r });
-                }
-            }
-        }
-        (None, None) => {}
-        (left, right) => {
-            let recorded =
-                |sizes: &Option<_>| if sizes.is_some() { "recorded" } else { "absent" }.to_owned();
-            let field = "meta.sizes".to_owned();
-            differences.push(SettingDifference { field, a: recorded(&left), b: recorded(&right) });
-        }
-    }
-    differences
 }
 
 /// Each of `options.metrics` of a cell present in both runs (`left` of A's `runs`, `right`

@@ -106,18 +106,7 @@ pub fn render_report(results: &Results, charts: &Charts) -> String {
         row("cores", meta.cores.to_string()),
         row("rustc", meta.rustc.clone()),
         context! { key => "command", value => meta.command, code => true },
-        row(
-            "settings",
-            format!(
-                "workers {}, window {}, throughput {}, repeat {}, seed {}{}",
-                swept.show("workers", meta.workers),
-                swept.show("window", meta.window),
-                swept.show("throughput", meta.throughput),
-                meta.repeat,
-                meta.seed,
-                if meta.quick { ", quick sizes" } else { "" }
-            ),
-        ),
+        row("settings", meta.brief_settings(&swept)),
         row("suite wall time", format_ns(meta.suite_elapsed_s * 1e9)),
     ];
     if let Some(overhead) = meta.recorder_overhead_ns {

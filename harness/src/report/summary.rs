@@ -1,6 +1,6 @@
 //! `summary.md`: one table per (scenario, param), strategies as rows. Reads results only.
 
-use strategies::{Binding, StrategyId, WindowScope};
+use strategies::WindowScope;
 
 use super::document::Document;
 use super::format::{format_ns, format_rate};
@@ -8,7 +8,7 @@ use super::published;
 use super::table::{Cell, Style, Table};
 use super::view::{Rows, View};
 use super::{is_contender, validity_mark};
-use crate::results::{Meta, Metric, Results, RunResult, SweptSettings, WindowScopeSetting};
+use crate::results::{Meta, Metric, Results, RunResult, SweptSettings};
 use crate::workload::reference::is_parallel_consumer_experiment;
 use crate::workload::ScenarioId;
 
@@ -29,36 +29,6 @@ fn mark(text: String, (metric, best): (Metric, Option<f64>), row: &RunResult) ->
     let value = metric.value(row, &[]);
     let is_best = matches!((value, best), (Some(value), Some(best)) if value == best);
     Cell::strong_if(text, is_best && is_contender(&row.strategy) && !row.is_void())
-}
-
-/// How the run's `--window-scope` reads in the settings line.
-fn window_scope_setting(setting: Option<WindowScopeSetting>) -> String {
-    match setting {
-        Some(WindowScopeSetting::Default) => {
-            let per_type: Vec<&str> = StrategyId::ALL
-                .iter()
-                .filter(|id| id.descriptor().window_scope == WindowScope::Type)
-                .map(|id| id.as_str())
-                .collect();
-            format!(
-                "one per aggregate type for {}, one per strategy for the others",
-                per_type.join(", ")
-            )
-        }
-        Some(WindowScopeSetting::Type) => "one per aggregate type for every strategy".to_owned(),
-        Some(WindowScopeSetting::Strategy) => "one per strategy for every strategy".to_owned(),
-        None => "one per strategy: recorded before the window scope was a setting".to_owned(),
-    }
-}
-
-impl SweptSettings {
-    /// `setting` as the settings line shows it: `[1, 2, 4]` where swept, else `single`.
-    pub(super) fn show(&self, setting: &str, single: impl std::fmt::Display) -> String {
-        match self.values(setting) {
-            Some(values) => format!("[{}]", values.join(", ")),
-            None => single.to_string(),
-        }
-    }
 }
 
 /// The whole summary: the title, the verdict table, then the run's header and every
@@ -185,29 +155,7 @@ fn external_designs(out: &mut Document, meta: &Meta) {
 /// The settings line: every strategy setting (a swept one as the list of its values), the
 /// repetitions, the seed, and the command.
 fn settings_line(meta: &Meta, swept: &SweptSettings) -> String {
-    format!(
-        "Settings: workers {}, producers {}, window {} ({}), throughput {}, idle spin {}, \
-         repeat {}, seed {}{}{}. Command: `{}`",
-        swept.show("workers", meta.workers),
-        meta.producers.unwrap_or(1),
-        swept.show("window", meta.window),
-        window_scope_setting(meta.window_scope),
-        swept.show("throughput", meta.throughput),
-        match meta.idle_spin_us {
-            Some(us) => format!("{} us", swept.show("idle-spin-us", us)),
-            None => "a fixed backoff".to_owned(),
-        },
-        meta.repeat,
-        meta.seed,
-        if meta.quick { ", quick sizes" } else { "" },
-        match meta.binding {
-            Some(binding) if binding != Binding::Reference => {
-                format!(", keyed-mailbox binding {binding} (an ablation, not the design)")
-            }
-            _ => String::new(),
-        },
-        meta.command
-    )
+    format!("Settings: {}. Command: `{}`", meta.settings_line(swept), meta.command)
 }
 
 /// The line that says which cells ran with more workers and producers than cores, if any

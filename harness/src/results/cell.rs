@@ -18,10 +18,11 @@ use std::str::FromStr;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::{PipelineRun, Results, RunResult};
+use crate::limits::settings::{cell_settings_type, run_settings};
 use crate::workload::ScenarioId;
 
-/// The settings a sweep varies, as their labels name them (`workers=4 throughput=16`).
-pub const SWEEP_SETTINGS: [&str; 4] = ["workers", "throughput", "window", "idle-spin-us"];
+// `SWEEP_SETTINGS` and `CellSettings`, from the swept rows of the run settings table.
+run_settings!(swept => cell_settings_type);
 
 /// A cell's scenario: one this build knows, or the id a file of another build recorded.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -168,23 +169,6 @@ impl fmt::Display for CellKey {
     }
 }
 
-/// The settings a cell ran with, as `runs[].settings` and `pipelines[].settings` record
-/// them.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CellSettings {
-    /// Worker threads per pool (the scenario's own where it fixes them).
-    pub workers: usize,
-    /// Messages a mailbox runs per turn.
-    pub throughput: usize,
-    /// The admission window (the scenario's own where it keeps it).
-    pub window: usize,
-    /// Microseconds an idle mailbox worker spins before it parks.
-    pub idle_spin_us: u32,
-    /// The point's label within the sweep, the end of the cell's param (`workers=4`);
-    /// empty outside a sweep.
-    pub sweep: String,
-}
-
 impl CellSettings {
     /// The cell's param without its sweep label: the scenario's own.
     pub fn base_param<'p>(&self, param: &'p str) -> &'p str {
@@ -221,6 +205,14 @@ impl SweptSettings {
             }
         }
         Self { values }
+    }
+
+    /// `setting` as the settings line shows it: `[1, 2, 4]` where swept, else `single`.
+    pub fn show(&self, setting: &str, single: impl fmt::Display) -> String {
+        match self.values(setting) {
+            Some(values) => format!("[{}]", values.join(", ")),
+            None => single.to_string(),
+        }
     }
 
     /// The values `setting` took, where the run swept it.

@@ -1,8 +1,22 @@
-//! Files of a run: atomic writes, and histograms in HdrHistogram's `.hgrm` text format.
+//! Files of a run: where commands write by default, atomic writes, and histograms in
+//! HdrHistogram's `.hgrm` text format.
 
 use std::path::Path;
 
 use hdrhistogram::Histogram;
+
+/// The folder of results: the committed runs, and the default output folders below.
+pub const RESULTS_DIR: &str = "results";
+/// The name, within [`RESULTS_DIR`], of `keyed-bench run`'s default output folder: a
+/// scratch run, ignored by git and skipped by `keyed-bench history`.
+pub const RUN_SCRATCH: &str = "latest";
+/// Where `keyed-bench run` writes unless `--out` says otherwise.
+pub const RUN_OUT: &str = "results/latest";
+/// Where `keyed-bench ab` writes unless `--out` says otherwise.
+pub const AB_OUT: &str = "results/ab";
+/// Every default output folder of a command: none is a committed run, so the repository's
+/// `.gitignore` ignores each (a test holds it to that).
+pub const DEFAULT_OUTS: [&str; 2] = [RUN_OUT, AB_OUT];
 
 /// Writes `contents` to `path` through a temporary file in the same folder and a rename, so
 /// a reader never sees a half-written file: either the old file (or none) or the new one.
@@ -85,6 +99,21 @@ pub fn hgrm(histogram: &Histogram<u64>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_default_output_folder_is_a_folder_of_results_ignored_by_git() {
+        assert_eq!(RUN_OUT, format!("{RESULTS_DIR}/{RUN_SCRATCH}"));
+        let ignore = Path::new(env!("CARGO_MANIFEST_DIR")).join("../.gitignore");
+        let ignore = std::fs::read_to_string(ignore).unwrap();
+        for out in DEFAULT_OUTS {
+            assert!(out.starts_with(&format!("{RESULTS_DIR}/")), "{out}");
+            let ignored = ignore
+                .lines()
+                .map(str::trim)
+                .any(|line| line.trim_start_matches('/').trim_end_matches('/') == out);
+            assert!(ignored, "the default output folder {out} is not in .gitignore");
+        }
+    }
     use crate::measure::histograms::new_histogram;
 
     #[test]

@@ -12,6 +12,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::cell::SWEEP_SETTINGS;
 use super::{Results, RunResult, Validity};
 use crate::workload::{Isolation, ScenarioId, UNSTRESSED};
 
@@ -56,9 +57,9 @@ pub struct IsolationCell {
 
 /// Whether a token of a param is a sweep point's (`workers=4`), which the suite appends.
 fn is_sweep_token(token: &str) -> bool {
-    ["workers=", "throughput=", "window=", "idle-spin-us="]
+    SWEEP_SETTINGS
         .iter()
-        .any(|setting| token.starts_with(setting))
+        .any(|setting| token.strip_prefix(setting).is_some_and(|value| value.starts_with('=')))
 }
 
 /// A param's workload part and its sweep point: `burst=241 workers=4` is

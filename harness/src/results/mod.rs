@@ -1,6 +1,8 @@
 //! `results.json`: the versioned schema, and reading it back (every field is described in
 //! docs/results.md).
 //!
+//! - `meta`: [`Meta`], how, where and when a run was made, and the settings it recorded;
+//! - `read`: reading a file back, and the checks of what no run writes ([`ReadError`]);
 //! - `cell`: [`CellKey`], the one identity of a cell, and the settings it ran with;
 //! - `pipeline`: the end-to-end pipeline cells (`pipelines[]`) and their parts;
 //! - `metric`: [`Metric`], every figure of a cell that a reader ranks, judges or gates on;
@@ -13,8 +15,6 @@
 //!   (`price_of_order[]`);
 //! - `isolation`: how much one troubled key hurts the others, per design (`isolation[]`).
 
-use std::path::Path;
-
 pub mod cell;
 pub mod designs;
 pub mod failed;
@@ -22,10 +22,12 @@ pub mod fs;
 pub mod incomplete;
 pub mod interference;
 pub mod isolation;
+mod meta;
 pub mod metric;
 pub mod noise;
 pub mod pipeline;
 pub mod price;
+mod read;
 
 use serde::{Deserialize, Serialize};
 
@@ -33,6 +35,7 @@ pub use cell::{CellKey, CellSettings, Scenario, SweptSettings};
 pub use failed::FailedCell;
 pub use interference::{Interference, Validity};
 pub use isolation::IsolationCell;
+pub use meta::{Calibration, Meta, TransportMeta, WindowScopeSetting};
 pub use metric::Metric;
 pub use pipeline::{
     BatchSummary, CallSamples, CallSummary, ClientEvents, CommitPolicy, ExpansionReport,
@@ -41,9 +44,8 @@ pub use pipeline::{
     RetryPolicy, RetryReport, TimelineBin, TransportCalls, TransportKind,
 };
 pub use price::PriceOfOrder;
-use strategies::{Binding, WindowScope};
-
-use crate::workload::Sizes;
+pub use read::ReadError;
+use strategies::WindowScope;
 
 /// The version of the schema this build writes. Bump it when a field's meaning changes;
 /// a new field is optional (absent in older files) and needs no bump.
@@ -99,246 +101,6 @@ pub struct Results {
     pub isolation: Vec<IsolationCell>,
 }
 
-/// How, where and when the run was made.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Meta {
-    /// RFC 3339 UTC time the run started.
-    pub created: String,
-    /// The commit of the working directory (`-dirty` with local changes).
-    pub git_commit: String,
-    /// `rustc -V`.
-    pub rustc: String,
-    /// From `/proc/cpuinfo`.
-    pub cpu_model: String,
-    /// Logical cores available.
-    pub cores: usize,
-    /// Worker threads per pool.
-    pub workers: usize,
-    /// The default admission window.
-    pub window: usize,
-    /// Messages per mailbox turn.
-    pub throughput: usize,
-    /// The command line.
-    pub command: String,
-    /// The workload seed.
-    pub seed: u64,
-    /// Measured repetitions per cell.
-    pub repeat: usize,
-    /// Whether `--quick` sizes were used.
-    pub quick: bool,
-    /// The recorder's own cost per message, measured with `inline` and a no-op handler.
-    pub recorder_overhead_ns: Option<f64>,
-    /// Saturation throughput of `inline` x workers on `uniform`, the base of `open-loop`
-    /// loads (messages per second).
-    pub saturation_per_s: Option<f64>,
-    /// Wall time of the whole suite.
-    pub suite_elapsed_s: f64,
-    /// Anything a reader must know to interpret the numbers (scaled sweeps, ...).
-    pub notes: Vec<String>,
-    /// Hash-serial groups per worker (absent in files written before it was recorded).
-    #[serde(default)]
-    pub groups_per_worker: Option<usize>,
-    /// Threads of the harness timer that completes pending steps (absent in older files,
-    /// which had one).
-    #[serde(default)]
-    pub timer_threads: Option<usize>,
-    /// Times a void cell was measured again (`--revalidate`); absent in older files.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub revalidate: Option<usize>,
-    /// What the rest of the machine did while the run calibrated itself (the recorder's
-    /// cost, open-loop's saturation); absent in older files.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub calibrations: Vec<Calibration>,
-    /// Microseconds an idle mailbox worker spins before it parks (absent in files written
-    /// before it was a setting, which spun a fixed exponential backoff).
-    #[serde(default)]
-    pub idle_spin_us: Option<u32>,
-    /// Producer threads (`--producers`); absent in files from before the setting, which
-    /// had one.
-    #[serde(default)]
-    pub producers: Option<usize>,
-    /// The `--window-scope` the run was given (`default`: each strategy's own). Absent in
-    /// files from before it was a setting, where every strategy had one window.
-    #[serde(default)]
-    pub window_scope: Option<WindowScopeSetting>,
-    /// `keyed-mailbox`'s binding rule (`--binding`); absent in files from before the
-    /// setting, which used the reference rule.
-    #[serde(default, with = "by_name")]
-    pub binding: Option<Binding>,
-    /// The pipeline scenarios' commit policies (`--commit-policy`); absent in files from
-    /// before the setting, which ran all three.
-    #[serde(default)]
-    pub commit_policies: Option<Vec<CommitPolicy>>,
-    /// pipeline-retry's retry policies (`--retry-policy`); absent in files from before
-    /// the scenario.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub retry_policies: Option<Vec<RetryPolicy>>,
-    /// The workload sizes, so that a cell can be measured again (gate confirmation).
-    /// Absent in files from before they were recorded; reading such a file fills them in
-    /// where its command line shows what they were.
-    #[serde(default)]
-    pub sizes: Option<Sizes>,
-    /// The designs measured that are not built in (a user's executor), with their
-    /// descriptors; absent when every design was built in.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub designs: Vec<designs::DesignRecord>,
-    /// The list-valued settings and the cell limit (`--workers`, `--throughput`,
-    /// `--window`, `--idle-spin-us`, `--max-cells`), so that a resumed or re-measured run
-    /// has the same points; absent in files from before sweeps.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sweep: Option<crate::sweep::Sweep>,
-    /// The scenarios selected (`--scenario`), in the order they ran; absent in files from
-    /// before it was recorded.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scenarios: Option<Vec<String>>,
-    /// The strategies selected (`--strategy`), in the order they ran; absent in files from
-    /// before it was recorded.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub strategies: Option<Vec<String>>,
-    /// Whether each cell ran the untimed breakdown repetition (not `--no-breakdown`);
-    /// absent in files from before it was recorded.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub breakdown: Option<bool>,
-    /// How far a run that has not finished got; absent once every cell is done.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub incomplete: Option<incomplete::Incomplete>,
-    /// The later sessions that resumed the run (`run --resume`), in order; absent when it
-    /// ran in one.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub resumed: Vec<incomplete::Resumed>,
-    /// The transport the pipeline scenarios consumed through, where it is not the embedded
-    /// log (absent: the embedded log, as in every older file).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub transport: Option<TransportMeta>,
-}
-
-/// A run's transport other than the embedded log, and its broker and client.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TransportMeta {
-    /// `kafka`.
-    pub kind: TransportKind,
-    /// What the broker was: `mock` (librdkafka's in-process mock cluster, one per cell) or
-    /// `cluster` (the user's, `--bootstrap-servers`).
-    pub broker: String,
-    /// Brokers per cluster (0 for a cluster the run never asked: a library run without the
-    /// command line's check).
-    pub brokers: u32,
-    /// The client library and its version (`librdkafka 2.12.1`).
-    pub client: String,
-    /// The consumer group protocol (`consumer`: KIP-848).
-    pub group_protocol: String,
-    /// `--kafka-timeout-ms`.
-    pub timeout_ms: u64,
-    /// Every client setting that is not librdkafka's default, `CLIENT key=value` for the
-    /// clients `producer`, `consumer`, `side-producer` and `retry-reader` (a secret's value
-    /// written `<secret>`).
-    pub client_settings: Vec<String>,
-    /// The user's cluster (`--bootstrap-servers`); absent on the mock.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bootstrap: Option<String>,
-    /// Replicas of each topic (`--replication-factor`); absent in older files (1, on the
-    /// mock).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub replication_factor: Option<u16>,
-    /// What the run's topics and group ids on the cluster began with (its first session's).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub topic_prefix: Option<String>,
-    /// Whether the run kept its topics and groups on the cluster (`--keep-topics`).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub keep_topics: bool,
-    /// The `-X key=value` settings, in the order given (a secret's value written
-    /// `<secret>`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub user_settings: Vec<String>,
-}
-
-/// An optional setting in JSON by its command-line name (a window scope: `strategy`,
-/// `type`; a binding: `reference`, `round-robin`), or null.
-mod by_name {
-    use std::fmt::Display;
-    use std::str::FromStr;
-
-    use serde::{de::Error, Deserialize, Deserializer, Serializer};
-
-    pub fn serialize<T: Display, S: Serializer>(
-        value: &Option<T>,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        match value {
-            Some(value) => serializer.collect_str(value),
-            None => serializer.serialize_none(),
-        }
-    }
-
-    pub fn deserialize<'de, T, D>(deserializer: D) -> Result<Option<T>, D::Error>
-    where
-        T: FromStr,
-        T::Err: Display,
-        D: Deserializer<'de>,
-    {
-        Option::<String>::deserialize(deserializer)?
-            .map(|name| name.parse().map_err(D::Error::custom))
-            .transpose()
-    }
-}
-
-/// The `--window-scope` a run was given, as recorded.
-#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum WindowScopeSetting {
-    /// No flag: each strategy's default (per type for `per-type-pool`, else per strategy).
-    Default,
-    /// `--window-scope strategy`.
-    Strategy,
-    /// `--window-scope type`.
-    Type,
-}
-
-impl From<Option<WindowScope>> for WindowScopeSetting {
-    fn from(scope: Option<WindowScope>) -> Self {
-        match scope {
-            None => Self::Default,
-            Some(WindowScope::Strategy) => Self::Strategy,
-            Some(WindowScope::Type) => Self::Type,
-        }
-    }
-}
-
-impl Meta {
-    /// The window scope to measure this file's cells again with: the one it was given
-    /// (`None`: each strategy's default), or one window per strategy for a file from
-    /// before the setting, since that is what every strategy ran with then.
-    pub fn window_scope(&self) -> Option<WindowScope> {
-        match self.window_scope {
-            None | Some(WindowScopeSetting::Strategy) => Some(WindowScope::Strategy),
-            Some(WindowScopeSetting::Type) => Some(WindowScope::Type),
-            Some(WindowScopeSetting::Default) => None,
-        }
-    }
-
-    /// Fills in the sizes of a file from before sizes were recorded, where they can be
-    /// known: a command line that set no size ran [`Sizes::before_recorded`]. Where the
-    /// command line set a size (or a preset of sizes), they stay unknown.
-    fn recover_sizes(&mut self) {
-        if self.sizes.is_some() {
-            return;
-        }
-        let words: Vec<&str> = self.command.split_whitespace().collect();
-        let sets = |flag: &str| {
-            let long = format!("--{flag}");
-            words.iter().any(|word| {
-                word.strip_prefix(long.as_str())
-                    .is_some_and(|rest| rest.is_empty() || rest.starts_with('='))
-            })
-        };
-        let set_a_size = Sizes::RANGES.iter().any(|range| sets(range.flag))
-            || ["published-async-io", "published-parallel-consumer"].into_iter().any(sets);
-        if !set_a_size {
-            self.sizes = Some(Sizes::before_recorded(self.quick));
-        }
-    }
-}
-
 /// Median, min and max over repetitions.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Spread {
@@ -374,15 +136,6 @@ pub struct Latency {
     pub p999: u64,
     /// Maximum.
     pub max: u64,
-}
-
-/// A calibration a run made before its cells, with its interference receipt.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct Calibration {
-    /// What was measured: `recorder overhead`, `saturation`.
-    pub what: String,
-    /// What the rest of the machine did meanwhile.
-    pub interference: Interference,
 }
 
 /// Tail percentiles in nanoseconds.
@@ -498,7 +251,7 @@ pub struct RunResult {
     pub timer_lateness_ns: Option<Tail>,
     /// Which messages shared a window in this cell (`strategy` or `type`); absent in
     /// files from before the setting, where every cell had one window per strategy.
-    #[serde(default, with = "by_name")]
+    #[serde(default, with = "meta::by_name")]
     pub window_scope: Option<WindowScope>,
     /// Admission windows the strategy opened (1 per strategy, or one per aggregate type
     /// seen); absent in older files.
@@ -677,255 +430,12 @@ pub struct Skipped {
     pub reason: String,
 }
 
-/// Why a results file could not be read.
-#[derive(Debug, thiserror::Error)]
-pub enum ReadError {
-    /// The file could not be read.
-    #[error("cannot read {path}: {error}")]
-    Io {
-        /// The file.
-        path: String,
-        /// Why (part of the message, so that every way of printing it says why).
-        error: std::io::Error,
-    },
-    /// The file is not a results file of this schema.
-    #[error("{path} is not a valid keyed-bench results file: {reason}")]
-    Invalid {
-        /// The file.
-        path: String,
-        /// Why.
-        reason: String,
-    },
-}
-
-impl Results {
-    /// Reads and checks a results file.
-    pub fn read(path: &Path) -> Result<Self, ReadError> {
-        let shown = path.display().to_string();
-        let bytes = std::fs::read(path).map_err(|error| ReadError::Io { path: shown, error })?;
-        Self::parse(&bytes, path)
-    }
-
-    /// Reads and checks a results file among others (`history`): a design an earlier file
-    /// recorded with another description keeps that one ([`designs::make_known_beside`]).
-    pub fn read_beside(path: &Path) -> Result<Self, ReadError> {
-        let shown = path.display().to_string();
-        let bytes = std::fs::read(path).map_err(|error| ReadError::Io { path: shown, error })?;
-        Self::parse_with(&bytes, path, designs::make_known_beside)
-    }
-
-    /// Checks and parses the bytes of a results file; `path` names it in errors. Any bytes
-    /// at all give a results value or an error, never a panic.
-    pub fn parse(bytes: &[u8], path: &Path) -> Result<Self, ReadError> {
-        Self::parse_with(bytes, path, designs::make_known)
-    }
-
-    /// [`Results::parse`], its recorded designs made known by `make_known`.
-    fn parse_with(
-        bytes: &[u8],
-        path: &Path,
-        make_known: fn(&[designs::DesignRecord]) -> Result<(), String>,
-    ) -> Result<Self, ReadError> {
-        let invalid =
-            |reason: String| ReadError::Invalid { path: path.display().to_string(), reason };
-        if bytes.iter().all(u8::is_ascii_whitespace) {
-            return Err(invalid("the file is empty".into()));
-        }
-        let text = std::str::from_utf8(bytes)
-            .map_err(|error| invalid(format!("not UTF-8 text: {error}")))?;
-        // Read the schema first, so that a file of another version is named as such rather
-        // than by the first field this version misses in it.
-        #[derive(Deserialize)]
-        struct Versioned {
-            schema: Option<serde_json::Value>,
-        }
-        match serde_json::from_str::<Versioned>(text) {
-            Ok(Versioned { schema: Some(serde_json::Value::String(schema)) })
-                if readable_version(&schema).is_none() =>
-            {
-                return Err(invalid(format!("schema `{schema}`, expected {}", readable_schemas())));
-            }
-            Ok(Versioned { schema: Some(schema) }) if !schema.is_string() => {
-                return Err(invalid(format!(
-                    "schema {schema} is not a string; expected {}",
-                    readable_schemas()
-                )));
-            }
-            Ok(Versioned { schema: None }) => {
-                return Err(invalid(format!("no `schema` field; expected {}", readable_schemas())));
-            }
-            _ => {}
-        }
-        let mut results: Self =
-            serde_json::from_str(text).map_err(|error| invalid(error.to_string()))?;
-        results.check_measurements().map_err(invalid)?;
-        make_known(&results.meta.designs).map_err(invalid)?;
-        results.check_consistency().map_err(invalid)?;
-        results.meta.recover_sizes();
-        Ok(results)
-    }
-
-    /// Every measurement is a count, a rate, a time or a ratio: never negative; and each
-    /// list of samples holds one entry per repetition.
-    fn check_measurements(&self) -> Result<(), String> {
-        for (index, run) in self.runs.iter().enumerate() {
-            let cell =
-                || format!("runs[{index}] ({} {} {})", run.scenario, run.param, run.strategy);
-            let json = serde_json::to_value(run).map_err(|error| error.to_string())?;
-            if let Some((field, value)) = first_negative(&json, "") {
-                return Err(format!(
-                    "{}: `{field}` is {value}; a measurement is never negative",
-                    cell()
-                ));
-            }
-            let lengths = run.samples.as_ref().map(|samples| {
-                [
-                    samples.throughput_per_s.len(),
-                    samples.elapsed_s.len(),
-                    samples.latency_p99_ns.len(),
-                ]
-            });
-            if let Some(lengths) =
-                lengths.filter(|lengths| lengths.iter().any(|n| *n != lengths[0]))
-            {
-                return Err(format!(
-                    "{}: `samples` lists {}, {} and {} repetitions; each list holds one entry per \
-                     repetition",
-                    cell(),
-                    lengths[0],
-                    lengths[1],
-                    lengths[2]
-                ));
-            }
-            let receipts = run
-                .samples
-                .as_ref()
-                .map_or((0, 0), |samples| (samples.interference.len(), samples.elapsed_s.len()));
-            if receipts.0 != 0 && receipts.0 != receipts.1 {
-                return Err(format!(
-                    "{}: `samples.interference` lists {} repetitions and `samples.elapsed_s` {}; \
-                     each list holds one entry per repetition",
-                    cell(),
-                    receipts.0,
-                    receipts.1
-                ));
-            }
-        }
-        Ok(())
-    }
-}
-
-impl Results {
-    /// What no run writes: a cell twice (a failed one too), a design neither built in nor
-    /// recorded in `meta.designs`, no cores, a cell of no messages, percentiles out of
-    /// order, a failed cell that is also missing or of a negative time, an incomplete file
-    /// whose counts disagree.
-    fn check_consistency(&self) -> Result<(), String> {
-        if self.meta.cores == 0 {
-            return Err("`meta.cores` is 0; a run counts the cores it ran on".into());
-        }
-        let mut seen = std::collections::HashSet::new();
-        let keys = self.runs.iter().map(|run| (CellKey::of_run(run), run.workers));
-        let pipelines = self.pipelines.iter().map(|run| (CellKey::of_pipeline(run), None));
-        let failed = self.failed.iter().map(|cell| (cell.key(), None));
-        for (key, workers) in keys.chain(pipelines).chain(failed) {
-            if key.strategy.parse::<strategies::Design>().is_err() {
-                return Err(format!(
-                    "{key}: strategy `{}` is neither built in nor recorded in `meta.designs`",
-                    key.strategy
-                ));
-            }
-            if !seen.insert((key.clone(), workers)) {
-                return Err(format!("{key}: the cell is listed twice"));
-            }
-        }
-        for run in &self.runs {
-            let cell = CellKey::of_run(run);
-            if run.messages == 0 {
-                return Err(format!("{cell}: `messages` is 0; a measured cell ran messages"));
-            }
-            percentiles_rise(run).map_err(|why| format!("{cell}: {why}"))?;
-        }
-        self.check_failed()?;
-        let Some(left) = &self.meta.incomplete else { return Ok(()) };
-        if left.cells_done > left.cells_planned
-            || left.cells_planned - left.cells_done != left.missing.len()
-        {
-            return Err(format!(
-                "`meta.incomplete` says {} of {} cells done but lists {} missing",
-                left.cells_done,
-                left.cells_planned,
-                left.missing.len()
-            ));
-        }
-        Ok(())
-    }
-}
-
-impl Results {
-    /// Every failed cell is done (not missing as well), measured or run under no other
-    /// entry, and of times that are not negative.
-    fn check_failed(&self) -> Result<(), String> {
-        let keys = |runs: Vec<CellKey>| runs.into_iter().collect::<std::collections::HashSet<_>>();
-        let done = keys(self.runs.iter().map(CellKey::of_run).collect());
-        let run = keys(self.pipelines.iter().map(CellKey::of_pipeline).collect());
-        for cell in &self.failed {
-            let key = cell.key();
-            if self.missing_cells().contains(&key) {
-                return Err(format!("{key}: the cell is listed as failed and as missing"));
-            }
-            if done.contains(&key) || run.contains(&key) {
-                return Err(format!("{key}: the cell is listed twice"));
-            }
-            if let Some((field, value)) =
-                [("timeout_s", cell.timeout_s), ("elapsed_s", cell.elapsed_s)]
-                    .into_iter()
-                    .find(|(_, value)| value.is_nan() || *value < 0.0)
-            {
-                return Err(format!(
-                    "failed {key}: `{field}` is {value}; a time is never negative"
-                ));
-            }
-        }
-        Ok(())
-    }
-}
-
-/// Whether a cell's latency tails rise: p50 <= p99 <= max in each.
-fn percentiles_rise(run: &RunResult) -> Result<(), String> {
-    let (l, h) = (&run.latency_ns, &run.hol_ns);
-    let tails = [("latency_ns", l.p50, l.p99, l.max), ("hol_ns", h.p50, h.p99, h.max)];
-    let bystander =
-        run.bystander_latency_ns.as_ref().map(|t| ("bystander_latency_ns", t.p50, t.p99, t.max));
-    match tails.into_iter().chain(bystander).find(|(_, p50, p99, max)| p50 > p99 || p99 > max) {
-        Some((field, p50, p99, max)) => {
-            Err(format!("`{field}` has p50 {p50}, p99 {p99}, max {max}; percentiles rise"))
-        }
-        None => Ok(()),
-    }
-}
-
-/// The first negative number in `value`, which is at `path`, with its path (`a.b[2]`).
-fn first_negative(value: &serde_json::Value, path: &str) -> Option<(String, f64)> {
-    match value {
-        serde_json::Value::Number(number) => {
-            number.as_f64().filter(|n| *n < 0.0).map(|n| (path.to_owned(), n))
-        }
-        serde_json::Value::Object(fields) => fields.iter().find_map(|(key, field)| {
-            let path = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
-            first_negative(field, &path)
-        }),
-        serde_json::Value::Array(items) => items
-            .iter()
-            .enumerate()
-            .find_map(|(index, item)| first_negative(item, &format!("{path}[{index}]"))),
-        _ => None,
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
     use super::*;
+    use crate::workload::Sizes;
 
     #[test]
     fn a_malformed_or_foreign_file_is_a_clear_error() {

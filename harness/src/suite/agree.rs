@@ -13,6 +13,7 @@
 use super::ledger::Matched;
 use super::Plan;
 use crate::config::RunConfig;
+use crate::limits::settings::{agree_settings, run_settings};
 use crate::pipeline::scenario::Recorded;
 use crate::results::{CellKey, CellSettings, PipelineRun, RunResult};
 use crate::workload::{Arrivals, Sizes};
@@ -89,19 +90,9 @@ fn differ<T: PartialEq + std::fmt::Display>(
     }
 }
 
-/// `differ` of each setting a cell records, where it records them.
-fn settings_fields(
-    whys: &mut Vec<String>,
-    recorded: Option<&CellSettings>,
-    planned: &CellSettings,
-) {
-    let Some(recorded) = recorded else { return };
-    differ(whys, "settings.workers", recorded.workers, planned.workers);
-    differ(whys, "settings.throughput", recorded.throughput, planned.throughput);
-    differ(whys, "settings.window", recorded.window, planned.window);
-    differ(whys, "settings.idle_spin_us", recorded.idle_spin_us, planned.idle_spin_us);
-    differ(whys, "settings.sweep", &recorded.sweep, &planned.sweep);
-}
+// `settings_fields`: `differ` of each swept setting a cell records, from the run settings
+// table.
+run_settings!(swept => agree_settings);
 
 /// What the measured cell `run`, matched to planned cell `index`, records otherwise.
 fn measured_fields(plan: &Plan, index: usize, run: &RunResult) -> Vec<String> {

@@ -31,7 +31,7 @@ pub use page::render;
 const RESULTS_FILE: &str = "results.json";
 
 /// The scratch folder of `keyed-bench run`, never read.
-const SCRATCH: &str = "latest";
+const SCRATCH: &str = crate::results::fs::RUN_SCRATCH;
 
 /// The files a run's link goes to, the first that exists.
 const LINKS: [&str; 3] = ["report.html", "summary.md", "README.md"];

@@ -84,13 +84,10 @@ impl Axis {
             base.to_owned()
         };
         let workers = settings.map(|s| s.workers).filter(|_| self != Self::Workers);
-        let others = [
-            ("workers", workers),
-            ("throughput", settings.map(|s| s.throughput).filter(|_| self != Self::Throughput)),
-            ("window", settings.map(|s| s.window).filter(|_| self != Self::Window)),
-            ("idle-spin-us", settings.map(|s| s.idle_spin_us as usize)),
-        ];
-        let others = others.into_iter().filter_map(|(name, value)| Some((name, value?)));
+        // Every swept setting but this axis's, in the sweep's order.
+        let (axis, _) = self.names();
+        let others = settings.map(CellSettings::values).unwrap_or_default();
+        let others = others.into_iter().filter(|(name, _)| *name != axis);
         let mut parts = Vec::from_iter((!base.is_empty()).then_some(("param", base)));
         parts.extend(others.map(|(name, value)| (name, format!("{name}={value}"))));
         Some(Rest { workers, parts })

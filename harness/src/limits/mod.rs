@@ -6,7 +6,12 @@
 //! ranges of the workload sizes are declared with the sizes themselves
 //! (`workload/scenario/sizes.rs`); the ranges of the strategy and run settings are here.
 
+pub mod settings;
+
 use strategies::{StrategyConfig, MAX_WINDOW};
+
+use settings::setting_ranges;
+pub use settings::{RunSetting, RUN_SETTINGS};
 
 /// The largest message count of one run.
 pub const MAX_MESSAGES: usize = 100_000_000;
@@ -50,19 +55,8 @@ impl FlagRange {
     }
 }
 
-/// The numeric flags of `keyed-bench run` that are not workload sizes: the strategy
-/// settings and the repetitions.
-pub const SETTING_RANGES: &[FlagRange] = &[
-    FlagRange::int("workers", 1, StrategyConfig::MAX_WORKERS),
-    FlagRange::int("window", 1, MAX_WINDOW),
-    FlagRange::int("throughput", 1, 1 << 20),
-    FlagRange::int("groups-per-worker", 1, 1 << 16),
-    FlagRange::int("idle-spin-us", 0, StrategyConfig::MAX_IDLE_SPIN_US as usize),
-    FlagRange::int("repeat", 1, MAX_REPEAT),
-    FlagRange::int("timer-threads", 1, 64),
-    FlagRange::int("producers", 1, MAX_PRODUCERS),
-    FlagRange::int("revalidate", 0, MAX_REVALIDATE),
-];
+// `SETTING_RANGES`: the range of each ranged run setting of the table, then `--revalidate`'s.
+settings::run_settings!(all => setting_ranges with FlagRange::int("revalidate", 0, MAX_REVALIDATE));
 
 /// The most times `--revalidate` measures a void cell again.
 pub const MAX_REVALIDATE: usize = 10;

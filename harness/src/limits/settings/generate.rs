@@ -1,0 +1,436 @@
+//! The generators of the run settings table: each takes the table's rows (all of them, or
+//! the swept ones) and makes one part of every setting, naming the types of the file that
+//! expands it as they are in scope there.
+
+/// `Some` of the tokens given, or `None` without any.
+macro_rules! option {
+    () => {
+        None
+    };
+    ($($value:tt)+) => {
+        Some($($value)+)
+    };
+}
+pub(crate) use option;
+
+/// Whether the optional word given is there (`in brief`).
+macro_rules! given {
+    () => {
+        false
+    };
+    ($word:ident) => {
+        true
+    };
+}
+pub(crate) use given;
+
+/// The settings line's part of a row: its brief part where `brief` asks for it and the row
+/// has one, else its part.
+macro_rules! line_part {
+    ($brief:ident, $line:expr) => {
+        $line
+    };
+    ($brief:ident, $line:expr, $short:expr) => {
+        if $brief {
+            $short
+        } else {
+            $line
+        }
+    };
+}
+pub(crate) use line_part;
+
+/// How many values of a swept list a scenario takes: all, or the first alone where the
+/// scenario may fix the setting itself and `uses` says it does.
+macro_rules! taken {
+    ($uses:ident, $list:expr) => {
+        $list.len()
+    };
+    ($uses:ident, $list:expr, $field:ident) => {
+        if $uses.$field {
+            $list.len()
+        } else {
+            1
+        }
+    };
+}
+pub(crate) use taken;
+
+/// `RUN_SETTINGS`: every row's flag, `meta` field and places.
+macro_rules! setting_descriptors {
+    (
+        swept {$(
+            $name:ident: $ty:ty {
+                flag $flag:literal, strategy $strategy:ident, $(fixed by scenario $uses:ident,)?
+            $(range $min:expr => $max:expr,)?
+                $(meta $meta:literal at $at:literal,)?
+                resume |$config:ident| $resume:expr,
+                $(line $rank:literal $(in $brief:ident)? |$meta_:ident, $swept_:ident| $line:expr,
+                    $(brief $short:expr,)?)?
+            }
+        )*}
+        single {$(
+            $single:ident {
+                flag $sflag:literal,
+                $(range $smin:expr => $smax:expr,)?
+                $(meta $smeta:literal at $sat:literal,)?
+                resume |$sconfig:ident| $sresume:expr,
+                $(line $srank:literal $(in $sbrief:ident)? |$smeta_:ident, $sswept_:ident| $sline:expr,
+                    $(brief $sshort:expr,)?)?
+            }
+        )*}
+    ) => {
+        /// Every run setting of the table, the swept ones first.
+        pub const RUN_SETTINGS: &[RunSetting] = &[
+            $(RunSetting {
+                flag: $flag,
+                compared: $crate::limits::settings::generate::option!($(($meta, $at))?),
+                swept: true,
+                line: $crate::limits::settings::generate::option!($($rank)?),
+            },)*
+            $(RunSetting {
+                flag: $sflag,
+                compared: $crate::limits::settings::generate::option!($(($smeta, $sat))?),
+                swept: false,
+                line: $crate::limits::settings::generate::option!($($srank)?),
+            },)*
+        ];
+    };
+}
+
+pub(crate) use setting_descriptors;
+
+/// `Sweep` (the list-valued settings of a run), `Point` (one value of each), `Uses` (which
+/// of them a scenario takes), with the points and labels of a sweep. Needs in scope:
+/// `StrategyConfig`, serde's derives and `DEFAULT_MAX_CELLS`.
+macro_rules! sweep_types {
+    ($(
+        $name:ident: $ty:ty {
+            flag $flag:literal, strategy $strategy:ident, $(fixed by scenario $uses:ident,)?
+            $(range $min:expr => $max:expr,)?
+            $(meta $meta:literal at $at:literal,)?
+            resume |$config:ident| $resume:expr,
+            $(line $rank:literal $(in $brief:ident)? |$meta_:ident, $swept_:ident| $line:expr,
+                $(brief $short:expr,)?)?
+        }
+    )*) => {
+        /// The list-valued strategy settings of a run (`meta.sweep`).
+        #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+        pub struct Sweep {
+            $(#[doc = concat!("`--", $flag, "`.")] pub $name: Vec<$ty>,)*
+            /// Whether `--window` was given: a scenario's own window then gives way to it.
+            pub window_given: bool,
+            /// The most cells the run may have (`--max-cells`).
+            pub max_cells: usize,
+        }
+
+        /// One point of a sweep: the settings a cell ran with.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+        pub struct Point {
+            $(#[doc = concat!("`--", $flag, "`'s value.")] pub $name: $ty,)*
+        }
+
+        /// What a scenario takes from the strategy settings.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub struct Uses {
+            $($(
+                #[doc = concat!(
+                    "Whether `--", $flag, "` sets its value (not where the scenario fixes its own)."
+                )]
+                pub $uses: bool,
+            )?)*
+        }
+
+        impl Uses {
+            /// A scenario that takes every setting: the whole cross product.
+            pub const ALL: Self = Self { $($($uses: true,)?)* };
+        }
+
+        impl Sweep {
+            /// The sweep of one point: `strategy`'s settings.
+            pub fn single(strategy: &StrategyConfig) -> Self {
+                Self {
+                    $($name: vec![strategy.$strategy],)*
+                    window_given: false,
+                    max_cells: DEFAULT_MAX_CELLS,
+                }
+            }
+
+            /// Whether any setting has more than one value.
+            pub fn is_sweep(&self) -> bool {
+                self.swept().next().is_some()
+            }
+
+            /// The settings with more than one value, by flag.
+            pub fn swept(&self) -> impl Iterator<Item = &'static str> + '_ {
+                [$(($flag, self.$name.len()),)*]
+                    .into_iter()
+                    .filter(|(_, values)| *values > 1)
+                    .map(|(flag, _)| flag)
+            }
+
+            /// The points a scenario that `uses` the settings so runs, in order (the first
+            /// setting slowest, the last fastest): a setting it does not take keeps its
+            /// first value, so that it is not run twice alike.
+            pub fn points(&self, uses: Uses) -> Vec<Point> {
+                let lengths = [$($crate::limits::settings::generate::taken!(uses, self.$name $(, $uses)?),)*];
+                let mut at = vec![0; lengths.len()];
+                let mut points = Vec::new();
+                if lengths.contains(&0) {
+                    return points;
+                }
+                loop {
+                    let mut index = at.iter().copied();
+                    points.push(Point {
+                        $($name: self.$name[index.next().unwrap_or_default()],)*
+                    });
+                    if !$crate::limits::settings::generate::advance(&mut at, &lengths) {
+                        return points;
+                    }
+                }
+            }
+
+            /// The label of `point` in a scenario that `uses` the settings so: `name=value`
+            /// of each swept setting it takes, space-separated; empty outside a sweep.
+            pub fn label(&self, point: &Point, uses: Uses) -> String {
+                let mut parts = Vec::new();
+                $(
+                    let taken = $crate::limits::settings::generate::taken!(uses, self.$name $(, $uses)?);
+                    if taken > 1 {
+                        parts.push(format!("{}={}", $flag, point.$name));
+                    }
+                )*
+                parts.join(" ")
+            }
+        }
+
+        impl Point {
+            /// `strategy` with this point's settings.
+            pub fn apply(&self, strategy: StrategyConfig) -> StrategyConfig {
+                StrategyConfig { $($strategy: self.$name,)* ..strategy }
+            }
+        }
+    };
+}
+pub(crate) use sweep_types;
+
+/// Moves `at` to the next point of a cross product of lists of `lengths` (the last varying
+/// fastest); false after the last point.
+pub fn advance(at: &mut [usize], lengths: &[usize]) -> bool {
+    for place in (0..at.len()).rev() {
+        at[place] += 1;
+        if at[place] < lengths[place] {
+            return true;
+        }
+        at[place] = 0;
+    }
+    false
+}
+
+/// `CellSettings` (what `runs[].settings` and `pipelines[].settings` record) and
+/// `SWEEP_SETTINGS` (the names of a sweep label). Needs serde's derives in scope.
+macro_rules! cell_settings_type {
+    ($(
+        $name:ident: $ty:ty {
+            flag $flag:literal, strategy $strategy:ident, $(fixed by scenario $uses:ident,)?
+            $(range $min:expr => $max:expr,)?
+            $(meta $meta:literal at $at:literal,)?
+            resume |$config:ident| $resume:expr,
+            $(line $rank:literal $(in $brief:ident)? |$meta_:ident, $swept_:ident| $line:expr,
+                $(brief $short:expr,)?)?
+        }
+    )*) => {
+        /// The settings a sweep varies, as their labels name them (`workers=4 throughput=16`).
+        pub const SWEEP_SETTINGS: &[&str] = &[$($flag,)*];
+
+        /// The settings a cell ran with, as `runs[].settings` and `pipelines[].settings`
+        /// record them.
+        #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+        pub struct CellSettings {
+            $(
+                #[doc = concat!("`--", $flag, "` (the scenario's own where it fixes its own).")]
+                pub $name: $ty,
+            )*
+            /// The point's label within the sweep, the end of the cell's param (`workers=4`);
+            /// empty outside a sweep.
+            pub sweep: String,
+        }
+
+        impl CellSettings {
+            /// Each swept setting's label name and value, in the sweep's order.
+            pub fn values(&self) -> Vec<(&'static str, String)> {
+                vec![$(($flag, self.$name.to_string()),)*]
+            }
+        }
+    };
+}
+pub(crate) use cell_settings_type;
+
+/// `settings_fields`: `differ` of each setting a cell records, where it records them. Needs
+/// `CellSettings` and `differ` in scope.
+macro_rules! agree_settings {
+    ($(
+        $name:ident: $ty:ty {
+            flag $flag:literal, strategy $strategy:ident, $(fixed by scenario $uses:ident,)?
+            $(range $min:expr => $max:expr,)?
+            $(meta $meta:literal at $at:literal,)?
+            resume |$config:ident| $resume:expr,
+            $(line $rank:literal $(in $brief:ident)? |$meta_:ident, $swept_:ident| $line:expr,
+                $(brief $short:expr,)?)?
+        }
+    )*) => {
+        /// `differ` of each setting a cell records, where it records them.
+        fn settings_fields(
+            whys: &mut Vec<String>,
+            recorded: Option<&CellSettings>,
+            planned: &CellSettings,
+        ) {
+            let Some(recorded) = recorded else { return };
+            $(differ(
+                whys,
+                concat!("settings.", stringify!($name)),
+                recorded.$name,
+                planned.$name,
+            );)*
+            differ(whys, "settings.sweep", &recorded.sweep, &planned.sweep);
+        }
+    };
+}
+pub(crate) use agree_settings;
+
+/// `Meta::settings_line` and `Meta::brief_settings`. Needs `Meta`, `SweptSettings` and what
+/// the rows' parts name in scope.
+macro_rules! settings_lines {
+    (
+        swept {$(
+            $name:ident: $ty:ty {
+                flag $flag:literal, strategy $strategy:ident, $(fixed by scenario $uses:ident,)?
+            $(range $min:expr => $max:expr,)?
+                $(meta $meta:literal at $at:literal,)?
+                resume |$config:ident| $resume:expr,
+                $(line $rank:literal $(in $brief:ident)? |$meta_:ident, $swept_:ident| $line:expr,
+                    $(brief $short:expr,)?)?
+            }
+        )*}
+        single {$(
+            $single:ident {
+                flag $sflag:literal,
+                $(range $smin:expr => $smax:expr,)?
+                $(meta $smeta:literal at $sat:literal,)?
+                resume |$sconfig:ident| $sresume:expr,
+                $(line $srank:literal $(in $sbrief:ident)? |$smeta_:ident, $sswept_:ident| $sline:expr,
+                    $(brief $sshort:expr,)?)?
+            }
+        )*}
+    ) => {
+        impl Meta {
+            /// The run's settings as the summary's settings line states them, comma-separated
+            /// (a swept setting as the list of its values, `swept`'s).
+            pub fn settings_line(&self, swept: &SweptSettings) -> String {
+                self.settings_parts(swept, false)
+            }
+
+            /// The settings line's brief form, as the report's header states it.
+            pub fn brief_settings(&self, swept: &SweptSettings) -> String {
+                self.settings_parts(swept, true)
+            }
+
+            /// The settings line's parts (those marked `in brief` alone where `brief`), in
+            /// their order.
+            fn settings_parts(&self, swept: &SweptSettings, brief: bool) -> String {
+                let mut parts: Vec<(u32, Option<String>)> = Vec::new();
+                $($(
+                    if !brief || $crate::limits::settings::generate::given!($($brief)?) {
+                        let ($meta_, $swept_) = (self, swept);
+                        let part = $crate::limits::settings::generate::line_part!(brief, $line $(, $short)?);
+                        parts.push(($rank, part));
+                    }
+                )?)*
+                $($(
+                    if !brief || $crate::limits::settings::generate::given!($($sbrief)?) {
+                        let ($smeta_, $sswept_) = (self, swept);
+                        let part = $crate::limits::settings::generate::line_part!(brief, $sline $(, $sshort)?);
+                        parts.push(($srank, part));
+                    }
+                )?)*
+                parts.sort_by_key(|(rank, _)| *rank);
+                let parts: Vec<String> = parts.into_iter().filter_map(|(_, part)| part).collect();
+                parts.join(", ")
+            }
+        }
+    };
+}
+pub(crate) use settings_lines;
+
+/// `SETTINGS`: each setting's flag, and its value in a `RunConfig` as `run --resume`
+/// compares and shows it. Needs `RunConfig` and what the rows' values name in scope.
+macro_rules! resume_values {
+    (
+        swept {$(
+            $name:ident: $ty:ty {
+                flag $flag:literal, strategy $strategy:ident, $(fixed by scenario $uses:ident,)?
+            $(range $min:expr => $max:expr,)?
+                $(meta $meta:literal at $at:literal,)?
+                resume |$config:ident| $resume:expr,
+                $(line $rank:literal $(in $brief:ident)? |$meta_:ident, $swept_:ident| $line:expr,
+                    $(brief $short:expr,)?)?
+            }
+        )*}
+        single {$(
+            $single:ident {
+                flag $sflag:literal,
+                $(range $smin:expr => $smax:expr,)?
+                $(meta $smeta:literal at $sat:literal,)?
+                resume |$sconfig:ident| $sresume:expr,
+                $(line $srank:literal $(in $sbrief:ident)? |$smeta_:ident, $sswept_:ident| $sline:expr,
+                    $(brief $sshort:expr,)?)?
+            }
+        )*}
+    ) => {
+        /// Each run setting's flag, and its value in a config as a resumed run compares and
+        /// shows it.
+        const SETTINGS: &[(&str, fn(&RunConfig) -> String)] = &[
+            $(($flag, |$config: &RunConfig| $resume),)*
+            $(($sflag, |$sconfig: &RunConfig| $sresume),)*
+        ];
+    };
+}
+pub(crate) use resume_values;
+
+/// `SETTING_RANGES`: the range of each ranged setting of the table, then the ranges given
+/// after it (of flags the table does not hold). Needs `FlagRange` and what the ranges name
+/// in scope.
+macro_rules! setting_ranges {
+    (
+        swept {$(
+            $name:ident: $ty:ty {
+                flag $flag:literal, strategy $strategy:ident, $(fixed by scenario $uses:ident,)?
+                $(range $min:expr => $max:expr,)?
+                $(meta $meta:literal at $at:literal,)?
+                resume |$config:ident| $resume:expr,
+                $(line $rank:literal $(in $brief:ident)? |$meta_:ident, $swept_:ident| $line:expr,
+                    $(brief $short:expr,)?)?
+            }
+        )*}
+        single {$(
+            $single:ident {
+                flag $sflag:literal,
+                $(range $smin:expr => $smax:expr,)?
+                $(meta $smeta:literal at $sat:literal,)?
+                resume |$sconfig:ident| $sresume:expr,
+                $(line $srank:literal $(in $sbrief:ident)? |$smeta_:ident, $sswept_:ident| $sline:expr,
+                    $(brief $sshort:expr,)?)?
+            }
+        )*}
+        extra { $($extra:expr),* $(,)? }
+    ) => {
+        /// The numeric flags of `keyed-bench run` that are not workload sizes: the ranged
+        /// run settings of the table, then the others.
+        pub const SETTING_RANGES: &[FlagRange] = &[
+            $($(FlagRange::int($flag, $min, $max),)?)*
+            $($(FlagRange::int($sflag, $smin, $smax),)?)*
+            $($extra,)*
+        ];
+    };
+}
+pub(crate) use setting_ranges;
