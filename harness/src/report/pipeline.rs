@@ -1,30 +1,41 @@
 //! The summary's tables of the end-to-end pipeline scenarios: per cell, what the pipeline
 //! lost, ran twice, reordered and delayed, and whether the business state came out right.
 
+use std::collections::HashMap;
+
 use crate::report::document::Document;
 use crate::report::format::{format_ns, format_rate};
 use crate::report::table::{Cell, Style, Table};
 use crate::results::designs::runs_elsewhere;
-use crate::results::{PipelineRun, TransportMeta};
+use crate::results::{CellKey, PipelineRun, Scenario, TransportMeta};
 use crate::workload::scenario::pipeline::PipelineKind;
 use crate::workload::ScenarioId;
 use strategies::Design;
 
 /// Appends one section per pipeline scenario in `runs` to `out`.
 pub fn render_pipelines(out: &mut Document, runs: &[PipelineRun]) {
-    for scenario in super::first_seen(runs.iter().map(|run| run.scenario.as_str())) {
-        let rows: Vec<&PipelineRun> = runs.iter().filter(|run| run.scenario == scenario).collect();
+    let mut order: Vec<Scenario> = Vec::new();
+    let mut cells: HashMap<Scenario, Vec<&PipelineRun>> = HashMap::new();
+    for run in runs {
+        let key = CellKey::of_pipeline(run).scenario;
+        let rows = cells.entry(key.clone()).or_insert_with(|| {
+            order.push(key);
+            Vec::new()
+        });
+        rows.push(run);
+    }
+    for scenario in order {
         out.blank();
-        out.heading(2, scenario);
-        table(out, &rows);
+        out.heading(2, scenario.as_str());
+        table(out, scenario.known(), &cells[&scenario]);
     }
 }
 
 /// The table of one pipeline scenario's cells, by the pipeline its spec declares (the
 /// figures its cells recorded); a scenario this build does not know gets the columns every
 /// pipeline cell has (pipeline-crash's).
-fn table(out: &mut Document, rows: &[&PipelineRun]) {
-    let kind = rows[0].scenario.parse::<ScenarioId>().ok().and_then(ScenarioId::pipeline);
+fn table(out: &mut Document, scenario: Option<ScenarioId>, rows: &[&PipelineRun]) {
+    let kind = scenario.and_then(ScenarioId::pipeline);
     match kind.map(|spec| spec.kind) {
         Some(PipelineKind::Crash) | None => crash(out, rows),
         Some(PipelineKind::Retry) => retry(out, rows),

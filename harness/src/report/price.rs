@@ -2,13 +2,15 @@
 //! control's in the same cell (`price_of_order[]`), and how they stand beside the Parallel
 //! Consumer fork's KEY against UNORDERED figures.
 
+use std::collections::HashMap;
+
 use super::document::Document;
 use super::format::format_short_ratio;
 use super::table::{Cell, Style, Table};
 use super::view::View;
 use super::{first_seen, validity_mark};
 use crate::results::price::{PriceOfOrder, CONTROL};
-use crate::results::{Results, Validity};
+use crate::results::{CellKey, Results, Validity};
 use crate::workload::zipf_top_share;
 
 /// `a / b`, each side `-` where absent, marked by its receipt.
@@ -29,16 +31,18 @@ fn table(
     sides: impl Fn(&PriceOfOrder) -> (Option<f64>, Option<f64>),
 ) -> Table {
     let names = first_seen(prices.iter().map(|price| price.strategy.as_str()));
+    let mut at: HashMap<CellKey, &PriceOfOrder> = HashMap::new();
+    for &price in prices {
+        let key = CellKey::recorded(&price.scenario, &price.param, &price.strategy);
+        at.entry(key).or_insert(price);
+    }
     let mut table = Table::of("scenario|param").numbers(names.iter().copied());
     let cells = first_seen(prices.iter().map(|price| (&*price.scenario, &*price.param)));
     let lead = |(scenario, param): (&str, &str)| {
         vec![Cell::plain(scenario), Cell::plain(super::or_dash(param))]
     };
     table.pivot((&cells, &names), lead, |(scenario, param), name| {
-        let price = prices.iter().find(|price| {
-            (price.scenario.as_str(), price.param.as_str(), price.strategy.as_str())
-                == (scenario, param, name)
-        })?;
+        let price = at.get(&CellKey::recorded(scenario, param, name))?;
         let (first, second) = sides(price);
         Some(pair(first, second, price.validity))
     });

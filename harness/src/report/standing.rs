@@ -275,7 +275,7 @@ fn trailing_row(
 /// did not measure `keyed-mailbox`.
 pub(super) fn section(out: &mut Document, view: &View<'_>) {
     let columns = contenders(view.results());
-    if !view.ran(StrategyId::KeyedMailbox.as_str()) {
+    if !view.ran(StrategyId::KeyedMailbox) {
         return;
     }
     let mut table = Table::of(TRAILING_COLUMNS);
@@ -344,12 +344,11 @@ fn shown(metric: crate::results::Metric, value: Value) -> String {
 /// hybrid's standing against it with its min-max, judged against [`HYBRID_TARGET`] and
 /// [`HYBRID_FLOOR`]. Nothing where the run lacks one of the three.
 pub(super) fn hybrid_section(out: &mut Document, view: &View<'_>) {
-    let [mailbox, stealing, hybrid] =
-        [StrategyId::KeyedMailbox, StrategyId::WorkStealing, StrategyId::Hybrid]
-            .map(StrategyId::as_str);
-    if ![mailbox, stealing, hybrid].iter().all(|name| view.ran(name)) {
+    let ids = [StrategyId::KeyedMailbox, StrategyId::WorkStealing, StrategyId::Hybrid];
+    if !ids.iter().all(|&id| view.ran(id)) {
         return;
     }
+    let [mailbox, stealing, hybrid] = ids.map(StrategyId::as_str);
     let mut table = Table::of(
         "scenario|param|metric|>keyed-mailbox|>work-stealing|>hybrid|better parent|\
          >hybrid / better (min-max)|verdict",

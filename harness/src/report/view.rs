@@ -12,7 +12,9 @@ use std::ops::Deref;
 
 use strategies::StrategyId;
 
-use crate::results::{CellKey, PipelineRun, PriceOfOrder, Results, RunResult, Scenario};
+use crate::results::{
+    CellKey, CommitPolicy, PipelineRun, PriceOfOrder, Results, RunResult, Scenario,
+};
 use crate::workload::ScenarioId;
 
 /// A set of measured runs in file order, with keyed lookups by parameter and strategy.
@@ -106,6 +108,54 @@ impl<'r> Deref for Rows<'r> {
     }
 }
 
+/// A set of pipeline runs in file order, with keyed lookups by strategy and commit policy.
+#[derive(Clone, Debug, Default)]
+pub struct PipelineRows<'r> {
+    /// Every run, in file order.
+    all: Vec<&'r PipelineRun>,
+    /// The runs of each strategy, in file order.
+    on: HashMap<&'r str, Vec<&'r PipelineRun>>,
+    /// The first run of each (strategy, commit policy).
+    at: HashMap<(&'r str, CommitPolicy), &'r PipelineRun>,
+}
+
+impl<'r> PipelineRows<'r> {
+    /// The runs, indexed.
+    pub fn new(runs: impl IntoIterator<Item = &'r PipelineRun>) -> Self {
+        let mut out = Self::default();
+        for run in runs {
+            let strategy = run.strategy.as_str();
+            out.on.entry(strategy).or_default().push(run);
+            out.at.entry((strategy, run.policy)).or_insert(run);
+            out.all.push(run);
+        }
+        out
+    }
+
+    /// The runs `keep` keeps, indexed anew.
+    pub fn filter(&self, keep: impl Fn(&PipelineRun) -> bool) -> Self {
+        Self::new(self.all.iter().copied().filter(|run| keep(run)))
+    }
+
+    /// The runs of `strategy`, in file order; none where it did not run.
+    pub fn of_strategy(&self, strategy: &str) -> &[&'r PipelineRun] {
+        self.on.get(strategy).map_or(&[], Vec::as_slice)
+    }
+
+    /// The first run of `strategy` under `policy`, if there is one.
+    pub fn run(&self, strategy: &str, policy: CommitPolicy) -> Option<&'r PipelineRun> {
+        self.at.get(&(strategy, policy)).copied()
+    }
+}
+
+impl<'r> Deref for PipelineRows<'r> {
+    type Target = [&'r PipelineRun];
+
+    fn deref(&self) -> &Self::Target {
+        &self.all
+    }
+}
+
 /// A results file read once for the reports: every cell under its [`CellKey`].
 #[derive(Clone, Debug)]
 pub struct View<'r> {
@@ -119,8 +169,8 @@ pub struct View<'r> {
     pipeline_cells: HashMap<CellKey, &'r PipelineRun>,
     /// The first price of order of each cell.
     prices: HashMap<CellKey, &'r PriceOfOrder>,
-    /// Every strategy a run or a pipeline run names.
-    ran: HashSet<&'r str>,
+    /// Every strategy of this build a run or a pipeline run names.
+    ran: HashSet<StrategyId>,
     /// What a scenario without runs has.
     none: Rows<'r>,
 }
@@ -146,7 +196,8 @@ impl<'r> View<'r> {
             prices.entry(key).or_insert(price);
         }
         let runs = results.runs.iter().map(|run| run.strategy.as_str());
-        let ran = runs.chain(results.pipelines.iter().map(|run| run.strategy.as_str())).collect();
+        let names = runs.chain(results.pipelines.iter().map(|run| run.strategy.as_str()));
+        let ran = names.filter_map(|name| name.parse().ok()).collect();
         let none = Rows::default();
         Self { results, scenarios, pipelines, pipeline_cells, prices, ran, none }
     }
@@ -156,9 +207,9 @@ impl<'r> View<'r> {
         self.results
     }
 
-    /// Whether `strategy` ran in any cell, measured or pipeline.
-    pub fn ran(&self, strategy: &str) -> bool {
-        self.ran.contains(strategy)
+    /// Whether `id` ran in any cell, measured or pipeline.
+    pub fn ran(&self, id: StrategyId) -> bool {
+        self.ran.contains(&id)
     }
 
     /// The measured runs of `scenario`, in file order.

@@ -6,7 +6,8 @@ use super::super::panel::{Axis, Entry, Frame, Mark};
 use super::super::{log_range, ns_label, render, skipped, strategy_colour, Planned, TICK_PX};
 use super::{strategies_of, NEUTRAL};
 use crate::report::format::format_ns;
-use crate::results::{CallSummary, PipelineRun, Results};
+use crate::report::view::View;
+use crate::results::{CallSummary, PipelineRun};
 
 const NAME: &str = "pipeline-commit-calls";
 
@@ -17,7 +18,8 @@ axis. On Kafka a commit call is a round trip to the broker; on the embedded log 
 in-process call, the floor a broker adds to. The summary's \"What the transport costs\" \
 table has the same figures, with the poll batches.";
 
-pub(super) fn plan(results: &Results) -> Planned {
+pub(super) fn plan(view: &View<'_>) -> Planned {
+    let results = view.results();
     if results.pipelines.is_empty() {
         return skipped(NAME, "no pipeline runs in these results");
     }

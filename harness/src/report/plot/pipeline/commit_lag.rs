@@ -5,7 +5,8 @@ use super::super::panel::{strategy_entries, Entry, Layout, Mark};
 use super::super::timeline::{Timeline, TimelinePanel, Track};
 use super::super::{absent, render, strategy_colour, Planned};
 use super::{noted, policies_of, policy_colour, runs_of, strategies_of, NEUTRAL};
-use crate::results::{CommitPolicy, PipelineRun, Results};
+use crate::report::view::View;
+use crate::results::{CommitPolicy, PipelineRun};
 use crate::workload::ScenarioId;
 
 const NOTE: &str = "The committed-offset lag at every commit tick of pipeline-crash, one \
@@ -15,8 +16,8 @@ partitions. Each line breaks where the consumer crashed; a diamond marks the fir
 the consumer that resumed from the commits. Under highest-completed the committed offset is \
 always just past the highest completed record, so its lag is 0 by construction.";
 
-pub(super) fn plan(results: &Results) -> Planned {
-    let runs = runs_of(results, ScenarioId::PipelineCrash);
+pub(super) fn plan(view: &View<'_>) -> Planned {
+    let runs = runs_of(view, ScenarioId::PipelineCrash);
     if runs.is_empty() {
         return absent("pipeline-commit-lag", ScenarioId::PipelineCrash);
     }
@@ -58,7 +59,7 @@ pub(super) fn plan(results: &Results) -> Planned {
         layout: Layout::Rows(heights),
         panels,
     };
-    let note = noted(NOTE, results, ScenarioId::PipelineCrash);
+    let note = noted(NOTE, view, ScenarioId::PipelineCrash);
     render("pipeline-commit-lag", "Committed-offset lag over time (pipeline-crash)", note, &plot)
 }
 

@@ -7,7 +7,8 @@ use super::super::bars::{Bar, BarPanel, Bars, LabelStyle, Slots};
 use super::super::panel::{Axis, Entry, Mark};
 use super::super::{absent, log_range, names, render, Planned, TICK_PX};
 use super::{noted, policy_colour, runs_of, strategies_of};
-use crate::results::{CommitPolicy, PipelineRun, Results};
+use crate::report::view::{PipelineRows, View};
+use crate::results::CommitPolicy;
 use crate::workload::ScenarioId;
 
 const NOTE: &str = "One group of bars per strategy on pipeline-crash: the consumer died \
@@ -20,24 +21,24 @@ highest-completed commits past slow records and loses them.";
 
 const LOST: RGBColor = RGBColor(160, 30, 30);
 
-pub(super) fn plan(results: &Results) -> Planned {
-    let runs = runs_of(results, ScenarioId::PipelineCrash);
+pub(super) fn plan(view: &View<'_>) -> Planned {
+    let runs = runs_of(view, ScenarioId::PipelineCrash);
     if runs.is_empty() {
         return absent("pipeline-crash", ScenarioId::PipelineCrash);
     }
     let title = "Redelivered and lost after a consumer crash (pipeline-crash)";
-    let note = noted(NOTE, results, ScenarioId::PipelineCrash);
+    let note = noted(NOTE, view, ScenarioId::PipelineCrash);
     render("pipeline-crash", title, note, &figure(&runs))
 }
 
 /// Per strategy, a pair of bars per commit policy: redelivered and lost.
-fn figure(runs: &[&PipelineRun]) -> Bars {
+fn figure(runs: &PipelineRows<'_>) -> Bars {
     let strategies = strategies_of(runs);
     let counts = runs.iter().flat_map(|run| [run.redelivered, run.lost]).filter(|&count| count > 0);
     let range = log_range(counts.map(|count| count as f64).chain([1.0]));
     let group = |strategy: &&str| {
         let cells = CommitPolicy::ALL.into_iter().enumerate().filter_map(|(slot, policy)| {
-            let run = runs.iter().find(|run| run.strategy == *strategy && run.policy == policy)?;
+            let run = runs.run(strategy, policy)?;
             let lost = (2 * slot + 1, run.lost, LOST);
             Some([(2 * slot, run.redelivered, policy_colour(policy)), lost])
         });

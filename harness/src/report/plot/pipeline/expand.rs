@@ -10,8 +10,9 @@ use strategies::StrategyId;
 use super::super::panel::{Entry, Layout, Mark};
 use super::super::timeline::{Timeline, TimelinePanel, Track};
 use super::super::{absent, render, Planned};
-use super::{noted, runs_of, strategies_of};
-use crate::results::{ExpansionReport, Mitigation, PipelineRun, Results};
+use super::{noted, runs_of};
+use crate::report::view::View;
+use crate::results::{ExpansionReport, Mitigation};
 use crate::workload::ScenarioId;
 
 const NOTE: &str = "pipeline-expand for one strategy (keyed-mailbox when it ran), one panel \
@@ -27,21 +28,18 @@ how long the new partitions were held.";
 const OLD: RGBColor = RGBColor(70, 120, 180);
 const NEW: RGBColor = RGBColor(220, 110, 40);
 
-pub(super) fn plan(results: &Results) -> Planned {
-    let runs: Vec<&PipelineRun> = runs_of(results, ScenarioId::PipelineExpand)
-        .into_iter()
-        .filter(|run| run.expansion.is_some())
-        .collect();
-    let strategies = strategies_of(&runs);
-    let mailbox = StrategyId::KeyedMailbox.as_str();
-    let Some(&strategy) = strategies.iter().find(|&&s| s == mailbox).or(strategies.first()) else {
+pub(super) fn plan(view: &View<'_>) -> Planned {
+    let runs = runs_of(view, ScenarioId::PipelineExpand).filter(|run| run.expansion.is_some());
+    let mailbox = runs.of_strategy(StrategyId::KeyedMailbox.as_str()).first();
+    let Some(shown) = mailbox.or(runs.first()) else {
         return absent("pipeline-expand", ScenarioId::PipelineExpand);
     };
+    let strategy = shown.strategy.as_str();
     let expansions: Vec<&ExpansionReport> = Mitigation::ALL
         .iter()
         .filter_map(|&mitigation| {
-            runs.iter()
-                .filter(|run| run.strategy == strategy)
+            runs.of_strategy(strategy)
+                .iter()
                 .filter_map(|run| run.expansion.as_ref())
                 .find(|expansion| expansion.mitigation == mitigation)
         })
@@ -62,7 +60,7 @@ pub(super) fn plan(results: &Results) -> Planned {
     let title = format!(
         "Applications in old and new partitions over an expansion (pipeline-expand, {strategy})"
     );
-    let note = noted(&note, results, ScenarioId::PipelineExpand);
+    let note = noted(&note, view, ScenarioId::PipelineExpand);
     render("pipeline-expand", title, note, &figure(strategy, &expansions))
 }
 

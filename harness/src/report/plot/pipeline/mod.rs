@@ -22,14 +22,16 @@ mod retry;
 use plotters::style::RGBColor;
 
 use super::Planned;
+use crate::report::view::{PipelineRows, View};
 use crate::results::{CommitPolicy, PipelineRun, Results};
 use crate::workload::ScenarioId;
 
 /// Plans every pipeline chart, in presentation order.
 pub(super) fn plan(results: &Results) -> [Planned; 6] {
+    let view = View::of(results);
     let charts =
         [crash::plan, commit_lag::plan, retry::plan, expand::plan, rebalance::plan, calls::plan];
-    charts.map(|plan| plan(results))
+    charts.map(|plan| plan(&view))
 }
 
 /// The colour of each commit policy's bars and panels.
@@ -46,20 +48,23 @@ const NEUTRAL: RGBColor = RGBColor(110, 110, 110);
 
 /// The cells of `scenario`, in file order: of a sweep, its first point's
 /// ([`super::sweep::first_point_of`]).
-fn runs_of(results: &Results, scenario: ScenarioId) -> Vec<&PipelineRun> {
-    sweep_point(results, scenario).0
+fn runs_of<'r>(view: &View<'r>, scenario: ScenarioId) -> PipelineRows<'r> {
+    PipelineRows::new(sweep_point(view, scenario).0)
 }
 
 /// The cells of `scenario` at the first point of a sweep, and its label where the results
 /// hold other points too.
-fn sweep_point(results: &Results, scenario: ScenarioId) -> (Vec<&PipelineRun>, Option<&str>) {
-    let runs = results.pipelines.iter().filter(|run| run.scenario == scenario.as_str()).collect();
+fn sweep_point<'r>(
+    view: &View<'r>,
+    scenario: ScenarioId,
+) -> (Vec<&'r PipelineRun>, Option<&'r str>) {
+    let runs = view.pipelines(scenario).to_vec();
     super::sweep::first_point_of(runs, |run| run.settings.as_ref())
 }
 
 /// `note`, saying which point of a sweep the chart of `scenario` shows, where it matters.
-fn noted(note: &str, results: &Results, scenario: ScenarioId) -> String {
-    let shown: Vec<(String, &str)> = sweep_point(results, scenario)
+fn noted(note: &str, view: &View<'_>, scenario: ScenarioId) -> String {
+    let shown: Vec<(String, &str)> = sweep_point(view, scenario)
         .1
         .map(|point| (scenario.to_string(), point))
         .into_iter()

@@ -6,7 +6,8 @@ use super::super::bars::{Bar, BarPanel, Bars, Fill, Group, LabelStyle, Labels, S
 use super::super::panel::{Axis, Entry, Frame, Layout, Mark};
 use super::super::{absent, log_range, names, render, Planned, TICK_PX};
 use super::{noted, policies_of, policy_colour, runs_of, strategies_of, NEUTRAL};
-use crate::results::{CommitPolicy, PipelineRun, RebalanceEvent, Results};
+use crate::report::view::{PipelineRows, View};
+use crate::results::{CommitPolicy, PipelineRun, RebalanceEvent};
 use crate::workload::ScenarioId;
 
 const NOTE: &str = "pipeline-rebalance, one group of bars per strategy, coloured by commit \
@@ -23,18 +24,15 @@ one joining.";
 const SPAN: f64 = 0.84;
 
 struct Rebalance<'a> {
-    runs: Vec<&'a PipelineRun>,
+    runs: PipelineRows<'a>,
     strategies: Vec<&'a str>,
     policies: Vec<CommitPolicy>,
     /// The most rebalances one cell had.
     events: usize,
 }
 
-pub(super) fn plan(results: &Results) -> Planned {
-    let runs: Vec<&PipelineRun> = runs_of(results, ScenarioId::PipelineRebalance)
-        .into_iter()
-        .filter(|run| run.rebalance.is_some())
-        .collect();
+pub(super) fn plan(view: &View<'_>) -> Planned {
+    let runs = runs_of(view, ScenarioId::PipelineRebalance).filter(|run| run.rebalance.is_some());
     if runs.is_empty() {
         return absent("pipeline-rebalance", ScenarioId::PipelineRebalance);
     }
@@ -43,13 +41,13 @@ pub(super) fn plan(results: &Results) -> Planned {
     let (strategies, policies) = (strategies_of(&runs), policies_of(&runs));
     let plot = Rebalance { strategies, policies, runs, events }.figure();
     let title = "Duplicates against their bounds, and rebalance pauses (pipeline-rebalance)";
-    let note = noted(NOTE, results, ScenarioId::PipelineRebalance);
+    let note = noted(NOTE, view, ScenarioId::PipelineRebalance);
     render("pipeline-rebalance", title, note, &plot)
 }
 
 impl Rebalance<'_> {
     fn run(&self, strategy: &str, policy: CommitPolicy) -> Option<&PipelineRun> {
-        self.runs.iter().copied().find(|run| run.strategy == strategy && run.policy == policy)
+        self.runs.run(strategy, policy)
     }
 
     fn figure(&self) -> Bars {

@@ -2,13 +2,16 @@
 //! (`pipeline-retry`): bystander p99 latency, and records that reached the projection
 //! before a predecessor with the deepest stash they needed.
 
+use std::collections::HashMap;
+
 use plotters::style::RGBColor;
 
 use super::super::bars::{Bar, BarPanel, Bars, LabelStyle, Labels, Slots};
 use super::super::panel::{Axis, Entry, Frame, Layout, Mark};
 use super::super::{absent, log_range, names, render, Planned, TICK_PX};
 use super::{noted, runs_of};
-use crate::results::{Results, RetryPolicy, RetryReport};
+use crate::report::view::View;
+use crate::results::{RetryPolicy, RetryReport};
 use crate::workload::ScenarioId;
 
 const NOTE: &str = "pipeline-retry, one row of bars per strategy, one bar per retry policy. \
@@ -33,23 +36,29 @@ fn retry_colour(policy: RetryPolicy) -> RGBColor {
 struct Retry<'a> {
     /// Each cell's strategy and what it measured.
     cells: Vec<(&'a str, &'a RetryReport)>,
+    /// The first cell of each (strategy, retry policy).
+    at: HashMap<(&'a str, RetryPolicy), &'a RetryReport>,
     strategies: Vec<&'a str>,
     policies: Vec<RetryPolicy>,
 }
 
-pub(super) fn plan(results: &Results) -> Planned {
-    let runs = runs_of(results, ScenarioId::PipelineRetry).into_iter();
+pub(super) fn plan(view: &View<'_>) -> Planned {
+    let runs = runs_of(view, ScenarioId::PipelineRetry);
     let cells: Vec<(&str, &RetryReport)> =
-        runs.filter_map(|run| Some((run.strategy.as_str(), run.retry.as_ref()?))).collect();
+        runs.iter().copied().filter_map(|run| Some((run.strategy.as_str(), run.retry.as_ref()?))).collect();
     if cells.is_empty() {
         return absent("pipeline-retry", ScenarioId::PipelineRetry);
     }
     let strategies = crate::report::first_seen(cells.iter().map(|(strategy, _)| *strategy));
     let measured = |policy| cells.iter().any(|(_, retry)| retry.policy == policy);
     let policies = RetryPolicy::ALL.into_iter().filter(|&policy| measured(policy)).collect();
-    let plot = Retry { cells, strategies, policies }.figure();
+    let mut at = HashMap::new();
+    for &(strategy, retry) in &cells {
+        at.entry((strategy, retry.policy)).or_insert(retry);
+    }
+    let plot = Retry { cells, at, strategies, policies }.figure();
     let title = "Bystander latency and overtaken records per retry policy (pipeline-retry)";
-    let note = noted(NOTE, results, ScenarioId::PipelineRetry);
+    let note = noted(NOTE, view, ScenarioId::PipelineRetry);
     render("pipeline-retry", title, note, &plot)
 }
 
@@ -80,8 +89,7 @@ impl Retry<'_> {
     ) -> BarPanel {
         let groups = self.strategies.iter().map(|strategy| {
             let cells = self.policies.iter().enumerate().filter_map(|(slot, &policy)| {
-                let cells = self.cells.iter().filter(|(s, _)| s == strategy);
-                let (_, retry) = cells.into_iter().find(|(_, retry)| retry.policy == policy)?;
+                let retry = *self.at.get(&(*strategy, policy))?;
                 let (value, label) = bar(retry);
                 Some(Bar::new(slot, value, retry_colour(policy)).label(label))
             });
