@@ -4,10 +4,10 @@
 use super::super::panel::{strategy_entries, Entry, Layout, Mark};
 use super::super::timeline::{Timeline, TimelinePanel, Track};
 use super::super::{absent, render, strategy_colour, Planned};
-use super::{noted, policies_of, policy_colour, runs_of, strategies_of, NEUTRAL};
+use super::{noted, scenario_of, policies_of, policy_colour, runs_of, strategies_of, NEUTRAL};
 use crate::report::view::View;
 use crate::results::{CommitPolicy, PipelineRun};
-use crate::workload::ScenarioId;
+use crate::workload::scenario::pipeline::PipelineKind;
 
 const NOTE: &str = "The committed-offset lag at every commit tick of pipeline-crash, one \
 panel per commit policy and one line per strategy: x is seconds since the cell's first \
@@ -17,9 +17,10 @@ the consumer that resumed from the commits. Under highest-completed the committe
 always just past the highest completed record, so its lag is 0 by construction.";
 
 pub(super) fn plan(view: &View<'_>) -> Planned {
-    let runs = runs_of(view, ScenarioId::PipelineCrash);
+    let scenario = scenario_of(PipelineKind::Crash);
+    let runs = runs_of(view, scenario);
     if runs.is_empty() {
-        return absent("pipeline-commit-lag", ScenarioId::PipelineCrash);
+        return absent("pipeline-commit-lag", scenario);
     }
     let policies = policies_of(&runs);
     let tracks = |policy| runs.iter().filter(move |run| run.policy == policy).map(|run| track(run));
@@ -59,7 +60,7 @@ pub(super) fn plan(view: &View<'_>) -> Planned {
         layout: Layout::Rows(heights),
         panels,
     };
-    let note = noted(NOTE, view, ScenarioId::PipelineCrash);
+    let note = noted(NOTE, view, scenario);
     render("pipeline-commit-lag", "Committed-offset lag over time (pipeline-crash)", note, &plot)
 }
 

@@ -6,10 +6,10 @@ use plotters::style::RGBColor;
 use super::super::bars::{Bar, BarPanel, Bars, LabelStyle, Slots};
 use super::super::panel::{Axis, Entry, Mark};
 use super::super::{absent, log_range, names, render, Planned, TICK_PX};
-use super::{noted, policy_colour, runs_of, strategies_of};
+use super::{noted, scenario_of, policy_colour, runs_of, strategies_of};
 use crate::report::view::{PipelineRows, View};
 use crate::results::CommitPolicy;
-use crate::workload::ScenarioId;
+use crate::workload::scenario::pipeline::PipelineKind;
 
 const NOTE: &str = "One group of bars per strategy on pipeline-crash: the consumer died \
 mid-run without a final commit and a new one resumed from the committed offsets. For each \
@@ -22,12 +22,13 @@ highest-completed commits past slow records and loses them.";
 const LOST: RGBColor = RGBColor(160, 30, 30);
 
 pub(super) fn plan(view: &View<'_>) -> Planned {
-    let runs = runs_of(view, ScenarioId::PipelineCrash);
+    let scenario = scenario_of(PipelineKind::Crash);
+    let runs = runs_of(view, scenario);
     if runs.is_empty() {
-        return absent("pipeline-crash", ScenarioId::PipelineCrash);
+        return absent("pipeline-crash", scenario);
     }
     let title = "Redelivered and lost after a consumer crash (pipeline-crash)";
-    let note = noted(NOTE, view, ScenarioId::PipelineCrash);
+    let note = noted(NOTE, view, scenario);
     render("pipeline-crash", title, note, &figure(&runs))
 }
 

@@ -10,10 +10,10 @@ use strategies::StrategyId;
 use super::super::panel::{Entry, Layout, Mark};
 use super::super::timeline::{Timeline, TimelinePanel, Track};
 use super::super::{absent, render, Planned};
-use super::{noted, runs_of};
+use super::{noted, scenario_of, runs_of};
 use crate::report::view::View;
 use crate::results::{ExpansionReport, Mitigation};
-use crate::workload::ScenarioId;
+use crate::workload::scenario::pipeline::PipelineKind;
 
 const NOTE: &str = "pipeline-expand for one strategy (keyed-mailbox when it ran), one panel \
 per mitigation: each point is the records first applied in one equal slice of the cell's \
@@ -29,10 +29,11 @@ const OLD: RGBColor = RGBColor(70, 120, 180);
 const NEW: RGBColor = RGBColor(220, 110, 40);
 
 pub(super) fn plan(view: &View<'_>) -> Planned {
-    let runs = runs_of(view, ScenarioId::PipelineExpand).filter(|run| run.expansion.is_some());
+    let scenario = scenario_of(PipelineKind::Expand);
+    let runs = runs_of(view, scenario).filter(|run| run.expansion.is_some());
     let mailbox = runs.of_strategy(StrategyId::KeyedMailbox.as_str()).first();
     let Some(shown) = mailbox.or(runs.first()) else {
-        return absent("pipeline-expand", ScenarioId::PipelineExpand);
+        return absent("pipeline-expand", scenario);
     };
     let strategy = shown.strategy.as_str();
     let expansions: Vec<&ExpansionReport> = Mitigation::ALL
@@ -60,7 +61,7 @@ pub(super) fn plan(view: &View<'_>) -> Planned {
     let title = format!(
         "Applications in old and new partitions over an expansion (pipeline-expand, {strategy})"
     );
-    let note = noted(&note, view, ScenarioId::PipelineExpand);
+    let note = noted(&note, view, scenario);
     render("pipeline-expand", title, note, &figure(strategy, &expansions))
 }
 

@@ -24,6 +24,7 @@ use plotters::style::RGBColor;
 use super::Planned;
 use crate::report::view::{PipelineRows, View};
 use crate::results::{CommitPolicy, PipelineRun, Results};
+use crate::workload::scenario::pipeline::PipelineKind;
 use crate::workload::ScenarioId;
 
 /// Plans every pipeline chart, in presentation order.
@@ -32,6 +33,13 @@ pub(super) fn plan(results: &Results) -> [Planned; 6] {
     let charts =
         [crash::plan, commit_lag::plan, retry::plan, expand::plan, rebalance::plan, calls::plan];
     charts.map(|plan| plan(&view))
+}
+
+/// The scenario whose spec declares the pipeline `kind`: the one a chart of that pipeline
+/// draws.
+fn scenario_of(kind: PipelineKind) -> ScenarioId {
+    let declares = |id: &&ScenarioId| id.pipeline().is_some_and(|spec| spec.kind == kind);
+    *ScenarioId::ALL.iter().find(declares).expect("every pipeline kind has a scenario")
 }
 
 /// The colour of each commit policy's bars and panels.
@@ -83,4 +91,25 @@ fn policies_of(runs: &[&PipelineRun]) -> Vec<CommitPolicy> {
         .into_iter()
         .filter(|&policy| runs.iter().any(|r| r.policy == policy))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_chart_draws_the_scenario_that_declares_its_pipeline() {
+        let kinds = [
+            PipelineKind::Crash,
+            PipelineKind::Retry,
+            PipelineKind::Expand,
+            PipelineKind::Reorder,
+            PipelineKind::Rebalance,
+        ];
+        for kind in kinds {
+            let scenario = scenario_of(kind);
+            assert_eq!(scenario.pipeline().map(|spec| spec.kind), Some(kind));
+        }
+        assert_eq!(scenario_of(PipelineKind::Crash).as_str(), "pipeline-crash");
+    }
 }

@@ -5,10 +5,10 @@
 use super::super::bars::{Bar, BarPanel, Bars, Fill, Group, LabelStyle, Labels, Slots};
 use super::super::panel::{Axis, Entry, Frame, Layout, Mark};
 use super::super::{absent, log_range, names, render, Planned, TICK_PX};
-use super::{noted, policies_of, policy_colour, runs_of, strategies_of, NEUTRAL};
+use super::{noted, scenario_of, policies_of, policy_colour, runs_of, strategies_of, NEUTRAL};
 use crate::report::view::{PipelineRows, View};
 use crate::results::{CommitPolicy, PipelineRun, RebalanceEvent};
-use crate::workload::ScenarioId;
+use crate::workload::scenario::pipeline::PipelineKind;
 
 const NOTE: &str = "pipeline-rebalance, one group of bars per strategy, coloured by commit \
 policy. Top: the solid bar is the records delivered twice over the run (duplicates), the \
@@ -32,16 +32,17 @@ struct Rebalance<'a> {
 }
 
 pub(super) fn plan(view: &View<'_>) -> Planned {
-    let runs = runs_of(view, ScenarioId::PipelineRebalance).filter(|run| run.rebalance.is_some());
+    let scenario = scenario_of(PipelineKind::Rebalance);
+    let runs = runs_of(view, scenario).filter(|run| run.rebalance.is_some());
     if runs.is_empty() {
-        return absent("pipeline-rebalance", ScenarioId::PipelineRebalance);
+        return absent("pipeline-rebalance", scenario);
     }
     let events = runs.iter().filter_map(|run| Some(run.rebalance.as_ref()?.events.len()));
     let events = events.max().unwrap_or(0).max(1);
     let (strategies, policies) = (strategies_of(&runs), policies_of(&runs));
     let plot = Rebalance { strategies, policies, runs, events }.figure();
     let title = "Duplicates against their bounds, and rebalance pauses (pipeline-rebalance)";
-    let note = noted(NOTE, view, ScenarioId::PipelineRebalance);
+    let note = noted(NOTE, view, scenario);
     render("pipeline-rebalance", title, note, &plot)
 }
 

@@ -9,10 +9,10 @@ use plotters::style::RGBColor;
 use super::super::bars::{Bar, BarPanel, Bars, LabelStyle, Labels, Slots};
 use super::super::panel::{Axis, Entry, Frame, Layout, Mark};
 use super::super::{absent, log_range, names, render, Planned, TICK_PX};
-use super::{noted, runs_of};
+use super::{noted, scenario_of, runs_of};
 use crate::report::view::View;
 use crate::results::{RetryPolicy, RetryReport};
-use crate::workload::ScenarioId;
+use crate::workload::scenario::pipeline::PipelineKind;
 
 const NOTE: &str = "pipeline-retry, one row of bars per strategy, one bar per retry policy. \
 Left: the 99th percentile produce-to-apply latency of the bystanders (keys with no failing \
@@ -43,11 +43,12 @@ struct Retry<'a> {
 }
 
 pub(super) fn plan(view: &View<'_>) -> Planned {
-    let runs = runs_of(view, ScenarioId::PipelineRetry);
+    let scenario = scenario_of(PipelineKind::Retry);
+    let runs = runs_of(view, scenario);
     let cells: Vec<(&str, &RetryReport)> =
         runs.iter().copied().filter_map(|run| Some((run.strategy.as_str(), run.retry.as_ref()?))).collect();
     if cells.is_empty() {
-        return absent("pipeline-retry", ScenarioId::PipelineRetry);
+        return absent("pipeline-retry", scenario);
     }
     let strategies = crate::report::first_seen(cells.iter().map(|(strategy, _)| *strategy));
     let measured = |policy| cells.iter().any(|(_, retry)| retry.policy == policy);
@@ -58,7 +59,7 @@ pub(super) fn plan(view: &View<'_>) -> Planned {
     }
     let plot = Retry { cells, at, strategies, policies }.figure();
     let title = "Bystander latency and overtaken records per retry policy (pipeline-retry)";
-    let note = noted(NOTE, view, ScenarioId::PipelineRetry);
+    let note = noted(NOTE, view, scenario);
     render("pipeline-retry", title, note, &plot)
 }
 
