@@ -1,0 +1,387 @@
+//! The rules that keep each fact in one place and each file within what one person holds in
+//! mind, as `layers.rs` keeps the layering. Each rule reads the code as text, names every
+//! place that breaks it, and has a test that plants a breach and sees the rule fire.
+//!
+//! - `report/` finds results by typed keys, never by comparing a scenario's, a parameter's or
+//!   a strategy's text (`==`, `!=`, `starts_with`, `ends_with`, `contains`, `matches!`).
+//! - No file under `harness/src` has more than [`MAX_LINES`] lines before its tests.
+//! - No function is let off clippy's argument count (`too_many_arguments`): a long argument
+//!   list becomes a context struct.
+//! - Adding a scenario, a chart or a run setting is one entry: [`ADDING`] lists, for each,
+//!   the entry that declares it and the places beside it that the compiler or a test sends
+//!   you to; the tests below hold every scenario, chart and setting there is to that list.
+
+use std::path::{Path, PathBuf};
+
+/// The most lines a file under `harness/src` may have before its `#[cfg(test)]` module.
+const MAX_LINES: usize = 600;
+
+/// The fields and variables whose text names a cell: a scenario, a parameter, a strategy.
+const CELL_NAMES: &[&str] = &["scenario", "param", "parameter", "strategy"];
+
+/// The calls that compare a text with another.
+const TEXT_CALLS: &[&str] = &[".starts_with(", ".ends_with(", ".contains(", ".strip_prefix("];
+
+/// What adding a scenario, a chart or a run setting touches: the one entry that declares it,
+/// then the places beside it that a test or the compiler names when they are forgotten
+/// (`docs/contributing.md` tells each step).
+const ADDING: &[(&str, &[&str])] = &[
+    (
+        "scenario",
+        &[
+            "its line in `scenarios!` and its `ScenarioSpec` in its family file, both under \
+             harness/src/workload/scenario/ (the only code that writes its id)",
+            "its sizes, rows of `sizes!` (workload/scenario/sizes.rs)",
+            "its row in docs/workloads.md's scenario table (tests/docs.rs)",
+        ],
+    ),
+    (
+        "chart",
+        &[
+            "its module under harness/src/report/plot/ and its row in `charts!` \
+             (report/plot/mod.rs)",
+            "its line in docs/workloads.md's chart list",
+        ],
+    ),
+    (
+        "run setting",
+        &[
+            "its row in `run_settings!` (harness/src/limits/settings.rs): its range, meta \
+             field, the resume, compare and agree checks, its sweep label and its part of the \
+             settings line",
+            "its `run` flag and help in cli/run.rs, its `RunConfig` field (config.rs), its \
+             `Meta` field (results/meta.rs), which suite/meta.rs fills and `RunConfig::\
+             from_recorded` reads: tests in cli/ hold every flag to a row",
+            "its line in docs/cli.md",
+        ],
+    ),
+];
+
+/// The chart modules under `report/plot/` that draw no chart of their own: the figure kinds
+/// and the panels every chart shares.
+const FIGURE_KINDS: &[&str] = &["bars", "lines", "panel", "timeline"];
+
+fn sources(path: &Path, found: &mut Vec<PathBuf>) {
+    if path.is_dir() {
+        for entry in std::fs::read_dir(path).expect("a source folder") {
+            sources(&entry.expect("an entry").path(), found);
+        }
+    } else if path.extension().is_some_and(|extension| extension == "rs") {
+        found.push(path.to_path_buf());
+    }
+}
+
+fn harness_src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+/// `path` relative to `root`, with forward slashes.
+fn relative(path: &Path, root: &Path) -> String {
+    path.strip_prefix(root).unwrap_or(path).to_string_lossy().replace('\\', "/")
+}
+
+/// The code of a file before its tests: a file that is itself a test module
+/// (`tests.rs`, or under a `tests/` folder) has none.
+fn code_before_tests<'t>(path: &str, text: &'t str) -> &'t str {
+    if path.ends_with("/tests.rs") || path == "tests.rs" || path.contains("/tests/") {
+        return "";
+    }
+    text.split("#[cfg(test)]").next().unwrap_or(text)
+}
+
+/// A line with its comment cut off and every string literal's content blanked, so that
+/// neither is read as code.
+fn code_of_line(line: &str) -> String {
+    let mut code = String::with_capacity(line.len());
+    let mut chars = line.chars().peekable();
+    let mut in_string = false;
+    while let Some(c) = chars.next() {
+        if in_string {
+            match c {
+                '\\' => {
+                    chars.next();
+                }
+                '"' => {
+                    in_string = false;
+                    code.push('"');
+                }
+                _ => code.push(' '),
+            }
+        } else if c == '"' {
+            in_string = true;
+            code.push('"');
+        } else if c == '/' && chars.peek() == Some(&'/') {
+            break;
+        } else {
+            code.push(c);
+        }
+    }
+    code
+}
+
+/// Whether `c` may be part of an operand: a path, a field chain, calls without arguments,
+/// a deref or a borrow.
+fn operand_char(c: char) -> bool {
+    c.is_alphanumeric() || matches!(c, '_' | '.' | '(' | ')' | '*' | '&' | ':' | '"')
+}
+
+/// Whether an operand names a cell's text: its last segment, calls such as `.as_str()`
+/// and derefs aside, is one of [`CELL_NAMES`].
+fn names_a_cell(operand: &str) -> bool {
+    let mut operand = operand.trim_start_matches(['*', '&', '(']);
+    while operand.ends_with(')') && operand.matches(')').count() > operand.matches('(').count() {
+        operand = &operand[..operand.len() - 1];
+    }
+    for call in [".as_str()", ".as_ref()", ".to_string()", ".as_deref()", ".deref()"] {
+        operand = operand.trim_end_matches(call);
+    }
+    let last = operand.rsplit(['.', ':']).next().unwrap_or(operand);
+    CELL_NAMES.contains(&last)
+}
+
+/// The operand that ends where `end` does.
+fn operand_before(code: &str, end: usize) -> &str {
+    let before = code[..end].trim_end();
+    let start = before.rfind(|c: char| !operand_char(c)).map_or(0, |at| at + 1);
+    &before[start..]
+}
+
+/// The operand that starts at `start`.
+fn operand_after(code: &str, start: usize) -> &str {
+    let after = code[start..].trim_start();
+    let end = after.find(|c: char| !operand_char(c)).unwrap_or(after.len());
+    &after[..end]
+}
+
+/// Whether a line of code compares a cell's text.
+fn compares_cell_text(line: &str) -> bool {
+    let code = code_of_line(line);
+    let by_operator = ["==", "!="].iter().any(|operator| {
+        code.match_indices(operator).any(|(at, _)| {
+            names_a_cell(operand_before(&code, at))
+                || names_a_cell(operand_after(&code, at + operator.len()))
+        })
+    });
+    let by_call = TEXT_CALLS.iter().any(|call| {
+        code.match_indices(call).any(|(at, _)| {
+            names_a_cell(operand_before(&code, at))
+                || names_a_cell(operand_after(&code, at + call.len()))
+        })
+    });
+    let by_match = code.match_indices("matches!(").any(|(at, _)| {
+        names_a_cell(operand_after(&code, at + "matches!(".len()).trim_end_matches(','))
+    });
+    by_operator || by_call || by_match
+}
+
+/// The lines of `code` (numbered from 1) that compare a cell's text.
+fn text_comparisons(code: &str) -> Vec<(usize, String)> {
+    code.lines()
+        .enumerate()
+        .filter(|(_, line)| compares_cell_text(line))
+        .map(|(index, line)| (index + 1, line.trim().to_owned()))
+        .collect()
+}
+
+/// How many lines `text` has before its tests.
+fn lines_before_tests(path: &str, text: &str) -> usize {
+    let code = code_before_tests(path, text);
+    if code.len() == text.len() {
+        text.lines().count()
+    } else {
+        code.lines().count()
+    }
+}
+
+#[test]
+fn report_compares_no_scenario_parameter_or_strategy_text() {
+    let src = harness_src();
+    let mut files = Vec::new();
+    sources(&src.join("report"), &mut files);
+    assert!(files.len() > 20, "report/ has {} files", files.len());
+    let mut found = Vec::new();
+    for file in files {
+        let path = relative(&file, &src);
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (line, code) in text_comparisons(code_before_tests(&path, &text)) {
+            found.push(format!("{path}:{line}: {code}"));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "report/ compares a scenario's, a parameter's or a strategy's text; look the cell up \
+         by its typed key instead: {found:#?}"
+    );
+}
+
+#[test]
+fn no_file_is_longer_than_the_limit_before_its_tests() {
+    let src = harness_src();
+    let mut files = Vec::new();
+    sources(&src, &mut files);
+    let long: Vec<String> = files
+        .iter()
+        .filter_map(|file| {
+            let path = relative(file, &src);
+            let lines = lines_before_tests(&path, &std::fs::read_to_string(file).unwrap());
+            (lines > MAX_LINES).then(|| format!("{path}: {lines} lines"))
+        })
+        .collect();
+    assert!(
+        long.is_empty(),
+        "files with more than {MAX_LINES} lines before their tests (split them by job): \
+         {long:#?}"
+    );
+}
+
+#[test]
+fn no_function_is_let_off_the_argument_count() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf();
+    let mut files = Vec::new();
+    for folder in
+        ["harness/src", "harness/tests", "harness/benches", "strategies", "src", "benches", "tests"]
+    {
+        sources(&root.join(folder), &mut files);
+    }
+    let allowance = ["clippy::", "too_many_arguments"].concat();
+    let let_off: Vec<String> = files
+        .iter()
+        .filter(|file| std::fs::read_to_string(file).unwrap().contains(&allowance))
+        .map(|file| relative(file, &root))
+        .collect();
+    assert!(
+        let_off.is_empty(),
+        "functions let off `{allowance}` (pass a context struct instead): {let_off:#?}"
+    );
+}
+
+#[test]
+fn a_planted_text_comparison_is_found() {
+    let planted = [
+        r#"let rows = runs.iter().filter(|run| run.scenario == "zipf");"#,
+        "if row.param != param {",
+        "let mine = rows.iter().find(|row| row.strategy == *strategy);",
+        "if scenario.as_str() == id {",
+        r#"if "keys=20" == row.param {"#,
+        "if (run.scenario, run.param.as_str()) == key {",
+        r#"let sweep = row.param.starts_with("keys=");"#,
+        r#"if run.scenario.contains("pipeline") {"#,
+        r#"let hot = matches!(row.strategy.as_str(), "hybrid" | "keyed-mailbox");"#,
+    ];
+    for line in planted {
+        assert!(compares_cell_text(line), "not found: {line}");
+    }
+}
+
+#[test]
+fn what_is_not_a_text_comparison_is_not_taken_for_one() {
+    let fine = [
+        "let cell = view.cell(key.scenario, &key.param)?;",
+        "if scale == Scale::Linear {",
+        r#"let label = format!("{} == {}", row.scenario, row.param); // row.param == param"#,
+        "let is_item = matches!(block, Block::Item(_));",
+        "let scenarios = spec.scenario_count == 3;",
+    ];
+    for line in fine {
+        assert!(!compares_cell_text(line), "taken for a comparison: {line}");
+    }
+}
+
+#[test]
+fn a_planted_long_file_is_found_and_its_tests_are_not_counted() {
+    let long = "fn f() {}\n".repeat(MAX_LINES + 1);
+    assert_eq!(lines_before_tests("report/long.rs", &long), MAX_LINES + 1);
+    let tested = format!("{}#[cfg(test)]\nmod tests {{\n{}}}\n", "fn f() {}\n".repeat(10), long);
+    assert_eq!(lines_before_tests("report/tested.rs", &tested), 10);
+    assert_eq!(lines_before_tests("report/plot/tests.rs", &long), 0);
+}
+
+/// The string literals of `code`, in order.
+fn literals(code: &str) -> Vec<&str> {
+    code.split('"').skip(1).step_by(2).collect()
+}
+
+#[test]
+fn a_scenario_id_is_written_only_where_it_is_declared() {
+    assert!(ADDING.iter().any(|(what, _)| *what == "scenario"));
+    let src = harness_src();
+    let mut files = Vec::new();
+    sources(&src, &mut files);
+    let ids: Vec<&str> = harness::workload::ScenarioId::ALL.iter().map(|id| id.as_str()).collect();
+    let mut elsewhere = Vec::new();
+    for file in &files {
+        let path = relative(file, &src);
+        // A chart of a scenario's own is named after it; an external driver's arrivals kind
+        // `saga` is named like the scenario that needs it.
+        let declares = path.starts_with("workload/scenario/")
+            || path.starts_with("report/plot/")
+            || path == "measure/external/protocol.rs"
+            || path == "measure/external/mod.rs";
+        if declares {
+            continue;
+        }
+        let text = std::fs::read_to_string(file).unwrap();
+        for literal in literals(code_before_tests(&path, &text)) {
+            if ids.contains(&literal) {
+                elsewhere.push(format!("{path}: \"{literal}\""));
+            }
+        }
+    }
+    assert!(
+        elsewhere.is_empty(),
+        "scenario ids written outside their declaration (ask the `ScenarioSpec`): {elsewhere:#?}"
+    );
+}
+
+#[test]
+fn every_chart_module_is_one_row_of_the_chart_list() {
+    assert!(ADDING.iter().any(|(what, _)| *what == "chart"));
+    let plot = harness_src().join("report/plot");
+    let list = std::fs::read_to_string(plot.join("mod.rs")).unwrap();
+    let rows = list.split("\ncharts! {").nth(1).expect("the `charts!` list in report/plot/mod.rs");
+    let rows = &rows[..rows.find('}').unwrap()];
+    let listed: Vec<&str> = rows.lines().filter_map(|row| row.trim().split('(').next()).collect();
+    let listed: Vec<&str> = listed.into_iter().filter(|name| !name.is_empty()).collect();
+    let mut modules: Vec<String> = std::fs::read_dir(&plot)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter_map(|path| {
+            let stem = path.file_stem()?.to_str()?.to_owned();
+            let module = path.is_dir() || path.extension().is_some_and(|e| e == "rs");
+            (module && stem != "mod" && !FIGURE_KINDS.contains(&stem.as_str())).then_some(stem)
+        })
+        .collect();
+    modules.sort();
+    let mut sorted = listed.clone();
+    sorted.sort_unstable();
+    assert_eq!(sorted, modules, "report/plot/'s chart modules and the rows of `charts!`");
+    for module in &modules {
+        let elsewhere = list.matches(&format!("mod {module};")).count();
+        assert_eq!(elsewhere, 0, "`{module}` declared beside the `charts!` list");
+    }
+}
+
+#[test]
+fn every_run_setting_is_one_row_of_the_table() {
+    assert!(ADDING.iter().any(|(what, _)| *what == "run setting"));
+    let table = std::fs::read_to_string(harness_src().join("limits/settings.rs")).unwrap();
+    let code: String = code_before_tests("limits/settings.rs", &table)
+        .lines()
+        .filter(|line| !line.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let flags: Vec<&str> = code
+        .match_indices("flag \"")
+        .map(|(at, _)| {
+            let rest = &code[at + "flag \"".len()..];
+            &rest[..rest.find('"').unwrap()]
+        })
+        .collect();
+    assert!(flags.len() > 20, "the table's flags: {flags:?}");
+    for flag in &flags {
+        assert_eq!(flags.iter().filter(|f| *f == flag).count(), 1, "--{flag} has two rows");
+    }
+    let descriptors: Vec<&str> =
+        harness::limits::settings::RUN_SETTINGS.iter().map(|setting| setting.flag).collect();
+    assert_eq!(descriptors, flags, "RUN_SETTINGS holds every row, in the table's order");
+}
