@@ -17,10 +17,19 @@ use std::path::{Path, PathBuf};
 const MAX_LINES: usize = 600;
 
 /// The fields and variables whose text names a cell: a scenario, a parameter, a strategy.
-const CELL_NAMES: &[&str] = &["scenario", "param", "parameter", "strategy"];
+const CELL_NAMES: &[&str] = &["scenario", "param", "parameter", "strategy", "design"];
 
 /// The calls that compare a text with another.
-const TEXT_CALLS: &[&str] = &[".starts_with(", ".ends_with(", ".contains(", ".strip_prefix("];
+const TEXT_CALLS: &[&str] = &[
+    ".starts_with(",
+    ".ends_with(",
+    ".contains(",
+    ".strip_prefix(",
+    ".strip_suffix(",
+    ".eq(",
+    ".ne(",
+    ".eq_ignore_ascii_case(",
+];
 
 /// What adding a scenario, a chart or a run setting touches: the one entry that declares it,
 /// then the places beside it that a test or the compiler names when they are forgotten
@@ -89,30 +98,40 @@ fn code_before_tests<'t>(path: &str, text: &'t str) -> &'t str {
     text.split("#[cfg(test)]").next().unwrap_or(text)
 }
 
-/// A line with its comment cut off and every string literal's content blanked, so that
-/// neither is read as code.
+/// How many chars the char literal at the start of `chars` spans (`'"'`, `'\''`, `'\n'`),
+/// or 0 where none starts there (a lifetime such as `'a`).
+fn char_literal(chars: &[char]) -> usize {
+    match chars {
+        ['\'', '\\', _, '\'', ..] => 4,
+        ['\'', c, '\'', ..] if *c != '\\' => 3,
+        _ => 0,
+    }
+}
+
+/// A line with its comment cut off and every string and char literal's content blanked,
+/// so that neither is read as code.
 fn code_of_line(line: &str) -> String {
+    let chars: Vec<char> = line.chars().collect();
     let mut code = String::with_capacity(line.len());
-    let mut chars = line.chars().peekable();
+    let mut at = 0;
     let mut in_string = false;
-    while let Some(c) = chars.next() {
+    while at < chars.len() {
+        let c = chars[at];
+        at += 1;
         if in_string {
             match c {
-                '\\' => {
-                    chars.next();
-                }
-                '"' => {
-                    in_string = false;
-                    code.push('"');
-                }
-                _ => code.push(' '),
+                '\\' => at += 1,
+                '"' => in_string = false,
+                _ => {}
             }
-        } else if c == '"' {
-            in_string = true;
-            code.push('"');
-        } else if c == '/' && chars.peek() == Some(&'/') {
+            code.push(if in_string { ' ' } else { '"' });
+        } else if char_literal(&chars[at - 1..]) > 0 {
+            at += char_literal(&chars[at - 1..]) - 1;
+            code.push_str("' '");
+        } else if c == '/' && chars.get(at) == Some(&'/') {
             break;
         } else {
+            in_string = c == '"';
             code.push(c);
         }
     }
@@ -171,16 +190,40 @@ fn compares_cell_text(line: &str) -> bool {
     let by_match = code.match_indices("matches!(").any(|(at, _)| {
         names_a_cell(operand_after(&code, at + "matches!(".len()).trim_end_matches(','))
     });
-    by_operator || by_call || by_match
+    // A `match` on a row's text (`match row.strategy.as_str()`); one on a typed local
+    // (`match scenario`, a `ScenarioId`) is no text comparison.
+    let by_arms = code.match_indices("match ").any(|(at, _)| {
+        let operand = operand_after(&code, at + "match ".len());
+        operand.contains('.') && names_a_cell(operand)
+    });
+    by_operator || by_call || by_match || by_arms
 }
 
-/// The lines of `code` (numbered from 1) that compare a cell's text.
+/// The statements of `code` that compare a cell's text, each named by the number (from 1)
+/// of its first line: a statement runs over lines until one ends in `;`, `{`, `}` or `,`,
+/// so that a comparison split over lines is read whole.
 fn text_comparisons(code: &str) -> Vec<(usize, String)> {
-    code.lines()
-        .enumerate()
-        .filter(|(_, line)| compares_cell_text(line))
-        .map(|(index, line)| (index + 1, line.trim().to_owned()))
-        .collect()
+    let mut found = Vec::new();
+    let mut statement = String::new();
+    let mut first = 0;
+    for (index, line) in code.lines().enumerate() {
+        let line = code_of_line(line);
+        if statement.is_empty() {
+            first = index + 1;
+        }
+        statement.push(' ');
+        statement.push_str(line.trim());
+        if line.trim_end().ends_with([';', '{', '}', ',']) || line.trim().is_empty() {
+            if compares_cell_text(&statement) {
+                found.push((first, statement.trim().to_owned()));
+            }
+            statement.clear();
+        }
+    }
+    if compares_cell_text(&statement) {
+        found.push((first, statement.trim().to_owned()));
+    }
+    found
 }
 
 /// How many lines `text` has before its tests.
@@ -264,6 +307,9 @@ fn a_planted_text_comparison_is_found() {
         "if scenario.as_str() == id {",
         r#"if "keys=20" == row.param {"#,
         "if (run.scenario, run.param.as_str()) == key {",
+        "let same = row.strategy.eq(&other);",
+        "match row.strategy.as_str() {",
+        "let found = cells.iter().find(|&&(d, p)| (d, p) == (design, policy));",
         r#"let sweep = row.param.starts_with("keys=");"#,
         r#"if run.scenario.contains("pipeline") {"#,
         r#"let hot = matches!(row.strategy.as_str(), "hybrid" | "keyed-mailbox");"#,
@@ -280,11 +326,21 @@ fn what_is_not_a_text_comparison_is_not_taken_for_one() {
         "if scale == Scale::Linear {",
         r#"let label = format!("{} == {}", row.scenario, row.param); // row.param == param"#,
         "let is_item = matches!(block, Block::Item(_));",
+        "let quote = c == '\"' || row.strategy.is_empty();",
         "let scenarios = spec.scenario_count == 3;",
     ];
     for line in fine {
         assert!(!compares_cell_text(line), "taken for a comparison: {line}");
     }
+}
+
+#[test]
+fn a_comparison_split_over_lines_is_found_where_it_starts() {
+    let code = "let key = |cell: &&Cell| {\n    (cell.strategy.as_str(), cell.param.as_str())\n        == \
+                (strategy, param)\n};\nlet quote = '\"';\n";
+    let found = text_comparisons(code);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].0, 2, "{found:?}");
 }
 
 #[test]
@@ -340,7 +396,8 @@ fn every_chart_module_is_one_row_of_the_chart_list() {
     let list = std::fs::read_to_string(plot.join("mod.rs")).unwrap();
     let rows = list.split("\ncharts! {").nth(1).expect("the `charts!` list in report/plot/mod.rs");
     let rows = &rows[..rows.find('}').unwrap()];
-    let listed: Vec<&str> = rows.lines().filter_map(|row| row.trim().split('(').next()).collect();
+    let listed: Vec<&str> =
+        rows.lines().map(|row| row.trim().trim_end_matches(';').trim()).collect();
     let listed: Vec<&str> = listed.into_iter().filter(|name| !name.is_empty()).collect();
     let mut modules: Vec<String> = std::fs::read_dir(&plot)
         .unwrap()

@@ -26,8 +26,9 @@
 //! - `setting_ranges!` (`limits`): [`SETTING_RANGES`](super::SETTING_RANGES), the range of
 //!   each row that declares one.
 //!
-//! The flags themselves and their help are `cli/run.rs`'s; tests there hold every flag of
-//! `run` to a row, a size, or a reason it is neither, and every range to its flag's help.
+//! The flags themselves and their help are `cli/run.rs`'s: tests in `cli/resume.rs` hold
+//! every flag of `run` to a row, a size, or a reason it is neither, and a test in
+//! `cli/run.rs` every range to its flag's help.
 
 /// One run setting, as the table declares it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

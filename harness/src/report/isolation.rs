@@ -2,11 +2,13 @@
 //! stress over the same design's p99 in the unstressed twin (`isolation[]`), marked met or
 //! missed against the scenario's bound.
 
+use std::collections::HashMap;
+
 use super::document::Document;
 use super::format::format_short_ratio;
 use super::table::{Cell, Style, Table};
 use super::{cell_name, first_seen, validity_mark};
-use crate::results::{IsolationCell, PipelineRun, Results, RetryForever, RetryPolicy};
+use crate::results::{CellKey, IsolationCell, PipelineRun, Results, RetryForever, RetryPolicy};
 
 /// One entry: the ratio, `met` or `MISSED`, and the receipt where it was not clean.
 fn entry(cell: &IsolationCell) -> Cell {
@@ -27,15 +29,16 @@ fn table(cells: &[IsolationCell]) -> Table {
     let mut table = Table::of("design")
         .numbers(stressors.iter().map(|(scenario, param)| cell_name(scenario, param)));
     let designs = first_seen(cells.iter().map(|cell| cell.strategy.as_str()));
+    let mut at: HashMap<CellKey, &IsolationCell> = HashMap::new();
+    for cell in cells {
+        let key = CellKey::recorded(&cell.scenario, &cell.param, &cell.strategy);
+        at.entry(key).or_insert(cell);
+    }
     table.pivot(
         (&designs, &stressors),
         |design| vec![Cell::plain(design)],
-        |design, stressor| {
-            let key = |cell: &&IsolationCell| {
-                (cell.strategy.as_str(), (cell.scenario.as_str(), cell.param.as_str()))
-                    == (design, stressor)
-            };
-            cells.iter().find(key).map(entry)
+        |design, (scenario, param)| {
+            at.get(&CellKey::recorded(scenario, param, design)).map(|cell| entry(cell))
         },
     );
     table
@@ -81,13 +84,14 @@ fn stall_table(cells: &[(&str, RetryPolicy, &RetryForever)]) -> Table {
     let designs = first_seen(cells.iter().map(|&(design, _, _)| design));
     let headers = policies.iter().map(|policy| format!("retry forever, {policy}"));
     let mut table = Table::of("design").numbers(headers);
+    let mut at: HashMap<(&str, RetryPolicy), &RetryForever> = HashMap::new();
+    for &(design, policy, figures) in cells {
+        at.entry((design, policy)).or_insert(figures);
+    }
     table.pivot(
         (&designs, &policies),
         |design| vec![Cell::plain(design)],
-        |design, policy| {
-            let found = cells.iter().find(|&&(d, p, _)| (d, p) == (design, policy));
-            found.map(|&(_, _, figures)| stall_entry(figures))
-        },
+        |design, policy| at.get(&(design, policy)).map(|figures| stall_entry(figures)),
     );
     table
 }

@@ -32,17 +32,40 @@ pub fn render_pipelines(out: &mut Document, runs: &[PipelineRun]) {
 }
 
 /// The table of one pipeline scenario's cells, by the pipeline its spec declares (the
-/// figures its cells recorded); a scenario this build does not know gets the columns every
-/// pipeline cell has (pipeline-crash's).
+/// figures its cells recorded). Where the first cell lacks that pipeline's section (an older
+/// file, a failed cell), or this build does not know the scenario, the table follows the
+/// section the first cell recorded: the columns every pipeline cell has (pipeline-crash's)
+/// where it recorded none.
 fn table(out: &mut Document, scenario: Option<ScenarioId>, rows: &[&PipelineRun]) {
-    let kind = scenario.and_then(ScenarioId::pipeline);
-    match kind.map(|spec| spec.kind) {
-        Some(PipelineKind::Crash) | None => crash(out, rows),
-        Some(PipelineKind::Retry) => retry(out, rows),
-        Some(PipelineKind::Expand) => expand(out, rows),
-        Some(PipelineKind::Reorder) => reorder(out, rows),
-        Some(PipelineKind::Rebalance) => rebalance(out, rows),
+    let first = rows[0];
+    let declared = scenario.and_then(ScenarioId::pipeline).map(|spec| spec.kind);
+    match declared.filter(|&kind| recorded(first, kind)).unwrap_or_else(|| recorded_kind(first)) {
+        PipelineKind::Crash => crash(out, rows),
+        PipelineKind::Retry => retry(out, rows),
+        PipelineKind::Expand => expand(out, rows),
+        PipelineKind::Reorder => reorder(out, rows),
+        PipelineKind::Rebalance => rebalance(out, rows),
     }
+}
+
+/// Whether `run` recorded the section of pipeline `kind` (a crash cell records none beside
+/// what every pipeline cell records).
+fn recorded(run: &PipelineRun, kind: PipelineKind) -> bool {
+    match kind {
+        PipelineKind::Crash => true,
+        PipelineKind::Retry => run.retry.is_some(),
+        PipelineKind::Expand => run.expansion.is_some(),
+        PipelineKind::Reorder => run.reorder.is_some(),
+        PipelineKind::Rebalance => run.rebalance.is_some(),
+    }
+}
+
+/// The pipeline whose section `run` recorded; a crash where it recorded none.
+fn recorded_kind(run: &PipelineRun) -> PipelineKind {
+    [PipelineKind::Retry, PipelineKind::Expand, PipelineKind::Reorder, PipelineKind::Rebalance]
+        .into_iter()
+        .find(|&kind| recorded(run, kind))
+        .unwrap_or(PipelineKind::Crash)
 }
 
 /// `cell` followed by a final state: `correct`, or a strong `wrong`.
@@ -413,6 +436,35 @@ mod tests {
         let mut out = Document::default();
         render_transport_calls(&mut out, transport, runs);
         out.markdown()
+    }
+
+    /// The section `render_pipelines` writes for `runs`.
+    fn section(runs: &[PipelineRun]) -> String {
+        let mut out = Document::default();
+        render_pipelines(&mut out, runs);
+        out.markdown()
+    }
+
+    #[test]
+    fn a_cell_without_its_pipelines_section_gets_the_columns_every_cell_has() {
+        let results = reference();
+        let retry: Vec<PipelineRun> =
+            results.pipelines.iter().filter(|run| run.retry.is_some()).take(1).cloned().collect();
+        let crash = section(&results.pipelines[..1]);
+        let crash_header = crash.lines().find(|line| line.starts_with("| ")).unwrap().to_owned();
+        let with_section = section(&retry);
+        assert!(!with_section.contains(&crash_header), "{with_section}");
+        let mut without = retry.clone();
+        without[0].retry = None;
+        let fallen_back = section(&without);
+        assert!(fallen_back.contains(&crash_header), "{fallen_back}");
+        // A scenario this build does not know follows the section its first cell recorded.
+        let mut renamed = retry;
+        renamed[0].scenario = "pipeline-retry-next".into();
+        assert_eq!(
+            section(&renamed).replace("pipeline-retry-next", "pipeline-retry"),
+            with_section
+        );
     }
 
     #[test]

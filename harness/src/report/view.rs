@@ -217,11 +217,6 @@ impl<'r> View<'r> {
         self.scenarios.get(&Scenario::Known(scenario)).unwrap_or(&self.none)
     }
 
-    /// The rows of `scenario`'s `param`.
-    pub fn cell(&self, scenario: ScenarioId, param: &str) -> Vec<&'r RunResult> {
-        self.rows(scenario).cell(param)
-    }
-
     /// The row of `scenario`'s `param` on `strategy`, if it was measured.
     pub fn row(&self, scenario: ScenarioId, param: &str, strategy: &str) -> Option<&'r RunResult> {
         self.rows(scenario).row(param, strategy)

@@ -1,8 +1,9 @@
 //! Charts of a results file, PNG and SVG, one file per kind of chart. Reads results only.
 //!
-//! Each chart module turns [`Results`] into one or more [`Figure`]s; [`render_all`] draws
-//! every figure twice, on an SVG backend and on an RGB bitmap (encoded to PNG here), so
-//! both files show the same picture. Nothing touches the disk until [`write_all`].
+//! Each chart module (a row of the `charts!` list) turns the results, read through the
+//! [`View`], into one or more [`Figure`]s; [`render_all`] draws every figure twice, on an
+//! SVG backend and on an RGB bitmap (encoded to PNG here), so both files show the same
+//! picture. Nothing touches the disk until [`write_all`].
 //!
 //! Text is drawn with the bundled DejaVu Sans (`harness/assets/`), registered with plotters
 //! as `sans-serif` from `include_bytes!`: charts render the same on a bare machine, with no
@@ -16,45 +17,35 @@ mod lines;
 mod panel;
 mod timeline;
 
-/// The charts, in presentation order: one row per module, saying what its `plan` reads
-/// (the [`View`], or the results file itself). A module's `plan` gives one chart, several,
-/// or none ([`Plans`]); adding a chart is a module with a `plan` and a row here.
+/// The charts, in presentation order: one row per module. A module's `plan` reads the
+/// [`View`] and gives one chart, several, or none ([`Plans`]); adding a chart is a module
+/// with a `plan` and a row here.
 macro_rules! charts {
-    ($($module:ident($reads:ident);)*) => {
+    ($($module:ident;)*) => {
         $(mod $module;)*
 
         /// Every chart the view's results allow, planned, in presentation order.
         fn plan_all(view: &View<'_>) -> Vec<Planned> {
             let mut plans = Vec::new();
-            $($module::plan(reads!($reads, view)).add_to(&mut plans);)*
+            $($module::plan(view).add_to(&mut plans);)*
             plans
         }
     };
 }
 
-/// What a chart's `plan` reads of `view`: the view, or the results file.
-macro_rules! reads {
-    (view, $view:expr) => {
-        $view
-    };
-    (results, $view:expr) => {
-        $view.results()
-    };
-}
-
 charts! {
-    throughput(view);
-    sweep(view);
-    spectrum(view);
-    open_loop(view);
-    threads(view);
-    head_of_line(view);
-    hot_backlog(view);
-    key_sweep(view);
-    cold_command(view);
-    breakdown(view);
-    pipeline(results);
-    price(view);
+    throughput;
+    sweep;
+    spectrum;
+    open_loop;
+    threads;
+    head_of_line;
+    hot_backlog;
+    key_sweep;
+    cold_command;
+    breakdown;
+    pipeline;
+    price;
 }
 
 /// What a chart module's `plan` gives: one chart, several, or none.

@@ -6,9 +6,10 @@
 //! code after `workload` reads (`workload` comes first in the crate and names none of it):
 //! its cells (the parameter crossed with the strategies), how its log is produced, and which
 //! pipeline it is ([`PipelineKind`]). `pipeline::scenario` produces the log and enumerates the
-//! cells from the spec, and runs each cell by the one exhaustive `match` on [`PipelineKind`]
-//! there; the pipeline names the figures a cell records beside every pipeline cell's, and
-//! the report's table (`report::pipeline`, by the same match) shows those. Adding a pipeline
+//! cells from the spec, and plans and runs each cell by the exhaustive `match`es on
+//! [`PipelineKind`] there (no arm for "any other"); the pipeline names the figures a cell
+//! records beside every pipeline cell's, and the report's table (`report::pipeline`, by
+//! another such match) shows those. Adding a pipeline
 //! scenario is one spec here, one variant of [`PipelineKind`] and its arms in those matches.
 
 use super::{one_type, Handlers, Kind, ScenarioId, ScenarioSpec};

@@ -23,16 +23,15 @@ use plotters::style::RGBColor;
 
 use super::Planned;
 use crate::report::view::{PipelineRows, View};
-use crate::results::{CommitPolicy, PipelineRun, Results};
+use crate::results::{CommitPolicy, PipelineRun};
 use crate::workload::scenario::pipeline::PipelineKind;
 use crate::workload::ScenarioId;
 
 /// Plans every pipeline chart, in presentation order.
-pub(super) fn plan(results: &Results) -> [Planned; 6] {
-    let view = View::of(results);
+pub(super) fn plan(view: &View<'_>) -> [Planned; 6] {
     let charts =
         [crash::plan, commit_lag::plan, retry::plan, expand::plan, rebalance::plan, calls::plan];
-    charts.map(|plan| plan(&view))
+    charts.map(|plan| plan(view))
 }
 
 /// The scenario whose spec declares the pipeline `kind`: the one a chart of that pipeline
