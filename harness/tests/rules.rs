@@ -39,7 +39,8 @@ const ADDING: &[(&str, &[&str])] = &[
         "scenario",
         &[
             "its line in `scenarios!` and its `ScenarioSpec` in its family file, both under \
-             harness/src/workload/scenario/ (the only code that writes its id)",
+             harness/src/workload/scenario/ (the only code that writes its id), whose `charts` \
+             (and a pipeline's `PipelineSpec::charts`) put it in the charts that show it",
             "its sizes, rows of `sizes!` (workload/scenario/sizes.rs)",
             "its row in docs/workloads.md's scenario table (tests/docs.rs)",
         ],
@@ -48,7 +49,9 @@ const ADDING: &[(&str, &[&str])] = &[
         "chart",
         &[
             "its module under harness/src/report/plot/ and its row in `charts!` \
-             (report/plot/mod.rs)",
+             (report/plot/mod.rs); a chart of chosen scenarios, a field of `Charts` \
+             (workload/scenario/mod.rs, or `PipelineChart` in its pipeline.rs) that their \
+             specs set",
             "its line in docs/workloads.md's chart list",
         ],
     ),
@@ -367,10 +370,9 @@ fn a_scenario_id_is_written_only_where_it_is_declared() {
     let mut elsewhere = Vec::new();
     for file in &files {
         let path = relative(file, &src);
-        // A chart of a scenario's own is named after it; an external driver's arrivals kind
-        // `saga` is named like the scenario that needs it.
+        // An external driver's arrivals kind `saga` is named like the scenario that needs it;
+        // a chart takes its scenarios' ids from their specs.
         let declares = path.starts_with("workload/scenario/")
-            || path.starts_with("report/plot/")
             || path == "measure/external/protocol.rs"
             || path == "measure/external/mod.rs";
         if declares {

@@ -1,14 +1,14 @@
 //! A scenario is declared in one place: its line in the `scenarios!` list and its spec and
 //! generator in `harness/src/workload/scenario/`. This test lists every other place in the
 //! harness's code (tests aside) that names a scenario's variant, and why it may: adding a
-//! scenario touches only its declaration, its sizes and, if it wants them, its own charts.
+//! scenario touches only its declaration and its sizes; the charts it is shown in are fields
+//! of its spec (`charts`), which the charts read, so `report/plot/` names none.
 
 use std::path::Path;
 
 /// The places outside `workload/scenario/` that may name a scenario, and why.
 const ALLOWED: &[(&str, &str)] = &[
     ("pipeline/scenario/", "a pipeline scenario's log and cells are its generator"),
-    ("report/plot/", "a chart of a scenario's own reads that scenario's cells"),
     ("report/summary.rs", "published figures shown beside the scenario they were measured on"),
     ("suite/run.rs", "open-loop's saturation is measured on a uniform workload"),
 ];
@@ -45,6 +45,7 @@ fn a_scenario_is_declared_in_one_place() {
     sources(&root, &mut files);
     let mut strays = Vec::new();
     let mut seen = 0;
+    let files_read = files.len();
     for file in files {
         let relative = file.strip_prefix(&root).unwrap().to_string_lossy().replace('\\', "/");
         let named = named_variants(&std::fs::read_to_string(&file).unwrap());
@@ -55,7 +56,10 @@ fn a_scenario_is_declared_in_one_place() {
             strays.push(format!("{relative}: {}", named.join(", ")));
         }
     }
-    assert!(seen > 5, "the scan found almost nothing: is it reading the sources?");
+    assert!(
+        files_read > 50 && seen > 0,
+        "the scan found almost nothing: is it reading the sources?"
+    );
     assert!(strays.is_empty(), "scenarios named outside their declaration: {strays:#?}");
 }
 

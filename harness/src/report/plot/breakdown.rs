@@ -1,4 +1,5 @@
-//! The per-message cost breakdown on `uniform`: what each strategy's machinery did per
+//! The per-message cost breakdown on each scenario whose spec asks for it
+//! (`charts.breakdown`: `uniform`): what each strategy's machinery did per
 //! message (wake-ups, parks, mailbox activations and retirements, hops) in its counted
 //! repetition, beside the context switches of its timed runs. Where uniform has several
 //! cells per strategy (a sweep, several `--keys`), the first only.
@@ -7,7 +8,7 @@ use plotters::style::RGBColor;
 
 use super::bars::{Bar, BarPanel, Bars, Group, Slots};
 use super::panel::{Axis, Entry, Frame, Mark};
-use super::{names, render, skipped, Planned};
+use super::{charted, names, render, skipped, Planned};
 use crate::report::view::{Rows, View};
 use crate::results::RunResult;
 use crate::workload::ScenarioId;
@@ -36,12 +37,20 @@ const SERIES: [Series; 6] = [
     }),
 ];
 
-pub(super) fn plan(view: &View<'_>) -> Planned {
-    let rows = view.rows(ScenarioId::Uniform).filter(|row| row.events_per_message.is_some());
+pub(super) fn plan(view: &View<'_>) -> Vec<Planned> {
+    charted(|charts| charts.breakdown).map(|scenario| plan_of(view, scenario)).collect()
+}
+
+/// The chart of `scenario`, whose spec puts it in this one.
+fn plan_of(view: &View<'_>, scenario: ScenarioId) -> Planned {
+    let name = format!("breakdown-{scenario}");
+    let rows = view.rows(scenario).filter(|row| row.events_per_message.is_some());
     if rows.is_empty() {
-        let why = "no uniform run here has a counted repetition (--no-breakdown, or results \
-                   from before the breakdown)";
-        return skipped("breakdown-uniform", why);
+        let why = format!(
+            "no {scenario} run here has a counted repetition (--no-breakdown, or results from \
+             before the breakdown)"
+        );
+        return skipped(&name, &why);
     }
     // One cell per strategy: the first param's (a sweep's first point, the first key count).
     let first = rows[0].param.as_str();
@@ -56,11 +65,11 @@ pub(super) fn plan(view: &View<'_>) -> Planned {
     } else {
         NOTE.to_owned()
     };
-    render("breakdown-uniform", "Per-message breakdown (uniform)", note, &figure(&rows))
+    render(name, format!("Per-message breakdown ({scenario})"), note, &figure(scenario, &rows))
 }
 
 /// A group of bars per strategy, one bar per series.
-fn figure(rows: &Rows<'_>) -> Bars {
+fn figure(scenario: ScenarioId, rows: &Rows<'_>) -> Bars {
     let strategies = rows.strategies();
     let values = rows.iter().flat_map(|row| SERIES.iter().filter_map(|(_, _, value)| value(row)));
     let top = values.fold(0.0f64, f64::max).max(0.1) * 1.2;
@@ -84,5 +93,6 @@ fn figure(rows: &Rows<'_>) -> Bars {
         ..BarPanel::default()
     };
     let legend = SERIES.iter().map(|(label, colour, _)| Entry::new(*label, *colour, Mark::Bar));
-    Bars::single("Events per message on uniform".into(), (1200, 640), legend.collect(), panel)
+    let title = format!("Events per message on {scenario}");
+    Bars::single(title, (1200, 640), legend.collect(), panel)
 }

@@ -9,7 +9,7 @@ use strategies::StrategyId;
 use super::bars::{Bar, BarPanel, Bars, Group, LabelStyle, Slots};
 use super::panel::{Axis, Entry, Frame, Mark};
 use super::sweep::{base_param, first_point, point_note};
-use super::{log_range, render, skipped, strategy_colour, Planned};
+use super::{absent, charted, log_range, render, skipped, strategy_colour, Planned};
 use crate::report::view::View;
 use crate::workload::reference::{
     WOW_COLD_COMMAND_14_CORES, WOW_COLD_COMMAND_4_CORES, WOW_COLD_COMMAND_SLOW,
@@ -33,9 +33,14 @@ const AGAINST: [StrategyId; 2] = [StrategyId::PerTypePool, StrategyId::GroupBy];
 /// [`AGAINST`]'s.
 type Cell = ((usize, usize), [Option<f64>; 2]);
 
-pub(super) fn plan(view: &View<'_>) -> Planned {
+pub(super) fn plan(view: &View<'_>) -> Vec<Planned> {
+    charted(|charts| charts.cold_command_ratio).map(|scenario| plan_of(view, scenario)).collect()
+}
+
+/// The chart of `scenario`, whose spec puts it in this one.
+fn plan_of(view: &View<'_>, scenario: ScenarioId) -> Planned {
     let results = view.results();
-    let (rows, point) = first_point(view.rows(ScenarioId::ColdCommand));
+    let (rows, point) = first_point(view.rows(scenario));
     let rate = |param, strategy: StrategyId| {
         Some(rows.row(param, strategy.as_str())?.throughput_per_s.median)
     };
@@ -54,21 +59,23 @@ pub(super) fn plan(view: &View<'_>) -> Planned {
             ))
         })
         .collect();
-    let name = "cold-command-ratio";
+    let name = format!("{scenario}-ratio");
     if rows.is_empty() {
-        skipped(name, "no cold-command runs in these results")
+        absent(&name, scenario)
     } else if cells.iter().all(|(_, ratios)| ratios[0].is_none()) {
-        skipped(name, "the cold-command runs lack keyed-mailbox or per-type-pool")
+        skipped(&name, &format!("the {scenario} runs lack {MAILBOX} or {}", AGAINST[0]))
     } else {
-        let title = "cold-command: keyed-mailbox's cold-command rate over per-type-pool's and \
-                     group-by's";
-        let note = point_note(NOTE, ScenarioId::ColdCommand, point);
-        render(name, title, note, &figure(&cells, results.meta.cores))
+        let title = format!(
+            "{scenario}: {MAILBOX}'s cold-command rate over {}'s and {}'s",
+            AGAINST[0], AGAINST[1]
+        );
+        let note = point_note(NOTE, scenario, point);
+        render(name, title, note, &figure(scenario, &cells, results.meta.cores))
     }
 }
 
 /// A pair of ratio bars per cell, the published ratios as diamonds, parity dashed.
-fn figure(cells: &[Cell], cores: usize) -> Bars {
+fn figure(scenario: ScenarioId, cells: &[Cell], cores: usize) -> Bars {
     let published = [(4, WOW_COLD_COMMAND_4_CORES), (14, WOW_COLD_COMMAND_14_CORES)].into_iter();
     let published: Vec<(usize, usize, f64)> = published
         .flat_map(|(cores, table)| {
@@ -114,7 +121,7 @@ fn figure(cells: &[Cell], cores: usize) -> Bars {
     });
     let diamond = Entry::new("published 9.3 / 9.2 (Wow, 128 slow)", BLACK, Mark::Diamond);
     Bars::single(
-        format!("cold-command: keyed-mailbox vs the pinned groups ({cores} cores)"),
+        format!("{scenario}: {MAILBOX} vs the pinned groups ({cores} cores)"),
         (1150, 660),
         legend.chain([diamond]).collect(),
         panel,

@@ -7,12 +7,11 @@ use plotters::style::RGBColor;
 use super::bars::{Bar, BarPanel, Bars, Fill, Group, Slots};
 use super::panel::{grid, strategy_entries, Axis, Entry, Frame, Layout, Mark};
 use super::sweep::{first_point, first_point_note};
-use super::{log_range, names, ns, ns_label, render, skipped, strategies};
+use super::{charted, log_range, names, ns, ns_label, render, skipped, strategies};
 use super::{strategy_colour, Planned};
 use crate::report::cell_name;
 use crate::report::view::{Rows, View};
 use crate::results::RunResult;
-use crate::workload::ScenarioId;
 
 const NOTE: &str = "One panel per scenario with troubled keys (each hot-backlog burst size has \
 its own). For each strategy, the solid bar is the p99 latency of the bystanders, the keys \
@@ -26,8 +25,7 @@ pub(super) fn plan(view: &View<'_>) -> Planned {
     let mut all = Vec::new();
     let mut shown: Vec<(String, &str)> = Vec::new();
     // The scenarios with troubled keys, as their specs say, in the registry's order.
-    let scenarios = ScenarioId::ALL.iter().copied();
-    for scenario in scenarios.filter(|scenario| scenario.spec().charts.head_of_line) {
+    for scenario in charted(|charts| charts.head_of_line) {
         let (rows, point) = first_point(view.rows(scenario));
         if let Some(point) = point {
             shown.push((scenario.to_string(), point));
@@ -43,13 +41,22 @@ pub(super) fn plan(view: &View<'_>) -> Planned {
         }
     }
     if panels.is_empty() {
-        let why = "no conflict-backoff, long-sync or hot-backlog runs with bystander latency in \
-                   these results";
-        return skipped("head-of-line", why);
+        let scenarios: Vec<String> = charted(|charts| charts.head_of_line).map(|s| s.to_string()).collect();
+        let why = format!("no {} runs with bystander latency in these results", one_of(&scenarios));
+        return skipped("head-of-line", &why);
     }
     let title = "Head-of-line blocking: bystander p99 and HOL p99";
     let plot = figure(&panels, &strategies(&all));
     render("head-of-line", title, first_point_note(NOTE, &shown), &plot)
+}
+
+/// `names` as a choice: `a`, `a or b`, `a, b or c`.
+fn one_of(names: &[String]) -> String {
+    match names {
+        [] => String::new(),
+        [one] => one.clone(),
+        [first @ .., last] => format!("{} or {last}", first.join(", ")),
+    }
 }
 
 /// One panel per cell, on one log scale: per strategy, its bystander p99 and its HOL p99.

@@ -8,7 +8,7 @@ use super::lines::{LinePanel, Lines, Reference, Series};
 use super::panel::{strategy_entries, Axis, Entry, Frame, Mark};
 use super::sweep::{first_point, point_note, values_of};
 use super::Planned;
-use super::{absent, log_range, ns, ns_label, render, strategy_colour};
+use super::{absent, charted, log_range, ns, ns_label, render, strategy_colour};
 use crate::report::view::{Rows, View};
 use crate::workload::ScenarioId;
 
@@ -28,26 +28,32 @@ pub(super) fn cliff_burst(window: usize) -> usize {
     (window + 1).saturating_sub((window / 16).max(1))
 }
 
-pub(super) fn plan(view: &View<'_>) -> Planned {
+pub(super) fn plan(view: &View<'_>) -> Vec<Planned> {
+    charted(|charts| charts.burst_cliff).map(|scenario| plan_of(view, scenario)).collect()
+}
+
+/// The chart of `scenario`, whose spec puts it in this one.
+fn plan_of(view: &View<'_>, scenario: ScenarioId) -> Planned {
     let results = view.results();
-    let (rows, point) = first_point(view.rows(ScenarioId::HotBacklog));
+    let name = format!("{scenario}-cliff");
+    let (rows, point) = first_point(view.rows(scenario));
     let bursts = values_of(&rows, "burst").into_iter();
     let mut bursts: Vec<(usize, &str)> =
         bursts.map(|(burst, row)| (burst as usize, row.param.as_str())).collect();
     bursts.sort_unstable();
     if bursts.is_empty() || rows.iter().all(|row| row.bystander_latency_ns.is_none()) {
-        return absent("hot-backlog-cliff", ScenarioId::HotBacklog);
+        return absent(&name, scenario);
     }
     // The cliff is the window's: the point's where the cells record it.
     let window = rows.iter().find_map(|row| Some(row.settings.as_ref()?.window));
-    let plot = figure(&rows, &bursts, window.unwrap_or(results.meta.window));
-    let note = point_note(NOTE, ScenarioId::HotBacklog, point);
-    render("hot-backlog-cliff", "hot-backlog: bystander p99 vs burst size", note, &plot)
+    let plot = figure(scenario, &rows, &bursts, window.unwrap_or(results.meta.window));
+    let note = point_note(NOTE, scenario, point);
+    render(name, format!("{scenario}: bystander p99 vs burst size"), note, &plot)
 }
 
 /// A line per strategy over the bursts, (burst size, parameter) in increasing order, evenly
 /// spaced; the cliff of `window` dashed between the bursts either side of it.
-fn figure(rows: &Rows<'_>, bursts: &[(usize, &str)], window: usize) -> Lines {
+fn figure(scenario: ScenarioId, rows: &Rows<'_>, bursts: &[(usize, &str)], window: usize) -> Lines {
     let strategies = rows.strategies();
     let cliff = cliff_burst(window);
     let label = format!("cliff: burst >= {cliff} fills window {window} minus one refill");
@@ -79,7 +85,7 @@ fn figure(rows: &Rows<'_>, bursts: &[(usize, &str)], window: usize) -> Lines {
         ..LinePanel::default()
     };
     Lines::single(
-        "hot-backlog: bystander p99 latency vs the hot key's burst size".into(),
+        format!("{scenario}: bystander p99 latency vs the hot key's burst size"),
         (1100, 660),
         legend.into_iter().chain([Entry::new(label, RED, Mark::Dashed)]).collect(),
         panel,

@@ -17,6 +17,7 @@ use crate::report::view::{Rows, View};
 use crate::workload::reference::{
     is_parallel_consumer_experiment, PARALLEL_CONSUMER_KEY_MODE_S, PARALLEL_CONSUMER_WINDOW,
 };
+use crate::workload::scenario::ElapsedBound;
 use crate::workload::ScenarioId;
 
 const ASYNC_IO_NOTE: &str = "Elapsed wall time of the whole async-io run (log y) against the \
@@ -63,11 +64,14 @@ pub(super) fn plan(view: &View<'_>) -> Vec<Planned> {
         .as_ref()
         .is_some_and(is_parallel_consumer_experiment)
         .then_some(PARALLEL_CONSUMER_KEY_MODE_S);
-    let sweeps = [
-        (ScenarioId::AsyncIo, ASYNC_IO_NOTE, "ideal bound", None),
-        (ScenarioId::AsyncIoZipf, ASYNC_IO_ZIPF_NOTE, "ideal bound", None),
-        (ScenarioId::ParallelConsumer, PARALLEL_CONSUMER_NOTE, "floor", published),
-    ];
+    let sweeps = ScenarioId::ALL.iter().filter_map(|&scenario| {
+        let (note, bound, published) = match scenario.spec().charts.elapsed_vs_keys? {
+            ElapsedBound::Waits => (ASYNC_IO_NOTE, "ideal bound", None),
+            ElapsedBound::SkewedWaits => (ASYNC_IO_ZIPF_NOTE, "ideal bound", None),
+            ElapsedBound::BlockingPool => (PARALLEL_CONSUMER_NOTE, "floor", published),
+        };
+        Some((scenario, note, bound, published))
+    });
     for (scenario, note, bound, published) in sweeps {
         let name = format!("{scenario}-elapsed");
         let (rows, point) = first_point(view.rows(scenario));

@@ -73,6 +73,7 @@ use plotters::prelude::*;
 use crate::report::view::{Rows, View};
 use crate::results::fs::write_atomically;
 use crate::results::{Results, RunResult};
+use crate::workload::scenario::Charts as ShownIn;
 use crate::workload::ScenarioId;
 
 use panel::{Panel, Plot};
@@ -261,6 +262,12 @@ enum Planned {
 /// The line a chart leaves in the skipped list, and why.
 fn skipped(chart: &str, why: &str) -> Planned {
     Planned::Skip(format!("{chart}: skipped, {why}"))
+}
+
+/// The scenarios whose specs put them in a chart (`shows` reads a spec's `charts`), in
+/// presentation order: the ones a chart of chosen scenarios draws.
+fn charted(shows: fn(&ShownIn) -> bool) -> impl Iterator<Item = ScenarioId> {
+    ScenarioId::ALL.iter().copied().filter(move |scenario| shows(&scenario.spec().charts))
 }
 
 /// The line a chart leaves in the skipped list where the results hold no `scenario` cell.

@@ -6,7 +6,7 @@ use super::lines::{LinePanel, Lines, Series};
 use super::panel::{strategy_entries, Axis, Frame, Layout, Mark};
 use super::sweep::{base_param, first_point, point_note, values_of};
 use super::Planned;
-use super::{absent, log_range, ns, ns_label, render, strategy_colour};
+use super::{absent, charted, log_range, ns, ns_label, render, strategy_colour};
 use crate::report::format::format_rate;
 use crate::report::view::{Rows, View};
 use crate::results::RunResult;
@@ -25,8 +25,14 @@ type Pick = fn(&RunResult) -> u64;
 const PANELS: [(&str, Pick); 2] =
     [("median latency", |row| row.latency_ns.p50), ("p99 latency", |row| row.latency_ns.p99)];
 
-pub(super) fn plan(view: &View<'_>) -> Planned {
-    let (rows, point) = first_point(view.rows(ScenarioId::OpenLoop));
+pub(super) fn plan(view: &View<'_>) -> Vec<Planned> {
+    charted(|charts| charts.latency_vs_load).map(|scenario| plan_of(view, scenario)).collect()
+}
+
+/// The chart of `scenario`, whose spec puts it in this one.
+fn plan_of(view: &View<'_>, scenario: ScenarioId) -> Planned {
+    let name = format!("{scenario}-latency");
+    let (rows, point) = first_point(view.rows(scenario));
     // With several `--keys`, each count has its own loads: the first count's are drawn.
     let keys = |row: &RunResult| {
         base_param(row).split(' ').find(|part| keys_param(part).is_some()).map(str::to_owned)
@@ -45,16 +51,16 @@ pub(super) fn plan(view: &View<'_>) -> Planned {
         None => String::new(),
     };
     if loads.is_empty() {
-        return absent("open-loop-latency", ScenarioId::OpenLoop);
+        return absent(&name, scenario);
     }
-    let note = point_note(&format!("{NOTE}{keys_note}"), ScenarioId::OpenLoop, point);
-    let title = "Latency vs offered load (open-loop)";
-    render("open-loop-latency", title, note, &figure(&rows, &loads))
+    let note = point_note(&format!("{NOTE}{keys_note}"), scenario, point);
+    let title = format!("Latency vs offered load ({scenario})");
+    render(name, title, note, &figure(scenario, &rows, &loads))
 }
 
 /// The median and the p99 panel, a line per strategy over the loads: (load fraction,
 /// parameter, offered msg/s).
-fn figure(rows: &Rows<'_>, loads: &[(f64, &str, Option<f64>)]) -> Lines {
+fn figure(scenario: ScenarioId, rows: &Rows<'_>, loads: &[(f64, &str, Option<f64>)]) -> Lines {
     let strategies = rows.strategies();
     let low = loads.iter().map(|(load, ..)| *load).fold(f64::INFINITY, f64::min);
     let high = loads.iter().map(|(load, ..)| *load).fold(0.0, f64::max);
@@ -84,7 +90,7 @@ fn figure(rows: &Rows<'_>, loads: &[(f64, &str, Option<f64>)]) -> Lines {
         }
     };
     Lines {
-        title: "Latency vs offered load (open-loop, constant-rate arrivals)".into(),
+        title: format!("Latency vs offered load ({scenario}, constant-rate arrivals)"),
         size: (1300, 620),
         legend: strategy_entries(&strategies, Mark::Line),
         layout: Layout::Grid(1, 2),

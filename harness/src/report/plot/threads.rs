@@ -1,13 +1,13 @@
-//! Threads per strategy on `many-types`: what each strategy reports it started and the
-//! peak of OS threads it added, against the `workers` setting. Of a sweep, the first point
-//! only.
+//! Threads per strategy on each scenario whose spec asks for it (`charts.threads`:
+//! `many-types`): what each strategy reports it started and the peak of OS threads it added,
+//! against the `workers` setting. Of a sweep, the first point only.
 
 use plotters::style::{RGBColor, BLACK};
 
 use super::bars::{Bar, BarPanel, Bars, Fill, LabelStyle, Labels, Slots};
 use super::panel::{Axis, Entry, Frame, Mark};
 use super::sweep::{first_point, point_note};
-use super::{absent, names, render, strategy_colour, Planned, TICK_PX};
+use super::{absent, charted, names, render, strategy_colour, Planned, TICK_PX};
 use crate::report::view::{Rows, View};
 use crate::workload::ScenarioId;
 
@@ -17,21 +17,27 @@ bar is what the strategy reports it started. The dashed line is the workers sett
 that shares one pool stays on the line whatever the number of types; one pool per type grows \
 with the number of types. inline runs on the caller and starts none.";
 
-pub(super) fn plan(view: &View<'_>) -> Planned {
+pub(super) fn plan(view: &View<'_>) -> Vec<Planned> {
+    charted(|charts| charts.threads).map(|scenario| plan_of(view, scenario)).collect()
+}
+
+/// The chart of `scenario`, whose spec puts it in this one.
+fn plan_of(view: &View<'_>, scenario: ScenarioId) -> Planned {
     let results = view.results();
-    let (rows, point) = first_point(view.rows(ScenarioId::ManyTypes));
+    let name = format!("threads-{scenario}");
+    let (rows, point) = first_point(view.rows(scenario));
     if rows.is_empty() {
-        return absent("threads-many-types", ScenarioId::ManyTypes);
+        return absent(&name, scenario);
     }
     // The point's workers, where the cells record them.
     let workers = rows.iter().find_map(|row| Some(row.settings.as_ref()?.workers));
-    let plot = figure(&rows, workers.unwrap_or(results.meta.workers));
-    let note = point_note(NOTE, ScenarioId::ManyTypes, point);
-    render("threads-many-types", "Threads per strategy (many-types)", note, &plot)
+    let plot = figure(scenario, &rows, workers.unwrap_or(results.meta.workers));
+    let note = point_note(NOTE, scenario, point);
+    render(name, format!("Threads per strategy ({scenario})"), note, &plot)
 }
 
 /// A pair of bars per strategy, observed and reported, against the workers setting.
-fn figure(rows: &Rows<'_>, workers: usize) -> Bars {
+fn figure(scenario: ScenarioId, rows: &Rows<'_>, workers: usize) -> Bars {
     let strategies = rows.strategies();
     let most = rows.iter().map(|row| row.threads.observed.max(row.threads.reported)).max();
     let top = most.unwrap_or(0).max(workers) as f64 * 1.15 + 1.0;
@@ -60,7 +66,7 @@ fn figure(rows: &Rows<'_>, workers: usize) -> Bars {
     };
     let grey = RGBColor(90, 90, 90);
     Bars::single(
-        "Threads per strategy on many-types".into(),
+        format!("Threads per strategy on {scenario}"),
         (1100, 620),
         vec![
             Entry::new("observed (peak OS threads added)", grey, Mark::Bar),

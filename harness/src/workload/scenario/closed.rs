@@ -30,7 +30,12 @@ pub(super) const UNIFORM: ScenarioSpec = ScenarioSpec {
     grows_partitions: false,
     resubmits: false,
     consumer_driver: false,
-    charts: super::Charts { price_of_order: true, keys_sweep: true, ..super::Charts::NONE },
+    charts: super::Charts {
+        price_of_order: true,
+        keys_sweep: true,
+        breakdown: true,
+        ..super::Charts::NONE
+    },
 };
 
 /// Hot keys: Zipf-distributed keys.
@@ -41,6 +46,7 @@ pub(super) const ZIPF: ScenarioSpec = ScenarioSpec {
     // Hot keys: how much of the uniform rate survives skew.
     headline: Some(Metric::Throughput),
     stream: 1,
+    charts: super::Charts { turn_length: true, breakdown: false, ..UNIFORM.charts },
     ..UNIFORM
 };
 
@@ -57,7 +63,7 @@ pub(super) const MANY_TYPES: ScenarioSpec = ScenarioSpec {
     headline: Some(Metric::Throughput),
     stream: 2,
     aggregate_types: |sizes| sizes.types,
-    charts: super::Charts::NONE,
+    charts: super::Charts { threads: true, ..super::Charts::NONE },
     ..UNIFORM
 };
 

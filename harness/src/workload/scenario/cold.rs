@@ -40,7 +40,7 @@ pub(super) const COLD_COMMAND: ScenarioSpec = ScenarioSpec {
     grows_partitions: false,
     resubmits: false,
     consumer_driver: false,
-    charts: super::Charts::NONE,
+    charts: super::Charts { cold_command_ratio: true, ..super::Charts::NONE },
 };
 
 /// Cold commands one sender may send in a cell: more than any strategy here handles in

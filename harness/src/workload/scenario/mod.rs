@@ -74,7 +74,10 @@ pub struct ScenarioSpec {
     pub charts: Charts,
 }
 
-/// The charts across scenarios a scenario is shown in, beside the ones of its own.
+/// The charts a scenario is shown in, beside the ones every measured scenario has (its
+/// latency spectrum, its panel of throughput, the sweeps of `--workers`, `--throughput` and
+/// `--window`). A chart that draws chosen scenarios finds them here: its file name, title and
+/// skip line take the scenario's id (`threads-many-types`), so no chart names a scenario.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Charts {
     /// `head-of-line`: a scenario with troubled keys, its bystanders' p99 beside the
@@ -84,11 +87,58 @@ pub struct Charts {
     pub price_of_order: bool,
     /// `sweep-keys-*`: throughput and p99 against `--keys`, where the run swept them.
     pub keys_sweep: bool,
+    /// The scenario a mailbox's turn length (`--throughput`) is about: its
+    /// `sweep-throughput-*` chart comes before the other scenarios', and reads its
+    /// bystanders as the keys outside the top 1% by popularity.
+    pub turn_length: bool,
+    /// `threads-<id>`: the threads each strategy started and added, against `workers`.
+    pub threads: bool,
+    /// `breakdown-<id>`: what each strategy's machinery did per message, of its counted
+    /// repetition.
+    pub breakdown: bool,
+    /// `<id>-latency`: median and p99 latency against the offered fraction of saturation
+    /// (`load=` cells).
+    pub latency_vs_load: bool,
+    /// `<id>-cliff`: bystander p99 against the hot key's burst (`burst=` cells), with the
+    /// burst that fills the admission window marked.
+    pub burst_cliff: bool,
+    /// `<id>-ratio`: keyed-mailbox's cold-command rate over per-type-pool's and group-by's,
+    /// beside Wow's published ratios.
+    pub cold_command_ratio: bool,
+    /// `<id>-elapsed`: elapsed time against the number of keys (`keys=` cells), beside the
+    /// bound of its kind of wait.
+    pub elapsed_vs_keys: Option<ElapsedBound>,
 }
 
 impl Charts {
     /// In none of them.
-    pub const NONE: Self = Self { head_of_line: false, price_of_order: false, keys_sweep: false };
+    pub const NONE: Self = Self {
+        head_of_line: false,
+        price_of_order: false,
+        keys_sweep: false,
+        turn_length: false,
+        threads: false,
+        breakdown: false,
+        latency_vs_load: false,
+        burst_cliff: false,
+        cold_command_ratio: false,
+        elapsed_vs_keys: None,
+    };
+}
+
+/// The bound a scenario's `<id>-elapsed` chart draws beside the strategies: what no design
+/// can beat, given how its handlers wait and how its keys are drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ElapsedBound {
+    /// Non-blocking waits on evenly drawn keys: the ideal bound, the larger of the longest
+    /// per-key chain and the total waiting over the window.
+    Waits,
+    /// Non-blocking waits on Zipf-drawn keys: the same ideal bound, which the hottest key's
+    /// chain sets.
+    SkewedWaits,
+    /// Handlers that block a fixed pool's threads: the floor from the drawn sleeps, and the
+    /// Parallel Consumer's published seconds where the run is their experiment.
+    BlockingPool,
 }
 
 /// The param of a stressor scenario's unstressed twin: the same bystanders at the same

@@ -35,7 +35,7 @@ pub(super) const CONFLICT_BACKOFF: ScenarioSpec = ScenarioSpec {
     grows_partitions: false,
     resubmits: false,
     consumer_driver: false,
-    charts: super::Charts { head_of_line: true, price_of_order: true, keys_sweep: false },
+    charts: super::Charts { head_of_line: true, price_of_order: true, ..super::Charts::NONE },
 };
 
 /// The cost of no stealing.
@@ -85,7 +85,7 @@ pub(super) const HOT_BACKLOG: ScenarioSpec = ScenarioSpec {
     // One key's burst of pending messages: the bystanders' stall behind a shared window.
     headline: Some(Metric::BystanderP99),
     stream: 5,
-    charts: super::Charts { head_of_line: true, ..super::Charts::NONE },
+    charts: super::Charts { head_of_line: true, burst_cliff: true, ..super::Charts::NONE },
     ..CONFLICT_BACKOFF
 };
 
@@ -106,7 +106,12 @@ pub(super) const OPEN_LOOP: ScenarioSpec = ScenarioSpec {
     // Constant-rate arrivals: the tail latency at each offered load.
     headline: Some(Metric::P99),
     stream: 7,
-    charts: super::Charts { price_of_order: true, keys_sweep: true, ..super::Charts::NONE },
+    charts: super::Charts {
+        price_of_order: true,
+        keys_sweep: true,
+        latency_vs_load: true,
+        ..super::Charts::NONE
+    },
     isolation: None,
     grows_partitions: false,
     resubmits: false,

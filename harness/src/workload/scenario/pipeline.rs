@@ -24,6 +24,23 @@ pub struct PipelineSpec {
     pub cells: Cells,
     /// How its log is produced, once for every cell.
     pub produce: Produce,
+    /// The charts of its own (`report::plot::pipeline`), each reading what its kind records.
+    pub charts: &'static [PipelineChart],
+}
+
+/// A chart of a pipeline scenario's own, drawn for every scenario whose spec lists it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PipelineChart {
+    /// `<id>`: records redelivered and lost after a consumer crash, per commit policy.
+    Crash,
+    /// `pipeline-commit-lag`: the committed-offset lag over time (one scenario's).
+    CommitLag,
+    /// `<id>`: bystander latency and out-of-order records per retry policy.
+    Retry,
+    /// `<id>`: first applications in the old and the new partitions over an expansion.
+    Expand,
+    /// `<id>`: duplicates against their bounds, and each rebalance's pause.
+    Rebalance,
 }
 
 /// How one cell of a pipeline scenario consumes the log, and what it records beside what
@@ -98,6 +115,7 @@ pub(super) const CRASH: ScenarioSpec = ScenarioSpec {
         kind: PipelineKind::Crash,
         cells: Cells::PerCommitPolicy,
         produce: Produce::Backlog,
+        charts: &[PipelineChart::Crash, PipelineChart::CommitLag],
     }),
     // Every pipeline's handlers wait on a slow dependency.
     handlers: Handlers::Wait,
@@ -125,6 +143,7 @@ pub(super) const RETRY: ScenarioSpec = ScenarioSpec {
         kind: PipelineKind::Retry,
         cells: Cells::PerRetryPolicy,
         produce: Produce::Paced,
+        charts: &[PipelineChart::Retry],
     }),
     stream: 13,
     consumer_driver: false,
@@ -141,6 +160,7 @@ pub(super) const EXPAND: ScenarioSpec = ScenarioSpec {
         kind: PipelineKind::Expand,
         cells: Cells::PerMitigation,
         produce: Produce::Expanding,
+        charts: &[PipelineChart::Expand],
     }),
     grows_partitions: true,
     resubmits: false,
@@ -158,6 +178,7 @@ pub(super) const REORDER: ScenarioSpec = ScenarioSpec {
         kind: PipelineKind::Reorder,
         cells: Cells::One("producers=2"),
         produce: Produce::Racing,
+        charts: &[],
     }),
     consumer_driver: false,
     ..CRASH
@@ -173,6 +194,7 @@ pub(super) const REBALANCE: ScenarioSpec = ScenarioSpec {
         kind: PipelineKind::Rebalance,
         cells: Cells::PerCommitPolicy,
         produce: Produce::Backlog,
+        charts: &[PipelineChart::Rebalance],
     }),
     consumer_driver: false,
     ..CRASH

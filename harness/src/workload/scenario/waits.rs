@@ -7,7 +7,7 @@ use rand_distr::{Distribution, Zipf};
 use strategies::Job;
 
 use super::sizes::Sizes;
-use super::{no_state, one_type, Generator, Handlers, Kind, Metric, ScenarioSpec};
+use super::{no_state, one_type, ElapsedBound, Generator, Handlers, Kind, Metric, ScenarioSpec};
 use crate::workload::arrivals::Arrivals;
 use crate::workload::reference::is_parallel_consumer_experiment;
 use crate::workload::work::{busiest_of_random, zipf_top_share, NS_PER_MS};
@@ -31,7 +31,11 @@ pub(super) const ASYNC_IO: ScenarioSpec = ScenarioSpec {
     grows_partitions: false,
     resubmits: false,
     consumer_driver: false,
-    charts: super::Charts { price_of_order: true, ..super::Charts::NONE },
+    charts: super::Charts {
+        price_of_order: true,
+        elapsed_vs_keys: Some(ElapsedBound::Waits),
+        ..super::Charts::NONE
+    },
 };
 
 /// What per-key order costs under skewed keys.
@@ -47,6 +51,7 @@ pub(super) const ASYNC_IO_ZIPF: ScenarioSpec = ScenarioSpec {
     }),
     // The same under skewed keys.
     stream: 8,
+    charts: super::Charts { elapsed_vs_keys: Some(ElapsedBound::SkewedWaits), ..ASYNC_IO.charts },
     ..ASYNC_IO
 };
 
@@ -71,7 +76,10 @@ pub(super) const PARALLEL_CONSUMER: ScenarioSpec = ScenarioSpec {
     workers: Some(|sizes| sizes.pc_threads),
     window: Some(|sizes| sizes.pc_window),
     note: Some(parallel_consumer_note),
-    charts: super::Charts::NONE,
+    charts: super::Charts {
+        elapsed_vs_keys: Some(ElapsedBound::BlockingPool),
+        ..super::Charts::NONE
+    },
     ..ASYNC_IO
 };
 

@@ -4,10 +4,11 @@
 use super::super::panel::{strategy_entries, Entry, Layout, Mark};
 use super::super::timeline::{Timeline, TimelinePanel, Track};
 use super::super::{absent, render, strategy_colour, Planned};
-use super::{noted, scenario_of, policies_of, policy_colour, runs_of, strategies_of, NEUTRAL};
+use super::{noted, charting, policies_of, policy_colour, runs_of, strategies_of, NEUTRAL};
 use crate::report::view::View;
 use crate::results::{CommitPolicy, PipelineRun};
-use crate::workload::scenario::pipeline::PipelineKind;
+use crate::workload::scenario::pipeline::PipelineChart;
+use crate::workload::ScenarioId;
 
 const NOTE: &str = "The committed-offset lag at every commit tick of pipeline-crash, one \
 panel per commit policy and one line per strategy: x is seconds since the cell's first \
@@ -16,8 +17,12 @@ partitions. Each line breaks where the consumer crashed; a diamond marks the fir
 the consumer that resumed from the commits. Under highest-completed the committed offset is \
 always just past the highest completed record, so its lag is 0 by construction.";
 
-pub(super) fn plan(view: &View<'_>) -> Planned {
-    let scenario = scenario_of(PipelineKind::Crash);
+pub(super) fn plan(view: &View<'_>) -> Vec<Planned> {
+    charting(PipelineChart::CommitLag).take(1).map(|scenario| plan_of(view, scenario)).collect()
+}
+
+/// The chart of `scenario`, the first whose spec lists it: the chart's file name is its own.
+fn plan_of(view: &View<'_>, scenario: ScenarioId) -> Planned {
     let runs = runs_of(view, scenario);
     if runs.is_empty() {
         return absent("pipeline-commit-lag", scenario);
@@ -61,7 +66,7 @@ pub(super) fn plan(view: &View<'_>) -> Planned {
         panels,
     };
     let note = noted(NOTE, view, scenario);
-    render("pipeline-commit-lag", "Committed-offset lag over time (pipeline-crash)", note, &plot)
+    render("pipeline-commit-lag", format!("Committed-offset lag over time ({scenario})"), note, &plot)
 }
 
 /// The ticks of `run` as (seconds since the cell's start, lag), one segment per

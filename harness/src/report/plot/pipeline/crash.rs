@@ -6,10 +6,11 @@ use plotters::style::RGBColor;
 use super::super::bars::{Bar, BarPanel, Bars, LabelStyle, Slots};
 use super::super::panel::{Axis, Entry, Mark};
 use super::super::{absent, log_range, names, render, Planned, TICK_PX};
-use super::{noted, scenario_of, policy_colour, runs_of, strategies_of};
+use super::{noted, charting, policy_colour, runs_of, strategies_of};
 use crate::report::view::{PipelineRows, View};
 use crate::results::CommitPolicy;
-use crate::workload::scenario::pipeline::PipelineKind;
+use crate::workload::scenario::pipeline::PipelineChart;
+use crate::workload::ScenarioId;
 
 const NOTE: &str = "One group of bars per strategy on pipeline-crash: the consumer died \
 mid-run without a final commit and a new one resumed from the committed offsets. For each \
@@ -21,15 +22,19 @@ highest-completed commits past slow records and loses them.";
 
 const LOST: RGBColor = RGBColor(160, 30, 30);
 
-pub(super) fn plan(view: &View<'_>) -> Planned {
-    let scenario = scenario_of(PipelineKind::Crash);
+pub(super) fn plan(view: &View<'_>) -> Vec<Planned> {
+    charting(PipelineChart::Crash).map(|scenario| plan_of(view, scenario)).collect()
+}
+
+/// The chart of `scenario`, whose spec lists it.
+fn plan_of(view: &View<'_>, scenario: ScenarioId) -> Planned {
     let runs = runs_of(view, scenario);
     if runs.is_empty() {
-        return absent("pipeline-crash", scenario);
+        return absent(scenario.as_str(), scenario);
     }
-    let title = "Redelivered and lost after a consumer crash (pipeline-crash)";
+    let title = format!("Redelivered and lost after a consumer crash ({scenario})");
     let note = noted(NOTE, view, scenario);
-    render("pipeline-crash", title, note, &figure(&runs))
+    render(scenario.as_str(), title, note, &figure(&runs))
 }
 
 /// Per strategy, a pair of bars per commit policy: redelivered and lost.

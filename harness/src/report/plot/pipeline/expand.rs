@@ -10,10 +10,11 @@ use strategies::StrategyId;
 use super::super::panel::{Entry, Layout, Mark};
 use super::super::timeline::{Timeline, TimelinePanel, Track};
 use super::super::{absent, render, Planned};
-use super::{noted, scenario_of, runs_of};
+use super::{noted, charting, runs_of};
 use crate::report::view::View;
 use crate::results::{ExpansionReport, Mitigation};
-use crate::workload::scenario::pipeline::PipelineKind;
+use crate::workload::scenario::pipeline::PipelineChart;
+use crate::workload::ScenarioId;
 
 const NOTE: &str = "pipeline-expand for one strategy (keyed-mailbox when it ran), one panel \
 per mitigation: each point is the records first applied in one equal slice of the cell's \
@@ -28,12 +29,16 @@ how long the new partitions were held.";
 const OLD: RGBColor = RGBColor(70, 120, 180);
 const NEW: RGBColor = RGBColor(220, 110, 40);
 
-pub(super) fn plan(view: &View<'_>) -> Planned {
-    let scenario = scenario_of(PipelineKind::Expand);
+pub(super) fn plan(view: &View<'_>) -> Vec<Planned> {
+    charting(PipelineChart::Expand).map(|scenario| plan_of(view, scenario)).collect()
+}
+
+/// The chart of `scenario`, whose spec lists it.
+fn plan_of(view: &View<'_>, scenario: ScenarioId) -> Planned {
     let runs = runs_of(view, scenario).filter(|run| run.expansion.is_some());
     let mailbox = runs.of_strategy(StrategyId::KeyedMailbox.as_str()).first();
     let Some(shown) = mailbox.or(runs.first()) else {
-        return absent("pipeline-expand", scenario);
+        return absent(scenario.as_str(), scenario);
     };
     let strategy = shown.strategy.as_str();
     let expansions: Vec<&ExpansionReport> = Mitigation::ALL
@@ -59,10 +64,10 @@ pub(super) fn plan(view: &View<'_>) -> Planned {
     }
     note.push('.');
     let title = format!(
-        "Applications in old and new partitions over an expansion (pipeline-expand, {strategy})"
+        "Applications in old and new partitions over an expansion ({scenario}, {strategy})"
     );
     let note = noted(&note, view, scenario);
-    render("pipeline-expand", title, note, &figure(strategy, &expansions))
+    render(scenario.as_str(), title, note, &figure(strategy, &expansions))
 }
 
 /// A panel per mitigation, on shared axes so that they compare: the records first applied

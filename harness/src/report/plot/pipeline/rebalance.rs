@@ -5,10 +5,11 @@
 use super::super::bars::{Bar, BarPanel, Bars, Fill, Group, LabelStyle, Labels, Slots};
 use super::super::panel::{Axis, Entry, Frame, Layout, Mark};
 use super::super::{absent, log_range, names, render, Planned, TICK_PX};
-use super::{noted, scenario_of, policies_of, policy_colour, runs_of, strategies_of, NEUTRAL};
+use super::{noted, charting, policies_of, policy_colour, runs_of, strategies_of, NEUTRAL};
 use crate::report::view::{PipelineRows, View};
 use crate::results::{CommitPolicy, PipelineRun, RebalanceEvent};
-use crate::workload::scenario::pipeline::PipelineKind;
+use crate::workload::scenario::pipeline::PipelineChart;
+use crate::workload::ScenarioId;
 
 const NOTE: &str = "pipeline-rebalance, one group of bars per strategy, coloured by commit \
 policy. Top: the solid bar is the records delivered twice over the run (duplicates), the \
@@ -31,19 +32,23 @@ struct Rebalance<'a> {
     events: usize,
 }
 
-pub(super) fn plan(view: &View<'_>) -> Planned {
-    let scenario = scenario_of(PipelineKind::Rebalance);
+pub(super) fn plan(view: &View<'_>) -> Vec<Planned> {
+    charting(PipelineChart::Rebalance).map(|scenario| plan_of(view, scenario)).collect()
+}
+
+/// The chart of `scenario`, whose spec lists it.
+fn plan_of(view: &View<'_>, scenario: ScenarioId) -> Planned {
     let runs = runs_of(view, scenario).filter(|run| run.rebalance.is_some());
     if runs.is_empty() {
-        return absent("pipeline-rebalance", scenario);
+        return absent(scenario.as_str(), scenario);
     }
     let events = runs.iter().filter_map(|run| Some(run.rebalance.as_ref()?.events.len()));
     let events = events.max().unwrap_or(0).max(1);
     let (strategies, policies) = (strategies_of(&runs), policies_of(&runs));
     let plot = Rebalance { strategies, policies, runs, events }.figure();
-    let title = "Duplicates against their bounds, and rebalance pauses (pipeline-rebalance)";
+    let title = format!("Duplicates against their bounds, and rebalance pauses ({scenario})");
     let note = noted(NOTE, view, scenario);
-    render("pipeline-rebalance", title, note, &plot)
+    render(scenario.as_str(), title, note, &plot)
 }
 
 impl Rebalance<'_> {

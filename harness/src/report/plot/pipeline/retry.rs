@@ -9,10 +9,11 @@ use plotters::style::RGBColor;
 use super::super::bars::{Bar, BarPanel, Bars, LabelStyle, Labels, Slots};
 use super::super::panel::{Axis, Entry, Frame, Layout, Mark};
 use super::super::{absent, log_range, names, render, Planned, TICK_PX};
-use super::{noted, scenario_of, runs_of};
+use super::{noted, charting, runs_of};
 use crate::report::view::View;
 use crate::results::{RetryPolicy, RetryReport};
-use crate::workload::scenario::pipeline::PipelineKind;
+use crate::workload::scenario::pipeline::PipelineChart;
+use crate::workload::ScenarioId;
 
 const NOTE: &str = "pipeline-retry, one row of bars per strategy, one bar per retry policy. \
 Left: the 99th percentile produce-to-apply latency of the bystanders (keys with no failing \
@@ -42,13 +43,17 @@ struct Retry<'a> {
     policies: Vec<RetryPolicy>,
 }
 
-pub(super) fn plan(view: &View<'_>) -> Planned {
-    let scenario = scenario_of(PipelineKind::Retry);
+pub(super) fn plan(view: &View<'_>) -> Vec<Planned> {
+    charting(PipelineChart::Retry).map(|scenario| plan_of(view, scenario)).collect()
+}
+
+/// The chart of `scenario`, whose spec lists it.
+fn plan_of(view: &View<'_>, scenario: ScenarioId) -> Planned {
     let runs = runs_of(view, scenario);
     let cells: Vec<(&str, &RetryReport)> =
         runs.iter().copied().filter_map(|run| Some((run.strategy.as_str(), run.retry.as_ref()?))).collect();
     if cells.is_empty() {
-        return absent("pipeline-retry", scenario);
+        return absent(scenario.as_str(), scenario);
     }
     let strategies = crate::report::first_seen(cells.iter().map(|(strategy, _)| *strategy));
     let measured = |policy| cells.iter().any(|(_, retry)| retry.policy == policy);
@@ -58,9 +63,9 @@ pub(super) fn plan(view: &View<'_>) -> Planned {
         at.entry((strategy, retry.policy)).or_insert(retry);
     }
     let plot = Retry { cells, at, strategies, policies }.figure();
-    let title = "Bystander latency and overtaken records per retry policy (pipeline-retry)";
+    let title = format!("Bystander latency and overtaken records per retry policy ({scenario})");
     let note = noted(NOTE, view, scenario);
-    render("pipeline-retry", title, note, &plot)
+    render(scenario.as_str(), title, note, &plot)
 }
 
 /// The x axis of the overtaken panel reaches this far past the most overtaken, for the

@@ -231,14 +231,14 @@ pub(super) fn plan(view: &View<'_>) -> Vec<Planned> {
     let mut plans = Vec::new();
     let machine = Machine::of(view.results());
     let all = ScenarioId::ALL.to_vec();
-    // zipf first: its bystanders are what a mailbox's turn length is about.
-    let zipf_first = std::iter::once(ScenarioId::Zipf)
-        .chain(all.iter().copied().filter(|&id| id != ScenarioId::Zipf))
-        .collect();
-    let keyed = all.iter().copied().filter(|id| id.spec().charts.keys_sweep).collect();
+    // The scenario a mailbox's turn length is about first: its bystanders are what it moves.
+    let (mut turn_first, rest): (Vec<ScenarioId>, Vec<ScenarioId>) =
+        all.iter().partition(|id| id.spec().charts.turn_length);
+    turn_first.extend(rest);
+    let keyed = super::charted(|charts| charts.keys_sweep).collect();
     let charts: [(Axis, Vec<ScenarioId>, Chart); 4] = [
         (Axis::Workers, all.clone(), workers_chart),
-        (Axis::Throughput, zipf_first, throughput_chart),
+        (Axis::Throughput, turn_first, throughput_chart),
         (Axis::Window, all, window_chart),
         (Axis::Keys, keyed, keys_chart),
     ];
@@ -383,9 +383,10 @@ fn throughput_chart(sweep: &Sweep<'_>, machine: Machine) -> Planned {
         .flat_map(|point| &point.rows)
         .any(|row| row.bystander_latency_ns.is_some());
     let (second, right) = if bystanders {
-        let which = match scenario {
-            ScenarioId::Zipf => "the keys outside the top 1% by popularity",
-            _ => "the keys that are not troubled",
+        let which = if scenario.spec().charts.turn_length {
+            "the keys outside the top 1% by popularity"
+        } else {
+            "the keys that are not troubled"
         };
         (
             plain_panel(
