@@ -49,7 +49,8 @@ const ADDING: &[(&str, &[&str])] = &[
         "chart",
         &[
             "its module under harness/src/report/plot/ and its row in `charts!` \
-             (report/plot/mod.rs); a chart of chosen scenarios, a field of `Charts` \
+             (report/plot/mod.rs), its canvas one of the shapes of report/plot/layout.rs \
+             (its size follows from its layout and categories); a chart of chosen scenarios, a field of `Charts` \
              (workload/scenario/mod.rs, or `PipelineChart` in its pipeline.rs) that their \
              specs set",
             "its line in docs/workloads.md's chart list",
@@ -69,9 +70,9 @@ const ADDING: &[(&str, &[&str])] = &[
     ),
 ];
 
-/// The chart modules under `report/plot/` that draw no chart of their own: the figure kinds
-/// and the panels every chart shares.
-const FIGURE_KINDS: &[&str] = &["bars", "lines", "panel", "timeline"];
+/// The chart modules under `report/plot/` that draw no chart of their own: the figure kinds,
+/// the panels every chart shares and the layout that sizes them.
+const FIGURE_KINDS: &[&str] = &["bars", "layout", "lines", "panel", "timeline"];
 
 fn sources(path: &Path, found: &mut Vec<PathBuf>) {
     if path.is_dir() {

@@ -11,6 +11,7 @@ use std::iter::once;
 
 use plotters::prelude::*;
 
+use super::layout::Categories;
 use super::panel::{
     beside, build, diamond, legend, mesh, pale, text_style, Area, Axis, Chart, DrawResult, Entry,
     Frame, Panel, Plot, MARKER_PX,
@@ -161,6 +162,15 @@ impl Bar {
 }
 
 impl Panel for BarPanel {
+    fn categories(&self) -> Categories {
+        let slots = self.groups.iter().flat_map(|group| &group.bars).map(|bar| bar.slot + 1).max();
+        Categories {
+            count: self.categories.len() as u32,
+            slots: slots.unwrap_or(0) as u32,
+            down: self.horizontal,
+        }
+    }
+
     fn draw<DB: DrawingBackend>(&self, area: &Area<DB>) -> DrawResult<DB> {
         let area = if self.legend.is_empty() { area.clone() } else { legend(area, &self.legend)? };
         let labels = self.categories.iter().cloned();

@@ -6,6 +6,7 @@
 
 use plotters::style::RGBColor;
 
+use super::layout;
 use super::bars::{Bar, BarPanel, Bars, Group, Slots};
 use super::panel::{Axis, Entry, Frame, Mark};
 use super::{charted, names, render, skipped, Planned};
@@ -94,5 +95,5 @@ fn figure(scenario: ScenarioId, rows: &Rows<'_>) -> Bars {
     };
     let legend = SERIES.iter().map(|(label, colour, _)| Entry::new(*label, *colour, Mark::Bar));
     let title = format!("Events per message on {scenario}");
-    Bars::single(title, (1200, 640), legend.collect(), panel)
+    Bars::single(title, layout::STRATEGY_GROUPS, legend.collect(), panel)
 }

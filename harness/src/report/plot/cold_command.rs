@@ -6,6 +6,7 @@
 use plotters::style::BLACK;
 use strategies::StrategyId;
 
+use super::layout;
 use super::bars::{Bar, BarPanel, Bars, Group, LabelStyle, Slots};
 use super::panel::{Axis, Entry, Frame, Mark};
 use super::sweep::{base_param, first_point, point_note};
@@ -122,7 +123,7 @@ fn figure(scenario: ScenarioId, cells: &[Cell], cores: usize) -> Bars {
     let diamond = Entry::new("published 9.3 / 9.2 (Wow, 128 slow)", BLACK, Mark::Diamond);
     Bars::single(
         format!("{scenario}: {MAILBOX} vs the pinned groups ({cores} cores)"),
-        (1150, 660),
+        layout::CELL_RATIOS,
         legend.chain([diamond]).collect(),
         panel,
     )

@@ -4,6 +4,7 @@
 
 use plotters::style::RGBColor;
 
+use super::layout;
 use super::bars::{Bar, BarPanel, Bars, Fill, Group, Slots};
 use super::panel::{grid, strategy_entries, Axis, Entry, Frame, Layout, Mark};
 use super::sweep::{first_point, first_point_note};
@@ -95,7 +96,7 @@ fn figure(panels: &[(String, Rows<'_>)], strategies: &[&str]) -> Bars {
     let (rows, columns) = grid(panels.len(), 2);
     Bars {
         title: "Head-of-line blocking: bystander p99 latency and HOL p99 per strategy".into(),
-        size: (columns as u32 * 740 + 20, rows as u32 * 400 + 130),
+        canvas: layout::CELL_GRID,
         legend: legend.into_iter().chain(strategy_entries(strategies, Mark::Bar)).collect(),
         layout: Layout::Grid(rows, columns),
         panels: panels.iter().map(panel).collect(),

@@ -4,6 +4,7 @@
 
 use plotters::style::RED;
 
+use super::layout;
 use super::lines::{LinePanel, Lines, Reference, Series};
 use super::panel::{strategy_entries, Axis, Entry, Frame, Mark};
 use super::sweep::{first_point, point_note, values_of};
@@ -86,7 +87,7 @@ fn figure(scenario: ScenarioId, rows: &Rows<'_>, bursts: &[(usize, &str)], windo
     };
     Lines::single(
         format!("{scenario}: bystander p99 latency vs the hot key's burst size"),
-        (1100, 660),
+        layout::BURST_LINES,
         legend.into_iter().chain([Entry::new(label, RED, Mark::Dashed)]).collect(),
         panel,
     )

@@ -7,6 +7,7 @@
 
 use plotters::style::BLACK;
 
+use super::layout;
 use super::lines::{LinePanel, Lines, Reference, Series};
 use super::panel::{strategy_entries, Axis, Entry, Frame, Mark, Marker};
 use super::sweep::{first_point, point_note, values_of};
@@ -145,6 +146,6 @@ impl KeySweep<'_> {
             "{}: elapsed time vs number of keys ({} messages)",
             self.scenario, self.messages
         );
-        Lines::single(title, (1150, 700), legend, panel)
+        Lines::single(title, layout::KEY_LINES, legend, panel)
     }
 }

@@ -13,6 +13,7 @@
 //! (so a legend never covers data), and one fixed colour per strategy ([`strategy_colour`]).
 
 mod bars;
+mod layout;
 mod lines;
 mod panel;
 mod timeline;
@@ -291,7 +292,7 @@ fn render_chart(
     note: String,
     plot: &Plot<impl Panel>,
 ) -> Result<Chart, PlotError> {
-    let (width, height) = plot.size;
+    let (width, height) = plot.size();
     let draw_failed = |reason: String| PlotError::Draw { chart: name.clone(), reason };
     let mut svg = String::new();
     paint(plot, SVGBackend::with_string(&mut svg, (width, height))).map_err(draw_failed)?;

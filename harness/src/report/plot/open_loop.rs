@@ -2,6 +2,7 @@
 //! fraction of saturation, one line per strategy. Of a sweep (or several `--keys`), the
 //! first point and key count only.
 
+use super::layout;
 use super::lines::{LinePanel, Lines, Series};
 use super::panel::{strategy_entries, Axis, Frame, Layout, Mark};
 use super::sweep::{base_param, first_point, point_note, values_of};
@@ -91,7 +92,7 @@ fn figure(scenario: ScenarioId, rows: &Rows<'_>, loads: &[(f64, &str, Option<f64
     };
     Lines {
         title: format!("Latency vs offered load ({scenario}, constant-rate arrivals)"),
-        size: (1300, 620),
+        canvas: layout::LINE_PAIRS,
         legend: strategy_entries(&strategies, Mark::Line),
         layout: Layout::Grid(1, 2),
         panels: PANELS.into_iter().map(panel).collect(),

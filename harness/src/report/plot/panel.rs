@@ -16,6 +16,7 @@ use plotters::element::ComposedElement;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use super::layout::{Canvas, Categories};
 use super::{FONT_FAMILY, TEXT_PX, TICK_PX, TITLE_PX};
 
 /// A drawing area in pixels.
@@ -38,8 +39,8 @@ pub(super) fn text_style(px: u32) -> TextStyle<'static> {
 /// rest.
 pub(super) struct Plot<P> {
     pub(super) title: String,
-    /// Width and height in pixels.
-    pub(super) size: (u32, u32),
+    /// Its shape, which gives its size in pixels from its layout and categories.
+    pub(super) canvas: Canvas,
     pub(super) legend: Vec<Entry>,
     pub(super) layout: Layout,
     pub(super) panels: Vec<P>,
@@ -49,16 +50,28 @@ pub(super) struct Plot<P> {
 pub(super) trait Panel {
     /// Draws the panel on `area`.
     fn draw<DB: DrawingBackend>(&self, area: &Area<DB>) -> DrawResult<DB>;
+
+    /// What it holds along a category axis: none but for bars.
+    fn categories(&self) -> Categories {
+        Categories::default()
+    }
 }
 
 impl<P> Plot<P> {
     /// A figure of `panel` alone on the body.
-    pub(super) fn single(title: String, size: (u32, u32), legend: Vec<Entry>, panel: P) -> Self {
-        Self { title, size, legend, layout: Layout::Single, panels: vec![panel] }
+    pub(super) fn single(title: String, canvas: Canvas, legend: Vec<Entry>, panel: P) -> Self {
+        Self { title, canvas, legend, layout: Layout::Single, panels: vec![panel] }
     }
 }
 
 impl<P: Panel> Plot<P> {
+    /// Width and height in pixels: its canvas's, for its layout and its panels' categories.
+    pub(super) fn size(&self) -> (u32, u32) {
+        let categories =
+            self.panels.iter().map(P::categories).fold(Categories::default(), Categories::max);
+        self.canvas.size(self.layout.cells(), categories)
+    }
+
     /// Paints the whole figure on `root`.
     pub(super) fn draw<DB: DrawingBackend>(&self, root: &Area<DB>) -> DrawResult<DB> {
         let body = frame(root, &self.title, &self.legend)?;
@@ -242,6 +255,16 @@ pub(super) enum Layout {
 }
 
 impl Layout {
+    /// The cells it takes, (rows, columns): a row of weight `w` is `w` cells high, two
+    /// panels beside or above each other share one.
+    pub(super) fn cells(&self) -> (u32, u32) {
+        match self {
+            Self::Single | Self::Beside(_) | Self::Above(_) => (1, 1),
+            Self::Grid(rows, columns) => (*rows as u32, *columns as u32),
+            Self::Rows(weights) => (weights.iter().sum(), 1),
+        }
+    }
+
     /// The panels' areas of `body`.
     pub(super) fn areas<DB: DrawingBackend>(&self, body: &Area<DB>) -> Vec<Area<DB>> {
         let (width, height) = body.dim_in_pixel();

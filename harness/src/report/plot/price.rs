@@ -1,6 +1,7 @@
 //! The price of order across the scenarios: per cell, each ordered design's throughput and
 //! p99 latency over the unordered control's (`price_of_order[]`), a dashed level at 1.
 
+use super::layout;
 use super::bars::{Bar, BarPanel, Bars, Fill, Group, Slots};
 use super::panel::{strategy_entries, Axis, Frame, Layout, Mark};
 use super::{log_range, render, strategy_colour, Planned};
@@ -78,7 +79,7 @@ pub(super) fn plan(view: &View<'_>) -> Option<Planned> {
     };
     let plot = Bars {
         title: "Price of order: each ordered design over the unordered control".into(),
-        size: (labels.len() as u32 * 140 + 160, 980),
+        canvas: layout::CELL_COLUMNS,
         legend: strategy_entries(&designs, Mark::Bar),
         layout: Layout::Above(50),
         panels: vec![

@@ -4,6 +4,7 @@
 
 use plotters::style::BLACK;
 
+use super::layout;
 use super::lines::{LinePanel, Lines, Series};
 use super::panel::{grid, strategy_entries, Axis, Frame, Layout, Mark};
 use super::sweep::{first_point, point_note};
@@ -84,10 +85,9 @@ fn figure(scenario: ScenarioId, rows: &Rows<'_>) -> Lines {
     };
     let columns = if params.len() <= 4 { 2 } else { 3 };
     let (grid_rows, columns) = grid(params.len(), columns);
-    let width = if columns == 1 { 1000 } else { columns as u32 * 620 };
     Lines {
         title: format!("Latency percentiles: {scenario}"),
-        size: (width, grid_rows as u32 * 480 + 130),
+        canvas: layout::PARAM_GRID,
         legend: strategy_entries(&strategies, Mark::Line),
         layout: Layout::Grid(grid_rows, columns),
         panels: params.iter().map(panel).collect(),

@@ -4,6 +4,7 @@
 
 use plotters::style::{RGBColor, BLACK};
 
+use super::layout;
 use super::bars::{Bar, BarPanel, Bars, Fill, LabelStyle, Labels, Slots};
 use super::panel::{Axis, Entry, Frame, Mark};
 use super::sweep::{first_point, point_note};
@@ -67,7 +68,7 @@ fn figure(scenario: ScenarioId, rows: &Rows<'_>, workers: usize) -> Bars {
     let grey = RGBColor(90, 90, 90);
     Bars::single(
         format!("Threads per strategy on {scenario}"),
-        (1100, 620),
+        layout::STRATEGY_PAIRS,
         vec![
             Entry::new("observed (peak OS threads added)", grey, Mark::Bar),
             Entry::new("reported by the strategy", grey, Mark::PaleBar),

@@ -2,6 +2,7 @@
 //! strategies side by side, whiskers from the slowest to the fastest repetition. Of a sweep,
 //! each panel shows the first point (the `sweep-*` charts show them all).
 
+use super::layout;
 use super::bars::{Bar, BarPanel, Bars, Fill, Slots};
 use super::panel::{grid, strategy_entries, Axis, Frame, Layout, Mark};
 use super::sweep::{base_param, first_point, first_point_note};
@@ -42,7 +43,7 @@ pub(super) fn plan(view: &View<'_>) -> Planned {
     let (grid_rows, columns) = grid(scenarios.len(), 4);
     let plot = Bars {
         title: "Throughput per scenario (median msg/s; whiskers: min-max over repetitions)".into(),
-        size: (columns as u32 * 440 + 40, grid_rows as u32 * 380 + 110),
+        canvas: layout::SCENARIO_GRID,
         legend: strategy_entries(&strategies(&all), Mark::Bar),
         layout: Layout::Grid(grid_rows, columns),
         panels: scenarios

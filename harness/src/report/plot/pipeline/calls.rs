@@ -1,6 +1,7 @@
 //! What a commit costs on the run's transport (every pipeline scenario): each cell's
 //! commit call p50 and p99, on a log axis, titled with the transport.
 
+use super::super::layout;
 use super::super::bars::{Bar, BarPanel, Bars, Fill, LabelStyle, Labels, Slots};
 use super::super::panel::{Axis, Entry, Frame, Mark};
 use super::super::{log_range, ns_label, render, skipped, strategy_colour, Planned, TICK_PX};
@@ -73,5 +74,5 @@ fn figure(cells: &[(&PipelineRun, CallSummary)], title: String) -> Bars {
         .collect();
     legend.push(Entry::new("p99", NEUTRAL, Mark::Bar));
     legend.push(Entry::new("p50", NEUTRAL, Mark::PaleBar));
-    Bars::single(title, (1400, 220 + 34 * cells.len() as u32), legend, panel)
+    Bars::single(title, layout::PAIR_ROWS, legend, panel)
 }

@@ -1,6 +1,7 @@
 //! The committed-offset lag over time on `pipeline-crash`: one panel per commit policy, one
 //! line per strategy, broken where the consumer crashed.
 
+use super::super::layout;
 use super::super::panel::{strategy_entries, Entry, Layout, Mark};
 use super::super::timeline::{Timeline, TimelinePanel, Track};
 use super::super::{absent, render, strategy_colour, Planned};
@@ -60,7 +61,7 @@ fn plan_of(view: &View<'_>, scenario: ScenarioId) -> Planned {
     legend.push(Entry::new("first tick after the crash", NEUTRAL, Mark::Diamond));
     let plot = Timeline {
         title: "Committed-offset lag at each commit tick".into(),
-        size: (1200, 150 + heights.iter().sum::<u32>()),
+        canvas: layout::PIXEL_TIMELINES,
         legend,
         layout: Layout::Rows(heights),
         panels,

@@ -3,6 +3,7 @@
 
 use plotters::style::RGBColor;
 
+use super::super::layout;
 use super::super::bars::{Bar, BarPanel, Bars, LabelStyle, Slots};
 use super::super::panel::{Axis, Entry, Mark};
 use super::super::{absent, log_range, names, render, Planned, TICK_PX};
@@ -69,7 +70,7 @@ fn figure(runs: &PipelineRows<'_>) -> Bars {
     let legend = CommitPolicy::ALL.map(redelivered).into_iter();
     Bars::single(
         "Records redelivered and lost after a crash".into(),
-        (1200, 640),
+        layout::STRATEGY_GROUPS,
         legend.chain([Entry::new("lost (any policy)", LOST, Mark::Bar)]).collect(),
         panel,
     )

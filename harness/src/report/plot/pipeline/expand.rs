@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use plotters::style::RGBColor;
 use strategies::StrategyId;
 
+use super::super::layout;
 use super::super::panel::{Entry, Layout, Mark};
 use super::super::timeline::{Timeline, TimelinePanel, Track};
 use super::super::{absent, render, Planned};
@@ -120,7 +121,7 @@ fn figure(strategy: &str, expansions: &[&ExpansionReport]) -> Timeline {
     ];
     Timeline {
         title: format!("Records first applied per time slice, {strategy}"),
-        size: (1200, 150 + 330 * expansions.len() as u32),
+        canvas: layout::TIMELINES,
         legend,
         layout: Layout::Rows(vec![1; expansions.len()]),
         panels: panels.collect(),

@@ -2,6 +2,7 @@
 //! bounds they must stay within, per strategy and commit policy, and each rebalance's
 //! pause.
 
+use super::super::layout;
 use super::super::bars::{Bar, BarPanel, Bars, Fill, Group, LabelStyle, Labels, Slots};
 use super::super::panel::{Axis, Entry, Frame, Layout, Mark};
 use super::super::{absent, log_range, names, render, Planned, TICK_PX};
@@ -59,7 +60,7 @@ impl Rebalance<'_> {
     fn figure(&self) -> Bars {
         Bars {
             title: "Rebalances: duplicates against their bounds, and pauses".into(),
-            size: (1500, 1060),
+            canvas: layout::STACKED_GROUPS,
             legend: Vec::new(),
             layout: Layout::Above(57),
             panels: vec![self.duplicates(), self.pauses()],

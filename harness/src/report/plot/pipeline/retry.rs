@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 use plotters::style::RGBColor;
 
+use super::super::layout;
 use super::super::bars::{Bar, BarPanel, Bars, LabelStyle, Labels, Slots};
 use super::super::panel::{Axis, Entry, Frame, Layout, Mark};
 use super::super::{absent, log_range, names, render, Planned, TICK_PX};
@@ -76,10 +77,9 @@ impl Retry<'_> {
     fn figure(&self) -> Bars {
         let legend =
             self.policies.iter().map(|&p| Entry::new(p.as_str(), retry_colour(p), Mark::Bar));
-        let rows = self.strategies.len() as u32;
         Bars {
             title: "Retry policies: bystander latency and overtaken records".into(),
-            size: (1400, 200 + rows * (24 * self.policies.len() as u32 + 18)),
+            canvas: layout::SLOT_ROWS,
             legend: legend.collect(),
             layout: Layout::Beside(55),
             panels: vec![self.latency(), self.overtaken()],

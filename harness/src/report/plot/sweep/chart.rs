@@ -9,6 +9,7 @@ use std::fmt::Write as _;
 use plotters::style::BLACK;
 use strategies::WindowScope;
 
+use super::super::layout;
 use super::super::lines::{LinePanel, Lines, Reference, Series, SHADE};
 use super::super::panel::{Axis, Entry, Frame, Layout, Mark};
 use super::super::{count_label, log_range, ns_label, render, strategies, strategy_colour};
@@ -147,7 +148,7 @@ impl<'s, 'a> SweepChart<'s, 'a> {
         let rows = self.sweep.points.len();
         Lines {
             title: self.title.clone(),
-            size: (1300, 220 + 400 * rows as u32),
+            canvas: layout::LINE_PAIRS,
             legend: self.legend(&strategies),
             layout: Layout::Grid(rows, 2),
             panels,
