@@ -7,6 +7,8 @@
 //! - No file under `harness/src` has more than [`MAX_LINES`] lines before its tests.
 //! - No function is let off clippy's argument count (`too_many_arguments`): a long argument
 //!   list becomes a context struct.
+//! - A chart sets no pixel size: its canvas is a shape of `report/plot/layout.rs`, and its
+//!   size follows from its layout and categories.
 //! - Adding a scenario, a chart or a run setting is one entry: [`ADDING`] lists, for each,
 //!   the entry that declares it and the places beside it that the compiler or a test sends
 //!   you to; the tests below hold every scenario, chart and setting there is to that list.
@@ -419,6 +421,57 @@ fn every_chart_module_is_one_row_of_the_chart_list() {
         let elsewhere = list.matches(&format!("mod {module};")).count();
         assert_eq!(elsewhere, 0, "`{module}` declared beside the `charts!` list");
     }
+}
+
+/// The pixel sizes `code` sets by hand: a pair of numbers of 100 or more in parentheses
+/// (`(1100, 620)`), or a canvas built in place (`Canvas::new`, `size: (`).
+fn hand_set_sizes(code: &str) -> Vec<String> {
+    let mut found: Vec<String> = ["Canvas::new(", "Canvas {", "size: ("]
+        .iter()
+        .filter(|built| code.contains(*built))
+        .map(|built| (*built).to_owned())
+        .collect();
+    for (at, _) in code.match_indices('(') {
+        let rest = &code[at + 1..];
+        let Some((pair, _)) = rest.split_once(')') else { continue };
+        let Some((width, height)) = pair.split_once(',') else { continue };
+        let pixels = |number: &str| number.trim().parse::<u32>().is_ok_and(|n| n >= 100);
+        if pixels(width) && pixels(height) {
+            found.push(format!("({pair})"));
+        }
+    }
+    found
+}
+
+#[test]
+fn a_chart_takes_its_size_from_the_layout() {
+    assert!(ADDING.iter().any(|(what, _)| *what == "chart"));
+    let src = harness_src();
+    let mut files = Vec::new();
+    sources(&src.join("report/plot"), &mut files);
+    let mut by_hand = Vec::new();
+    for file in &files {
+        let path = relative(file, &src);
+        if path == "report/plot/layout.rs" {
+            continue;
+        }
+        let text = std::fs::read_to_string(file).unwrap();
+        for size in hand_set_sizes(code_before_tests(&path, &text)) {
+            by_hand.push(format!("{path}: {size}"));
+        }
+    }
+    assert!(files.len() > 10, "the scan found almost no chart: is it reading report/plot/?");
+    assert!(
+        by_hand.is_empty(),
+        "sizes set beside a chart (use a shape of layout.rs): {by_hand:#?}"
+    );
+}
+
+#[test]
+fn the_size_rule_finds_a_planted_size() {
+    assert_eq!(hand_set_sizes("Bars::single(title, (1100, 620), legend, panel)"), ["(1100, 620)"]);
+    assert_eq!(hand_set_sizes("Plot { size: (w, h) }"), ["size: ("]);
+    assert!(hand_set_sizes("Frame::new(14, (50, 420)); grid(3, 2); f(a, b)").is_empty());
 }
 
 #[test]
