@@ -7,7 +7,10 @@ use crate::report::document::Document;
 use crate::report::format::{format_ns, format_rate};
 use crate::report::table::{Align, Cell, Declared, Style, Table};
 use crate::results::designs::runs_elsewhere;
-use crate::results::{CellKey, PipelineRun, RebalanceReport, Scenario, TransportMeta};
+use crate::results::{
+    BatchSummary, CallSummary, CellKey, PipelineRun, RebalanceReport, Scenario, TransportCalls,
+    TransportMeta,
+};
 use crate::workload::scenario::pipeline::{PipelineColumn, PipelineKind};
 use crate::workload::ScenarioId;
 use strategies::Design;
@@ -401,34 +404,38 @@ pub fn render_transport_calls(
 
 /// One row per cell of `runs` that timed its calls into the transport.
 fn transport_table(runs: &[PipelineRun]) -> Table {
-    let mut table = Table::of(
-        "scenario|param|strategy|>commit calls|>commit call p50 / p99|>commit call max|\
-         >polls|>poll batch mean / max|>rebalance pauses",
-    );
-    for run in runs {
-        let Some(calls) = &run.transport_calls else { continue };
-        let (commit, batch) = (calls.commit_call, calls.poll_batch);
-        let pauses = run.rebalance.as_ref().map_or_else(
-            || "-".to_owned(),
-            |rebalance| {
-                let pauses =
-                    rebalance.events.iter().map(|event| format!("{:.1}", event.pause_s * 1e3));
-                format!("{} ms", pauses.collect::<Vec<_>>().join(" / "))
-            },
-        );
-        table.push([
-            Cell::plain(run.scenario.as_str()),
-            Cell::plain(run.param.as_str()),
-            Cell::plain(run.strategy.as_str()),
-            Cell::plain(commit.calls.to_string()),
-            Cell::plain(format!("{} / {}", call(commit.p50_us), call(commit.p99_us))),
-            Cell::plain(call(commit.max_us)),
-            Cell::plain(batch.polls.to_string()),
-            Cell::plain(format!("{:.1} / {}", batch.mean, batch.max)),
-            Cell::plain(pauses),
-        ]);
-    }
-    table
+    let timed: Vec<(&PipelineRun, &TransportCalls)> =
+        runs.iter().filter_map(|run| Some((run, run.transport_calls.as_ref()?))).collect();
+    Table::declared(&transport_columns(), &timed)
+}
+
+/// A cell that timed its calls into the transport, and those calls.
+type Timed<'r> = (&'r PipelineRun, &'r TransportCalls);
+
+/// The columns of the transport table: the cell, its commit calls, its polls, and its
+/// rebalance pauses (`-` where it had none).
+fn transport_columns<'r>() -> Vec<Declared<'static, Timed<'r>>> {
+    let commit = |header, text: fn(&CallSummary) -> String| {
+        Declared::right(header, move |(_, calls): &Timed<'_>| text(&calls.commit_call))
+    };
+    let batch = |header, text: fn(&BatchSummary) -> String| {
+        Declared::right(header, move |(_, calls): &Timed<'_>| text(&calls.poll_batch))
+    };
+    vec![
+        Declared::left("scenario", |(run, _): &Timed<'_>| run.scenario.clone()),
+        Declared::left("param", |(run, _): &Timed<'_>| run.param.clone()),
+        Declared::left("strategy", |(run, _): &Timed<'_>| run.strategy.clone()),
+        commit("commit calls", |commit| commit.calls.to_string()),
+        commit("commit call p50 / p99", |commit| {
+            format!("{} / {}", call(commit.p50_us), call(commit.p99_us))
+        }),
+        commit("commit call max", |commit| call(commit.max_us)),
+        batch("polls", |batch| batch.polls.to_string()),
+        batch("poll batch mean / max", |batch| format!("{:.1} / {}", batch.mean, batch.max)),
+        Declared::right("rebalance pauses", |(run, _): &Timed<'_>| {
+            run.rebalance.as_ref().map_or_else(|| "-".to_owned(), pauses)
+        }),
+    ]
 }
 
 /// A call's wall time in microseconds, in the unit that reads best (an in-process commit
