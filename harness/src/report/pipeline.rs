@@ -488,6 +488,21 @@ mod tests {
     }
 
     #[test]
+    fn every_pipeline_a_cell_can_record_has_a_spec_to_fall_back_to() {
+        let kinds = [
+            PipelineKind::Crash,
+            PipelineKind::Retry,
+            PipelineKind::Expand,
+            PipelineKind::Reorder,
+            PipelineKind::Rebalance,
+        ];
+        let specs: Vec<_> = ScenarioId::ALL.iter().filter_map(|id| id.pipeline()).collect();
+        for kind in kinds {
+            assert!(specs.iter().any(|spec| spec.kind == kind), "no spec of {kind:?}");
+        }
+    }
+
+    #[test]
     fn each_pipeline_table_has_the_columns_its_spec_names() {
         let results = reference();
         for run in &results.pipelines {
