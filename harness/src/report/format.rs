@@ -36,8 +36,18 @@ pub fn format_short_ratio(value: f64) -> String {
 /// `0.87`.
 pub fn format_value(unit: Unit, value: f64) -> String {
     match unit {
-        Unit::MessagesPerSecond => format!("{} msg/s", format_rate(value)),
-        Unit::PerSecond => format!("{}/s", format_rate(value)),
+        Unit::MessagesPerSecond => format!("{} msg/s", format_figure(unit, value)),
+        Unit::PerSecond => format!("{}/s", format_figure(unit, value)),
+        unit => format_figure(unit, value),
+    }
+}
+
+/// A value of a metric in a table's column of it, whose header names what a rate counts
+/// (`MetricSpec::header`): a rate bare (`12.3k`), a time in the unit that reads best, a
+/// ratio to two decimals, a count whole.
+pub fn format_figure(unit: Unit, value: f64) -> String {
+    match unit {
+        Unit::MessagesPerSecond | Unit::PerSecond => format_rate(value),
         Unit::Seconds => format_ns(value * 1e9),
         Unit::Nanoseconds => format_ns(value),
         Unit::Ratio => format!("{value:.2}"),
@@ -71,5 +81,7 @@ mod tests {
         assert_eq!(format_compact(Unit::MessagesPerSecond, 45_600.0), "45.6k/s");
         assert_eq!(format_value(Unit::Seconds, 0.0025), "2.5 ms");
         assert_eq!(format_value(Unit::Ratio, 0.874), "0.87");
+        assert_eq!(format_figure(Unit::MessagesPerSecond, 45_600.0), "45.6k");
+        assert_eq!(format_figure(Unit::Nanoseconds, 12_345.0), "12.3 us");
     }
 }

@@ -5,10 +5,13 @@ use std::collections::HashMap;
 
 use crate::report::document::Document;
 use crate::report::format::{format_ns, format_rate};
-use crate::report::table::{Cell, Style, Table};
+use crate::report::table::{Align, Cell, Declared, Style, Table};
 use crate::results::designs::runs_elsewhere;
-use crate::results::{CellKey, PipelineRun, Scenario, TransportMeta};
-use crate::workload::scenario::pipeline::PipelineKind;
+use crate::results::{
+    BatchSummary, CallSummary, CellKey, PipelineRun, RebalanceReport, Scenario, TransportCalls,
+    TransportMeta,
+};
+use crate::workload::scenario::pipeline::{PipelineColumn, PipelineKind};
 use crate::workload::ScenarioId;
 use strategies::Design;
 
@@ -31,21 +34,31 @@ pub fn render_pipelines(out: &mut Document, runs: &[PipelineRun]) {
     }
 }
 
-/// The table of one pipeline scenario's cells, by the pipeline its spec declares (the
-/// figures its cells recorded). Where the first cell lacks that pipeline's section (an older
-/// file, a failed cell), or this build does not know the scenario, the table follows the
-/// section the first cell recorded: the columns every pipeline cell has (pipeline-crash's)
-/// where it recorded none.
+/// The prose and table of one pipeline scenario's cells, by the pipeline its spec declares
+/// (the figures its cells recorded) and the columns it names. Where the first cell lacks
+/// that pipeline's section (an older file, a failed cell), or this build does not know the
+/// scenario, the table follows the section the first cell recorded, with the columns of the
+/// spec of that pipeline: the columns every pipeline cell has (pipeline-crash's) where it
+/// recorded none. A row per cell that recorded the section.
 fn table(out: &mut Document, scenario: Option<ScenarioId>, rows: &[&PipelineRun]) {
     let first = rows[0];
-    let declared = scenario.and_then(ScenarioId::pipeline).map(|spec| spec.kind);
-    match declared.filter(|&kind| recorded(first, kind)).unwrap_or_else(|| recorded_kind(first)) {
+    let declared = scenario.and_then(ScenarioId::pipeline);
+    let Some(spec) = declared.filter(|spec| recorded(first, spec.kind)).or_else(|| {
+        let kind = recorded_kind(first);
+        ScenarioId::ALL.iter().filter_map(|id| id.pipeline()).find(|spec| spec.kind == kind)
+    }) else {
+        return;
+    };
+    match spec.kind {
         PipelineKind::Crash => crash(out, rows),
-        PipelineKind::Retry => retry(out, rows),
-        PipelineKind::Expand => expand(out, rows),
-        PipelineKind::Reorder => reorder(out, rows),
-        PipelineKind::Rebalance => rebalance(out, rows),
+        PipelineKind::Retry => retry(out, first),
+        PipelineKind::Expand => expand(out, first),
+        PipelineKind::Reorder => reorder(out, first),
+        PipelineKind::Rebalance => rebalance(out, first),
     }
+    let columns: Vec<_> = spec.columns.iter().map(|&column| declared_column(column)).collect();
+    let shown = rows.iter().copied().filter(|run| recorded(run, spec.kind));
+    out.table(Table::declared(&columns, shown));
 }
 
 /// Whether `run` recorded the section of pipeline `kind` (a crash cell records none beside
@@ -88,6 +101,143 @@ fn states(run: &PipelineRun) -> Cell {
     state(cell.then(Style::Plain, " / "), run.projection.naive_final_state_correct)
 }
 
+/// How a pipeline table reads a cell of a run.
+type Read = fn(&PipelineRun) -> Cell;
+
+/// A cell of plain text.
+fn plain(text: impl ToString) -> Cell {
+    Cell::plain(text.to_string())
+}
+
+/// A cell of a figure of a pipeline's own section (`-` where the run has none; a table
+/// shows only the runs that recorded its pipeline's section).
+fn of<T>(section: Option<&T>, text: impl Fn(&T) -> String) -> Cell {
+    Cell::plain(section.map_or_else(|| "-".to_owned(), text))
+}
+
+/// `column`, a column a pipeline spec names, as a table declares it: its header, alignment
+/// and cell.
+fn declared_column(column: PipelineColumn) -> Declared<'static, PipelineRun> {
+    let (header, align) = header(column);
+    Declared::new(header, align, read(column))
+}
+
+/// The header and alignment of `column`.
+fn header(column: PipelineColumn) -> (&'static str, Align) {
+    use Align::{Left, Right};
+    use PipelineColumn as C;
+    match column {
+        C::Policy => ("policy", Left),
+        C::Strategy => ("strategy", Left),
+        C::RecordsPerSecond => ("records/s", Right),
+        C::Lost => ("lost", Right),
+        C::Redelivered => ("redelivered", Right),
+        C::KeysReordered => ("keys reordered", Right),
+        C::CommitLag => ("commit lag", Right),
+        C::Freeze => ("freeze", Right),
+        C::MetadataMax => ("metadata max", Right),
+        C::State | C::States => ("state", Left),
+        C::NaiveState => ("naive state (double applies)", Left),
+        C::RetryPolicy => ("retry policy", Left),
+        C::BystanderLatency => ("bystander p50 / p99", Right),
+        C::TroubledP99 => ("troubled p99", Right),
+        C::Retries => ("retries", Right),
+        C::DeadLetters => ("dead letters", Right),
+        C::Overtaken => ("overtaken (stash)", Right),
+        C::Paused => ("paused", Right),
+        C::Mitigation => ("mitigation", Left),
+        C::ExpansionKeysReordered => ("reordered keys", Right),
+        C::ExpansionRecordsReordered => ("reordered records", Right),
+        C::Held => ("held", Right),
+        C::ReachedOutOfOrder => ("reached out of order", Right),
+        C::ReorderKeys => ("keys", Right),
+        C::DeepestStash => ("deepest stash", Right),
+        C::NaiveOutOfOrder => ("naive out of order", Right),
+        C::Duplicates => ("duplicates (%)", Right),
+        C::Uncommitted => ("uncommitted", Right),
+        C::InFlight => ("in flight", Right),
+        C::Pauses => ("pauses", Right),
+        C::OutOfOrder => ("out of order", Right),
+    }
+}
+
+/// How `column` reads a run's cell.
+fn read(column: PipelineColumn) -> Read {
+    use PipelineColumn as C;
+    match column {
+        C::Policy => |run| plain(run.policy),
+        C::Strategy => |run| plain(&run.strategy),
+        C::RecordsPerSecond => |run| plain(format_rate(run.throughput_per_s)),
+        C::Lost => |run| plain(run.lost),
+        C::Redelivered => |run| plain(run.redelivered),
+        C::KeysReordered => |run| plain(run.projection.keys_reordered),
+        C::CommitLag => |run| {
+            let lag = &run.commit_lag;
+            plain(format!("{} / {} / {}", lag.p50, lag.p99, lag.max))
+        },
+        C::Freeze => |run| plain(format!("{:.1} ms", run.longest_freeze_s * 1e3)),
+        C::MetadataMax => |run| plain(format!("{} B", run.max_metadata_bytes)),
+        C::State => |run| state(Cell::default(), run.projection.final_state_correct),
+        C::NaiveState => |run| {
+            let projection = &run.projection;
+            state(Cell::default(), projection.naive_final_state_correct)
+                .then(Style::Plain, format!(" ({})", projection.naive_double_applies))
+        },
+        C::States => states,
+        C::RetryPolicy => |run| of(run.retry.as_ref(), |retry| retry.policy.to_string()),
+        C::BystanderLatency => |run| {
+            of(run.retry.as_ref(), |retry| {
+                let latency = &retry.bystander_latency;
+                format!("{} / {}", micros(latency.p50_us), micros(latency.p99_us))
+            })
+        },
+        C::TroubledP99 => {
+            |run| of(run.retry.as_ref(), |retry| micros(retry.troubled_latency.p99_us))
+        }
+        C::Retries => |run| of(run.retry.as_ref(), |retry| retry.retries.to_string()),
+        C::DeadLetters => |run| of(run.retry.as_ref(), |retry| retry.dead_lettered.to_string()),
+        C::Overtaken => |run| {
+            of(run.retry.as_ref(), |retry| format!("{} ({})", retry.overtaken, retry.max_stash))
+        },
+        C::Paused => {
+            |run| of(run.retry.as_ref(), |retry| format!("{:.0} ms", retry.failure_pause_s * 1e3))
+        }
+        C::Mitigation => |run| of(run.expansion.as_ref(), |e| e.mitigation.to_string()),
+        C::ExpansionKeysReordered => {
+            |run| of(run.expansion.as_ref(), |e| e.keys_reordered.to_string())
+        }
+        C::ExpansionRecordsReordered => {
+            |run| of(run.expansion.as_ref(), |e| e.records_reordered.to_string())
+        }
+        C::Held => |run| of(run.expansion.as_ref(), |e| format!("{:.1} ms", e.held_s * 1e3)),
+        C::ReachedOutOfOrder => {
+            |run| of(run.reorder.as_ref(), |reorder| reorder.reached_out_of_order.to_string())
+        }
+        C::ReorderKeys => {
+            |run| of(run.reorder.as_ref(), |reorder| reorder.keys_reordered.to_string())
+        }
+        C::DeepestStash => |run| of(run.reorder.as_ref(), |reorder| reorder.max_stash.to_string()),
+        C::NaiveOutOfOrder => |run| plain(run.projection.naive_out_of_order),
+        C::Duplicates => |run| {
+            let share = |rebalance: &RebalanceReport| {
+                format!("{} ({:.1}%)", run.redelivered, rebalance.duplicate_pct)
+            };
+            of(run.rebalance.as_ref(), share)
+        },
+        C::Uncommitted => |run| of(run.rebalance.as_ref(), |r| r.duplicates_bound.to_string()),
+        C::InFlight => |run| of(run.rebalance.as_ref(), |r| r.in_flight.to_string()),
+        C::Pauses => |run| of(run.rebalance.as_ref(), pauses),
+        C::OutOfOrder => |run| plain(run.projection.gaps),
+    }
+}
+
+/// A rebalance's pauses, in milliseconds.
+fn pauses(rebalance: &RebalanceReport) -> String {
+    let pauses: Vec<String> =
+        rebalance.events.iter().map(|event| format!("{:.1}", event.pause_s * 1e3)).collect();
+    format!("{} ms", pauses.join(" / "))
+}
+
 fn crash(out: &mut Document, rows: &[&PipelineRun]) {
     let first = rows[0];
     out.prose(&format!(
@@ -117,34 +267,9 @@ fn crash(out: &mut Document, rows: &[&PipelineRun]) {
              killed member included.",
         );
     }
-    let mut table = Table::of(
-        "policy|strategy|>records/s|>lost|>redelivered|>keys reordered|>commit lag|>freeze|\
-         >metadata max|state|naive state (double applies)",
-    );
-    for run in rows {
-        table.push([
-            Cell::plain(run.policy.to_string()),
-            Cell::plain(run.strategy.as_str()),
-            Cell::plain(format_rate(run.throughput_per_s)),
-            Cell::plain(run.lost.to_string()),
-            Cell::plain(run.redelivered.to_string()),
-            Cell::plain(run.projection.keys_reordered.to_string()),
-            Cell::plain(format!(
-                "{} / {} / {}",
-                run.commit_lag.p50, run.commit_lag.p99, run.commit_lag.max
-            )),
-            Cell::plain(format!("{:.1} ms", run.longest_freeze_s * 1e3)),
-            Cell::plain(format!("{} B", run.max_metadata_bytes)),
-            state(Cell::default(), run.projection.final_state_correct),
-            state(Cell::default(), run.projection.naive_final_state_correct)
-                .then(Style::Plain, format!(" ({})", run.projection.naive_double_applies)),
-        ]);
-    }
-    out.table(table);
 }
 
-fn retry(out: &mut Document, rows: &[&PipelineRun]) {
-    let first = rows[0];
+fn retry(out: &mut Document, first: &PipelineRun) {
     let Some(settings) = &first.retry else { return };
     let gives_up = match settings.max_attempts {
         0 => "no record is ever dead-lettered: it is retried for ever, and each cell stops \
@@ -171,31 +296,6 @@ fn retry(out: &mut Document, rows: &[&PipelineRun]) {
         settings.backoff_ms,
         settings.troubled_keys
     ));
-    let mut table = Table::of(
-        "retry policy|strategy|>records/s|>bystander p50 / p99|>troubled p99|>retries|\
-         >dead letters|>overtaken (stash)|>paused|>lost|state",
-    );
-    for run in rows {
-        let Some(retry) = &run.retry else { continue };
-        table.push([
-            Cell::plain(retry.policy.to_string()),
-            Cell::plain(run.strategy.as_str()),
-            Cell::plain(format_rate(run.throughput_per_s)),
-            Cell::plain(format!(
-                "{} / {}",
-                micros(retry.bystander_latency.p50_us),
-                micros(retry.bystander_latency.p99_us)
-            )),
-            Cell::plain(micros(retry.troubled_latency.p99_us)),
-            Cell::plain(retry.retries.to_string()),
-            Cell::plain(retry.dead_lettered.to_string()),
-            Cell::plain(format!("{} ({})", retry.overtaken, retry.max_stash)),
-            Cell::plain(format!("{:.0} ms", retry.failure_pause_s * 1e3)),
-            Cell::plain(run.lost.to_string()),
-            states(run),
-        ]);
-    }
-    out.table(table);
 }
 
 /// Microseconds, as milliseconds from 1 ms on.
@@ -207,8 +307,7 @@ fn micros(us: f64) -> String {
     }
 }
 
-fn expand(out: &mut Document, rows: &[&PipelineRun]) {
-    let first = rows[0];
+fn expand(out: &mut Document, first: &PipelineRun) {
     let Some(settings) = &first.expansion else { return };
     out.prose(&format!(
         "{} records over {} keys; the log grows from {} to {} partitions halfway through, \
@@ -224,29 +323,9 @@ fn expand(out: &mut Document, rows: &[&PipelineRun]) {
         settings.to_partitions,
         settings.keys_moved
     ));
-    let mut table = Table::of(
-        "mitigation|strategy|>records/s|>reordered keys|>reordered records|>held|\
-         >freeze|>lost|state",
-    );
-    for run in rows {
-        let Some(expansion) = &run.expansion else { continue };
-        table.push([
-            Cell::plain(expansion.mitigation.to_string()),
-            Cell::plain(run.strategy.as_str()),
-            Cell::plain(format_rate(run.throughput_per_s)),
-            Cell::plain(expansion.keys_reordered.to_string()),
-            Cell::plain(expansion.records_reordered.to_string()),
-            Cell::plain(format!("{:.1} ms", expansion.held_s * 1e3)),
-            Cell::plain(format!("{:.1} ms", run.longest_freeze_s * 1e3)),
-            Cell::plain(run.lost.to_string()),
-            states(run),
-        ]);
-    }
-    out.table(table);
 }
 
-fn reorder(out: &mut Document, rows: &[&PipelineRun]) {
-    let first = rows[0];
+fn reorder(out: &mut Document, first: &PipelineRun) {
     let Some(settings) = &first.reorder else { return };
     out.prose(&format!(
         "{} records over {} keys in {} partitions, written by {} racing producers (the \
@@ -260,28 +339,9 @@ fn reorder(out: &mut Document, rows: &[&PipelineRun]) {
         settings.jitter,
         settings.appended_out_of_order
     ));
-    let mut table = Table::of(
-        "strategy|>records/s|>reached out of order|>keys|>deepest stash|\
-         >naive out of order|>lost|state",
-    );
-    for run in rows {
-        let Some(reorder) = &run.reorder else { continue };
-        table.push([
-            Cell::plain(run.strategy.as_str()),
-            Cell::plain(format_rate(run.throughput_per_s)),
-            Cell::plain(reorder.reached_out_of_order.to_string()),
-            Cell::plain(reorder.keys_reordered.to_string()),
-            Cell::plain(reorder.max_stash.to_string()),
-            Cell::plain(run.projection.naive_out_of_order.to_string()),
-            Cell::plain(run.lost.to_string()),
-            states(run),
-        ]);
-    }
-    out.table(table);
 }
 
-fn rebalance(out: &mut Document, rows: &[&PipelineRun]) {
-    let first = rows[0];
+fn rebalance(out: &mut Document, first: &PipelineRun) {
     let Some(settings) = &first.rebalance else { return };
     out.prose(&format!(
         "{} records over {} keys in {} partitions, consumed by a group of {} members, each \
@@ -296,28 +356,6 @@ fn rebalance(out: &mut Document, rows: &[&PipelineRun]) {
          projection before a predecessor.",
         first.records, first.keys, first.partitions, settings.consumers
     ));
-    let mut table = Table::of(
-        "policy|strategy|>records/s|>lost|>duplicates (%)|>uncommitted|>in flight|\
-         >pauses|>out of order|state",
-    );
-    for run in rows {
-        let Some(rebalance) = &run.rebalance else { continue };
-        let pauses: Vec<String> =
-            rebalance.events.iter().map(|event| format!("{:.1}", event.pause_s * 1e3)).collect();
-        table.push([
-            Cell::plain(run.policy.to_string()),
-            Cell::plain(run.strategy.as_str()),
-            Cell::plain(format_rate(run.throughput_per_s)),
-            Cell::plain(run.lost.to_string()),
-            Cell::plain(format!("{} ({:.1}%)", run.redelivered, rebalance.duplicate_pct)),
-            Cell::plain(rebalance.duplicates_bound.to_string()),
-            Cell::plain(rebalance.in_flight.to_string()),
-            Cell::plain(format!("{} ms", pauses.join(" / "))),
-            Cell::plain(run.projection.gaps.to_string()),
-            states(run),
-        ]);
-    }
-    out.table(table);
 }
 
 /// Appends "What the transport costs" to `out`: per pipeline cell that timed its calls
@@ -366,34 +404,38 @@ pub fn render_transport_calls(
 
 /// One row per cell of `runs` that timed its calls into the transport.
 fn transport_table(runs: &[PipelineRun]) -> Table {
-    let mut table = Table::of(
-        "scenario|param|strategy|>commit calls|>commit call p50 / p99|>commit call max|\
-         >polls|>poll batch mean / max|>rebalance pauses",
-    );
-    for run in runs {
-        let Some(calls) = &run.transport_calls else { continue };
-        let (commit, batch) = (calls.commit_call, calls.poll_batch);
-        let pauses = run.rebalance.as_ref().map_or_else(
-            || "-".to_owned(),
-            |rebalance| {
-                let pauses =
-                    rebalance.events.iter().map(|event| format!("{:.1}", event.pause_s * 1e3));
-                format!("{} ms", pauses.collect::<Vec<_>>().join(" / "))
-            },
-        );
-        table.push([
-            Cell::plain(run.scenario.as_str()),
-            Cell::plain(run.param.as_str()),
-            Cell::plain(run.strategy.as_str()),
-            Cell::plain(commit.calls.to_string()),
-            Cell::plain(format!("{} / {}", call(commit.p50_us), call(commit.p99_us))),
-            Cell::plain(call(commit.max_us)),
-            Cell::plain(batch.polls.to_string()),
-            Cell::plain(format!("{:.1} / {}", batch.mean, batch.max)),
-            Cell::plain(pauses),
-        ]);
-    }
-    table
+    let timed: Vec<(&PipelineRun, &TransportCalls)> =
+        runs.iter().filter_map(|run| Some((run, run.transport_calls.as_ref()?))).collect();
+    Table::declared(&transport_columns(), &timed)
+}
+
+/// A cell that timed its calls into the transport, and those calls.
+type Timed<'r> = (&'r PipelineRun, &'r TransportCalls);
+
+/// The columns of the transport table: the cell, its commit calls, its polls, and its
+/// rebalance pauses (`-` where it had none).
+fn transport_columns<'r>() -> Vec<Declared<'static, Timed<'r>>> {
+    let commit = |header, text: fn(&CallSummary) -> String| {
+        Declared::right(header, move |(_, calls): &Timed<'_>| text(&calls.commit_call))
+    };
+    let batch = |header, text: fn(&BatchSummary) -> String| {
+        Declared::right(header, move |(_, calls): &Timed<'_>| text(&calls.poll_batch))
+    };
+    vec![
+        Declared::left("scenario", |(run, _): &Timed<'_>| run.scenario.clone()),
+        Declared::left("param", |(run, _): &Timed<'_>| run.param.clone()),
+        Declared::left("strategy", |(run, _): &Timed<'_>| run.strategy.clone()),
+        commit("commit calls", |commit| commit.calls.to_string()),
+        commit("commit call p50 / p99", |commit| {
+            format!("{} / {}", call(commit.p50_us), call(commit.p99_us))
+        }),
+        commit("commit call max", |commit| call(commit.max_us)),
+        batch("polls", |batch| batch.polls.to_string()),
+        batch("poll batch mean / max", |batch| format!("{:.1} / {}", batch.mean, batch.max)),
+        Declared::right("rebalance pauses", |(run, _): &Timed<'_>| {
+            run.rebalance.as_ref().map_or_else(|| "-".to_owned(), pauses)
+        }),
+    ]
 }
 
 /// A call's wall time in microseconds, in the unit that reads best (an in-process commit
@@ -443,6 +485,37 @@ mod tests {
         let mut out = Document::default();
         render_pipelines(&mut out, runs);
         out.markdown()
+    }
+
+    #[test]
+    fn every_pipeline_a_cell_can_record_has_a_spec_to_fall_back_to() {
+        let kinds = [
+            PipelineKind::Crash,
+            PipelineKind::Retry,
+            PipelineKind::Expand,
+            PipelineKind::Reorder,
+            PipelineKind::Rebalance,
+        ];
+        let specs: Vec<_> = ScenarioId::ALL.iter().filter_map(|id| id.pipeline()).collect();
+        for kind in kinds {
+            assert!(specs.iter().any(|spec| spec.kind == kind), "no spec of {kind:?}");
+        }
+    }
+
+    #[test]
+    fn each_pipeline_table_has_the_columns_its_spec_names() {
+        let results = reference();
+        for run in &results.pipelines {
+            let id: ScenarioId = run.scenario.parse().unwrap();
+            let spec = id.pipeline().expect("a pipeline scenario");
+            let headers: Vec<&str> = spec.columns.iter().map(|&column| header(column).0).collect();
+            let expected = format!("| {} |", headers.join(" | "));
+            let text = section(std::slice::from_ref(run));
+            assert!(text.lines().any(|line| line == expected), "{expected} in {text}");
+            let row = text.lines().filter(|line| line.starts_with("| ")).nth(1).unwrap();
+            assert_eq!(row.matches(" | ").count() + 1, spec.columns.len(), "{row}");
+            assert!(!row.contains("| - |"), "a cell with its section shows every figure: {row}");
+        }
     }
 
     #[test]

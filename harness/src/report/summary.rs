@@ -5,30 +5,17 @@ use strategies::WindowScope;
 use super::document::Document;
 use super::format::{format_ns, format_rate};
 use super::published;
-use super::table::{Cell, Style, Table};
+use super::table::{Cell, Declared, Style, Table};
 use super::view::{Rows, View};
 use super::{is_contender, validity_mark};
-use crate::results::{Meta, Metric, Results, RunResult, SweptSettings};
+use crate::results::{EventRates, Meta, Metric, Results, RunResult, SweptSettings};
 use crate::workload::reference::is_parallel_consumer_experiment;
 use crate::workload::ScenarioId;
 
-/// `metric` and its best value among the contenders of `rows` (a void cell contends for
-/// nothing).
-fn best(rows: &[&RunResult], metric: Metric) -> (Metric, Option<f64>) {
-    let higher = metric.higher_is_better();
-    let best = rows
-        .iter()
-        .filter(|row| is_contender(&row.strategy) && !row.is_void())
-        .filter_map(|row| metric.value(row, &[]))
-        .reduce(|a, b| if (b > a) == higher { b } else { a });
-    (metric, best)
-}
-
-/// `text`, strong where `row`'s value of the metric is the `best` and `row` contends for it.
-fn mark(text: String, (metric, best): (Metric, Option<f64>), row: &RunResult) -> Cell {
-    let value = metric.value(row, &[]);
-    let is_best = matches!((value, best), (Some(value), Some(best)) if value == best);
-    Cell::strong_if(text, is_best && is_contender(&row.strategy) && !row.is_void())
+/// Whether `row` contends for the summary's best of a column: an ordered contender's
+/// cell that is not void.
+fn contends(row: &RunResult) -> bool {
+    is_contender(&row.strategy) && !row.is_void()
 }
 
 /// The whole summary: the title, the verdict table, then the run's header and every
@@ -236,63 +223,80 @@ const UNIFORM_INCLUDES: &str = "What a uniform cell times: one producer thread s
      recorder, the clock reads or the draw, on batches of 10,000 round-robin keys: \
      docs/dispatch.md sets the two side by side.";
 
+/// The table of one (scenario, param): a row per strategy, the columns of
+/// [`scenario_columns`].
 fn render_table(out: &mut Document, rows: &[&RunResult]) {
-    let mut table = Table::of(
-        "strategy|>throughput msg/s (min-max)|>CPU/msg all / strategy|>p50|>p99|>p99.9|\
-         >HOL p99|>bystander p99|>threads rep/obs|>efficiency|>machine eff.|correctness",
-    );
-    let [throughput, p99, bystander, efficiency] =
-        [Metric::Throughput, Metric::P99, Metric::BystanderP99, Metric::Efficiency]
-            .map(|metric| best(rows, metric));
-    for row in rows {
-        let name = &row.strategy;
-        let shown = match (row.window_scope, row.windows) {
-            (Some(WindowScope::Type), Some(windows)) => format!("{name} (type windows: {windows})"),
-            (Some(WindowScope::Type), None) => format!("{name} (type windows)"),
-            _ => name.clone(),
-        };
-        let shown = format!("{shown}{}", validity_mark(row.validity()));
-        let spread = &row.throughput_per_s;
-        let mut rate = format!(
-            "{} ({}-{})",
-            format_rate(spread.median),
-            format_rate(spread.min),
-            format_rate(spread.max)
-        );
-        if row.below_offered == Some(true) {
-            rate.push_str(&format!(
-                " below offered {}",
-                format_rate(row.offered_per_s.unwrap_or_default())
-            ));
-        }
-        let c = &row.correctness;
-        let correctness = format!(
-            "{}/{}/{}/{}/{}{}",
-            c.order_violations,
-            c.overlaps,
-            c.lost,
-            c.duplicates,
-            c.failed,
-            if c.is_clean() { "" } else { " ✗" }
-        );
-        table.push([
-            Cell::plain(shown),
-            mark(rate, throughput, row),
-            Cell::plain(cpu_per_message(row)),
-            Cell::plain(format_ns(row.latency_ns.p50 as f64)),
-            mark(format_ns(row.latency_ns.p99 as f64), p99, row),
-            Cell::plain(format_ns(row.latency_ns.p999 as f64)),
-            Cell::plain(format_ns(row.hol_ns.p99 as f64)),
-            row.bystander_latency_ns
-                .map_or(Cell::plain("-"), |tail| mark(format_ns(tail.p99 as f64), bystander, row)),
-            Cell::plain(format!("{}/{}", row.threads.reported, row.threads.observed)),
-            mark(format!("{:.2}", row.efficiency), efficiency, row),
-            Cell::plain(row.machine_efficiency.map_or("-".into(), |value| format!("{value:.2}"))),
-            Cell::plain(correctness),
-        ]);
-    }
-    out.table(table);
+    out.table(Table::declared(&scenario_columns(rows), rows.iter().copied()));
     out.blank();
+}
+
+/// The columns of a scenario's table over `rows`: the strategy, the metrics the summary
+/// ranks (from the metric registry, the best of each strong), and the figures beside them.
+fn scenario_columns(rows: &[&RunResult]) -> Vec<Declared<'static, RunResult>> {
+    let metric = |metric| Declared::metric(metric, rows, contends);
+    let latency = |header, tail: fn(&RunResult) -> u64| {
+        Declared::right(header, move |row: &RunResult| format_ns(tail(row) as f64))
+    };
+    vec![
+        Declared::left("strategy", shown_strategy),
+        Declared::metric_with(Metric::Throughput, (rows, contends), " (min-max)", rate),
+        Declared::right("CPU/msg all / strategy", cpu_per_message),
+        latency("p50", |row| row.latency_ns.p50),
+        metric(Metric::P99),
+        latency("p99.9", |row| row.latency_ns.p999),
+        latency("HOL p99", |row| row.hol_ns.p99),
+        metric(Metric::BystanderP99),
+        Declared::right("threads rep/obs", |row: &RunResult| {
+            format!("{}/{}", row.threads.reported, row.threads.observed)
+        }),
+        metric(Metric::Efficiency),
+        Declared::right("machine eff.", |row: &RunResult| {
+            row.machine_efficiency.map_or("-".into(), |value| format!("{value:.2}"))
+        }),
+        Declared::left("correctness", correctness),
+    ]
+}
+
+/// The strategy's name, with its windows where they are per aggregate type and the mark of
+/// a void or doubtful cell.
+fn shown_strategy(row: &RunResult) -> String {
+    let name = &row.strategy;
+    let shown = match (row.window_scope, row.windows) {
+        (Some(WindowScope::Type), Some(windows)) => format!("{name} (type windows: {windows})"),
+        (Some(WindowScope::Type), None) => format!("{name} (type windows)"),
+        _ => name.clone(),
+    };
+    format!("{shown}{}", validity_mark(row.validity()))
+}
+
+/// A throughput's text (`median`) with the repetitions' spread, and the offered rate
+/// where the cell fell below it.
+fn rate(row: &RunResult, median: String) -> String {
+    let mut rate = match Metric::Throughput.spread(row) {
+        Some((min, max)) => format!("{median} ({}-{})", format_rate(min), format_rate(max)),
+        None => median,
+    };
+    if row.below_offered == Some(true) {
+        rate.push_str(&format!(
+            " below offered {}",
+            format_rate(row.offered_per_s.unwrap_or_default())
+        ));
+    }
+    rate
+}
+
+/// The correctness counts, marked where any is not zero.
+fn correctness(row: &RunResult) -> String {
+    let c = &row.correctness;
+    format!(
+        "{}/{}/{}/{}/{}{}",
+        c.order_violations,
+        c.overlaps,
+        c.lost,
+        c.duplicates,
+        c.failed,
+        if c.is_clean() { "" } else { " ✗" }
+    )
 }
 
 /// A cell's CPU per message: the whole process's, then the strategy's own threads'; `-`
@@ -367,37 +371,47 @@ fn render_breakdown(out: &mut Document, scenario: ScenarioId, rows: &[&RunResult
          cannot see it (a library's internals) or has no such machinery. Context switches \
          per message (voluntary / involuntary) are from the timed runs.",
     );
-    let mut table = Table::of(
-        "cell|strategy|>wake-ups|>parks|>activations|>retirements|>hops|>spin hits|>takes|\
-         >parked while queued|>producer blocked|>ctx switches",
-    );
-    let rate = |value: Option<f64>| value.map_or("n/a".to_owned(), |value| format!("{value:.3}"));
-    for row in rows {
-        let Some(events) = &row.events_per_message else { continue };
-        let messages = row.messages.max(1) as f64;
-        table.push([
-            super::or_dash(&row.param).to_owned(),
-            row.strategy.clone(),
-            rate(events.wakeups),
-            rate(events.parks),
-            rate(events.activations),
-            rate(events.retirements),
-            rate(events.hops),
-            rate(events.spin_hits),
-            rate(events.takes),
-            rate(events.parked_while_queued),
-            events
-                .producer_blocked
-                .map_or("n/a".to_owned(), |share| format!("{:.0}%", share * 100.0)),
+    let counted: Vec<(&RunResult, &EventRates)> =
+        rows.iter().filter_map(|&row| Some((row, row.events_per_message.as_ref()?))).collect();
+    out.table(Table::declared(&breakdown_columns(), &counted));
+    out.blank();
+}
+
+/// A cell of the breakdown: its run and the events counted per message.
+type Counted<'r> = (&'r RunResult, &'r EventRates);
+
+/// The columns of the per-message breakdown: the cell, each event's rate (`n/a` where the
+/// strategy cannot see it), the producers' blocked share and the context switches.
+fn breakdown_columns<'r>() -> Vec<Declared<'static, Counted<'r>>> {
+    let rate = |header, event: fn(&EventRates) -> Option<f64>| {
+        Declared::right(header, move |&(_, events): &Counted<'_>| {
+            event(events).map_or("n/a".to_owned(), |value| format!("{value:.3}"))
+        })
+    };
+    vec![
+        Declared::left("cell", |(row, _): &Counted<'_>| super::or_dash(&row.param).to_owned()),
+        Declared::left("strategy", |(row, _): &Counted<'_>| row.strategy.clone()),
+        rate("wake-ups", |events| events.wakeups),
+        rate("parks", |events| events.parks),
+        rate("activations", |events| events.activations),
+        rate("retirements", |events| events.retirements),
+        rate("hops", |events| events.hops),
+        rate("spin hits", |events| events.spin_hits),
+        rate("takes", |events| events.takes),
+        rate("parked while queued", |events| events.parked_while_queued),
+        Declared::right("producer blocked", |(_, events): &Counted<'_>| {
+            let share = events.producer_blocked;
+            share.map_or("n/a".to_owned(), |share| format!("{:.0}%", share * 100.0))
+        }),
+        Declared::right("ctx switches", |(row, _): &Counted<'_>| {
+            let messages = row.messages.max(1) as f64;
             format!(
                 "{:.3} / {:.3}",
                 row.ctx_switches.voluntary / messages,
                 row.ctx_switches.involuntary / messages
-            ),
-        ]);
-    }
-    out.table(table);
-    out.blank();
+            )
+        }),
+    ]
 }
 
 #[cfg(test)]

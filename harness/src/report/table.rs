@@ -13,6 +13,9 @@
 
 use std::fmt::Write as _;
 
+use super::format::format_figure;
+use crate::results::{Metric, RunResult};
+
 /// How a column's cells line up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Align {
@@ -156,6 +159,82 @@ pub struct Column {
     pub align: Align,
 }
 
+/// A column as a table declares it: its header and alignment, and how a row's cell is read
+/// from the row. A table of such columns is [`Table::declared`]: each row is the columns'
+/// cells of it, left to right, so that a column is written once, not once per row.
+pub struct Declared<'a, R: ?Sized> {
+    /// The header and how the cells line up.
+    pub column: Column,
+    /// A row's cell.
+    cell: Box<dyn Fn(&R) -> Cell + 'a>,
+}
+
+impl<'a, R: ?Sized> Declared<'a, R> {
+    /// A column of this header and alignment whose cell of a row is `cell(row)`.
+    pub fn new<C: Into<Cell>>(
+        header: impl Into<String>,
+        align: Align,
+        cell: impl Fn(&R) -> C + 'a,
+    ) -> Self {
+        let column = Column { header: header.into(), align };
+        Self { column, cell: Box::new(move |row| cell(row).into()) }
+    }
+
+    /// A left-aligned column: names and words.
+    pub fn left<C: Into<Cell>>(header: impl Into<String>, cell: impl Fn(&R) -> C + 'a) -> Self {
+        Self::new(header, Align::Left, cell)
+    }
+
+    /// A right-aligned column: numbers.
+    pub fn right<C: Into<Cell>>(header: impl Into<String>, cell: impl Fn(&R) -> C + 'a) -> Self {
+        Self::new(header, Align::Right, cell)
+    }
+
+    /// The cell of `row` in this column.
+    pub fn cell(&self, row: &R) -> Cell {
+        (self.cell)(row)
+    }
+}
+
+impl<R: ?Sized> std::fmt::Debug for Declared<'_, R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Declared").field("column", &self.column).finish_non_exhaustive()
+    }
+}
+
+impl Declared<'static, RunResult> {
+    /// A column of `metric` over `rows`, as the metric registry declares it: its header,
+    /// each row's value in its unit (`-` where the row has none), strong where the row
+    /// `contends` and its value is the best among the rows that do.
+    pub fn metric(metric: Metric, rows: &[&RunResult], contends: fn(&RunResult) -> bool) -> Self {
+        Self::metric_with(metric, (rows, contends), "", |_, text| text)
+    }
+
+    /// [`Declared::metric`] with `more` after the header and each value's text as
+    /// `text(row, value)` writes it (a spread beside it, a note after it).
+    pub fn metric_with(
+        metric: Metric,
+        (rows, contends): (&[&RunResult], fn(&RunResult) -> bool),
+        more: &str,
+        text: impl Fn(&RunResult, String) -> String + 'static,
+    ) -> Self {
+        let higher = metric.higher_is_better();
+        let best = rows
+            .iter()
+            .filter(|row| contends(row))
+            .filter_map(|row| metric.value(row, &[]))
+            .reduce(|a, b| if (b > a) == higher { b } else { a });
+        let header = format!("{}{more}", metric.header());
+        Self::right(header, move |row: &RunResult| {
+            let Some(value) = metric.value(row, &[]) else {
+                return Cell::plain("-");
+            };
+            let text = text(row, format_figure(metric.unit(), value));
+            Cell::strong_if(text, best == Some(value) && contends(row))
+        })
+    }
+}
+
 /// A table's data; the emitters turn it into markup.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Table {
@@ -177,6 +256,21 @@ impl Table {
             .map(|(header, align)| Column { header: header.into(), align })
             .collect();
         Self { columns, ..Self::default() }
+    }
+
+    /// A table of `columns` with a row per item of `rows`: the columns' cells of it.
+    pub fn declared<'r, R: ?Sized + 'r>(
+        columns: &[Declared<'_, R>],
+        rows: impl IntoIterator<Item = &'r R>,
+    ) -> Self {
+        let mut table = Self {
+            columns: columns.iter().map(|declared| declared.column.clone()).collect(),
+            ..Self::default()
+        };
+        for row in rows {
+            table.rows.push(columns.iter().map(|declared| declared.cell(row)).collect());
+        }
+        table
     }
 
     /// Adds a column to the right.
@@ -392,6 +486,21 @@ mod tests {
         let aligns = [Align::Left, Align::Right, Align::Right, Align::Left];
         let columns = ["strategy", "p99", "a", "note"].into_iter().zip(aligns);
         assert_eq!(spec, Table::new(columns));
+    }
+
+    #[test]
+    fn a_declared_table_reads_each_rows_cell_per_column() {
+        let columns: [Declared<'_, (&str, u32)>; 2] = [
+            Declared::left("strategy", |row: &(&str, u32)| row.0),
+            Declared::right("p99", |row: &(&str, u32)| {
+                Cell::strong_if(row.1.to_string(), row.1 < 5)
+            }),
+        ];
+        let table = Table::declared(&columns, &[("a", 1), ("b", 10)]);
+        let mut pushed = Table::of("strategy|>p99");
+        pushed.push([Cell::plain("a"), Cell::strong("1")]);
+        pushed.push([Cell::plain("b"), Cell::plain("10")]);
+        assert_eq!(table, pushed);
     }
 
     #[test]

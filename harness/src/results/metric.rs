@@ -57,6 +57,9 @@ pub struct MetricSpec {
     pub name: &'static str,
     /// How the verdict names it in its metric column and its reading.
     pub label: &'static str,
+    /// The header of a report table's column of it: short, and naming the unit where a
+    /// cell leaves it out (`report::format::format_figure`).
+    pub header: &'static str,
     /// Which way is better.
     pub better: Better,
     /// What a value counts.
@@ -120,6 +123,7 @@ metrics! {
 const THROUGHPUT: MetricSpec = MetricSpec {
     name: "throughput",
     label: "throughput",
+    header: "throughput msg/s",
     better: Better::Higher,
     unit: Unit::MessagesPerSecond,
     timed: true,
@@ -135,6 +139,7 @@ const THROUGHPUT: MetricSpec = MetricSpec {
 const COLD_RATE: MetricSpec = MetricSpec {
     name: "cold_rate",
     label: "cold-command rate",
+    header: "cold commands/s",
     unit: Unit::PerSecond,
     pipeline: None,
     ..THROUGHPUT
@@ -144,6 +149,7 @@ const COLD_RATE: MetricSpec = MetricSpec {
 const ELAPSED: MetricSpec = MetricSpec {
     name: "elapsed",
     label: "elapsed",
+    header: "elapsed",
     better: Better::Lower,
     unit: Unit::Seconds,
     timed: true,
@@ -159,6 +165,7 @@ const ELAPSED: MetricSpec = MetricSpec {
 const P99: MetricSpec = MetricSpec {
     name: "p99",
     label: "p99 latency",
+    header: "p99",
     better: Better::Lower,
     unit: Unit::Nanoseconds,
     timed: true,
@@ -177,6 +184,7 @@ const P99: MetricSpec = MetricSpec {
 const BYSTANDER_P99: MetricSpec = MetricSpec {
     name: "bystander_p99",
     label: "bystander p99",
+    header: "bystander p99",
     value: |run, _| run.bystander_latency_ns.map(|tail| tail.p99 as f64),
     samples: |run| {
         let samples = run.samples.as_ref();
@@ -189,6 +197,7 @@ const BYSTANDER_P99: MetricSpec = MetricSpec {
 const EFFICIENCY: MetricSpec = MetricSpec {
     name: "efficiency",
     label: "efficiency",
+    header: "efficiency",
     better: Better::Higher,
     unit: Unit::Ratio,
     timed: true,
@@ -204,6 +213,7 @@ const EFFICIENCY: MetricSpec = MetricSpec {
 const CPU_PER_MESSAGE: MetricSpec = MetricSpec {
     name: "cpu_per_message",
     label: "CPU per message",
+    header: "CPU/msg",
     better: Better::Lower,
     unit: Unit::Nanoseconds,
     timed: true,
@@ -222,6 +232,7 @@ const CPU_PER_MESSAGE: MetricSpec = MetricSpec {
 const CORRECTNESS: MetricSpec = MetricSpec {
     name: "correctness",
     label: "correctness faults",
+    header: "faults",
     better: Better::Lower,
     unit: Unit::Count,
     timed: false,
@@ -239,6 +250,7 @@ const CORRECTNESS: MetricSpec = MetricSpec {
 const VIOLATIONS: MetricSpec = MetricSpec {
     name: "violations",
     label: "order violations and overlaps",
+    header: "violations",
     value: |run, _| Some((run.correctness.order_violations + run.correctness.overlaps) as f64),
     ..CORRECTNESS
 };
@@ -248,6 +260,7 @@ const VIOLATIONS: MetricSpec = MetricSpec {
 const THROUGHPUT_VS_INLINE: MetricSpec = MetricSpec {
     name: "throughput_vs_inline",
     label: "throughput over inline's",
+    header: "vs inline",
     better: Better::Higher,
     unit: Unit::Ratio,
     timed: true,
@@ -266,6 +279,7 @@ const THROUGHPUT_VS_INLINE: MetricSpec = MetricSpec {
 const FLOOR_RATIO: MetricSpec = MetricSpec {
     name: "floor_ratio",
     label: "elapsed over the measured floor",
+    header: "vs floor",
     better: Better::Lower,
     relative_to: None,
     value: |run, _| {
@@ -280,6 +294,7 @@ const FLOOR_RATIO: MetricSpec = MetricSpec {
 const ISOLATION_VS_BOUND: MetricSpec = MetricSpec {
     name: "isolation_vs_bound",
     label: "bystanders' p99 over the unstressed twin's, over the bound",
+    header: "p99 ratio / bound",
     better: Better::Lower,
     unit: Unit::Ratio,
     timed: true,
@@ -298,6 +313,7 @@ const ISOLATION_VS_BOUND: MetricSpec = MetricSpec {
 const ISOLATION_MEDIAN_VS_BOUND: MetricSpec = MetricSpec {
     name: "isolation_median_vs_bound",
     label: "bystanders' median over the unstressed twin's, over the bound",
+    header: "median ratio / bound",
     value: |run, runs| {
         let cell = super::isolation::of_cell(run, runs)?;
         cell.median_ratio.map(|ratio| ratio / cell.bound)
@@ -349,6 +365,11 @@ impl Metric {
     /// How the verdict names it.
     pub const fn label(self) -> &'static str {
         self.spec().label
+    }
+
+    /// The header of a report table's column of it.
+    pub const fn header(self) -> &'static str {
+        self.spec().header
     }
 
     /// Whether a larger value is better.

@@ -5,12 +5,14 @@
 //! A pipeline scenario's kind is [`Kind::Pipeline`] with its [`PipelineSpec`], data that the
 //! code after `workload` reads (`workload` comes first in the crate and names none of it):
 //! its cells (the parameter crossed with the strategies), how its log is produced, and which
-//! pipeline it is ([`PipelineKind`]). `pipeline::scenario` produces the log and enumerates the
-//! cells from the spec, and plans and runs each cell by the exhaustive `match`es on
-//! [`PipelineKind`] there (no arm for "any other"); the pipeline names the figures a cell
-//! records beside every pipeline cell's, and the report's table (`report::pipeline`, by
-//! another such match) shows those. Adding a pipeline
-//! scenario is one spec here, one variant of [`PipelineKind`] and its arms in those matches.
+//! pipeline it is ([`PipelineKind`]), and the columns of its summary table
+//! ([`PipelineColumn`]). `pipeline::scenario` produces the log and enumerates the cells from
+//! the spec, and plans and runs each cell by the exhaustive `match`es on [`PipelineKind`]
+//! there (no arm for "any other"); the pipeline names the figures a cell records beside every
+//! pipeline cell's, and the spec's columns show them (`report::pipeline` heads each column
+//! and reads its cells). Adding a pipeline scenario is one spec here, one variant of
+//! [`PipelineKind`] and its arms in those matches; a figure no column shows yet is one
+//! variant of [`PipelineColumn`] and its arm in `report::pipeline`.
 
 use super::{one_type, Handlers, Kind, ScenarioId, ScenarioSpec};
 
@@ -20,6 +22,8 @@ pub struct PipelineSpec {
     /// Which pipeline it is: how one cell consumes the log, and so the figures it records
     /// beside every pipeline cell's and the summary table that shows them.
     pub kind: PipelineKind,
+    /// The columns of its summary table, left to right: a row per cell.
+    pub columns: &'static [PipelineColumn],
     /// Its cells per strategy: one per value of its parameter.
     pub cells: Cells,
     /// How its log is produced, once for every cell.
@@ -41,6 +45,77 @@ pub enum PipelineChart {
     Expand,
     /// `<id>`: duplicates against their bounds, and each rebalance's pause.
     Rebalance,
+}
+
+/// A column of a pipeline scenario's summary table: which figure of a cell it shows.
+/// `report::pipeline` heads each and reads its cell (a figure of a pipeline's own section
+/// from that section).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PipelineColumn {
+    /// The cell's commit policy.
+    Policy,
+    /// The strategy.
+    Strategy,
+    /// Records applied per second.
+    RecordsPerSecond,
+    /// Records never applied.
+    Lost,
+    /// Records delivered twice.
+    Redelivered,
+    /// Keys with a record that reached the projection before a predecessor.
+    KeysReordered,
+    /// Records completed above the committed offsets at each commit: p50 / p99 / max.
+    CommitLag,
+    /// The longest time a partition's committed offset stood still.
+    Freeze,
+    /// The largest commit metadata.
+    MetadataMax,
+    /// The version-aware projection's final state.
+    State,
+    /// The naive projection's final state, with its double applies.
+    NaiveState,
+    /// Both projections' final states (or not judged).
+    States,
+    /// The retry policy (`retry` section).
+    RetryPolicy,
+    /// The bystanders' latency, p50 / p99 (`retry` section).
+    BystanderLatency,
+    /// The troubled keys' p99 latency (`retry` section).
+    TroubledP99,
+    /// Attempts retried (`retry` section).
+    Retries,
+    /// Records dead-lettered (`retry` section).
+    DeadLetters,
+    /// Records that overtook a predecessor, with the deepest stash (`retry` section).
+    Overtaken,
+    /// Time partitions stood paused by failing records (`retry` section).
+    Paused,
+    /// The mitigation (`expansion` section).
+    Mitigation,
+    /// Keys reordered by the expansion (`expansion` section).
+    ExpansionKeysReordered,
+    /// Records reordered by the expansion (`expansion` section).
+    ExpansionRecordsReordered,
+    /// The drain's stall (`expansion` section).
+    Held,
+    /// Records the projection stashed (`reorder` section).
+    ReachedOutOfOrder,
+    /// Keys with a stashed record (`reorder` section).
+    ReorderKeys,
+    /// The deepest stash (`reorder` section).
+    DeepestStash,
+    /// Records the naive projection applied out of order.
+    NaiveOutOfOrder,
+    /// Records delivered twice, and their share (`rebalance` section).
+    Duplicates,
+    /// Records polled but not committed at the revocations (`rebalance` section).
+    Uncommitted,
+    /// Records in flight at the revocations (`rebalance` section).
+    InFlight,
+    /// Each rebalance's pause (`rebalance` section).
+    Pauses,
+    /// Records that reached the projection before a predecessor.
+    OutOfOrder,
 }
 
 /// How one cell of a pipeline scenario consumes the log, and what it records beside what
@@ -113,6 +188,19 @@ pub(super) const CRASH: ScenarioSpec = ScenarioSpec {
                   crashing mid-run, per commit policy: records lost and redelivered",
     kind: Kind::Pipeline(PipelineSpec {
         kind: PipelineKind::Crash,
+        columns: &[
+            PipelineColumn::Policy,
+            PipelineColumn::Strategy,
+            PipelineColumn::RecordsPerSecond,
+            PipelineColumn::Lost,
+            PipelineColumn::Redelivered,
+            PipelineColumn::KeysReordered,
+            PipelineColumn::CommitLag,
+            PipelineColumn::Freeze,
+            PipelineColumn::MetadataMax,
+            PipelineColumn::State,
+            PipelineColumn::NaiveState,
+        ],
         cells: Cells::PerCommitPolicy,
         produce: Produce::Backlog,
         charts: &[PipelineChart::Crash, PipelineChart::CommitLag],
@@ -141,6 +229,19 @@ pub(super) const RETRY: ScenarioSpec = ScenarioSpec {
                   bystander latency, overtaken versions, dead letters",
     kind: Kind::Pipeline(PipelineSpec {
         kind: PipelineKind::Retry,
+        columns: &[
+            PipelineColumn::RetryPolicy,
+            PipelineColumn::Strategy,
+            PipelineColumn::RecordsPerSecond,
+            PipelineColumn::BystanderLatency,
+            PipelineColumn::TroubledP99,
+            PipelineColumn::Retries,
+            PipelineColumn::DeadLetters,
+            PipelineColumn::Overtaken,
+            PipelineColumn::Paused,
+            PipelineColumn::Lost,
+            PipelineColumn::States,
+        ],
         cells: Cells::PerRetryPolicy,
         produce: Produce::Paced,
         charts: &[PipelineChart::Retry],
@@ -158,6 +259,17 @@ pub(super) const EXPAND: ScenarioSpec = ScenarioSpec {
     stream: 14,
     kind: Kind::Pipeline(PipelineSpec {
         kind: PipelineKind::Expand,
+        columns: &[
+            PipelineColumn::Mitigation,
+            PipelineColumn::Strategy,
+            PipelineColumn::RecordsPerSecond,
+            PipelineColumn::ExpansionKeysReordered,
+            PipelineColumn::ExpansionRecordsReordered,
+            PipelineColumn::Held,
+            PipelineColumn::Freeze,
+            PipelineColumn::Lost,
+            PipelineColumn::States,
+        ],
         cells: Cells::PerMitigation,
         produce: Produce::Expanding,
         charts: &[PipelineChart::Expand],
@@ -176,6 +288,16 @@ pub(super) const REORDER: ScenarioSpec = ScenarioSpec {
     stream: 15,
     kind: Kind::Pipeline(PipelineSpec {
         kind: PipelineKind::Reorder,
+        columns: &[
+            PipelineColumn::Strategy,
+            PipelineColumn::RecordsPerSecond,
+            PipelineColumn::ReachedOutOfOrder,
+            PipelineColumn::ReorderKeys,
+            PipelineColumn::DeepestStash,
+            PipelineColumn::NaiveOutOfOrder,
+            PipelineColumn::Lost,
+            PipelineColumn::States,
+        ],
         cells: Cells::One("producers=2"),
         produce: Produce::Racing,
         charts: &[],
@@ -192,6 +314,18 @@ pub(super) const REBALANCE: ScenarioSpec = ScenarioSpec {
     stream: 16,
     kind: Kind::Pipeline(PipelineSpec {
         kind: PipelineKind::Rebalance,
+        columns: &[
+            PipelineColumn::Policy,
+            PipelineColumn::Strategy,
+            PipelineColumn::RecordsPerSecond,
+            PipelineColumn::Lost,
+            PipelineColumn::Duplicates,
+            PipelineColumn::Uncommitted,
+            PipelineColumn::InFlight,
+            PipelineColumn::Pauses,
+            PipelineColumn::OutOfOrder,
+            PipelineColumn::States,
+        ],
         cells: Cells::PerCommitPolicy,
         produce: Produce::Backlog,
         charts: &[PipelineChart::Rebalance],
