@@ -12,6 +12,9 @@
 //! of every setting invokes `run_settings!(all => generator)` (or `swept =>`, the swept
 //! rows alone) with one of the generators below, and the generated code names the types
 //! of that file (`Meta`, `RunConfig`, `StrategyConfig`, ...) as they are in scope there.
+//! A first pass (`generate::normalise!`) spells every row out in one form, each optional
+//! part an explicit bracket that is empty where the row has none, so that each generator
+//! matches that one form once.
 //! Adding a setting is adding a row; no check can forget it:
 //!
 //! - `setting_descriptors!`: [`RUN_SETTINGS`], each setting's flag and `meta` field
@@ -69,7 +72,7 @@ macro_rules! run_settings {
         $crate::limits::settings::run_settings!(@rows (all $generate ($($extra)*)));
     };
     (@rows $then:tt) => {
-        $crate::limits::settings::run_settings! { @pick $then
+        $crate::limits::settings::generate::normalise! { $then
             swept {
                 workers: usize {
                     flag "workers", strategy workers, fixed by scenario workers,
@@ -225,18 +228,6 @@ macro_rules! run_settings {
                 }
             }
         }
-    };
-    (@pick (swept $generate:ident) swept { $($swept:tt)* } single { $($single:tt)* }) => {
-        $generate! { $($swept)* }
-    };
-    (@pick (all $generate:ident) swept { $($swept:tt)* } single { $($single:tt)* }) => {
-        $generate! { swept { $($swept)* } single { $($single)* } }
-    };
-    (
-        @pick (all $generate:ident ($($extra:tt)*))
-        swept { $($swept:tt)* } single { $($single:tt)* }
-    ) => {
-        $generate! { swept { $($swept)* } single { $($single)* } extra { $($extra)* } }
     };
 }
 pub(crate) use run_settings;

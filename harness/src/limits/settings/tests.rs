@@ -12,7 +12,7 @@ macro_rules! extra_table {
         extra_table!(@rows (all $generate));
     };
     (@rows $then:tt) => {
-        extra_table! { @pick $then
+        $crate::limits::settings::generate::normalise! { $then
             swept {
                 workers: usize {
                     flag "workers", strategy workers, fixed by scenario workers,
@@ -38,12 +38,6 @@ macro_rules! extra_table {
                 }
             }
         }
-    };
-    (@pick (swept $generate:ident) swept { $($swept:tt)* } single { $($single:tt)* }) => {
-        $generate! { $($swept)* }
-    };
-    (@pick (all $generate:ident) swept { $($swept:tt)* } single { $($single:tt)* }) => {
-        $generate! { swept { $($swept)* } single { $($single)* } }
     };
 }
 
