@@ -61,17 +61,22 @@ pub struct RunSetting {
 /// ```
 ///
 /// A row of the `single` rows is the same without its type, `strategy` and `fixed by`.
+///
+/// `run_settings!(all => generator plus { swept { rows } single { rows } })` gives the
+/// generator the table with more rows after each part's own: the tests add a setting so.
 macro_rules! run_settings {
-    (swept => $generate:ident) => {
-        $crate::limits::settings::run_settings!(@rows (swept $generate));
+    (swept => $generate:ident $(plus $plus:tt)?) => {
+        $crate::limits::settings::run_settings!(@rows (swept $generate) [$($plus)?]);
     };
-    (all => $generate:ident) => {
-        $crate::limits::settings::run_settings!(@rows (all $generate));
+    (all => $generate:ident $(plus $plus:tt)?) => {
+        $crate::limits::settings::run_settings!(@rows (all $generate) [$($plus)?]);
     };
-    (all => $generate:ident with $($extra:tt)*) => {
-        $crate::limits::settings::run_settings!(@rows (all $generate ($($extra)*)));
+    (all => $generate:ident $(plus $plus:tt)? with $($extra:tt)*) => {
+        $crate::limits::settings::run_settings!(
+            @rows (all $generate ($($extra)*)) [$($plus)?]
+        );
     };
-    (@rows $then:tt) => {
+    (@rows $then:tt [$({ swept { $($swept:tt)* } single { $($single:tt)* } })?]) => {
         $crate::limits::settings::generate::normalise! { $then
             swept {
                 workers: usize {
@@ -112,6 +117,7 @@ macro_rules! run_settings {
                         None => "idle spin a fixed backoff".to_owned(),
                     }),
                 }
+                $($($swept)*)?
             }
             single {
                 scenario {
@@ -226,6 +232,7 @@ macro_rules! run_settings {
                         cluster.is_some_and(|cluster| cluster.keep_topics).to_string()
                     },
                 }
+                $($($single)*)?
             }
         }
     };
