@@ -8,7 +8,7 @@
 /// `with`). A row so normalised, as every generator matches it:
 ///
 /// ```text
-/// { name flag "name"
+/// { name flag "name" help ["help", ["long help" or nothing]]
 ///   swept [type, StrategyConfig's field, [Uses's field or nothing]] (empty: not swept)
 ///   range [min, max] meta ["meta field", place] resume [|config| value]
 ///   line [place, [brief or nothing], |meta, swept| part, [brief part or nothing]] }
@@ -19,6 +19,7 @@ macro_rules! normalise {
         swept {$(
             $name:ident: $ty:ty {
                 flag $flag:literal, strategy $strategy:ident, $(fixed by scenario $uses:ident,)?
+                help $help:literal, $(long help $long:literal,)?
                 $(range $min:expr => $max:expr,)?
                 $(meta $meta:literal at $at:literal,)?
                 resume |$config:ident| $resume:expr,
@@ -29,6 +30,7 @@ macro_rules! normalise {
         single {$(
             $sname:ident {
                 flag $sflag:literal,
+                help $shelp:literal, $(long help $slong:literal,)?
                 $(range $smin:expr => $smax:expr,)?
                 $(meta $smeta:literal at $sat:literal,)?
                 resume |$sconfig:ident| $sresume:expr,
@@ -39,12 +41,12 @@ macro_rules! normalise {
     ) => {
         $crate::limits::settings::generate::normalise! { @pick $then
             [$({
-                $name flag $flag swept [$ty, $strategy, [$($uses)?]]
+                $name flag $flag help [$help, [$($long)?]] swept [$ty, $strategy, [$($uses)?]]
                 range [$($min, $max)?] meta [$($meta, $at)?] resume [|$config| $resume]
                 line [$($rank, [$($brief)?], |$meta_, $swept_| $line, [$($short)?])?]
             })*]
             [$({
-                $sname flag $sflag swept []
+                $sname flag $sflag help [$shelp, [$($slong)?]] swept []
                 range [$($smin, $smax)?] meta [$($smeta, $sat)?] resume [|$sconfig| $sresume]
                 line [$($srank, [$($sbrief)?], |$smeta_, $ssw| $sline, [$($sshort)?])?]
             })*]
@@ -116,16 +118,19 @@ macro_rules! taken {
 }
 pub(crate) use taken;
 
-/// `RUN_SETTINGS`: every row's flag, `meta` field and places.
+/// `RUN_SETTINGS`: every row's flag, help, `meta` field and places.
 macro_rules! setting_descriptors {
     ($({
-        $name:ident flag $flag:literal swept [$($swept:tt)*] range $range:tt
-        meta [$($meta:literal, $at:literal)?] resume $resume:tt line [$($rank:literal, $($line:tt)*)?]
+        $name:ident flag $flag:literal help [$help:literal, [$($long:literal)?]]
+        swept [$($swept:tt)*] range $range:tt meta [$($meta:literal, $at:literal)?]
+        resume $resume:tt line [$($rank:literal, $($line:tt)*)?]
     })*) => {
         /// Every run setting of the table, the swept ones first.
         pub const RUN_SETTINGS: &[RunSetting] = &[
             $(RunSetting {
                 flag: $flag,
+                help: $help,
+                long_help: $crate::limits::settings::generate::option!($($long)?),
                 compared: $crate::limits::settings::generate::option!($(($meta, $at))?),
                 swept: $crate::limits::settings::generate::given!($($swept)*),
                 line: $crate::limits::settings::generate::option!($($rank)?),
@@ -136,12 +141,38 @@ macro_rules! setting_descriptors {
 
 pub(crate) use setting_descriptors;
 
+/// `Flags` and `FLAGS`: each row's flag of `keyed-bench run`, its name and help, by the row's
+/// name, as the clap fields of `run` take them. Needs `Flag` in scope.
+macro_rules! flag_constants {
+    ($({
+        $name:ident flag $flag:literal help [$help:literal, [$($long:literal)?]]
+        swept $swept:tt range $range:tt meta $meta:tt resume $resume:tt line $line:tt
+    })*) => {
+        /// The flag of each run setting, a field by the row's name.
+        #[derive(Clone, Copy, Debug)]
+        pub struct Flags {
+            $(#[doc = concat!("`--", $flag, "`.")] pub $name: Flag,)*
+        }
+
+        /// The flag of each run setting: `#[arg(long = FLAGS.workers.name, help =
+        /// FLAGS.workers.help, long_help = FLAGS.workers.long_help)]`.
+        pub const FLAGS: Flags = Flags {
+            $($name: Flag {
+                name: $flag,
+                help: $help,
+                long_help: $crate::limits::settings::generate::option!($($long)?),
+            },)*
+        };
+    };
+}
+pub(crate) use flag_constants;
+
 /// `Sweep` (the list-valued settings of a run), `Point` (one value of each), `Uses` (which
 /// of them a scenario takes), with the points and labels of a sweep. Needs in scope:
 /// `StrategyConfig`, serde's derives and `DEFAULT_MAX_CELLS`.
 macro_rules! sweep_types {
     ($({
-        $name:ident flag $flag:literal swept [$ty:ty, $strategy:ident, [$($uses:ident)?]]
+        $name:ident flag $flag:literal help $help:tt swept [$ty:ty, $strategy:ident, [$($uses:ident)?]]
         range $range:tt meta $meta:tt resume $resume:tt line $line:tt
     })*) => {
         /// The list-valued strategy settings of a run (`meta.sweep`).
@@ -261,7 +292,7 @@ pub fn advance(at: &mut [usize], lengths: &[usize]) -> bool {
 /// `SWEEP_SETTINGS` (the names of a sweep label). Needs serde's derives in scope.
 macro_rules! cell_settings_type {
     ($({
-        $name:ident flag $flag:literal swept [$ty:ty, $strategy:ident, $uses:tt]
+        $name:ident flag $flag:literal help $help:tt swept [$ty:ty, $strategy:ident, $uses:tt]
         range $range:tt meta $meta:tt resume $resume:tt line $line:tt
     })*) => {
         /// The settings a sweep varies, as their labels name them (`workers=4 throughput=16`).
@@ -294,7 +325,7 @@ pub(crate) use cell_settings_type;
 /// `CellSettings` and `differ` in scope.
 macro_rules! agree_settings {
     ($({
-        $name:ident flag $flag:literal swept $swept:tt range $range:tt meta $meta:tt
+        $name:ident flag $flag:literal help $help:tt swept $swept:tt range $range:tt meta $meta:tt
         resume $resume:tt line $line:tt
     })*) => {
         /// `differ` of each setting a cell records, where it records them.
@@ -320,7 +351,7 @@ pub(crate) use agree_settings;
 /// the rows' parts name in scope.
 macro_rules! settings_lines {
     ($({
-        $name:ident flag $flag:literal swept $swept:tt range $range:tt meta $meta:tt resume $resume:tt
+        $name:ident flag $flag:literal help $help:tt swept $swept:tt range $range:tt meta $meta:tt resume $resume:tt
         line [$(
             $rank:literal, [$($brief:ident)?], |$meta_:ident, $swept_:ident| $line:expr,
             [$($short:expr)?]
@@ -362,7 +393,7 @@ pub(crate) use settings_lines;
 /// compares and shows it. Needs `RunConfig` and what the rows' values name in scope.
 macro_rules! resume_values {
     ($({
-        $name:ident flag $flag:literal swept $swept:tt range $range:tt meta $meta:tt
+        $name:ident flag $flag:literal help $help:tt swept $swept:tt range $range:tt meta $meta:tt
         resume [|$config:ident| $resume:expr] line $line:tt
     })*) => {
         /// Each run setting's flag, and its value in a config as a resumed run compares and
@@ -379,7 +410,7 @@ pub(crate) use resume_values;
 /// in scope.
 macro_rules! setting_ranges {
     ($({
-        $name:ident flag $flag:literal swept $swept:tt range [$($min:expr, $max:expr)?]
+        $name:ident flag $flag:literal help $help:tt swept $swept:tt range [$($min:expr, $max:expr)?]
         meta $meta:tt resume $resume:tt line $line:tt
     })* with $($extra:expr),* $(,)?) => {
         /// The numeric flags of `keyed-bench run` that are not workload sizes: the ranged

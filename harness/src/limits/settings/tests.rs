@@ -1,5 +1,5 @@
 use super::generate::advance;
-use super::RunSetting;
+use super::{Flag, RunSetting};
 
 /// The real table, plus a swept setting (`pause-us`) and a single one (`label`) that it does
 /// not have, given to every generator as the real table is: declared once, each shows up
@@ -10,6 +10,7 @@ macro_rules! with_extra_rows {
             swept {
                 pause_us: u32 {
                     flag "pause-us", strategy pause_us,
+                    help "Microseconds to pause between turns [0..=1000]",
                     range 0 => 1_000,
                     meta "pause_us" at 14,
                     resume |config| list(&config.sweep.pause_us),
@@ -20,6 +21,8 @@ macro_rules! with_extra_rows {
             single {
                 label {
                     flag "label",
+                    help "A label for the run",
+                    long help "A label for the run.\n\nThe summary's settings line states it",
                     meta "label" at 15,
                     resume |config| config.label.clone(),
                     line 10 in brief |meta, _swept| Some(format!("label {}", meta.label)),
@@ -43,8 +46,8 @@ mod generated {
     use super::super::setting_descriptors;
     use super::RunSetting;
     use crate::limits::settings::{
-        agree_settings, cell_settings_type, resume_values, setting_ranges, settings_lines,
-        sweep_types,
+        agree_settings, cell_settings_type, flag_constants, resume_values, setting_ranges,
+        settings_lines, sweep_types, Flag,
     };
 
     pub const DEFAULT_MAX_CELLS: usize = 10;
@@ -148,6 +151,7 @@ mod generated {
     }
 
     with_extra_rows!(all => setting_descriptors);
+    with_extra_rows!(all => flag_constants);
     with_extra_rows!(swept => sweep_types);
     with_extra_rows!(swept => cell_settings_type);
     with_extra_rows!(swept => agree_settings);
@@ -209,6 +213,20 @@ fn a_setting_declared_once_is_in_every_generated_place() {
     assert_eq!((pause.swept, pause.line), (true, Some(9)));
     let label = RUN_SETTINGS.last().unwrap();
     assert_eq!((label.compared, label.swept, label.line), (Some(("label", 15)), false, Some(10)));
+    // Its flag's name and help, as a clap field takes them, and as the descriptors hold them.
+    let pause_flag = Flag {
+        name: "pause-us",
+        help: "Microseconds to pause between turns [0..=1000]",
+        long_help: None,
+    };
+    assert_eq!(FLAGS.pause_us, pause_flag);
+    assert_eq!((pause.help, pause.long_help), (pause_flag.help, None));
+    let long = "A label for the run.\n\nThe summary's settings line states it";
+    let label_flag = Flag { name: "label", help: "A label for the run", long_help: Some(long) };
+    assert_eq!(FLAGS.label, label_flag);
+    assert_eq!((label.help, label.long_help), (label_flag.help, Some(long)));
+    assert_eq!(FLAGS.workers.name, "workers");
+    assert_eq!(FLAGS.workers.help, super::FLAGS.workers.help);
     // A sweep of it: points, labels, the strategy settings of a point.
     let strategy = StrategyConfig { workers: 2, pause_us: 1, ..StrategyConfig::default() };
     let sweep = Sweep { pause_us: vec![0, 5], ..Sweep::single(&strategy) };
