@@ -61,12 +61,14 @@ const ADDING: &[(&str, &[&str])] = &[
     (
         "run setting",
         &[
-            "its row in `run_settings!` (harness/src/limits/settings.rs): its range, meta \
-             field, the resume, compare and agree checks, its sweep label and its part of the \
-             settings line",
-            "its `run` flag and help in cli/run.rs, its `RunConfig` field (config.rs), its \
-             `Meta` field (results/meta.rs), which suite/meta.rs fills and `RunConfig::\
-             from_recorded` reads: tests in cli/ hold every flag to a row",
+            "its row in `run_settings!` (harness/src/limits/settings.rs): its flag's name and \
+             help, its range, meta field, the resume, compare and agree checks, its sweep label \
+             and its part of the settings line",
+            "its clap field in `RunArgs` (cli/run.rs), which takes its name and help from the \
+             row's `FLAGS` and gives its value parser, default and heading, its `RunConfig` \
+             field (config.rs), its `Meta` field (results/meta.rs), which suite/meta.rs fills \
+             and `RunConfig::from_recorded` reads: tests in cli/ hold every flag to a row and \
+             its help to the row's",
             "its line in docs/cli.md",
         ],
     ),
@@ -497,4 +499,24 @@ fn every_run_setting_is_one_row_of_the_table() {
     let descriptors: Vec<&str> =
         harness::limits::settings::RUN_SETTINGS.iter().map(|setting| setting.flag).collect();
     assert_eq!(descriptors, flags, "RUN_SETTINGS holds every row, in the table's order");
+    // Each setting's clap field takes its name and help from its row, and has none of its own.
+    let cli = ["cli/run.rs", "cli/kafka.rs"]
+        .map(|file| std::fs::read_to_string(harness_src().join(file)).unwrap())
+        .join("\n");
+    for flag in &flags {
+        let row = flag.replace('-', "_");
+        for part in ["name", "help", "long_help"] {
+            let taken = format!("FLAGS.{row}.{part}");
+            assert_eq!(cli.matches(&taken).count(), 1, "--{flag}: `{taken}` once in cli/");
+        }
+        let field = format!("pub {row}: ");
+        let at = cli.find(&field).unwrap_or_else(|| panic!("--{flag}: no field `{row}`"));
+        let above = cli[..at].trim_end().lines().rev();
+        let attributes = above.take_while(|line| {
+            let line = line.trim();
+            !line.starts_with("pub ") && !line.ends_with('{')
+        });
+        let documented = attributes.map(str::trim_start).any(|line| line.starts_with("///"));
+        assert!(!documented, "--{flag}: its help is its row's, not a doc comment's");
+    }
 }

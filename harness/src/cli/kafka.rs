@@ -5,6 +5,7 @@
 use clap::Args;
 
 use crate::config::{RunConfig, SettingError};
+use crate::limits::settings::FLAGS;
 use crate::limits::{FlagRange, NumberParser};
 use crate::pipeline::transport::options::{
     self, DEFAULT_CLUSTER_REPLICATION, DEFAULT_MOCK_REPLICATION,
@@ -21,26 +22,27 @@ const MOCK_BROKERS: u16 = 3;
 /// Flags of `--transport kafka`.
 #[derive(Args, Clone, Debug, Default, PartialEq)]
 pub struct KafkaArgs {
-    /// Use your Kafka cluster at these brokers under `--transport kafka` instead of a mock
-    /// cluster per cell: each cell makes a topic and a group there, named after a prefix
-    /// unique to the run, and deletes them afterwards (see --keep-topics). The run first
-    /// checks that the cluster answers within --kafka-timeout-ms and lets it make and
-    /// delete a topic.
-    #[arg(long, help_heading = "Pipeline", value_name = "HOST:PORT[,...]")]
+    // Its name and help: its row of the run settings table (limits/settings.rs).
+    #[arg(long = FLAGS.bootstrap_servers.name, help = FLAGS.bootstrap_servers.help,
+          long_help = FLAGS.bootstrap_servers.long_help,
+          help_heading = "Pipeline", value_name = "HOST:PORT[,...]")]
     pub bootstrap_servers: Option<String>,
-    /// Replicas of each topic the run makes [default: 1 on the mock, 3 on a cluster; the
-    /// mock has 3 brokers].
-    #[arg(long, help_heading = "Pipeline", value_name = "N",
+    // Its name and help: its row of the run settings table (limits/settings.rs).
+    #[arg(long = FLAGS.replication_factor.name, help = FLAGS.replication_factor.help,
+          long_help = FLAGS.replication_factor.long_help,
+          help_heading = "Pipeline", value_name = "N",
           value_parser = NumberParser::<u16>::new(REPLICATION_RANGE),
           allow_negative_numbers = true)]
     pub replication_factor: Option<u16>,
-    /// Keep the run's topics and groups on the cluster (--bootstrap-servers) instead of
-    /// deleting them after each cell.
-    #[arg(long, help_heading = "Pipeline")]
+    // Its name and help: its row of the run settings table (limits/settings.rs).
+    #[arg(long = FLAGS.keep_topics.name, help = FLAGS.keep_topics.help,
+          long_help = FLAGS.keep_topics.long_help,
+          help_heading = "Pipeline")]
     pub keep_topics: bool,
-    /// The consumer group protocol: `consumer` (KIP-848; needs Kafka 4.0 or later) or
-    /// `classic` [default: consumer].
-    #[arg(long, help_heading = "Pipeline", value_enum, value_name = "PROTOCOL")]
+    // Its name and help: its row of the run settings table (limits/settings.rs).
+    #[arg(long = FLAGS.group_protocol.name, help = FLAGS.group_protocol.help,
+          long_help = FLAGS.group_protocol.long_help,
+          help_heading = "Pipeline", value_enum, value_name = "PROTOCOL")]
     pub group_protocol: Option<GroupProtocol>,
     /// A librdkafka setting for every Kafka client of the run, as kcat's -X
     /// (`-X security.protocol=SASL_SSL -X sasl.mechanism=PLAIN`); repeatable. Settings the

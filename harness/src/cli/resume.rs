@@ -510,6 +510,27 @@ mod tests {
         assert_eq!(settings.len(), 24, "{settings:?}");
     }
 
+    /// Each setting's flag of `run`, as clap builds the command, has its row's help: the
+    /// row is the one place of a setting's name and help.
+    #[test]
+    fn every_setting_flag_has_its_rows_help() {
+        #[derive(clap::Parser)]
+        struct Run {
+            #[command(flatten)]
+            run: RunArgs,
+        }
+        let command = <Run as clap::CommandFactory>::command();
+        for row in crate::limits::settings::RUN_SETTINGS {
+            let arg = command
+                .get_arguments()
+                .find(|arg| arg.get_long() == Some(row.flag))
+                .unwrap_or_else(|| panic!("--{} is a flag of run", row.flag));
+            let text = |help: Option<&clap::builder::StyledStr>| help.map(ToString::to_string);
+            assert_eq!(text(arg.get_help()).as_deref(), Some(row.help), "--{}", row.flag);
+            assert_eq!(text(arg.get_long_help()).as_deref(), row.long_help, "--{}", row.flag);
+        }
+    }
+
     /// The cells of a committed run of every scenario, matched to the plan of the settings
     /// its file records: they agree, and a doctored cell is named with its field.
     #[test]

@@ -9,6 +9,7 @@ use strategies::{Binding, StrategyConfig, WindowScope};
 use super::flags::{number, parse_duration};
 use super::parse_strategies;
 use crate::config::{check_setting, parse_list, RunConfig, SettingError};
+use crate::limits::settings::FLAGS;
 use crate::limits::NumberParser;
 use crate::pipeline::TransportKind;
 use crate::progress::clock;
@@ -24,11 +25,15 @@ use crate::workload::{ScenarioId, SizeArgs, Sizes};
 /// Flags of `keyed-bench run` (and of `keyed-bench` with no subcommand).
 #[derive(Args, Clone, Debug, PartialEq)]
 pub struct RunArgs {
-    /// Scenarios to run, comma-separated, each once, or `all`.
-    #[arg(long, help_heading = "Selection", default_value = "all", value_name = "a,b|all")]
+    // Its name and help: its row of the run settings table (limits/settings.rs).
+    #[arg(long = FLAGS.scenario.name, help = FLAGS.scenario.help,
+          long_help = FLAGS.scenario.long_help,
+          help_heading = "Selection", default_value = "all", value_name = "a,b|all")]
     pub scenario: String,
-    /// Strategies to run, comma-separated, each once, or `all`.
-    #[arg(long, help_heading = "Selection", default_value = "all", value_name = "x,y|all")]
+    // Its name and help: its row of the run settings table (limits/settings.rs).
+    #[arg(long = FLAGS.strategy.name, help = FLAGS.strategy.help,
+          long_help = FLAGS.strategy.long_help,
+          help_heading = "Selection", default_value = "all", value_name = "x,y|all")]
     pub strategy: String,
     /// A design that runs in another process, in any language: NAME=COMMAND starts its
     /// driver (COMMAND split into words as a shell would, run without a shell), which speaks
@@ -36,20 +41,19 @@ pub struct RunArgs {
     /// scenarios whose arrivals its driver declares. Repeat the flag for several.
     #[arg(long, help_heading = "Selection", value_name = "NAME=COMMAND")]
     pub external: Vec<String>,
-    /// Commit policies of pipeline-crash and pipeline-rebalance, comma-separated, each
-    /// once, or `all`: contiguous, contiguous+metadata, highest-completed (the other
-    /// pipeline scenarios commit contiguous).
-    #[arg(long, help_heading = "Selection", default_value = "all", value_name = "a,b|all")]
+    // Its name and help: its row of the run settings table (limits/settings.rs).
+    #[arg(long = FLAGS.commit_policy.name, help = FLAGS.commit_policy.help,
+          long_help = FLAGS.commit_policy.long_help,
+          help_heading = "Selection", default_value = "all", value_name = "a,b|all")]
     pub commit_policy: String,
-    /// Retry policies of pipeline-retry, comma-separated, each once, or `all`:
-    /// retry-in-place, pause-partition, retry-topic.
-    #[arg(long, help_heading = "Selection", default_value = "all", value_name = "a,b|all")]
+    // Its name and help: its row of the run settings table (limits/settings.rs).
+    #[arg(long = FLAGS.retry_policy.name, help = FLAGS.retry_policy.help,
+          long_help = FLAGS.retry_policy.long_help,
+          help_heading = "Selection", default_value = "all", value_name = "a,b|all")]
     pub retry_policy: String,
-    /// Worker threads per pool [1..=4096] [default: available cores]. A comma-separated
-    /// list sweeps them (as --throughput, --window and --idle-spin-us): the suite runs
-    /// every point of their cross product.
+    // Its name and help: its row of the run settings table (limits/settings.rs).
     #[arg(
-        long,
+        long = FLAGS.workers.name, help = FLAGS.workers.help, long_help = FLAGS.workers.long_help,
         help_heading = "Executor settings",
         value_delimiter = ',',
         value_name = "N[,N...]",
@@ -57,11 +61,9 @@ pub struct RunArgs {
         allow_hyphen_values = true
     )]
     pub workers: Vec<usize>,
-    /// Admission window: most unfinished messages at once [1..=2097151] [default: 256].
-    /// Given, it replaces the window async-io, async-io-zipf and parallel-consumer have of
-    /// their own. A list sweeps it.
+    // Its name and help: its row of the run settings table (limits/settings.rs).
     #[arg(
-        long,
+        long = FLAGS.window.name, help = FLAGS.window.help, long_help = FLAGS.window.long_help,
         help_heading = "Executor settings",
         value_delimiter = ',',
         value_name = "N[,N...]",
@@ -69,48 +71,55 @@ pub struct RunArgs {
         allow_hyphen_values = true
     )]
     pub window: Vec<usize>,
-    /// Messages a mailbox runs per turn [1..=1048576]. A list sweeps it.
-    #[arg(long, help_heading = "Executor settings", value_delimiter = ',', value_name = "N[,N...]",
+    // Its name and help: its row of the run settings table (limits/settings.rs).
+    #[arg(long = FLAGS.throughput.name, help = FLAGS.throughput.help,
+          long_help = FLAGS.throughput.long_help,
+          help_heading = "Executor settings", value_delimiter = ',', value_name = "N[,N...]",
           default_values_t = [StrategyConfig::DEFAULT_THROUGHPUT],
           value_parser = number::<usize>("throughput"), allow_hyphen_values = true)]
     pub throughput: Vec<usize>,
-    /// Hash-serial groups per worker (group-by, per-type-pool) [1..=65536].
-    #[arg(long, help_heading = "Executor settings",
+    // Its name and help: its row of the run settings table (limits/settings.rs).
+    #[arg(long = FLAGS.groups_per_worker.name, help = FLAGS.groups_per_worker.help,
+          long_help = FLAGS.groups_per_worker.long_help,
+          help_heading = "Executor settings",
           default_value_t = StrategyConfig::DEFAULT_GROUPS_PER_WORKER,
           value_parser = number::<usize>("groups-per-worker"), allow_negative_numbers = true)]
     pub groups_per_worker: usize,
-    /// Microseconds an idle mailbox worker (keyed-mailbox, work-stealing) spins for new
-    /// work before it parks; 0 parks at once. Not the handlers' CPU (--spin-ns) [0..=1000].
-    /// A list sweeps it.
-    #[arg(long, help_heading = "Executor settings", value_delimiter = ',', value_name = "N[,N...]",
+    // Its name and help: its row of the run settings table (limits/settings.rs).
+    #[arg(long = FLAGS.idle_spin_us.name, help = FLAGS.idle_spin_us.help,
+          long_help = FLAGS.idle_spin_us.long_help,
+          help_heading = "Executor settings", value_delimiter = ',', value_name = "N[,N...]",
           default_values_t = [StrategyConfig::DEFAULT_IDLE_SPIN_US],
           value_parser = number::<u32>("idle-spin-us"), allow_hyphen_values = true)]
     pub idle_spin_us: Vec<u32>,
-    /// The most cells a run may have: a sweep whose cross product exceeds it is refused
-    /// before anything is measured [default: 2000].
-    #[arg(long, help_heading = "Run control", default_value_t = crate::sweep::DEFAULT_MAX_CELLS,
+    // Its name and help: its row of the run settings table (limits/settings.rs).
+    #[arg(long = FLAGS.max_cells.name, help = FLAGS.max_cells.help,
+          long_help = FLAGS.max_cells.long_help,
+          help_heading = "Run control", default_value_t = crate::sweep::DEFAULT_MAX_CELLS,
           value_parser = NumberParser::<usize>::whole("max-cells", usize::MAX as u64),
           allow_negative_numbers = true)]
     pub max_cells: usize,
-    /// Which messages share one admission window: `strategy` (one window, one receiver)
-    /// or `type` (one window of --window messages per aggregate type, as the legacy
-    /// per-type dispatchers had) [default: type for per-type-pool, strategy for the
-    /// others].
-    #[arg(long, help_heading = "Executor settings", value_name = "strategy|type")]
+    // Its name and help: its row of the run settings table (limits/settings.rs).
+    #[arg(long = FLAGS.window_scope.name, help = FLAGS.window_scope.help,
+          long_help = FLAGS.window_scope.long_help,
+          help_heading = "Executor settings", value_name = "strategy|type")]
     pub window_scope: Option<WindowScope>,
-    /// How keyed-mailbox binds a new key's mailbox to a worker: `reference` (the design's
-    /// scan for a running worker with an empty queue, then a parked one) or `round-robin`
-    /// (an ablation that looks at no worker, to measure what the scan costs and buys).
-    #[arg(long, help_heading = "Executor settings", value_name = "reference|round-robin",
+    // Its name and help: its row of the run settings table (limits/settings.rs).
+    #[arg(long = FLAGS.binding.name, help = FLAGS.binding.help,
+          long_help = FLAGS.binding.long_help,
+          help_heading = "Executor settings", value_name = "reference|round-robin",
           default_value_t = Binding::Reference)]
     pub binding: Binding,
-    /// Threads that submit the workload, each the keys `key % N` of it, as several
-    /// receivers would (completion-driven scenarios keep one driver) [1..=64].
-    #[arg(long, help_heading = "Run control", default_value_t = 1,
+    // Its name and help: its row of the run settings table (limits/settings.rs).
+    #[arg(long = FLAGS.producers.name, help = FLAGS.producers.help,
+          long_help = FLAGS.producers.long_help,
+          help_heading = "Run control", default_value_t = 1,
           value_parser = number::<usize>("producers"), allow_negative_numbers = true)]
     pub producers: usize,
-    /// Threads of the harness timer that completes every pending step [1..=64].
-    #[arg(long, help_heading = "Run control",
+    // Its name and help: its row of the run settings table (limits/settings.rs).
+    #[arg(long = FLAGS.timer_threads.name, help = FLAGS.timer_threads.help,
+          long_help = FLAGS.timer_threads.long_help,
+          help_heading = "Run control",
           default_value_t = crate::measure::timer::DEFAULT_TIMER_THREADS,
           value_parser = number::<usize>("timer-threads"), allow_negative_numbers = true)]
     pub timer_threads: usize,
@@ -120,19 +129,26 @@ pub struct RunArgs {
     #[arg(long, help_heading = "Run control", default_value_t = crate::config::DEFAULT_REVALIDATE,
           value_parser = number::<usize>("revalidate"), allow_negative_numbers = true)]
     pub revalidate: usize,
-    /// Measured repetitions per cell [1..=1000] [default: 3, or 1 with --quick].
-    #[arg(long, help_heading = "Run control", value_parser = number::<usize>("repeat"),
+    // Its name and help: its row of the run settings table (limits/settings.rs).
+    #[arg(long = FLAGS.repeat.name, help = FLAGS.repeat.help,
+          long_help = FLAGS.repeat.long_help,
+          help_heading = "Run control", value_parser = number::<usize>("repeat"),
           allow_negative_numbers = true)]
     pub repeat: Option<usize>,
-    /// Skip the cost breakdown: the one untimed repetition per cell that counts each
-    /// strategy's wake-ups, parks, mailbox activations and retirements, and hops.
-    #[arg(long, help_heading = "Run control")]
+    // Its name and help: its row of the run settings table (limits/settings.rs).
+    #[arg(long = FLAGS.no_breakdown.name, help = FLAGS.no_breakdown.help,
+          long_help = FLAGS.no_breakdown.long_help,
+          help_heading = "Run control")]
     pub no_breakdown: bool,
-    /// Smaller sizes and one repetition: a smoke run in about a minute.
-    #[arg(long, help_heading = "Run control")]
+    // Its name and help: its row of the run settings table (limits/settings.rs).
+    #[arg(long = FLAGS.quick.name, help = FLAGS.quick.help,
+          long_help = FLAGS.quick.long_help,
+          help_heading = "Run control")]
     pub quick: bool,
-    /// Workload seed: the same seed gives every strategy the same messages.
-    #[arg(long, help_heading = "Run control", default_value_t = 42,
+    // Its name and help: its row of the run settings table (limits/settings.rs).
+    #[arg(long = FLAGS.seed.name, help = FLAGS.seed.help,
+          long_help = FLAGS.seed.long_help,
+          help_heading = "Run control", default_value_t = 42,
           value_parser = NumberParser::<u64>::whole("seed", u64::MAX), allow_negative_numbers = true)]
     pub seed: u64,
     /// The most memory the largest cell may need, in MiB (its workload and its keys' state,
@@ -159,15 +175,15 @@ pub struct RunArgs {
     #[arg(long, help_heading = "Run control", conflicts_with = "resume")]
     pub overwrite: bool,
 
-    /// What the pipeline scenarios consume through: `embedded` (the in-process log) or
-    /// `kafka` (Kafka's protocol through librdkafka, on an in-process mock cluster of 3
-    /// brokers per cell or on your cluster with --bootstrap-servers; needs a build with
-    /// `--features kafka`). One per run.
-    #[arg(long, help_heading = "Pipeline", value_enum, default_value_t = TransportKind::Embedded)]
+    // Its name and help: its row of the run settings table (limits/settings.rs).
+    #[arg(long = FLAGS.transport.name, help = FLAGS.transport.help,
+          long_help = FLAGS.transport.long_help,
+          help_heading = "Pipeline", value_enum, default_value_t = TransportKind::Embedded)]
     pub transport: TransportKind,
-    /// How long one request to the broker may take under `--transport kafka` (produce,
-    /// commit, offset fetch, seek), in milliseconds.
-    #[arg(long, help_heading = "Pipeline", default_value_t = 10_000, value_name = "MS",
+    // Its name and help: its row of the run settings table (limits/settings.rs).
+    #[arg(long = FLAGS.kafka_timeout_ms.name, help = FLAGS.kafka_timeout_ms.help,
+          long_help = FLAGS.kafka_timeout_ms.long_help,
+          help_heading = "Pipeline", default_value_t = 10_000, value_name = "MS",
           value_parser = NumberParser::<u64>::whole("kafka-timeout-ms", 3_600_000),
           allow_negative_numbers = true)]
     pub kafka_timeout_ms: u64,

@@ -1,8 +1,8 @@
 //! Every run setting, declared once.
 //!
 //! One row of the `run_settings!` table below is everything about a setting that a run
-//! records and that a later command checks: the `keyed-bench run` flag it comes from, the
-//! `meta` field `compare` lists when two runs differ in it, the value `run --resume`
+//! records and that a later command checks: the `keyed-bench run` flag it comes from, with
+//! the help `run -h` and `run --help` print for it, the `meta` field `compare` lists when two runs differ in it, the value `run --resume`
 //! compares with the recorded one, and the part it takes in the summary's settings line
 //! (and the report's shorter one). A swept setting (a list-valued strategy setting) is also
 //! a field of a sweep point, of a cell's recorded `settings` and of its sweep label
@@ -12,10 +12,15 @@
 //! of every setting invokes `run_settings!(all => generator)` (or `swept =>`, the swept
 //! rows alone) with one of the generators below, and the generated code names the types
 //! of that file (`Meta`, `RunConfig`, `StrategyConfig`, ...) as they are in scope there.
+//! A first pass (`generate::normalise!`) spells every row out in one form, each optional
+//! part an explicit bracket that is empty where the row has none, so that each generator
+//! matches that one form once.
 //! Adding a setting is adding a row; no check can forget it:
 //!
-//! - `setting_descriptors!`: [`RUN_SETTINGS`], each setting's flag and `meta` field
+//! - `setting_descriptors!`: [`RUN_SETTINGS`], each setting's flag, help and `meta` field
 //!   (`compare` lists the fields that differ, in their `at` order);
+//! - `flag_constants!`: [`FLAGS`], each setting's [`Flag`] by the row's name, the name and
+//!   help its clap field of `RunArgs` (`cli/run.rs`, `cli/kafka.rs`) takes;
 //! - `sweep_types!` (`sweep.rs`): `Sweep`, `Point` and `Uses`, their points and labels;
 //! - `cell_settings_type!` (`results/cell.rs`): `CellSettings` and `SWEEP_SETTINGS`;
 //! - `agree_settings!` (`suite/agree.rs`): a cell's recorded settings against its plan;
@@ -26,15 +31,23 @@
 //! - `setting_ranges!` (`limits`): [`SETTING_RANGES`](super::SETTING_RANGES), the range of
 //!   each row that declares one.
 //!
-//! The flags themselves and their help are `cli/run.rs`'s: tests in `cli/resume.rs` hold
-//! every flag of `run` to a row, a size, or a reason it is neither, and a test in
-//! `cli/run.rs` every range to its flag's help.
+//! The clap fields themselves (value parser, default, heading, their order in `--help`) are
+//! `cli/run.rs`'s and `cli/kafka.rs`'s; each takes its name and help from its row's
+//! [`FLAGS`] field, and has no help of its own. Tests in `cli/resume.rs` hold every flag of
+//! `run` to a row, a size, or a reason it is neither, and every setting flag's help to its
+//! row's; a test in `cli/run.rs` holds every range to its flag's help.
 
 /// One run setting, as the table declares it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RunSetting {
     /// The flag of `keyed-bench run`, without its dashes.
     pub flag: &'static str,
+    /// The flag's help, as `run -h` prints it (its first paragraph, without a closing
+    /// period).
+    pub help: &'static str,
+    /// The flag's whole help, as `run --help` prints it, where it has more than one
+    /// paragraph.
+    pub long_help: Option<&'static str>,
     /// The `meta` field that records it and its place among the settings `compare` lists
     /// when two runs differ in them; `None` where `compare` does not list it.
     pub compared: Option<(&'static str, u32)>,
@@ -44,12 +57,24 @@ pub struct RunSetting {
     pub line: Option<u32>,
 }
 
+/// A run setting's flag of `keyed-bench run`: the name and help that its clap field takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Flag {
+    /// The flag, without its dashes.
+    pub name: &'static str,
+    /// Its help, as `run -h` prints it.
+    pub help: &'static str,
+    /// Its whole help, as `run --help` prints it, where that is more than `help`.
+    pub long_help: Option<&'static str>,
+}
+
 /// The table of run settings. A row of the `swept` rows (list-valued strategy settings, in
 /// the order a sweep's points vary them, slowest first):
 ///
 /// ```text
 /// field: type {
 ///     flag "name", strategy StrategyConfig's field, [fixed by scenario Uses's field,]
+///     help "what `run -h` prints", [long help "what `run --help` prints",]
 ///     [range min => max,]
 ///     [meta "meta field" at place among compare's settings,]
 ///     resume |config| its value in a RunConfig, as `--resume` compares it,
@@ -58,21 +83,29 @@ pub struct RunSetting {
 /// ```
 ///
 /// A row of the `single` rows is the same without its type, `strategy` and `fixed by`.
+///
+/// `run_settings!(all => generator plus { swept { rows } single { rows } })` gives the
+/// generator the table with more rows after each part's own: the tests add a setting so.
 macro_rules! run_settings {
-    (swept => $generate:ident) => {
-        $crate::limits::settings::run_settings!(@rows (swept $generate));
+    (swept => $generate:ident $(plus $plus:tt)?) => {
+        $crate::limits::settings::run_settings!(@rows (swept $generate) [$($plus)?]);
     };
-    (all => $generate:ident) => {
-        $crate::limits::settings::run_settings!(@rows (all $generate));
+    (all => $generate:ident $(plus $plus:tt)?) => {
+        $crate::limits::settings::run_settings!(@rows (all $generate) [$($plus)?]);
     };
-    (all => $generate:ident with $($extra:tt)*) => {
-        $crate::limits::settings::run_settings!(@rows (all $generate ($($extra)*)));
+    (all => $generate:ident $(plus $plus:tt)? with $($extra:tt)*) => {
+        $crate::limits::settings::run_settings!(
+            @rows (all $generate ($($extra)*)) [$($plus)?]
+        );
     };
-    (@rows $then:tt) => {
-        $crate::limits::settings::run_settings! { @pick $then
+    (@rows $then:tt [$({ swept { $($swept:tt)* } single { $($single:tt)* } })?]) => {
+        $crate::limits::settings::generate::normalise! { $then
             swept {
                 workers: usize {
                     flag "workers", strategy workers, fixed by scenario workers,
+                    help "Worker threads per pool [1..=4096] [default: available cores]. A \
+                          comma-separated list sweeps them (as --throughput, --window and \
+                          --idle-spin-us): the suite runs every point of their cross product",
                     range 1 => StrategyConfig::MAX_WORKERS,
                     meta "workers" at 0,
                     resume |config| list(&config.sweep.workers),
@@ -81,6 +114,7 @@ macro_rules! run_settings {
                 }
                 throughput: usize {
                     flag "throughput", strategy throughput,
+                    help "Messages a mailbox runs per turn [1..=1048576]. A list sweeps it",
                     range 1 => 1 << 20,
                     meta "throughput" at 2,
                     resume |config| list(&config.sweep.throughput),
@@ -89,6 +123,9 @@ macro_rules! run_settings {
                 }
                 window: usize {
                     flag "window", strategy max_in_flight, fixed by scenario window,
+                    help "Admission window: most unfinished messages at once [1..=2097151] \
+                          [default: 256]. Given, it replaces the window async-io, async-io-zipf \
+                          and parallel-consumer have of their own. A list sweeps it",
                     range 1 => MAX_WINDOW,
                     meta "window" at 1,
                     resume |config| list(&config.sweep.window),
@@ -101,6 +138,9 @@ macro_rules! run_settings {
                 }
                 idle_spin_us: u32 {
                     flag "idle-spin-us", strategy idle_spin_us,
+                    help "Microseconds an idle mailbox worker (keyed-mailbox, work-stealing) \
+                          spins for new work before it parks; 0 parks at once. Not the handlers' \
+                          CPU (--spin-ns) [0..=1000]. A list sweeps it",
                     range 0 => StrategyConfig::MAX_IDLE_SPIN_US as usize,
                     meta "idle_spin_us" at 9,
                     resume |config| list(&config.sweep.idle_spin_us),
@@ -109,38 +149,53 @@ macro_rules! run_settings {
                         None => "idle spin a fixed backoff".to_owned(),
                     }),
                 }
+                $($($swept)*)?
             }
             single {
                 scenario {
                     flag "scenario",
+                    help "Scenarios to run, comma-separated, each once, or `all`",
                     resume |config| list(&config.scenarios),
                 }
                 strategy {
                     flag "strategy",
+                    help "Strategies to run, comma-separated, each once, or `all`",
                     resume |config| list(&config.strategies),
                 }
                 commit_policy {
                     flag "commit-policy",
+                    help "Commit policies of pipeline-crash and pipeline-rebalance, \
+                          comma-separated, each once, or `all`: contiguous, contiguous+metadata, \
+                          highest-completed (the other pipeline scenarios commit contiguous)",
                     meta "commit_policies" at 12,
                     resume |config| list(&config.commit_policies),
                 }
                 retry_policy {
                     flag "retry-policy",
+                    help "Retry policies of pipeline-retry, comma-separated, each once, or \
+                          `all`: retry-in-place, pause-partition, retry-topic",
                     meta "retry_policies" at 13,
                     resume |config| list(&config.retry_policies),
                 }
                 max_cells {
                     flag "max-cells",
+                    help "The most cells a run may have: a sweep whose cross product exceeds it \
+                          is refused before anything is measured [default: 2000]",
                     resume |config| config.sweep.max_cells.to_string(),
                 }
                 groups_per_worker {
                     flag "groups-per-worker",
+                    help "Hash-serial groups per worker (group-by, per-type-pool) [1..=65536]",
                     range 1 => 1 << 16,
                     meta "groups_per_worker" at 8,
                     resume |config| config.strategy.groups_per_worker.to_string(),
                 }
                 window_scope {
                     flag "window-scope",
+                    help "Which messages share one admission window: `strategy` (one window, one \
+                          receiver) or `type` (one window of --window messages per aggregate \
+                          type, as the legacy per-type dispatchers had) [default: type for \
+                          per-type-pool, strategy for the others]",
                     meta "window_scope" at 10,
                     resume |config| {
                         config.strategy.window_scope.map_or("default".into(), |s| s.to_string())
@@ -148,6 +203,10 @@ macro_rules! run_settings {
                 }
                 binding {
                     flag "binding",
+                    help "How keyed-mailbox binds a new key's mailbox to a worker: `reference` \
+                          (the design's scan for a running worker with an empty queue, then a \
+                          parked one) or `round-robin` (an ablation that looks at no worker, to \
+                          measure what the scan costs and buys)",
                     meta "binding" at 11,
                     resume |config| config.strategy.binding.to_string(),
                     line 8 |meta, _swept| match meta.binding {
@@ -159,6 +218,9 @@ macro_rules! run_settings {
                 }
                 producers {
                     flag "producers",
+                    help "Threads that submit the workload, each the keys `key % N` of it, as \
+                          several receivers would (completion-driven scenarios keep one driver) \
+                          [1..=64]",
                     range 1 => MAX_PRODUCERS,
                     meta "producers" at 6,
                     resume |config| config.producers.to_string(),
@@ -166,12 +228,16 @@ macro_rules! run_settings {
                 }
                 timer_threads {
                     flag "timer-threads",
+                    help "Threads of the harness timer that completes every pending step \
+                          [1..=64]",
                     range 1 => 64,
                     meta "timer_threads" at 7,
                     resume |config| config.timer_threads.to_string(),
                 }
                 repeat {
                     flag "repeat",
+                    help "Measured repetitions per cell [1..=1000] [default: 3, or 1 with \
+                          --quick]",
                     range 1 => MAX_REPEAT,
                     meta "repeat" at 4,
                     resume |config| config.repeat.to_string(),
@@ -179,30 +245,47 @@ macro_rules! run_settings {
                 }
                 no_breakdown {
                     flag "no-breakdown",
+                    help "Skip the cost breakdown: the one untimed repetition per cell that \
+                          counts each strategy's wake-ups, parks, mailbox activations and \
+                          retirements, and hops",
                     resume |config| (!config.breakdown).to_string(),
                 }
                 quick {
                     flag "quick",
+                    help "Smaller sizes and one repetition: a smoke run in about a minute",
                     meta "quick" at 5,
                     resume |config| config.quick.to_string(),
                     line 7 in brief |meta, _swept| meta.quick.then(|| "quick sizes".to_owned()),
                 }
                 seed {
                     flag "seed",
+                    help "Workload seed: the same seed gives every strategy the same messages",
                     meta "seed" at 3,
                     resume |config| config.seed.to_string(),
                     line 6 in brief |meta, _swept| Some(format!("seed {}", meta.seed)),
                 }
                 transport {
                     flag "transport",
+                    help "What the pipeline scenarios consume through: `embedded` (the \
+                          in-process log) or `kafka` (Kafka's protocol through librdkafka, on an \
+                          in-process mock cluster of 3 brokers per cell or on your cluster with \
+                          --bootstrap-servers; needs a build with `--features kafka`). One per \
+                          run",
                     resume |config| config.transport.to_string(),
                 }
                 kafka_timeout_ms {
                     flag "kafka-timeout-ms",
+                    help "How long one request to the broker may take under `--transport kafka` \
+                          (produce, commit, offset fetch, seek), in milliseconds",
                     resume |config| config.kafka_timeout.as_millis().to_string(),
                 }
                 bootstrap_servers {
                     flag "bootstrap-servers",
+                    help "Use your Kafka cluster at these brokers under `--transport kafka` \
+                          instead of a mock cluster per cell: each cell makes a topic and a \
+                          group there, named after a prefix unique to the run, and deletes them \
+                          afterwards (see --keep-topics). The run first checks that the cluster \
+                          answers within --kafka-timeout-ms and lets it make and delete a topic",
                     resume |config| {
                         let cluster = config.kafka.cluster.as_ref();
                         cluster.map_or("none".into(), |cluster| cluster.bootstrap.clone())
@@ -210,45 +293,41 @@ macro_rules! run_settings {
                 }
                 replication_factor {
                     flag "replication-factor",
+                    help "Replicas of each topic the run makes [default: 1 on the mock, 3 on a \
+                          cluster; the mock has 3 brokers]",
                     resume |config| config.kafka.replication_factor.to_string(),
                 }
                 group_protocol {
                     flag "group-protocol",
+                    help "The consumer group protocol: `consumer` (KIP-848; needs Kafka 4.0 or \
+                          later) or `classic` [default: consumer]",
                     resume |config| config.kafka.group_protocol.to_string(),
                 }
                 keep_topics {
                     flag "keep-topics",
+                    help "Keep the run's topics and groups on the cluster (--bootstrap-servers) \
+                          instead of deleting them after each cell",
                     resume |config| {
                         let cluster = config.kafka.cluster.as_ref();
                         cluster.is_some_and(|cluster| cluster.keep_topics).to_string()
                     },
                 }
+                $($($single)*)?
             }
         }
-    };
-    (@pick (swept $generate:ident) swept { $($swept:tt)* } single { $($single:tt)* }) => {
-        $generate! { $($swept)* }
-    };
-    (@pick (all $generate:ident) swept { $($swept:tt)* } single { $($single:tt)* }) => {
-        $generate! { swept { $($swept)* } single { $($single)* } }
-    };
-    (
-        @pick (all $generate:ident ($($extra:tt)*))
-        swept { $($swept:tt)* } single { $($single:tt)* }
-    ) => {
-        $generate! { swept { $($swept)* } single { $($single)* } extra { $($extra)* } }
     };
 }
 pub(crate) use run_settings;
 
 pub mod generate;
 
-use generate::setting_descriptors;
 pub(crate) use generate::{
     agree_settings, cell_settings_type, resume_values, setting_ranges, settings_lines, sweep_types,
 };
+use generate::{flag_constants, setting_descriptors};
 
 run_settings!(all => setting_descriptors);
+run_settings!(all => flag_constants);
 
 #[cfg(test)]
 mod tests;

@@ -2,6 +2,68 @@
 //! the swept ones) and makes one part of every setting, naming the types of the file that
 //! expands it as they are in scope there.
 
+/// The first pass of the table: every row in one form, each optional part an explicit
+/// bracket (empty where the row has none), then handed to the generator `then` names (the
+/// swept rows alone, or all rows with the swept ones first, and any extra tokens after
+/// `with`). A row so normalised, as every generator matches it:
+///
+/// ```text
+/// { name flag "name" help ["help", ["long help" or nothing]]
+///   swept [type, StrategyConfig's field, [Uses's field or nothing]] (empty: not swept)
+///   range [min, max] meta ["meta field", place] resume [|config| value]
+///   line [place, [brief or nothing], |meta, swept| part, [brief part or nothing]] }
+/// ```
+macro_rules! normalise {
+    (
+        $then:tt
+        swept {$(
+            $name:ident: $ty:ty {
+                flag $flag:literal, strategy $strategy:ident, $(fixed by scenario $uses:ident,)?
+                help $help:literal, $(long help $long:literal,)?
+                $(range $min:expr => $max:expr,)?
+                $(meta $meta:literal at $at:literal,)?
+                resume |$config:ident| $resume:expr,
+                $(line $rank:literal $(in $brief:ident)? |$meta_:ident, $swept_:ident| $line:expr,
+                    $(brief $short:expr,)?)?
+            }
+        )*}
+        single {$(
+            $sname:ident {
+                flag $sflag:literal,
+                help $shelp:literal, $(long help $slong:literal,)?
+                $(range $smin:expr => $smax:expr,)?
+                $(meta $smeta:literal at $sat:literal,)?
+                resume |$sconfig:ident| $sresume:expr,
+                $(line $srank:literal $(in $sbrief:ident)? |$smeta_:ident, $ssw:ident| $sline:expr,
+                    $(brief $sshort:expr,)?)?
+            }
+        )*}
+    ) => {
+        $crate::limits::settings::generate::normalise! { @pick $then
+            [$({
+                $name flag $flag help [$help, [$($long)?]] swept [$ty, $strategy, [$($uses)?]]
+                range [$($min, $max)?] meta [$($meta, $at)?] resume [|$config| $resume]
+                line [$($rank, [$($brief)?], |$meta_, $swept_| $line, [$($short)?])?]
+            })*]
+            [$({
+                $sname flag $sflag help [$shelp, [$($slong)?]] swept []
+                range [$($smin, $smax)?] meta [$($smeta, $sat)?] resume [|$sconfig| $sresume]
+                line [$($srank, [$($sbrief)?], |$smeta_, $ssw| $sline, [$($sshort)?])?]
+            })*]
+        }
+    };
+    (@pick (swept $generate:ident) [$($swept:tt)*] [$($single:tt)*]) => {
+        $generate! { $($swept)* }
+    };
+    (@pick (all $generate:ident) [$($swept:tt)*] [$($single:tt)*]) => {
+        $generate! { $($swept)* $($single)* }
+    };
+    (@pick (all $generate:ident ($($extra:tt)*)) [$($swept:tt)*] [$($single:tt)*]) => {
+        $generate! { $($swept)* $($single)* with $($extra)* }
+    };
+}
+pub(crate) use normalise;
+
 /// `Some` of the tokens given, or `None` without any.
 macro_rules! option {
     () => {
@@ -13,12 +75,12 @@ macro_rules! option {
 }
 pub(crate) use option;
 
-/// Whether the optional word given is there (`in brief`).
+/// Whether any token is given (`brief` of `in brief`, a swept row's type).
 macro_rules! given {
     () => {
         false
     };
-    ($word:ident) => {
+    ($($word:tt)+) => {
         true
     };
 }
@@ -56,43 +118,22 @@ macro_rules! taken {
 }
 pub(crate) use taken;
 
-/// `RUN_SETTINGS`: every row's flag, `meta` field and places.
+/// `RUN_SETTINGS`: every row's flag, help, `meta` field and places.
 macro_rules! setting_descriptors {
-    (
-        swept {$(
-            $name:ident: $ty:ty {
-                flag $flag:literal, strategy $strategy:ident, $(fixed by scenario $uses:ident,)?
-            $(range $min:expr => $max:expr,)?
-                $(meta $meta:literal at $at:literal,)?
-                resume |$config:ident| $resume:expr,
-                $(line $rank:literal $(in $brief:ident)? |$meta_:ident, $swept_:ident| $line:expr,
-                    $(brief $short:expr,)?)?
-            }
-        )*}
-        single {$(
-            $single:ident {
-                flag $sflag:literal,
-                $(range $smin:expr => $smax:expr,)?
-                $(meta $smeta:literal at $sat:literal,)?
-                resume |$sconfig:ident| $sresume:expr,
-                $(line $srank:literal $(in $sbrief:ident)? |$smeta_:ident, $sswept_:ident| $sline:expr,
-                    $(brief $sshort:expr,)?)?
-            }
-        )*}
-    ) => {
+    ($({
+        $name:ident flag $flag:literal help [$help:literal, [$($long:literal)?]]
+        swept [$($swept:tt)*] range $range:tt meta [$($meta:literal, $at:literal)?]
+        resume $resume:tt line [$($rank:literal, $($line:tt)*)?]
+    })*) => {
         /// Every run setting of the table, the swept ones first.
         pub const RUN_SETTINGS: &[RunSetting] = &[
             $(RunSetting {
                 flag: $flag,
+                help: $help,
+                long_help: $crate::limits::settings::generate::option!($($long)?),
                 compared: $crate::limits::settings::generate::option!($(($meta, $at))?),
-                swept: true,
+                swept: $crate::limits::settings::generate::given!($($swept)*),
                 line: $crate::limits::settings::generate::option!($($rank)?),
-            },)*
-            $(RunSetting {
-                flag: $sflag,
-                compared: $crate::limits::settings::generate::option!($(($smeta, $sat))?),
-                swept: false,
-                line: $crate::limits::settings::generate::option!($($srank)?),
             },)*
         ];
     };
@@ -100,20 +141,40 @@ macro_rules! setting_descriptors {
 
 pub(crate) use setting_descriptors;
 
+/// `Flags` and `FLAGS`: each row's flag of `keyed-bench run`, its name and help, by the row's
+/// name, as the clap fields of `run` take them. Needs `Flag` in scope.
+macro_rules! flag_constants {
+    ($({
+        $name:ident flag $flag:literal help [$help:literal, [$($long:literal)?]]
+        swept $swept:tt range $range:tt meta $meta:tt resume $resume:tt line $line:tt
+    })*) => {
+        /// The flag of each run setting, a field by the row's name.
+        #[derive(Clone, Copy, Debug)]
+        pub struct Flags {
+            $(#[doc = concat!("`--", $flag, "`.")] pub $name: Flag,)*
+        }
+
+        /// The flag of each run setting: `#[arg(long = FLAGS.workers.name, help =
+        /// FLAGS.workers.help, long_help = FLAGS.workers.long_help)]`.
+        pub const FLAGS: Flags = Flags {
+            $($name: Flag {
+                name: $flag,
+                help: $help,
+                long_help: $crate::limits::settings::generate::option!($($long)?),
+            },)*
+        };
+    };
+}
+pub(crate) use flag_constants;
+
 /// `Sweep` (the list-valued settings of a run), `Point` (one value of each), `Uses` (which
 /// of them a scenario takes), with the points and labels of a sweep. Needs in scope:
 /// `StrategyConfig`, serde's derives and `DEFAULT_MAX_CELLS`.
 macro_rules! sweep_types {
-    ($(
-        $name:ident: $ty:ty {
-            flag $flag:literal, strategy $strategy:ident, $(fixed by scenario $uses:ident,)?
-            $(range $min:expr => $max:expr,)?
-            $(meta $meta:literal at $at:literal,)?
-            resume |$config:ident| $resume:expr,
-            $(line $rank:literal $(in $brief:ident)? |$meta_:ident, $swept_:ident| $line:expr,
-                $(brief $short:expr,)?)?
-        }
-    )*) => {
+    ($({
+        $name:ident flag $flag:literal help $help:tt swept [$ty:ty, $strategy:ident, [$($uses:ident)?]]
+        range $range:tt meta $meta:tt resume $resume:tt line $line:tt
+    })*) => {
         /// The list-valued strategy settings of a run (`meta.sweep`).
         #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
         pub struct Sweep {
@@ -230,16 +291,10 @@ pub fn advance(at: &mut [usize], lengths: &[usize]) -> bool {
 /// `CellSettings` (what `runs[].settings` and `pipelines[].settings` record) and
 /// `SWEEP_SETTINGS` (the names of a sweep label). Needs serde's derives in scope.
 macro_rules! cell_settings_type {
-    ($(
-        $name:ident: $ty:ty {
-            flag $flag:literal, strategy $strategy:ident, $(fixed by scenario $uses:ident,)?
-            $(range $min:expr => $max:expr,)?
-            $(meta $meta:literal at $at:literal,)?
-            resume |$config:ident| $resume:expr,
-            $(line $rank:literal $(in $brief:ident)? |$meta_:ident, $swept_:ident| $line:expr,
-                $(brief $short:expr,)?)?
-        }
-    )*) => {
+    ($({
+        $name:ident flag $flag:literal help $help:tt swept [$ty:ty, $strategy:ident, $uses:tt]
+        range $range:tt meta $meta:tt resume $resume:tt line $line:tt
+    })*) => {
         /// The settings a sweep varies, as their labels name them (`workers=4 throughput=16`).
         pub const SWEEP_SETTINGS: &[&str] = &[$($flag,)*];
 
@@ -269,16 +324,10 @@ pub(crate) use cell_settings_type;
 /// `settings_fields`: `differ` of each setting a cell records, where it records them. Needs
 /// `CellSettings` and `differ` in scope.
 macro_rules! agree_settings {
-    ($(
-        $name:ident: $ty:ty {
-            flag $flag:literal, strategy $strategy:ident, $(fixed by scenario $uses:ident,)?
-            $(range $min:expr => $max:expr,)?
-            $(meta $meta:literal at $at:literal,)?
-            resume |$config:ident| $resume:expr,
-            $(line $rank:literal $(in $brief:ident)? |$meta_:ident, $swept_:ident| $line:expr,
-                $(brief $short:expr,)?)?
-        }
-    )*) => {
+    ($({
+        $name:ident flag $flag:literal help $help:tt swept $swept:tt range $range:tt meta $meta:tt
+        resume $resume:tt line $line:tt
+    })*) => {
         /// `differ` of each setting a cell records, where it records them.
         fn settings_fields(
             whys: &mut Vec<String>,
@@ -301,28 +350,13 @@ pub(crate) use agree_settings;
 /// `Meta::settings_line` and `Meta::brief_settings`. Needs `Meta`, `SweptSettings` and what
 /// the rows' parts name in scope.
 macro_rules! settings_lines {
-    (
-        swept {$(
-            $name:ident: $ty:ty {
-                flag $flag:literal, strategy $strategy:ident, $(fixed by scenario $uses:ident,)?
-            $(range $min:expr => $max:expr,)?
-                $(meta $meta:literal at $at:literal,)?
-                resume |$config:ident| $resume:expr,
-                $(line $rank:literal $(in $brief:ident)? |$meta_:ident, $swept_:ident| $line:expr,
-                    $(brief $short:expr,)?)?
-            }
-        )*}
-        single {$(
-            $single:ident {
-                flag $sflag:literal,
-                $(range $smin:expr => $smax:expr,)?
-                $(meta $smeta:literal at $sat:literal,)?
-                resume |$sconfig:ident| $sresume:expr,
-                $(line $srank:literal $(in $sbrief:ident)? |$smeta_:ident, $sswept_:ident| $sline:expr,
-                    $(brief $sshort:expr,)?)?
-            }
-        )*}
-    ) => {
+    ($({
+        $name:ident flag $flag:literal help $help:tt swept $swept:tt range $range:tt meta $meta:tt resume $resume:tt
+        line [$(
+            $rank:literal, [$($brief:ident)?], |$meta_:ident, $swept_:ident| $line:expr,
+            [$($short:expr)?]
+        )?]
+    })*) => {
         impl Meta {
             /// The run's settings as the summary's settings line states them, comma-separated
             /// (a swept setting as the list of its values, `swept`'s).
@@ -346,13 +380,6 @@ macro_rules! settings_lines {
                         parts.push(($rank, part));
                     }
                 )?)*
-                $($(
-                    if !brief || $crate::limits::settings::generate::given!($($sbrief)?) {
-                        let ($smeta_, $sswept_) = (self, swept);
-                        let part = $crate::limits::settings::generate::line_part!(brief, $sline $(, $sshort)?);
-                        parts.push(($srank, part));
-                    }
-                )?)*
                 parts.sort_by_key(|(rank, _)| *rank);
                 let parts: Vec<String> = parts.into_iter().filter_map(|(_, part)| part).collect();
                 parts.join(", ")
@@ -365,33 +392,14 @@ pub(crate) use settings_lines;
 /// `SETTINGS`: each setting's flag, and its value in a `RunConfig` as `run --resume`
 /// compares and shows it. Needs `RunConfig` and what the rows' values name in scope.
 macro_rules! resume_values {
-    (
-        swept {$(
-            $name:ident: $ty:ty {
-                flag $flag:literal, strategy $strategy:ident, $(fixed by scenario $uses:ident,)?
-            $(range $min:expr => $max:expr,)?
-                $(meta $meta:literal at $at:literal,)?
-                resume |$config:ident| $resume:expr,
-                $(line $rank:literal $(in $brief:ident)? |$meta_:ident, $swept_:ident| $line:expr,
-                    $(brief $short:expr,)?)?
-            }
-        )*}
-        single {$(
-            $single:ident {
-                flag $sflag:literal,
-                $(range $smin:expr => $smax:expr,)?
-                $(meta $smeta:literal at $sat:literal,)?
-                resume |$sconfig:ident| $sresume:expr,
-                $(line $srank:literal $(in $sbrief:ident)? |$smeta_:ident, $sswept_:ident| $sline:expr,
-                    $(brief $sshort:expr,)?)?
-            }
-        )*}
-    ) => {
+    ($({
+        $name:ident flag $flag:literal help $help:tt swept $swept:tt range $range:tt meta $meta:tt
+        resume [|$config:ident| $resume:expr] line $line:tt
+    })*) => {
         /// Each run setting's flag, and its value in a config as a resumed run compares and
         /// shows it.
         const SETTINGS: &[(&str, fn(&RunConfig) -> String)] = &[
             $(($flag, |$config: &RunConfig| $resume),)*
-            $(($sflag, |$sconfig: &RunConfig| $sresume),)*
         ];
     };
 }
@@ -401,34 +409,14 @@ pub(crate) use resume_values;
 /// after it (of flags the table does not hold). Needs `FlagRange` and what the ranges name
 /// in scope.
 macro_rules! setting_ranges {
-    (
-        swept {$(
-            $name:ident: $ty:ty {
-                flag $flag:literal, strategy $strategy:ident, $(fixed by scenario $uses:ident,)?
-                $(range $min:expr => $max:expr,)?
-                $(meta $meta:literal at $at:literal,)?
-                resume |$config:ident| $resume:expr,
-                $(line $rank:literal $(in $brief:ident)? |$meta_:ident, $swept_:ident| $line:expr,
-                    $(brief $short:expr,)?)?
-            }
-        )*}
-        single {$(
-            $single:ident {
-                flag $sflag:literal,
-                $(range $smin:expr => $smax:expr,)?
-                $(meta $smeta:literal at $sat:literal,)?
-                resume |$sconfig:ident| $sresume:expr,
-                $(line $srank:literal $(in $sbrief:ident)? |$smeta_:ident, $sswept_:ident| $sline:expr,
-                    $(brief $sshort:expr,)?)?
-            }
-        )*}
-        extra { $($extra:expr),* $(,)? }
-    ) => {
+    ($({
+        $name:ident flag $flag:literal help $help:tt swept $swept:tt range [$($min:expr, $max:expr)?]
+        meta $meta:tt resume $resume:tt line $line:tt
+    })* with $($extra:expr),* $(,)?) => {
         /// The numeric flags of `keyed-bench run` that are not workload sizes: the ranged
         /// run settings of the table, then the others.
         pub const SETTING_RANGES: &[FlagRange] = &[
             $($(FlagRange::int($flag, $min, $max),)?)*
-            $($(FlagRange::int($sflag, $smin, $smax),)?)*
             $($extra,)*
         ];
     };

@@ -1,63 +1,53 @@
 use super::generate::advance;
-use super::RunSetting;
+use super::{Flag, RunSetting};
 
-/// A table of three settings, one of them (`pause-us`, swept) a setting the real table does
-/// not have, given to every generator as the real table is: declared once, it shows up
-/// in every generated place.
-macro_rules! extra_table {
-    (swept => $generate:ident) => {
-        extra_table!(@rows (swept $generate));
-    };
-    (all => $generate:ident) => {
-        extra_table!(@rows (all $generate));
-    };
-    (@rows $then:tt) => {
-        extra_table! { @pick $then
+/// The real table, plus a swept setting (`pause-us`) and a single one (`label`) that it does
+/// not have, given to every generator as the real table is: declared once, each shows up
+/// in every generated place beside the real ones.
+macro_rules! with_extra_rows {
+    ($kind:ident => $generate:ident $($with:tt)*) => {
+        $crate::limits::settings::run_settings! { $kind => $generate plus {
             swept {
-                workers: usize {
-                    flag "workers", strategy workers, fixed by scenario workers,
-                    meta "workers" at 0,
-                    resume |config| list(&config.sweep.workers),
-                    line 0 in brief |meta, swept|
-                        Some(format!("workers {}", swept.show("workers", meta.workers))),
-                }
                 pause_us: u32 {
                     flag "pause-us", strategy pause_us,
-                    meta "pause_us" at 2,
+                    help "Microseconds to pause between turns [0..=1000]",
+                    range 0 => 1_000,
+                    meta "pause_us" at 14,
                     resume |config| list(&config.sweep.pause_us),
-                    line 1 |meta, swept|
+                    line 9 |meta, swept|
                         Some(format!("pause {} us", swept.show("pause-us", meta.pause_us))),
                 }
             }
             single {
-                seed {
-                    flag "seed",
-                    meta "seed" at 1,
-                    resume |config| config.seed.to_string(),
-                    line 2 in brief |meta, _swept| Some(format!("seed {}", meta.seed)),
+                label {
+                    flag "label",
+                    help "A label for the run",
+                    long help "A label for the run.\n\nThe summary's settings line states it",
+                    meta "label" at 15,
+                    resume |config| config.label.clone(),
+                    line 10 in brief |meta, _swept| Some(format!("label {}", meta.label)),
                 }
             }
-        }
-    };
-    (@pick (swept $generate:ident) swept { $($swept:tt)* } single { $($single:tt)* }) => {
-        $generate! { $($swept)* }
-    };
-    (@pick (all $generate:ident) swept { $($swept:tt)* } single { $($single:tt)* }) => {
-        $generate! { swept { $($swept)* } single { $($single)* } }
+        } $($with)* }
     };
 }
 
-/// What the generated code names, as the files that expand the real table have them.
+/// What the generated code names, as the files that expand the real table have them, with
+/// the fields of the two extra rows.
 #[allow(dead_code)]
 mod generated {
     use std::fmt::Display;
+    use std::time::Duration;
 
     use serde::{Deserialize, Serialize};
+    use strategies::{Binding, MAX_WINDOW};
 
+    use super::super::super::{FlagRange, MAX_PRODUCERS, MAX_REPEAT};
     use super::super::setting_descriptors;
     use super::RunSetting;
     use crate::limits::settings::{
-        agree_settings, cell_settings_type, resume_values, settings_lines, sweep_types,
+        agree_settings, cell_settings_type, flag_constants, resume_values, setting_ranges,
+        settings_lines, sweep_types, Flag,
     };
 
     pub const DEFAULT_MAX_CELLS: usize = 10;
@@ -65,14 +55,43 @@ mod generated {
     #[derive(Clone, Copy, Debug, Default, PartialEq)]
     pub struct StrategyConfig {
         pub workers: usize,
+        pub max_in_flight: usize,
+        pub throughput: usize,
+        pub idle_spin_us: u32,
         pub pause_us: u32,
-        pub other: u8,
+        pub groups_per_worker: usize,
+        pub window_scope: Option<u8>,
+        pub binding: Binding,
     }
 
+    impl StrategyConfig {
+        pub const MAX_WORKERS: usize = 4;
+        pub const MAX_IDLE_SPIN_US: u32 = 5;
+    }
+
+    #[derive(Clone, Copy)]
+    pub struct WindowScopeSetting;
+
+    impl WindowScopeSetting {
+        pub fn line(_: Option<Self>) -> String {
+            "its scope".to_owned()
+        }
+    }
+
+    #[derive(Default)]
     pub struct Meta {
         pub workers: usize,
-        pub pause_us: u32,
+        pub window: usize,
+        pub throughput: usize,
+        pub window_scope: Option<WindowScopeSetting>,
+        pub idle_spin_us: Option<u32>,
+        pub binding: Option<Binding>,
+        pub producers: Option<usize>,
+        pub repeat: usize,
+        pub quick: bool,
         pub seed: u64,
+        pub pause_us: u32,
+        pub label: String,
     }
 
     pub struct SweptSettings(pub Vec<(&'static str, Vec<String>)>);
@@ -86,9 +105,34 @@ mod generated {
         }
     }
 
+    pub struct Cluster {
+        pub bootstrap: String,
+        pub keep_topics: bool,
+    }
+
+    pub struct Kafka {
+        pub cluster: Option<Cluster>,
+        pub replication_factor: u16,
+        pub group_protocol: String,
+    }
+
     pub struct RunConfig {
         pub sweep: Sweep,
+        pub scenarios: Vec<String>,
+        pub strategies: Vec<String>,
+        pub commit_policies: Vec<String>,
+        pub retry_policies: Vec<String>,
+        pub strategy: StrategyConfig,
+        pub producers: usize,
+        pub timer_threads: usize,
+        pub repeat: usize,
+        pub breakdown: bool,
+        pub quick: bool,
         pub seed: u64,
+        pub transport: String,
+        pub kafka_timeout: Duration,
+        pub kafka: Kafka,
+        pub label: String,
     }
 
     fn list<T: Display>(items: &[T]) -> String {
@@ -106,12 +150,14 @@ mod generated {
         }
     }
 
-    extra_table!(all => setting_descriptors);
-    extra_table!(swept => sweep_types);
-    extra_table!(swept => cell_settings_type);
-    extra_table!(swept => agree_settings);
-    extra_table!(all => settings_lines);
-    extra_table!(all => resume_values);
+    with_extra_rows!(all => setting_descriptors);
+    with_extra_rows!(all => flag_constants);
+    with_extra_rows!(swept => sweep_types);
+    with_extra_rows!(swept => cell_settings_type);
+    with_extra_rows!(swept => agree_settings);
+    with_extra_rows!(all => settings_lines);
+    with_extra_rows!(all => resume_values);
+    with_extra_rows!(all => setting_ranges with FlagRange::int("other", 0, 1));
 
     pub fn agree(recorded: &CellSettings, planned: &CellSettings) -> Vec<String> {
         let mut whys = Vec::new();
@@ -119,8 +165,33 @@ mod generated {
         whys
     }
 
+    pub fn resume_count() -> usize {
+        SETTINGS.len()
+    }
+
     pub fn resume(flag: &str, config: &RunConfig) -> Option<String> {
         SETTINGS.iter().find(|(name, _)| *name == flag).map(|(_, value)| value(config))
+    }
+
+    pub fn config(sweep: Sweep) -> RunConfig {
+        RunConfig {
+            sweep,
+            scenarios: Vec::new(),
+            strategies: Vec::new(),
+            commit_policies: Vec::new(),
+            retry_policies: Vec::new(),
+            strategy: StrategyConfig::default(),
+            producers: 1,
+            timer_threads: 1,
+            repeat: 1,
+            breakdown: true,
+            quick: false,
+            seed: 1,
+            transport: "embedded".to_owned(),
+            kafka_timeout: Duration::from_millis(1),
+            kafka: Kafka { cluster: None, replication_factor: 1, group_protocol: "x".to_owned() },
+            label: "a label".to_owned(),
+        }
     }
 }
 
@@ -128,47 +199,78 @@ use generated::*;
 
 #[test]
 fn a_setting_declared_once_is_in_every_generated_place() {
-    // Its flag and the meta field compare lists, in its place.
-    let pause = RUN_SETTINGS.iter().find(|setting| setting.flag == "pause-us").unwrap();
-    assert_eq!(pause.compared, Some(("pause_us", 2)));
-    assert!(pause.swept);
-    // A sweep of it: points, labels, the strategy settings of a point.
-    let sweep = Sweep {
-        workers: vec![1, 2],
-        pause_us: vec![0, 5],
-        window_given: false,
-        max_cells: DEFAULT_MAX_CELLS,
+    // Its flag and the meta field compare lists, in its place, after the real table's.
+    let flags =
+        |settings: &[RunSetting]| -> Vec<&str> { settings.iter().map(|s| s.flag).collect() };
+    let real = super::RUN_SETTINGS;
+    let swept = real.iter().filter(|setting| setting.swept).count();
+    let mut expected = flags(real);
+    expected.insert(swept, "pause-us");
+    expected.push("label");
+    assert_eq!(flags(RUN_SETTINGS), expected);
+    let pause = RUN_SETTINGS[swept];
+    assert_eq!(pause.compared, Some(("pause_us", 14)));
+    assert_eq!((pause.swept, pause.line), (true, Some(9)));
+    let label = RUN_SETTINGS.last().unwrap();
+    assert_eq!((label.compared, label.swept, label.line), (Some(("label", 15)), false, Some(10)));
+    // Its flag's name and help, as a clap field takes them, and as the descriptors hold them.
+    let pause_flag = Flag {
+        name: "pause-us",
+        help: "Microseconds to pause between turns [0..=1000]",
+        long_help: None,
     };
-    assert_eq!(sweep.swept().collect::<Vec<_>>(), ["workers", "pause-us"]);
+    assert_eq!(FLAGS.pause_us, pause_flag);
+    assert_eq!((pause.help, pause.long_help), (pause_flag.help, None));
+    let long = "A label for the run.\n\nThe summary's settings line states it";
+    let label_flag = Flag { name: "label", help: "A label for the run", long_help: Some(long) };
+    assert_eq!(FLAGS.label, label_flag);
+    assert_eq!((label.help, label.long_help), (label_flag.help, Some(long)));
+    assert_eq!(FLAGS.workers.name, "workers");
+    assert_eq!(FLAGS.workers.help, super::FLAGS.workers.help);
+    // A sweep of it: points, labels, the strategy settings of a point.
+    let strategy = StrategyConfig { workers: 2, pause_us: 1, ..StrategyConfig::default() };
+    let sweep = Sweep { pause_us: vec![0, 5], ..Sweep::single(&strategy) };
+    assert_eq!(Sweep::single(&strategy).pause_us, [1]);
+    assert_eq!(sweep.swept().collect::<Vec<_>>(), ["pause-us"]);
     let points = sweep.points(Uses::ALL);
-    assert_eq!(points.len(), 4);
-    assert_eq!(points[1], Point { workers: 1, pause_us: 5 });
-    assert_eq!(sweep.label(&points[1], Uses::ALL), "workers=1 pause-us=5");
-    let own_workers = Uses { workers: false };
-    assert_eq!(sweep.points(own_workers).len(), 2, "a scenario's own workers are not swept");
-    assert_eq!(sweep.label(&points[1], own_workers), "pause-us=5");
-    let strategy = points[1].apply(StrategyConfig { other: 7, ..StrategyConfig::default() });
-    assert_eq!(strategy, StrategyConfig { workers: 1, pause_us: 5, other: 7 });
-    assert_eq!(Sweep::single(&strategy).pause_us, [5]);
+    assert_eq!(points.len(), 2);
+    assert_eq!((points[1].workers, points[1].pause_us), (2, 5));
+    assert_eq!(sweep.label(&points[1], Uses::ALL), "pause-us=5");
+    assert_eq!(points[1].apply(StrategyConfig::default()).pause_us, 5);
     // A cell's recorded settings, its label's names, and the agreement check.
-    assert_eq!(SWEEP_SETTINGS, ["workers", "pause-us"]);
-    let planned = CellSettings { workers: 1, pause_us: 0, sweep: String::new() };
+    assert_eq!(SWEEP_SETTINGS.last(), Some(&"pause-us"));
+    assert_eq!(SWEEP_SETTINGS.len(), swept + 1);
+    let planned = CellSettings {
+        workers: 1,
+        throughput: 1,
+        window: 1,
+        idle_spin_us: 0,
+        pause_us: 0,
+        sweep: String::new(),
+    };
     let recorded = CellSettings { pause_us: 5, ..planned.clone() };
-    assert_eq!(recorded.values(), [("workers", "1".to_owned()), ("pause-us", "5".to_owned())]);
+    assert_eq!(recorded.values().last(), Some(&("pause-us", "5".to_owned())));
     assert_eq!(
         agree(&recorded, &planned),
         ["settings.pause_us is 5, but the recorded settings give 0"]
     );
-    // The value a resumed run compares.
-    let config = |pause_us| RunConfig { sweep: Sweep { pause_us, ..sweep.clone() }, seed: 1 };
-    assert_eq!(resume("pause-us", &config(vec![0, 5])).as_deref(), Some("0,5"));
-    assert_ne!(resume("pause-us", &config(vec![0])), resume("pause-us", &config(vec![0, 5])));
-    assert_eq!(resume("window", &config(vec![0])), None);
-    // The settings line, in its places, and its brief form without it.
-    let meta = Meta { workers: 2, pause_us: 5, seed: 42 };
-    let swept = SweptSettings(vec![("pause-us", vec!["0".into(), "5".into()])]);
-    assert_eq!(meta.settings_line(&swept), "workers 2, pause [0, 5] us, seed 42");
-    assert_eq!(meta.brief_settings(&swept), "workers 2, seed 42");
+    // The values a resumed run compares.
+    assert_eq!(resume("pause-us", &config(sweep.clone())).as_deref(), Some("0,5"));
+    assert_eq!(resume("label", &config(sweep.clone())).as_deref(), Some("a label"));
+    assert_eq!(resume_count(), real.len() + 2);
+    // Its range, among the real ones and before those given after the table.
+    let ranges: Vec<&str> = SETTING_RANGES.iter().map(|range| range.flag).collect();
+    let at = ranges.iter().position(|flag| *flag == "pause-us").unwrap();
+    assert_eq!((SETTING_RANGES[at].min, SETTING_RANGES[at].max), (0.0, 1_000.0));
+    assert_eq!(ranges.len(), super::super::SETTING_RANGES.len() + 1);
+    assert_eq!(ranges.last(), Some(&"other"));
+    // The settings line, in its places, and its brief form without the swept one.
+    let meta = Meta { pause_us: 5, label: "x".to_owned(), ..Meta::default() };
+    let swept_settings = SweptSettings(vec![("pause-us", vec!["0".into(), "5".into()])]);
+    let line = meta.settings_line(&swept_settings);
+    assert!(line.ends_with(", pause [0, 5] us, label x"), "{line}");
+    let brief = meta.brief_settings(&swept_settings);
+    assert!(brief.ends_with(", label x") && !brief.contains("pause"), "{brief}");
 }
 
 #[test]
