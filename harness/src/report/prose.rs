@@ -22,6 +22,7 @@ use super::table::{Cell, Style};
 const FILES: &[(&str, &str)] = &[
     ("summary", include_str!("../../templates/prose/summary.jinja")),
     ("standing", include_str!("../../templates/prose/standing.jinja")),
+    ("verdict", include_str!("../../templates/prose/verdict.jinja")),
 ];
 
 /// Renders the piece `name` of the prose file `file` with `args`, each `(name, value)`.
@@ -187,6 +188,7 @@ mod tests {
                     .unwrap_or_else(|error| panic!("{file}/{name}: {error:#}"));
                 assert!(!text.trim().is_empty(), "{file}/{name} is empty");
                 assert!(!text.contains('\n'), "{file}/{name} is one line");
+                assert_eq!(text.trim(), text, "{file}/{name}: no space at either end");
                 count += 1;
             }
         }
