@@ -2,19 +2,14 @@
 //! with `meta.incomplete`): what follows covers only the cells done; and of a run with
 //! failed cells (`failed[]`): which, and why.
 
+use super::prose::prose_cell;
 use super::table::{Cell, Style};
 use crate::results::Results;
 
 /// The sentence as spans, or `None` for a complete run.
 pub fn line(results: &Results) -> Option<Cell> {
     let incomplete = results.meta.incomplete.as_ref()?;
-    let done = format!(" {}; everything below covers the cells done. ", incomplete.describe());
-    Some(
-        Cell::strong("Incomplete run:")
-            .then(Style::Plain, done)
-            .then(Style::Code, "keyed-bench run --resume")
-            .then(Style::Plain, " on the run's folder runs the others."),
-    )
+    Some(prose_cell!("incomplete", "incomplete", done = incomplete.describe()))
 }
 
 /// The sentence that names the failed cells and why each failed, or `None` where none did.

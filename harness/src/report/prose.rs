@@ -23,6 +23,10 @@ const FILES: &[(&str, &str)] = &[
     ("summary", include_str!("../../templates/prose/summary.jinja")),
     ("standing", include_str!("../../templates/prose/standing.jinja")),
     ("verdict", include_str!("../../templates/prose/verdict.jinja")),
+    ("published", include_str!("../../templates/prose/published.jinja")),
+    ("interference", include_str!("../../templates/prose/interference.jinja")),
+    ("incomplete", include_str!("../../templates/prose/incomplete.jinja")),
+    ("charts", include_str!("../../templates/prose/charts.jinja")),
 ];
 
 /// Renders the piece `name` of the prose file `file` with `args`, each `(name, value)`.
@@ -80,8 +84,9 @@ fn joined(source: &str) -> String {
 }
 
 /// Renders the piece `name` of `file` as a cell: its text's inline marks as spans, as
-/// [`Cell::inline`] reads them, while each value of `args` stays its own text wherever it
-/// lands (a backtick or `**` in a value is a character, not a mark).
+/// [`Cell::inline`] reads them, while each text value of `args` stays its own text wherever
+/// it lands (a backtick or `**` in a value is a character, not a mark). Other values (a
+/// number, a flag) render as they are.
 ///
 /// # Panics
 ///
@@ -96,7 +101,10 @@ pub fn cell(file: &str, name: &str, args: &[(&str, Value)]) -> Cell {
     let marked: Vec<(&str, Value)> = args
         .iter()
         .enumerate()
-        .map(|(index, (key, _))| (*key, Value::from(placeholder(index).to_string())))
+        .map(|(index, (key, value))| match value.as_str() {
+            Some(_) => (*key, Value::from(placeholder(index).to_string())),
+            None => (*key, value.clone()),
+        })
         .collect();
     let text = render(file, name, &marked);
     let values: Vec<String> = args.iter().map(|(_, value)| value.to_string()).collect();

@@ -15,13 +15,8 @@ use crate::workload::reference::{
     WOW_COLD_COMMAND_14_CORES, WOW_COLD_COMMAND_4_CORES, WOW_COLD_COMMAND_SLOW,
 };
 use crate::workload::{cold_command_param, ScenarioId};
+use crate::report::prose::prose;
 
-const NOTE: &str = "One pair of bars per cold-command cell (slow aggregates, senders): how \
-many times more cold commands per second keyed-mailbox handled than per-type-pool (the 9.2 \
-design Wow's release compared against) and than group-by, on a log scale; 1x is parity. The \
-open diamonds are Wow's published 9.3 / 9.2 ratios for 128 slow aggregates (its JMH \
-benchmark), labelled with the cores they were measured on; compare them with the cells of 128 \
-slow aggregates and the same senders, minding this run's core count in the title.";
 
 /// The numerator of the ratios: the design Wow's release shipped.
 const MAILBOX: StrategyId = StrategyId::KeyedMailbox;
@@ -62,7 +57,7 @@ pub(super) fn plan(view: &View<'_>) -> Planned {
     } else {
         let title = "cold-command: keyed-mailbox's cold-command rate over per-type-pool's and \
                      group-by's";
-        let note = point_note(NOTE, ScenarioId::ColdCommand, point);
+        let note = point_note(&prose!("charts", "cold_command"), ScenarioId::ColdCommand, point);
         render(name, title, note, &figure(&cells, results.meta.cores))
     }
 }

@@ -18,27 +18,10 @@ use crate::workload::reference::{
     is_parallel_consumer_experiment, PARALLEL_CONSUMER_KEY_MODE_S, PARALLEL_CONSUMER_WINDOW,
 };
 use crate::workload::ScenarioId;
+use crate::report::prose::prose;
 
-const ASYNC_IO_NOTE: &str = "Elapsed wall time of the whole async-io run (log y) against the \
-number of keys (log x): each handler waits a random 0-5 ms without blocking a thread, at most \
-a window's worth in flight. With few keys the per-key chains bound the time; with many, the \
-window does. The dashed black line is the ideal bound (the larger of the longest per-key chain \
-and total waiting / window); a strategy on it wastes nothing. This is not the experiment of the \
-Parallel Consumer's published table, so no published figure is drawn here.";
 
-const ASYNC_IO_ZIPF_NOTE: &str = "Elapsed wall time of the whole async-io-zipf run (log y) \
-against the number of keys (log x): async-io's non-blocking waits with keys drawn from a Zipf \
-distribution, so a few hot keys hold long chains. The dashed black line is the ideal bound \
-(the larger of the longest per-key chain and total waiting / window): with skewed keys the \
-hottest key's chain binds, whatever the design.";
 
-const PARALLEL_CONSUMER_NOTE: &str = "Elapsed wall time of the whole parallel-consumer run (log \
-y) against the number of keys (log x): each handler blocks its thread 0-4 ms on a fixed pool, \
-at most a window's worth in flight, keys drawn at random. With few keys the longest key's chain \
-binds; with many, the threads do. The dashed black line is that floor, from the drawn sleeps. \
-Where this run is the published experiment (10,000 messages, 16 threads, window 100), the open \
-diamonds are the Parallel Consumer's published KEY-mode seconds on the same experiment; a \
-scaled-down run shows none.";
 
 /// One chart of a key sweep.
 struct KeySweep<'a> {
@@ -64,9 +47,9 @@ pub(super) fn plan(view: &View<'_>) -> Vec<Planned> {
         .is_some_and(is_parallel_consumer_experiment)
         .then_some(PARALLEL_CONSUMER_KEY_MODE_S);
     let sweeps = [
-        (ScenarioId::AsyncIo, ASYNC_IO_NOTE, "ideal bound", None),
-        (ScenarioId::AsyncIoZipf, ASYNC_IO_ZIPF_NOTE, "ideal bound", None),
-        (ScenarioId::ParallelConsumer, PARALLEL_CONSUMER_NOTE, "floor", published),
+        (ScenarioId::AsyncIo, &prose!("charts", "async_io"), "ideal bound", None),
+        (ScenarioId::AsyncIoZipf, &prose!("charts", "async_io_zipf"), "ideal bound", None),
+        (ScenarioId::ParallelConsumer, &prose!("charts", "parallel_consumer"), "floor", published),
     ];
     for (scenario, note, bound, published) in sweeps {
         let name = format!("{scenario}-elapsed");

@@ -10,12 +10,8 @@ use super::sweep::{first_point, point_note};
 use super::{absent, names, render, strategy_colour, Planned, TICK_PX};
 use crate::report::view::{Rows, View};
 use crate::workload::ScenarioId;
+use crate::report::prose::prose;
 
-const NOTE: &str = "One pair of bars per strategy on many-types (many aggregate types): the \
-solid bar is the peak of OS threads the strategy added, observed from the process; the pale \
-bar is what the strategy reports it started. The dashed line is the workers setting. A design \
-that shares one pool stays on the line whatever the number of types; one pool per type grows \
-with the number of types. inline runs on the caller and starts none.";
 
 pub(super) fn plan(view: &View<'_>) -> Planned {
     let results = view.results();
@@ -26,7 +22,7 @@ pub(super) fn plan(view: &View<'_>) -> Planned {
     // The point's workers, where the cells record them.
     let workers = rows.iter().find_map(|row| Some(row.settings.as_ref()?.workers));
     let plot = figure(&rows, workers.unwrap_or(results.meta.workers));
-    let note = point_note(NOTE, ScenarioId::ManyTypes, point);
+    let note = point_note(&prose!("charts", "threads"), ScenarioId::ManyTypes, point);
     render("threads-many-types", "Threads per strategy (many-types)", note, &plot)
 }
 

@@ -10,14 +10,8 @@ use super::{noted, scenario_of, policy_colour, runs_of, strategies_of};
 use crate::report::view::{PipelineRows, View};
 use crate::results::CommitPolicy;
 use crate::workload::scenario::pipeline::PipelineKind;
+use crate::report::prose::prose;
 
-const NOTE: &str = "One group of bars per strategy on pipeline-crash: the consumer died \
-mid-run without a final commit and a new one resumed from the committed offsets. For each \
-commit policy, the solid bar is the records delivered twice (redelivered) and the dark red \
-bar beside it the records never applied (lost); the axis is logarithmic and a zero has no \
-bar, only its label. contiguous redelivers everything above each partition's first \
-incomplete record; contiguous+metadata only what its metadata did not cover; \
-highest-completed commits past slow records and loses them.";
 
 const LOST: RGBColor = RGBColor(160, 30, 30);
 
@@ -28,7 +22,7 @@ pub(super) fn plan(view: &View<'_>) -> Planned {
         return absent("pipeline-crash", scenario);
     }
     let title = "Redelivered and lost after a consumer crash (pipeline-crash)";
-    let note = noted(NOTE, view, scenario);
+    let note = noted(&prose!("charts", "pipeline_crash"), view, scenario);
     render("pipeline-crash", title, note, &figure(&runs))
 }
 

@@ -14,16 +14,8 @@ use super::{noted, scenario_of, runs_of};
 use crate::report::view::View;
 use crate::results::{ExpansionReport, Mitigation};
 use crate::workload::scenario::pipeline::PipelineKind;
+use crate::report::prose::prose;
 
-const NOTE: &str = "pipeline-expand for one strategy (keyed-mailbox when it ran), one panel \
-per mitigation: each point is the records first applied in one equal slice of the cell's \
-time, plotted at the slice's start, the partitions the log had before the expansion and \
-the partitions it added apart. Under none every partition runs from the start, so a moved \
-key's newer records (in a new partition) can apply before its older ones still queued in \
-an old partition; under drain-then-expand the new partitions' line stays at 0 until the \
-old partitions are committed up to where they stood at the expansion. Each caption gives \
-the records that reached the version-aware projection before a predecessor (reordered) and \
-how long the new partitions were held.";
 
 const OLD: RGBColor = RGBColor(70, 120, 180);
 const NEW: RGBColor = RGBColor(220, 110, 40);
@@ -45,7 +37,7 @@ pub(super) fn plan(view: &View<'_>) -> Planned {
                 .find(|expansion| expansion.mitigation == mitigation)
         })
         .collect();
-    let mut note = String::from(NOTE);
+    let mut note = prose!("charts", "pipeline_expand");
     let _ = write!(note, " Here, for {strategy}:");
     for (index, expansion) in expansions.iter().enumerate() {
         let _ = write!(
