@@ -49,6 +49,8 @@ const ADDING: &[(&str, &[&str])] = &[
         &[
             "its module under harness/src/report/plot/ and its row in `charts!` \
              (report/plot/mod.rs)",
+            "its note, a macro in harness/templates/prose/charts.jinja (report/prose.rs's \
+             tests render every piece and find every one the code names)",
             "its line in docs/workloads.md's chart list",
         ],
     ),

@@ -246,6 +246,33 @@ mod tests {
         );
     }
 
+    /// The Rust files under `dir`, this module's own left out (its docs and tests name
+    /// pieces that are not there).
+    fn rust_files(dir: &std::path::Path, found: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).expect("a source folder reads") {
+            let path = entry.expect("an entry").path();
+            if path.is_dir() {
+                rust_files(&path, found);
+            } else if !path.ends_with("prose.rs") {
+                found.push(path);
+            }
+        }
+    }
+
+    /// The (file, name) of every `prose!` and `prose_cell!` call in `text`.
+    fn named_pieces(text: &str) -> Vec<(String, String)> {
+        let calls = text.split("prose!(").skip(1);
+        calls
+            .chain(text.split("prose_cell!(").skip(1))
+            .filter_map(|call| {
+                let mut quoted = call.split('"');
+                let (_, file, _, name) =
+                    (quoted.next()?, quoted.next()?, quoted.next()?, quoted.next()?);
+                Some((file.to_owned(), name.to_owned()))
+            })
+            .collect()
+    }
+
     /// Every `prose!("file", "name"` under `src/report` names a piece that exists.
     #[test]
     fn every_piece_the_code_names_exists() {
@@ -255,32 +282,17 @@ mod tests {
                 pieces(source).into_iter().map(|(name, _)| ((*file).to_owned(), name))
             })
             .collect();
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/report");
+        let mut files = Vec::new();
+        rust_files(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/report"),
+            &mut files,
+        );
         let mut named = 0;
-        let mut stack = vec![root];
-        while let Some(dir) = stack.pop() {
-            for entry in std::fs::read_dir(&dir).expect("src/report reads") {
-                let path = entry.expect("an entry").path();
-                if path.is_dir() {
-                    stack.push(path);
-                    continue;
-                }
-                if path.ends_with("prose.rs") {
-                    continue;
-                }
-                let text = std::fs::read_to_string(&path).expect("a source file reads");
-                let calls = text.split("prose!(").skip(1);
-                for call in calls.chain(text.split("prose_cell!(").skip(1)) {
-                    let mut quoted = call.split('"');
-                    let (Some(_), Some(file), Some(_), Some(name)) =
-                        (quoted.next(), quoted.next(), quoted.next(), quoted.next())
-                    else {
-                        continue;
-                    };
-                    let piece = (file.to_owned(), name.to_owned());
-                    assert!(known.contains(&piece), "{}: no piece {file}/{name}", path.display());
-                    named += 1;
-                }
+        for path in files {
+            let text = std::fs::read_to_string(&path).expect("a source file reads");
+            for piece in named_pieces(&text) {
+                assert!(known.contains(&piece), "{}: no piece {piece:?}", path.display());
+                named += 1;
             }
         }
         assert!(named > 0);

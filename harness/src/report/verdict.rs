@@ -211,24 +211,8 @@ pub fn reading(metric: Metric, entries: &[Entry], controls: &[(&str, Value)]) ->
             let mut named = vec![*best_name];
             if tied.is_empty() {
                 let (runner, value) = rest[0];
-                parts.push(match factor(best.median, value.median, higher) {
-                    Some(f) => prose!(
-                        "verdict",
-                        "leads",
-                        best = *best_name,
-                        ratio = format_ratio(f),
-                        better = better,
-                        label = label,
-                        runner = runner,
-                    ),
-                    None => prose!(
-                        "verdict",
-                        "leads_unrated",
-                        best = *best_name,
-                        runner = runner,
-                        label = label,
-                    ),
-                });
+                let lead = factor(best.median, value.median, higher);
+                parts.push(leads(best_name, runner, lead, better, label));
                 named.push(runner);
             } else {
                 named.extend(&tied);
@@ -275,6 +259,23 @@ pub fn reading(metric: Metric, entries: &[Entry], controls: &[(&str, Value)]) ->
         parts.push(prose!("verdict", "excluded", names = list(&excluded)));
     }
     parts.join("; ")
+}
+
+/// The reading's part where `best` leads `runner`, the next design, by `factor` on the
+/// metric `label` (`better`: "higher" or "lower").
+fn leads(best: &str, runner: &str, factor: Option<f64>, better: &str, label: &str) -> String {
+    match factor {
+        Some(f) => prose!(
+            "verdict",
+            "leads",
+            best = best,
+            ratio = format_ratio(f),
+            better = better,
+            label = label,
+            runner = runner,
+        ),
+        None => prose!("verdict", "leads_unrated", best = best, runner = runner, label = label),
+    }
 }
 
 /// One ordered design's pipeline cell: records lost, redelivered, and whether the
