@@ -38,18 +38,21 @@ pub(super) fn plan(view: &View<'_>) -> Planned {
         })
         .collect();
     let mut note = prose!("charts", "pipeline_expand");
-    let _ = write!(note, " Here, for {strategy}:");
-    for (index, expansion) in expansions.iter().enumerate() {
-        let _ = write!(
-            note,
-            "{} {}, {} records reordered and the new partitions held {:.1} ms",
-            if index == 0 { "" } else { ";" },
-            expansion.mitigation,
-            expansion.records_reordered,
-            expansion.held_s * 1e3
-        );
-    }
-    note.push('.');
+    let mitigations: Vec<String> = expansions
+        .iter()
+        .map(|expansion| {
+            prose!(
+                "charts",
+                "pipeline_expand_mitigation",
+                mitigation = expansion.mitigation.to_string(),
+                reordered = expansion.records_reordered,
+                held = format!("{:.1}", expansion.held_s * 1e3),
+            )
+        })
+        .collect();
+    let mitigations = mitigations.join("; ");
+    let here = prose!("charts", "pipeline_expand_here", strategy = strategy, mitigations = mitigations);
+    let _ = write!(note, " {here}");
     let title = format!(
         "Applications in old and new partitions over an expansion (pipeline-expand, {strategy})"
     );
