@@ -13,7 +13,7 @@
 
 use std::sync::OnceLock;
 
-use minijinja::value::{Kwargs, Value};
+use minijinja::value::{Kwargs, Value, ValueKind};
 use minijinja::{Environment, UndefinedBehavior};
 
 use super::table::{Cell, Style};
@@ -92,22 +92,12 @@ fn joined(source: &str) -> String {
 ///
 /// As [`render`] does.
 pub fn cell(file: &str, name: &str, args: &[(&str, Value)]) -> Cell {
-    // Each value as a character of Unicode's private use area, replaced after the marks
-    // are read.
-    let placeholder = |index: usize| {
-        char::from_u32(PLACEHOLDERS + u32::try_from(index).expect("a few values"))
-            .expect("a private use character")
-    };
-    let marked: Vec<(&str, Value)> = args
-        .iter()
-        .enumerate()
-        .map(|(index, (key, value))| match value.as_str() {
-            Some(_) => (*key, Value::from(placeholder(index).to_string())),
-            None => (*key, value.clone()),
-        })
-        .collect();
-    let text = render(file, name, &marked);
-    let values: Vec<String> = args.iter().map(|(_, value)| value.to_string()).collect();
+    // Each text value (in a list or a map too) as a character of Unicode's private use
+    // area, replaced after the marks are read.
+    let mut values = Vec::new();
+    let held: Vec<(&str, Value)> =
+        args.iter().map(|(key, value)| (*key, placeheld(value, &mut values))).collect();
+    let text = render(file, name, &held);
     let filled = |part: &str| {
         part.chars().fold(String::new(), |mut out, c| {
             let index = (c as u32).checked_sub(PLACEHOLDERS).map(|index| index as usize);
@@ -135,6 +125,33 @@ pub fn cell(file: &str, name: &str, args: &[(&str, Value)]) -> Cell {
 
 /// The first private use character, the placeholder of a [`cell`]'s first value.
 const PLACEHOLDERS: u32 = 0xE000;
+
+/// `value` with each text in it (itself, or an item of a list or a map) replaced by the
+/// placeholder of its index in `values`, where it is kept.
+fn placeheld(value: &Value, values: &mut Vec<String>) -> Value {
+    if let Some(text) = value.as_str() {
+        let index = u32::try_from(values.len()).expect("a few values");
+        values.push(text.to_owned());
+        let placeholder = char::from_u32(PLACEHOLDERS + index).expect("a private use character");
+        return Value::from(placeholder.to_string());
+    }
+    let Ok(items) = value.try_iter() else { return value.clone() };
+    match value.kind() {
+        ValueKind::Seq => {
+            Value::from(items.map(|item| placeheld(&item, values)).collect::<Vec<_>>())
+        }
+        ValueKind::Map => {
+            let map: std::collections::BTreeMap<String, Value> = items
+                .filter_map(|key| {
+                    let item = value.get_item(&key).ok()?;
+                    Some((key.to_string(), placeheld(&item, values)))
+                })
+                .collect();
+            Value::from(map)
+        }
+        _ => value.clone(),
+    }
+}
 
 /// Renders a prose piece as text: `prose!("file", "name", key = value, ...)`, each value
 /// anything a minijinja [`Value`] is made from ([`render`]).
@@ -185,13 +202,24 @@ mod tests {
             .collect()
     }
 
+    /// A value for the argument `argument` of any piece: a text, or for a list of the
+    /// failed cells, one cell.
+    fn sample(argument: &str) -> Value {
+        match argument {
+            "cells" => Value::from(vec![minijinja::context! {
+                key => "x", reason => "x", abandoned => true
+            }]),
+            _ => Value::from("x"),
+        }
+    }
+
     #[test]
     fn every_piece_renders_with_its_arguments() {
         let mut count = 0;
         for (file, source) in FILES {
             for (name, params) in pieces(source) {
                 let args: Vec<(&str, Value)> =
-                    params.iter().map(|param| (param.as_str(), Value::from("x"))).collect();
+                    params.iter().map(|param| (param.as_str(), sample(param))).collect();
                 let text = try_render(file, &name, &args)
                     .unwrap_or_else(|error| panic!("{file}/{name}: {error:#}"));
                 assert!(!text.trim().is_empty(), "{file}/{name} is empty");
