@@ -55,6 +55,8 @@ const ADDING: &[(&str, &[&str])] = &[
              (its size follows from its layout and categories); a chart of chosen scenarios, a field of `Charts` \
              (workload/scenario/mod.rs, or `PipelineChart` in its pipeline.rs) that their \
              specs set",
+            "its note, a macro in harness/templates/prose/charts.jinja (report/prose.rs's \
+             tests render every piece and find every one the code names)",
             "its line in docs/workloads.md's chart list",
         ],
     ),

@@ -2,19 +2,17 @@
 //! with `meta.incomplete`): what follows covers only the cells done; and of a run with
 //! failed cells (`failed[]`): which, and why.
 
-use super::table::{Cell, Style};
+use minijinja::context;
+use minijinja::value::Value;
+
+use super::prose::prose_cell;
+use super::table::Cell;
 use crate::results::Results;
 
 /// The sentence as spans, or `None` for a complete run.
 pub fn line(results: &Results) -> Option<Cell> {
     let incomplete = results.meta.incomplete.as_ref()?;
-    let done = format!(" {}; everything below covers the cells done. ", incomplete.describe());
-    Some(
-        Cell::strong("Incomplete run:")
-            .then(Style::Plain, done)
-            .then(Style::Code, "keyed-bench run --resume")
-            .then(Style::Plain, " on the run's folder runs the others."),
-    )
+    Some(prose_cell!("incomplete", "incomplete", done = incomplete.describe()))
 }
 
 /// The sentence that names the failed cells and why each failed, or `None` where none did.
@@ -22,24 +20,14 @@ pub fn failed_line(results: &Results) -> Option<Cell> {
     if results.failed.is_empty() {
         return None;
     }
-    let count = results.failed.len();
-    let cells = if count == 1 { "1 cell".to_owned() } else { format!("{count} cells") };
-    let mut line = Cell::strong("Failed cells:")
-        .then(Style::Plain, format!(" the watchdog stopped {cells} that made no progress: "));
-    for (index, cell) in results.failed.iter().enumerate() {
-        if index > 0 {
-            line = line.then(Style::Plain, "; ");
-        }
-        let abandoned = if cell.abandoned { ", did not stop, and ended the run" } else { "" };
-        line = line
-            .then(Style::Code, cell.key().to_string())
-            .then(Style::Plain, format!(" ({}{abandoned})", cell.reason));
-    }
-    Some(
-        line.then(Style::Plain, ". They have no figures below; ")
-            .then(Style::Code, "keyed-bench run --resume")
-            .then(Style::Plain, " on the run's folder runs them again."),
-    )
+    let cells: Vec<Value> = results
+        .failed
+        .iter()
+        .map(|cell| {
+            context! { key => cell.key().to_string(), reason => cell.reason, abandoned => cell.abandoned }
+        })
+        .collect();
+    Some(prose_cell!("incomplete", "failed", count = results.failed.len(), cells = cells))
 }
 
 #[cfg(test)]

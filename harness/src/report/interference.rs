@@ -1,7 +1,8 @@
 //! The line on the machine that opens `summary.md` and `report.html`: quiet, or how busy
 //! it was and which cells that touched (from the cells' interference receipts).
 
-use super::table::{Cell, Style};
+use super::prose::{prose, prose_cell};
+use super::table::Cell;
 use crate::results::interference::{meets_reference_bar, REFERENCE_DISTURBED_SHARE};
 use crate::results::{Interference, Results, Validity};
 
@@ -25,24 +26,20 @@ pub fn line(results: &Results) -> Option<Cell> {
     let (disturbed, void) = (count(Validity::Disturbed), count(Validity::Void));
     let unmeasured = count(Validity::Unmeasured);
     let validities: Vec<Validity> = cells.iter().map(|(_, receipt)| receipt.validity).collect();
+    let share = format!("{:.0}", REFERENCE_DISTURBED_SHARE * 100.0);
     let bar = if meets_reference_bar(&validities) {
-        format!(
-            " It meets the reference bar (no void cell, at most {:.0}% disturbed).",
-            REFERENCE_DISTURBED_SHARE * 100.0
-        )
+        prose!("interference", "reference_bar", share = share)
     } else {
-        format!(
-            " It is not a reference run (the bar: no void cell, at most {:.0}% disturbed).",
-            REFERENCE_DISTURBED_SHARE * 100.0
-        )
+        prose!("interference", "not_reference", share = share)
     };
     if disturbed + void == 0 {
-        let text = format!(
-            " quiet: no cell's receipt showed other processes or steal at 10% of this \
-             process's CPUs ({} cells; {unmeasured} too short to judge alone).{bar}",
-            cells.len()
-        );
-        return Some(Cell::strong("Machine:").then(Style::Plain, text));
+        return Some(prose_cell!(
+            "interference",
+            "quiet",
+            cells = cells.len(),
+            unmeasured = unmeasured,
+            bar = bar,
+        ));
     }
     let busiest = cells
         .iter()
@@ -59,19 +56,17 @@ pub fn line(results: &Results) -> Option<Cell> {
     if touched.len() > NAMED_CELLS {
         named.push_str(&format!(" and {} more", touched.len() - NAMED_CELLS));
     }
-    let text = format!(
-        " busy: other processes or steal took up to {:.0}% of this process's CPUs. \
-         {disturbed} of {} cells disturbed (kept, marked [disturbed]), {void} void (kept, \
-         marked [void], left out of rankings{}): {named}.{bar}",
-        busiest * 100.0,
-        cells.len(),
-        if remeasured > 0 {
-            format!("; {remeasured} measurements repeated")
-        } else {
-            String::new()
-        },
-    );
-    Some(Cell::strong("Machine:").then(Style::Plain, text))
+    Some(prose_cell!(
+        "interference",
+        "busy",
+        busiest = format!("{:.0}", busiest * 100.0),
+        disturbed = disturbed,
+        cells = cells.len(),
+        void = void,
+        remeasured = remeasured,
+        named = named,
+        bar = bar,
+    ))
 }
 
 #[cfg(test)]

@@ -8,6 +8,8 @@
 //! - `summary`: `summary.md`, one table per (scenario, param);
 //! - `published`: the summary's tables that set a scenario beside its bound or a published
 //!   figure (cold-command, the key sweeps, parallel-consumer);
+//! - `prose`: the reports' words (paragraphs, notes, the charts' notes), kept in template
+//!   files under `harness/templates/prose/` and rendered by name;
 //! - `pipeline`: the summary's tables of the end-to-end pipeline scenarios;
 //! - `price`: the summary's price of order, each ordered design over the unordered control;
 //! - `standing`: the summary's cells where `keyed-mailbox` trails the best design, each
@@ -38,6 +40,7 @@ pub mod interference;
 pub mod pipeline;
 pub mod plot;
 pub mod price;
+pub mod prose;
 mod published;
 pub mod standing;
 pub mod summary;

@@ -8,6 +8,7 @@ use strategies::StrategyId;
 use super::document::Document;
 use super::first_seen;
 use super::format::format_rate;
+use super::prose::prose;
 use super::table::Table;
 use super::view::Rows;
 use crate::results::{Metric, RunResult};
@@ -23,13 +24,7 @@ use crate::workload::{cold_command_param, keys_param, ScenarioId};
 pub(super) fn render_cold_command(out: &mut Document, rows: &Rows<'_>, cores: usize) {
     let (strategies, params) = strategies_and_params(rows);
     out.heading(3, "cold-command: cold commands per second");
-    out.prose(&format!(
-        "Each sender sends a command to a new \
-         aggregate and sends the next once it is handled. *9.3 / 9.2*: `keyed-mailbox` over \
-         `per-type-pool`, the designs Wow's release compared; *published* is that ratio from \
-         Wow's release notes (JMH, 128 slow aggregates), on 4-core CI runners and on a 14-core \
-         laptop; this run had {cores} cores."
-    ));
+    out.prose(&prose!("published", "cold_command", cores = cores));
     let mut table = Table::of(">slow|>senders").numbers(strategies.iter().copied()).with(
         ">keyed-mailbox / per-type-pool (9.3 / 9.2)|>keyed-mailbox / group-by|published 9.3 / 9.2",
     );
@@ -80,12 +75,7 @@ fn strategies_and_params<'a>(rows: &[&'a RunResult]) -> (Vec<&'a str>, Vec<&'a s
 pub(super) fn render_key_sweep(out: &mut Document, scenario: ScenarioId, rows: &Rows<'_>) {
     let messages = rows.first().map_or(0, |row| row.messages);
     out.heading(3, format!("{scenario}: elapsed seconds by key count"));
-    out.prose(&format!(
-        "{messages} messages per run, each \
-         waiting without blocking a thread; the ideal bound is the larger of the longest key's \
-         chain of waits and total waiting / window. This is not the experiment behind the \
-         Parallel Consumer's published table (see parallel-consumer)."
-    ));
+    out.prose(&prose!("published", "key_sweep", messages = messages));
     out.table(keys_table(rows, ">keys|>ideal", false, |row| format!("{:.3}", row.elapsed_s)));
     out.blank();
 }
@@ -99,18 +89,12 @@ pub(super) fn render_parallel_consumer(out: &mut Document, rows: &Rows<'_>, publ
     let messages = rows.first().map_or(0, |row| row.messages);
     let threads = rows.first().and_then(|row| row.workers).unwrap_or(0);
     out.heading(3, "parallel-consumer: elapsed seconds by key count");
-    out.prose(&format!(
-        "{messages} messages per run \
-         on {threads} threads, each handler blocking its thread. *floor*: the larger of the \
-         longest key's sleeps and all sleeps / threads, as drawn. Each strategy's cell is its \
-         elapsed seconds and, in brackets, elapsed / its *measured* floor (the same bound from \
-         the service times it recorded: sleeps overshoot).{}",
-        if published {
-            " *published*: the Parallel Consumer's KEY mode on the same experiment, set \
-             against the drawn floor."
-        } else {
-            " A scaled-down run: no published figure applies."
-        }
+    out.prose(&prose!(
+        "published",
+        "parallel_consumer",
+        messages = messages,
+        threads = threads,
+        published = published,
     ));
     let spec =
         if published { ">keys|>floor|>published|>published / floor" } else { ">keys|>floor" };
@@ -166,24 +150,24 @@ fn published_modes(out: &mut Document, rows: &Rows<'_>, params: &[&str]) {
     }
     let floor_of = |keys: usize| floors.get(&keys).copied();
     if let Some(floor) = floor_of(1) {
-        out.prose(&format!(
-            "PARTITION mode (the partition as one serial stream, which in keyed-bench is the \
-             1-key experiment): published {PARALLEL_CONSUMER_PARTITION_S} s, {:.2}x the 1-key \
-             floor of {floor:.3} s.",
-            PARALLEL_CONSUMER_PARTITION_S / floor
+        out.prose(&prose!(
+            "published",
+            "partition",
+            published = PARALLEL_CONSUMER_PARTITION_S.to_string(),
+            ratio = format!("{:.2}", PARALLEL_CONSUMER_PARTITION_S / floor),
+            floor = format!("{floor:.3}"),
         ));
     }
     let most_keys = params.iter().filter_map(|param| keys_param(param)).max();
     if let Some((keys, floor)) = most_keys.and_then(|keys| Some((keys, floor_of(keys)?))) {
-        out.prose(&format!(
-            "UNORDERED mode: published {PARALLEL_CONSUMER_UNORDERED_S} s, {:.2}x the floor of \
-             all sleeps / threads ({floor:.3} s, drawn at {keys} keys); keyed-bench's unordered \
-             control is `thread-pool`, in the table above.",
-            PARALLEL_CONSUMER_UNORDERED_S / floor
+        out.prose(&prose!(
+            "published",
+            "unordered",
+            published = PARALLEL_CONSUMER_UNORDERED_S.to_string(),
+            ratio = format!("{:.2}", PARALLEL_CONSUMER_UNORDERED_S / floor),
+            floor = format!("{floor:.3}"),
+            keys = keys,
         ));
     }
-    out.prose(&format!(
-        "The published figures ran once each, against a mock consumer and producer \
-         ({PARALLEL_CONSUMER_MESSAGES} messages); docs/design.md section 5.1 says how."
-    ));
+    out.prose(&prose!("published", "published_source", messages = PARALLEL_CONSUMER_MESSAGES));
 }

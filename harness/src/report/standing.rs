@@ -33,6 +33,7 @@
 use super::document::Document;
 use super::format::format_value;
 use super::or_dash;
+use super::prose::prose;
 use super::table::Table;
 use super::verdict::{best, contenders, format_ratio, ranked_cells, ratio, Entry, Value};
 use super::view::View;
@@ -122,38 +123,51 @@ impl Cause {
             Self::Affinity { parked: (mine, theirs) } => {
                 let check = match hybrid {
                     _ if best == StrategyId::Hybrid.as_str() => {
-                        " (hybrid, which takes such mailboxes, is the best here)".to_owned()
+                        prose!("standing", "affinity_hybrid_best")
                     }
-                    Some(standing) if standing >= TRAILS => format!(
-                        " (hybrid, which takes such mailboxes, reads {}x of {best}: the take \
-                         recovers it)",
-                        format_ratio(standing)
+                    Some(standing) if standing >= TRAILS => prose!(
+                        "standing",
+                        "affinity_recovered",
+                        standing = format_ratio(standing),
+                        best = best,
                     ),
-                    Some(standing) => format!(
-                        " (hybrid, which takes such mailboxes, reads {}x of {best}: the take \
-                         does not recover it)",
-                        format_ratio(standing)
+                    Some(standing) => prose!(
+                        "standing",
+                        "affinity_not_recovered",
+                        standing = format_ratio(standing),
+                        best = best,
                     ),
                     None => String::new(),
                 };
-                format!(
-                    "affinity: a worker parked while another's queue held a runnable mailbox \
-                     {} ({best}: {}){check}",
-                    per(*mine),
-                    theirs.map_or("n/a".to_owned(), per)
+                prose!(
+                    "standing",
+                    "affinity",
+                    mine = per(*mine),
+                    theirs = theirs.map_or("n/a".to_owned(), per),
+                    best = best,
+                    check = check,
                 )
             }
-            Self::Window { blocked: (mine, theirs) } => format!(
-                "window: the producer was blocked on the full window {} of its time ({best}: \
-                 {})",
-                share(*mine),
-                share(*theirs)
+            Self::Window { blocked: (mine, theirs) } => prose!(
+                "standing",
+                "window",
+                mine = share(*mine),
+                theirs = share(*theirs),
+                best = best,
             ),
-            Self::Parking { parking: (mine, theirs) } => format!(
-                "parking: {mine:.1} parks and wake-ups per 1,000 messages ({best}: {theirs:.1})"
+            Self::Parking { parking: (mine, theirs) } => prose!(
+                "standing",
+                "parking",
+                mine = format!("{mine:.1}"),
+                theirs = format!("{theirs:.1}"),
+                best = best,
             ),
-            Self::Work { cpu_ns: (mine, theirs) } => format!(
-                "work: its threads spent {mine:.0} ns of CPU per message ({best}: {theirs:.0})"
+            Self::Work { cpu_ns: (mine, theirs) } => prose!(
+                "standing",
+                "work",
+                mine = format!("{mine:.0}"),
+                theirs = format!("{theirs:.0}"),
+                best = best,
             ),
         }
     }
@@ -203,12 +217,9 @@ pub fn causes(mine: Counters<'_>, theirs: Counters<'_>) -> Vec<Cause> {
 fn causes_reading(found: &[Cause], counted: bool, best: &str, hybrid: Option<f64>) -> String {
     if found.is_empty() {
         return if counted {
-            format!(
-                "no counter separates it from {best}: the machine's scheduling or what no \
-                 counter sees (compare the 1-worker run)"
-            )
+            prose!("standing", "no_cause", best = best)
         } else {
-            "no counted repetition on one side".to_owned()
+            prose!("standing", "uncounted")
         };
     }
     let readings: Vec<String> = found.iter().map(|cause| cause.reading(best, hybrid)).collect();
@@ -294,20 +305,17 @@ pub(super) fn section(out: &mut Document, view: &View<'_>) {
     }
     out.heading(2, "Where keyed-mailbox trails");
     let trailing = table.len();
-    out.prose(&format!(
-        "keyed-mailbox, the design under study, reads below {TRAILS}x of the best ordered \
-         design in {trailing} of the {ranked} ranked cells where it has a figure (the \
-         verdict's metric and medians; for lower-is-better metrics, best / keyed-mailbox). \
-         Beside each: its counters and the best design's, from their counted repetitions, \
-         and every cause whose rule holds: affinity (a worker parked while another's queue \
-         held a runnable mailbox, at least {PARKED_PER_1000} per 1,000 messages and twice the \
-         best's), window (the producer blocked on the full window at least {:.0} points \
-         longer), parking (parks and wake-ups at least {PARKING_FACTOR}x the best's and \
-         {PARKING_PER_1000} per 1,000), work (its threads' CPU per message at least \
-         {WORK_FACTOR}x the best's, timed repetitions), else none of the counters. Where hybrid \
-         ran, its standing in the same cell checks the affinity rule: it takes exactly the \
-         mailboxes that rule counts.",
-        BLOCKED_POINTS * 100.0
+    out.prose(&prose!(
+        "standing",
+        "trailing",
+        trails = TRAILS.to_string(),
+        trailing = trailing,
+        ranked = ranked,
+        parked_per_1000 = PARKED_PER_1000.to_string(),
+        blocked_points = format!("{:.0}", BLOCKED_POINTS * 100.0),
+        parking_factor = PARKING_FACTOR.to_string(),
+        parking_per_1000 = PARKING_PER_1000.to_string(),
+        work_factor = WORK_FACTOR.to_string(),
     ));
     if trailing > 0 {
         out.table(table);
@@ -387,27 +395,19 @@ impl HybridTally {
         let Self { ranked, met, floor, left_out } = self;
         let share = *met as f64 / *ranked as f64;
         let target_met = share >= HYBRID_TARGET_SHARE && floor.is_empty();
-        let listed =
-            if floor.is_empty() { String::new() } else { format!(" ({})", floor.join(", ")) };
-        let left = if *left_out > 0 {
-            format!(
-                " {left_out} cell(s) left out: one of the three void, with a violation or \
-                 without a figure."
-            )
-        } else {
-            String::new()
-        };
-        format!(
-            "In each ranked cell, hybrid's median over the better of keyed-mailbox's and \
-             work-stealing's on the verdict's metric (the inverse where lower is better), with \
-             hybrid's min-max over that median. Target: at least {HYBRID_TARGET}x in at least \
-             {:.0}% of the cells and never below {HYBRID_FLOOR}x. Here: at least \
-             {HYBRID_TARGET}x in {met} of {ranked} cells ({:.0}%), below {HYBRID_FLOOR}x in \
-             {}{listed}; the target is {}.{left}",
-            HYBRID_TARGET_SHARE * 100.0,
-            share * 100.0,
-            floor.len(),
-            if target_met { "met" } else { "missed" },
+        prose!(
+            "standing",
+            "hybrid",
+            target = HYBRID_TARGET.to_string(),
+            target_share = format!("{:.0}", HYBRID_TARGET_SHARE * 100.0),
+            floor = HYBRID_FLOOR.to_string(),
+            met = *met,
+            ranked = *ranked,
+            share = format!("{:.0}", share * 100.0),
+            below = floor.len(),
+            listed = floor.join(", "),
+            verdict = if target_met { "met" } else { "missed" },
+            left_out = *left_out,
         )
     }
 }

@@ -4,6 +4,7 @@ use strategies::WindowScope;
 
 use super::document::Document;
 use super::format::{format_ns, format_rate};
+use super::prose::{prose, prose_cell};
 use super::published;
 use super::table::{Cell, Declared, Style, Table};
 use super::view::{Rows, View};
@@ -76,40 +77,31 @@ pub(super) fn summary(results: &Results, with_verdict: bool) -> Document {
 /// saturation base, its notes, any oversubscription, and how to read the tables.
 fn header(out: &mut Document, results: &Results) {
     let meta = &results.meta;
-    out.prose(&format!(
-        "{} · commit `{}` · {} · {} cores · {}",
-        meta.created, meta.git_commit, meta.cpu_model, meta.cores, meta.rustc
+    out.prose(&prose!(
+        "summary",
+        "machine",
+        created = meta.created.as_str(),
+        commit = meta.git_commit.as_str(),
+        cpu = meta.cpu_model.as_str(),
+        cores = meta.cores,
+        rustc = meta.rustc.as_str(),
     ));
     let swept = SweptSettings::of(results);
     out.prose(&settings_line(meta, &swept));
     if let Some(overhead) = meta.recorder_overhead_ns {
-        out.prose(&format!(
-            "Measurement overhead: the recorder costs {overhead:.0} ns per message \
-             (inline, no-op handler, with vs without it); every latency includes it."
-        ));
+        out.prose(&prose!("summary", "overhead", ns = format!("{overhead:.0}")));
     }
     if let Some(saturation) = meta.saturation_per_s {
-        out.prose(&format!(
-            "open-loop loads are fractions of {} msg/s (inline on uniform, times \
-             min(workers, cores - 1)).",
-            format_rate(saturation)
-        ));
+        out.prose(&prose!("summary", "saturation", rate = format_rate(saturation)));
     }
     for note in &meta.notes {
-        out.prose(&format!("Note: {note}"));
+        out.prose(&prose!("summary", "note", note = note.as_str()));
     }
     external_designs(out, meta);
     if let Some(line) = oversubscribed(meta, &swept) {
         out.prose(&line);
     }
-    out.paragraph(Cell::inline(
-        "Latency is completion - intended arrival; HOL is start - ready. CPU/msg: CPU time \
-         per message of every thread of the process / of the strategy's own threads (its \
-         workers, not the producer nor the harness's), means over repetitions. **Bold**: best \
-         among the ordered contenders (not `inline`, the reference, nor `thread-pool`, the \
-         unordered control). Correctness: order violations / overlaps / lost / duplicates / \
-         failed, summed over repetitions.",
-    ));
+    out.paragraph(Cell::inline(&prose!("summary", "reading")));
 }
 
 /// One line per external design (`--external`): what ran it, so that a reader knows which
@@ -117,25 +109,16 @@ fn header(out: &mut Document, results: &Results) {
 fn external_designs(out: &mut Document, meta: &Meta) {
     for design in &meta.designs {
         let Some(external) = &design.external else { continue };
-        out.paragraph(
-            Cell::default()
-                .then(Style::Plain, "External design ")
-                .then(Style::Code, design.id.as_str())
-                .then(
-                    Style::Plain,
-                    format!(": {}, version {}, run by ", design.description, external.version),
-                )
-                .then(Style::Code, external.command.as_str())
-                .then(
-                    Style::Plain,
-                    format!(
-                        " (source SHA-256 {}; waits: {}). Its CPU/msg and threads are its driver's \
-                         whole process (its producers and runtime threads too).",
-                        &external.source_sha256[..external.source_sha256.len().min(12)],
-                        external.wait
-                    ),
-                ),
-        );
+        out.paragraph(prose_cell!(
+            "summary",
+            "external_design",
+            id = design.id.as_str(),
+            description = design.description.as_str(),
+            version = external.version.as_str(),
+            command = external.command.as_str(),
+            sha = &external.source_sha256[..external.source_sha256.len().min(12)],
+            wait = external.wait.as_str(),
+        ));
     }
 }
 
@@ -149,16 +132,14 @@ fn settings_line(meta: &Meta, swept: &SweptSettings) -> String {
 /// did: in a workers sweep, naming the worker counts (`meta.workers` is its first point).
 fn oversubscribed(meta: &Meta, swept: &SweptSettings) -> Option<String> {
     let producers = meta.producers.unwrap_or(1);
-    let machine_efficiency = "*machine eff.* adds to the ideal bound the spinning CPU over \
-         min(workers, cores - producers) workers; blocked calls need threads only.";
     let Some(workers) = swept.values("workers") else {
         return (meta.workers + producers > meta.cores).then(|| {
-            format!(
-                "Oversubscribed: {} worker(s) plus {producers} producer thread(s) exceed \
-                 the {} core(s), so the producers share cores with the workers \
-                 (parallel-consumer's 16 threads mostly sleep, holding threads, not cores). \
-                 {machine_efficiency}",
-                meta.workers, meta.cores
+            prose!(
+                "summary",
+                "oversubscribed",
+                workers = meta.workers,
+                producers = producers,
+                cores = meta.cores,
             )
         });
     };
@@ -170,16 +151,12 @@ fn oversubscribed(meta: &Meta, swept: &SweptSettings) -> Option<String> {
     if over.is_empty() {
         return None;
     }
-    let needs = if producers == 1 {
-        "the producer needs a core too".to_owned()
-    } else {
-        format!("the {producers} producers need cores too")
-    };
-    Some(format!(
-        "Oversubscribed: cells with {} workers on {} cores ({needs}) — their \
-                     figures show contention, not scaling. {machine_efficiency}",
-        over.join(", "),
-        meta.cores
+    Some(prose!(
+        "summary",
+        "oversubscribed_sweep",
+        workers = over.join(", "),
+        cores = meta.cores,
+        producers = producers,
     ))
 }
 

@@ -20,6 +20,7 @@ use std::collections::HashMap;
 use super::document::Document;
 use super::format::format_value;
 use super::or_dash;
+use super::prose::prose;
 use super::table::{Align, Cell, Style, Table};
 use super::view::{Rows, View};
 use crate::results::noise::{self, Moments};
@@ -199,8 +200,8 @@ pub fn reading(metric: Metric, entries: &[Entry], controls: &[(&str, Value)]) ->
     });
     let mut parts = Vec::new();
     match eligible.as_slice() {
-        [] => parts.push(format!("no eligible ordered design has data on {label}")),
-        [(only, _)] => parts.push(format!("{only} is the only eligible ordered design with data")),
+        [] => parts.push(prose!("verdict", "no_data", label = label)),
+        [(only, _)] => parts.push(prose!("verdict", "only", name = *only)),
         [(best_name, best), rest @ ..] => {
             let tied: Vec<&str> = rest
                 .iter()
@@ -210,31 +211,40 @@ pub fn reading(metric: Metric, entries: &[Entry], controls: &[(&str, Value)]) ->
             let mut named = vec![*best_name];
             if tied.is_empty() {
                 let (runner, value) = rest[0];
-                parts.push(match factor(best.median, value.median, higher) {
-                    Some(f) => format!(
-                        "{best_name} has {}x {better} {label} than {runner}",
-                        format_ratio(f)
-                    ),
-                    None => format!("{best_name} leads {runner} on {label} (ratio n/a)"),
-                });
+                let lead = factor(best.median, value.median, higher);
+                parts.push(leads(best_name, runner, lead, better, label));
                 named.push(runner);
             } else {
                 named.extend(&tied);
-                let all = if tied.len() == rest.len() { "all " } else { "" };
-                parts.push(format!("{all}{} within noise on {label}", list(&named)));
+                parts.push(prose!(
+                    "verdict",
+                    "tied",
+                    all = tied.len() == rest.len(),
+                    names = list(&named),
+                    label = label,
+                ));
             }
             if let Some((farthest, value)) = rest.last().filter(|(name, _)| !named.contains(name)) {
                 parts.push(match factor(best.median, value.median, higher) {
-                    Some(f) => format!("farthest: {farthest} at {}x {worse}", format_ratio(f)),
-                    None => format!("farthest: {farthest} (ratio n/a)"),
+                    Some(f) => prose!(
+                        "verdict",
+                        "farthest",
+                        name = *farthest,
+                        ratio = format_ratio(f),
+                        worse = worse,
+                    ),
+                    None => prose!("verdict", "farthest_unrated", name = *farthest),
                 });
             }
             for (control, value) in controls {
                 let ahead = factor(value.median, best.median, higher).filter(|f| *f > 1.0);
                 if let Some(f) = ahead.filter(|_| !within_noise(*best, *value)) {
-                    parts.push(format!(
-                        "the unordered control {control} is {}x {better}",
-                        format_ratio(f)
+                    parts.push(prose!(
+                        "verdict",
+                        "control_ahead",
+                        control = *control,
+                        ratio = format_ratio(f),
+                        better = better,
                     ));
                 }
             }
@@ -246,9 +256,26 @@ pub fn reading(metric: Metric, entries: &[Entry], controls: &[(&str, Value)]) ->
         .map(|entry| entry.strategy.as_str())
         .collect();
     if !excluded.is_empty() {
-        parts.push(format!("{} not eligible (correctness violations)", list(&excluded)));
+        parts.push(prose!("verdict", "excluded", names = list(&excluded)));
     }
     parts.join("; ")
+}
+
+/// The reading's part where `best` leads `runner`, the next design, by `factor` on the
+/// metric `label` (`better`: "higher" or "lower").
+fn leads(best: &str, runner: &str, factor: Option<f64>, better: &str, label: &str) -> String {
+    match factor {
+        Some(f) => prose!(
+            "verdict",
+            "leads",
+            best = best,
+            ratio = format_ratio(f),
+            better = better,
+            label = label,
+            runner = runner,
+        ),
+        None => prose!("verdict", "leads_unrated", best = best, runner = runner, label = label),
+    }
 }
 
 /// One ordered design's pipeline cell: records lost, redelivered, and whether the
@@ -266,16 +293,21 @@ pub struct PipelineCell {
 
 /// How many of `total` designs end wrong, and how many are not judged.
 fn final_states(wrong: usize, unjudged: usize, total: usize) -> String {
-    let not_judged = "not judged (retried for ever)";
     match (wrong, unjudged) {
-        (0, 0) => "all end correct".to_owned(),
-        (0, unjudged) if unjudged == total => format!("final state {not_judged}"),
-        (0, unjudged) => {
-            format!("{} of {total} end correct, {unjudged} {not_judged}", total - unjudged)
+        (0, 0) => prose!("verdict", "all_correct"),
+        (0, unjudged) if unjudged == total => prose!("verdict", "none_judged"),
+        (0, unjudged) => prose!(
+            "verdict",
+            "correct_unjudged",
+            correct = total - unjudged,
+            total = total,
+            unjudged = unjudged,
+        ),
+        (wrong, _) if wrong == total => prose!("verdict", "all_wrong"),
+        (wrong, 0) => prose!("verdict", "wrong", wrong = wrong, total = total),
+        (wrong, unjudged) => {
+            prose!("verdict", "wrong_unjudged", wrong = wrong, total = total, unjudged = unjudged)
         }
-        (wrong, _) if wrong == total => "all end wrong".to_owned(),
-        (wrong, 0) => format!("{wrong} of {total} end wrong"),
-        (wrong, unjudged) => format!("{wrong} of {total} end wrong, {unjudged} {not_judged}"),
     }
 }
 
@@ -292,29 +324,30 @@ fn range(values: impl Iterator<Item = u64> + Clone) -> String {
 pub fn pipeline_reading(cells: &[PipelineCell]) -> String {
     let total = cells.len();
     if total == 0 {
-        return "no ordered design measured".to_owned();
+        return prose!("verdict", "no_design");
     }
     let losing: Vec<&PipelineCell> = cells.iter().filter(|cell| cell.lost > 0).collect();
     let wrong = cells.iter().filter(|cell| cell.correct == Some(false)).count();
     let unjudged = cells.iter().filter(|cell| cell.correct.is_none()).count();
     let mut parts = Vec::new();
     if losing.is_empty() && wrong == 0 && unjudged == 0 {
-        parts.push(format!("all {total} ordered designs lose nothing and end correct"));
+        parts.push(prose!("verdict", "all_clean", total = total));
     } else {
         if losing.is_empty() {
-            parts.push(format!("none of {total} ordered designs loses a record"));
+            parts.push(prose!("verdict", "none_lost", total = total));
         } else {
             let lost = range(losing.iter().map(|cell| cell.lost));
             parts.push(if losing.len() == total {
-                format!("all {total} ordered designs lose records ({lost})")
+                prose!("verdict", "all_lose", total = total, lost = lost)
             } else {
-                format!("{} of {total} ordered designs lose records ({lost})", losing.len())
+                prose!("verdict", "some_lose", losing = losing.len(), total = total, lost = lost)
             });
         }
         parts.push(final_states(wrong, unjudged, total));
     }
     if cells.iter().any(|cell| cell.redelivered > 0) {
-        parts.push(format!("{} redelivered", range(cells.iter().map(|cell| cell.redelivered))));
+        let redelivered = range(cells.iter().map(|cell| cell.redelivered));
+        parts.push(prose!("verdict", "redelivered", range = redelivered));
     }
     parts.join("; ")
 }
@@ -363,11 +396,7 @@ pub(super) fn verdict_of(view: &View<'_>) -> Option<(Cell, Table)> {
     }
     let mut guide = intro(results, columns.len());
     if priced {
-        guide = guide.then(
-            Style::Plain,
-            " Price of order: the best design's throughput / p99 over the unordered control's \
-             on the same workload (the summary's Price of order table has every design's).",
-        );
+        guide = guide.then(Style::Plain, format!(" {}", prose!("verdict", "price")));
     }
     Some((guide, table))
 }
@@ -375,24 +404,14 @@ pub(super) fn verdict_of(view: &View<'_>) -> Option<(Cell, Table)> {
 /// The sentences that say how to read the verdict of `contenders` ordered designs.
 fn intro(results: &Results, contenders: usize) -> Cell {
     let meta = &results.meta;
-    Cell::inline(&format!(
-        "One row per measured cell (scenario and parameter), so no parameter stands in for \
-         its scenario. Each row ranks the {contenders} ordered designs on the metric its \
-         scenario exists to show (not `inline`, the reference, nor unordered controls such as \
-         `thread-pool`); {} cores, {} workers, {} repetition(s) per cell. Each design's cell is \
-         its median over the best's, with its repetitions' min-max over the best's median in \
-         brackets: 1.00 is the best, and a design is worse below 1 where higher is better, \
-         above 1 where lower is. ✗: a correctness violation in that scenario, so never \
-         best; n/a: no data on one side. Designs read as within noise unless their repetitions \
-         differ as `compare` judges two runs (Welch's t-test on their logarithms at 5%, and \
-         medians more than 2% apart); where a design has fewer than 3 repetitions' samples, \
-         unless their min-max ranges are apart (or, with no spread recorded, their medians \
-         more than {:.0}% apart). Pipeline rows read correctness first: records \
-         lost and the final state of each design.",
-        meta.cores,
-        meta.workers,
-        meta.repeat,
-        NOISE_WITHOUT_SPREAD * 100.0,
+    Cell::inline(&prose!(
+        "verdict",
+        "intro",
+        contenders = contenders,
+        cores = meta.cores,
+        workers = meta.workers,
+        repeat = meta.repeat,
+        noise = format!("{:.0}", NOISE_WITHOUT_SPREAD * 100.0),
     ))
 }
 

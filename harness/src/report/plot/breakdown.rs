@@ -13,15 +13,8 @@ use super::{charted, names, render, skipped, Planned};
 use crate::report::view::{Rows, View};
 use crate::results::RunResult;
 use crate::workload::ScenarioId;
+use crate::report::prose::prose;
 
-const NOTE: &str = "One group of bars per strategy on uniform (no-wait handlers, closed loop): \
-events per message, counted on one more repetition of the first quarter of the messages \
-(at most 10,000) after the timed ones, so that no timed figure carries the counters. Wake-ups are unparks that woke a worker; parks, times a worker \
-went to sleep; activations and retirements, mailboxes made and removed; hops, hand-offs to a \
-queue a thread takes from (a mailbox scheduled or requeued, a task spawned, a message sent to \
-a lane). Context switches (voluntary plus involuntary) are per message of the timed runs. A \
-missing bar marked n/a is an event the strategy cannot see (tokio's, rayon's and flume's own \
-parks and wake-ups) or has no machinery for (hash groups have no mailboxes).";
 
 /// The series: a label, a colour (tableau's, not the strategies'), and the value of a row.
 type Series = (&'static str, RGBColor, fn(&RunResult) -> Option<f64>);
@@ -58,13 +51,10 @@ fn plan_of(view: &View<'_>, scenario: ScenarioId) -> Planned {
     let several = rows.has_other_than(first);
     let rows = Rows::new(rows.cell(first));
     let note = if several {
-        format!(
-            "{NOTE} These results hold several uniform cells per strategy (a sweep, or several \
-             key counts); this chart shows the first, {first}. The summary's breakdown tables \
-             hold every cell."
-        )
+        let several = prose!("charts", "breakdown_several", first = first);
+        format!("{} {several}", prose!("charts", "breakdown"))
     } else {
-        NOTE.to_owned()
+        prose!("charts", "breakdown")
     };
     render(name, format!("Per-message breakdown ({scenario})"), note, &figure(scenario, &rows))
 }

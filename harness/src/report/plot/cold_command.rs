@@ -16,13 +16,8 @@ use crate::workload::reference::{
     WOW_COLD_COMMAND_14_CORES, WOW_COLD_COMMAND_4_CORES, WOW_COLD_COMMAND_SLOW,
 };
 use crate::workload::{cold_command_param, ScenarioId};
+use crate::report::prose::prose;
 
-const NOTE: &str = "One pair of bars per cold-command cell (slow aggregates, senders): how \
-many times more cold commands per second keyed-mailbox handled than per-type-pool (the 9.2 \
-design Wow's release compared against) and than group-by, on a log scale; 1x is parity. The \
-open diamonds are Wow's published 9.3 / 9.2 ratios for 128 slow aggregates (its JMH \
-benchmark), labelled with the cores they were measured on; compare them with the cells of 128 \
-slow aggregates and the same senders, minding this run's core count in the title.";
 
 /// The numerator of the ratios: the design Wow's release shipped.
 const MAILBOX: StrategyId = StrategyId::KeyedMailbox;
@@ -70,7 +65,7 @@ fn plan_of(view: &View<'_>, scenario: ScenarioId) -> Planned {
             "{scenario}: {MAILBOX}'s cold-command rate over {}'s and {}'s",
             AGAINST[0], AGAINST[1]
         );
-        let note = point_note(NOTE, scenario, point);
+        let note = point_note(&prose!("charts", "cold_command"), scenario, point);
         render(name, title, note, &figure(scenario, &cells, results.meta.cores))
     }
 }

@@ -13,13 +13,8 @@ use super::{strategy_colour, Planned};
 use crate::report::cell_name;
 use crate::report::view::{Rows, View};
 use crate::results::RunResult;
+use crate::report::prose::prose;
 
-const NOTE: &str = "One panel per scenario with troubled keys (each hot-backlog burst size has \
-its own). For each strategy, the solid bar is the p99 latency of the bystanders, the keys \
-that are not troubled; the pale bar is the p99 head-of-line delay of all messages (start \
-minus ready: time a message could have run but did not). The y axis is logarithmic. A design \
-that isolates troubled keys keeps the solid bar low: bystanders should not wait behind a \
-conflict backoff, a long handler or a hot key's backlog.";
 
 pub(super) fn plan(view: &View<'_>) -> Planned {
     let mut panels = Vec::new();
@@ -48,7 +43,7 @@ pub(super) fn plan(view: &View<'_>) -> Planned {
     }
     let title = "Head-of-line blocking: bystander p99 and HOL p99";
     let plot = figure(&panels, &strategies(&all));
-    render("head-of-line", title, first_point_note(NOTE, &shown), &plot)
+    render("head-of-line", title, first_point_note(&prose!("charts", "head_of_line"), &shown), &plot)
 }
 
 /// `names` as a choice: `a`, `a or b`, `a, b or c`.

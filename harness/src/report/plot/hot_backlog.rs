@@ -12,15 +12,8 @@ use super::Planned;
 use super::{absent, charted, log_range, ns, ns_label, render, strategy_colour};
 use crate::report::view::{Rows, View};
 use crate::workload::ScenarioId;
+use crate::report::prose::prose;
 
-const NOTE: &str = "One line per strategy: the p99 latency of the bystander keys (log y) as \
-the hot key's burst of 1 ms pending messages grows. Burst sizes are evenly spaced, not to \
-scale, so the step from 240 to 241 is visible. The dashed red line marks the cliff: the \
-smallest burst that, with one refill batch still outstanding, fills the whole shared \
-admission window, so admission stalls for every key until the hot key drains. Left of it the \
-bystanders should stay near their normal latency; right of it every strategy that shares \
-the window stalls. Strategies that hash keys into serial groups (group-by, per-type-pool) \
-stall bystanders in the hot key's group at any burst size.";
 
 /// The smallest burst that stalls admission for every key: the window refills in batches
 /// of `max(1, window / 16)`, so a key holding more than `window - batch` never lets a batch
@@ -48,7 +41,7 @@ fn plan_of(view: &View<'_>, scenario: ScenarioId) -> Planned {
     // The cliff is the window's: the point's where the cells record it.
     let window = rows.iter().find_map(|row| Some(row.settings.as_ref()?.window));
     let plot = figure(scenario, &rows, &bursts, window.unwrap_or(results.meta.window));
-    let note = point_note(NOTE, scenario, point);
+    let note = point_note(&prose!("charts", "hot_backlog"), scenario, point);
     render(name, format!("{scenario}: bystander p99 vs burst size"), note, &plot)
 }
 

@@ -20,27 +20,10 @@ use crate::workload::reference::{
 };
 use crate::workload::scenario::ElapsedBound;
 use crate::workload::ScenarioId;
+use crate::report::prose::prose;
 
-const ASYNC_IO_NOTE: &str = "Elapsed wall time of the whole async-io run (log y) against the \
-number of keys (log x): each handler waits a random 0-5 ms without blocking a thread, at most \
-a window's worth in flight. With few keys the per-key chains bound the time; with many, the \
-window does. The dashed black line is the ideal bound (the larger of the longest per-key chain \
-and total waiting / window); a strategy on it wastes nothing. This is not the experiment of the \
-Parallel Consumer's published table, so no published figure is drawn here.";
 
-const ASYNC_IO_ZIPF_NOTE: &str = "Elapsed wall time of the whole async-io-zipf run (log y) \
-against the number of keys (log x): async-io's non-blocking waits with keys drawn from a Zipf \
-distribution, so a few hot keys hold long chains. The dashed black line is the ideal bound \
-(the larger of the longest per-key chain and total waiting / window): with skewed keys the \
-hottest key's chain binds, whatever the design.";
 
-const PARALLEL_CONSUMER_NOTE: &str = "Elapsed wall time of the whole parallel-consumer run (log \
-y) against the number of keys (log x): each handler blocks its thread 0-4 ms on a fixed pool, \
-at most a window's worth in flight, keys drawn at random. With few keys the longest key's chain \
-binds; with many, the threads do. The dashed black line is that floor, from the drawn sleeps. \
-Where this run is the published experiment (10,000 messages, 16 threads, window 100), the open \
-diamonds are the Parallel Consumer's published KEY-mode seconds on the same experiment; a \
-scaled-down run shows none.";
 
 /// One chart of a key sweep.
 struct KeySweep<'a> {
@@ -67,9 +50,9 @@ pub(super) fn plan(view: &View<'_>) -> Vec<Planned> {
         .then_some(PARALLEL_CONSUMER_KEY_MODE_S);
     let sweeps = ScenarioId::ALL.iter().filter_map(|&scenario| {
         let (note, bound, published) = match scenario.spec().charts.elapsed_vs_keys? {
-            ElapsedBound::Waits => (ASYNC_IO_NOTE, "ideal bound", None),
-            ElapsedBound::SkewedWaits => (ASYNC_IO_ZIPF_NOTE, "ideal bound", None),
-            ElapsedBound::BlockingPool => (PARALLEL_CONSUMER_NOTE, "floor", published),
+            ElapsedBound::Waits => (prose!("charts", "async_io"), "ideal bound", None),
+            ElapsedBound::SkewedWaits => (prose!("charts", "async_io_zipf"), "ideal bound", None),
+            ElapsedBound::BlockingPool => (prose!("charts", "parallel_consumer"), "floor", published),
         };
         Some((scenario, note, bound, published))
     });
@@ -94,7 +77,7 @@ pub(super) fn plan(view: &View<'_>) -> Vec<Planned> {
         let published = published.filter(|_| published_window);
         let figure = KeySweep { scenario, bound, rows, keys, messages, published };
         let title = format!("{scenario}: elapsed time vs number of keys");
-        plans.push(render(name, title, point_note(note, scenario, point), &figure.figure()));
+        plans.push(render(name, title, point_note(&note, scenario, point), &figure.figure()));
     }
     plans
 }

@@ -12,12 +12,8 @@ use crate::report::format::format_rate;
 use crate::report::view::{Rows, View};
 use crate::results::RunResult;
 use crate::workload::{keys_param, ScenarioId};
+use crate::report::prose::prose;
 
-const NOTE: &str = "Messages arrive at a constant rate, a fraction of the saturation \
-throughput (inline on uniform, scaled by workers); latency counts from each message's \
-intended arrival, so a stall shows in every message behind it. Left: the median; right: the \
-99th percentile; y is logarithmic. A good design stays flat until close to saturation; the \
-load at which a line turns up is the usable capacity. inline is the zero-overhead reference.";
 
 /// Which latency of a run a panel plots.
 type Pick = fn(&RunResult) -> u64;
@@ -45,16 +41,13 @@ fn plan_of(view: &View<'_>, scenario: ScenarioId) -> Planned {
     let loads: Vec<(f64, &str, Option<f64>)> =
         loads.map(|(load, row)| (load, row.param.as_str(), row.offered_per_s)).collect();
     let keys_note = match first_keys.as_deref().filter(|_| several_keys) {
-        Some(keys) => format!(
-            " These results hold several key counts; this chart shows the first, {keys} (the \
-             sweep-keys-open-loop chart sets them side by side)."
-        ),
+        Some(keys) => format!(" {}", prose!("charts", "open_loop_keys", keys = keys)),
         None => String::new(),
     };
     if loads.is_empty() {
         return absent(&name, scenario);
     }
-    let note = point_note(&format!("{NOTE}{keys_note}"), scenario, point);
+    let note = point_note(&format!("{}{keys_note}", prose!("charts", "open_loop")), scenario, point);
     let title = format!("Latency vs offered load ({scenario})");
     render(name, title, note, &figure(scenario, &rows, &loads))
 }

@@ -9,13 +9,8 @@ use crate::report::view::View;
 use crate::report::{cell_name, first_seen};
 use crate::results::PriceOfOrder;
 use crate::workload::ScenarioId;
+use crate::report::prose::prose;
 
-const NOTE: &str = "Each ordered design against the unordered control thread-pool on the \
-same workload in the same run, one group of bars per cell. Top: throughput over the \
-control's (below the dashed 1, keeping each key's order costs throughput); bottom: p99 \
-latency over the control's (above 1, it costs latency). Both axes are logarithmic. A pale bar \
-is a cell a neighbour disturbed, a hollow one a void cell; the summary's Price of order table \
-has every cell.";
 
 /// A log axis' tick label at the powers of ten only (`0.01`, `0.1`, `1`, `10`), so that the
 /// many ticks between them stay unlabelled.
@@ -87,7 +82,7 @@ pub(super) fn plan(view: &View<'_>) -> Option<Planned> {
             panel("p99 latency over thread-pool's", |price| price.p99_latency),
         ],
     };
-    Some(render("price-of-order", "Price of order", NOTE.to_owned(), &plot))
+    Some(render("price-of-order", "Price of order", prose!("charts", "price"), &plot))
 }
 
 #[cfg(test)]

@@ -14,17 +14,13 @@ use super::{strategy_colour, Planned};
 use crate::report::view::{Rows, View};
 use crate::results::Latency;
 use crate::workload::ScenarioId;
+use crate::report::prose::prose;
 
 /// Percentile positions: log10(1 / (1 - q)) for p50, p90, p99, p99.9, and the maximum
 /// drawn one decade further out.
 const POSITIONS: [(f64, &str); 5] =
     [(std::f64::consts::LOG10_2, "p50"), (1.0, "p90"), (2.0, "p99"), (3.0, "p99.9"), (4.0, "max")];
 
-const NOTE: &str = "Each line is one strategy. Left to right: the median, the 90th, 99th and \
-99.9th percentiles, then the maximum; the x axis is the usual 1/(1-q) log scale, so each step \
-right is ten times rarer. Both axes are logarithmic. Lower is better; a line that bends up \
-sharply at the right has a tail problem (head-of-line blocking, a stall), a line high \
-everywhere is slow for every message. Latency is completion minus intended arrival.";
 
 /// The most panels a chart shows every sweep point in; past it, the first point only.
 const MAX_PANELS: usize = 12;
@@ -45,7 +41,7 @@ pub(super) fn plan(view: &View<'_>) -> Vec<Planned> {
         }
         let (rows, point) =
             if rows.params().len() > MAX_PANELS { first_point(rows) } else { (rows.clone(), None) };
-        let note = point_note(NOTE, scenario, point);
+        let note = point_note(&prose!("charts", "spectrum"), scenario, point);
         let title = format!("Latency percentiles: {scenario}");
         plans.push(render(name, title, note, &figure(scenario, &rows)));
     }

@@ -11,12 +11,8 @@ use super::sweep::{first_point, point_note};
 use super::{absent, charted, names, render, strategy_colour, Planned, TICK_PX};
 use crate::report::view::{Rows, View};
 use crate::workload::ScenarioId;
+use crate::report::prose::prose;
 
-const NOTE: &str = "One pair of bars per strategy on many-types (many aggregate types): the \
-solid bar is the peak of OS threads the strategy added, observed from the process; the pale \
-bar is what the strategy reports it started. The dashed line is the workers setting. A design \
-that shares one pool stays on the line whatever the number of types; one pool per type grows \
-with the number of types. inline runs on the caller and starts none.";
 
 pub(super) fn plan(view: &View<'_>) -> Vec<Planned> {
     charted(|charts| charts.threads).map(|scenario| plan_of(view, scenario)).collect()
@@ -33,7 +29,7 @@ fn plan_of(view: &View<'_>, scenario: ScenarioId) -> Planned {
     // The point's workers, where the cells record them.
     let workers = rows.iter().find_map(|row| Some(row.settings.as_ref()?.workers));
     let plot = figure(scenario, &rows, workers.unwrap_or(results.meta.workers));
-    let note = point_note(NOTE, scenario, point);
+    let note = point_note(&prose!("charts", "threads"), scenario, point);
     render(name, format!("Threads per strategy ({scenario})"), note, &plot)
 }
 

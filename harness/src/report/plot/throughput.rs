@@ -11,18 +11,9 @@ use crate::report::format::format_rate;
 use crate::report::view::{Rows, View};
 use crate::results::{RunResult, Validity};
 use crate::workload::ScenarioId;
+use crate::report::prose::prose;
 
-const NOTE: &str = "One panel per scenario, each with its own linear scale. Bar height is the \
-median completed messages per second over the repetitions; the whisker spans the slowest to \
-the fastest repetition. In paced scenarios (conflict-backoff, long-sync, hot-backlog, \
-open-loop) every strategy that keeps up reaches the offered rate, so equal bars are expected \
-and a shorter bar means a strategy fell behind; thread-pool, the unordered control, is not \
-held back by per-key order and may finish early.";
 
-/// Added where some cell was disturbed or void.
-const VALIDITY_NOTE: &str = " A pale bar is a cell other processes disturbed (10% of the \
-CPUs or more, by its interference receipt); a hollow one a void cell (25% or more), kept but \
-not ranked.";
 
 pub(super) fn plan(view: &View<'_>) -> Planned {
     let results = view.results();
@@ -51,9 +42,9 @@ pub(super) fn plan(view: &View<'_>) -> Planned {
             .map(|(scenario, rows, point)| panel(*scenario, rows, *point))
             .collect(),
     };
-    let mut note = first_point_note(NOTE, &shown);
+    let mut note = first_point_note(&prose!("charts", "throughput"), &shown);
     if results.runs.iter().any(|run| run.validity() >= Some(Validity::Disturbed)) {
-        note.push_str(VALIDITY_NOTE);
+        note.push_str(&format!(" {}", prose!("charts", "throughput_validity")));
     }
     super::render("throughput", "Throughput per scenario", note, &plot)
 }

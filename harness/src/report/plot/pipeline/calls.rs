@@ -9,15 +9,10 @@ use super::{strategies_of, NEUTRAL};
 use crate::report::format::format_ns;
 use crate::report::view::View;
 use crate::results::{CallSummary, PipelineRun};
+use crate::report::prose::prose;
 
 const NAME: &str = "pipeline-commit-calls";
 
-const NOTE: &str = "One row per pipeline cell (scenario, parameter, strategy), coloured by \
-strategy: the solid bar is the 99th percentile wall time of the consumer's commit calls, \
-the pale bar under it the median, over every incarnation of the cell, on a logarithmic \
-axis. On Kafka a commit call is a round trip to the broker; on the embedded log it is an \
-in-process call, the floor a broker adds to. The summary's \"What the transport costs\" \
-table has the same figures, with the poll batches.";
 
 pub(super) fn plan(view: &View<'_>) -> Planned {
     let results = view.results();
@@ -38,7 +33,7 @@ pub(super) fn plan(view: &View<'_>) -> Planned {
         None => "the embedded log".to_owned(),
     };
     let title = format!("Commit call p50 and p99 per pipeline cell, on {transport}");
-    render(NAME, title.clone(), NOTE.to_owned(), &figure(&cells, title))
+    render(NAME, title.clone(), prose!("charts", "pipeline_calls"), &figure(&cells, title))
 }
 
 /// A row per cell: its p99 bar over its p50 bar, in nanoseconds.

@@ -10,13 +10,8 @@ use crate::report::view::View;
 use crate::results::{CommitPolicy, PipelineRun};
 use crate::workload::scenario::pipeline::PipelineChart;
 use crate::workload::ScenarioId;
+use crate::report::prose::prose;
 
-const NOTE: &str = "The committed-offset lag at every commit tick of pipeline-crash, one \
-panel per commit policy and one line per strategy: x is seconds since the cell's first \
-consumer started, y the records completed above the committed offsets, summed over the \
-partitions. Each line breaks where the consumer crashed; a diamond marks the first tick of \
-the consumer that resumed from the commits. Under highest-completed the committed offset is \
-always just past the highest completed record, so its lag is 0 by construction.";
 
 pub(super) fn plan(view: &View<'_>) -> Vec<Planned> {
     charting(PipelineChart::CommitLag).take(1).map(|scenario| plan_of(view, scenario)).collect()
@@ -66,7 +61,7 @@ fn plan_of(view: &View<'_>, scenario: ScenarioId) -> Planned {
         layout: Layout::Rows(heights),
         panels,
     };
-    let note = noted(NOTE, view, scenario);
+    let note = noted(&prose!("charts", "pipeline_commit_lag"), view, scenario);
     render("pipeline-commit-lag", format!("Committed-offset lag over time ({scenario})"), note, &plot)
 }
 

@@ -12,14 +12,8 @@ use crate::report::view::{PipelineRows, View};
 use crate::results::CommitPolicy;
 use crate::workload::scenario::pipeline::PipelineChart;
 use crate::workload::ScenarioId;
+use crate::report::prose::prose;
 
-const NOTE: &str = "One group of bars per strategy on pipeline-crash: the consumer died \
-mid-run without a final commit and a new one resumed from the committed offsets. For each \
-commit policy, the solid bar is the records delivered twice (redelivered) and the dark red \
-bar beside it the records never applied (lost); the axis is logarithmic and a zero has no \
-bar, only its label. contiguous redelivers everything above each partition's first \
-incomplete record; contiguous+metadata only what its metadata did not cover; \
-highest-completed commits past slow records and loses them.";
 
 const LOST: RGBColor = RGBColor(160, 30, 30);
 
@@ -34,7 +28,7 @@ fn plan_of(view: &View<'_>, scenario: ScenarioId) -> Planned {
         return absent(scenario.as_str(), scenario);
     }
     let title = format!("Redelivered and lost after a consumer crash ({scenario})");
-    let note = noted(NOTE, view, scenario);
+    let note = noted(&prose!("charts", "pipeline_crash"), view, scenario);
     render(scenario.as_str(), title, note, &figure(&runs))
 }
 

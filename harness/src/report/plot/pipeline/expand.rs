@@ -16,16 +16,8 @@ use crate::report::view::View;
 use crate::results::{ExpansionReport, Mitigation};
 use crate::workload::scenario::pipeline::PipelineChart;
 use crate::workload::ScenarioId;
+use crate::report::prose::prose;
 
-const NOTE: &str = "pipeline-expand for one strategy (keyed-mailbox when it ran), one panel \
-per mitigation: each point is the records first applied in one equal slice of the cell's \
-time, plotted at the slice's start, the partitions the log had before the expansion and \
-the partitions it added apart. Under none every partition runs from the start, so a moved \
-key's newer records (in a new partition) can apply before its older ones still queued in \
-an old partition; under drain-then-expand the new partitions' line stays at 0 until the \
-old partitions are committed up to where they stood at the expansion. Each caption gives \
-the records that reached the version-aware projection before a predecessor (reordered) and \
-how long the new partitions were held.";
 
 const OLD: RGBColor = RGBColor(70, 120, 180);
 const NEW: RGBColor = RGBColor(220, 110, 40);
@@ -51,19 +43,22 @@ fn plan_of(view: &View<'_>, scenario: ScenarioId) -> Planned {
                 .find(|expansion| expansion.mitigation == mitigation)
         })
         .collect();
-    let mut note = String::from(NOTE);
-    let _ = write!(note, " Here, for {strategy}:");
-    for (index, expansion) in expansions.iter().enumerate() {
-        let _ = write!(
-            note,
-            "{} {}, {} records reordered and the new partitions held {:.1} ms",
-            if index == 0 { "" } else { ";" },
-            expansion.mitigation,
-            expansion.records_reordered,
-            expansion.held_s * 1e3
-        );
-    }
-    note.push('.');
+    let mut note = prose!("charts", "pipeline_expand");
+    let mitigations: Vec<String> = expansions
+        .iter()
+        .map(|expansion| {
+            prose!(
+                "charts",
+                "pipeline_expand_mitigation",
+                mitigation = expansion.mitigation.to_string(),
+                reordered = expansion.records_reordered,
+                held = format!("{:.1}", expansion.held_s * 1e3),
+            )
+        })
+        .collect();
+    let mitigations = mitigations.join("; ");
+    let here = prose!("charts", "pipeline_expand_here", strategy = strategy, mitigations = mitigations);
+    let _ = write!(note, " {here}");
     let title = format!(
         "Applications in old and new partitions over an expansion ({scenario}, {strategy})"
     );

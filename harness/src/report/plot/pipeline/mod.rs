@@ -22,6 +22,7 @@ mod retry;
 use plotters::style::RGBColor;
 
 use super::Planned;
+use crate::report::prose::prose;
 use crate::report::view::{PipelineRows, View};
 use crate::results::{CommitPolicy, PipelineRun};
 use crate::workload::scenario::pipeline::PipelineChart;
@@ -77,7 +78,7 @@ fn noted(note: &str, view: &View<'_>, scenario: ScenarioId) -> String {
         .map(|point| (scenario.to_string(), point))
         .into_iter()
         .collect();
-    super::sweep::noted(note, &shown, "The summary's pipeline tables show every point.")
+    super::sweep::noted(note, &shown, &prose!("charts", "pipeline_elsewhere"))
 }
 
 /// The distinct strategies of `runs`, in order of first appearance.

@@ -11,16 +11,8 @@ use crate::report::view::{PipelineRows, View};
 use crate::results::{CommitPolicy, PipelineRun, RebalanceEvent};
 use crate::workload::scenario::pipeline::PipelineChart;
 use crate::workload::ScenarioId;
+use crate::report::prose::prose;
 
-const NOTE: &str = "pipeline-rebalance, one group of bars per strategy, coloured by commit \
-policy. Top: the solid bar is the records delivered twice over the run (duplicates), the \
-pale bar beside it the bound, the records polled but not covered by the revoking members' \
-last commits summed over the rebalances; for contiguous+metadata the outlined bar is the \
-records in flight at the revocations, the tighter bound of a policy that also commits the \
-completed offsets above a gap. The axis is logarithmic and a zero has no bar, only its \
-label. Bottom: each rebalance's pause in milliseconds, from the revocation to the first \
-record the new assignment applied, the solid bar for a member leaving and the pale bar for \
-one joining.";
 
 /// Bars' share of a strategy's category.
 const SPAN: f64 = 0.84;
@@ -48,7 +40,7 @@ fn plan_of(view: &View<'_>, scenario: ScenarioId) -> Planned {
     let (strategies, policies) = (strategies_of(&runs), policies_of(&runs));
     let plot = Rebalance { strategies, policies, runs, events }.figure();
     let title = format!("Duplicates against their bounds, and rebalance pauses ({scenario})");
-    let note = noted(NOTE, view, scenario);
+    let note = noted(&prose!("charts", "pipeline_rebalance"), view, scenario);
     render(scenario.as_str(), title, note, &plot)
 }
 

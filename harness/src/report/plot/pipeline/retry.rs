@@ -15,16 +15,8 @@ use crate::report::view::View;
 use crate::results::{RetryPolicy, RetryReport};
 use crate::workload::scenario::pipeline::PipelineChart;
 use crate::workload::ScenarioId;
+use crate::report::prose::prose;
 
-const NOTE: &str = "pipeline-retry, one row of bars per strategy, one bar per retry policy. \
-Left: the 99th percentile produce-to-apply latency of the bystanders (keys with no failing \
-or poison record), in microseconds on a logarithmic axis; a zero (no bystander applied) has \
-no bar, only its label. Right: the records that reached the projection before a \
-predecessor (overtaken) on a linear axis, each labelled with the deepest stash one key \
-needed to put them back in order. retry-in-place and pause-partition keep a key's later \
-versions behind its failing one, so overtaken stays at 0 for a strategy that keeps each \
-key's order (thread-pool, the unordered control, does not); retry-topic lets them pass and \
-the version-aware projection stashes them.";
 
 /// The colour of each retry policy's bars.
 fn retry_colour(policy: RetryPolicy) -> RGBColor {
@@ -65,7 +57,7 @@ fn plan_of(view: &View<'_>, scenario: ScenarioId) -> Planned {
     }
     let plot = Retry { cells, at, strategies, policies }.figure();
     let title = format!("Bystander latency and overtaken records per retry policy ({scenario})");
-    let note = noted(NOTE, view, scenario);
+    let note = noted(&prose!("charts", "pipeline_retry"), view, scenario);
     render(scenario.as_str(), title, note, &plot)
 }
 

@@ -24,6 +24,7 @@ mod chart;
 use std::fmt::Write as _;
 
 use super::Planned;
+use crate::report::prose::prose;
 use crate::report::view::{Rows, View};
 use crate::results::CellSettings;
 use crate::results::{Metric, Results, RunResult};
@@ -272,35 +273,22 @@ fn p99_panel() -> Panel {
     plain_panel("p99 latency", YKind::Latency, Figure::Metric(Metric::P99))
 }
 
-/// How every sweep chart's left-hand panels read.
-const THROUGHPUT_AXIS: &str = "Left: throughput, the median completed messages per second \
-(linear, from zero, each panel on its own scale), with whiskers from the slowest to the \
-fastest repetition where the cell ran more than one.";
 
 /// What the rows of panels are, and what was left out.
 fn rows_sentence(sweep: &Sweep<'_>) -> String {
     let mut out = String::new();
     if sweep.points.len() > 1 {
-        let _ = write!(
-            out,
-            " The other settings of the sweep ({}) each get a row of panels, labelled with \
-             their point, so that every panel compares strategies at one point (a line per \
-             strategy and point in one panel would not stay readable).",
-            sweep
-                .varying
-                .iter()
-                .map(|name| if *name == "param" { "the scenario's param" } else { name })
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
+        let varying = sweep
+            .varying
+            .iter()
+            .map(|name| if *name == "param" { "the scenario's param" } else { name })
+            .collect::<Vec<_>>()
+            .join(", ");
+        let _ = write!(out, " {}", prose!("charts", "sweep_rows", varying = varying));
     }
     if sweep.total > sweep.points.len() {
-        let _ = write!(
-            out,
-            " Only the first {} of the {} points are drawn; the summary's tables hold them all.",
-            sweep.points.len(),
-            sweep.total
-        );
+        let first = prose!("charts", "sweep_first", shown = sweep.points.len(), total = sweep.total);
+        let _ = write!(out, " {first}");
     }
     out
 }
@@ -312,11 +300,8 @@ fn oversubscribed_sentence(sweep: &Sweep<'_>, machine: Machine) -> String {
         .iter()
         .any(|point| point.rest.workers.is_some_and(|workers| machine.oversubscribed(workers)));
     if over {
-        format!(
-            " Panels marked oversubscribed ran with {}: the producer shares a core with the \
-             workers, so their figures show contention, not what the setting does alone.",
-            machine.caveat()
-        )
+        let caveat = machine.caveat();
+        format!(" {}", prose!("charts", "sweep_oversubscribed_panels", caveat = caveat))
     } else {
         String::new()
     }
@@ -331,37 +316,22 @@ fn workers_chart(sweep: &Sweep<'_>, machine: Machine) -> Planned {
         .filter(|&workers| machine.oversubscribed(workers))
         .collect();
     let oversubscribed = if over.is_empty() {
-        format!(
-            " No point here is oversubscribed: every count leaves a core for the producer \
-             ({} logical cores).",
-            machine.cores
-        )
+        format!(" {}", prose!("charts", "sweep_workers_room", cores = machine.cores))
     } else {
-        format!(
-            " The grey region is oversubscribed ({}): the producer shares a core with the \
-             workers, so the figures there show contention, not scaling.",
-            machine.caveat()
-        )
+        let caveat = machine.caveat();
+        format!(" {}", prose!("charts", "sweep_workers_oversubscribed", caveat = caveat))
     };
     // A paced scenario completes its offered rate, whatever the workers: no ideal there.
     let paced =
         sweep.points.iter().flat_map(|point| &point.rows).any(|row| row.offered_per_s.is_some());
     let ideal = if paced {
-        format!(
-            " {scenario} is paced: every strategy that keeps up completes the offered rate, so \
-             flat throughput is expected and no ideal is drawn; read the latency, and a line \
-             that drops below the others has fallen behind."
-        )
+        format!(" {}", prose!("charts", "sweep_workers_paced", scenario = scenario.to_string()))
     } else {
-        " The dashed black line is the ideal, linear in workers: the best ordered strategy's \
-         throughput at the fewest workers, times workers over that count. A design that \
-         scales follows it; one that flattens or falls is held back by something other than \
-         cores (a shared queue, the window, the producer's own rate)."
-            .to_owned()
+        format!(" {}", prose!("charts", "sweep_workers_ideal"))
     };
     let note = format!(
-        "{THROUGHPUT_AXIS} Right: p99 latency (log). x: worker threads per pool (log, ticked \
-         at the measured counts); one line per strategy.{ideal}{}{oversubscribed}",
+        "{}{ideal}{}{oversubscribed}",
+        prose!("charts", "sweep_workers"),
         rows_sentence(sweep)
     );
     let ideal = if paced { Ideal::None } else { Ideal::LinearInWorkers };
@@ -400,13 +370,8 @@ fn throughput_chart(sweep: &Sweep<'_>, machine: Machine) -> Planned {
         (p99_panel(), "p99 latency of every message (log)".to_owned())
     };
     let note = format!(
-        "{THROUGHPUT_AXIS} Right: {right}. x: --throughput, the most messages a mailbox runs \
-         per turn before it yields its worker (log); one line per strategy. A long turn lets a \
-         busy key keep its worker: throughput may rise while the other keys wait behind it; a \
-         short one trades throughput for fairness. Look for the turn length past which the \
-         right-hand lines climb. Only the mailbox strategies bound a turn; the others (marked \
-         'ignores it' in the legend) are drawn anyway, and their lines should stay flat \
-         within noise.{}{}",
+        "{}{}{}",
+        prose!("charts", "sweep_turn", right = right),
         rows_sentence(sweep),
         oversubscribed_sentence(sweep, machine)
     );
@@ -434,12 +399,8 @@ fn window_chart(sweep: &Sweep<'_>, machine: Machine) -> Planned {
         (p99_panel(), "p99 latency (log; these results record no memory)")
     };
     let note = format!(
-        "{THROUGHPUT_AXIS} The dashed black line is the ideal rate: messages over the ideal \
-         bound, which counts total waiting over the window, so it rises with the window until \
-         the longest key's chain or the CPU binds. Right: {right}. x: the admission window \
-         (log); one line per strategy. Where a strategy's line falls away from the ideal as \
-         the window shrinks, the window starts to stall it: the producer waits for credit \
-         while workers idle; where the ideal flattens, a larger window buys nothing.{}{}",
+        "{}{}{}",
+        prose!("charts", "sweep_window", right = right),
         rows_sentence(sweep),
         oversubscribed_sentence(sweep, machine)
     );
@@ -452,18 +413,13 @@ fn keys_chart(sweep: &Sweep<'_>, machine: Machine) -> Planned {
     let scenario = sweep.scenario;
     let paced = scenario.generator().is_some_and(|generator| generator.arrivals == Arrivals::Paced);
     let paced = if paced {
-        format!(
-            " {scenario} is paced: while a strategy keeps up its throughput is the offered \
-             rate, so read its p99."
-        )
+        format!(" {}", prose!("charts", "sweep_keys_paced", scenario = scenario.to_string()))
     } else {
         String::new()
     };
     let note = format!(
-        "{THROUGHPUT_AXIS} Right: p99 latency (log). x: the number of keys of the workload \
-         (--keys, log); one line per strategy. Few keys make long per-key chains that no \
-         design can spread over its workers; many keys cost per-key state (mailboxes made and \
-         retired, map entries) and locality.{paced}{}{}",
+        "{}{paced}{}{}",
+        prose!("charts", "sweep_keys"),
         rows_sentence(sweep),
         oversubscribed_sentence(sweep, machine)
     );
@@ -504,7 +460,7 @@ pub(super) fn first_point<'a>(rows: &Rows<'a>) -> (Rows<'a>, Option<&'a str>) {
 /// `note` with a sentence saying which sweep points the chart shows: `shown` holds (what,
 /// label) for each part of the chart that left other points out.
 pub(super) fn first_point_note(note: &str, shown: &[(String, &str)]) -> String {
-    noted(note, shown, "The sweep-* charts and the summary's tables show every point.")
+    noted(note, shown, &prose!("charts", "sweep_elsewhere"))
 }
 
 /// `note` saying that the chart of `scenario` shows `point` of a sweep, where it left other
@@ -522,17 +478,14 @@ pub(super) fn noted(note: &str, shown: &[(String, &str)], elsewhere: &str) -> St
         return note.to_owned();
     }
     let labels: Vec<&str> = crate::report::first_seen(shown.iter().map(|(_, label)| *label));
-    let which = if labels.len() == 1 {
-        format!("its first point, {}", labels[0])
+    let shows = if labels.len() == 1 {
+        prose!("charts", "sweep_shows_one", point = labels[0])
     } else {
         let each: Vec<String> =
             shown.iter().map(|(what, label)| format!("{what}: {label}")).collect();
-        format!("the first point of each scenario's sweep ({})", each.join("; "))
+        prose!("charts", "sweep_shows_each", points = each.join("; "))
     };
-    format!(
-        "{note} These results hold a sweep; this chart shows {which}, so that it stays \
-         readable. {elsewhere}"
-    )
+    format!("{note} {shows} {elsewhere}")
 }
 
 #[cfg(test)]
