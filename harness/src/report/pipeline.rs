@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use crate::report::document::Document;
 use crate::report::format::{format_ns, format_rate};
+use crate::report::prose::prose;
 use crate::report::table::{Align, Cell, Declared, Style, Table};
 use crate::results::designs::runs_elsewhere;
 use crate::results::{
@@ -240,61 +241,34 @@ fn pauses(rebalance: &RebalanceReport) -> String {
 
 fn crash(out: &mut Document, rows: &[&PipelineRun]) {
     let first = rows[0];
-    out.prose(&format!(
-        "{} records over {} keys in {} partitions; the consumer dies right after the first \
-         commit that follows its {}th completion (no final commit, the executor \
-         force-closed) and a new one resumes from the commits. *lost*: records never \
-         applied; *redelivered*: records delivered twice; *keys reordered*: keys with a \
-         record that reached the projection before a predecessor; *commit lag*: records \
-         completed above the committed offsets at each commit (p50 / p99 / max); *freeze*: the \
-         longest time a partition's committed offset stood still while its records \
-         completed; *state*: the version-aware projection's final state against a \
-         sequential replay, then the naive projection's (no version check), with its \
-         double applies.",
-        first.records,
-        first.keys,
-        first.partitions,
-        first.crash_after.unwrap_or(0)
+    out.prose(&prose!(
+        "pipeline",
+        "crash",
+        records = first.records,
+        keys = first.keys,
+        partitions = first.partitions,
+        crash_after = first.crash_after.unwrap_or(0),
     ));
     let outside = rows.iter().filter_map(|run| Design::find(&run.strategy));
     if outside.filter(|&design| runs_elsewhere(design)).count() > 0 {
-        out.prose(
-            "A consumer driver (external) runs its own consumer and commits in its own \
-             process: that process is killed (SIGKILL) once it has applied that many records, \
-             and a new one joins the group and resumes from its commits; its commit lag is \
-             read from the group's commits every commit interval, and its records/s count \
-             from each process's hello to its end, the wait for the group to give up on the \
-             killed member included.",
-        );
+        out.prose(&prose!("pipeline", "crash_external"));
     }
 }
 
 fn retry(out: &mut Document, first: &PipelineRun) {
     let Some(settings) = &first.retry else { return };
-    let gives_up = match settings.max_attempts {
-        0 => "no record is ever dead-lettered: it is retried for ever, and each cell stops \
-              once every bystander record is applied or stalled (the stall detector is beside \
-              the isolation table)"
-            .to_owned(),
-        attempts => format!("the {attempts}th failure sends a record to the dead-letter topic"),
-    };
-    out.prose(&format!(
-        "{} records over {} keys in {} partitions, produced at {} records/s; {} records fail \
-         their first 1 or 2 attempts and {} always fail; a failed attempt waits {} ms, \
-         doubling, and {gives_up}. Latency \
-         runs from a record's produce time to its application: *bystanders* are the keys \
-         with no failing record, *troubled* the {} keys with one. *overtaken*: records that \
-         reached the projection before a predecessor (stashed), with the deepest stash; \
-         *paused*: time partitions stood paused by failing records, summed over partitions; \
-         *state*: version-aware / naive.",
-        first.records,
-        first.keys,
-        first.partitions,
-        settings.rate_per_s,
-        settings.failing_records,
-        settings.poison_records,
-        settings.backoff_ms,
-        settings.troubled_keys
+    out.prose(&prose!(
+        "pipeline",
+        "retry",
+        records = first.records,
+        keys = first.keys,
+        partitions = first.partitions,
+        rate_per_s = settings.rate_per_s,
+        failing_records = settings.failing_records,
+        poison_records = settings.poison_records,
+        backoff_ms = settings.backoff_ms,
+        max_attempts = settings.max_attempts,
+        troubled_keys = settings.troubled_keys,
     ));
 }
 
@@ -309,52 +283,40 @@ fn micros(us: f64) -> String {
 
 fn expand(out: &mut Document, first: &PipelineRun) {
     let Some(settings) = &first.expansion else { return };
-    out.prose(&format!(
-        "{} records over {} keys; the log grows from {} to {} partitions halfway through, \
-         which moves {} keys (their later records land in a new partition beside the old \
-         one's backlog). *none* consumes every partition at once; *drain-then-expand* holds \
-         the new partitions until the old ones are committed up to the expansion. \
-         *reordered*: keys and records that reached the projection before a predecessor; \
-         *held*: the drain's stall; *state*: the version-aware projection (what the \
-         version check alone achieves) / the naive one (no mitigation at all).",
-        first.records,
-        first.keys,
-        settings.from_partitions,
-        settings.to_partitions,
-        settings.keys_moved
+    out.prose(&prose!(
+        "pipeline",
+        "expand",
+        records = first.records,
+        keys = first.keys,
+        from_partitions = settings.from_partitions,
+        to_partitions = settings.to_partitions,
+        keys_moved = settings.keys_moved,
     ));
 }
 
 fn reorder(out: &mut Document, first: &PipelineRun) {
     let Some(settings) = &first.reorder else { return };
-    out.prose(&format!(
-        "{} records over {} keys in {} partitions, written by {} racing producers (the \
-         second sends each record up to {} records late): {} records sit in the log after \
-         a higher version of their key. *reached out of order*: records the projection \
-         stashed; *state*: version-aware / naive.",
-        first.records,
-        first.keys,
-        first.partitions,
-        settings.producers,
-        settings.jitter,
-        settings.appended_out_of_order
+    out.prose(&prose!(
+        "pipeline",
+        "reorder",
+        records = first.records,
+        keys = first.keys,
+        partitions = first.partitions,
+        producers = settings.producers,
+        jitter = settings.jitter,
+        appended_out_of_order = settings.appended_out_of_order,
     ));
 }
 
 fn rebalance(out: &mut Document, first: &PipelineRun) {
     let Some(settings) = &first.rebalance else { return };
-    out.prose(&format!(
-        "{} records over {} keys in {} partitions, consumed by a group of {} members, each \
-         with its own executor; the last member leaves after a third of the records and a \
-         new one joins after two thirds. Each rebalance revokes every partition: a member \
-         commits what completed and abandons what is in flight, then the new assignment \
-         resumes from the commits. *duplicates*: records delivered twice, against the \
-         records polled but not committed at the revocations (the most a policy that \
-         commits below a gap can bring back) and those in flight (the most \
-         contiguous+metadata can); *pauses*: from each revocation to the first record the \
-         new assignment applied (leave, join); *out of order*: records that reached the \
-         projection before a predecessor.",
-        first.records, first.keys, first.partitions, settings.consumers
+    out.prose(&prose!(
+        "pipeline",
+        "rebalance",
+        records = first.records,
+        keys = first.keys,
+        partitions = first.partitions,
+        consumers = settings.consumers,
     ));
 }
 
@@ -376,29 +338,30 @@ pub fn render_transport_calls(
     let through = match transport {
         Some(meta) => {
             let broker = match &meta.bootstrap {
-                Some(bootstrap) => format!(
-                    "the cluster at {bootstrap} of {} broker(s), a topic and group per cell",
-                    meta.brokers
+                Some(bootstrap) => prose!(
+                    "pipeline",
+                    "bootstrap_brokers",
+                    bootstrap = bootstrap.as_str(),
+                    brokers = meta.brokers,
                 ),
-                None => format!("{} broker(s) of a {} cluster per cell", meta.brokers, meta.broker),
+                None => prose!(
+                    "pipeline",
+                    "cluster_brokers",
+                    brokers = meta.brokers,
+                    broker = meta.broker.as_str(),
+                ),
             };
-            format!(
-                "The pipeline scenarios of this run consumed through {} ({}, {broker}): each \
-                 commit call is a round trip to the broker.",
-                meta.kind, meta.client
+            prose!(
+                "pipeline",
+                "through_broker",
+                kind = meta.kind.to_string(),
+                client = meta.client.as_str(),
+                broker = broker,
             )
         }
-        None => "The pipeline scenarios of this run consumed through the embedded log: a \
-                 commit is an in-process call, with no broker and no round trip."
-            .to_owned(),
+        None => prose!("pipeline", "through_embedded"),
     };
-    out.prose(&format!(
-        "{through} *commit call*: the wall time of each commit of a partition's offset (the \
-         periodic ones and the final one), over every incarnation of the cell (p50 / p99, \
-         and the longest); *poll batch*: records per poll that returned any (mean / \
-         largest); *rebalance pauses*: pipeline-rebalance's, from each revocation to the \
-         first record the new assignment applied."
-    ));
+    out.prose(&prose!("pipeline", "transport", through = through));
     out.table(table);
 }
 

@@ -27,6 +27,7 @@ const FILES: &[(&str, &str)] = &[
     ("interference", include_str!("../../templates/prose/interference.jinja")),
     ("incomplete", include_str!("../../templates/prose/incomplete.jinja")),
     ("charts", include_str!("../../templates/prose/charts.jinja")),
+    ("pipeline", include_str!("../../templates/prose/pipeline.jinja")),
 ];
 
 /// Renders the piece `name` of the prose file `file` with `args`, each `(name, value)`.
