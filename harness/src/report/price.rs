@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 use super::document::Document;
 use super::format::format_short_ratio;
+use super::prose::{prose, prose_cell};
 use super::table::{Cell, Style, Table};
 use super::view::View;
 use super::{first_seen, validity_mark};
@@ -63,25 +64,18 @@ fn beside_the_fork(results: &Results) -> Cell {
         )
     });
     let ours = zipf_share.map_or_else(String::new, |(s, keys, share, async_keys, async_share)| {
-        format!(
-            " Here `zipf` draws over {keys} keys with exponent {s} (the top key {:.1}% of \
-             messages) and `async-io-zipf` over {async_keys} keys ({:.1}%).",
-            share * 100.0,
-            async_share * 100.0
-        )
+        let here = prose!(
+            "price",
+            "zipf_here",
+            keys = keys,
+            s = s.to_string(),
+            share = format!("{:.1}", share * 100.0),
+            async_keys = async_keys,
+            async_share = format!("{:.1}", async_share * 100.0),
+        );
+        format!(" {here}")
     });
-    Cell::plain(
-        "Beside the Parallel Consumer fork: it measured KEY ordering against UNORDERED on a \
-         real broker, within 0.13% with distinct keys, 3.1x slower with Zipf keys over 200 \
-         keys (the top key 16.6% of records), 7.5x at its default buffer and 11.4x with 1% \
-         failures. The nearest cells here are `uniform` (distinct keys), `zipf` and \
-         `async-io-zipf` (Zipf keys; `async-io-zipf` waits without holding a thread, as I/O \
-         would). The experiments differ: no broker or commits here, CPU-bound handlers in \
-         `uniform` and `zipf`, a window of messages in flight instead of its buffer of \
-         records, and the control here is a thread pool that keeps no order at all rather \
-         than the fork's UNORDERED mode of the same consumer.",
-    )
-    .then(Style::Plain, ours)
+    Cell::plain(prose!("price", "fork")).then(Style::Plain, ours)
 }
 
 /// The section, or nothing where the control ran in no cell.
@@ -95,26 +89,14 @@ pub fn section(out: &mut Document, view: &View<'_>) {
     }
     out.blank();
     out.heading(2, "Price of order");
-    out.paragraph(
-        Cell::plain("Each ordered design against the unordered control ")
-            .then(Style::Code, CONTROL)
-            .then(
-                Style::Plain,
-                " on the same workload in the same run: throughput over the control's / p99 \
-                 latency over the control's. Below 1 on the left and above 1 on the right is \
-                 what keeping each key's order costs; a void side is not ranked.",
-            ),
-    );
+    out.paragraph(prose_cell!("price", "intro", control = CONTROL));
     if !measured.is_empty() {
         out.blank();
         out.table(table(&measured, |price| (price.throughput, price.p99_latency)));
     }
     if !pipelines.is_empty() {
         out.blank();
-        out.paragraph(Cell::plain(
-            "Pipelines: records redelivered over the control's / committed-offset lag p99 over \
-             the control's (above 1: order costs duplicates or lag).",
-        ));
+        out.paragraph(Cell::plain(prose!("price", "pipelines")));
         out.blank();
         out.table(table(&pipelines, |price| (price.redelivered, price.commit_lag_p99)));
     }

@@ -28,6 +28,7 @@ const FILES: &[(&str, &str)] = &[
     ("incomplete", include_str!("../../templates/prose/incomplete.jinja")),
     ("charts", include_str!("../../templates/prose/charts.jinja")),
     ("pipeline", include_str!("../../templates/prose/pipeline.jinja")),
+    ("price", include_str!("../../templates/prose/price.jinja")),
 ];
 
 /// Renders the piece `name` of the prose file `file` with `args`, each `(name, value)`.
