@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 use super::document::Document;
 use super::format::format_short_ratio;
+use super::prose::prose;
 use super::table::{Cell, Style, Table};
 use super::{cell_name, first_seen, validity_mark};
 use crate::results::{CellKey, IsolationCell, PipelineRun, Results, RetryForever, RetryPolicy};
@@ -100,14 +101,7 @@ fn stall_table(cells: &[(&str, RetryPolicy, &RetryForever)]) -> Table {
 /// retry policy and design (the `cells` of [`forever_cells`]); nothing where none ran.
 fn stall_section(out: &mut Document, cells: &[(&str, RetryPolicy, &RetryForever)]) {
     let Some(&(_, _, first)) = cells.first() else { return };
-    out.prose(&format!(
-        "Does a record retried for ever stall intake (`pipeline-retry --max-attempts 0`): \
-         the stall detector, the longest interval in which a bystander record waited and no \
-         bystander record was applied. A cell stops once every bystander is applied, or once \
-         none was for {}: `STALLED` cells were cut off there, with the bystanders never \
-         applied; the poison records are still retrying at the stop.",
-        seconds(first.stall_limit_s)
-    ));
+    out.prose(&prose!("isolation", "stall", limit = seconds(first.stall_limit_s)));
     out.table(stall_table(cells));
 }
 
@@ -123,23 +117,9 @@ pub fn section(out: &mut Document, results: &Results) {
     if !results.isolation.is_empty() {
         let bounds = first_seen(results.isolation.iter().map(|cell| cell.bound.to_string()));
         out.paragraph(
-            Cell::plain(
-                "Does one troubled key hurt the others: each design's bystanders' p99 under a \
-                 stressor over its own bystanders' p99 in the unstressed twin (",
-            )
-            .then(Style::Code, crate::workload::UNSTRESSED)
-            .then(
-                Style::Plain,
-                format!(
-                    ": the same bystanders at the same times without the stress), measured in \
-                         the same run. 1 means the stress did not reach them. The bound is at most \
-                         {}x, stated by each stressor; `met` is within it, `MISSED` above it; a \
-                         void side is not to be judged. In brackets, the same ratio of the \
-                         bystanders' medians: on a small machine a short cell's p99 is the worst \
-                         few scheduler stalls, which the median is not.",
-                    bounds.join("x or ")
-                ),
-            ),
+            Cell::plain(prose!("isolation", "lead"))
+                .then(Style::Code, crate::workload::UNSTRESSED)
+                .then(Style::Plain, prose!("isolation", "bound", bounds = bounds.join("x or "))),
         );
         out.blank();
         out.table(table(&results.isolation));

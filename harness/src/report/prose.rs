@@ -29,6 +29,7 @@ const FILES: &[(&str, &str)] = &[
     ("charts", include_str!("../../templates/prose/charts.jinja")),
     ("pipeline", include_str!("../../templates/prose/pipeline.jinja")),
     ("price", include_str!("../../templates/prose/price.jinja")),
+    ("isolation", include_str!("../../templates/prose/isolation.jinja")),
 ];
 
 /// Renders the piece `name` of the prose file `file` with `args`, each `(name, value)`.
