@@ -16,7 +16,7 @@ use strategies::Design;
 
 use super::run::RunArgs;
 use crate::config::{RunConfig, SettingError};
-use crate::limits::settings::{resume_values, run_settings};
+use crate::limits::settings::{list, resume_values, run_settings};
 use crate::measure::system;
 use crate::results::designs::DesignRecord;
 use crate::results::incomplete::commit_hash;
@@ -132,11 +132,6 @@ fn same_folder(a: &Path, b: &Path) -> bool {
         (Ok(a), Ok(b)) => a == b,
         _ => a == b,
     }
-}
-
-/// Items, comma-separated, as a list flag takes them.
-fn list<T: std::fmt::Display>(items: &[T]) -> String {
-    items.iter().map(ToString::to_string).collect::<Vec<_>>().join(",")
 }
 
 // `SETTINGS`: each run setting's flag and value, from the run settings table.

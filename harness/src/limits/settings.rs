@@ -329,5 +329,24 @@ use generate::{flag_constants, setting_descriptors};
 run_settings!(all => setting_descriptors);
 run_settings!(all => flag_constants);
 
+/// Items, comma-separated, as a list flag takes them: a list setting's value as
+/// `resume_values!` compares it.
+pub(crate) fn list<T: std::fmt::Display>(items: &[T]) -> String {
+    items.iter().map(ToString::to_string).collect::<Vec<_>>().join(",")
+}
+
+/// `field is R, but the recorded settings give P`, pushed to `whys` where they differ: one
+/// check of `agree_settings!`.
+pub(crate) fn differ<T: PartialEq + std::fmt::Display>(
+    whys: &mut Vec<String>,
+    field: &str,
+    recorded: T,
+    planned: T,
+) {
+    if recorded != planned {
+        whys.push(format!("{field} is {recorded}, but the recorded settings give {planned}"));
+    }
+}
+
 #[cfg(test)]
 mod tests;

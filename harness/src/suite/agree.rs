@@ -13,7 +13,7 @@
 use super::ledger::Matched;
 use super::Plan;
 use crate::config::RunConfig;
-use crate::limits::settings::{agree_settings, run_settings};
+use crate::limits::settings::{agree_settings, differ, run_settings};
 use crate::pipeline::scenario::Recorded;
 use crate::results::{CellKey, CellSettings, PipelineRun, RunResult};
 use crate::workload::{Arrivals, Sizes};
@@ -76,18 +76,6 @@ fn stray(key: &CellKey, config: &RunConfig) -> Disagreement {
         )
     };
     Disagreement { cell: key.to_string(), why }
-}
-
-/// `field recorded R, the recorded settings give P` where they differ.
-fn differ<T: PartialEq + std::fmt::Display>(
-    whys: &mut Vec<String>,
-    field: &str,
-    recorded: T,
-    planned: T,
-) {
-    if recorded != planned {
-        whys.push(format!("{field} is {recorded}, but the recorded settings give {planned}"));
-    }
 }
 
 // `settings_fields`: `differ` of each swept setting a cell records, from the run settings

@@ -46,8 +46,8 @@ mod generated {
     use super::super::setting_descriptors;
     use super::RunSetting;
     use crate::limits::settings::{
-        agree_settings, cell_settings_type, flag_constants, resume_values, setting_ranges,
-        settings_lines, sweep_types, Flag,
+        agree_settings, cell_settings_type, differ, flag_constants, list, resume_values,
+        setting_ranges, settings_lines, sweep_types, Flag,
     };
 
     pub const DEFAULT_MAX_CELLS: usize = 10;
@@ -133,21 +133,6 @@ mod generated {
         pub kafka_timeout: Duration,
         pub kafka: Kafka,
         pub label: String,
-    }
-
-    fn list<T: Display>(items: &[T]) -> String {
-        items.iter().map(ToString::to_string).collect::<Vec<_>>().join(",")
-    }
-
-    fn differ<T: PartialEq + Display>(
-        whys: &mut Vec<String>,
-        field: &str,
-        recorded: T,
-        planned: T,
-    ) {
-        if recorded != planned {
-            whys.push(format!("{field} is {recorded}, but the recorded settings give {planned}"));
-        }
     }
 
     with_extra_rows!(all => setting_descriptors);
