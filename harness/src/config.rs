@@ -19,6 +19,8 @@ use crate::measure::timer::DEFAULT_TIMER_THREADS;
 
 /// Times a void cell is measured again unless `--revalidate` says otherwise.
 pub const DEFAULT_REVALIDATE: usize = 2;
+use crate::limits::settings::{read_recorded, run_settings};
+use crate::pipeline::DEFAULT_KAFKA_TIMEOUT;
 use crate::results::Meta;
 use crate::results::{CommitPolicy, RetryPolicy};
 use crate::sweep::{Point, Sweep};
@@ -91,6 +93,8 @@ pub enum RecordedError {
     #[error("the results do not record sizes")]
     NoSizes,
 }
+
+run_settings!(all => read_recorded);
 
 /// The Kafka options a results file records, for its resumption: the same cluster, protocol,
 /// replication and `-X` settings, under a new prefix. A secret setting, which the file does
@@ -179,8 +183,9 @@ impl RunConfig {
 
     /// The settings a results file recorded, for measuring `scenarios` x `strategies` of
     /// it again, checked as the command line's would be (a hand-edited or corrupt file
-    /// cannot make a re-measurement panic or run away). Files from before
-    /// `groups_per_worker` was recorded get its default.
+    /// cannot make a re-measurement panic or run away). Each run setting is its row's
+    /// `read` (limits/settings.rs); a file from before a setting was recorded gets its
+    /// default.
     pub fn from_recorded(
         meta: &Meta,
         scenarios: Vec<ScenarioId>,
@@ -189,56 +194,47 @@ impl RunConfig {
         let in_file = |error| RecordedError::Invalid(SettingError::Recorded(Box::new(error)));
         check_setting("repeat", meta.repeat).map_err(in_file)?;
         let sizes = meta.sizes.clone().ok_or(RecordedError::NoSizes)?;
-        let mut config = Self {
-            scenarios,
-            strategies,
-            commit_policies: meta
-                .commit_policies
-                .clone()
-                .unwrap_or_else(|| CommitPolicy::ALL.to_vec()),
-            retry_policies: meta
-                .retry_policies
-                .clone()
-                .unwrap_or_else(|| RetryPolicy::ALL.to_vec()),
-            strategy: StrategyConfig {
-                workers: meta.workers,
-                max_in_flight: meta.window,
-                throughput: meta.throughput,
-                groups_per_worker: meta
-                    .groups_per_worker
-                    .unwrap_or(StrategyConfig::DEFAULT_GROUPS_PER_WORKER),
-                // Files from before the setting spun a fixed exponential backoff instead;
-                // the default is the nearest there is.
-                idle_spin_us: meta.idle_spin_us.unwrap_or(StrategyConfig::DEFAULT_IDLE_SPIN_US),
-                window_scope: meta.window_scope(),
-                binding: meta.binding.unwrap_or_default(),
-            },
-            sweep: Sweep::single(&StrategyConfig::default()),
-            repeat: meta.repeat,
-            breakdown: false,
-            producers: meta.producers.unwrap_or(1),
-            timer_threads: meta.timer_threads.unwrap_or(DEFAULT_TIMER_THREADS),
-            revalidate: meta.revalidate.unwrap_or(DEFAULT_REVALIDATE),
-            quick: meta.quick,
-            seed: meta.seed,
-            out: PathBuf::new(),
-            overwrite: false,
-            sizes,
-            command: meta.command.clone(),
-            watchdog: Watchdog::default(),
-            transport: meta.transport.as_ref().map(|transport| transport.kind).unwrap_or_default(),
-            kafka_timeout: meta
-                .transport
-                .as_ref()
-                .map_or(crate::pipeline::DEFAULT_KAFKA_TIMEOUT, |transport| {
-                    std::time::Duration::from_millis(transport.timeout_ms)
-                }),
-            broker_fault: None,
-            kafka: meta.transport.as_ref().map(kafka_options).transpose()?.unwrap_or_default(),
-        };
+        let mut config = Self::unset(scenarios, strategies, sizes, meta.command.clone());
+        config.revalidate = meta.revalidate.unwrap_or(DEFAULT_REVALIDATE);
+        read_settings(meta, &mut config)?;
         config.sweep = meta.sweep.clone().unwrap_or_else(|| Sweep::single(&config.strategy));
         config.validate().map_err(in_file)?;
         Ok(config)
+    }
+
+    /// A config of `scenarios` x `strategies` on `sizes` whose run settings are not yet set
+    /// (each its type's empty value, not a valid run), for [`RunConfig::from_recorded`] to
+    /// set them as the file recorded them.
+    fn unset(
+        scenarios: Vec<ScenarioId>,
+        strategies: Vec<Design>,
+        sizes: Sizes,
+        command: String,
+    ) -> Self {
+        Self {
+            scenarios,
+            strategies,
+            strategy: StrategyConfig::default(),
+            sweep: Sweep::single(&StrategyConfig::default()),
+            commit_policies: Vec::new(),
+            retry_policies: Vec::new(),
+            repeat: 0,
+            producers: 0,
+            breakdown: false,
+            timer_threads: 0,
+            revalidate: 0,
+            quick: false,
+            seed: 0,
+            out: PathBuf::new(),
+            overwrite: false,
+            sizes,
+            command,
+            watchdog: Watchdog::default(),
+            transport: crate::pipeline::TransportKind::default(),
+            kafka_timeout: std::time::Duration::ZERO,
+            broker_fault: None,
+            kafka: crate::pipeline::KafkaOptions::default(),
+        }
     }
 }
 

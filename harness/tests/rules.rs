@@ -64,13 +64,14 @@ const ADDING: &[(&str, &[&str])] = &[
         "run setting",
         &[
             "its row in `run_settings!` (harness/src/limits/settings.rs): its flag's name and \
-             help, its range, meta field, the resume, compare and agree checks, its sweep label \
-             and its part of the settings line",
+             help, its range, meta field, the resume, compare and agree checks, what a run \
+             records of it and how a run measured again reads it back, its sweep label and its \
+             part of the settings line",
             "its clap field in `RunArgs` (cli/run.rs), which takes its name and help from the \
              row's `FLAGS` and gives its value parser, default and heading, its `RunConfig` \
-             field (config.rs), its `Meta` field (results/meta.rs), which suite/meta.rs fills \
-             and `RunConfig::from_recorded` reads: tests in cli/ hold every flag to a row and \
-             its help to the row's",
+             field (config.rs) and its `Meta` field (results/meta.rs), which the row's `record` \
+             and `read` fill and read: tests in cli/ hold every flag to a row, its help to the \
+             row's, and every setting a run records to the value it reads back",
             "its line in docs/cli.md",
         ],
     ),

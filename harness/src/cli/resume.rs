@@ -472,6 +472,119 @@ mod tests {
         assert!(named.contains(&"--pc-messages") && named.contains(&"--pc-keys"), "{named:?}");
     }
 
+    /// The settings a run records but that `RunConfig::from_recorded` does not read back,
+    /// each with why.
+    const NOT_READ_BACK: &[(&str, &str)] = &[(
+        "no-breakdown",
+        "a run measured again to confirm a gate counts no events; a resume takes meta.breakdown",
+    )];
+
+    /// The config of `keyed-bench run` with `flags`.
+    fn run_config(flags: &[&str]) -> RunConfig {
+        #[derive(clap::Parser)]
+        struct Run {
+            #[command(flatten)]
+            run: RunArgs,
+        }
+        let words = std::iter::once("keyed-bench").chain(flags.iter().copied());
+        let args = <Run as clap::Parser>::try_parse_from(words).expect("valid flags").run;
+        RunConfig::try_from((args, flags.join(" "))).expect("a valid run")
+    }
+
+    /// Records `config` as a run's meta does, reads it back as a re-measurement does, and
+    /// returns every setting whose value differs.
+    fn not_read_back(config: &RunConfig) -> Vec<String> {
+        lost(config, &crate::suite::meta::suite_meta(config, "t".into(), None, None, Vec::new()))
+    }
+
+    /// The settings of `config` that a re-measurement of `meta` does not run with.
+    fn lost(config: &RunConfig, meta: &crate::results::Meta) -> Vec<String> {
+        let (scenarios, strategies) = (config.scenarios.clone(), config.strategies.clone());
+        let back = RunConfig::from_recorded(meta, scenarios, strategies).expect("readable");
+        SETTINGS
+            .iter()
+            .filter(|(flag, _)| !NOT_READ_BACK.iter().any(|(name, _)| name == flag))
+            .filter(|(_, value)| value(config) != value(&back))
+            .map(|(flag, value)| {
+                format!("--{flag}: ran {}, read back {}", value(config), value(&back))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_setting_a_run_records_is_read_back_as_it_ran() {
+        let defaults = run_config(&[]);
+        let changed = run_config(&[
+            "--scenario=uniform,pipeline-crash",
+            "--strategy=keyed-mailbox,group-by",
+            "--commit-policy=highest-completed",
+            "--retry-policy=retry-topic",
+            "--workers=3,2",
+            "--window=64,32",
+            "--throughput=7,9",
+            "--idle-spin-us=5,0",
+            "--max-cells=1999",
+            "--groups-per-worker=3",
+            "--window-scope=strategy",
+            "--binding=round-robin",
+            "--producers=2",
+            "--timer-threads=3",
+            "--repeat=2",
+            "--no-breakdown",
+            "--quick",
+            "--seed=9",
+        ]);
+        let unchanged: Vec<&str> = SETTINGS
+            .iter()
+            .filter(|(flag, value)| {
+                value(&defaults) == value(&changed)
+                    && !NOT_READ_BACK.iter().any(|(name, _)| name == flag)
+            })
+            .map(|(flag, _)| *flag)
+            .collect();
+        // The transport's settings are recorded only where the run consumes from Kafka.
+        let transport = [
+            "transport",
+            "kafka-timeout-ms",
+            "bootstrap-servers",
+            "replication-factor",
+            "group-protocol",
+            "keep-topics",
+        ];
+        assert!(
+            unchanged.iter().all(|flag| transport.contains(flag)),
+            "settings this test leaves at their defaults, which a lost value would not show: \
+             {unchanged:?}"
+        );
+        for config in [&defaults, &changed] {
+            let lost = not_read_back(config);
+            assert!(lost.is_empty(), "settings a re-measurement does not take back: {lost:#?}");
+        }
+    }
+
+    #[cfg(feature = "kafka")]
+    #[test]
+    fn the_transport_s_settings_are_read_back_as_they_ran() {
+        let config = run_config(&[
+            "--transport=kafka",
+            "--kafka-timeout-ms=1234",
+            "--replication-factor=2",
+            "--group-protocol=classic",
+        ]);
+        let lost = not_read_back(&config);
+        assert!(lost.is_empty(), "settings a re-measurement does not take back: {lost:#?}");
+    }
+
+    #[test]
+    fn a_setting_not_recorded_is_found() {
+        let config = run_config(&["--producers=2", "--seed=9"]);
+        let mut meta = crate::suite::meta::suite_meta(&config, "t".into(), None, None, Vec::new());
+        assert!(lost(&config, &meta).is_empty());
+        (meta.producers, meta.seed) = (None, 1);
+        let lost = lost(&config, &meta);
+        assert_eq!(lost, ["--producers: ran 2, read back 1", "--seed: ran 9, read back 1"]);
+    }
+
     #[test]
     fn every_flag_of_run_is_a_setting_a_size_or_said_not_to_be() {
         let command = <RunArgs as clap::Args>::augment_args(clap::Command::new("run"));

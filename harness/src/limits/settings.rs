@@ -26,7 +26,13 @@
 //! - `agree_settings!` (`suite/agree.rs`): a cell's recorded settings against its plan;
 //! - `settings_lines!` (`results/meta.rs`): the settings line (in `line` order) and its
 //!   brief form (the parts marked `in brief`);
-//! - `resume_values!` (`cli/resume.rs`): each setting's value as `--resume` compares it.
+//! - `resume_values!` (`cli/resume.rs`): each setting's value as `--resume` compares it;
+//! - `meta_record!` (`suite/meta.rs`): the `meta` a run writes, each row's `record` fields
+//!   (the compiler names a `Meta` field that no row and no fixed field fills);
+//! - `read_recorded!` (`config.rs`): each row's `read`, the setting as
+//!   `RunConfig::from_recorded` takes it back from a results file. A test in
+//!   `cli/resume.rs` records a run with every setting changed and reads it back: a row that
+//!   records without reading, or reads what it did not record, fails it.
 //!
 //! - `setting_ranges!` (`limits`): [`SETTING_RANGES`](super::SETTING_RANGES), the range of
 //!   each row that declares one.
@@ -78,6 +84,8 @@ pub struct Flag {
 ///     [range min => max,]
 ///     [meta "meta field" at place among compare's settings,]
 ///     resume |config| its value in a RunConfig, as `--resume` compares it,
+///     [record |config| { meta field: its value in a run's meta, ... },]
+///     [read |meta, config| { sets its value in config from what meta recorded },]
 ///     [line place [in brief] |meta, swept| its part of the settings line (an Option), [brief part,]]
 /// }
 /// ```
@@ -94,9 +102,9 @@ macro_rules! run_settings {
         $crate::limits::settings::run_settings!(@rows (all $generate) [$($plus)?]);
     };
     (all => $generate:ident $(plus $plus:tt)? with $($extra:tt)*) => {
-        $crate::limits::settings::run_settings!(
+        $crate::limits::settings::run_settings! {
             @rows (all $generate ($($extra)*)) [$($plus)?]
-        );
+        }
     };
     (@rows $then:tt [$({ swept { $($swept:tt)* } single { $($single:tt)* } })?]) => {
         $crate::limits::settings::generate::normalise! { $then
@@ -109,6 +117,8 @@ macro_rules! run_settings {
                     range 1 => StrategyConfig::MAX_WORKERS,
                     meta "workers" at 0,
                     resume |config| list(&config.sweep.workers),
+                    record |config| { workers: config.strategy.workers },
+                    read |meta, config| { config.strategy.workers = meta.workers; },
                     line 0 in brief |meta, swept|
                         Some(format!("workers {}", swept.show("workers", meta.workers))),
                 }
@@ -118,6 +128,8 @@ macro_rules! run_settings {
                     range 1 => 1 << 20,
                     meta "throughput" at 2,
                     resume |config| list(&config.sweep.throughput),
+                    record |config| { throughput: config.strategy.throughput },
+                    read |meta, config| { config.strategy.throughput = meta.throughput; },
                     line 3 in brief |meta, swept|
                         Some(format!("throughput {}", swept.show("throughput", meta.throughput))),
                 }
@@ -129,6 +141,8 @@ macro_rules! run_settings {
                     range 1 => MAX_WINDOW,
                     meta "window" at 1,
                     resume |config| list(&config.sweep.window),
+                    record |config| { window: config.strategy.max_in_flight },
+                    read |meta, config| { config.strategy.max_in_flight = meta.window; },
                     line 2 in brief |meta, swept| Some(format!(
                         "window {} ({})",
                         swept.show("window", meta.window),
@@ -144,6 +158,13 @@ macro_rules! run_settings {
                     range 0 => StrategyConfig::MAX_IDLE_SPIN_US as usize,
                     meta "idle_spin_us" at 9,
                     resume |config| list(&config.sweep.idle_spin_us),
+                    record |config| { idle_spin_us: Some(config.strategy.idle_spin_us) },
+                    read |meta, config| {
+                        // Files from before the setting spun a fixed exponential backoff
+                        // instead; the default is the nearest there is.
+                        config.strategy.idle_spin_us =
+                            meta.idle_spin_us.unwrap_or(StrategyConfig::DEFAULT_IDLE_SPIN_US);
+                    },
                     line 4 |meta, swept| Some(match meta.idle_spin_us {
                         Some(us) => format!("idle spin {} us", swept.show("idle-spin-us", us)),
                         None => "idle spin a fixed backoff".to_owned(),
@@ -156,11 +177,20 @@ macro_rules! run_settings {
                     flag "scenario",
                     help "Scenarios to run, comma-separated, each once, or `all`",
                     resume |config| list(&config.scenarios),
+                    // Not read back: a measured-again run is given the scenarios it measures.
+                    record |config| {
+                        scenarios: Some(config.scenarios.iter().map(|id| id.as_str().into()).collect()),
+                    },
                 }
                 strategy {
                     flag "strategy",
                     help "Strategies to run, comma-separated, each once, or `all`",
                     resume |config| list(&config.strategies),
+                    // Not read back: a measured-again run is given the strategies it measures.
+                    record |config| {
+                        strategies: Some(config.strategies.iter().map(|id| id.as_str().into()).collect()),
+                        designs: designs_of(&config.strategies),
+                    },
                 }
                 commit_policy {
                     flag "commit-policy",
@@ -169,6 +199,11 @@ macro_rules! run_settings {
                           highest-completed (the other pipeline scenarios commit contiguous)",
                     meta "commit_policies" at 12,
                     resume |config| list(&config.commit_policies),
+                    record |config| { commit_policies: Some(config.commit_policies.clone()) },
+                    read |meta, config| {
+                        config.commit_policies =
+                            meta.commit_policies.clone().unwrap_or_else(|| CommitPolicy::ALL.to_vec());
+                    },
                 }
                 retry_policy {
                     flag "retry-policy",
@@ -176,12 +211,18 @@ macro_rules! run_settings {
                           `all`: retry-in-place, pause-partition, retry-topic",
                     meta "retry_policies" at 13,
                     resume |config| list(&config.retry_policies),
+                    record |config| { retry_policies: Some(config.retry_policies.clone()) },
+                    read |meta, config| {
+                        config.retry_policies =
+                            meta.retry_policies.clone().unwrap_or_else(|| RetryPolicy::ALL.to_vec());
+                    },
                 }
                 max_cells {
                     flag "max-cells",
                     help "The most cells a run may have: a sweep whose cross product exceeds it \
                           is refused before anything is measured [default: 2000]",
                     resume |config| config.sweep.max_cells.to_string(),
+                    // Recorded, and read back, with the sweep (`meta.sweep`).
                 }
                 groups_per_worker {
                     flag "groups-per-worker",
@@ -189,6 +230,12 @@ macro_rules! run_settings {
                     range 1 => 1 << 16,
                     meta "groups_per_worker" at 8,
                     resume |config| config.strategy.groups_per_worker.to_string(),
+                    record |config| { groups_per_worker: Some(config.strategy.groups_per_worker) },
+                    read |meta, config| {
+                        config.strategy.groups_per_worker = meta
+                            .groups_per_worker
+                            .unwrap_or(StrategyConfig::DEFAULT_GROUPS_PER_WORKER);
+                    },
                 }
                 window_scope {
                     flag "window-scope",
@@ -200,6 +247,10 @@ macro_rules! run_settings {
                     resume |config| {
                         config.strategy.window_scope.map_or("default".into(), |s| s.to_string())
                     },
+                    record |config| {
+                        window_scope: Some(WindowScopeSetting::from(config.strategy.window_scope)),
+                    },
+                    read |meta, config| { config.strategy.window_scope = meta.window_scope(); },
                 }
                 binding {
                     flag "binding",
@@ -209,6 +260,8 @@ macro_rules! run_settings {
                           measure what the scan costs and buys)",
                     meta "binding" at 11,
                     resume |config| config.strategy.binding.to_string(),
+                    record |config| { binding: Some(config.strategy.binding) },
+                    read |meta, config| { config.strategy.binding = meta.binding.unwrap_or_default(); },
                     line 8 |meta, _swept| match meta.binding {
                         Some(binding) if binding != Binding::Reference => Some(format!(
                             "keyed-mailbox binding {binding} (an ablation, not the design)"
@@ -224,6 +277,8 @@ macro_rules! run_settings {
                     range 1 => MAX_PRODUCERS,
                     meta "producers" at 6,
                     resume |config| config.producers.to_string(),
+                    record |config| { producers: Some(config.producers) },
+                    read |meta, config| { config.producers = meta.producers.unwrap_or(1); },
                     line 1 |meta, _swept| Some(format!("producers {}", meta.producers.unwrap_or(1))),
                 }
                 timer_threads {
@@ -233,6 +288,10 @@ macro_rules! run_settings {
                     range 1 => 64,
                     meta "timer_threads" at 7,
                     resume |config| config.timer_threads.to_string(),
+                    record |config| { timer_threads: Some(config.timer_threads) },
+                    read |meta, config| {
+                        config.timer_threads = meta.timer_threads.unwrap_or(DEFAULT_TIMER_THREADS);
+                    },
                 }
                 repeat {
                     flag "repeat",
@@ -241,6 +300,8 @@ macro_rules! run_settings {
                     range 1 => MAX_REPEAT,
                     meta "repeat" at 4,
                     resume |config| config.repeat.to_string(),
+                    record |config| { repeat: config.repeat },
+                    read |meta, config| { config.repeat = meta.repeat; },
                     line 5 in brief |meta, _swept| Some(format!("repeat {}", meta.repeat)),
                 }
                 no_breakdown {
@@ -249,12 +310,17 @@ macro_rules! run_settings {
                           counts each strategy's wake-ups, parks, mailbox activations and \
                           retirements, and hops",
                     resume |config| (!config.breakdown).to_string(),
+                    // Not read back: a run measured again to confirm a gate counts no events, and
+                    // `run --resume` takes the recorded breakdown itself.
+                    record |config| { breakdown: Some(config.breakdown) },
                 }
                 quick {
                     flag "quick",
                     help "Smaller sizes and one repetition: a smoke run in about a minute",
                     meta "quick" at 5,
                     resume |config| config.quick.to_string(),
+                    record |config| { quick: config.quick },
+                    read |meta, config| { config.quick = meta.quick; },
                     line 7 in brief |meta, _swept| meta.quick.then(|| "quick sizes".to_owned()),
                 }
                 seed {
@@ -262,6 +328,8 @@ macro_rules! run_settings {
                     help "Workload seed: the same seed gives every strategy the same messages",
                     meta "seed" at 3,
                     resume |config| config.seed.to_string(),
+                    record |config| { seed: config.seed },
+                    read |meta, config| { config.seed = meta.seed; },
                     line 6 in brief |meta, _swept| Some(format!("seed {}", meta.seed)),
                 }
                 transport {
@@ -272,6 +340,17 @@ macro_rules! run_settings {
                           --bootstrap-servers; needs a build with `--features kafka`). One per \
                           run",
                     resume |config| config.transport.to_string(),
+                    // The transport's record holds the Kafka rows below too: their timeout, cluster,
+                    // replication, group protocol and topics.
+                    record |config| { transport: transport_meta(config) },
+                    read |meta, config| {
+                        let transport = meta.transport.as_ref();
+                        config.transport = transport.map(|transport| transport.kind).unwrap_or_default();
+                        config.kafka_timeout = transport.map_or(DEFAULT_KAFKA_TIMEOUT, |transport| {
+                            std::time::Duration::from_millis(transport.timeout_ms)
+                        });
+                        config.kafka = transport.map(kafka_options).transpose()?.unwrap_or_default();
+                    },
                 }
                 kafka_timeout_ms {
                     flag "kafka-timeout-ms",
@@ -322,7 +401,8 @@ pub(crate) use run_settings;
 pub mod generate;
 
 pub(crate) use generate::{
-    agree_settings, cell_settings_type, resume_values, setting_ranges, settings_lines, sweep_types,
+    agree_settings, cell_settings_type, meta_record, read_recorded, resume_values, setting_ranges,
+    settings_lines, sweep_types,
 };
 use generate::{flag_constants, setting_descriptors};
 

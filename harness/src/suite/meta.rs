@@ -1,10 +1,13 @@
-//! `meta`: how, where and when a run was made, written before its first cell.
+//! `meta`: how, where and when a run was made, written before its first cell. Each run
+//! setting's fields are its row's `record` (limits/settings.rs); the rest are below.
 
 use crate::config::RunConfig;
+use crate::limits::settings::{meta_record, run_settings};
 use crate::measure::system;
 use crate::results::{Meta, WindowScopeSetting};
 
-/// The meta of a run of `config`, before its first cell.
+/// The meta of a run of `config`, before its first cell: the run settings as their rows
+/// record them, and the facts of the machine, the build and the run beside them.
 pub(crate) fn suite_meta(
     config: &RunConfig,
     created: String,
@@ -12,43 +15,24 @@ pub(crate) fn suite_meta(
     saturation_per_s: Option<f64>,
     notes: Vec<String>,
 ) -> Meta {
-    Meta {
+    run_settings!(all => meta_record with config, {
         created,
         git_commit: system::git_commit(),
         rustc: system::rustc_version(),
         cpu_model: system::cpu_model(),
         cores: system::cores(),
-        workers: config.strategy.workers,
-        window: config.strategy.max_in_flight,
-        throughput: config.strategy.throughput,
         command: config.command.clone(),
-        seed: config.seed,
-        repeat: config.repeat,
-        quick: config.quick,
         recorder_overhead_ns,
         saturation_per_s,
         suite_elapsed_s: 0.0,
         notes,
-        groups_per_worker: Some(config.strategy.groups_per_worker),
-        idle_spin_us: Some(config.strategy.idle_spin_us),
-        window_scope: Some(WindowScopeSetting::from(config.strategy.window_scope)),
-        binding: Some(config.strategy.binding),
-        commit_policies: Some(config.commit_policies.clone()),
-        retry_policies: Some(config.retry_policies.clone()),
-        producers: Some(config.producers),
-        timer_threads: Some(config.timer_threads),
         revalidate: Some(config.revalidate),
         calibrations: Vec::new(),
         sizes: Some(config.sizes.clone()),
-        designs: designs_of(&config.strategies),
         sweep: Some(config.sweep.clone()),
-        scenarios: Some(config.scenarios.iter().map(|id| id.as_str().to_owned()).collect()),
-        strategies: Some(config.strategies.iter().map(|id| id.as_str().to_owned()).collect()),
-        breakdown: Some(config.breakdown),
         incomplete: None,
         resumed: Vec::new(),
-        transport: transport_meta(config),
-    }
+    })
 }
 
 /// What meta records of `config`'s transport: nothing for the embedded log.

@@ -38,7 +38,7 @@
 
 pub mod agree;
 pub(crate) mod ledger;
-mod meta;
+pub(crate) mod meta;
 pub mod output;
 mod plan;
 mod remeasure;

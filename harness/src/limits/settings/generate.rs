@@ -11,6 +11,7 @@
 /// { name flag "name" help ["help", ["long help" or nothing]]
 ///   swept [type, StrategyConfig's field, [Uses's field or nothing]] (empty: not swept)
 ///   range [min, max] meta ["meta field", place] resume [|config| value]
+///   record [|config| { meta field: value, ... } or nothing] read [|meta, config| { ... } or nothing]
 ///   line [place, [brief or nothing], |meta, swept| part, [brief part or nothing]] }
 /// ```
 macro_rules! normalise {
@@ -23,6 +24,8 @@ macro_rules! normalise {
                 $(range $min:expr => $max:expr,)?
                 $(meta $meta:literal at $at:literal,)?
                 resume |$config:ident| $resume:expr,
+                $(record |$rconfig:ident| { $($rfield:ident: $rvalue:expr),* $(,)? },)?
+                $(read |$rmeta:ident, $rinto:ident| $read:block,)?
                 $(line $rank:literal $(in $brief:ident)? |$meta_:ident, $swept_:ident| $line:expr,
                     $(brief $short:expr,)?)?
             }
@@ -34,6 +37,8 @@ macro_rules! normalise {
                 $(range $smin:expr => $smax:expr,)?
                 $(meta $smeta:literal at $sat:literal,)?
                 resume |$sconfig:ident| $sresume:expr,
+                $(record |$srconfig:ident| { $($srfield:ident: $srvalue:expr),* $(,)? },)?
+                $(read |$srmeta:ident, $srinto:ident| $sread:block,)?
                 $(line $srank:literal $(in $sbrief:ident)? |$smeta_:ident, $ssw:ident| $sline:expr,
                     $(brief $sshort:expr,)?)?
             }
@@ -43,11 +48,15 @@ macro_rules! normalise {
             [$({
                 $name flag $flag help [$help, [$($long)?]] swept [$ty, $strategy, [$($uses)?]]
                 range [$($min, $max)?] meta [$($meta, $at)?] resume [|$config| $resume]
+                record [$(|$rconfig| { $($rfield: $rvalue),* })?]
+                read [$(|$rmeta, $rinto| $read)?]
                 line [$($rank, [$($brief)?], |$meta_, $swept_| $line, [$($short)?])?]
             })*]
             [$({
                 $sname flag $sflag help [$shelp, [$($slong)?]] swept []
                 range [$($smin, $smax)?] meta [$($smeta, $sat)?] resume [|$sconfig| $sresume]
+                record [$(|$srconfig| { $($srfield: $srvalue),* })?]
+                read [$(|$srmeta, $srinto| $sread)?]
                 line [$($srank, [$($sbrief)?], |$smeta_, $ssw| $sline, [$($sshort)?])?]
             })*]
         }
@@ -123,7 +132,7 @@ macro_rules! setting_descriptors {
     ($({
         $name:ident flag $flag:literal help [$help:literal, [$($long:literal)?]]
         swept [$($swept:tt)*] range $range:tt meta [$($meta:literal, $at:literal)?]
-        resume $resume:tt line [$($rank:literal, $($line:tt)*)?]
+        resume $resume:tt record $record:tt read $read:tt line [$($rank:literal, $($line:tt)*)?]
     })*) => {
         /// Every run setting of the table, the swept ones first.
         pub const RUN_SETTINGS: &[RunSetting] = &[
@@ -146,7 +155,7 @@ pub(crate) use setting_descriptors;
 macro_rules! flag_constants {
     ($({
         $name:ident flag $flag:literal help [$help:literal, [$($long:literal)?]]
-        swept $swept:tt range $range:tt meta $meta:tt resume $resume:tt line $line:tt
+        swept $swept:tt range $range:tt meta $meta:tt resume $resume:tt record $record:tt read $read:tt line $line:tt
     })*) => {
         /// The flag of each run setting, a field by the row's name.
         #[derive(Clone, Copy, Debug)]
@@ -173,7 +182,7 @@ pub(crate) use flag_constants;
 macro_rules! sweep_types {
     ($({
         $name:ident flag $flag:literal help $help:tt swept [$ty:ty, $strategy:ident, [$($uses:ident)?]]
-        range $range:tt meta $meta:tt resume $resume:tt line $line:tt
+        range $range:tt meta $meta:tt resume $resume:tt record $record:tt read $read:tt line $line:tt
     })*) => {
         /// The list-valued strategy settings of a run (`meta.sweep`).
         #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -293,7 +302,7 @@ pub fn advance(at: &mut [usize], lengths: &[usize]) -> bool {
 macro_rules! cell_settings_type {
     ($({
         $name:ident flag $flag:literal help $help:tt swept [$ty:ty, $strategy:ident, $uses:tt]
-        range $range:tt meta $meta:tt resume $resume:tt line $line:tt
+        range $range:tt meta $meta:tt resume $resume:tt record $record:tt read $read:tt line $line:tt
     })*) => {
         /// The settings a sweep varies, as their labels name them (`workers=4 throughput=16`).
         pub const SWEEP_SETTINGS: &[&str] = &[$($flag,)*];
@@ -326,7 +335,7 @@ pub(crate) use cell_settings_type;
 macro_rules! agree_settings {
     ($({
         $name:ident flag $flag:literal help $help:tt swept $swept:tt range $range:tt meta $meta:tt
-        resume $resume:tt line $line:tt
+        resume $resume:tt record $record:tt read $read:tt line $line:tt
     })*) => {
         /// `differ` of each setting a cell records, where it records them.
         fn settings_fields(
@@ -351,8 +360,7 @@ pub(crate) use agree_settings;
 /// the rows' parts name in scope.
 macro_rules! settings_lines {
     ($({
-        $name:ident flag $flag:literal help $help:tt swept $swept:tt range $range:tt meta $meta:tt resume $resume:tt
-        line [$(
+        $name:ident flag $flag:literal help $help:tt swept $swept:tt range $range:tt meta $meta:tt resume $resume:tt record $record:tt read $read:tt line [$(
             $rank:literal, [$($brief:ident)?], |$meta_:ident, $swept_:ident| $line:expr,
             [$($short:expr)?]
         )?]
@@ -394,7 +402,7 @@ pub(crate) use settings_lines;
 macro_rules! resume_values {
     ($({
         $name:ident flag $flag:literal help $help:tt swept $swept:tt range $range:tt meta $meta:tt
-        resume [|$config:ident| $resume:expr] line $line:tt
+        resume [|$config:ident| $resume:expr] record $record:tt read $read:tt line $line:tt
     })*) => {
         /// Each run setting's flag, and its value in a config as a resumed run compares and
         /// shows it.
@@ -411,7 +419,7 @@ pub(crate) use resume_values;
 macro_rules! setting_ranges {
     ($({
         $name:ident flag $flag:literal help $help:tt swept $swept:tt range [$($min:expr, $max:expr)?]
-        meta $meta:tt resume $resume:tt line $line:tt
+        meta $meta:tt resume $resume:tt record $record:tt read $read:tt line $line:tt
     })* with $($extra:expr),* $(,)?) => {
         /// The numeric flags of `keyed-bench run` that are not workload sizes: the ranged
         /// run settings of the table, then the others.
@@ -422,3 +430,45 @@ macro_rules! setting_ranges {
     };
 }
 pub(crate) use setting_ranges;
+
+/// The `Meta` a run writes: the fields given after `with` (`config`, the run's config, then
+/// the fields no row records, in braces), and each row's `record` fields. An expression;
+/// needs `Meta` and what the rows' values name in scope. A field of `Meta` that neither
+/// gives is a compile error.
+macro_rules! meta_record {
+    ($({
+        $name:ident flag $flag:literal help $help:tt swept $swept:tt range $range:tt meta $meta:tt
+        resume $resume:tt record [$(|$config:ident| { $($field:ident: $value:expr),* })?]
+        read $read:tt line $line:tt
+    })* with $given:ident, { $($fixed:tt)* }) => {
+        Meta {
+            $($fixed)*
+            $($($($field: {
+                let $config = $given;
+                $value
+            },)*)?)*
+        }
+    };
+}
+pub(crate) use meta_record;
+
+/// `read_settings`: each row's `read`, which sets its part of a `RunConfig` from what a
+/// results file's `meta` recorded (a file from before the setting was recorded gets its
+/// default). Needs `Meta`, `RunConfig`, `RecordedError` and what the rows name in scope.
+macro_rules! read_recorded {
+    ($({
+        $name:ident flag $flag:literal help $help:tt swept $swept:tt range $range:tt meta $meta:tt
+        resume $resume:tt record $record:tt read [$(|$meta_:ident, $into:ident| $read:block)?]
+        line $line:tt
+    })*) => {
+        /// Sets in `config` every setting `meta` records, by its row's `read`.
+        fn read_settings(meta: &Meta, config: &mut RunConfig) -> Result<(), RecordedError> {
+            $($({
+                let ($meta_, $into) = (meta, &mut *config);
+                $read
+            })?)*
+            Ok(())
+        }
+    };
+}
+pub(crate) use read_recorded;
