@@ -42,7 +42,10 @@ const ADDING: &[(&str, &[&str])] = &[
         &[
             "its line in `scenarios!` and its `ScenarioSpec` in its family file, both under \
              harness/src/workload/scenario/ (the only code that writes its id), whose `charts` \
-             (and a pipeline's `PipelineSpec::charts`) put it in the charts that show it",
+             (and a pipeline's `PipelineSpec::charts`) put it in the charts that show it and \
+             whose `summary` (a `SummaryExtra`) says what the summary adds after its tables: \
+             nothing, or a paragraph or table that report/summary.rs's exhaustive match on it \
+             renders (its words in harness/templates/prose/)",
             "its sizes, rows of `sizes!` (workload/scenario/sizes.rs)",
             "its row in docs/workloads.md's scenario table (tests/docs.rs)",
         ],

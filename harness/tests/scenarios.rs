@@ -1,15 +1,15 @@
 //! A scenario is declared in one place: its line in the `scenarios!` list and its spec and
 //! generator in `harness/src/workload/scenario/`. This test lists every other place in the
 //! harness's code (tests aside) that names a scenario's variant, and why it may: adding a
-//! scenario touches only its declaration and its sizes; the charts it is shown in are fields
-//! of its spec (`charts`), which the charts read, so `report/plot/` names none.
+//! scenario touches only its declaration and its sizes; the charts it is shown in and what
+//! the summary adds after its tables are fields of its spec (`charts`, `summary`), which the
+//! charts and the summary read, so `report/` names none.
 
 use std::path::Path;
 
 /// The places outside `workload/scenario/` that may name a scenario, and why.
 const ALLOWED: &[(&str, &str)] = &[
     ("pipeline/scenario/", "a pipeline scenario's log and cells are its generator"),
-    ("report/summary.rs", "published figures shown beside the scenario they were measured on"),
     ("suite/run.rs", "open-loop's saturation is measured on a uniform workload"),
 ];
 

@@ -11,6 +11,7 @@ use super::view::{Rows, View};
 use super::{is_contender, validity_mark};
 use crate::results::{EventRates, Meta, Metric, Results, RunResult, SweptSettings};
 use crate::workload::reference::is_parallel_consumer_experiment;
+use crate::workload::scenario::SummaryExtra;
 use crate::workload::ScenarioId;
 
 /// Whether `row` contends for the summary's best of a column: an ordered contender's
@@ -160,7 +161,8 @@ fn oversubscribed(meta: &Meta, swept: &SweptSettings) -> Option<String> {
     ))
 }
 
-/// A scenario's section: its description, a table per param, and the tables of its own.
+/// A scenario's section: its description, a table per param, the paragraphs any scenario
+/// may have, and what its spec adds ([`SummaryExtra`]).
 fn scenario_section(out: &mut Document, results: &Results, scenario: ScenarioId, rows: &Rows<'_>) {
     out.blank();
     out.heading(2, scenario.to_string());
@@ -176,29 +178,17 @@ fn scenario_section(out: &mut Document, results: &Results, scenario: ScenarioId,
     render_driver_gc(out, rows);
     render_breakdown(out, scenario, rows);
     let meta = &results.meta;
-    match scenario {
-        ScenarioId::Uniform => out.prose(UNIFORM_INCLUDES),
-        ScenarioId::AsyncIo | ScenarioId::AsyncIoZipf => {
-            published::render_key_sweep(out, scenario, rows);
-        }
-        ScenarioId::ColdCommand => published::render_cold_command(out, rows, meta.cores),
-        ScenarioId::ParallelConsumer => {
+    match scenario.spec().summary {
+        SummaryExtra::None => {}
+        SummaryExtra::DispatchBench => out.prose(&prose!("summary", "dispatch_bench")),
+        SummaryExtra::KeySweep => published::render_key_sweep(out, scenario, rows),
+        SummaryExtra::ColdCommand => published::render_cold_command(out, rows, meta.cores),
+        SummaryExtra::ParallelConsumer => {
             let published = meta.sizes.as_ref().is_some_and(is_parallel_consumer_experiment);
             published::render_parallel_consumer(out, rows, published);
         }
-        _ => {}
     }
 }
-
-/// What a `uniform` cell's time per message includes, beside what the criterion `dispatch`
-/// bench's does not.
-const UNIFORM_INCLUDES: &str = "What a uniform cell times: one producer thread sending \
-     every message (reading the clock for each, its intended time) through the window, \
-     then the drain; each handler call records its start and end (the recorder: two clock \
-     reads, the order checks and the message's slot, on the thread that runs it) around \
-     its spin; keys drawn at random. The criterion `dispatch` bench times none of the \
-     recorder, the clock reads or the draw, on batches of 10,000 round-robin keys: \
-     docs/dispatch.md sets the two side by side.";
 
 /// The table of one (scenario, param): a row per strategy, the columns of
 /// [`scenario_columns`].
@@ -295,10 +285,11 @@ fn render_timer_lateness(out: &mut Document, rows: &[&RunResult]) {
     else {
         return;
     };
-    out.prose(&format!(
-        "Harness timer lateness (deadline to waker call), the worst cell: p99 {}, max {}.",
-        format_ns(p99 as f64),
-        format_ns(max as f64)
+    out.prose(&prose!(
+        "summary",
+        "timer_lateness",
+        p99 = format_ns(p99 as f64),
+        max = format_ns(max as f64),
     ));
 }
 
@@ -309,24 +300,20 @@ fn render_driver_gc(out: &mut Document, rows: &[&RunResult]) {
         .iter()
         .filter_map(|row| {
             let gc = row.driver_gc?;
-            let param =
-                if row.param.is_empty() { String::new() } else { format!(" {}", row.param) };
-            let receipt = row
-                .interference
-                .as_ref()
-                .map_or("unmeasured".into(), |r| r.validity.name().to_owned());
-            Some(format!(
-                "{}{param}: {} in {:.1} ms (receipt: {receipt})",
-                row.strategy, gc.collections, gc.time_ms
+            let receipt = row.interference.as_ref().map_or("unmeasured", |r| r.validity.name());
+            Some(prose!(
+                "summary",
+                "driver_gc_cell",
+                design = row.strategy.as_str(),
+                param = row.param.as_str(),
+                collections = gc.collections,
+                ms = format!("{:.1}", gc.time_ms),
+                receipt = receipt,
             ))
         })
         .collect();
     if !cells.is_empty() {
-        out.prose(&format!(
-            "Driver garbage collections over the timed repetitions (external designs, as \
-             their drivers reported them): {}.",
-            cells.join("; ")
-        ));
+        out.prose(&prose!("summary", "driver_gc", collections = cells.join("; ")));
     }
 }
 
@@ -337,17 +324,7 @@ fn render_breakdown(out: &mut Document, scenario: ScenarioId, rows: &[&RunResult
         return;
     }
     out.heading(3, format!("{scenario}: per-message breakdown"));
-    out.prose(
-        "Events per message, counted on one more, untimed, repetition of the first quarter of \
-         the cell's messages (at most 10,000): *wake-ups* (unparks that woke a worker), \
-         *parks*, mailbox *activations* and *retirements*, *hops* (hand-offs to a queue a \
-         thread takes from), *spin hits* (idle spins that found work before parking), \
-         *takes* (mailboxes taken from another worker's queue), *parked while queued* (a worker \
-         parked while another's queue held a runnable mailbox); *producer blocked* is the \
-         share of the producers' time spent blocked on the full window. *n/a*: the strategy \
-         cannot see it (a library's internals) or has no such machinery. Context switches \
-         per message (voluntary / involuntary) are from the timed runs.",
-    );
+    out.prose(&prose!("summary", "breakdown"));
     let counted: Vec<(&RunResult, &EventRates)> =
         rows.iter().filter_map(|&row| Some((row, row.events_per_message.as_ref()?))).collect();
     out.table(Table::declared(&breakdown_columns(), &counted));
@@ -401,5 +378,22 @@ mod tests {
         assert!(!is_contender("inline"));
         assert!(!is_contender("thread-pool"));
         assert!(!is_contender("nonsense"));
+    }
+
+    #[test]
+    fn a_driver_gc_cell_names_its_param_only_where_it_has_one() {
+        let cell = |param: &str| {
+            prose!(
+                "summary",
+                "driver_gc_cell",
+                design = "pc-key",
+                param = param,
+                collections = 2_u64,
+                ms = "5.0",
+                receipt = "unmeasured",
+            )
+        };
+        assert_eq!(cell(""), "pc-key: 2 in 5.0 ms (receipt: unmeasured)");
+        assert_eq!(cell("keys=1"), "pc-key keys=1: 2 in 5.0 ms (receipt: unmeasured)");
     }
 }

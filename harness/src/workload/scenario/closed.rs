@@ -36,6 +36,7 @@ pub(super) const UNIFORM: ScenarioSpec = ScenarioSpec {
         breakdown: true,
         ..super::Charts::NONE
     },
+    summary: super::SummaryExtra::DispatchBench,
 };
 
 /// Hot keys: Zipf-distributed keys.
@@ -47,6 +48,7 @@ pub(super) const ZIPF: ScenarioSpec = ScenarioSpec {
     headline: Some(Metric::Throughput),
     stream: 1,
     charts: super::Charts { turn_length: true, breakdown: false, ..UNIFORM.charts },
+    summary: super::SummaryExtra::None,
     ..UNIFORM
 };
 
@@ -64,6 +66,7 @@ pub(super) const MANY_TYPES: ScenarioSpec = ScenarioSpec {
     stream: 2,
     aggregate_types: |sizes| sizes.types,
     charts: super::Charts { threads: true, ..super::Charts::NONE },
+    summary: super::SummaryExtra::None,
     ..UNIFORM
 };
 
@@ -84,6 +87,7 @@ pub(super) const STATEFUL: ScenarioSpec = ScenarioSpec {
     headline: Some(Metric::Throughput),
     stream: 11,
     charts: super::Charts::NONE,
+    summary: super::SummaryExtra::None,
     ..UNIFORM
 };
 

@@ -41,6 +41,7 @@ pub(super) const COLD_COMMAND: ScenarioSpec = ScenarioSpec {
     resubmits: false,
     consumer_driver: false,
     charts: super::Charts { cold_command_ratio: true, ..super::Charts::NONE },
+    summary: super::SummaryExtra::ColdCommand,
 };
 
 /// Cold commands one sender may send in a cell: more than any strategy here handles in

@@ -46,6 +46,7 @@ pub(super) const HOT_KEY: ScenarioSpec = ScenarioSpec {
     resubmits: false,
     consumer_driver: false,
     charts: super::Charts::NONE,
+    summary: super::SummaryExtra::None,
 };
 
 /// A stressor's two workloads over `keys` keys: its unstressed twin, then `stress=on`. Key 0
@@ -134,6 +135,7 @@ pub(super) const SAGA: ScenarioSpec = ScenarioSpec {
     resubmits: true,
     consumer_driver: false,
     charts: super::Charts::NONE,
+    summary: super::SummaryExtra::None,
 };
 
 /// The groups saga's bystanders are picked for: a bystander's hash agrees with the saga

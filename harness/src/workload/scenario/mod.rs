@@ -72,6 +72,30 @@ pub struct ScenarioSpec {
     pub consumer_driver: bool,
     /// The charts across scenarios that show it (`report::plot`).
     pub charts: Charts,
+    /// What the summary adds to its section after its tables (`report::summary`).
+    pub summary: SummaryExtra,
+}
+
+/// What a scenario's section of the summary adds after its tables (one per parameter) and
+/// the paragraphs every scenario may have (the timer's lateness, the drivers' collections,
+/// the per-message breakdown): a paragraph or a table of its own, if any.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SummaryExtra {
+    /// Nothing more.
+    None,
+    /// What a cell's time per message includes, beside what the criterion `dispatch` bench
+    /// times (docs/dispatch.md): the scenario the two are set side by side on.
+    DispatchBench,
+    /// Elapsed seconds by key count beside the ideal bound (`keys=` cells of non-blocking
+    /// waits). No published figure comes from this experiment.
+    KeySweep,
+    /// Cold commands per second by slow aggregates and senders, keyed-mailbox's ratio to
+    /// per-type-pool and group-by, and Wow's published ratios where the cell is their
+    /// experiment's.
+    ColdCommand,
+    /// Elapsed seconds by key count beside the floor from the drawn sleeps, and where the
+    /// run is the published experiment, the Parallel Consumer's published seconds.
+    ParallelConsumer,
 }
 
 /// The charts a scenario is shown in, beside the ones every measured scenario has (its

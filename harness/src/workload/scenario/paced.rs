@@ -36,6 +36,7 @@ pub(super) const CONFLICT_BACKOFF: ScenarioSpec = ScenarioSpec {
     resubmits: false,
     consumer_driver: false,
     charts: super::Charts { head_of_line: true, price_of_order: true, ..super::Charts::NONE },
+    summary: super::SummaryExtra::None,
 };
 
 /// The cost of no stealing.
@@ -56,6 +57,7 @@ pub(super) const LONG_SYNC: ScenarioSpec = ScenarioSpec {
     grows_partitions: false,
     resubmits: false,
     consumer_driver: false,
+    summary: super::SummaryExtra::None,
     ..CONFLICT_BACKOFF
 };
 
@@ -86,6 +88,7 @@ pub(super) const HOT_BACKLOG: ScenarioSpec = ScenarioSpec {
     headline: Some(Metric::BystanderP99),
     stream: 5,
     charts: super::Charts { head_of_line: true, burst_cliff: true, ..super::Charts::NONE },
+    summary: super::SummaryExtra::None,
     ..CONFLICT_BACKOFF
 };
 
@@ -116,6 +119,7 @@ pub(super) const OPEN_LOOP: ScenarioSpec = ScenarioSpec {
     grows_partitions: false,
     resubmits: false,
     consumer_driver: false,
+    summary: super::SummaryExtra::None,
     ..CONFLICT_BACKOFF
 };
 

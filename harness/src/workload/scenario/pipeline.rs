@@ -220,6 +220,7 @@ pub(super) const CRASH: ScenarioSpec = ScenarioSpec {
     // One consumer killed and restarted: what a consumer driver in another process can be.
     consumer_driver: true,
     charts: super::Charts::NONE,
+    summary: super::SummaryExtra::None,
 };
 
 /// Transient failures and poison records, per retry policy.
@@ -248,6 +249,7 @@ pub(super) const RETRY: ScenarioSpec = ScenarioSpec {
     }),
     stream: 13,
     consumer_driver: false,
+    summary: super::SummaryExtra::None,
     ..CRASH
 };
 
@@ -277,6 +279,7 @@ pub(super) const EXPAND: ScenarioSpec = ScenarioSpec {
     grows_partitions: true,
     resubmits: false,
     consumer_driver: false,
+    summary: super::SummaryExtra::None,
     ..CRASH
 };
 
@@ -303,6 +306,7 @@ pub(super) const REORDER: ScenarioSpec = ScenarioSpec {
         charts: &[],
     }),
     consumer_driver: false,
+    summary: super::SummaryExtra::None,
     ..CRASH
 };
 
@@ -331,5 +335,6 @@ pub(super) const REBALANCE: ScenarioSpec = ScenarioSpec {
         charts: &[PipelineChart::Rebalance],
     }),
     consumer_driver: false,
+    summary: super::SummaryExtra::None,
     ..CRASH
 };

@@ -36,6 +36,7 @@ pub(super) const ASYNC_IO: ScenarioSpec = ScenarioSpec {
         elapsed_vs_keys: Some(ElapsedBound::Waits),
         ..super::Charts::NONE
     },
+    summary: super::SummaryExtra::KeySweep,
 };
 
 /// What per-key order costs under skewed keys.
@@ -52,6 +53,7 @@ pub(super) const ASYNC_IO_ZIPF: ScenarioSpec = ScenarioSpec {
     // The same under skewed keys.
     stream: 8,
     charts: super::Charts { elapsed_vs_keys: Some(ElapsedBound::SkewedWaits), ..ASYNC_IO.charts },
+    summary: super::SummaryExtra::KeySweep,
     ..ASYNC_IO
 };
 
@@ -80,6 +82,7 @@ pub(super) const PARALLEL_CONSUMER: ScenarioSpec = ScenarioSpec {
         elapsed_vs_keys: Some(ElapsedBound::BlockingPool),
         ..super::Charts::NONE
     },
+    summary: super::SummaryExtra::ParallelConsumer,
     ..ASYNC_IO
 };
 
