@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use super::document::Document;
 use super::format::format_short_ratio;
 use super::prose::prose;
-use super::table::{Cell, Style, Table};
+use super::table::{Cell, Declared, Style, Table};
 use super::{cell_name, first_seen, validity_mark};
 use crate::results::{CellKey, IsolationCell, PipelineRun, Results, RetryForever, RetryPolicy};
 
@@ -23,26 +23,35 @@ fn entry(cell: &IsolationCell) -> Cell {
     Cell::strong_if(text, cell.met == Some(false))
 }
 
+/// The first column of a table with a row per design: its name.
+fn design_column<'a>() -> Declared<'a, str> {
+    Declared::left("design", |design: &str| Cell::plain(design))
+}
+
+/// The entry of a design in a column where it has no figure.
+fn not_available() -> Cell {
+    Cell::plain("n/a")
+}
+
 /// One row per design, one column per stressed cell (scenario and param).
 fn table(cells: &[IsolationCell]) -> Table {
-    let stressors =
-        first_seen(cells.iter().map(|cell| (cell.scenario.as_str(), cell.param.as_str())));
-    let mut table = Table::of("design")
-        .numbers(stressors.iter().map(|(scenario, param)| cell_name(scenario, param)));
-    let designs = first_seen(cells.iter().map(|cell| cell.strategy.as_str()));
     let mut at: HashMap<CellKey, &IsolationCell> = HashMap::new();
     for cell in cells {
         let key = CellKey::recorded(&cell.scenario, &cell.param, &cell.strategy);
         at.entry(key).or_insert(cell);
     }
-    table.pivot(
-        (&designs, &stressors),
-        |design| vec![Cell::plain(design)],
-        |design, (scenario, param)| {
-            at.get(&CellKey::recorded(scenario, param, design)).map(|cell| entry(cell))
-        },
-    );
-    table
+    let at = &at;
+    let stressors =
+        first_seen(cells.iter().map(|cell| (cell.scenario.as_str(), cell.param.as_str())));
+    let mut columns = vec![design_column()];
+    columns.extend(stressors.into_iter().map(|(scenario, param)| {
+        Declared::right(cell_name(scenario, param), move |design: &str| {
+            let cell = at.get(&CellKey::recorded(scenario, param, design));
+            cell.map_or_else(not_available, |cell| entry(cell))
+        })
+    }));
+    let designs = first_seen(cells.iter().map(|cell| cell.strategy.as_str()));
+    Table::declared(&columns, designs)
 }
 
 /// The retry-forever cells of `pipeline-retry` (`--max-attempts 0`): design, policy and
@@ -81,20 +90,21 @@ fn stall_entry(figures: &RetryForever) -> Cell {
 /// One row per design, one column per retry policy: the stall detector under retry for
 /// ever.
 fn stall_table(cells: &[(&str, RetryPolicy, &RetryForever)]) -> Table {
-    let policies = first_seen(cells.iter().map(|&(_, policy, _)| policy));
-    let designs = first_seen(cells.iter().map(|&(design, _, _)| design));
-    let headers = policies.iter().map(|policy| format!("retry forever, {policy}"));
-    let mut table = Table::of("design").numbers(headers);
     let mut at: HashMap<(&str, RetryPolicy), &RetryForever> = HashMap::new();
     for &(design, policy, figures) in cells {
         at.entry((design, policy)).or_insert(figures);
     }
-    table.pivot(
-        (&designs, &policies),
-        |design| vec![Cell::plain(design)],
-        |design, policy| at.get(&(design, policy)).map(|figures| stall_entry(figures)),
-    );
-    table
+    let at = &at;
+    let policies = first_seen(cells.iter().map(|&(_, policy, _)| policy));
+    let mut columns = vec![design_column()];
+    columns.extend(policies.into_iter().map(|policy| {
+        Declared::right(format!("retry forever, {policy}"), move |design: &str| {
+            let figures = at.get(&(design, policy));
+            figures.map_or_else(not_available, |figures| stall_entry(figures))
+        })
+    }));
+    let designs = first_seen(cells.iter().map(|&(design, _, _)| design));
+    Table::declared(&columns, designs)
 }
 
 /// Beside the isolation table: whether intake stalls behind a record retried for ever, per

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use super::document::Document;
 use super::format::format_short_ratio;
 use super::prose::{prose, prose_cell};
-use super::table::{Cell, Style, Table};
+use super::table::{Cell, Declared, Style, Table};
 use super::view::View;
 use super::{first_seen, validity_mark};
 use crate::results::price::{PriceOfOrder, CONTROL};
@@ -25,29 +25,48 @@ pub(super) fn cell(price: &PriceOfOrder) -> Cell {
     pair(price.throughput, price.p99_latency, price.validity)
 }
 
+/// A row of a price table: a cell's scenario and param.
+type Row<'a> = (&'a str, &'a str);
+
+/// Which pair of figures a price table shows of a price.
+type Sides<'a> = &'a dyn Fn(&PriceOfOrder) -> (Option<f64>, Option<f64>);
+
 /// One row per cell (scenario and param), one column per design; each entry the pair
 /// `sides` takes from a price.
-fn table(
-    prices: &[&PriceOfOrder],
-    sides: impl Fn(&PriceOfOrder) -> (Option<f64>, Option<f64>),
-) -> Table {
-    let names = first_seen(prices.iter().map(|price| price.strategy.as_str()));
+fn table(prices: &[&PriceOfOrder], sides: Sides<'_>) -> Table {
     let mut at: HashMap<CellKey, &PriceOfOrder> = HashMap::new();
     for &price in prices {
         let key = CellKey::recorded(&price.scenario, &price.param, &price.strategy);
         at.entry(key).or_insert(price);
     }
-    let mut table = Table::of("scenario|param").numbers(names.iter().copied());
+    let designs = first_seen(prices.iter().map(|price| price.strategy.as_str()));
     let cells = first_seen(prices.iter().map(|price| (&*price.scenario, &*price.param)));
-    let lead = |(scenario, param): (&str, &str)| {
-        vec![Cell::plain(scenario), Cell::plain(super::or_dash(param))]
-    };
-    table.pivot((&cells, &names), lead, |(scenario, param), name| {
-        let price = at.get(&CellKey::recorded(scenario, param, name))?;
-        let (first, second) = sides(price);
-        Some(pair(first, second, price.validity))
-    });
-    table
+    let columns = columns(&designs, &at, sides);
+    Table::declared(&columns, &cells)
+}
+
+/// The columns of a price table: the cell, then one per design of `designs`, each entry
+/// the pair `sides` takes from the design's price in the cell (`at`), `n/a` where it has
+/// none.
+fn columns<'a>(
+    designs: &[&'a str],
+    at: &'a HashMap<CellKey, &PriceOfOrder>,
+    sides: Sides<'a>,
+) -> Vec<Declared<'a, Row<'a>>> {
+    let mut columns = vec![
+        Declared::left("scenario", |&(scenario, _): &Row<'a>| scenario),
+        Declared::left("param", |&(_, param): &Row<'a>| super::or_dash(param)),
+    ];
+    columns.extend(designs.iter().map(|&design| {
+        Declared::right(design, move |&(scenario, param): &Row<'a>| {
+            let Some(price) = at.get(&CellKey::recorded(scenario, param, design)) else {
+                return Cell::plain("n/a");
+            };
+            let (first, second) = sides(price);
+            pair(first, second, price.validity)
+        })
+    }));
+    columns
 }
 
 /// The sentence that sets the fork's figures beside this run's nearest cells.
@@ -92,13 +111,13 @@ pub fn section(out: &mut Document, view: &View<'_>) {
     out.paragraph(prose_cell!("price", "intro", control = CONTROL));
     if !measured.is_empty() {
         out.blank();
-        out.table(table(&measured, |price| (price.throughput, price.p99_latency)));
+        out.table(table(&measured, &|price| (price.throughput, price.p99_latency)));
     }
     if !pipelines.is_empty() {
         out.blank();
         out.paragraph(Cell::plain(prose!("price", "pipelines")));
         out.blank();
-        out.table(table(&pipelines, |price| (price.redelivered, price.commit_lag_p99)));
+        out.table(table(&pipelines, &|price| (price.redelivered, price.commit_lag_p99)));
     }
     out.blank();
     out.paragraph(beside_the_fork(results));

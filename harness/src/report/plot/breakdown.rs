@@ -50,11 +50,12 @@ fn plan_of(view: &View<'_>, scenario: ScenarioId) -> Planned {
     let first = rows[0].param.as_str();
     let several = rows.has_other_than(first);
     let rows = Rows::new(rows.cell(first));
+    let id = scenario.as_str();
+    let note = prose!("charts", "breakdown", scenario = id);
     let note = if several {
-        let several = prose!("charts", "breakdown_several", first = first);
-        format!("{} {several}", prose!("charts", "breakdown"))
+        format!("{note} {}", prose!("charts", "breakdown_several", scenario = id, first = first))
     } else {
-        prose!("charts", "breakdown")
+        note
     };
     render(name, format!("Per-message breakdown ({scenario})"), note, &figure(scenario, &rows))
 }

@@ -65,7 +65,7 @@ fn plan_of(view: &View<'_>, scenario: ScenarioId) -> Planned {
             "{scenario}: {MAILBOX}'s cold-command rate over {}'s and {}'s",
             AGAINST[0], AGAINST[1]
         );
-        let note = point_note(&prose!("charts", "cold_command"), scenario, point);
+        let note = point_note(&prose!("charts", "cold_command", scenario = scenario.as_str()), scenario, point);
         render(name, title, note, &figure(scenario, &cells, results.meta.cores))
     }
 }

@@ -13,6 +13,7 @@ use super::{strategy_colour, Planned};
 use crate::report::cell_name;
 use crate::report::view::{Rows, View};
 use crate::results::RunResult;
+use crate::workload::ScenarioId;
 use crate::report::prose::prose;
 
 
@@ -43,7 +44,11 @@ pub(super) fn plan(view: &View<'_>) -> Planned {
     }
     let title = "Head-of-line blocking: bystander p99 and HOL p99";
     let plot = figure(&panels, &strategies(&all));
-    render("head-of-line", title, first_point_note(&prose!("charts", "head_of_line"), &shown), &plot)
+    // The scenarios drawn whose cells are burst sizes: each burst is a panel of its own.
+    let bursts = charted(|charts| charts.head_of_line && charts.burst_cliff);
+    let bursts = bursts.map(ScenarioId::as_str).collect::<Vec<_>>().join(", ");
+    let note = prose!("charts", "head_of_line", bursts = bursts);
+    render("head-of-line", title, first_point_note(&note, &shown), &plot)
 }
 
 /// `names` as a choice: `a`, `a or b`, `a, b or c`.

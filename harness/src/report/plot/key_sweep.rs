@@ -49,10 +49,15 @@ pub(super) fn plan(view: &View<'_>) -> Vec<Planned> {
         .is_some_and(is_parallel_consumer_experiment)
         .then_some(PARALLEL_CONSUMER_KEY_MODE_S);
     let sweeps = ScenarioId::ALL.iter().filter_map(|&scenario| {
+        let id = scenario.as_str();
         let (note, bound, published) = match scenario.spec().charts.elapsed_vs_keys? {
-            ElapsedBound::Waits => (prose!("charts", "async_io"), "ideal bound", None),
-            ElapsedBound::SkewedWaits => (prose!("charts", "async_io_zipf"), "ideal bound", None),
-            ElapsedBound::BlockingPool => (prose!("charts", "parallel_consumer"), "floor", published),
+            ElapsedBound::Waits => (prose!("charts", "async_io", scenario = id), "ideal bound", None),
+            ElapsedBound::SkewedWaits => {
+                (prose!("charts", "async_io_zipf", scenario = id), "ideal bound", None)
+            }
+            ElapsedBound::BlockingPool => {
+                (prose!("charts", "parallel_consumer", scenario = id), "floor", published)
+            }
         };
         Some((scenario, note, bound, published))
     });

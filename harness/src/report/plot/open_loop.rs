@@ -41,7 +41,10 @@ fn plan_of(view: &View<'_>, scenario: ScenarioId) -> Planned {
     let loads: Vec<(f64, &str, Option<f64>)> =
         loads.map(|(load, row)| (load, row.param.as_str(), row.offered_per_s)).collect();
     let keys_note = match first_keys.as_deref().filter(|_| several_keys) {
-        Some(keys) => format!(" {}", prose!("charts", "open_loop_keys", keys = keys)),
+        Some(keys) => {
+            let keys = prose!("charts", "open_loop_keys", keys = keys, scenario = scenario.as_str());
+            format!(" {keys}")
+        }
         None => String::new(),
     };
     if loads.is_empty() {

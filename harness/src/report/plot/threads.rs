@@ -29,7 +29,7 @@ fn plan_of(view: &View<'_>, scenario: ScenarioId) -> Planned {
     // The point's workers, where the cells record them.
     let workers = rows.iter().find_map(|row| Some(row.settings.as_ref()?.workers));
     let plot = figure(scenario, &rows, workers.unwrap_or(results.meta.workers));
-    let note = point_note(&prose!("charts", "threads"), scenario, point);
+    let note = point_note(&prose!("charts", "threads", scenario = scenario.as_str()), scenario, point);
     render(name, format!("Threads per strategy ({scenario})"), note, &plot)
 }
 

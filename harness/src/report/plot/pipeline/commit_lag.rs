@@ -61,7 +61,7 @@ fn plan_of(view: &View<'_>, scenario: ScenarioId) -> Planned {
         layout: Layout::Rows(heights),
         panels,
     };
-    let note = noted(&prose!("charts", "pipeline_commit_lag"), view, scenario);
+    let note = noted(&prose!("charts", "pipeline_commit_lag", scenario = scenario.as_str()), view, scenario);
     render("pipeline-commit-lag", format!("Committed-offset lag over time ({scenario})"), note, &plot)
 }
 

@@ -28,7 +28,7 @@ fn plan_of(view: &View<'_>, scenario: ScenarioId) -> Planned {
         return absent(scenario.as_str(), scenario);
     }
     let title = format!("Redelivered and lost after a consumer crash ({scenario})");
-    let note = noted(&prose!("charts", "pipeline_crash"), view, scenario);
+    let note = noted(&prose!("charts", "pipeline_crash", scenario = scenario.as_str()), view, scenario);
     render(scenario.as_str(), title, note, &figure(&runs))
 }
 

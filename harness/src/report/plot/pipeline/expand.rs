@@ -43,7 +43,7 @@ fn plan_of(view: &View<'_>, scenario: ScenarioId) -> Planned {
                 .find(|expansion| expansion.mitigation == mitigation)
         })
         .collect();
-    let mut note = prose!("charts", "pipeline_expand");
+    let mut note = prose!("charts", "pipeline_expand", scenario = scenario.as_str());
     let mitigations: Vec<String> = expansions
         .iter()
         .map(|expansion| {

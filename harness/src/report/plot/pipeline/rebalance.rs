@@ -40,7 +40,7 @@ fn plan_of(view: &View<'_>, scenario: ScenarioId) -> Planned {
     let (strategies, policies) = (strategies_of(&runs), policies_of(&runs));
     let plot = Rebalance { strategies, policies, runs, events }.figure();
     let title = format!("Duplicates against their bounds, and rebalance pauses ({scenario})");
-    let note = noted(&prose!("charts", "pipeline_rebalance"), view, scenario);
+    let note = noted(&prose!("charts", "pipeline_rebalance", scenario = scenario.as_str()), view, scenario);
     render(scenario.as_str(), title, note, &plot)
 }
 

@@ -57,7 +57,7 @@ fn plan_of(view: &View<'_>, scenario: ScenarioId) -> Planned {
     }
     let plot = Retry { cells, at, strategies, policies }.figure();
     let title = format!("Bystander latency and overtaken records per retry policy ({scenario})");
-    let note = noted(&prose!("charts", "pipeline_retry"), view, scenario);
+    let note = noted(&prose!("charts", "pipeline_retry", scenario = scenario.as_str()), view, scenario);
     render(scenario.as_str(), title, note, &plot)
 }
 
