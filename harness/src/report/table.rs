@@ -319,22 +319,6 @@ impl Table {
         self.rows.push(row.into_iter().map(Into::into).collect());
     }
 
-    /// Appends a row per item of `rows`: its leading cells `lead(row)`, then one entry per
-    /// item of `columns`, `entry(row, column)`, or `n/a` where that is none.
-    pub fn pivot<R: Copy, C: Copy>(
-        &mut self,
-        (rows, columns): (&[R], &[C]),
-        lead: impl Fn(R) -> Vec<Cell>,
-        entry: impl Fn(R, C) -> Option<Cell>,
-    ) {
-        for &row in rows {
-            let mut cells = lead(row);
-            let entries = columns.iter().map(|&column| entry(row, column));
-            cells.extend(entries.map(|cell| cell.unwrap_or_else(|| Cell::plain("n/a"))));
-            self.rows.push(cells);
-        }
-    }
-
     /// Rows so far.
     pub fn len(&self) -> usize {
         self.rows.len()
