@@ -14,6 +14,8 @@ macro_rules! with_extra_rows {
                     range 0 => 1_000,
                     meta "pause_us" at 14,
                     resume |config| list(&config.sweep.pause_us),
+                    record |config| { pause_us: config.strategy.pause_us },
+                    read |meta, config| { config.strategy.pause_us = meta.pause_us; },
                     line 9 |meta, swept|
                         Some(format!("pause {} us", swept.show("pause-us", meta.pause_us))),
                 }
@@ -25,6 +27,8 @@ macro_rules! with_extra_rows {
                     long help "A label for the run.\n\nThe summary's settings line states it",
                     meta "label" at 15,
                     resume |config| config.label.clone(),
+                    record |config| { label: config.label.clone() },
+                    read |meta, config| { config.label = meta.label.clone(); },
                     line 10 in brief |meta, _swept| Some(format!("label {}", meta.label)),
                 }
             }
@@ -46,8 +50,8 @@ mod generated {
     use super::super::setting_descriptors;
     use super::RunSetting;
     use crate::limits::settings::{
-        agree_settings, cell_settings_type, differ, flag_constants, list, resume_values,
-        setting_ranges, settings_lines, sweep_types, Flag,
+        agree_settings, cell_settings_type, differ, flag_constants, list, meta_record,
+        read_recorded, resume_values, setting_ranges, settings_lines, sweep_types, Flag,
     };
 
     pub const DEFAULT_MAX_CELLS: usize = 10;
@@ -67,10 +71,53 @@ mod generated {
     impl StrategyConfig {
         pub const MAX_WORKERS: usize = 4;
         pub const MAX_IDLE_SPIN_US: u32 = 5;
+        pub const DEFAULT_IDLE_SPIN_US: u32 = 2;
+        pub const DEFAULT_GROUPS_PER_WORKER: usize = 3;
+    }
+
+    pub const DEFAULT_TIMER_THREADS: usize = 1;
+    pub const DEFAULT_KAFKA_TIMEOUT: Duration = Duration::from_millis(7);
+
+    pub struct CommitPolicy;
+    pub struct RetryPolicy;
+
+    impl CommitPolicy {
+        pub const ALL: &'static [String] = &[];
+    }
+
+    impl RetryPolicy {
+        pub const ALL: &'static [String] = &[];
     }
 
     #[derive(Clone, Copy)]
-    pub struct WindowScopeSetting;
+    pub struct WindowScopeSetting(Option<u8>);
+
+    impl From<Option<u8>> for WindowScopeSetting {
+        fn from(scope: Option<u8>) -> Self {
+            Self(scope)
+        }
+    }
+
+    pub struct TransportMeta {
+        pub kind: &'static str,
+        pub timeout_ms: u64,
+    }
+
+    pub struct RecordedError;
+
+    pub fn designs_of(strategies: &[String]) -> Vec<String> {
+        strategies.to_vec()
+    }
+
+    pub fn transport_meta(config: &RunConfig) -> Option<TransportMeta> {
+        let timeout_ms = config.kafka_timeout.as_millis() as u64;
+        (config.transport != "embedded")
+            .then_some(TransportMeta { kind: config.transport, timeout_ms })
+    }
+
+    pub fn kafka_options(_: &TransportMeta) -> Result<Kafka, RecordedError> {
+        Ok(Kafka::default())
+    }
 
     impl WindowScopeSetting {
         pub fn line(_: Option<Self>) -> String {
@@ -80,6 +127,15 @@ mod generated {
 
     #[derive(Default)]
     pub struct Meta {
+        pub scenarios: Option<Vec<String>>,
+        pub strategies: Option<Vec<String>>,
+        pub designs: Vec<String>,
+        pub commit_policies: Option<Vec<String>>,
+        pub retry_policies: Option<Vec<String>>,
+        pub groups_per_worker: Option<usize>,
+        pub timer_threads: Option<usize>,
+        pub breakdown: Option<bool>,
+        pub transport: Option<TransportMeta>,
         pub workers: usize,
         pub window: usize,
         pub throughput: usize,
@@ -92,6 +148,12 @@ mod generated {
         pub seed: u64,
         pub pause_us: u32,
         pub label: String,
+    }
+
+    impl Meta {
+        pub fn window_scope(&self) -> Option<u8> {
+            self.window_scope.and_then(|scope| scope.0)
+        }
     }
 
     pub struct SweptSettings(pub Vec<(&'static str, Vec<String>)>);
@@ -110,6 +172,7 @@ mod generated {
         pub keep_topics: bool,
     }
 
+    #[derive(Default)]
     pub struct Kafka {
         pub cluster: Option<Cluster>,
         pub replication_factor: u16,
@@ -129,7 +192,7 @@ mod generated {
         pub breakdown: bool,
         pub quick: bool,
         pub seed: u64,
-        pub transport: String,
+        pub transport: &'static str,
         pub kafka_timeout: Duration,
         pub kafka: Kafka,
         pub label: String,
@@ -143,6 +206,18 @@ mod generated {
     with_extra_rows!(all => settings_lines);
     with_extra_rows!(all => resume_values);
     with_extra_rows!(all => setting_ranges with FlagRange::int("other", 0, 1));
+    with_extra_rows!(all => read_recorded);
+
+    /// The meta a run of `config` records (no field but the rows').
+    pub fn record(config: &RunConfig) -> Meta {
+        with_extra_rows!(all => meta_record with config, {})
+    }
+
+    /// `config` with every setting `meta` records read back into it.
+    pub fn read(meta: &Meta, mut config: RunConfig) -> RunConfig {
+        assert!(read_settings(meta, &mut config).is_ok());
+        config
+    }
 
     pub fn agree(recorded: &CellSettings, planned: &CellSettings) -> Vec<String> {
         let mut whys = Vec::new();
@@ -172,7 +247,7 @@ mod generated {
             breakdown: true,
             quick: false,
             seed: 1,
-            transport: "embedded".to_owned(),
+            transport: "embedded",
             kafka_timeout: Duration::from_millis(1),
             kafka: Kafka { cluster: None, replication_factor: 1, group_protocol: "x".to_owned() },
             label: "a label".to_owned(),
@@ -256,6 +331,13 @@ fn a_setting_declared_once_is_in_every_generated_place() {
     assert!(line.ends_with(", pause [0, 5] us, label x"), "{line}");
     let brief = meta.brief_settings(&swept_settings);
     assert!(brief.ends_with(", label x") && !brief.contains("pause"), "{brief}");
+    // What a run records of it in its meta, and reads back from there.
+    let ran = RunConfig { strategy: StrategyConfig { pause_us: 5, ..strategy }, ..config(sweep) };
+    let meta = record(&ran);
+    assert_eq!((meta.pause_us, meta.label.as_str()), (5, "a label"));
+    let blank = RunConfig { label: String::new(), ..config(Sweep::single(&strategy)) };
+    let back = read(&meta, RunConfig { strategy: StrategyConfig::default(), ..blank });
+    assert_eq!((back.strategy.pause_us, back.label.as_str()), (5, "a label"));
 }
 
 #[test]
