@@ -113,10 +113,11 @@ fn kafka_options(
         .map_err(|error| {
             RecordedError::Invalid(SettingError::Recorded(Box::new(SettingError::Kafka(error))))
         })?;
-    let group_protocol = match meta.group_protocol.as_str() {
-        "classic" => GroupProtocol::Classic,
-        _ => GroupProtocol::Consumer,
-    };
+    let group_protocol = <GroupProtocol as clap::ValueEnum>::from_str(&meta.group_protocol, false)
+        .map_err(|message| {
+            let error = SettingError::Unknown { flag: "group-protocol", message };
+            RecordedError::Invalid(SettingError::Recorded(Box::new(error)))
+        })?;
     let cluster = meta.bootstrap.as_ref().map(|bootstrap| Cluster {
         bootstrap: bootstrap.clone(),
         keep_topics: meta.keep_topics,
@@ -296,6 +297,21 @@ fn check_strategy_settings(
 mod tests {
     use super::*;
     use strategies::StrategyId;
+
+    #[test]
+    fn a_recorded_group_protocol_is_read_back_or_refused() {
+        use crate::pipeline::transport::options::GroupProtocol;
+        let recorded = |protocol: &str| crate::results::TransportMeta {
+            group_protocol: protocol.into(),
+            ..crate::results::TransportMeta::default()
+        };
+        for protocol in [GroupProtocol::Classic, GroupProtocol::Consumer] {
+            let options = kafka_options(&recorded(protocol.as_str())).unwrap();
+            assert_eq!(options.group_protocol, protocol);
+        }
+        let refused = kafka_options(&recorded("eager")).unwrap_err().to_string();
+        assert!(refused.contains("--group-protocol") && refused.contains("eager"), "{refused}");
+    }
 
     fn config(strategies: Vec<Design>, scenarios: Vec<ScenarioId>) -> RunConfig {
         RunConfig {

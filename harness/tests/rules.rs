@@ -11,7 +11,9 @@
 //!   size follows from its layout and categories.
 //! - Adding a scenario, a chart or a run setting is one entry: [`ADDING`] lists, for each,
 //!   the entry that declares it and the places beside it that the compiler or a test sends
-//!   you to; the tests below hold every scenario, chart and setting there is to that list.
+//!   you to; the tests below hold every scenario, chart and setting there is to that list,
+//!   and the list to the repository (every file it names exists, every name it writes in
+//!   backticks is in the code).
 
 use std::path::{Path, PathBuf};
 
@@ -525,4 +527,73 @@ fn every_run_setting_is_one_row_of_the_table() {
         let documented = attributes.map(str::trim_start).any(|line| line.starts_with("///"));
         assert!(!documented, "--{flag}: its help is its row's, not a doc comment's");
     }
+}
+
+/// The files and folders a text of [`ADDING`] names (`report/plot/mod.rs`, `cli/`, `docs/cli.md`),
+/// and the names it writes in backticks (`ScenarioSpec`, `charts!`).
+fn named_in(text: &str) -> (Vec<&str>, Vec<&str>) {
+    let path_char = |c: char| c.is_ascii_alphanumeric() || "_./-".contains(c);
+    let paths = text
+        .split(|c: char| !path_char(c))
+        .map(|word| word.trim_end_matches('.'))
+        .filter(|word| {
+            word.contains('/') || [".rs", ".md", ".jinja"].iter().any(|end| word.ends_with(end))
+        })
+        .collect();
+    let names = text.split('`').skip(1).step_by(2).collect();
+    (paths, names)
+}
+
+/// Whether `path`, as [`ADDING`] writes it, is in the repository: from its root or from
+/// `harness/src`, or, a bare file name, anywhere under `harness/src`.
+fn path_exists(path: &str) -> bool {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    if root.join(path).exists() || harness_src().join(path).exists() {
+        return true;
+    }
+    let mut files = Vec::new();
+    sources(&harness_src(), &mut files);
+    !path.contains('/')
+        && files.iter().any(|file| file.file_name().is_some_and(|name| name == path))
+}
+
+/// Whether `name`, as [`ADDING`] writes it in backticks, is in `code`: a macro (`charts!`)
+/// defined there, or a word there (the last part of a path, `PipelineSpec::charts`).
+fn in_code(name: &str, code: &str) -> bool {
+    let word = name.trim_end_matches('!').rsplit("::").next().unwrap_or(name);
+    if name.ends_with('!') {
+        return code.contains(&format!("macro_rules! {word} "));
+    }
+    code.split(|c: char| !c.is_ascii_alphanumeric() && c != '_').any(|w| w == word)
+}
+
+#[test]
+fn what_adding_names_is_in_the_code() {
+    let mut files = Vec::new();
+    sources(&harness_src(), &mut files);
+    let code: String = files.iter().map(|file| std::fs::read_to_string(file).unwrap()).collect();
+    let mut stale = Vec::new();
+    for (what, places) in ADDING {
+        for place in *places {
+            let (paths, names) = named_in(place);
+            assert!(!paths.is_empty(), "adding a {what}: a place that names no file: {place}");
+            stale.extend(paths.into_iter().filter(|path| !path_exists(path)));
+            stale.extend(names.into_iter().filter(|name| !in_code(name, &code)));
+        }
+    }
+    assert!(stale.is_empty(), "files and names ADDING gives that the repository lacks: {stale:?}");
+}
+
+#[test]
+fn a_stale_name_in_adding_is_found() {
+    let (paths, names) = named_in("its row in `gone_macro!` (report/gone.rs), then docs/cli.md");
+    assert_eq!(paths, ["report/gone.rs", "docs/cli.md"]);
+    assert_eq!(names, ["gone_macro!"]);
+    assert!(
+        !in_code("gone_macro!", "macro_rules! charts {")
+            && in_code("charts!", "macro_rules! charts {")
+    );
+    assert!(in_code("Spec::charts", "a charts field") && !in_code("chart", "a charts field"));
+    assert!(!path_exists("report/gone.rs") && path_exists("docs/cli.md"));
+    assert!(path_exists("config.rs") && path_exists("cli/") && !path_exists("no_such_file.rs"));
 }

@@ -122,7 +122,7 @@ impl Cause {
         match self {
             Self::Affinity { parked: (mine, theirs) } => {
                 let check = match hybrid {
-                    _ if best == StrategyId::Hybrid.as_str() => {
+                    _ if best.parse::<StrategyId>().is_ok_and(|id| id == StrategyId::Hybrid) => {
                         prose!("standing", "affinity_hybrid_best")
                     }
                     Some(standing) if standing >= TRAILS => prose!(
