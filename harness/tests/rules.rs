@@ -404,16 +404,59 @@ fn a_scenario_id_is_written_only_where_it_is_declared() {
     );
 }
 
+/// The modules that `text` (a `mod.rs`) declares with a `mod name;` line.
+fn declared_modules(text: &str) -> Vec<&str> {
+    text.lines()
+        .filter(|line| !line.trim_start().starts_with("//"))
+        .filter_map(|line| {
+            let mut words = line.trim().strip_suffix(';')?.split_whitespace().rev();
+            let name = words.next()?;
+            (words.next() == Some("mod")).then_some(name)
+        })
+        .collect()
+}
+
+/// The rows of the `charts!` list in `text` (report/plot/mod.rs), in order.
+fn chart_rows(text: &str) -> Vec<&str> {
+    let rows = text.split("\ncharts! {").nth(1).expect("the `charts!` list in report/plot/mod.rs");
+    rows[..rows.find('}').expect("the end of the `charts!` list")]
+        .lines()
+        .map(|row| row.trim())
+        .filter(|row| !row.is_empty() && !row.starts_with("//"))
+        .map(|row| row.trim_end_matches(';').trim())
+        .collect()
+}
+
+/// What breaks "every chart module is declared and is one row of `charts!`", given the chart
+/// modules' names (the files and folders under report/plot/, figure kinds aside) and the
+/// text of report/plot/mod.rs: a module with no `mod` line, a module listed other than once,
+/// a row that names no chart module.
+fn chart_list_breaches(modules: &[String], list: &str) -> Vec<String> {
+    let declared = declared_modules(list);
+    let rows = chart_rows(list);
+    let mut breaches = Vec::new();
+    for module in modules {
+        if !declared.contains(&module.as_str()) {
+            breaches.push(format!("`{module}` has no `mod {module};` line"));
+        }
+        let listed = rows.iter().filter(|row| **row == module.as_str()).count();
+        if listed != 1 {
+            breaches.push(format!("`{module}` is listed {listed} times in `charts!`"));
+        }
+    }
+    for row in &rows {
+        if !modules.iter().any(|module| module == row) {
+            breaches.push(format!("`charts!` lists `{row}`, which is no chart module"));
+        }
+    }
+    breaches
+}
+
 #[test]
 fn every_chart_module_is_one_row_of_the_chart_list() {
     assert!(ADDING.iter().any(|(what, _)| *what == "chart"));
     let plot = harness_src().join("report/plot");
     let list = std::fs::read_to_string(plot.join("mod.rs")).unwrap();
-    let rows = list.split("\ncharts! {").nth(1).expect("the `charts!` list in report/plot/mod.rs");
-    let rows = &rows[..rows.find('}').unwrap()];
-    let listed: Vec<&str> =
-        rows.lines().map(|row| row.trim().trim_end_matches(';').trim()).collect();
-    let listed: Vec<&str> = listed.into_iter().filter(|name| !name.is_empty()).collect();
     let mut modules: Vec<String> = std::fs::read_dir(&plot)
         .unwrap()
         .map(|entry| entry.unwrap().path())
@@ -424,13 +467,34 @@ fn every_chart_module_is_one_row_of_the_chart_list() {
         })
         .collect();
     modules.sort();
-    let mut sorted = listed.clone();
-    sorted.sort_unstable();
-    assert_eq!(sorted, modules, "report/plot/'s chart modules and the rows of `charts!`");
-    for module in &modules {
-        let elsewhere = list.matches(&format!("mod {module};")).count();
-        assert_eq!(elsewhere, 0, "`{module}` declared beside the `charts!` list");
-    }
+    assert!(modules.len() > 10, "the scan found almost no chart: is it reading report/plot/?");
+    let breaches = chart_list_breaches(&modules, &list);
+    assert!(
+        breaches.is_empty(),
+        "report/plot/'s chart modules, their `mod` lines and the rows of `charts!`: {breaches:#?}"
+    );
+}
+
+#[test]
+fn the_chart_list_rule_finds_a_planted_breach() {
+    let modules = ["price".to_owned(), "threads".to_owned()];
+    let good = "mod bars;\nmod price;\npub(super) mod threads;\n\ncharts! {\n    threads;\n    \
+                price;\n}\n";
+    assert!(chart_list_breaches(&modules, good).is_empty());
+    let undeclared = good.replace("mod price;\n", "// mod price;\n");
+    assert_eq!(chart_list_breaches(&modules, &undeclared), ["`price` has no `mod price;` line"]);
+    let unlisted = good.replace("    price;\n", "");
+    assert_eq!(
+        chart_list_breaches(&modules, &unlisted),
+        ["`price` is listed 0 times in `charts!`"]
+    );
+    let twice = good.replace("    price;\n", "    price;\n    price;\n");
+    assert_eq!(chart_list_breaches(&modules, &twice), ["`price` is listed 2 times in `charts!`"]);
+    let stray = good.replace("    price;\n", "    price;\n    bars;\n");
+    assert_eq!(
+        chart_list_breaches(&modules, &stray),
+        ["`charts!` lists `bars`, which is no chart module"]
+    );
 }
 
 /// The pixel sizes `code` sets by hand: a pair of numbers of 100 or more in parentheses

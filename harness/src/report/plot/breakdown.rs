@@ -6,15 +6,14 @@
 
 use plotters::style::RGBColor;
 
-use super::layout;
 use super::bars::{Bar, BarPanel, Bars, Group, Slots};
+use super::layout;
 use super::panel::{Axis, Entry, Frame, Mark};
 use super::{charted, names, render, skipped, Planned};
+use crate::report::prose::prose;
 use crate::report::view::{Rows, View};
 use crate::results::RunResult;
 use crate::workload::ScenarioId;
-use crate::report::prose::prose;
-
 
 /// The series: a label, a colour (tableau's, not the strategies'), and the value of a row.
 type Series = (&'static str, RGBColor, fn(&RunResult) -> Option<f64>);

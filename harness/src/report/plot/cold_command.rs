@@ -6,18 +6,17 @@
 use plotters::style::BLACK;
 use strategies::StrategyId;
 
-use super::layout;
 use super::bars::{Bar, BarPanel, Bars, Group, LabelStyle, Slots};
+use super::layout;
 use super::panel::{Axis, Entry, Frame, Mark};
 use super::sweep::{base_param, first_point, point_note};
 use super::{absent, charted, log_range, render, skipped, strategy_colour, Planned};
+use crate::report::prose::prose;
 use crate::report::view::View;
 use crate::workload::reference::{
     WOW_COLD_COMMAND_14_CORES, WOW_COLD_COMMAND_4_CORES, WOW_COLD_COMMAND_SLOW,
 };
 use crate::workload::{cold_command_param, ScenarioId};
-use crate::report::prose::prose;
-
 
 /// The numerator of the ratios: the design Wow's release shipped.
 const MAILBOX: StrategyId = StrategyId::KeyedMailbox;
@@ -65,7 +64,11 @@ fn plan_of(view: &View<'_>, scenario: ScenarioId) -> Planned {
             "{scenario}: {MAILBOX}'s cold-command rate over {}'s and {}'s",
             AGAINST[0], AGAINST[1]
         );
-        let note = point_note(&prose!("charts", "cold_command", scenario = scenario.as_str()), scenario, point);
+        let note = point_note(
+            &prose!("charts", "cold_command", scenario = scenario.as_str()),
+            scenario,
+            point,
+        );
         render(name, title, note, &figure(scenario, &cells, results.meta.cores))
     }
 }

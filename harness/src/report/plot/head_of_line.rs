@@ -4,18 +4,17 @@
 
 use plotters::style::RGBColor;
 
-use super::layout;
 use super::bars::{Bar, BarPanel, Bars, Fill, Group, Slots};
+use super::layout;
 use super::panel::{grid, strategy_entries, Axis, Entry, Frame, Layout, Mark};
 use super::sweep::{first_point, first_point_note};
 use super::{charted, log_range, names, ns, ns_label, render, skipped, strategies};
 use super::{strategy_colour, Planned};
 use crate::report::cell_name;
+use crate::report::prose::prose;
 use crate::report::view::{Rows, View};
 use crate::results::RunResult;
 use crate::workload::ScenarioId;
-use crate::report::prose::prose;
-
 
 pub(super) fn plan(view: &View<'_>) -> Planned {
     let mut panels = Vec::new();
@@ -38,7 +37,8 @@ pub(super) fn plan(view: &View<'_>) -> Planned {
         }
     }
     if panels.is_empty() {
-        let scenarios: Vec<String> = charted(|charts| charts.head_of_line).map(|s| s.to_string()).collect();
+        let scenarios: Vec<String> =
+            charted(|charts| charts.head_of_line).map(|s| s.to_string()).collect();
         let why = format!("no {} runs with bystander latency in these results", one_of(&scenarios));
         return skipped("head-of-line", &why);
     }

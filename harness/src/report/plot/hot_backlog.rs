@@ -10,10 +10,9 @@ use super::panel::{strategy_entries, Axis, Entry, Frame, Mark};
 use super::sweep::{first_point, point_note, values_of};
 use super::Planned;
 use super::{absent, charted, log_range, ns, ns_label, render, strategy_colour};
+use crate::report::prose::prose;
 use crate::report::view::{Rows, View};
 use crate::workload::ScenarioId;
-use crate::report::prose::prose;
-
 
 /// The smallest burst that stalls admission for every key: the window refills in batches
 /// of `max(1, window / 16)`, so a key holding more than `window - batch` never lets a batch

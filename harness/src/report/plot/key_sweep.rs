@@ -14,16 +14,13 @@ use super::sweep::{first_point, point_note, values_of};
 use super::Planned;
 use super::{absent, count_label, log_range, render, strategy_colour};
 use crate::report::format::format_ns;
+use crate::report::prose::prose;
 use crate::report::view::{Rows, View};
 use crate::workload::reference::{
     is_parallel_consumer_experiment, PARALLEL_CONSUMER_KEY_MODE_S, PARALLEL_CONSUMER_WINDOW,
 };
 use crate::workload::scenario::ElapsedBound;
 use crate::workload::ScenarioId;
-use crate::report::prose::prose;
-
-
-
 
 /// One chart of a key sweep.
 struct KeySweep<'a> {
@@ -51,7 +48,9 @@ pub(super) fn plan(view: &View<'_>) -> Vec<Planned> {
     let sweeps = ScenarioId::ALL.iter().filter_map(|&scenario| {
         let id = scenario.as_str();
         let (note, bound, published) = match scenario.spec().charts.elapsed_vs_keys? {
-            ElapsedBound::Waits => (prose!("charts", "async_io", scenario = id), "ideal bound", None),
+            ElapsedBound::Waits => {
+                (prose!("charts", "async_io", scenario = id), "ideal bound", None)
+            }
             ElapsedBound::SkewedWaits => {
                 (prose!("charts", "async_io_zipf", scenario = id), "ideal bound", None)
             }

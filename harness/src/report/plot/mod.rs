@@ -12,19 +12,33 @@
 //! Every chart shares one look: a title, a legend strip between the title and the plot
 //! (so a legend never covers data), and one fixed colour per strategy ([`strategy_colour`]).
 
+// The figure kinds, the panels every chart shares and the layout that sizes them.
 mod bars;
 mod layout;
 mod lines;
 mod panel;
 mod timeline;
 
-/// The charts, in presentation order: one row per module. A module's `plan` reads the
-/// [`View`] and gives one chart, several, or none ([`Plans`]); adding a chart is a module
-/// with a `plan` and a row here.
+// The charts, one module each; `charts!` below puts them in presentation order.
+mod breakdown;
+mod cold_command;
+mod head_of_line;
+mod hot_backlog;
+mod key_sweep;
+mod open_loop;
+mod pipeline;
+mod price;
+mod spectrum;
+mod sweep;
+mod threads;
+mod throughput;
+
+/// The charts, in presentation order: one row per chart module. A module's `plan` reads
+/// the [`View`] and gives one chart, several, or none ([`Plans`]); adding a chart is a
+/// module with a `plan`, its `mod` line above and a row here (`harness/tests/rules.rs`
+/// holds every chart module to both).
 macro_rules! charts {
     ($($module:ident;)*) => {
-        $(mod $module;)*
-
         /// Every chart the view's results allow, planned, in presentation order.
         fn plan_all(view: &View<'_>) -> Vec<Planned> {
             let mut plans = Vec::new();

@@ -9,11 +9,10 @@ use super::sweep::{base_param, first_point, point_note, values_of};
 use super::Planned;
 use super::{absent, charted, log_range, ns, ns_label, render, strategy_colour};
 use crate::report::format::format_rate;
+use crate::report::prose::prose;
 use crate::report::view::{Rows, View};
 use crate::results::RunResult;
 use crate::workload::{keys_param, ScenarioId};
-use crate::report::prose::prose;
-
 
 /// Which latency of a run a panel plots.
 type Pick = fn(&RunResult) -> u64;
@@ -42,7 +41,8 @@ fn plan_of(view: &View<'_>, scenario: ScenarioId) -> Planned {
         loads.map(|(load, row)| (load, row.param.as_str(), row.offered_per_s)).collect();
     let keys_note = match first_keys.as_deref().filter(|_| several_keys) {
         Some(keys) => {
-            let keys = prose!("charts", "open_loop_keys", keys = keys, scenario = scenario.as_str());
+            let keys =
+                prose!("charts", "open_loop_keys", keys = keys, scenario = scenario.as_str());
             format!(" {keys}")
         }
         None => String::new(),
@@ -50,7 +50,8 @@ fn plan_of(view: &View<'_>, scenario: ScenarioId) -> Planned {
     if loads.is_empty() {
         return absent(&name, scenario);
     }
-    let note = point_note(&format!("{}{keys_note}", prose!("charts", "open_loop")), scenario, point);
+    let note =
+        point_note(&format!("{}{keys_note}", prose!("charts", "open_loop")), scenario, point);
     let title = format!("Latency vs offered load ({scenario})");
     render(name, title, note, &figure(scenario, &rows, &loads))
 }

@@ -1,16 +1,15 @@
 //! The price of order across the scenarios: per cell, each ordered design's throughput and
 //! p99 latency over the unordered control's (`price_of_order[]`), a dashed level at 1.
 
-use super::layout;
 use super::bars::{Bar, BarPanel, Bars, Fill, Group, Slots};
+use super::layout;
 use super::panel::{strategy_entries, Axis, Frame, Layout, Mark};
 use super::{log_range, render, strategy_colour, Planned};
+use crate::report::prose::prose;
 use crate::report::view::View;
 use crate::report::{cell_name, first_seen};
 use crate::results::PriceOfOrder;
 use crate::workload::ScenarioId;
-use crate::report::prose::prose;
-
 
 /// A log axis' tick label at the powers of ten only (`0.01`, `0.1`, `1`, `10`), so that the
 /// many ticks between them stay unlabelled.

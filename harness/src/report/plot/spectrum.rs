@@ -11,16 +11,15 @@ use super::sweep::{first_point, point_note};
 use super::TICK_PX;
 use super::{absent, log_range, ns, ns_label, render};
 use super::{strategy_colour, Planned};
+use crate::report::prose::prose;
 use crate::report::view::{Rows, View};
 use crate::results::Latency;
 use crate::workload::ScenarioId;
-use crate::report::prose::prose;
 
 /// Percentile positions: log10(1 / (1 - q)) for p50, p90, p99, p99.9, and the maximum
 /// drawn one decade further out.
 const POSITIONS: [(f64, &str); 5] =
     [(std::f64::consts::LOG10_2, "p50"), (1.0, "p90"), (2.0, "p99"), (3.0, "p99.9"), (4.0, "max")];
-
 
 /// The most panels a chart shows every sweep point in; past it, the first point only.
 const MAX_PANELS: usize = 12;

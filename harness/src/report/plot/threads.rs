@@ -4,15 +4,14 @@
 
 use plotters::style::{RGBColor, BLACK};
 
-use super::layout;
 use super::bars::{Bar, BarPanel, Bars, Fill, LabelStyle, Labels, Slots};
+use super::layout;
 use super::panel::{Axis, Entry, Frame, Mark};
 use super::sweep::{first_point, point_note};
 use super::{absent, charted, names, render, strategy_colour, Planned, TICK_PX};
+use crate::report::prose::prose;
 use crate::report::view::{Rows, View};
 use crate::workload::ScenarioId;
-use crate::report::prose::prose;
-
 
 pub(super) fn plan(view: &View<'_>) -> Vec<Planned> {
     charted(|charts| charts.threads).map(|scenario| plan_of(view, scenario)).collect()
@@ -29,7 +28,8 @@ fn plan_of(view: &View<'_>, scenario: ScenarioId) -> Planned {
     // The point's workers, where the cells record them.
     let workers = rows.iter().find_map(|row| Some(row.settings.as_ref()?.workers));
     let plot = figure(scenario, &rows, workers.unwrap_or(results.meta.workers));
-    let note = point_note(&prose!("charts", "threads", scenario = scenario.as_str()), scenario, point);
+    let note =
+        point_note(&prose!("charts", "threads", scenario = scenario.as_str()), scenario, point);
     render(name, format!("Threads per strategy ({scenario})"), note, &plot)
 }
 

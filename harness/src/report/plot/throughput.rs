@@ -2,18 +2,16 @@
 //! strategies side by side, whiskers from the slowest to the fastest repetition. Of a sweep,
 //! each panel shows the first point (the `sweep-*` charts show them all).
 
-use super::layout;
 use super::bars::{Bar, BarPanel, Bars, Fill, Slots};
+use super::layout;
 use super::panel::{grid, strategy_entries, Axis, Frame, Layout, Mark};
 use super::sweep::{base_param, first_point, first_point_note};
 use super::{strategies, strategy_colour, Planned, AXIS_LIMIT, TICK_PX};
 use crate::report::format::format_rate;
+use crate::report::prose::prose;
 use crate::report::view::{Rows, View};
 use crate::results::{RunResult, Validity};
 use crate::workload::ScenarioId;
-use crate::report::prose::prose;
-
-
 
 pub(super) fn plan(view: &View<'_>) -> Planned {
     let results = view.results();

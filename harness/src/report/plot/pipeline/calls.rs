@@ -1,18 +1,17 @@
 //! What a commit costs on the run's transport (every pipeline scenario): each cell's
 //! commit call p50 and p99, on a log axis, titled with the transport.
 
-use super::super::layout;
 use super::super::bars::{Bar, BarPanel, Bars, Fill, LabelStyle, Labels, Slots};
+use super::super::layout;
 use super::super::panel::{Axis, Entry, Frame, Mark};
 use super::super::{log_range, ns_label, render, skipped, strategy_colour, Planned, TICK_PX};
 use super::{strategies_of, NEUTRAL};
 use crate::report::format::format_ns;
+use crate::report::prose::prose;
 use crate::report::view::View;
 use crate::results::{CallSummary, PipelineRun};
-use crate::report::prose::prose;
 
 const NAME: &str = "pipeline-commit-calls";
-
 
 pub(super) fn plan(view: &View<'_>) -> Planned {
     let results = view.results();

@@ -5,13 +5,12 @@ use super::super::layout;
 use super::super::panel::{strategy_entries, Entry, Layout, Mark};
 use super::super::timeline::{Timeline, TimelinePanel, Track};
 use super::super::{absent, render, strategy_colour, Planned};
-use super::{noted, charting, policies_of, policy_colour, runs_of, strategies_of, NEUTRAL};
+use super::{charting, noted, policies_of, policy_colour, runs_of, strategies_of, NEUTRAL};
+use crate::report::prose::prose;
 use crate::report::view::View;
 use crate::results::{CommitPolicy, PipelineRun};
 use crate::workload::scenario::pipeline::PipelineChart;
 use crate::workload::ScenarioId;
-use crate::report::prose::prose;
-
 
 pub(super) fn plan(view: &View<'_>) -> Vec<Planned> {
     charting(PipelineChart::CommitLag).take(1).map(|scenario| plan_of(view, scenario)).collect()
@@ -61,8 +60,17 @@ fn plan_of(view: &View<'_>, scenario: ScenarioId) -> Planned {
         layout: Layout::Rows(heights),
         panels,
     };
-    let note = noted(&prose!("charts", "pipeline_commit_lag", scenario = scenario.as_str()), view, scenario);
-    render("pipeline-commit-lag", format!("Committed-offset lag over time ({scenario})"), note, &plot)
+    let note = noted(
+        &prose!("charts", "pipeline_commit_lag", scenario = scenario.as_str()),
+        view,
+        scenario,
+    );
+    render(
+        "pipeline-commit-lag",
+        format!("Committed-offset lag over time ({scenario})"),
+        note,
+        &plot,
+    )
 }
 
 /// The ticks of `run` as (seconds since the cell's start, lag), one segment per

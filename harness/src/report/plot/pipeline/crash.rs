@@ -3,17 +3,16 @@
 
 use plotters::style::RGBColor;
 
-use super::super::layout;
 use super::super::bars::{Bar, BarPanel, Bars, LabelStyle, Slots};
+use super::super::layout;
 use super::super::panel::{Axis, Entry, Mark};
 use super::super::{absent, log_range, names, render, Planned, TICK_PX};
-use super::{noted, charting, policy_colour, runs_of, strategies_of};
+use super::{charting, noted, policy_colour, runs_of, strategies_of};
+use crate::report::prose::prose;
 use crate::report::view::{PipelineRows, View};
 use crate::results::CommitPolicy;
 use crate::workload::scenario::pipeline::PipelineChart;
 use crate::workload::ScenarioId;
-use crate::report::prose::prose;
-
 
 const LOST: RGBColor = RGBColor(160, 30, 30);
 
@@ -28,7 +27,8 @@ fn plan_of(view: &View<'_>, scenario: ScenarioId) -> Planned {
         return absent(scenario.as_str(), scenario);
     }
     let title = format!("Redelivered and lost after a consumer crash ({scenario})");
-    let note = noted(&prose!("charts", "pipeline_crash", scenario = scenario.as_str()), view, scenario);
+    let note =
+        noted(&prose!("charts", "pipeline_crash", scenario = scenario.as_str()), view, scenario);
     render(scenario.as_str(), title, note, &figure(&runs))
 }
 

@@ -11,13 +11,12 @@ use super::super::layout;
 use super::super::panel::{Entry, Layout, Mark};
 use super::super::timeline::{Timeline, TimelinePanel, Track};
 use super::super::{absent, render, Planned};
-use super::{noted, charting, runs_of};
+use super::{charting, noted, runs_of};
+use crate::report::prose::prose;
 use crate::report::view::View;
 use crate::results::{ExpansionReport, Mitigation};
 use crate::workload::scenario::pipeline::PipelineChart;
 use crate::workload::ScenarioId;
-use crate::report::prose::prose;
-
 
 const OLD: RGBColor = RGBColor(70, 120, 180);
 const NEW: RGBColor = RGBColor(220, 110, 40);
@@ -57,7 +56,8 @@ fn plan_of(view: &View<'_>, scenario: ScenarioId) -> Planned {
         })
         .collect();
     let mitigations = mitigations.join("; ");
-    let here = prose!("charts", "pipeline_expand_here", strategy = strategy, mitigations = mitigations);
+    let here =
+        prose!("charts", "pipeline_expand_here", strategy = strategy, mitigations = mitigations);
     let _ = write!(note, " {here}");
     let title = format!(
         "Applications in old and new partitions over an expansion ({scenario}, {strategy})"

@@ -39,7 +39,8 @@ pub(super) fn plan(view: &View<'_>) -> Vec<Planned> {
 /// The pipeline scenarios whose specs list `chart`, in presentation order: the ones it
 /// draws.
 fn charting(chart: PipelineChart) -> impl Iterator<Item = ScenarioId> {
-    let lists = move |id: &ScenarioId| id.pipeline().is_some_and(|spec| spec.charts.contains(&chart));
+    let lists =
+        move |id: &ScenarioId| id.pipeline().is_some_and(|spec| spec.charts.contains(&chart));
     ScenarioId::ALL.iter().copied().filter(lists)
 }
 

@@ -2,17 +2,16 @@
 //! bounds they must stay within, per strategy and commit policy, and each rebalance's
 //! pause.
 
-use super::super::layout;
 use super::super::bars::{Bar, BarPanel, Bars, Fill, Group, LabelStyle, Labels, Slots};
+use super::super::layout;
 use super::super::panel::{Axis, Entry, Frame, Layout, Mark};
 use super::super::{absent, log_range, names, render, Planned, TICK_PX};
-use super::{noted, charting, policies_of, policy_colour, runs_of, strategies_of, NEUTRAL};
+use super::{charting, noted, policies_of, policy_colour, runs_of, strategies_of, NEUTRAL};
+use crate::report::prose::prose;
 use crate::report::view::{PipelineRows, View};
 use crate::results::{CommitPolicy, PipelineRun, RebalanceEvent};
 use crate::workload::scenario::pipeline::PipelineChart;
 use crate::workload::ScenarioId;
-use crate::report::prose::prose;
-
 
 /// Bars' share of a strategy's category.
 const SPAN: f64 = 0.84;
@@ -40,7 +39,11 @@ fn plan_of(view: &View<'_>, scenario: ScenarioId) -> Planned {
     let (strategies, policies) = (strategies_of(&runs), policies_of(&runs));
     let plot = Rebalance { strategies, policies, runs, events }.figure();
     let title = format!("Duplicates against their bounds, and rebalance pauses ({scenario})");
-    let note = noted(&prose!("charts", "pipeline_rebalance", scenario = scenario.as_str()), view, scenario);
+    let note = noted(
+        &prose!("charts", "pipeline_rebalance", scenario = scenario.as_str()),
+        view,
+        scenario,
+    );
     render(scenario.as_str(), title, note, &plot)
 }
 

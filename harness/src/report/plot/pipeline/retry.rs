@@ -6,17 +6,16 @@ use std::collections::HashMap;
 
 use plotters::style::RGBColor;
 
-use super::super::layout;
 use super::super::bars::{Bar, BarPanel, Bars, LabelStyle, Labels, Slots};
+use super::super::layout;
 use super::super::panel::{Axis, Entry, Frame, Layout, Mark};
 use super::super::{absent, log_range, names, render, Planned, TICK_PX};
-use super::{noted, charting, runs_of};
+use super::{charting, noted, runs_of};
+use crate::report::prose::prose;
 use crate::report::view::View;
 use crate::results::{RetryPolicy, RetryReport};
 use crate::workload::scenario::pipeline::PipelineChart;
 use crate::workload::ScenarioId;
-use crate::report::prose::prose;
-
 
 /// The colour of each retry policy's bars.
 fn retry_colour(policy: RetryPolicy) -> RGBColor {
@@ -43,8 +42,11 @@ pub(super) fn plan(view: &View<'_>) -> Vec<Planned> {
 /// The chart of `scenario`, whose spec lists it.
 fn plan_of(view: &View<'_>, scenario: ScenarioId) -> Planned {
     let runs = runs_of(view, scenario);
-    let cells: Vec<(&str, &RetryReport)> =
-        runs.iter().copied().filter_map(|run| Some((run.strategy.as_str(), run.retry.as_ref()?))).collect();
+    let cells: Vec<(&str, &RetryReport)> = runs
+        .iter()
+        .copied()
+        .filter_map(|run| Some((run.strategy.as_str(), run.retry.as_ref()?)))
+        .collect();
     if cells.is_empty() {
         return absent(scenario.as_str(), scenario);
     }
@@ -57,7 +59,8 @@ fn plan_of(view: &View<'_>, scenario: ScenarioId) -> Planned {
     }
     let plot = Retry { cells, at, strategies, policies }.figure();
     let title = format!("Bystander latency and overtaken records per retry policy ({scenario})");
-    let note = noted(&prose!("charts", "pipeline_retry", scenario = scenario.as_str()), view, scenario);
+    let note =
+        noted(&prose!("charts", "pipeline_retry", scenario = scenario.as_str()), view, scenario);
     render(scenario.as_str(), title, note, &plot)
 }
 

@@ -273,7 +273,6 @@ fn p99_panel() -> Panel {
     plain_panel("p99 latency", YKind::Latency, Figure::Metric(Metric::P99))
 }
 
-
 /// What the rows of panels are, and what was left out.
 fn rows_sentence(sweep: &Sweep<'_>) -> String {
     let mut out = String::new();
@@ -287,7 +286,8 @@ fn rows_sentence(sweep: &Sweep<'_>) -> String {
         let _ = write!(out, " {}", prose!("charts", "sweep_rows", varying = varying));
     }
     if sweep.total > sweep.points.len() {
-        let first = prose!("charts", "sweep_first", shown = sweep.points.len(), total = sweep.total);
+        let first =
+            prose!("charts", "sweep_first", shown = sweep.points.len(), total = sweep.total);
         let _ = write!(out, " {first}");
     }
     out
