@@ -179,6 +179,15 @@ impl RunResult {
     pub fn is_void(&self) -> bool {
         self.validity() == Some(Validity::Void)
     }
+
+    /// Its param without the label of its sweep point: the scenario's own (`keys=20`,
+    /// `keys=1000 load=0.5`, or empty).
+    pub fn own_param(&self) -> &str {
+        match &self.settings {
+            Some(settings) => settings.base_param(&self.param),
+            None => cell::split_sweep(&self.param).0,
+        }
+    }
 }
 
 /// The metrics of one (scenario, param, strategy) cell.

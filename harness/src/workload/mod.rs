@@ -32,7 +32,7 @@ use strategies::{Job, Key, Message};
 
 pub use arrivals::{Arrivals, Driven, HotChain, Saga};
 pub use generate::generate;
-pub use param::{cold_command_param, keys_param};
+pub use param::{cold_command_param, keys_in, keys_param, keys_part, param_part, without_keys};
 pub use scenario::sizes::{
     SizeArgs, SizeValue, Sizes, FOREVER_STALL_BACKOFFS, FOREVER_STALL_MIN_MS,
 };

@@ -18,6 +18,28 @@ pub fn keys_param(param: &str) -> Option<usize> {
     param.strip_prefix("keys=").and_then(|keys| keys.parse().ok())
 }
 
+/// The value of the `name=` part of a param of space-separated parts (`0.5`, the `load` of
+/// `keys=1000 load=0.5`), as its text.
+pub fn param_part<'p>(param: &'p str, name: &str) -> Option<&'p str> {
+    param.split(' ').find_map(|part| part.strip_prefix(name)?.strip_prefix('='))
+}
+
+/// The `keys=N` part of a param of space-separated parts (`keys=1000` of
+/// `keys=1000 load=0.5`).
+pub fn keys_part(param: &str) -> Option<&str> {
+    param.split(' ').find(|part| keys_param(part).is_some())
+}
+
+/// The key count of a param's `keys=N` part.
+pub fn keys_in(param: &str) -> Option<usize> {
+    keys_part(param).and_then(keys_param)
+}
+
+/// A param without its `keys=N` part: its other parts, space-separated.
+pub fn without_keys(param: &str) -> String {
+    param.split(' ').filter(|part| keys_param(part).is_none()).collect::<Vec<_>>().join(" ")
+}
+
 /// The slow aggregates and senders of a `slow=S,senders=N` param (`cold-command`).
 pub fn cold_command_param(param: &str) -> Option<(usize, usize)> {
     let field = |name: &str| {
@@ -47,5 +69,17 @@ mod tests {
         let sweep = generate(scenario("async-io"), &sizes(), 1, 1e6);
         assert_eq!(keys_param(&sweep[0].param), Some(20));
         assert_eq!((keys_param("burst=3"), cold_command_param("slow=2")), (None, None));
+    }
+
+    #[test]
+    fn a_param_of_several_parts_gives_each() {
+        let param = "keys=1000 load=0.5";
+        assert_eq!((param_part(param, "load"), param_part(param, "lo")), (Some("0.5"), None));
+        assert_eq!((keys_part(param), keys_in(param)), (Some("keys=1000"), Some(1000)));
+        assert_eq!(
+            (without_keys(param), without_keys("burst=3")),
+            ("load=0.5".into(), "burst=3".into())
+        );
+        assert_eq!((keys_in("load=0.5"), param_part("burst=241", "burst")), (None, Some("241")));
     }
 }

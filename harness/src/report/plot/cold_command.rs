@@ -9,7 +9,7 @@ use strategies::StrategyId;
 use super::bars::{Bar, BarPanel, Bars, Group, LabelStyle, Slots};
 use super::layout;
 use super::panel::{Axis, Entry, Frame, Mark};
-use super::sweep::{base_param, first_point, point_note};
+use super::sweep::{first_point, point_note};
 use super::{absent, charted, log_range, render, skipped, strategy_colour, Planned};
 use crate::report::prose::prose;
 use crate::report::view::View;
@@ -49,7 +49,7 @@ fn plan_of(view: &View<'_>, scenario: ScenarioId) -> Planned {
         .filter_map(|param| {
             let row = rows.first_in(param)?;
             Some((
-                cold_command_param(base_param(row))?,
+                cold_command_param(row.own_param())?,
                 AGAINST.map(|against| ratio(param, against)),
             ))
         })

@@ -352,12 +352,9 @@ fn names(strategies: &[&str]) -> Vec<String> {
 /// tick generation never ends.
 const AXIS_LIMIT: f64 = 1e100;
 
-/// The number after `=` in a parameter (`keys=20` -> 20.0), if it is a usable one.
-fn param_value(param: &str) -> Option<f64> {
-    param
-        .split_once('=')
-        .and_then(|(_, value)| value.parse::<f64>().ok())
-        .filter(|value| value.is_finite() && value.abs() <= AXIS_LIMIT)
+/// The number a parameter's part gives (`20` of `keys=20`), if it is a usable one on an axis.
+fn axis_value(text: &str) -> Option<f64> {
+    text.parse::<f64>().ok().filter(|value| value.is_finite() && value.abs() <= AXIS_LIMIT)
 }
 
 /// A log axis range around `values` (nanoseconds or seconds), padded a little each side,
@@ -442,10 +439,10 @@ mod tests {
 
     #[test]
     fn params_give_their_values() {
-        assert_eq!(param_value("burst=241"), Some(241.0));
-        assert_eq!(param_value(""), None);
-        assert_eq!(param_value("keys=inf"), None);
-        assert_eq!(param_value("keys=1e308"), None);
-        assert_eq!(param_value("load=NaN"), None);
+        assert_eq!(axis_value("241"), Some(241.0));
+        assert_eq!(axis_value(""), None);
+        assert_eq!(axis_value("inf"), None);
+        assert_eq!(axis_value("1e308"), None);
+        assert_eq!(axis_value("NaN"), None);
     }
 }

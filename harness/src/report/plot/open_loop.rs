@@ -5,14 +5,14 @@
 use super::layout;
 use super::lines::{LinePanel, Lines, Series};
 use super::panel::{strategy_entries, Axis, Frame, Layout, Mark};
-use super::sweep::{base_param, first_point, point_note, values_of};
+use super::sweep::{first_point, point_note, values_of};
 use super::Planned;
 use super::{absent, charted, log_range, ns, ns_label, render, strategy_colour};
 use crate::report::format::format_rate;
 use crate::report::prose::prose;
 use crate::report::view::{Rows, View};
 use crate::results::RunResult;
-use crate::workload::{keys_param, ScenarioId};
+use crate::workload::{keys_part, ScenarioId};
 
 /// Which latency of a run a panel plots.
 type Pick = fn(&RunResult) -> u64;
@@ -30,9 +30,7 @@ fn plan_of(view: &View<'_>, scenario: ScenarioId) -> Planned {
     let name = format!("{scenario}-latency");
     let (rows, point) = first_point(view.rows(scenario));
     // With several `--keys`, each count has its own loads: the first count's are drawn.
-    let keys = |row: &RunResult| {
-        base_param(row).split(' ').find(|part| keys_param(part).is_some()).map(str::to_owned)
-    };
+    let keys = |row: &RunResult| keys_part(row.own_param()).map(str::to_owned);
     let first_keys = rows.first().and_then(|row| keys(row));
     let several_keys = rows.iter().any(|row| keys(row) != first_keys);
     let rows = rows.filter(|row| keys(row) == first_keys);

@@ -5,7 +5,7 @@
 use super::bars::{Bar, BarPanel, Bars, Fill, Slots};
 use super::layout;
 use super::panel::{grid, strategy_entries, Axis, Frame, Layout, Mark};
-use super::sweep::{base_param, first_point, first_point_note};
+use super::sweep::{first_point, first_point_note};
 use super::{strategies, strategy_colour, Planned, AXIS_LIMIT, TICK_PX};
 use crate::report::format::format_rate;
 use crate::report::prose::prose;
@@ -56,7 +56,7 @@ fn panel(scenario: ScenarioId, rows: &Rows<'_>, point: Option<&str>) -> BarPanel
     // Of a sweep's first point, the groups are named by the scenario's own param.
     let label = |param: &&str| {
         let param = match (point, rows.first_in(param)) {
-            (Some(_), Some(row)) => base_param(row),
+            (Some(_), Some(row)) => row.own_param(),
             _ => param,
         };
         if param.is_empty() {

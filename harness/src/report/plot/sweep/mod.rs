@@ -28,7 +28,7 @@ use crate::report::prose::prose;
 use crate::report::view::{Rows, View};
 use crate::results::CellSettings;
 use crate::results::{Metric, Results, RunResult};
-use crate::workload::{keys_param, Arrivals, ScenarioId};
+use crate::workload::{keys_in, param_part, without_keys, Arrivals, ScenarioId};
 
 use chart::{Figure, Ideal, Panel, SweepChart, YKind};
 
@@ -67,7 +67,7 @@ impl Axis {
             Self::Workers => settings.map(|s| s.workers),
             Self::Throughput => settings.map(|s| s.throughput),
             Self::Window => settings.map(|s| s.window),
-            Self::Keys => keys_of(base_param(row)),
+            Self::Keys => keys_in(row.own_param()),
         }
         .filter(|value| *value > 0)
     }
@@ -78,12 +78,8 @@ impl Axis {
         if self != Self::Keys && settings.is_none() {
             return None;
         }
-        let base = base_param(row);
-        let base = if self == Self::Keys {
-            base.split(' ').filter(|part| keys_param(part).is_none()).collect::<Vec<_>>().join(" ")
-        } else {
-            base.to_owned()
-        };
+        let base = row.own_param();
+        let base = if self == Self::Keys { without_keys(base) } else { base.to_owned() };
         let workers = settings.map(|s| s.workers).filter(|_| self != Self::Workers);
         // Every swept setting but this axis's, in the sweep's order.
         let (axis, _) = self.names();
@@ -95,34 +91,12 @@ impl Axis {
     }
 }
 
-/// A cell's own param (`keys=20`, `load=0.5`, `keys=1000 load=0.5`, or empty), without the
-/// label of its sweep point.
-pub(super) fn base_param(row: &RunResult) -> &str {
-    match &row.settings {
-        Some(settings) => settings.base_param(&row.param),
-        None => &row.param,
-    }
-}
-
-/// The `keys=N` of a param, among its space-separated parts.
-fn keys_of(param: &str) -> Option<usize> {
-    param.split(' ').find_map(keys_param)
-}
-
-/// The value of the `name=` part of a space-separated param (`load=0.5` of
-/// `keys=1000 load=0.5`), if it is a usable number.
-pub(super) fn param_part(param: &str, name: &str) -> Option<f64> {
-    param.split(' ').find_map(|part| {
-        let value = part.strip_prefix(name)?.strip_prefix('=')?;
-        super::param_value(&format!("{name}={value}"))
-    })
-}
-
 /// The value of the `name=` part of each param of `rows` that has one, with the param's
 /// first row, in order of first appearance.
 pub(super) fn values_of<'a>(rows: &Rows<'a>, name: &str) -> Vec<(f64, &'a RunResult)> {
     let params = rows.params().into_iter().filter_map(|param| rows.first_in(param));
-    params.filter_map(|row| Some((param_part(base_param(row), name)?, row))).collect()
+    let value = |row: &RunResult| super::axis_value(param_part(row.own_param(), name)?);
+    params.filter_map(|row| Some((value(row)?, row))).collect()
 }
 
 /// Everything a cell of a sweep holds besides the swept setting: cells equal in it (and in
@@ -494,11 +468,6 @@ mod tests {
 
     #[test]
     fn params_come_apart() {
-        assert_eq!(keys_of("keys=1000 load=0.5"), Some(1000));
-        assert_eq!(keys_of("load=0.5"), None);
-        assert_eq!(param_part("keys=1000 load=0.5", "load"), Some(0.5));
-        assert_eq!(param_part("burst=241", "burst"), Some(241.0));
-        assert_eq!(param_part("burst=x", "burst"), None);
         let machine = Machine { cores: 2, producers: 1 };
         assert!(!machine.oversubscribed(1) && machine.oversubscribed(2));
         assert_eq!(machine.caveat(), "workers + producer > 2 cores");
