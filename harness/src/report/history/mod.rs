@@ -21,8 +21,12 @@ use std::path::{Component, Path, PathBuf};
 
 use super::verdict::{contenders, ranked_cells, RankedCell};
 use super::view::View;
+use crate::limits::settings::FLAGS;
 use crate::results::fs::write_atomically;
-use crate::results::{Metric, ReadError, Results, RunResult, Scenario, SweptSettings, Validity};
+use crate::results::{
+    Meta, Metric, ReadError, Results, RunResult, Scenario, SweptSettings, Validity,
+};
+use crate::sweep::Uses;
 use crate::workload::ScenarioId;
 
 pub use page::render;
@@ -308,18 +312,36 @@ pub fn collect(mut runs: Vec<Run>) -> History {
     History { runs, charts, left_out }
 }
 
-/// Whether a cell ran at the run's own settings (`meta`'s, a sweep's first point): no
-/// sweep label, or every setting its label names equal to the run's.
+/// Whether a cell ran at the run's own settings (a sweep's first point): no sweep label, or
+/// every setting its label names equal to the run's own, or one the run does not record.
 fn own_point(row: &RunResult, results: &Results) -> bool {
     let Some(settings) = &row.settings else { return true };
-    let meta = &results.meta;
-    settings.sweep.split_whitespace().all(|word| match word.split_once('=') {
-        Some(("workers", value)) => value == meta.workers.to_string(),
-        Some(("throughput", value)) => value == meta.throughput.to_string(),
-        Some(("window", value)) => value == meta.window.to_string(),
-        Some(("idle-spin-us", value)) => meta.idle_spin_us.is_none_or(|us| value == us.to_string()),
-        _ => true,
-    })
+    let own = own_settings(&results.meta);
+    settings.sweep.split_whitespace().filter_map(|word| word.split_once('=')).all(
+        |(name, value)| {
+            own.iter()
+                .find(|(setting, _)| *setting == name)
+                .and_then(|(_, own)| own.as_deref())
+                .is_none_or(|own| own == value)
+        },
+    )
+}
+
+/// The run's own point as a sweep label names it: each swept setting's name and value,
+/// those of `meta.sweep`'s first point. A file from before sweeps records one value of
+/// `workers`, `throughput`, `window` and (but in files older than that setting)
+/// `idle_spin_us` in `meta`: a setting it does not record matches any value (none).
+fn own_settings(meta: &Meta) -> Vec<(&'static str, Option<String>)> {
+    let first = meta.sweep.as_ref().and_then(|sweep| sweep.points(Uses::ALL).first().copied());
+    if let Some(point) = first {
+        return point.values().into_iter().map(|(name, value)| (name, Some(value))).collect();
+    }
+    vec![
+        (FLAGS.workers.name, Some(meta.workers.to_string())),
+        (FLAGS.throughput.name, Some(meta.throughput.to_string())),
+        (FLAGS.window.name, Some(meta.window.to_string())),
+        (FLAGS.idle_spin_us.name, meta.idle_spin_us.map(|us| us.to_string())),
+    ]
 }
 
 /// The scenario's own param of a recorded one: without its sweep label.
