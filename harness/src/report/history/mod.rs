@@ -1,5 +1,6 @@
 //! `keyed-bench history`: every committed run on one page. Reads each `results.json` under
-//! a folder (its `latest/`, the scratch output of `run`, left out), and writes one static
+//! a folder (its default output folders,
+//! [`DEFAULT_OUTS`](crate::results::fs::DEFAULT_OUTS), left out), and writes one static
 //! page: a table of the runs, then per scenario one chart per parameter of the metric the
 //! verdict ranks that scenario by ([`ScenarioId::headline`]), each ordered design a line
 //! across the runs in date order. Reads results only.
@@ -22,7 +23,7 @@ use std::path::{Component, Path, PathBuf};
 use super::verdict::{contenders, ranked_cells, RankedCell};
 use super::view::View;
 use crate::limits::settings::FLAGS;
-use crate::results::fs::write_atomically;
+use crate::results::fs::{default_outs_in, write_atomically};
 use crate::results::{
     Meta, Metric, ReadError, Results, RunResult, Scenario, SweptSettings, Validity,
 };
@@ -33,9 +34,6 @@ pub use page::render;
 
 /// The results file of a run folder.
 const RESULTS_FILE: &str = "results.json";
-
-/// The scratch folder of `keyed-bench run`, never read.
-const SCRATCH: &str = crate::results::fs::RUN_SCRATCH;
 
 /// The files a run's link goes to, the first that exists.
 const LINKS: [&str; 3] = ["report.html", "summary.md", "README.md"];
@@ -64,7 +62,7 @@ pub enum HistoryError {
     #[error(transparent)]
     Read(#[from] ReadError),
     /// No results file under the folder.
-    #[error("no {RESULTS_FILE} under {0} (its latest/ is not read)")]
+    #[error("no {RESULTS_FILE} under {0} (its default output folders are not read)")]
     Empty(String),
     /// The page could not be written.
     #[error("cannot write {path}: {error}")]
@@ -223,8 +221,11 @@ fn reason_counts(left_out: &[LeftOut]) -> Vec<(String, usize)> {
     counts
 }
 
-/// Every `results.json` under `dir`, recursively, but for its `latest/`; sorted by path.
+/// Every `results.json` under `dir`, recursively, but for those in its default output
+/// folders ([`default_outs_in`]: `run`'s and `ab`'s output, never a committed run); sorted
+/// by path.
 pub fn find_results(dir: &Path) -> Result<Vec<PathBuf>, HistoryError> {
+    let skipped = default_outs_in(dir);
     let mut found = Vec::new();
     let mut folders = vec![dir.to_path_buf()];
     while let Some(folder) = folders.pop() {
@@ -232,7 +233,7 @@ pub fn find_results(dir: &Path) -> Result<Vec<PathBuf>, HistoryError> {
         let entries = std::fs::read_dir(&folder).map_err(listed)?;
         for entry in entries {
             let path = entry.map_err(listed)?.path();
-            if path.is_dir() && !(folder == dir && path.file_name() == Some(SCRATCH.as_ref())) {
+            if path.is_dir() && !skipped.contains(&path) {
                 folders.push(path);
             } else if path.file_name() == Some(RESULTS_FILE.as_ref()) && path.is_file() {
                 found.push(path);

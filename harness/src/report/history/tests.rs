@@ -182,6 +182,30 @@ fn a_runs_link_falls_back_and_latest_is_not_read() {
 }
 
 #[test]
+fn no_default_output_folder_is_read() {
+    let dir = scratch("outs");
+    let json = serde_json::to_string(&reference()).unwrap();
+    let mut folders = vec![PathBuf::from("kept"), PathBuf::from("nested/ab")];
+    for out in crate::results::fs::DEFAULT_OUTS {
+        let within = std::path::Path::new(out).strip_prefix(crate::results::fs::RESULTS_DIR);
+        let within = within.unwrap().to_path_buf();
+        folders.extend([within.join("round-1"), within]);
+    }
+    assert!(folders.contains(&PathBuf::from("ab/round-1")), "{folders:?}");
+    for folder in &folders {
+        std::fs::create_dir_all(dir.join(folder)).unwrap();
+        std::fs::write(dir.join(folder).join("results.json"), &json).unwrap();
+    }
+    let found: Vec<PathBuf> = find_results(&dir)
+        .unwrap()
+        .iter()
+        .map(|file| file.parent().unwrap().strip_prefix(&dir).unwrap().to_path_buf())
+        .collect();
+    assert_eq!(found, [PathBuf::from("kept"), PathBuf::from("nested/ab")]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn a_file_from_before_sweeps_is_its_own_point_by_its_meta() {
     let at = |label: &str| RunResult {
         settings: Some(CellSettings {
