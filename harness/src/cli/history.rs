@@ -12,8 +12,8 @@ const PAGE: &str = "index.html";
 #[derive(Clone, Debug, clap::Args)]
 pub struct HistoryArgs {
     /// The folder of committed runs: every `results.json` under it is read, but for those
-    /// under its `latest/`.
-    #[arg(long, value_name = "DIR", default_value = "results")]
+    /// in its default output folders (a command's output, never a committed run).
+    #[arg(long, value_name = "DIR", default_value = crate::results::fs::RESULTS_DIR)]
     pub results: PathBuf,
     /// The page to write [default: the results folder + /index.html].
     #[arg(long, value_name = "FILE")]

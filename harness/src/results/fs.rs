@@ -1,22 +1,29 @@
 //! Files of a run: where commands write by default, atomic writes, and histograms in
 //! HdrHistogram's `.hgrm` text format.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use hdrhistogram::Histogram;
 
 /// The folder of results: the committed runs, and the default output folders below.
 pub const RESULTS_DIR: &str = "results";
-/// The name, within [`RESULTS_DIR`], of `keyed-bench run`'s default output folder: a
-/// scratch run, ignored by git and skipped by `keyed-bench history`.
-pub const RUN_SCRATCH: &str = "latest";
 /// Where `keyed-bench run` writes unless `--out` says otherwise.
 pub const RUN_OUT: &str = "results/latest";
 /// Where `keyed-bench ab` writes unless `--out` says otherwise.
 pub const AB_OUT: &str = "results/ab";
-/// Every default output folder of a command: none is a committed run, so the repository's
-/// `.gitignore` ignores each (a test holds it to that).
+/// Every default output folder of a command, each within [`RESULTS_DIR`]: none is a
+/// committed run, so the repository's `.gitignore` ignores each (a test holds it to that)
+/// and `keyed-bench history` reads none of them ([`default_outs_in`]).
 pub const DEFAULT_OUTS: [&str; 2] = [RUN_OUT, AB_OUT];
+
+/// Where each of [`DEFAULT_OUTS`] sits in the folder of results `results` (given in place
+/// of [`RESULTS_DIR`]): `results/ab` is `<results>/ab`.
+pub fn default_outs_in(results: &Path) -> Vec<PathBuf> {
+    DEFAULT_OUTS
+        .iter()
+        .map(|out| results.join(Path::new(out).strip_prefix(RESULTS_DIR).unwrap_or(Path::new(out))))
+        .collect()
+}
 
 /// Writes `contents` to `path` through a temporary file in the same folder and a rename, so
 /// a reader never sees a half-written file: either the old file (or none) or the new one.
@@ -102,7 +109,6 @@ mod tests {
 
     #[test]
     fn every_default_output_folder_is_a_folder_of_results_ignored_by_git() {
-        assert_eq!(RUN_OUT, format!("{RESULTS_DIR}/{RUN_SCRATCH}"));
         let ignore = Path::new(env!("CARGO_MANIFEST_DIR")).join("../.gitignore");
         let ignore = std::fs::read_to_string(ignore).unwrap();
         for out in DEFAULT_OUTS {
@@ -113,6 +119,8 @@ mod tests {
                 .any(|line| line.trim_start_matches('/').trim_end_matches('/') == out);
             assert!(ignored, "the default output folder {out} is not in .gitignore");
         }
+        let within = default_outs_in(Path::new("runs"));
+        assert_eq!(within, [Path::new("runs/latest"), Path::new("runs/ab")]);
     }
     use crate::measure::histograms::new_histogram;
 

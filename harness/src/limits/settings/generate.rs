@@ -279,6 +279,12 @@ macro_rules! sweep_types {
             pub fn apply(&self, strategy: StrategyConfig) -> StrategyConfig {
                 StrategyConfig { $($strategy: self.$name,)* ..strategy }
             }
+
+            /// Each swept setting's label name and value, in the sweep's order, as a label
+            /// names them (`workers` and `4` for `workers=4`).
+            pub fn values(&self) -> Vec<(&'static str, String)> {
+                vec![$(($flag, self.$name.to_string()),)*]
+            }
         }
     };
 }

@@ -296,6 +296,10 @@ fn a_setting_declared_once_is_in_every_generated_place() {
     assert_eq!(points.len(), 2);
     assert_eq!((points[1].workers, points[1].pause_us), (2, 5));
     assert_eq!(sweep.label(&points[1], Uses::ALL), "pause-us=5");
+    let values = points[1].values();
+    assert_eq!(values.len(), swept + 1);
+    assert_eq!(values.first(), Some(&("workers", "2".to_owned())));
+    assert_eq!(values.last(), Some(&("pause-us", "5".to_owned())));
     assert_eq!(points[1].apply(StrategyConfig::default()).pause_us, 5);
     // A cell's recorded settings, its label's names, and the agreement check.
     assert_eq!(SWEEP_SETTINGS.last(), Some(&"pause-us"));

@@ -1,5 +1,6 @@
 //! `keyed-bench history`: every committed run on one page. Reads each `results.json` under
-//! a folder (its `latest/`, the scratch output of `run`, left out), and writes one static
+//! a folder (its default output folders,
+//! [`DEFAULT_OUTS`](crate::results::fs::DEFAULT_OUTS), left out), and writes one static
 //! page: a table of the runs, then per scenario one chart per parameter of the metric the
 //! verdict ranks that scenario by ([`ScenarioId::headline`]), each ordered design a line
 //! across the runs in date order. Reads results only.
@@ -21,17 +22,18 @@ use std::path::{Component, Path, PathBuf};
 
 use super::verdict::{contenders, ranked_cells, RankedCell};
 use super::view::View;
-use crate::results::fs::write_atomically;
-use crate::results::{Metric, ReadError, Results, RunResult, Scenario, SweptSettings, Validity};
+use crate::limits::settings::FLAGS;
+use crate::results::fs::{default_outs_in, write_atomically};
+use crate::results::{
+    Meta, Metric, ReadError, Results, RunResult, Scenario, SweptSettings, Validity,
+};
+use crate::sweep::Uses;
 use crate::workload::ScenarioId;
 
 pub use page::render;
 
 /// The results file of a run folder.
 const RESULTS_FILE: &str = "results.json";
-
-/// The scratch folder of `keyed-bench run`, never read.
-const SCRATCH: &str = crate::results::fs::RUN_SCRATCH;
 
 /// The files a run's link goes to, the first that exists.
 const LINKS: [&str; 3] = ["report.html", "summary.md", "README.md"];
@@ -60,7 +62,7 @@ pub enum HistoryError {
     #[error(transparent)]
     Read(#[from] ReadError),
     /// No results file under the folder.
-    #[error("no {RESULTS_FILE} under {0} (its latest/ is not read)")]
+    #[error("no {RESULTS_FILE} under {0} (its default output folders are not read)")]
     Empty(String),
     /// The page could not be written.
     #[error("cannot write {path}: {error}")]
@@ -219,8 +221,11 @@ fn reason_counts(left_out: &[LeftOut]) -> Vec<(String, usize)> {
     counts
 }
 
-/// Every `results.json` under `dir`, recursively, but for its `latest/`; sorted by path.
+/// Every `results.json` under `dir`, recursively, but for those in its default output
+/// folders ([`default_outs_in`]: `run`'s and `ab`'s output, never a committed run); sorted
+/// by path.
 pub fn find_results(dir: &Path) -> Result<Vec<PathBuf>, HistoryError> {
+    let skipped = default_outs_in(dir);
     let mut found = Vec::new();
     let mut folders = vec![dir.to_path_buf()];
     while let Some(folder) = folders.pop() {
@@ -228,7 +233,7 @@ pub fn find_results(dir: &Path) -> Result<Vec<PathBuf>, HistoryError> {
         let entries = std::fs::read_dir(&folder).map_err(listed)?;
         for entry in entries {
             let path = entry.map_err(listed)?.path();
-            if path.is_dir() && !(folder == dir && path.file_name() == Some(SCRATCH.as_ref())) {
+            if path.is_dir() && !skipped.contains(&path) {
                 folders.push(path);
             } else if path.file_name() == Some(RESULTS_FILE.as_ref()) && path.is_file() {
                 found.push(path);
@@ -308,18 +313,36 @@ pub fn collect(mut runs: Vec<Run>) -> History {
     History { runs, charts, left_out }
 }
 
-/// Whether a cell ran at the run's own settings (`meta`'s, a sweep's first point): no
-/// sweep label, or every setting its label names equal to the run's.
+/// Whether a cell ran at the run's own settings (a sweep's first point): no sweep label, or
+/// every setting its label names equal to the run's own, or one the run does not record.
 fn own_point(row: &RunResult, results: &Results) -> bool {
     let Some(settings) = &row.settings else { return true };
-    let meta = &results.meta;
-    settings.sweep.split_whitespace().all(|word| match word.split_once('=') {
-        Some(("workers", value)) => value == meta.workers.to_string(),
-        Some(("throughput", value)) => value == meta.throughput.to_string(),
-        Some(("window", value)) => value == meta.window.to_string(),
-        Some(("idle-spin-us", value)) => meta.idle_spin_us.is_none_or(|us| value == us.to_string()),
-        _ => true,
-    })
+    let own = own_settings(&results.meta);
+    settings.sweep.split_whitespace().filter_map(|word| word.split_once('=')).all(
+        |(name, value)| {
+            own.iter()
+                .find(|(setting, _)| *setting == name)
+                .and_then(|(_, own)| own.as_deref())
+                .is_none_or(|own| own == value)
+        },
+    )
+}
+
+/// The run's own point as a sweep label names it: each swept setting's name and value,
+/// those of `meta.sweep`'s first point. A file from before sweeps records one value of
+/// `workers`, `throughput`, `window` and (but in files older than that setting)
+/// `idle_spin_us` in `meta`: a setting it does not record matches any value (none).
+fn own_settings(meta: &Meta) -> Vec<(&'static str, Option<String>)> {
+    let first = meta.sweep.as_ref().and_then(|sweep| sweep.points(Uses::ALL).first().copied());
+    if let Some(point) = first {
+        return point.values().into_iter().map(|(name, value)| (name, Some(value))).collect();
+    }
+    vec![
+        (FLAGS.workers.name, Some(meta.workers.to_string())),
+        (FLAGS.throughput.name, Some(meta.throughput.to_string())),
+        (FLAGS.window.name, Some(meta.window.to_string())),
+        (FLAGS.idle_spin_us.name, meta.idle_spin_us.map(|us| us.to_string())),
+    ]
 }
 
 /// The scenario's own param of a recorded one: without its sweep label.

@@ -182,6 +182,62 @@ fn a_runs_link_falls_back_and_latest_is_not_read() {
 }
 
 #[test]
+fn no_default_output_folder_is_read() {
+    let dir = scratch("outs");
+    let json = serde_json::to_string(&reference()).unwrap();
+    let mut folders = vec![PathBuf::from("kept"), PathBuf::from("nested/ab")];
+    for out in crate::results::fs::DEFAULT_OUTS {
+        let within = std::path::Path::new(out).strip_prefix(crate::results::fs::RESULTS_DIR);
+        let within = within.unwrap().to_path_buf();
+        folders.extend([within.join("round-1"), within]);
+    }
+    assert!(folders.contains(&PathBuf::from("ab/round-1")), "{folders:?}");
+    for folder in &folders {
+        std::fs::create_dir_all(dir.join(folder)).unwrap();
+        std::fs::write(dir.join(folder).join("results.json"), &json).unwrap();
+    }
+    let found: Vec<PathBuf> = find_results(&dir)
+        .unwrap()
+        .iter()
+        .map(|file| file.parent().unwrap().strip_prefix(&dir).unwrap().to_path_buf())
+        .collect();
+    assert_eq!(found, [PathBuf::from("kept"), PathBuf::from("nested/ab")]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_file_from_before_sweeps_is_its_own_point_by_its_meta() {
+    let at = |label: &str| RunResult {
+        settings: Some(CellSettings {
+            workers: 1,
+            throughput: 1,
+            window: 1,
+            idle_spin_us: 0,
+            sweep: label.to_owned(),
+        }),
+        ..cell("keyed-mailbox", 1.0, None)
+    };
+    let mut old = run("o", "2026-12-01T00:00:00Z", Vec::new()).results;
+    old.meta.sweep = None;
+    (old.meta.workers, old.meta.throughput, old.meta.window) = (2, 16, 64);
+    old.meta.idle_spin_us = None;
+    assert!(own_point(&at("workers=2 throughput=16 window=64"), &old));
+    assert!(own_point(&at("idle-spin-us=7 workers=2"), &old), "any, where none is recorded");
+    assert!(own_point(&at("keys=9 workers=2 plain"), &old), "a name it does not know");
+    assert!(!own_point(&at("workers=2 throughput=1"), &old));
+    old.meta.idle_spin_us = Some(5);
+    assert!(own_point(&at("idle-spin-us=5"), &old));
+    assert!(!own_point(&at("idle-spin-us=7"), &old));
+    // A sweep's own point is its first, whatever else `meta` says.
+    let mut sweep = crate::sweep::Sweep::single(&strategies::StrategyConfig::with_workers(4));
+    (sweep.workers, sweep.idle_spin_us) = (vec![4, 8], vec![9, 0]);
+    old.meta.sweep = Some(sweep);
+    assert!(own_point(&at("workers=4 idle-spin-us=9"), &old));
+    assert!(!own_point(&at("workers=8 idle-spin-us=9"), &old));
+    assert!(!own_point(&at("workers=4 idle-spin-us=0"), &old));
+}
+
+#[test]
 fn commits_settings_and_receipts_read_well() {
     assert_eq!(short_commit("0123456789abcdef"), "0123456");
     assert_eq!(short_commit("0123456789abcdef-dirty"), "0123456-dirty");
