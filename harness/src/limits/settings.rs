@@ -21,7 +21,8 @@
 //!   (`compare` lists the fields that differ, in their `at` order);
 //! - `flag_constants!`: [`FLAGS`], each setting's [`Flag`] by the row's name, the name and
 //!   help its clap field of `RunArgs` (`cli/run.rs`, `cli/kafka.rs`) takes;
-//! - `sweep_types!` (`sweep.rs`): `Sweep`, `Point` and `Uses`, their points and labels;
+//! - `sweep_types!` (`sweep.rs`): `Sweep`, `Point` and `Uses`, their points and labels, and each
+//!   point's values by flag;
 //! - `cell_settings_type!` (`results/cell.rs`): `CellSettings` and `SWEEP_SETTINGS`;
 //! - `agree_settings!` (`suite/agree.rs`): a cell's recorded settings against its plan;
 //! - `settings_lines!` (`results/meta.rs`): the settings line (in `line` order) and its

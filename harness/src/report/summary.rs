@@ -9,6 +9,7 @@ use super::published;
 use super::table::{Cell, Declared, Style, Table};
 use super::view::{Rows, View};
 use super::{is_contender, validity_mark};
+use crate::limits::settings::FLAGS;
 use crate::results::{EventRates, Meta, Metric, Results, RunResult, SweptSettings};
 use crate::workload::reference::is_parallel_consumer_experiment;
 use crate::workload::scenario::SummaryExtra;
@@ -133,7 +134,7 @@ fn settings_line(meta: &Meta, swept: &SweptSettings) -> String {
 /// did: in a workers sweep, naming the worker counts (`meta.workers` is its first point).
 fn oversubscribed(meta: &Meta, swept: &SweptSettings) -> Option<String> {
     let producers = meta.producers.unwrap_or(1);
-    let Some(workers) = swept.values("workers") else {
+    let Some(workers) = swept.values(FLAGS.workers.name) else {
         return (meta.workers + producers > meta.cores).then(|| {
             prose!(
                 "summary",

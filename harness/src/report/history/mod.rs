@@ -345,14 +345,6 @@ fn own_settings(meta: &Meta) -> Vec<(&'static str, Option<String>)> {
     ]
 }
 
-/// The scenario's own param of a recorded one: without its sweep label.
-fn base_param(row: &RunResult) -> String {
-    match &row.settings {
-        Some(settings) => settings.base_param(&row.param).to_owned(),
-        None => crate::results::cell::split_sweep(&row.param).0.to_owned(),
-    }
-}
-
 /// The name of a cell in the left-out list.
 fn cell_of(row: &RunResult) -> String {
     format!("{} {}", super::cell_name(&row.scenario, &row.param), row.strategy)
@@ -433,7 +425,7 @@ fn collect_cell(
     if !measured {
         return;
     }
-    let param = cell.rows.first().map(|row| base_param(row)).unwrap_or_default();
+    let param = cell.rows.first().map(|row| row.own_param().to_owned()).unwrap_or_default();
     let chart = charts.of(scenario, &param, metric);
     if !chart.runs.contains(&index) {
         chart.runs.push(index);

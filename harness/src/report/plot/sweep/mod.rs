@@ -24,6 +24,7 @@ mod chart;
 use std::fmt::Write as _;
 
 use super::Planned;
+use crate::limits::settings::FLAGS;
 use crate::report::prose::prose;
 use crate::report::view::{Rows, View};
 use crate::results::CellSettings;
@@ -53,9 +54,11 @@ impl Axis {
     /// The name in chart names, and the x axis description.
     fn names(self) -> (&'static str, &'static str) {
         match self {
-            Self::Workers => ("workers", "workers per pool (log)"),
-            Self::Throughput => ("throughput", "--throughput: messages per mailbox turn (log)"),
-            Self::Window => ("window", "admission window, messages (log)"),
+            Self::Workers => (FLAGS.workers.name, "workers per pool (log)"),
+            Self::Throughput => {
+                (FLAGS.throughput.name, "--throughput: messages per mailbox turn (log)")
+            }
+            Self::Window => (FLAGS.window.name, "admission window, messages (log)"),
             Self::Keys => ("keys", "keys (log)"),
         }
     }
