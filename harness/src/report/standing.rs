@@ -34,10 +34,12 @@ use super::document::Document;
 use super::format::format_value;
 use super::or_dash;
 use super::prose::prose;
-use super::table::Table;
-use super::verdict::{best, contenders, format_ratio, ranked_cells, ratio, Entry, Value};
+use super::table::{Declared, Table};
+use super::verdict::{
+    best, contenders, format_ratio, ranked_cells, ratio, Entry, RankedCell, Value,
+};
 use super::view::View;
-use crate::results::{EventRates, RunResult};
+use crate::results::{EventRates, Metric, RunResult};
 use crate::workload::ScenarioId;
 use strategies::StrategyId;
 
@@ -227,24 +229,83 @@ fn causes_reading(found: &[Cause], counted: bool, best: &str, hybrid: Option<f64
 }
 
 /// One rate pair as a table reads it: `mine / theirs`, n/a for what a side cannot see.
-fn pair(mine: Option<f64>, theirs: Option<f64>, show: impl Fn(f64) -> String) -> String {
-    let side = |value: Option<f64>| value.map_or("n/a".to_owned(), &show);
+fn pair(mine: Option<f64>, theirs: Option<f64>, show: fn(f64) -> String) -> String {
+    let side = |value: Option<f64>| value.map_or("n/a".to_owned(), show);
     format!("{} / {}", side(mine), side(theirs))
 }
 
-/// The trailing cells' table: its header.
-const TRAILING_COLUMNS: &str = "scenario|param|best|>keyed-mailbox / best|\
-     >parked while queued per 1,000 (km / best)|>producer blocked (km / best)|\
-     >parks + wake-ups per 1,000 (km / best)|>hybrid / best|cause";
+/// One ranked cell where `keyed-mailbox` trails the best: a row of the trailing table.
+struct Trailing<'a> {
+    /// The cell's scenario.
+    scenario: ScenarioId,
+    /// The cell's parameter.
+    param: &'a str,
+    /// The cell's best design.
+    best: String,
+    /// `keyed-mailbox`'s standing against the best.
+    standing: f64,
+    /// The counted repetitions' events, `keyed-mailbox`'s and the best's.
+    events: (Option<&'a EventRates>, Option<&'a EventRates>),
+    /// `hybrid`'s standing against the best, where it has a valid figure.
+    hybrid: Option<f64>,
+    /// Every cause the counters give.
+    found: Vec<Cause>,
+}
+
+impl Trailing<'_> {
+    /// The cause column: every cause found, or why there is none.
+    fn cause(&self) -> String {
+        let counted = self.events.0.is_some() && self.events.1.is_some();
+        causes_reading(&self.found, counted, &self.best, self.hybrid)
+    }
+}
+
+/// A column of one event rate on both sides, `keyed-mailbox / best`: `pick` reads the rate
+/// from a side's events, `show` writes it.
+fn rates<'r>(
+    header: &str,
+    pick: fn(&EventRates) -> Option<f64>,
+    show: fn(f64) -> String,
+) -> Declared<'static, Trailing<'r>> {
+    Declared::right(header, move |row: &Trailing<'r>| {
+        let (mine, theirs) = row.events;
+        pair(mine.and_then(pick), theirs.and_then(pick), show)
+    })
+}
+
+/// The trailing cells' table: its columns.
+fn trailing_columns<'r>() -> Vec<Declared<'static, Trailing<'r>>> {
+    vec![
+        Declared::left("scenario", |row: &Trailing<'r>| row.scenario.as_str()),
+        Declared::left("param", |row: &Trailing<'r>| or_dash(row.param)),
+        Declared::left("best", |row: &Trailing<'r>| row.best.clone()),
+        Declared::right("keyed-mailbox / best", |row: &Trailing<'r>| format_ratio(row.standing)),
+        rates(
+            "parked while queued per 1,000 (km / best)",
+            |events| per_1000(events.parked_while_queued),
+            |rate| format!("{rate:.1}"),
+        ),
+        rates(
+            "producer blocked (km / best)",
+            |events| events.producer_blocked,
+            |share| format!("{:.0}%", share * 100.0),
+        ),
+        rates("parks + wake-ups per 1,000 (km / best)", parking, |rate| format!("{rate:.1}")),
+        Declared::right("hybrid / best", |row: &Trailing<'r>| {
+            row.hybrid.map_or("n/a".to_owned(), format_ratio)
+        }),
+        Declared::left("cause", Trailing::cause),
+    ]
+}
 
 /// The row of one ranked cell where `keyed-mailbox` trails the best, or none where it does
 /// not (or the cell ranks nothing); `ranked` counts the cells where it has a figure.
-fn trailing_row(
+fn trailing_row<'a>(
     scenario: ScenarioId,
     higher: bool,
-    cell: &super::verdict::RankedCell<'_>,
+    cell: &RankedCell<'a>,
     ranked: &mut usize,
-) -> Option<[String; 9]> {
+) -> Option<Trailing<'a>> {
     let studied = StrategyId::KeyedMailbox.as_str();
     let eligible: Vec<Entry> = cell.entries.iter().filter(|entry| !entry.void).cloned().collect();
     // `best` passes over a design with a violation; the hybrid check must too.
@@ -261,24 +322,15 @@ fn trailing_row(
     let counters =
         |strategy: &str| cell.rows.on(strategy).map_or_else(Counters::default, Counters::of);
     let (mine_counted, theirs_counted) = (counters(studied), counters(&top.strategy));
-    let (km, theirs) = (mine_counted.events, theirs_counted.events);
-    let found = causes(mine_counted, theirs_counted);
-    let rate =
-        |events: Option<&EventRates>, pick: fn(&EventRates) -> Option<f64>| events.and_then(pick);
-    let both = |pick: fn(&EventRates) -> Option<f64>, show: fn(f64) -> String| {
-        pair(rate(km, pick), rate(theirs, pick), show)
-    };
-    Some([
-        scenario.as_str().to_owned(),
-        or_dash(cell.param).to_owned(),
-        top.strategy.clone(),
-        format_ratio(standing),
-        both(|e| per_1000(e.parked_while_queued), |v| format!("{v:.1}")),
-        both(|e| e.producer_blocked, |v| format!("{:.0}%", v * 100.0)),
-        both(parking, |v| format!("{v:.1}")),
-        hybrid.map_or("n/a".to_owned(), format_ratio),
-        causes_reading(&found, km.is_some() && theirs.is_some(), &top.strategy, hybrid),
-    ])
+    Some(Trailing {
+        scenario,
+        param: cell.param,
+        best: top.strategy.clone(),
+        standing,
+        events: (mine_counted.events, theirs_counted.events),
+        hybrid,
+        found: causes(mine_counted, theirs_counted),
+    })
 }
 
 /// Appends the section: every ranked cell where `keyed-mailbox` trails the best by more
@@ -289,22 +341,19 @@ pub(super) fn section(out: &mut Document, view: &View<'_>) {
     if !view.ran(StrategyId::KeyedMailbox) {
         return;
     }
-    let mut table = Table::of(TRAILING_COLUMNS);
+    let mut rows = Vec::new();
     let mut ranked = 0;
     for &scenario in ScenarioId::ALL {
         let Some(metric) = scenario.headline() else { continue };
         for cell in ranked_cells(view, scenario, metric, &columns) {
-            let row = trailing_row(scenario, metric.higher_is_better(), &cell, &mut ranked);
-            if let Some(row) = row {
-                table.push(row);
-            }
+            rows.extend(trailing_row(scenario, metric.higher_is_better(), &cell, &mut ranked));
         }
     }
     if ranked == 0 {
         return;
     }
     out.heading(2, "Where keyed-mailbox trails");
-    let trailing = table.len();
+    let trailing = rows.len();
     out.prose(&prose!(
         "standing",
         "trailing",
@@ -318,7 +367,7 @@ pub(super) fn section(out: &mut Document, view: &View<'_>) {
         work_factor = WORK_FACTOR.to_string(),
     ));
     if trailing > 0 {
-        out.table(table);
+        out.table(Table::declared(&trailing_columns(), &rows));
     }
     out.blank();
 }
@@ -334,7 +383,7 @@ fn standing_of(value: f64, better: f64, higher: bool) -> Option<f64> {
 }
 
 /// A value as the hybrid table reads it: the median, and the min-max where recorded.
-fn shown(metric: crate::results::Metric, value: Value) -> String {
+fn shown(metric: Metric, value: Value) -> String {
     let unit = metric.unit();
     match value.spread {
         Some((low, high)) => format!(
@@ -347,28 +396,30 @@ fn shown(metric: crate::results::Metric, value: Value) -> String {
     }
 }
 
+/// The designs of the hybrid table, in its columns' order: the two parents, then `hybrid`.
+const HYBRID_DESIGNS: [StrategyId; 3] =
+    [StrategyId::KeyedMailbox, StrategyId::WorkStealing, StrategyId::Hybrid];
+
 /// Appends `hybrid`'s section: in every ranked cell where it, `keyed-mailbox` and
 /// `work-stealing` all have a valid figure, the three values, the better parent, and
 /// hybrid's standing against it with its min-max, judged against [`HYBRID_TARGET`] and
 /// [`HYBRID_FLOOR`]. Nothing where the run lacks one of the three.
 pub(super) fn hybrid_section(out: &mut Document, view: &View<'_>) {
-    let ids = [StrategyId::KeyedMailbox, StrategyId::WorkStealing, StrategyId::Hybrid];
-    if !ids.iter().all(|&id| view.ran(id)) {
+    if !HYBRID_DESIGNS.iter().all(|&id| view.ran(id)) {
         return;
     }
-    let [mailbox, stealing, hybrid] = ids.map(StrategyId::as_str);
-    let mut table = Table::of(
-        "scenario|param|metric|>keyed-mailbox|>work-stealing|>hybrid|better parent|\
-         >hybrid / better (min-max)|verdict",
-    );
+    let designs = HYBRID_DESIGNS.map(StrategyId::as_str);
+    let mut rows = Vec::new();
     let mut tally = HybridTally::default();
     for &scenario in ScenarioId::ALL {
         let Some(metric) = scenario.headline() else { continue };
-        for cell in ranked_cells(view, scenario, metric, &[mailbox, stealing, hybrid]) {
-            match hybrid_row(scenario, metric, &cell, &mut tally) {
-                Some(row) => table.push(row),
-                None => tally.left_out += 1,
-            }
+        for cell in ranked_cells(view, scenario, metric, &designs) {
+            let Some(row) = hybrid_row(scenario, metric, &cell) else {
+                tally.left_out += 1;
+                continue;
+            };
+            tally.count(&row);
+            rows.push(row);
         }
     }
     if tally.ranked == 0 {
@@ -376,7 +427,7 @@ pub(super) fn hybrid_section(out: &mut Document, view: &View<'_>) {
     }
     out.heading(2, "hybrid beside keyed-mailbox and work-stealing");
     out.prose(&tally.prose());
-    out.table(table);
+    out.table(Table::declared(&hybrid_columns(), &rows));
     out.blank();
 }
 
@@ -390,6 +441,18 @@ struct HybridTally {
 }
 
 impl HybridTally {
+    /// Counts one row of the table: ranked, and met or below the floor where it is.
+    fn count(&mut self, row: &HybridRow<'_>) {
+        self.ranked += 1;
+        match row.verdict() {
+            HybridVerdict::Met => self.met += 1,
+            HybridVerdict::BelowTarget => {}
+            HybridVerdict::BelowFloor => {
+                self.floor.push(format!("{} {}", row.scenario, or_dash(row.param)));
+            }
+        }
+    }
+
     /// The section's prose: how to read the table, and the target met or missed.
     fn prose(&self) -> String {
         let Self { ranked, met, floor, left_out } = self;
@@ -412,19 +475,101 @@ impl HybridTally {
     }
 }
 
-/// The row of one cell of the hybrid table (its three designs' values, the better parent,
-/// hybrid's standing and verdict), counted in `tally`; none where one of the three has no
-/// usable figure.
-fn hybrid_row(
+/// How `hybrid`'s standing in one cell reads against [`HYBRID_TARGET`] and [`HYBRID_FLOOR`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum HybridVerdict {
+    /// At least the target.
+    Met,
+    /// Below the target, at least the floor.
+    BelowTarget,
+    /// Below the floor.
+    BelowFloor,
+}
+
+impl HybridVerdict {
+    /// The verdict column's text.
+    fn text(self) -> &'static str {
+        match self {
+            Self::Met => "met",
+            Self::BelowTarget => "below target",
+            Self::BelowFloor => "below floor",
+        }
+    }
+}
+
+/// One cell of the hybrid table: its three designs' values, the better parent, and
+/// hybrid's standing against it.
+struct HybridRow<'a> {
+    /// The cell's scenario.
     scenario: ScenarioId,
-    metric: crate::results::Metric,
-    cell: &super::verdict::RankedCell<'_>,
-    tally: &mut HybridTally,
-) -> Option<[String; 9]> {
+    /// The cell's parameter.
+    param: &'a str,
+    /// The scenario's headline metric.
+    metric: Metric,
+    /// The designs' values, in the order of [`HYBRID_DESIGNS`].
+    values: [Value; 3],
+    /// The better of the two parents.
+    parent: StrategyId,
+    /// `hybrid`'s median against the better parent's.
+    standing: f64,
+    /// `hybrid`'s lowest and highest standing over repetitions, where recorded.
+    spread: Option<(f64, f64)>,
+}
+
+impl HybridRow<'_> {
+    /// The standing against [`HYBRID_TARGET`] and [`HYBRID_FLOOR`].
+    fn verdict(&self) -> HybridVerdict {
+        if self.standing >= HYBRID_TARGET {
+            HybridVerdict::Met
+        } else if self.standing >= HYBRID_FLOOR {
+            HybridVerdict::BelowTarget
+        } else {
+            HybridVerdict::BelowFloor
+        }
+    }
+
+    /// The standing column: the standing, and its min-max where recorded.
+    fn standing_text(&self) -> String {
+        let spread = self
+            .spread
+            .map(|(low, high)| format!(" ({}-{})", format_ratio(low), format_ratio(high)));
+        format!("{}{}", format_ratio(self.standing), spread.unwrap_or_default())
+    }
+}
+
+/// The hybrid table's columns: the cell, a value column per design of [`HYBRID_DESIGNS`],
+/// the better parent, hybrid's standing and its verdict.
+fn hybrid_columns<'r>() -> Vec<Declared<'static, HybridRow<'r>>> {
+    let mut columns = vec![
+        Declared::left("scenario", |row: &HybridRow<'r>| row.scenario.as_str()),
+        Declared::left("param", |row: &HybridRow<'r>| or_dash(row.param)),
+        Declared::left("metric", |row: &HybridRow<'r>| row.metric.label()),
+    ];
+    columns.extend(HYBRID_DESIGNS.iter().enumerate().map(|(at, design)| {
+        Declared::right(design.as_str(), move |row: &HybridRow<'r>| {
+            shown(row.metric, row.values[at])
+        })
+    }));
+    columns.extend([
+        Declared::left("better parent", |row: &HybridRow<'r>| row.parent.as_str()),
+        Declared::right("hybrid / better (min-max)", HybridRow::standing_text),
+        Declared::left("verdict", |row: &HybridRow<'r>| row.verdict().text()),
+    ]);
+    columns
+}
+
+/// The row of one cell of the hybrid table, or none where one of its three designs has no
+/// usable figure (or the standing cannot be read).
+fn hybrid_row<'a>(
+    scenario: ScenarioId,
+    metric: Metric,
+    cell: &RankedCell<'a>,
+) -> Option<HybridRow<'a>> {
     let higher = metric.higher_is_better();
     let usable = |entry: &Entry| (!entry.void && !entry.violated).then_some(entry.value?);
     let [mv, wv, hv] = [0, 1, 2].map(|index| usable(&cell.entries[index]));
-    let (mv, wv, hv) = (mv?, wv?, hv?);
+    let values = [mv?, wv?, hv?];
+    let [mv, wv, hv] = values;
     let mailbox_better = if higher { mv.median >= wv.median } else { mv.median <= wv.median };
     let (parent, better) = if mailbox_better {
         (StrategyId::KeyedMailbox, mv)
@@ -432,32 +577,12 @@ fn hybrid_row(
         (StrategyId::WorkStealing, wv)
     };
     let standing = standing_of(hv.median, better.median, higher)?;
-    tally.ranked += 1;
-    let verdict = if standing >= HYBRID_TARGET {
-        tally.met += 1;
-        "met"
-    } else if standing >= HYBRID_FLOOR {
-        "below target"
-    } else {
-        tally.floor.push(format!("{scenario} {}", or_dash(cell.param)));
-        "below floor"
-    };
     let spread = hv.spread.and_then(|(low, high)| {
         let (low, high) =
             (standing_of(low, better.median, higher)?, standing_of(high, better.median, higher)?);
-        Some(format!(" ({}-{})", format_ratio(low.min(high)), format_ratio(low.max(high))))
+        Some((low.min(high), low.max(high)))
     });
-    Some([
-        scenario.as_str().to_owned(),
-        or_dash(cell.param).to_owned(),
-        metric.label().to_owned(),
-        shown(metric, mv),
-        shown(metric, wv),
-        shown(metric, hv),
-        parent.as_str().to_owned(),
-        format!("{}{}", format_ratio(standing), spread.unwrap_or_default()),
-        verdict.to_owned(),
-    ])
+    Some(HybridRow { scenario, param: cell.param, metric, values, parent, standing, spread })
 }
 
 #[cfg(test)]
@@ -540,6 +665,23 @@ mod tests {
             parking.reading("work-stealing", None),
             "parking: 5.1 parks and wake-ups per 1,000 messages (work-stealing: 0.5)"
         );
+    }
+
+    #[test]
+    fn the_tables_declare_their_headers_and_alignment() {
+        let trailing = Table::declared(&trailing_columns(), &[]);
+        let expected = Table::of(
+            "scenario|param|best|>keyed-mailbox / best|\
+             >parked while queued per 1,000 (km / best)|>producer blocked (km / best)|\
+             >parks + wake-ups per 1,000 (km / best)|>hybrid / best|cause",
+        );
+        assert_eq!(trailing, expected);
+        let hybrid = Table::declared(&hybrid_columns(), &[]);
+        let expected = Table::of(
+            "scenario|param|metric|>keyed-mailbox|>work-stealing|>hybrid|better parent|\
+             >hybrid / better (min-max)|verdict",
+        );
+        assert_eq!(hybrid, expected);
     }
 
     #[test]
