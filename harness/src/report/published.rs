@@ -9,7 +9,7 @@ use super::document::Document;
 use super::first_seen;
 use super::format::format_rate;
 use super::prose::prose;
-use super::table::Table;
+use super::table::{Declared, Table};
 use super::view::Rows;
 use crate::results::{Metric, RunResult};
 use crate::workload::reference::{
@@ -25,43 +25,75 @@ pub(super) fn render_cold_command(out: &mut Document, rows: &Rows<'_>, cores: us
     let (strategies, params) = strategies_and_params(rows);
     out.heading(3, "cold-command: cold commands per second");
     out.prose(&prose!("published", "cold_command", cores = cores));
-    let mut table = Table::of(">slow|>senders").numbers(strategies.iter().copied()).with(
-        ">keyed-mailbox / per-type-pool (9.3 / 9.2)|>keyed-mailbox / group-by|published 9.3 / 9.2",
-    );
-    let rate = |param: &str, strategy: &str| {
+    let cells: Vec<ColdCell<'_>> = params
+        .iter()
+        .filter_map(|&param| {
+            let (slow, senders) = cold_command_param(param)?;
+            Some(ColdCell { param, slow, senders })
+        })
+        .collect();
+    out.table(Table::declared(&cold_command_columns(rows, &strategies), &cells));
+    out.blank();
+}
+
+/// One row of the cold-command table: a cell's param and the (slow, senders) it names.
+struct ColdCell<'a> {
+    /// The cell's parameter.
+    param: &'a str,
+    /// Slow aggregates.
+    slow: usize,
+    /// Concurrent senders.
+    senders: usize,
+}
+
+/// The cold-command table's columns: the cell, each of `strategies`' rate, the ratios of
+/// `keyed-mailbox` to the 9.2 design and to `group-by`, and Wow's published ratios.
+fn cold_command_columns<'a>(
+    rows: &'a Rows<'_>,
+    strategies: &[&'a str],
+) -> Vec<Declared<'a, ColdCell<'a>>> {
+    let rate = move |param: &str, strategy: &str| {
         rows.row(param, strategy).map(|row| row.throughput_per_s.median)
     };
-    for param in params {
-        let Some((slow, senders)) = cold_command_param(param) else { continue };
-        let cells: Vec<String> = strategies
-            .iter()
-            .map(|strategy| rate(param, strategy).map_or("-".into(), format_rate))
-            .collect();
-        let mailbox = StrategyId::KeyedMailbox.as_str();
-        let ratio = |of: StrategyId| match (rate(param, mailbox), rate(param, of.as_str())) {
-            (Some(mailbox), Some(other)) if other > 0.0 => format!("{:.1}x", mailbox / other),
-            _ => "-".into(),
-        };
-        let published = wow_cold_command(senders).into_iter().map(|(cores, old, new)| {
-            format!(
-                "{:.0}x ({cores} cores: {} -> {})",
-                new / old,
-                format_rate(old),
-                format_rate(new)
-            )
-        });
-        let published = if slow == WOW_COLD_COMMAND_SLOW {
-            published.collect::<Vec<_>>().join("; ")
-        } else {
-            "-".into()
-        };
-        let mut row = vec![slow.to_string(), senders.to_string()];
-        row.extend(cells);
-        row.extend([ratio(StrategyId::PerTypePool), ratio(StrategyId::GroupBy), published]);
-        table.push(row);
+    let ratio = move |of: StrategyId| {
+        move |cell: &ColdCell<'_>| {
+            let mailbox = rate(cell.param, StrategyId::KeyedMailbox.as_str());
+            match (mailbox, rate(cell.param, of.as_str())) {
+                (Some(mailbox), Some(other)) if other > 0.0 => format!("{:.1}x", mailbox / other),
+                _ => "-".into(),
+            }
+        }
+    };
+    let mut columns = vec![
+        Declared::right("slow", |cell: &ColdCell<'_>| cell.slow.to_string()),
+        Declared::right("senders", |cell: &ColdCell<'_>| cell.senders.to_string()),
+    ];
+    columns.extend(strategies.iter().map(|&strategy| {
+        Declared::right(strategy, move |cell: &ColdCell<'_>| {
+            rate(cell.param, strategy).map_or("-".into(), format_rate)
+        })
+    }));
+    columns.extend([
+        Declared::right(
+            "keyed-mailbox / per-type-pool (9.3 / 9.2)",
+            ratio(StrategyId::PerTypePool),
+        ),
+        Declared::right("keyed-mailbox / group-by", ratio(StrategyId::GroupBy)),
+        Declared::left("published 9.3 / 9.2", published_cold),
+    ]);
+    columns
+}
+
+/// Wow's published ratios for the senders of `cell`, where the cell is their experiment's
+/// (128 slow aggregates); `-` elsewhere.
+fn published_cold(cell: &ColdCell<'_>) -> String {
+    if cell.slow != WOW_COLD_COMMAND_SLOW {
+        return "-".into();
     }
-    out.table(table);
-    out.blank();
+    let published = wow_cold_command(cell.senders).into_iter().map(|(cores, old, new)| {
+        format!("{:.0}x ({cores} cores: {} -> {})", new / old, format_rate(old), format_rate(new))
+    });
+    published.collect::<Vec<_>>().join("; ")
 }
 
 /// The distinct strategies and params of `rows`, in first-seen order.
@@ -76,7 +108,7 @@ pub(super) fn render_key_sweep(out: &mut Document, scenario: ScenarioId, rows: &
     let messages = rows.first().map_or(0, |row| row.messages);
     out.heading(3, format!("{scenario}: elapsed seconds by key count"));
     out.prose(&prose!("published", "key_sweep", messages = messages));
-    out.table(keys_table(rows, ">keys|>ideal", false, |row| format!("{:.3}", row.elapsed_s)));
+    out.table(keys_table(rows, "ideal", false, |row| format!("{:.3}", row.elapsed_s)));
     out.blank();
 }
 
@@ -96,12 +128,12 @@ pub(super) fn render_parallel_consumer(out: &mut Document, rows: &Rows<'_>, publ
         threads = threads,
         published = published,
     ));
-    let spec =
-        if published { ">keys|>floor|>published|>published / floor" } else { ">keys|>floor" };
     // Each strategy's elapsed seconds over its measured floor.
-    out.table(keys_table(rows, spec, published, |row| match Metric::FloorRatio.value(row, &[]) {
-        Some(ratio) => format!("{:.3} ({ratio:.2}x)", row.elapsed_s),
-        None => format!("{:.3}", row.elapsed_s),
+    out.table(keys_table(rows, "floor", published, |row| {
+        match Metric::FloorRatio.value(row, &[]) {
+            Some(ratio) => format!("{:.3} ({ratio:.2}x)", row.elapsed_s),
+            None => format!("{:.3}", row.elapsed_s),
+        }
     }));
     out.blank();
     if published {
@@ -109,34 +141,40 @@ pub(super) fn render_parallel_consumer(out: &mut Document, rows: &Rows<'_>, publ
     }
 }
 
-/// A table by key count: the bound of `spec`'s second column (the ideal, the floor), then
-/// where `published` the published seconds and their ratio to it, then each strategy's
-/// `cell`.
+/// A table by key count: the bound (`bound` names it: the ideal, the floor), then where
+/// `published` the published seconds and their ratio to it, then each strategy's `cell`.
 fn keys_table(
     rows: &Rows<'_>,
-    spec: &str,
+    bound: &str,
     published: bool,
     cell: fn(&RunResult) -> String,
 ) -> Table {
     let (strategies, params) = strategies_and_params(rows);
-    let mut table = Table::of(spec).numbers(strategies.iter().copied());
-    for param in &params {
-        let bound = rows.first_in(param).map_or(0.0, |row| row.ideal_s);
-        let keys = keys_param(param);
-        let mut row =
-            vec![keys.map_or((*param).to_owned(), |k| k.to_string()), format!("{bound:.3}")];
-        match keys.and_then(parallel_consumer_key_mode_s) {
-            Some(seconds) if published => {
-                row.extend([seconds.to_string(), format!("{:.2}x", seconds / bound)]);
-            }
-            _ if published => row.extend(["-".to_owned(), "-".to_owned()]),
-            _ => {}
-        }
-        let find = |strategy: &str| rows.row(param, strategy);
-        row.extend(strategies.iter().map(|s| find(s).map_or("-".into(), cell)));
-        table.push(row);
+    let bound_of = |param: &str| rows.first_in(param).map_or(0.0, |row| row.ideal_s);
+    let published_s = |param: &str| keys_param(param).and_then(parallel_consumer_key_mode_s);
+    let mut columns: Vec<Declared<'_, str>> = vec![
+        Declared::right("keys", |param: &str| {
+            keys_param(param).map_or(param.to_owned(), |keys| keys.to_string())
+        }),
+        Declared::right(bound, move |param: &str| format!("{:.3}", bound_of(param))),
+    ];
+    if published {
+        columns.extend([
+            Declared::right("published", move |param: &str| {
+                published_s(param).map_or("-".to_owned(), |seconds| seconds.to_string())
+            }),
+            Declared::right(format!("published / {bound}"), move |param: &str| {
+                let ratio = |seconds: f64| format!("{:.2}x", seconds / bound_of(param));
+                published_s(param).map_or("-".to_owned(), ratio)
+            }),
+        ]);
     }
-    table
+    columns.extend(strategies.iter().map(|&strategy| {
+        Declared::right(strategy, move |param: &str| {
+            rows.row(param, strategy).map_or("-".into(), cell)
+        })
+    }));
+    Table::declared(&columns, params.iter().copied())
 }
 
 /// The Parallel Consumer's PARTITION and UNORDERED modes, each beside the floor it is set

@@ -21,7 +21,7 @@ use super::document::Document;
 use super::format::format_value;
 use super::or_dash;
 use super::prose::prose;
-use super::table::{Align, Cell, Style, Table};
+use super::table::{Cell, Declared, Style, Table};
 use super::view::{Rows, View};
 use crate::results::noise::{self, Moments};
 use crate::results::{Metric, Results, RunResult};
@@ -380,25 +380,59 @@ pub(super) fn verdict_of(view: &View<'_>) -> Option<(Cell, Table)> {
     if results.runs.is_empty() && results.pipelines.is_empty() {
         return None;
     }
-    let columns = contenders(results);
-    let mut table = Table::of("scenario|param|metric|best").numbers(columns.iter().copied());
-    // Files from before the price of order keep their table as it was.
-    let priced = !results.price_of_order.is_empty();
-    if priced {
-        table = table.column(PRICE_COLUMN, Align::Right);
-    }
-    table = table.column("reading", Align::Left);
+    let designs = contenders(results);
+    let mut rows = Vec::new();
     for &scenario in ScenarioId::ALL {
         match scenario.headline() {
-            Some(metric) => ranked_rows(&mut table, view, scenario, metric, &columns),
-            None => pipeline_rows(&mut table, view, scenario, &columns),
+            Some(metric) => rows.extend(ranked_rows(view, scenario, metric, &designs)),
+            None => rows.extend(pipeline_rows(view, scenario, &designs)),
         }
     }
-    let mut guide = intro(results, columns.len());
+    // Files from before the price of order keep their table as it was.
+    let priced = !results.price_of_order.is_empty();
+    let table = Table::declared(&verdict_columns(&designs, priced), &rows);
+    let mut guide = intro(results, designs.len());
     if priced {
         guide = guide.then(Style::Plain, format!(" {}", prose!("verdict", "price")));
     }
     Some((guide, table))
+}
+
+/// One row of the verdict: a cell of a scenario, what each ordered design did in it, the
+/// price of order of its best design and the reading.
+struct VerdictRow<'a> {
+    /// The cell: its scenario and parameter.
+    scenario: ScenarioId,
+    param: &'a str,
+    /// What the row compares: the ranked metric, or lost records and the final state.
+    metric: String,
+    /// The best design and its figure; `-` where the row ranks none.
+    best: Cell,
+    /// One cell per ordered design, in the columns' order.
+    designs: Vec<Cell>,
+    /// The price of order of the best design; `-` where the row ranks none.
+    price: Cell,
+    /// The sentence that reads the row.
+    reading: String,
+}
+
+/// The verdict's columns: the cell, the metric, the best design, one column per ordered
+/// design of `designs`, the price of order where the results are `priced`, the reading.
+fn verdict_columns<'r>(designs: &[&str], priced: bool) -> Vec<Declared<'static, VerdictRow<'r>>> {
+    let mut columns = vec![
+        Declared::left("scenario", |row: &VerdictRow<'r>| row.scenario.as_str()),
+        Declared::left("param", |row: &VerdictRow<'r>| or_dash(row.param)),
+        Declared::left("metric", |row: &VerdictRow<'r>| row.metric.clone()),
+        Declared::left("best", |row: &VerdictRow<'r>| row.best.clone()),
+    ];
+    columns.extend(designs.iter().enumerate().map(|(at, &design)| {
+        Declared::right(design, move |row: &VerdictRow<'r>| row.designs[at].clone())
+    }));
+    if priced {
+        columns.push(Declared::right(PRICE_COLUMN, |row: &VerdictRow<'r>| row.price.clone()));
+    }
+    columns.push(Declared::left("reading", |row: &VerdictRow<'r>| row.reading.clone()));
+    columns
 }
 
 /// The sentences that say how to read the verdict of `contenders` ordered designs.
@@ -468,18 +502,18 @@ pub(super) fn ranked_cells<'a>(
         .collect()
 }
 
-/// The rows of a measured scenario, one per param: the `columns` designs ranked on `metric`.
-fn ranked_rows(
-    table: &mut Table,
-    view: &View<'_>,
+/// The rows of a measured scenario, one per param: the `designs` ranked on `metric`.
+fn ranked_rows<'a>(
+    view: &View<'a>,
     scenario: ScenarioId,
     metric: Metric,
-    columns: &[&str],
-) {
+    designs: &[&str],
+) -> Vec<VerdictRow<'a>> {
     let results = view.results();
     let value_of = |row: &RunResult| value(metric, row, &results.runs);
+    let mut out = Vec::new();
     for RankedCell { param, rows: cell, entries, .. } in
-        ranked_cells(view, scenario, metric, columns)
+        ranked_cells(view, scenario, metric, designs)
     {
         let ranked: Vec<Entry> = entries.iter().filter(|entry| !entry.void).cloned().collect();
         let controls: Vec<(&str, Value)> = cell
@@ -488,24 +522,22 @@ fn ranked_rows(
             .filter_map(|row| Some((row.strategy.as_str(), value_of(row)?)))
             .collect();
         let top = best(&entries, metric.higher_is_better());
-        let best_cell = top.map_or(Cell::plain("n/a"), |entry| {
+        let best = top.map_or(Cell::plain("n/a"), |entry| {
             let median = entry.value.map_or(f64::NAN, |value| value.median);
             Cell::strong(entry.strategy.as_str())
                 .then(Style::Plain, format!(" {}", format_value(metric.unit(), median)))
         });
-        let mut row = vec![
-            Cell::plain(scenario.as_str()),
-            Cell::plain(or_dash(param)),
-            Cell::plain(column(metric)),
-            best_cell,
-        ];
-        row.extend(entries.iter().map(|entry| Cell::plain(ratio_cell(entry, top))));
-        if !results.price_of_order.is_empty() {
-            row.push(best_price(view, scenario, param, top));
-        }
-        row.push(Cell::plain(reading(metric, &ranked, &controls)));
-        table.push(row);
+        out.push(VerdictRow {
+            scenario,
+            param,
+            metric: column(metric),
+            best,
+            designs: entries.iter().map(|entry| Cell::plain(ratio_cell(entry, top))).collect(),
+            price: best_price(view, scenario, param, top),
+            reading: reading(metric, &ranked, &controls),
+        });
     }
+    out
 }
 
 /// The price of order of the row's best design: `n/a` where there is no best or the
@@ -515,18 +547,20 @@ fn best_price(view: &View<'_>, scenario: ScenarioId, param: &str, top: Option<&E
     price.map_or_else(|| Cell::plain("n/a"), super::price::cell)
 }
 
-/// The rows of a pipeline scenario, one per param: per ordered design in `columns`, lost
+/// The rows of a pipeline scenario, one per param: per ordered design in `designs`, lost
 /// records and the final state.
-fn pipeline_rows(table: &mut Table, view: &View<'_>, scenario: ScenarioId, columns: &[&str]) {
-    let results = view.results();
+fn pipeline_rows<'a>(
+    view: &View<'a>,
+    scenario: ScenarioId,
+    designs: &[&str],
+) -> Vec<VerdictRow<'a>> {
     let runs = view.pipelines(scenario);
+    let mut out = Vec::new();
     for param in super::first_seen(runs.iter().map(|run| run.param.as_str())) {
-        let mut row: Vec<Cell> =
-            [scenario.as_str(), or_dash(param), PIPELINE_COLUMN, "-"].map(Cell::plain).into();
-        let mut measured = Vec::new();
-        for &strategy in columns {
+        let (mut measured, mut cells) = (Vec::new(), Vec::new());
+        for &strategy in designs {
             let Some(run) = view.pipeline(scenario, param, strategy) else {
-                row.push(Cell::plain("n/a"));
+                cells.push(Cell::plain("n/a"));
                 continue;
             };
             let correct = run.state_judged().then_some(run.projection.final_state_correct);
@@ -536,14 +570,13 @@ fn pipeline_rows(table: &mut Table, view: &View<'_>, scenario: ScenarioId, colum
                 Some(false) => "wrong ✗",
                 None => "state not judged",
             };
-            row.push(Cell::plain(format!("{} lost, {state}", run.lost)));
+            cells.push(Cell::plain(format!("{} lost, {state}", run.lost)));
         }
-        if !results.price_of_order.is_empty() {
-            row.push(Cell::plain("-"));
-        }
-        row.push(Cell::plain(pipeline_reading(&measured)));
-        table.push(row);
+        let (metric, reading) = (PIPELINE_COLUMN.to_owned(), pipeline_reading(&measured));
+        let (best, price) = (Cell::plain("-"), Cell::plain("-"));
+        out.push(VerdictRow { scenario, param, metric, best, designs: cells, price, reading });
     }
+    out
 }
 
 /// The verdict section of `summary.md`: a heading, the sentences that say how to read it,
