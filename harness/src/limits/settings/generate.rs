@@ -239,6 +239,12 @@ macro_rules! sweep_types {
                     .map(|(flag, _)| flag)
             }
 
+            /// The first point of the sweep, each setting's first value (the run's own
+            /// settings, as `meta` records them); `None` where a list is empty.
+            pub fn first_point(&self) -> Option<Point> {
+                Some(Point { $($name: *self.$name.first()?,)* })
+            }
+
             /// The points a scenario that `uses` the settings so runs, in order (the first
             /// setting slowest, the last fastest): a setting it does not take keeps its
             /// first value, so that it is not run twice alike.

@@ -296,6 +296,7 @@ fn a_setting_declared_once_is_in_every_generated_place() {
     assert_eq!(points.len(), 2);
     assert_eq!((points[1].workers, points[1].pause_us), (2, 5));
     assert_eq!(sweep.label(&points[1], Uses::ALL), "pause-us=5");
+    assert_eq!(sweep.first_point(), Some(points[0]));
     let values = points[1].values();
     assert_eq!(values.len(), swept + 1);
     assert_eq!(values.first(), Some(&("workers", "2".to_owned())));

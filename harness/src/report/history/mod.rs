@@ -27,7 +27,7 @@ use crate::results::fs::{default_outs_in, write_atomically};
 use crate::results::{
     Meta, Metric, ReadError, Results, RunResult, Scenario, SweptSettings, Validity,
 };
-use crate::sweep::Uses;
+use crate::sweep::Sweep;
 use crate::workload::ScenarioId;
 
 pub use page::render;
@@ -333,7 +333,7 @@ fn own_point(row: &RunResult, results: &Results) -> bool {
 /// `workers`, `throughput`, `window` and (but in files older than that setting)
 /// `idle_spin_us` in `meta`: a setting it does not record matches any value (none).
 fn own_settings(meta: &Meta) -> Vec<(&'static str, Option<String>)> {
-    let first = meta.sweep.as_ref().and_then(|sweep| sweep.points(Uses::ALL).first().copied());
+    let first = meta.sweep.as_ref().and_then(Sweep::first_point);
     if let Some(point) = first {
         return point.values().into_iter().map(|(name, value)| (name, Some(value))).collect();
     }
